@@ -1,0 +1,3 @@
+//! Tideline: Flink SQL in one Rust binary.
+pub mod sql;
+pub mod types;

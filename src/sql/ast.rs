@@ -1,0 +1,119 @@
+//! Flink statements. Queries and expressions are `sqlparser` ASTs; what `sqlparser` has no
+//! node for (Flink DDL, `SET`/`RESET`, `DESC`, …) is ours.
+
+use sqlparser::ast::{Expr, ObjectName, Query};
+
+use crate::types::DataType;
+
+/// A position in the script (1-based line and column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Position {
+    pub line: u64,
+    pub column: u64,
+}
+
+#[derive(Debug, Clone)]
+pub enum Statement {
+    CreateTable(CreateTable),
+    CreateView(CreateView),
+    Drop(Drop),
+    /// `SET 'key' = 'value'`, or `SET` alone (key `None`) to list the options.
+    Set { key: Option<String>, value: Option<String> },
+    /// `RESET 'key'`, or `RESET` alone for all keys.
+    Reset { key: Option<String> },
+    ShowTables,
+    ShowViews,
+    ShowFunctions,
+    ShowCreateTable(ObjectName),
+    ShowCreateView(ObjectName),
+    Describe(ObjectName),
+    Explain(Box<Statement>),
+    Query(Box<Query>),
+    Insert(Insert),
+}
+
+#[derive(Debug, Clone)]
+pub struct CreateTable {
+    pub name: ObjectName,
+    pub temporary: bool,
+    pub if_not_exists: bool,
+    pub columns: Vec<ColumnDef>,
+    pub watermark: Option<WatermarkDef>,
+    pub primary_key: Option<Vec<String>>,
+    pub comment: Option<String>,
+    pub options: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ColumnDef {
+    pub name: String,
+    pub kind: ColumnKind,
+    pub comment: Option<String>,
+    pub position: Position,
+}
+
+#[derive(Debug, Clone)]
+pub enum ColumnKind {
+    Physical(DataType),
+    /// `name AS expr`
+    Computed(Expr),
+    /// `name type METADATA [FROM 'key'] [VIRTUAL]`
+    Metadata { data_type: DataType, key: Option<String>, is_virtual: bool },
+}
+
+#[derive(Debug, Clone)]
+pub struct WatermarkDef {
+    pub column: String,
+    pub expr: Expr,
+    pub position: Position,
+}
+
+#[derive(Debug, Clone)]
+pub struct CreateView {
+    pub name: ObjectName,
+    pub temporary: bool,
+    pub if_not_exists: bool,
+    pub columns: Vec<String>,
+    pub query: Box<Query>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObjectKind {
+    Table,
+    View,
+}
+
+#[derive(Debug, Clone)]
+pub struct Drop {
+    pub kind: ObjectKind,
+    pub name: ObjectName,
+    pub temporary: bool,
+    pub if_exists: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Insert {
+    pub table: ObjectName,
+    pub columns: Vec<String>,
+    pub overwrite: bool,
+    pub query: Box<Query>,
+}
+
+/// A `/*+ NAME(...) */` hint written after a table reference.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableHint {
+    pub name: String,
+    /// `OPTIONS('k'='v', …)` pairs; other hints keep their raw arguments as keys.
+    pub options: Vec<(String, String)>,
+    /// Where the hint comment starts; the binder attaches it to the table reference that
+    /// ends right before it.
+    pub position: Position,
+}
+
+/// A parsed statement with the hints found in it.
+#[derive(Debug, Clone)]
+pub struct ParsedStatement {
+    pub statement: Statement,
+    pub hints: Vec<TableHint>,
+    pub position: Position,
+}

@@ -1,0 +1,86 @@
+//! `FlinkDialect`: how `sqlparser` should read Flink SQL.
+//!
+//! Identifiers are quoted with backticks, types are Flink's (parsed by [`super::types`] and
+//! handed to `sqlparser` as a custom type carrying their canonical text), and `TABLE t`
+//! inside a table function call (`TUMBLE(TABLE t, …)`) becomes `Expr::Prefixed { prefix:
+//! TABLE, value: t }`.
+
+use sqlparser::ast::{DataType as SqlDataType, Expr, Ident, ObjectName};
+use sqlparser::dialect::Dialect;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::Token;
+
+/// The name of the custom `sqlparser` type that carries a Flink type's canonical text.
+pub const FLINK_TYPE: &str = "$FLINK_TYPE";
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FlinkDialect;
+
+impl Dialect for FlinkDialect {
+    fn is_identifier_start(&self, ch: char) -> bool {
+        ch.is_alphabetic() || ch == '_' || ch == '$'
+    }
+
+    fn is_identifier_part(&self, ch: char) -> bool {
+        ch.is_alphanumeric() || ch == '_' || ch == '$'
+    }
+
+    fn is_delimited_identifier_start(&self, ch: char) -> bool {
+        ch == '`'
+    }
+
+    fn supports_filter_during_aggregation(&self) -> bool {
+        true
+    }
+
+    fn supports_named_fn_args_with_rarrow_operator(&self) -> bool {
+        true
+    }
+
+    fn supports_window_function_null_treatment_arg(&self) -> bool {
+        true
+    }
+
+    fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+        let is_table_arg = parser.peek_token_ref().token
+            == Token::make_keyword("TABLE")
+            && matches!(parser.peek_nth_token_ref(1).token, Token::Word(_));
+        if !is_table_arg {
+            return None;
+        }
+        let table = parser.next_token();
+        let prefix = match table.token {
+            Token::Word(w) => Ident::with_span(table.span, w.value),
+            _ => return None,
+        };
+        Some(parser.parse_object_name(false).map(|name: ObjectName| Expr::Prefixed {
+            prefix,
+            value: Box::new(object_name_expr(name)),
+        }))
+    }
+
+    fn parse_data_type(&self, parser: &mut Parser) -> Option<Result<SqlDataType, ParserError>> {
+        let Token::Word(word) = &parser.peek_token_ref().token else {
+            return None;
+        };
+        if word.quote_style.is_some() || !super::types::is_type_name(&word.value) {
+            return None;
+        }
+        Some(super::types::parse_data_type(parser).map(|ty| {
+            SqlDataType::Custom(
+                ObjectName::from(vec![Ident::new(FLINK_TYPE)]),
+                vec![sqlparser::ast::TypeModifier::String(ty.to_string())],
+            )
+        }))
+    }
+}
+
+fn object_name_expr(name: ObjectName) -> Expr {
+    let mut idents: Vec<Ident> =
+        name.0.into_iter().filter_map(|part| part.as_ident().cloned()).collect();
+    if idents.len() == 1 {
+        Expr::Identifier(idents.remove(0))
+    } else {
+        Expr::CompoundIdentifier(idents)
+    }
+}

@@ -1,0 +1,505 @@
+//! The statement layer: Flink statements parsed by driving `sqlparser`'s `Parser`.
+
+use sqlparser::ast::{Ident, ObjectName};
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer, Whitespace};
+
+use super::ast::*;
+use super::dialect::FlinkDialect;
+use super::error::{SqlError, from_parser_error};
+use super::split::StatementText;
+
+/// Parses one statement of a script; positions in errors and in the AST are the script's.
+pub fn parse_statement(stmt: &StatementText) -> Result<ParsedStatement, SqlError> {
+    let dialect = FlinkDialect;
+    let mut tokens = Tokenizer::new(&dialect, &stmt.text)
+        .tokenize_with_location()
+        .map_err(|e| {
+            let at = shift(e.location, stmt);
+            SqlError::new(format!("syntax error: {}", lower_first(&e.message)), at.line, at.column)
+        })?;
+    for token in &mut tokens {
+        token.span = Span::new(shift(token.span.start, stmt), shift(token.span.end, stmt));
+    }
+    let hints = collect_hints(&tokens)?;
+    let position = Position { line: stmt.line, column: stmt.column };
+    let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
+    let statement = StatementParser { parser: &mut parser }
+        .statement()
+        .map_err(|e| from_parser_error(&e))?;
+    Ok(ParsedStatement { statement, hints, position })
+}
+
+/// Parses a whole script: every statement, or the first error.
+pub fn parse_script(script: &str) -> Result<Vec<ParsedStatement>, SqlError> {
+    let (statements, _) = super::split::split_statements(script);
+    statements.iter().map(parse_statement).collect()
+}
+
+fn shift(loc: Location, stmt: &StatementText) -> Location {
+    if loc.line == 0 {
+        return loc;
+    }
+    let column = if loc.line == 1 { loc.column + stmt.column - 1 } else { loc.column };
+    Location::new(loc.line + stmt.line - 1, column)
+}
+
+fn lower_first(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_lowercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+fn error_at(span: Span, message: impl Into<String>) -> ParserError {
+    ParserError::ParserError(format!(
+        "{} at Line: {}, Column: {}",
+        message.into(),
+        span.start.line,
+        span.start.column
+    ))
+}
+
+/// `/*+ OPTIONS('k' = 'v') */` comments, in order of appearance.
+fn collect_hints(tokens: &[TokenWithSpan]) -> Result<Vec<TableHint>, SqlError> {
+    let mut hints = Vec::new();
+    for token in tokens {
+        let Token::Whitespace(Whitespace::MultiLineComment(text)) = &token.token else {
+            continue;
+        };
+        let Some(body) = text.strip_prefix('+') else {
+            continue;
+        };
+        let at = Position { line: token.span.start.line, column: token.span.start.column };
+        let bad = |what: &str| SqlError::new(format!("syntax error: {what} in hint"), at.line, at.column);
+        let dialect = FlinkDialect;
+        let mut parser = Parser::new(&dialect)
+            .try_with_sql(body)
+            .map_err(|_| bad("invalid text"))?;
+        loop {
+            let name = parser.parse_identifier().map_err(|_| bad("expected a hint name"))?;
+            let mut options = Vec::new();
+            if parser.consume_token(&Token::LParen) && !parser.consume_token(&Token::RParen) {
+                loop {
+                    let key = parser.parse_literal_string().map_err(|_| bad("expected 'key'"))?;
+                    let value = if parser.consume_token(&Token::Eq) {
+                        parser.parse_literal_string().map_err(|_| bad("expected 'value'"))?
+                    } else {
+                        String::new()
+                    };
+                    options.push((key, value));
+                    if parser.consume_token(&Token::RParen) {
+                        break;
+                    }
+                    parser.expect_token(&Token::Comma).map_err(|_| bad("expected ','"))?;
+                }
+            }
+            hints.push(TableHint { name: name.value.to_ascii_uppercase(), options, position: at });
+            if !parser.consume_token(&Token::Comma) {
+                break;
+            }
+        }
+        if parser.peek_token_ref().token != Token::EOF {
+            return Err(bad("unexpected text"));
+        }
+    }
+    Ok(hints)
+}
+
+struct StatementParser<'a, 'b> {
+    parser: &'a mut Parser<'b>,
+}
+
+impl StatementParser<'_, '_> {
+    fn peek_word(&self, n: usize) -> Option<String> {
+        match &self.parser.peek_nth_token_ref(n).token {
+            Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_ascii_uppercase()),
+            _ => None,
+        }
+    }
+
+    fn keyword(&mut self, kw: &str) -> bool {
+        if self.peek_word(0).as_deref() == Some(kw) {
+            self.parser.next_token();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn keywords(&mut self, kws: &[&str]) -> bool {
+        if kws.iter().enumerate().all(|(i, kw)| self.peek_word(i).as_deref() == Some(kw)) {
+            for _ in kws {
+                self.parser.next_token();
+            }
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect_keyword(&mut self, kw: &str) -> Result<(), ParserError> {
+        if self.keyword(kw) {
+            Ok(())
+        } else {
+            let found = self.parser.peek_token_ref().clone();
+            Err(error_at(found.span, format!("expected {kw}, found {}", found.token)))
+        }
+    }
+
+    fn statement(mut self) -> Result<Statement, ParserError> {
+        let statement = self.statement_body()?;
+        while self.parser.consume_token(&Token::SemiColon) {}
+        let next = self.parser.peek_token_ref().clone();
+        if next.token != Token::EOF {
+            return Err(error_at(next.span, format!("unexpected {} after the statement", next.token)));
+        }
+        Ok(statement)
+    }
+
+    fn statement_body(&mut self) -> Result<Statement, ParserError> {
+        let first = self.parser.peek_token_ref().clone();
+        let Some(word) = self.peek_word(0) else {
+            if first.token == Token::LParen {
+                return Ok(Statement::Query(self.parser.parse_query()?));
+            }
+            return Err(error_at(first.span, format!("expected a statement, found {}", first.token)));
+        };
+        match word.as_str() {
+            "SELECT" | "WITH" | "VALUES" => Ok(Statement::Query(self.parser.parse_query()?)),
+            "CREATE" => self.create(),
+            "DROP" => self.drop(),
+            "SET" => self.set(),
+            "RESET" => self.reset(),
+            "SHOW" => self.show(),
+            "DESC" | "DESCRIBE" => {
+                self.parser.next_token();
+                self.keyword("EXTENDED");
+                Ok(Statement::Describe(self.parser.parse_object_name(false)?))
+            }
+            "EXPLAIN" => {
+                self.parser.next_token();
+                self.keywords(&["PLAN", "FOR"]);
+                Ok(Statement::Explain(Box::new(self.statement_body()?)))
+            }
+            "INSERT" => self.insert(),
+            _ => Err(error_at(first.span, format!("unsupported statement {word}"))),
+        }
+    }
+
+    fn create(&mut self) -> Result<Statement, ParserError> {
+        self.parser.next_token();
+        self.keywords(&["OR", "REPLACE"]).then_some(()).map_or(Ok(()), |_| {
+            Err(error_at(self.parser.get_current_token().span, "CREATE OR REPLACE is not supported"))
+        })?;
+        let temporary = self.keyword("TEMPORARY");
+        if self.keyword("TABLE") {
+            self.create_table(temporary)
+        } else if self.keyword("VIEW") {
+            let if_not_exists = self.keywords(&["IF", "NOT", "EXISTS"]);
+            let name = self.parser.parse_object_name(false)?;
+            let mut columns = Vec::new();
+            if self.parser.consume_token(&Token::LParen) {
+                loop {
+                    columns.push(self.parser.parse_identifier()?.value);
+                    if !self.parser.consume_token(&Token::Comma) {
+                        break;
+                    }
+                }
+                self.parser.expect_token(&Token::RParen)?;
+            }
+            self.expect_keyword("AS")?;
+            let query = self.parser.parse_query()?;
+            Ok(Statement::CreateView(CreateView { name, temporary, if_not_exists, columns, query }))
+        } else {
+            let found = self.parser.peek_token_ref().clone();
+            Err(error_at(found.span, format!("expected TABLE or VIEW after CREATE, found {}", found.token)))
+        }
+    }
+
+    fn create_table(&mut self, temporary: bool) -> Result<Statement, ParserError> {
+        let if_not_exists = self.keywords(&["IF", "NOT", "EXISTS"]);
+        let name = self.parser.parse_object_name(false)?;
+        if self.keyword("LIKE") || self.keyword("AS") {
+            let at = self.parser.get_current_token().span;
+            return Err(error_at(at, "CREATE TABLE … LIKE and CREATE TABLE … AS are not supported yet"));
+        }
+        self.parser.expect_token(&Token::LParen)?;
+        let mut table = CreateTable {
+            name,
+            temporary,
+            if_not_exists,
+            columns: Vec::new(),
+            watermark: None,
+            primary_key: None,
+            comment: None,
+            options: Vec::new(),
+        };
+        loop {
+            self.table_element(&mut table)?;
+            if self.parser.consume_token(&Token::RParen) {
+                break;
+            }
+            self.parser.expect_token(&Token::Comma)?;
+        }
+        if self.keyword("COMMENT") {
+            table.comment = Some(self.parser.parse_literal_string()?);
+        }
+        if self.keywords(&["PARTITIONED", "BY"]) {
+            let at = self.parser.get_current_token().span;
+            return Err(error_at(at, "PARTITIONED BY is not supported yet"));
+        }
+        if self.keyword("WITH") {
+            table.options = self.options()?;
+        }
+        Ok(Statement::CreateTable(table))
+    }
+
+    fn options(&mut self) -> Result<Vec<(String, String)>, ParserError> {
+        self.parser.expect_token(&Token::LParen)?;
+        let mut options = Vec::new();
+        if self.parser.consume_token(&Token::RParen) {
+            return Ok(options);
+        }
+        loop {
+            let key = self.parser.parse_literal_string()?;
+            self.parser.expect_token(&Token::Eq)?;
+            let value = self.parser.parse_literal_string()?;
+            options.push((key, value));
+            if self.parser.consume_token(&Token::RParen) {
+                return Ok(options);
+            }
+            self.parser.expect_token(&Token::Comma)?;
+        }
+    }
+
+    fn table_element(&mut self, table: &mut CreateTable) -> Result<(), ParserError> {
+        let start = self.parser.peek_token_ref().span;
+        let position = Position { line: start.start.line, column: start.start.column };
+        if self.peek_word(0).as_deref() == Some("WATERMARK") && self.peek_word(1).as_deref() == Some("FOR") {
+            self.parser.next_token();
+            self.parser.next_token();
+            let column = self.parser.parse_identifier()?.value;
+            self.expect_keyword("AS")?;
+            let expr = self.parser.parse_expr()?;
+            if table.watermark.is_some() {
+                return Err(error_at(start, "only one WATERMARK definition is allowed"));
+            }
+            table.watermark = Some(WatermarkDef { column, expr, position });
+            return Ok(());
+        }
+        if self.keyword("CONSTRAINT") {
+            self.parser.parse_identifier()?;
+        }
+        if self.keywords(&["PRIMARY", "KEY"]) {
+            self.parser.expect_token(&Token::LParen)?;
+            let mut columns = Vec::new();
+            loop {
+                columns.push(self.parser.parse_identifier()?.value);
+                if !self.parser.consume_token(&Token::Comma) {
+                    break;
+                }
+            }
+            self.parser.expect_token(&Token::RParen)?;
+            self.not_enforced(start)?;
+            return self.set_primary_key(table, columns, start);
+        }
+        let name: Ident = self.parser.parse_identifier()?;
+        let kind = if self.keyword("AS") {
+            ColumnKind::Computed(self.parser.parse_expr()?)
+        } else {
+            let data_type = super::types::parse_data_type(self.parser)?;
+            if self.keyword("METADATA") {
+                let key = if self.keyword("FROM") { Some(self.parser.parse_literal_string()?) } else { None };
+                let is_virtual = self.keyword("VIRTUAL");
+                ColumnKind::Metadata { data_type, key, is_virtual }
+            } else {
+                if self.keywords(&["PRIMARY", "KEY"]) {
+                    self.not_enforced(start)?;
+                    self.set_primary_key(table, vec![name.value.clone()], start)?;
+                }
+                ColumnKind::Physical(data_type)
+            }
+        };
+        let comment = if self.keyword("COMMENT") { Some(self.parser.parse_literal_string()?) } else { None };
+        table.columns.push(ColumnDef { name: name.value, kind, comment, position });
+        Ok(())
+    }
+
+    fn not_enforced(&mut self, at: Span) -> Result<(), ParserError> {
+        if self.keywords(&["NOT", "ENFORCED"]) {
+            Ok(())
+        } else {
+            Err(error_at(at, "Flink supports only PRIMARY KEY … NOT ENFORCED"))
+        }
+    }
+
+    fn set_primary_key(&mut self, table: &mut CreateTable, columns: Vec<String>, at: Span) -> Result<(), ParserError> {
+        if table.primary_key.is_some() {
+            return Err(error_at(at, "a table can have only one PRIMARY KEY"));
+        }
+        table.primary_key = Some(columns);
+        Ok(())
+    }
+
+    fn drop(&mut self) -> Result<Statement, ParserError> {
+        self.parser.next_token();
+        let temporary = self.keyword("TEMPORARY");
+        let kind = if self.keyword("TABLE") {
+            ObjectKind::Table
+        } else if self.keyword("VIEW") {
+            ObjectKind::View
+        } else {
+            let found = self.parser.peek_token_ref().clone();
+            return Err(error_at(found.span, format!("expected TABLE or VIEW after DROP, found {}", found.token)));
+        };
+        let if_exists = self.keywords(&["IF", "EXISTS"]);
+        let name = self.parser.parse_object_name(false)?;
+        Ok(Statement::Drop(Drop { kind, name, temporary, if_exists }))
+    }
+
+    /// `SET 'key' = 'value'` (Flink also accepts the key and value unquoted).
+    fn set(&mut self) -> Result<Statement, ParserError> {
+        self.parser.next_token();
+        if matches!(self.parser.peek_token_ref().token, Token::EOF | Token::SemiColon) {
+            return Ok(Statement::Set { key: None, value: None });
+        }
+        let key = self.raw_until(|t| *t == Token::Eq)?;
+        self.parser.expect_token(&Token::Eq)?;
+        let value = self.raw_until(|t| matches!(t, Token::EOF | Token::SemiColon))?;
+        Ok(Statement::Set { key: Some(key), value: Some(value) })
+    }
+
+    fn reset(&mut self) -> Result<Statement, ParserError> {
+        self.parser.next_token();
+        if matches!(self.parser.peek_token_ref().token, Token::EOF | Token::SemiColon) {
+            return Ok(Statement::Reset { key: None });
+        }
+        let key = self.raw_until(|t| matches!(t, Token::EOF | Token::SemiColon))?;
+        Ok(Statement::Reset { key: Some(key) })
+    }
+
+    /// A quoted string, or the text of the unquoted tokens up to `stop`.
+    fn raw_until(&mut self, stop: impl Fn(&Token) -> bool) -> Result<String, ParserError> {
+        if let Token::SingleQuotedString(s) = &self.parser.peek_token_ref().token {
+            let s = s.clone();
+            self.parser.next_token();
+            return Ok(s);
+        }
+        let mut text = String::new();
+        while !stop(&self.parser.peek_token_ref().token) {
+            text.push_str(&self.parser.next_token().token.to_string());
+        }
+        if text.is_empty() {
+            let at = self.parser.peek_token_ref().span;
+            return Err(error_at(at, "expected a quoted string"));
+        }
+        Ok(text)
+    }
+
+    fn show(&mut self) -> Result<Statement, ParserError> {
+        self.parser.next_token();
+        if self.keyword("TABLES") {
+            Ok(Statement::ShowTables)
+        } else if self.keyword("VIEWS") {
+            Ok(Statement::ShowViews)
+        } else if self.keyword("FUNCTIONS") {
+            Ok(Statement::ShowFunctions)
+        } else if self.keywords(&["CREATE", "TABLE"]) {
+            Ok(Statement::ShowCreateTable(self.parser.parse_object_name(false)?))
+        } else if self.keywords(&["CREATE", "VIEW"]) {
+            Ok(Statement::ShowCreateView(self.parser.parse_object_name(false)?))
+        } else {
+            let found = self.parser.peek_token_ref().clone();
+            Err(error_at(found.span, format!("unsupported SHOW {}", found.token)))
+        }
+    }
+
+    fn insert(&mut self) -> Result<Statement, ParserError> {
+        self.parser.next_token();
+        let overwrite = if self.keyword("OVERWRITE") {
+            true
+        } else {
+            self.expect_keyword("INTO")?;
+            false
+        };
+        self.keyword("TABLE");
+        let table = self.parser.parse_object_name(false)?;
+        let mut columns = Vec::new();
+        if self.parser.peek_token_ref().token == Token::LParen
+            && !matches!(self.peek_word(1).as_deref(), Some("SELECT" | "WITH" | "VALUES"))
+        {
+            self.parser.next_token();
+            loop {
+                columns.push(self.parser.parse_identifier()?.value);
+                if !self.parser.consume_token(&Token::Comma) {
+                    break;
+                }
+            }
+            self.parser.expect_token(&Token::RParen)?;
+        }
+        let query = self.parser.parse_query()?;
+        Ok(Statement::Insert(Insert { table, columns, overwrite, query }))
+    }
+}
+
+/// The last identifier of a possibly qualified name (`cat.db.t` → `t`).
+pub fn object_name_last(name: &ObjectName) -> String {
+    name.0
+        .last()
+        .and_then(|p| p.as_ident())
+        .map(|i| i.value.clone())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::split::split_statements;
+
+    fn parse_all(script: &str) -> Vec<Statement> {
+        let (stmts, _) = split_statements(script);
+        stmts.iter().map(|s| parse_statement(s).unwrap().statement).collect()
+    }
+
+    #[test]
+    fn create_table_with_watermark_and_computed_column() {
+        let stmts = parse_all(
+            "CREATE TABLE user_actions (\n  user_name STRING,\n  ts BIGINT,\n  time_ltz AS TO_TIMESTAMP_LTZ(ts, 3),\n  \
+             WATERMARK FOR time_ltz AS time_ltz - INTERVAL '5' SECOND,\n  PRIMARY KEY (user_name) NOT ENFORCED\n) \
+             WITH ('connector' = 'datagen');",
+        );
+        let Statement::CreateTable(t) = &stmts[0] else { panic!("{stmts:?}") };
+        assert_eq!(t.columns.len(), 3);
+        assert!(matches!(t.columns[2].kind, ColumnKind::Computed(_)));
+        assert_eq!(t.watermark.as_ref().unwrap().column, "time_ltz");
+        assert_eq!(t.primary_key.as_deref(), Some(&["user_name".to_string()][..]));
+        assert_eq!(t.options, vec![("connector".into(), "datagen".into())]);
+    }
+
+    #[test]
+    fn window_tvf_hints_and_commands() {
+        let script = "SET 'table.local-time-zone' = 'UTC';\nRESET;\nSHOW TABLES;\nDESC Bid;\n\
+            SELECT * FROM TABLE(TUMBLE(TABLE Bid, DESCRIPTOR(bidtime), INTERVAL '10' MINUTES));\n\
+            SELECT * FROM TABLE(HOP(DATA => TABLE Bid, TIMECOL => DESCRIPTOR(bidtime), SLIDE => INTERVAL '5' MINUTES, SIZE => INTERVAL '10' MINUTES));\n\
+            SELECT id FROM kafka_table /*+ OPTIONS('scan.startup.mode'='earliest-offset') */;\n\
+            SELECT CAST(ts AS TIMESTAMP(3) WITH LOCAL TIME ZONE), CAST(x AS ROW<a INT, b ARRAY<STRING>>) FROM t;\n\
+            EXPLAIN SELECT 1;\nINSERT INTO s SELECT * FROM t;";
+        let (stmts, _) = split_statements(script);
+        let parsed: Vec<_> = stmts.iter().map(|s| parse_statement(s).unwrap()).collect();
+        assert_eq!(parsed.len(), 10);
+        assert!(matches!(&parsed[0].statement, Statement::Set { key: Some(k), .. } if k == "table.local-time-zone"));
+        assert_eq!(parsed[6].hints.len(), 1);
+        assert_eq!(parsed[6].hints[0].options[0].1, "earliest-offset");
+        assert_eq!(parsed[6].hints[0].position.line, 7);
+    }
+
+    #[test]
+    fn errors_carry_script_positions() {
+        let (stmts, _) = split_statements("SELECT 1;\n  SELECT FROM WHERE;");
+        let err = parse_statement(&stmts[1]).unwrap_err();
+        assert_eq!(err.line, 2);
+        assert!(err.column >= 3, "{err:?}");
+    }
+}
