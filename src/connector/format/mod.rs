@@ -1,0 +1,1 @@
+//! Formats: text lines ↔ Arrow columns.

@@ -1,0 +1,112 @@
+//! Built-in scalar functions: for each, how its type is derived from its arguments' types
+//! (used by the binder) and the kernel that computes it a column at a time (used by the
+//! executor). Operators (`+`, `=`, `AND`, `LIKE`, …) are functions here too, under their
+//! symbol.
+//!
+//! A kernel receives one array per argument, already of the types its signature asked for
+//! (the binder inserts the casts), all of the batch's length; literal arguments arrive as
+//! arrays too. It returns an array of the resolved return type. Kernels never panic on data:
+//! bad values give an [`EvalError`].
+
+pub mod string;
+
+use std::sync::Arc;
+
+use arrow_array::ArrayRef;
+
+use crate::clock::Clock;
+use crate::types::time::SessionZone;
+use crate::types::DataType;
+
+/// What a function resolves to for given argument types.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Signature {
+    /// The types the arguments must be cast to before the kernel sees them.
+    pub args: Vec<DataType>,
+    pub return_type: DataType,
+}
+
+impl Signature {
+    pub fn new(args: Vec<DataType>, return_type: DataType) -> Self {
+        Signature { args, return_type }
+    }
+}
+
+/// How often a function's value is computed (the seed's rules on time functions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Evaluation {
+    /// Same arguments, same result.
+    Deterministic,
+    /// Reads the clock: per row in streaming mode, once per query in batch mode
+    /// (CURRENT_TIMESTAMP, NOW(), LOCALTIME, …).
+    QueryTime,
+    /// Reads the clock for every row in both modes (PROCTIME(), CURRENT_ROW_TIMESTAMP()).
+    RowTime,
+    /// Differs per call without reading the clock (RAND, UUID).
+    NonDeterministic,
+}
+
+pub type Resolver = fn(&[DataType]) -> Result<Signature, String>;
+pub type Kernel = fn(&[ArrayRef], &EvalContext, &DataType) -> Result<ArrayRef, EvalError>;
+
+/// One built-in function.
+#[derive(Debug)]
+pub struct FunctionDef {
+    /// Upper-case SQL name, or the operator symbol.
+    pub name: &'static str,
+    pub resolve: Resolver,
+    pub kernel: Kernel,
+    pub evaluation: Evaluation,
+}
+
+/// What kernels may read besides their arguments.
+#[derive(Debug, Clone)]
+pub struct EvalContext {
+    pub zone: SessionZone,
+    pub clock: Arc<dyn Clock>,
+    /// The instant the query started (nanoseconds since the epoch); what `QueryTime`
+    /// functions return in batch mode.
+    pub query_start: i64,
+    pub batch_mode: bool,
+    /// Rows in the batch being evaluated (for functions without arguments).
+    pub num_rows: usize,
+}
+
+impl EvalContext {
+    pub fn with_rows(&self, num_rows: usize) -> Self {
+        EvalContext { num_rows, ..self.clone() }
+    }
+}
+
+/// A failure while computing a value.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EvalError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// Looks a function up by name (case-insensitive).
+pub fn lookup(name: &str) -> Option<&'static FunctionDef> {
+    FAMILIES
+        .iter()
+        .flat_map(|family| family.iter())
+        .find(|f| f.name.eq_ignore_ascii_case(name))
+}
+
+/// Every family of built-in functions.
+const FAMILIES: &[&[FunctionDef]] = &[string::FUNCTIONS];
+
+/// Names of all functions, for `SHOW FUNCTIONS`.
+pub fn names() -> Vec<&'static str> {
+    let mut names: Vec<_> = FAMILIES
+        .iter()
+        .flat_map(|family| family.iter())
+        .map(|f| f.name)
+        .filter(|n| n.chars().next().is_some_and(|c| c.is_ascii_alphabetic()))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
