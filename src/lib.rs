@@ -1,6 +1,8 @@
 //! Tideline: Flink SQL in one Rust binary.
+pub mod catalog;
 pub mod clock;
 pub mod connector;
 pub mod function;
+pub mod plan;
 pub mod sql;
 pub mod types;

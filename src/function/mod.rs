@@ -8,7 +8,10 @@
 //! arrays too. It returns an array of the resolved return type. Kernels never panic on data:
 //! bad values give an [`EvalError`].
 
+pub mod cast;
+pub mod operator;
 pub mod string;
+pub mod temporal;
 
 use std::sync::Arc;
 
@@ -96,7 +99,7 @@ pub fn lookup(name: &str) -> Option<&'static FunctionDef> {
 }
 
 /// Every family of built-in functions.
-const FAMILIES: &[&[FunctionDef]] = &[string::FUNCTIONS];
+const FAMILIES: &[&[FunctionDef]] = &[operator::FUNCTIONS, string::FUNCTIONS, temporal::FUNCTIONS];
 
 /// Names of all functions, for `SHOW FUNCTIONS`.
 pub fn names() -> Vec<&'static str> {

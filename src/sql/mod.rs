@@ -13,5 +13,6 @@ pub mod error;
 pub mod parser;
 pub mod split;
 pub mod types;
+pub mod unparse;
 
 pub use error::SqlError;

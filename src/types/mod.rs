@@ -5,6 +5,8 @@
 //! with these types and the executor only ever sees the Arrow side. Time attributes
 //! (`*ROWTIME*`, `*PROCTIME*`) are not types: they ride on a [`Field`] of a [`Schema`].
 
+pub mod coercion;
+pub mod text;
 pub mod time;
 pub mod value;
 

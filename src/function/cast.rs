@@ -1,0 +1,250 @@
+//! CAST and TRY_CAST between Flink types. A value that cannot be converted fails the query
+//! under CAST and becomes NULL under TRY_CAST (Flink ≥ 1.15 semantics). TIMESTAMP ↔
+//! TIMESTAMP_LTZ goes through the session zone.
+
+use std::sync::Arc;
+
+use arrow_array::builder::*;
+use arrow_array::cast::AsArray;
+use arrow_array::types::*;
+use arrow_array::{Array, ArrayRef, StringArray, new_null_array};
+use arrow_schema::DataType as ArrowType;
+
+use super::operator::{pow10, rescale};
+use super::{EvalContext, EvalError};
+use crate::types::text::{format_column, parse_column};
+use crate::types::time::truncate_to_precision;
+use crate::types::{DataType, NANOS_PER_DAY, TypeKind};
+
+/// Whether Flink allows `CAST(from AS to)` at all (checked when binding).
+pub fn can_cast(from: &TypeKind, to: &TypeKind) -> bool {
+    use TypeKind::*;
+    if from == to || *from == Null {
+        return true;
+    }
+    let numeric_like = |k: &TypeKind| k.is_numeric() || *k == Boolean;
+    match (from, to) {
+        (f, t) if numeric_like(f) && numeric_like(t) => true,
+        (f, t) if f.is_string() || t.is_string() => !matches!(f, Map(..) | Row(_)) || t.is_string(),
+        (f, t) if f.is_binary() && t.is_binary() => true,
+        (Timestamp(_) | TimestampLtz(_) | Date, Timestamp(_) | TimestampLtz(_) | Date) => true,
+        (Timestamp(_) | TimestampLtz(_), Time(_)) => true,
+        (Time(_), Time(_)) => true,
+        (f, TimestampLtz(_)) if f.is_integer() => false,
+        (TimestampLtz(_), t) if t.is_numeric() => false,
+        (Array(a), Array(b)) => can_cast(&a.kind, &b.kind),
+        _ => false,
+    }
+}
+
+pub fn cast(
+    array: &ArrayRef,
+    from: &DataType,
+    to: &DataType,
+    ctx: &EvalContext,
+    try_cast: bool,
+) -> Result<ArrayRef, EvalError> {
+    if from.kind == to.kind {
+        return Ok(array.clone());
+    }
+    if from.kind == TypeKind::Null || array.null_count() == array.len() && array.data_type() == &ArrowType::Null {
+        return Ok(new_null_array(&to.to_arrow(), array.len()));
+    }
+    use TypeKind::*;
+    let out: ArrayRef = match (&from.kind, &to.kind) {
+        (f, t) if f.is_string() && t.is_string() => fit_length(array, t),
+        (f, _) if f.is_string() => {
+            let (parsed, errors) = parse_column(array.as_string::<i32>(), to, &ctx.zone);
+            if let (false, Some((row, message))) = (try_cast, errors.first()) {
+                let text = array.as_string::<i32>().value(*row);
+                return Err(EvalError::Invalid(format!("cannot cast '{text}' to {}: {message}", to.kind)));
+            }
+            parsed
+        }
+        (_, t) if t.is_string() => fit_length(&(Arc::new(format_column(array, from, &ctx.zone)) as ArrayRef), t),
+        (f, t) if f.is_binary() && t.is_binary() => array.clone(),
+        (Timestamp(_) | TimestampLtz(_) | Date, Timestamp(p) | TimestampLtz(p)) => {
+            let ltz_out = matches!(to.kind, TimestampLtz(_));
+            let n = array.len();
+            let mut b = TimestampNanosecondBuilder::with_capacity(n);
+            for i in 0..n {
+                if array.is_null(i) {
+                    b.append_null();
+                    continue;
+                }
+                let (value, ltz_in) = match &from.kind {
+                    Date => (array.as_primitive::<Date32Type>().value(i) as i64 * NANOS_PER_DAY, false),
+                    TimestampLtz(_) => (array.as_primitive::<TimestampNanosecondType>().value(i), true),
+                    _ => (array.as_primitive::<TimestampNanosecondType>().value(i), false),
+                };
+                let converted = match (ltz_in, ltz_out) {
+                    (false, true) => ctx.zone.from_local(value),
+                    (true, false) => ctx.zone.to_local(value),
+                    _ => value,
+                };
+                b.append_value(truncate_to_precision(converted, *p));
+            }
+            let out = b.finish();
+            if ltz_out { Arc::new(out.with_timezone("UTC")) } else { Arc::new(out) }
+        }
+        (Timestamp(_) | TimestampLtz(_), Date | Time(_)) => {
+            let ltz = matches!(from.kind, TimestampLtz(_));
+            let ts = array.as_primitive::<TimestampNanosecondType>();
+            let wall = |v: i64| if ltz { ctx.zone.to_local(v) } else { v };
+            match &to.kind {
+                Date => Arc::new(ts.unary_opt::<_, Date32Type>(|v| Some(wall(v).div_euclid(NANOS_PER_DAY) as i32))),
+                Time(p) => Arc::new(ts.unary_opt::<_, Time64NanosecondType>(|v| {
+                    Some(truncate_to_precision(wall(v).rem_euclid(NANOS_PER_DAY), *p))
+                })),
+                _ => unreachable_kind(to)?,
+            }
+        }
+        (Time(_), Time(p)) => {
+            Arc::new(array.as_primitive::<Time64NanosecondType>().unary::<_, Time64NanosecondType>(|v| truncate_to_precision(v, *p)))
+        }
+        (f, t) if (f.is_numeric() || *f == Boolean) && (t.is_numeric() || *t == Boolean) => {
+            numeric_cast(array, &from.kind, &to.kind, try_cast)?
+        }
+        (Array(_), Array(_)) => {
+            return Err(EvalError::Invalid(format!("CAST from {} to {} is not supported yet", from.kind, to.kind)));
+        }
+        _ => {
+            return Err(EvalError::Invalid(format!("cannot cast {} to {}", from.kind, to.kind)));
+        }
+    };
+    Ok(out)
+}
+
+fn unreachable_kind(to: &DataType) -> Result<ArrayRef, EvalError> {
+    Err(EvalError::Internal(format!("unexpected cast target {}", to.kind)))
+}
+
+/// CHAR(n)/VARCHAR(n) targets: Flink truncates longer strings and pads CHAR with spaces.
+fn fit_length(array: &ArrayRef, to: &TypeKind) -> ArrayRef {
+    let (limit, pad) = match to {
+        TypeKind::Char(n) => (*n as usize, true),
+        TypeKind::VarChar(n) => (*n as usize, false),
+        _ => return array.clone(),
+    };
+    let strings = array.as_string::<i32>();
+    let fits = strings.iter().flatten().all(|s| {
+        let len = s.chars().count();
+        len <= limit && (!pad || len == limit)
+    });
+    if fits {
+        return array.clone();
+    }
+    let out: StringArray = strings
+        .iter()
+        .map(|v| {
+            v.map(|s| {
+                let mut t: String = s.chars().take(limit).collect();
+                if pad {
+                    let len = t.chars().count();
+                    t.extend(std::iter::repeat_n(' ', limit - len));
+                }
+                t
+            })
+        })
+        .collect();
+    Arc::new(out)
+}
+
+/// A numeric value in transit: exact (unscaled, scale) or approximate.
+#[derive(Clone, Copy)]
+enum Num {
+    Exact(i128, u8),
+    Approx(f64),
+}
+
+fn read_num(array: &ArrayRef, kind: &TypeKind, i: usize) -> Num {
+    match kind {
+        TypeKind::Boolean => Num::Exact(array.as_boolean().value(i) as i128, 0),
+        TypeKind::TinyInt => Num::Exact(array.as_primitive::<Int8Type>().value(i) as i128, 0),
+        TypeKind::SmallInt => Num::Exact(array.as_primitive::<Int16Type>().value(i) as i128, 0),
+        TypeKind::Int => Num::Exact(array.as_primitive::<Int32Type>().value(i) as i128, 0),
+        TypeKind::BigInt => Num::Exact(array.as_primitive::<Int64Type>().value(i) as i128, 0),
+        TypeKind::Decimal { scale, .. } => Num::Exact(array.as_primitive::<Decimal128Type>().value(i), *scale),
+        TypeKind::Float => Num::Approx(array.as_primitive::<Float32Type>().value(i) as f64),
+        _ => Num::Approx(array.as_primitive::<Float64Type>().value(i)),
+    }
+}
+
+fn to_f64(n: Num) -> f64 {
+    match n {
+        Num::Exact(v, s) => v as f64 / pow10(s as u32) as f64,
+        Num::Approx(f) => f,
+    }
+}
+
+/// Truncated toward zero, as Java's narrowing (wrapping into the target width happens at the
+/// caller, like Java's `(byte)` casts).
+fn to_i128(n: Num) -> Option<i128> {
+    match n {
+        Num::Exact(v, s) => Some(v / pow10(s as u32)),
+        Num::Approx(f) if f.is_nan() => Some(0),
+        Num::Approx(f) => Some(f.trunc().clamp(i64::MIN as f64, i64::MAX as f64) as i128),
+    }
+}
+
+fn numeric_cast(array: &ArrayRef, from: &TypeKind, to: &TypeKind, try_cast: bool) -> Result<ArrayRef, EvalError> {
+    let n = array.len();
+    let get = |i: usize| (!array.is_null(i)).then(|| read_num(array, from, i));
+    macro_rules! ints {
+        ($builder:ty, $t:ty) => {{
+            let mut b = <$builder>::with_capacity(n);
+            for i in 0..n {
+                b.append_option(get(i).and_then(to_i128).map(|v| v as i64 as $t));
+            }
+            Arc::new(b.finish()) as ArrayRef
+        }};
+    }
+    Ok(match to {
+        TypeKind::Boolean => {
+            let mut b = BooleanBuilder::with_capacity(n);
+            for i in 0..n {
+                b.append_option(get(i).map(|v| to_f64(v) != 0.0));
+            }
+            Arc::new(b.finish())
+        }
+        TypeKind::TinyInt => ints!(Int8Builder, i8),
+        TypeKind::SmallInt => ints!(Int16Builder, i16),
+        TypeKind::Int => ints!(Int32Builder, i32),
+        TypeKind::BigInt => ints!(Int64Builder, i64),
+        TypeKind::Float => {
+            let mut b = Float32Builder::with_capacity(n);
+            for i in 0..n {
+                b.append_option(get(i).map(|v| to_f64(v) as f32));
+            }
+            Arc::new(b.finish())
+        }
+        TypeKind::Double => {
+            let mut b = Float64Builder::with_capacity(n);
+            for i in 0..n {
+                b.append_option(get(i).map(to_f64));
+            }
+            Arc::new(b.finish())
+        }
+        TypeKind::Decimal { precision, scale } => {
+            let limit = pow10(*precision as u32);
+            let mut b = Decimal128Builder::with_capacity(n);
+            for i in 0..n {
+                let v = get(i).and_then(|v| match v {
+                    Num::Exact(v, s) => rescale(v, s, *scale),
+                    Num::Approx(f) => {
+                        let scaled = (f * pow10(*scale as u32) as f64).round();
+                        (scaled.is_finite() && scaled.abs() < 1e38).then_some(scaled as i128)
+                    }
+                });
+                match v {
+                    Some(v) if v.abs() < limit => b.append_value(v),
+                    _ if array.is_null(i) || try_cast => b.append_null(),
+                    // Flink gives NULL when a value overflows the target DECIMAL.
+                    _ => b.append_null(),
+                }
+            }
+            Arc::new(b.finish().with_precision_and_scale(*precision, *scale as i8).map_err(|e| EvalError::Internal(e.to_string()))?)
+        }
+        other => return Err(EvalError::Invalid(format!("cannot cast {from} to {other}"))),
+    })
+}

@@ -1,0 +1,370 @@
+//! SQL operators: comparison, three-valued logic, NULL tests and arithmetic.
+//!
+//! Integer arithmetic wraps on overflow, as Flink's generated Java code does; DECIMAL
+//! arithmetic is exact at the result scale Flink derives and gives NULL when the result does
+//! not fit its precision (Flink's `DecimalData` overflow rule).
+
+use std::sync::Arc;
+
+use arrow_arith::boolean::{and_kleene, is_not_null, is_null, not, or_kleene};
+use arrow_arith::numeric;
+use arrow_array::builder::{BooleanBuilder, Decimal128Builder};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Decimal128Type, Int8Type, Int16Type, Int32Type, Int64Type};
+use arrow_array::{Array, ArrayRef, BooleanArray, PrimitiveArray};
+use arrow_ord::cmp;
+
+use super::{EvalContext, EvalError, Evaluation, FunctionDef, Signature};
+use crate::types::coercion::{arithmetic_kind, as_decimal, common_type};
+use crate::types::{DataType, TypeKind};
+
+macro_rules! def {
+    ($name:expr, $resolve:expr, $kernel:expr) => {
+        FunctionDef { name: $name, resolve: $resolve, kernel: $kernel, evaluation: Evaluation::Deterministic }
+    };
+}
+
+pub const FUNCTIONS: &[FunctionDef] = &[
+    def!("=", resolve_comparison, eq),
+    def!("<>", resolve_comparison, neq),
+    def!("<", resolve_comparison, lt),
+    def!("<=", resolve_comparison, lt_eq),
+    def!(">", resolve_comparison, gt),
+    def!(">=", resolve_comparison, gt_eq),
+    def!("IS DISTINCT FROM", resolve_distinct, distinct),
+    def!("IS NOT DISTINCT FROM", resolve_distinct, not_distinct),
+    def!("AND", resolve_logic, and),
+    def!("OR", resolve_logic, or),
+    def!("NOT", resolve_logic, negate),
+    def!("IS NULL", resolve_null_test, null_test),
+    def!("IS NOT NULL", resolve_null_test, not_null_test),
+    def!("IS TRUE", resolve_truth_test, is_true),
+    def!("IS NOT TRUE", resolve_truth_test, is_not_true),
+    def!("IS FALSE", resolve_truth_test, is_false),
+    def!("IS NOT FALSE", resolve_truth_test, is_not_false),
+    def!("+", |a| resolve_arithmetic("+", a), add),
+    def!("-", |a| resolve_arithmetic("-", a), sub),
+    def!("*", |a| resolve_arithmetic("*", a), mul),
+    def!("/", |a| resolve_arithmetic("/", a), div),
+    def!("%", |a| resolve_arithmetic("%", a), rem),
+    def!("NEGATE", resolve_negate, negate_number),
+];
+
+fn boolean(nullable: bool) -> DataType {
+    DataType { kind: TypeKind::Boolean, nullable }
+}
+
+fn comparable(kind: &TypeKind) -> bool {
+    !matches!(kind, TypeKind::Array(_) | TypeKind::Map(..) | TypeKind::Row(_))
+}
+
+fn resolve_comparison(args: &[DataType]) -> Result<Signature, String> {
+    let [a, b] = args else { return Err("expects 2 operands".into()) };
+    let common = common_type(a, b)
+        .filter(|t| comparable(&t.kind))
+        .ok_or_else(|| format!("cannot compare {} with {}", a.kind, b.kind))?;
+    Ok(Signature::new(
+        vec![common.with_nullable(a.nullable), common.with_nullable(b.nullable)],
+        boolean(a.nullable || b.nullable),
+    ))
+}
+
+fn resolve_distinct(args: &[DataType]) -> Result<Signature, String> {
+    let sig = resolve_comparison(args)?;
+    Ok(Signature::new(sig.args, boolean(false)))
+}
+
+fn resolve_logic(args: &[DataType]) -> Result<Signature, String> {
+    for a in args {
+        if !matches!(a.kind, TypeKind::Boolean | TypeKind::Null) {
+            return Err(format!("expects BOOLEAN operands, got {}", a.kind));
+        }
+    }
+    let nullable = args.iter().any(|a| a.nullable);
+    Ok(Signature::new(args.iter().map(|a| boolean(a.nullable)).collect(), boolean(nullable)))
+}
+
+fn resolve_null_test(args: &[DataType]) -> Result<Signature, String> {
+    let [a] = args else { return Err("expects 1 operand".into()) };
+    Ok(Signature::new(vec![a.clone()], boolean(false)))
+}
+
+fn resolve_truth_test(args: &[DataType]) -> Result<Signature, String> {
+    let sig = resolve_logic(args)?;
+    Ok(Signature::new(sig.args, boolean(false)))
+}
+
+/// Numbers with numbers; TIMESTAMP/DATE ± INTERVAL; INTERVAL ± INTERVAL.
+fn resolve_arithmetic(op: &str, args: &[DataType]) -> Result<Signature, String> {
+    let [a, b] = args else { return Err("expects 2 operands".into()) };
+    arith_sig(op, a, b, a.nullable || b.nullable)
+}
+
+fn arith_sig(op: &str, a: &DataType, b: &DataType, nullable: bool) -> Result<Signature, String> {
+    use TypeKind::*;
+    let temporal = match (&a.kind, &b.kind) {
+        (Timestamp(_) | TimestampLtz(_) | Date | Time(_), IntervalDayTime | IntervalYearMonth)
+            if op == "+" || op == "-" =>
+        {
+            Some(a.kind.clone())
+        }
+        (IntervalDayTime | IntervalYearMonth, Timestamp(_) | TimestampLtz(_) | Date | Time(_)) if op == "+" => {
+            return Err("write the interval on the right: ts + INTERVAL …".into());
+        }
+        (IntervalDayTime, IntervalDayTime) | (IntervalYearMonth, IntervalYearMonth) if op == "+" || op == "-" => {
+            Some(a.kind.clone())
+        }
+        _ => None,
+    };
+    if let Some(kind) = temporal {
+        return Ok(Signature::new(vec![a.clone(), b.clone()], DataType { kind, nullable }));
+    }
+    let kind = arithmetic_kind(op, &a.kind, &b.kind)
+        .ok_or_else(|| format!("cannot apply '{op}' to {} and {}", a.kind, b.kind))?;
+    let operand = |t: &DataType| match (&kind, &t.kind) {
+        (Decimal { .. }, k) if k.is_integer() => {
+            let (p, s) = as_decimal(k).unwrap_or((19, 0));
+            DataType { kind: Decimal { precision: p, scale: s }, nullable: t.nullable }
+        }
+        (Decimal { .. }, _) => t.clone(),
+        _ => DataType { kind: kind.clone(), nullable: t.nullable },
+    };
+    // Division and MOD by zero fail for integers and give NULL for DECIMAL in Flink, so
+    // the result may be NULL even for NOT NULL operands.
+    let nullable = nullable || (matches!(kind, Decimal { .. }) && op != "+" && op != "-");
+    Ok(Signature::new(vec![operand(a), operand(b)], DataType { kind, nullable }))
+}
+
+fn resolve_negate(args: &[DataType]) -> Result<Signature, String> {
+    let [a] = args else { return Err("expects 1 operand".into()) };
+    if !a.is_numeric() && !matches!(a.kind, TypeKind::IntervalDayTime | TypeKind::IntervalYearMonth) {
+        return Err(format!("cannot negate {}", a.kind));
+    }
+    Ok(Signature::new(vec![a.clone()], a.clone()))
+}
+
+fn err(e: impl std::fmt::Display) -> EvalError {
+    EvalError::Internal(e.to_string())
+}
+
+fn boxed(b: BooleanArray) -> Result<ArrayRef, EvalError> {
+    Ok(Arc::new(b))
+}
+
+fn eq(a: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    boxed(cmp::eq(&a[0], &a[1]).map_err(err)?)
+}
+fn neq(a: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    boxed(cmp::neq(&a[0], &a[1]).map_err(err)?)
+}
+fn lt(a: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    boxed(cmp::lt(&a[0], &a[1]).map_err(err)?)
+}
+fn lt_eq(a: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    boxed(cmp::lt_eq(&a[0], &a[1]).map_err(err)?)
+}
+fn gt(a: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    boxed(cmp::gt(&a[0], &a[1]).map_err(err)?)
+}
+fn gt_eq(a: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    boxed(cmp::gt_eq(&a[0], &a[1]).map_err(err)?)
+}
+fn distinct(a: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    boxed(cmp::distinct(&a[0], &a[1]).map_err(err)?)
+}
+fn not_distinct(a: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    boxed(cmp::not_distinct(&a[0], &a[1]).map_err(err)?)
+}
+fn and(a: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    boxed(and_kleene(a[0].as_boolean(), a[1].as_boolean()).map_err(err)?)
+}
+fn or(a: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    boxed(or_kleene(a[0].as_boolean(), a[1].as_boolean()).map_err(err)?)
+}
+fn negate(a: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    boxed(not(a[0].as_boolean()).map_err(err)?)
+}
+fn null_test(a: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    boxed(is_null(&a[0]).map_err(err)?)
+}
+fn not_null_test(a: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    boxed(is_not_null(&a[0]).map_err(err)?)
+}
+
+fn truth(a: &ArrayRef, f: impl Fn(Option<bool>) -> bool) -> Result<ArrayRef, EvalError> {
+    let b = a.as_boolean();
+    let mut out = BooleanBuilder::with_capacity(b.len());
+    for v in b.iter() {
+        out.append_value(f(v));
+    }
+    boxed(out.finish())
+}
+fn is_true(a: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    truth(&a[0], |v| v == Some(true))
+}
+fn is_not_true(a: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    truth(&a[0], |v| v != Some(true))
+}
+fn is_false(a: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    truth(&a[0], |v| v == Some(false))
+}
+fn is_not_false(a: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    truth(&a[0], |v| v != Some(false))
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Op {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+}
+
+fn add(a: &[ArrayRef], ctx: &EvalContext, t: &DataType) -> Result<ArrayRef, EvalError> {
+    arithmetic(Op::Add, a, ctx, t)
+}
+fn sub(a: &[ArrayRef], ctx: &EvalContext, t: &DataType) -> Result<ArrayRef, EvalError> {
+    arithmetic(Op::Sub, a, ctx, t)
+}
+fn mul(a: &[ArrayRef], ctx: &EvalContext, t: &DataType) -> Result<ArrayRef, EvalError> {
+    arithmetic(Op::Mul, a, ctx, t)
+}
+fn div(a: &[ArrayRef], ctx: &EvalContext, t: &DataType) -> Result<ArrayRef, EvalError> {
+    arithmetic(Op::Div, a, ctx, t)
+}
+fn rem(a: &[ArrayRef], ctx: &EvalContext, t: &DataType) -> Result<ArrayRef, EvalError> {
+    arithmetic(Op::Rem, a, ctx, t)
+}
+
+fn arithmetic(op: Op, args: &[ArrayRef], ctx: &EvalContext, result: &DataType) -> Result<ArrayRef, EvalError> {
+    let (l, r) = (&args[0], &args[1]);
+    match &result.kind {
+        TypeKind::Decimal { precision, scale } => decimal_arithmetic(op, l, r, *precision, *scale),
+        TypeKind::Float | TypeKind::Double => {
+            let dyn_op = match op {
+                Op::Add => numeric::add(l, r),
+                Op::Sub => numeric::sub(l, r),
+                Op::Mul => numeric::mul(l, r),
+                Op::Div => numeric::div(l, r),
+                Op::Rem => numeric::rem(l, r),
+            };
+            dyn_op.map_err(err)
+        }
+        kind if kind.is_integer() => {
+            if matches!(op, Op::Div | Op::Rem) && has_zero(r) {
+                return Err(EvalError::Invalid("division by zero".into()));
+            }
+            match op {
+                Op::Add => numeric::add_wrapping(l, r),
+                Op::Sub => numeric::sub_wrapping(l, r),
+                Op::Mul => numeric::mul_wrapping(l, r),
+                Op::Div => numeric::div(l, r),
+                Op::Rem => numeric::rem(l, r),
+            }
+            .map_err(err)
+        }
+        _ => super::temporal::interval_arithmetic(op == Op::Sub, l, r, ctx, result),
+    }
+}
+
+fn has_zero(a: &ArrayRef) -> bool {
+    fn zero<T: arrow_array::ArrowPrimitiveType>(a: &ArrayRef) -> bool
+    where
+        T::Native: Default + PartialEq,
+    {
+        let p: &PrimitiveArray<T> = a.as_primitive();
+        (0..p.len()).any(|i| p.is_valid(i) && p.value(i) == T::Native::default())
+    }
+    match a.data_type() {
+        arrow_schema::DataType::Int8 => zero::<Int8Type>(a),
+        arrow_schema::DataType::Int16 => zero::<Int16Type>(a),
+        arrow_schema::DataType::Int32 => zero::<Int32Type>(a),
+        arrow_schema::DataType::Int64 => zero::<Int64Type>(a),
+        _ => false,
+    }
+}
+
+/// 10^n for n ≤ 38.
+pub fn pow10(n: u32) -> i128 {
+    10i128.pow(n.min(38))
+}
+
+/// Rescales an unscaled decimal, rounding HALF_UP when digits are dropped.
+pub fn rescale(v: i128, from: u8, to: u8) -> Option<i128> {
+    if to >= from {
+        v.checked_mul(pow10((to - from) as u32))
+    } else {
+        let d = pow10((from - to) as u32);
+        let q = v / d;
+        let r = v % d;
+        Some(if r.abs() * 2 >= d { q + v.signum() } else { q })
+    }
+}
+
+fn decimal_arithmetic(op: Op, l: &ArrayRef, r: &ArrayRef, precision: u8, scale: u8) -> Result<ArrayRef, EvalError> {
+    let (ls, rs) = (decimal_scale(l), decimal_scale(r));
+    let la: &PrimitiveArray<Decimal128Type> = l.as_primitive();
+    let ra: &PrimitiveArray<Decimal128Type> = r.as_primitive();
+    let limit = pow10(precision as u32);
+    let mut out = Decimal128Builder::with_capacity(la.len());
+    for i in 0..la.len() {
+        if la.is_null(i) || ra.is_null(i) {
+            out.append_null();
+            continue;
+        }
+        let (x, y) = (la.value(i), ra.value(i));
+        let value = match op {
+            Op::Add | Op::Sub => {
+                let (x, y) = (rescale(x, ls, scale), rescale(y, rs, scale));
+                match (x, y) {
+                    (Some(x), Some(y)) if op == Op::Add => x.checked_add(y),
+                    (Some(x), Some(y)) => x.checked_sub(y),
+                    _ => None,
+                }
+            }
+            Op::Mul => x.checked_mul(y).and_then(|p| rescale(p, ls + rs, scale)),
+            Op::Div => {
+                if y == 0 {
+                    None
+                } else {
+                    // x / y at `scale`: (x * 10^(scale + rs - ls + 1)) / y, then round.
+                    let shift = scale as i32 + rs as i32 - ls as i32 + 1;
+                    let num = if shift >= 0 { x.checked_mul(pow10(shift as u32)) } else { Some(x / pow10((-shift) as u32)) };
+                    num.map(|n| n / y).and_then(|q| rescale(q, scale + 1, scale))
+                }
+            }
+            Op::Rem => {
+                if y == 0 {
+                    None
+                } else {
+                    let common = ls.max(rs);
+                    match (rescale(x, ls, common), rescale(y, rs, common)) {
+                        (Some(x), Some(y)) => rescale(x % y, common, scale),
+                        _ => None,
+                    }
+                }
+            }
+        };
+        match value {
+            Some(v) if v.abs() < limit => out.append_value(v),
+            _ => out.append_null(),
+        }
+    }
+    let array = out.finish().with_precision_and_scale(precision, scale as i8).map_err(err)?;
+    Ok(Arc::new(array))
+}
+
+fn decimal_scale(a: &ArrayRef) -> u8 {
+    match a.data_type() {
+        arrow_schema::DataType::Decimal128(_, s) => (*s).max(0) as u8,
+        _ => 0,
+    }
+}
+
+fn negate_number(a: &[ArrayRef], _: &EvalContext, t: &DataType) -> Result<ArrayRef, EvalError> {
+    match t.kind {
+        TypeKind::Decimal { .. } | TypeKind::Float | TypeKind::Double => numeric::neg(&a[0]).map_err(err),
+        _ => numeric::neg_wrapping(&a[0]).map_err(err),
+    }
+}

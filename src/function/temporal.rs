@@ -1,0 +1,439 @@
+//! Time functions: the clock readers of the seed's table (LOCALTIME … PROCTIME()),
+//! TO_TIMESTAMP_LTZ, EXTRACT and its shorthands, FLOOR/CEIL to a unit, and interval
+//! arithmetic. TIMESTAMP values are wall clocks and need no zone; TIMESTAMP_LTZ values are
+//! instants and go through the session zone wherever a calendar field is involved.
+
+use std::sync::Arc;
+
+use arrow_array::builder::{Date32Builder, Int64Builder, PrimitiveBuilder};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Date32Type, DurationMillisecondType, Int32Type, Int64Type, IntervalYearMonthType,
+    Time64NanosecondType, TimestampNanosecondType,
+};
+use arrow_array::{Array, ArrayRef, PrimitiveArray, TimestampNanosecondArray};
+
+use super::{EvalContext, EvalError, Evaluation, FunctionDef, Signature};
+use crate::types::time::{CivilDateTime, days_from_civil, days_in_month, truncate_to_precision};
+use crate::types::{DataType, NANOS_PER_DAY, NANOS_PER_MILLI, NANOS_PER_SECOND, TypeKind};
+
+pub const FUNCTIONS: &[FunctionDef] = &[
+    FunctionDef { name: "LOCALTIME", resolve: |a| clock_type(a, TypeKind::Time(0)), kernel: localtime, evaluation: Evaluation::QueryTime },
+    FunctionDef { name: "CURRENT_TIME", resolve: |a| clock_type(a, TypeKind::Time(0)), kernel: localtime, evaluation: Evaluation::QueryTime },
+    FunctionDef { name: "LOCALTIMESTAMP", resolve: |a| clock_type(a, TypeKind::Timestamp(3)), kernel: localtimestamp, evaluation: Evaluation::QueryTime },
+    FunctionDef { name: "CURRENT_DATE", resolve: |a| clock_type(a, TypeKind::Date), kernel: current_date, evaluation: Evaluation::QueryTime },
+    FunctionDef { name: "CURRENT_TIMESTAMP", resolve: |a| clock_type(a, TypeKind::TimestampLtz(3)), kernel: instant_now, evaluation: Evaluation::QueryTime },
+    FunctionDef { name: "NOW", resolve: |a| clock_type(a, TypeKind::TimestampLtz(3)), kernel: instant_now, evaluation: Evaluation::QueryTime },
+    FunctionDef { name: "CURRENT_ROW_TIMESTAMP", resolve: |a| clock_type(a, TypeKind::TimestampLtz(3)), kernel: instant_now, evaluation: Evaluation::RowTime },
+    FunctionDef { name: "PROCTIME", resolve: |a| clock_type(a, TypeKind::TimestampLtz(3)), kernel: instant_now, evaluation: Evaluation::RowTime },
+    FunctionDef { name: "TO_TIMESTAMP_LTZ", resolve: resolve_to_timestamp_ltz, kernel: to_timestamp_ltz, evaluation: Evaluation::Deterministic },
+    FunctionDef { name: "EXTRACT", resolve: resolve_extract, kernel: extract, evaluation: Evaluation::Deterministic },
+    FunctionDef { name: "FLOOR_TO", resolve: resolve_round_to, kernel: floor_to, evaluation: Evaluation::Deterministic },
+    FunctionDef { name: "CEIL_TO", resolve: resolve_round_to, kernel: ceil_to, evaluation: Evaluation::Deterministic },
+];
+
+fn clock_type(args: &[DataType], kind: TypeKind) -> Result<Signature, String> {
+    if !args.is_empty() {
+        return Err("takes no arguments".into());
+    }
+    Ok(Signature::new(vec![], DataType::not_null(kind)))
+}
+
+/// The instant a clock-reading function sees for row `i`: the query start in batch mode for
+/// QueryTime functions, the clock otherwise.
+fn now(ctx: &EvalContext, per_query: bool) -> i64 {
+    if per_query && ctx.batch_mode { ctx.query_start } else { ctx.clock.now_nanos() }
+}
+
+fn millis(nanos: i64) -> i64 {
+    nanos - nanos.rem_euclid(NANOS_PER_MILLI)
+}
+
+fn localtime(_: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    let mut b = PrimitiveBuilder::<Time64NanosecondType>::with_capacity(ctx.num_rows);
+    for _ in 0..ctx.num_rows {
+        let local = ctx.zone.to_local(now(ctx, true));
+        b.append_value(millis(local).rem_euclid(NANOS_PER_DAY));
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+fn localtimestamp(_: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    let mut b = PrimitiveBuilder::<TimestampNanosecondType>::with_capacity(ctx.num_rows);
+    for _ in 0..ctx.num_rows {
+        b.append_value(millis(ctx.zone.to_local(now(ctx, true))));
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+fn current_date(_: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    let mut b = Date32Builder::with_capacity(ctx.num_rows);
+    for _ in 0..ctx.num_rows {
+        b.append_value(ctx.zone.to_local(now(ctx, true)).div_euclid(NANOS_PER_DAY) as i32);
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+fn instant_now(_: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    let mut b = PrimitiveBuilder::<TimestampNanosecondType>::with_capacity(ctx.num_rows);
+    for _ in 0..ctx.num_rows {
+        b.append_value(millis(now(ctx, true)));
+    }
+    Ok(Arc::new(b.finish().with_timezone("UTC")))
+}
+
+/// TO_TIMESTAMP_LTZ(numeric, precision): epoch seconds (0) or milliseconds (3).
+fn resolve_to_timestamp_ltz(args: &[DataType]) -> Result<Signature, String> {
+    let (value, precision_given) = match args {
+        [v] => (v, false),
+        [v, p] if p.kind.is_integer() => (v, true),
+        _ => return Err("expects (numeric, precision)".into()),
+    };
+    if !value.is_numeric() {
+        return Err(format!("expects a numeric epoch value, got {}", value.kind));
+    }
+    let mut sig_args = vec![DataType { kind: TypeKind::Double, nullable: value.nullable }];
+    if value.kind.is_integer() {
+        sig_args[0] = DataType { kind: TypeKind::BigInt, nullable: value.nullable };
+    }
+    if precision_given {
+        sig_args.push(DataType::not_null(TypeKind::Int));
+    }
+    Ok(Signature::new(sig_args, DataType::nullable(TypeKind::TimestampLtz(3))))
+}
+
+fn to_timestamp_ltz(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    let precision: Option<&PrimitiveArray<Int32Type>> = args.get(1).map(|p| p.as_primitive());
+    let n = args[0].len();
+    let mut b = PrimitiveBuilder::<TimestampNanosecondType>::with_capacity(n);
+    for i in 0..n {
+        let p = precision.map_or(Some(3), |p| p.is_valid(i).then(|| p.value(i)));
+        let unit = match p {
+            Some(0) => NANOS_PER_SECOND as f64,
+            Some(3) => NANOS_PER_MILLI as f64,
+            Some(other) => {
+                return Err(EvalError::Invalid(format!(
+                    "TO_TIMESTAMP_LTZ supports precision 0 or 3, got {other}"
+                )));
+            }
+            None => {
+                b.append_null();
+                continue;
+            }
+        };
+        let value = if args[0].is_null(i) {
+            None
+        } else if let Some(ints) = args[0].as_primitive_opt::<Int64Type>() {
+            (ints.value(i) as i128 * unit as i128).try_into().ok()
+        } else {
+            let v = args[0].as_primitive::<arrow_array::types::Float64Type>().value(i) * unit;
+            (v.is_finite() && v.abs() < i64::MAX as f64).then_some(v as i64)
+        };
+        b.append_option(value.map(|v: i64| truncate_to_precision(v, 3)));
+    }
+    Ok(Arc::new(b.finish().with_timezone("UTC")))
+}
+
+/// Units for EXTRACT / FLOOR / CEIL, passed as an upper-case string literal first argument.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TimeUnit {
+    Millennium,
+    Century,
+    Decade,
+    Year,
+    Quarter,
+    Month,
+    Week,
+    Day,
+    Hour,
+    Minute,
+    Second,
+    Millisecond,
+    Microsecond,
+    Nanosecond,
+    DayOfWeek,
+    DayOfYear,
+    Epoch,
+}
+
+pub fn parse_unit(name: &str) -> Option<TimeUnit> {
+    Some(match name.to_ascii_uppercase().trim_end_matches('S') {
+        "MILLENNIUM" | "MILLENNIA" | "MILLENNIUMS" => TimeUnit::Millennium,
+        "CENTURY" | "CENTURIE" => TimeUnit::Century,
+        "DECADE" => TimeUnit::Decade,
+        "YEAR" => TimeUnit::Year,
+        "QUARTER" => TimeUnit::Quarter,
+        "MONTH" => TimeUnit::Month,
+        "WEEK" => TimeUnit::Week,
+        "DAY" | "DAYOFMONTH" => TimeUnit::Day,
+        "HOUR" => TimeUnit::Hour,
+        "MINUTE" => TimeUnit::Minute,
+        "SECOND" => TimeUnit::Second,
+        "MILLISECOND" => TimeUnit::Millisecond,
+        "MICROSECOND" => TimeUnit::Microsecond,
+        "NANOSECOND" => TimeUnit::Nanosecond,
+        "DOW" | "DAYOFWEEK" => TimeUnit::DayOfWeek,
+        "DOY" | "DAYOFYEAR" => TimeUnit::DayOfYear,
+        "EPOCH" => TimeUnit::Epoch,
+        _ => return None,
+    })
+}
+
+fn resolve_extract(args: &[DataType]) -> Result<Signature, String> {
+    let [unit, value] = args else { return Err("expects (unit, value)".into()) };
+    if !matches!(
+        value.kind,
+        TypeKind::Date | TypeKind::Time(_) | TypeKind::Timestamp(_) | TypeKind::TimestampLtz(_)
+            | TypeKind::IntervalDayTime | TypeKind::IntervalYearMonth
+    ) {
+        return Err(format!("cannot extract from {}", value.kind));
+    }
+    Ok(Signature::new(vec![unit.clone(), value.clone()], DataType { kind: TypeKind::BigInt, nullable: value.nullable }))
+}
+
+/// Wall-clock nanoseconds of a date/time value (LTZ through the session zone).
+fn wall_clock(array: &ArrayRef, i: usize, kind: &arrow_schema::DataType, ctx: &EvalContext) -> i64 {
+    match kind {
+        arrow_schema::DataType::Date32 => array.as_primitive::<Date32Type>().value(i) as i64 * NANOS_PER_DAY,
+        arrow_schema::DataType::Time64(_) => array.as_primitive::<Time64NanosecondType>().value(i),
+        arrow_schema::DataType::Timestamp(_, Some(_)) => {
+            ctx.zone.to_local(array.as_primitive::<TimestampNanosecondType>().value(i))
+        }
+        _ => array.as_primitive::<TimestampNanosecondType>().value(i),
+    }
+}
+
+fn unit_arg(args: &[ArrayRef]) -> Result<TimeUnit, EvalError> {
+    let units = args[0].as_string::<i32>();
+    let name = if units.is_empty() || units.is_null(0) { "" } else { units.value(0) };
+    parse_unit(name).ok_or_else(|| EvalError::Invalid(format!("unknown time unit '{name}'")))
+}
+
+fn extract(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    let unit = unit_arg(args)?;
+    let value = &args[1];
+    let kind = value.data_type().clone();
+    let mut b = Int64Builder::with_capacity(value.len());
+    for i in 0..value.len() {
+        if value.is_null(i) {
+            b.append_null();
+            continue;
+        }
+        let v = match &kind {
+            arrow_schema::DataType::Interval(_) => {
+                let months = value.as_primitive::<IntervalYearMonthType>().value(i) as i64;
+                match unit {
+                    TimeUnit::Year => months / 12,
+                    TimeUnit::Month => months % 12,
+                    _ => return Err(EvalError::Invalid(format!("cannot extract {unit:?} from a year-month interval"))),
+                }
+            }
+            arrow_schema::DataType::Duration(_) => {
+                let ms = value.as_primitive::<DurationMillisecondType>().value(i);
+                match unit {
+                    TimeUnit::Day => ms / 86_400_000,
+                    TimeUnit::Hour => ms / 3_600_000 % 24,
+                    TimeUnit::Minute => ms / 60_000 % 60,
+                    TimeUnit::Second => ms / 1000 % 60,
+                    TimeUnit::Millisecond => ms % 60_000,
+                    _ => return Err(EvalError::Invalid(format!("cannot extract {unit:?} from a day-time interval"))),
+                }
+            }
+            _ => extract_field(unit, wall_clock(value, i, &kind, ctx)),
+        };
+        b.append_value(v);
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+/// A calendar field of a wall-clock timestamp.
+pub fn extract_field(unit: TimeUnit, wall: i64) -> i64 {
+    let c = CivilDateTime::from_nanos(wall);
+    match unit {
+        TimeUnit::Millennium => (c.year + 999).div_euclid(1000),
+        TimeUnit::Century => (c.year + 99).div_euclid(100),
+        TimeUnit::Decade => c.year.div_euclid(10),
+        TimeUnit::Year => c.year,
+        TimeUnit::Quarter => (c.month as i64 - 1) / 3 + 1,
+        TimeUnit::Month => c.month as i64,
+        TimeUnit::Week => iso_week(&c),
+        TimeUnit::Day => c.day as i64,
+        TimeUnit::Hour => c.hour as i64,
+        TimeUnit::Minute => c.minute as i64,
+        TimeUnit::Second => c.second as i64,
+        TimeUnit::Millisecond => c.second as i64 * 1000 + c.nano as i64 / 1_000_000,
+        TimeUnit::Microsecond => c.second as i64 * 1_000_000 + c.nano as i64 / 1000,
+        TimeUnit::Nanosecond => c.second as i64 * 1_000_000_000 + c.nano as i64,
+        // Sunday = 1 … Saturday = 7, as Flink (Calcite).
+        TimeUnit::DayOfWeek => c.day_of_week_iso() as i64 % 7 + 1,
+        TimeUnit::DayOfYear => c.day_of_year() as i64,
+        TimeUnit::Epoch => wall.div_euclid(NANOS_PER_SECOND),
+    }
+}
+
+fn iso_week(c: &CivilDateTime) -> i64 {
+    let doy = c.day_of_year() as i64;
+    let dow = c.day_of_week_iso() as i64;
+    let week = (doy - dow + 10) / 7;
+    if week < 1 {
+        let prev = CivilDateTime { year: c.year - 1, month: 12, day: 31, ..*c };
+        iso_week(&prev)
+    } else if week == 53 {
+        let jan1_next = days_from_civil(c.year + 1, 1, 1);
+        let dow_next = (jan1_next + 3).rem_euclid(7) + 1;
+        if dow_next <= 4 { 1 } else { 53 }
+    } else {
+        week
+    }
+}
+
+fn resolve_round_to(args: &[DataType]) -> Result<Signature, String> {
+    let [unit, value] = args else { return Err("expects (unit, value)".into()) };
+    if !matches!(value.kind, TypeKind::Date | TypeKind::Time(_) | TypeKind::Timestamp(_) | TypeKind::TimestampLtz(_)) {
+        return Err(format!("cannot round {} to a time unit", value.kind));
+    }
+    Ok(Signature::new(vec![unit.clone(), value.clone()], value.clone()))
+}
+
+fn floor_to(args: &[ArrayRef], ctx: &EvalContext, t: &DataType) -> Result<ArrayRef, EvalError> {
+    round_to(args, ctx, t, false)
+}
+
+fn ceil_to(args: &[ArrayRef], ctx: &EvalContext, t: &DataType) -> Result<ArrayRef, EvalError> {
+    round_to(args, ctx, t, true)
+}
+
+/// Rounds a wall clock down to `unit`.
+fn floor_wall(unit: TimeUnit, wall: i64) -> Result<i64, EvalError> {
+    let fixed = |step: i64| Ok(wall - wall.rem_euclid(step));
+    let c = CivilDateTime::from_nanos(wall);
+    let date = |y: i64, m: u32| days_from_civil(y, m, 1) * NANOS_PER_DAY;
+    match unit {
+        TimeUnit::Millisecond => fixed(NANOS_PER_MILLI),
+        TimeUnit::Second => fixed(NANOS_PER_SECOND),
+        TimeUnit::Minute => fixed(60 * NANOS_PER_SECOND),
+        TimeUnit::Hour => fixed(3600 * NANOS_PER_SECOND),
+        TimeUnit::Day => fixed(NANOS_PER_DAY),
+        TimeUnit::Week => {
+            // Weeks start on Sunday (Calcite's FLOOR TO WEEK).
+            let days = wall.div_euclid(NANOS_PER_DAY);
+            let dow_sunday0 = (days + 4).rem_euclid(7);
+            Ok((days - dow_sunday0) * NANOS_PER_DAY)
+        }
+        TimeUnit::Month => Ok(date(c.year, c.month)),
+        TimeUnit::Quarter => Ok(date(c.year, (c.month - 1) / 3 * 3 + 1)),
+        TimeUnit::Year => Ok(date(c.year, 1)),
+        TimeUnit::Decade => Ok(date(c.year.div_euclid(10) * 10, 1)),
+        TimeUnit::Century => Ok(date((c.year - 1).div_euclid(100) * 100 + 1, 1)),
+        TimeUnit::Millennium => Ok(date((c.year - 1).div_euclid(1000) * 1000 + 1, 1)),
+        other => Err(EvalError::Invalid(format!("cannot round to {other:?}"))),
+    }
+}
+
+fn round_to(args: &[ArrayRef], ctx: &EvalContext, t: &DataType, ceil: bool) -> Result<ArrayRef, EvalError> {
+    let unit = unit_arg(args)?;
+    let value = &args[1];
+    let kind = value.data_type().clone();
+    let mut out: Vec<Option<i64>> = Vec::with_capacity(value.len());
+    for i in 0..value.len() {
+        if value.is_null(i) {
+            out.push(None);
+            continue;
+        }
+        let wall = wall_clock(value, i, &kind, ctx);
+        let mut r = floor_wall(unit, wall)?;
+        if ceil && r != wall {
+            r = floor_wall(unit, add_unit(unit, r))?;
+        }
+        out.push(Some(r));
+    }
+    Ok(match t.kind {
+        TypeKind::Date => Arc::new(out.into_iter().map(|v| v.map(|n| n.div_euclid(NANOS_PER_DAY) as i32)).collect::<PrimitiveArray<Date32Type>>()),
+        TypeKind::Time(_) => Arc::new(out.into_iter().collect::<PrimitiveArray<Time64NanosecondType>>()),
+        TypeKind::TimestampLtz(_) => Arc::new(
+            out.into_iter()
+                .map(|v| v.map(|n| ctx.zone.from_local(n)))
+                .collect::<TimestampNanosecondArray>()
+                .with_timezone("UTC"),
+        ),
+        _ => Arc::new(out.into_iter().collect::<TimestampNanosecondArray>()),
+    })
+}
+
+/// A wall clock moved forward by one unit (for CEIL: floor(floor(x) + unit)).
+fn add_unit(unit: TimeUnit, wall: i64) -> i64 {
+    match unit {
+        TimeUnit::Millisecond => wall + NANOS_PER_MILLI,
+        TimeUnit::Second => wall + NANOS_PER_SECOND,
+        TimeUnit::Minute => wall + 60 * NANOS_PER_SECOND,
+        TimeUnit::Hour => wall + 3600 * NANOS_PER_SECOND,
+        TimeUnit::Day => wall + NANOS_PER_DAY,
+        TimeUnit::Week => wall + 7 * NANOS_PER_DAY,
+        TimeUnit::Month => add_months(wall, 1),
+        TimeUnit::Quarter => add_months(wall, 3),
+        TimeUnit::Year => add_months(wall, 12),
+        TimeUnit::Decade => add_months(wall, 120),
+        TimeUnit::Century => add_months(wall, 1200),
+        _ => add_months(wall, 12000),
+    }
+}
+
+/// Adds months to a wall clock, clamping the day to the target month's length.
+pub fn add_months(wall: i64, months: i64) -> i64 {
+    let c = CivilDateTime::from_nanos(wall);
+    let total = c.year * 12 + c.month as i64 - 1 + months;
+    let (y, m) = (total.div_euclid(12), (total.rem_euclid(12) + 1) as u32);
+    let d = c.day.min(days_in_month(y, m));
+    let in_day = wall.rem_euclid(NANOS_PER_DAY);
+    days_from_civil(y, m, d) * NANOS_PER_DAY + in_day
+}
+
+/// `temporal ± interval` and `interval ± interval`.
+pub fn interval_arithmetic(
+    subtract: bool,
+    l: &ArrayRef,
+    r: &ArrayRef,
+    ctx: &EvalContext,
+    result: &DataType,
+) -> Result<ArrayRef, EvalError> {
+    let sign = if subtract { -1 } else { 1 };
+    let n = l.len();
+    let l_kind = l.data_type().clone();
+    let mut out: Vec<Option<i64>> = Vec::with_capacity(n);
+    for i in 0..n {
+        if l.is_null(i) || r.is_null(i) {
+            out.push(None);
+            continue;
+        }
+        let (months, millis) = match r.data_type() {
+            arrow_schema::DataType::Interval(_) => (r.as_primitive::<IntervalYearMonthType>().value(i) as i64, 0),
+            _ => (0, r.as_primitive::<DurationMillisecondType>().value(i)),
+        };
+        let v = match &result.kind {
+            TypeKind::IntervalDayTime => l.as_primitive::<DurationMillisecondType>().value(i) + sign * millis,
+            TypeKind::IntervalYearMonth => l.as_primitive::<IntervalYearMonthType>().value(i) as i64 + sign * months,
+            TypeKind::TimestampLtz(_) => {
+                let instant = l.as_primitive::<TimestampNanosecondType>().value(i);
+                let moved = if months != 0 {
+                    ctx.zone.from_local(add_months(ctx.zone.to_local(instant), sign * months))
+                } else {
+                    instant
+                };
+                moved + sign * millis * NANOS_PER_MILLI
+            }
+            _ => {
+                let wall = wall_clock(l, i, &l_kind, ctx);
+                add_months(wall, sign * months) + sign * millis * NANOS_PER_MILLI
+            }
+        };
+        out.push(Some(v));
+    }
+    Ok(match &result.kind {
+        TypeKind::IntervalDayTime => Arc::new(out.into_iter().collect::<PrimitiveArray<DurationMillisecondType>>()),
+        TypeKind::IntervalYearMonth => Arc::new(out.into_iter().map(|v| v.map(|m| m as i32)).collect::<PrimitiveArray<IntervalYearMonthType>>()),
+        TypeKind::Date => Arc::new(out.into_iter().map(|v| v.map(|n| n.div_euclid(NANOS_PER_DAY) as i32)).collect::<PrimitiveArray<Date32Type>>()),
+        TypeKind::Time(_) => Arc::new(out.into_iter().map(|v| v.map(|n| n.rem_euclid(NANOS_PER_DAY))).collect::<PrimitiveArray<Time64NanosecondType>>()),
+        TypeKind::TimestampLtz(_) => Arc::new(out.into_iter().collect::<TimestampNanosecondArray>().with_timezone("UTC")),
+        _ => Arc::new(out.into_iter().collect::<TimestampNanosecondArray>()),
+    })
+}

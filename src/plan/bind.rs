@@ -1,0 +1,943 @@
+//! The binder: resolves names against the catalog and types against Flink's rules, turning
+//! `sqlparser` queries into [`LogicalPlan`]s and `CREATE TABLE` into [`TableDef`]s.
+//!
+//! Flink syntax that parses but that Tideline cannot run yet (windowing TVFs, GROUP BY,
+//! joins, OVER) is rejected here by name, with the position of the construct.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use sqlparser::ast::{
+    self, BinaryOperator, CastKind, CeilFloorKind, Expr, FunctionArg, FunctionArgExpr,
+    FunctionArguments, GroupByExpr, Query, Select, SelectItem, SetExpr, SetOperator,
+    SetQuantifier, Spanned, TableFactor, TrimWhereField, UnaryOperator,
+};
+use sqlparser::tokenizer::Span;
+
+use super::expr::ScalarExpr;
+use super::logical::*;
+use crate::catalog::{Catalog, CatalogEntry, ColumnSource, TableColumn, TableDef, WatermarkSpec};
+use crate::function::{self, cast::can_cast};
+use crate::sql::ast::{ColumnKind, CreateTable, TableHint};
+use crate::sql::parser::object_name_last;
+use crate::sql::types::parse_type_text;
+use crate::sql::unparse::{type_text, unparse};
+use crate::sql::SqlError;
+use crate::types::coercion::{common_type_of, string_literal_kind};
+use crate::types::time::{parse_date, parse_time, parse_timestamp};
+use crate::types::value::Value;
+use crate::types::{DataType, Field, Schema, TimeAttribute, TypeKind};
+
+fn error(span: Span, message: impl Into<String>) -> SqlError {
+    SqlError::new(message, span.start.line, span.start.column)
+}
+
+/// A column visible to expressions: its qualifier (table name or alias) and field.
+#[derive(Debug, Clone)]
+struct ScopeColumn {
+    qualifier: Option<String>,
+    field: Field,
+}
+
+pub struct Binder<'a> {
+    catalog: &'a Catalog,
+    hints: &'a [TableHint],
+    ctes: HashMap<String, LogicalPlan>,
+}
+
+impl<'a> Binder<'a> {
+    pub fn new(catalog: &'a Catalog, hints: &'a [TableHint]) -> Self {
+        Binder { catalog, hints, ctes: HashMap::new() }
+    }
+
+    pub fn bind_query(&mut self, query: &Query) -> Result<LogicalPlan, SqlError> {
+        if let Some(with) = &query.with {
+            for cte in &with.cte_tables {
+                let plan = self.bind_query(&cte.query)?;
+                let plan = rename(plan, &cte.alias.columns.iter().map(|c| c.name.value.clone()).collect::<Vec<_>>(), cte.alias.name.span)?;
+                self.ctes.insert(cte.alias.name.value.clone(), plan);
+            }
+        }
+        if let Some(order_by) = &query.order_by {
+            return Err(error(order_by.span(), "ORDER BY is not supported yet"));
+        }
+        if let Some(limit) = &query.limit_clause {
+            return Err(error(limit.span(), "LIMIT is not supported yet"));
+        }
+        self.bind_set_expr(&query.body)
+    }
+
+    fn bind_set_expr(&mut self, body: &SetExpr) -> Result<LogicalPlan, SqlError> {
+        match body {
+            SetExpr::Select(select) => self.bind_select(select),
+            SetExpr::Query(query) => self.bind_query(query),
+            SetExpr::Values(values) => self.bind_values(values),
+            SetExpr::SetOperation { op, set_quantifier, left, right } => {
+                if *op != SetOperator::Union || *set_quantifier != SetQuantifier::All {
+                    return Err(error(body.span(), format!("{op} {set_quantifier} is not supported yet; UNION ALL is")));
+                }
+                let left = self.bind_set_expr(left)?;
+                let right = self.bind_set_expr(right)?;
+                union(vec![left, right], body.span())
+            }
+            other => Err(error(other.span(), "this kind of query is not supported")),
+        }
+    }
+
+    fn bind_values(&mut self, values: &ast::Values) -> Result<LogicalPlan, SqlError> {
+        let mut rows = Vec::new();
+        for row in &values.rows {
+            let exprs = row.iter().map(|e| self.bind_expr(e, &[])).collect::<Result<Vec<_>, _>>()?;
+            if let Some(first) = rows.first().map(|r: &Vec<ScalarExpr>| r.len())
+                && first != exprs.len()
+            {
+                return Err(error(values.span(), "all VALUES rows must have the same number of columns"));
+            }
+            rows.push(exprs);
+        }
+        let width = rows.first().map_or(0, Vec::len);
+        let mut fields = Vec::new();
+        for col in 0..width {
+            let types: Vec<DataType> = rows.iter().map(|r| r[col].data_type().clone()).collect();
+            let ty = common_type_of(&types)
+                .ok_or_else(|| error(values.span(), format!("VALUES column {} has no common type", col + 1)))?;
+            fields.push(Field::new(format!("EXPR${col}"), ty));
+        }
+        for row in &mut rows {
+            for (col, e) in row.iter_mut().enumerate() {
+                *e = coerce(e.clone(), &fields[col].data_type);
+            }
+        }
+        Ok(LogicalPlan::Values(LogicalValues { rows, schema: Schema::new(fields) }))
+    }
+
+    fn bind_select(&mut self, select: &Select) -> Result<LogicalPlan, SqlError> {
+        if let Some(distinct) = &select.distinct {
+            let _ = distinct;
+            return Err(error(select.span(), "SELECT DISTINCT is not supported yet"));
+        }
+        match &select.group_by {
+            GroupByExpr::Expressions(exprs, _) if exprs.is_empty() => {}
+            group_by => return Err(error(group_by.span(), "GROUP BY is not supported yet")),
+        }
+        if let Some(having) = &select.having {
+            return Err(error(having.span(), "HAVING is not supported yet"));
+        }
+        let (input, scope) = match select.from.as_slice() {
+            [] => (
+                LogicalPlan::Values(LogicalValues { rows: vec![vec![]], schema: Schema::default() }),
+                vec![],
+            ),
+            [from] => {
+                if let Some(join) = from.joins.first() {
+                    return Err(error(join.relation.span(), "joins are not supported yet"));
+                }
+                self.bind_table_factor(&from.relation)?
+            }
+            [_, second, ..] => return Err(error(second.relation.span(), "joins are not supported yet")),
+        };
+        let filter = match &select.selection {
+            Some(predicate) => {
+                let bound = self.bind_expr(predicate, &scope)?;
+                if !matches!(bound.data_type().kind, TypeKind::Boolean | TypeKind::Null) {
+                    return Err(error(predicate.span(), format!("WHERE needs a BOOLEAN condition, got {}", bound.data_type().kind)));
+                }
+                Some(bound)
+            }
+            None => None,
+        };
+        let input_attrs: Vec<Option<TimeAttribute>> = scope.iter().map(|c| c.field.time_attribute).collect();
+        let mut exprs = Vec::new();
+        let mut fields: Vec<Field> = Vec::new();
+        for item in &select.projection {
+            match item {
+                SelectItem::Wildcard(_) => {
+                    for (i, c) in scope.iter().enumerate() {
+                        exprs.push(ScalarExpr::Column { index: i, data_type: c.field.data_type.clone() });
+                        fields.push(c.field.clone());
+                    }
+                }
+                SelectItem::QualifiedWildcard(kind, _) => {
+                    let qualifier = kind.to_string();
+                    let qualifier = qualifier.trim_matches('`');
+                    let mut any = false;
+                    for (i, c) in scope.iter().enumerate() {
+                        if c.qualifier.as_deref() == Some(qualifier) {
+                            any = true;
+                            exprs.push(ScalarExpr::Column { index: i, data_type: c.field.data_type.clone() });
+                            fields.push(c.field.clone());
+                        }
+                    }
+                    if !any {
+                        return Err(error(item.span(), format!("unknown table '{qualifier}'")));
+                    }
+                }
+                SelectItem::UnnamedExpr(e) => {
+                    let bound = self.bind_expr(e, &scope)?;
+                    let name = derived_name(e, fields.len());
+                    let time_attribute = bound.time_attribute(&input_attrs);
+                    fields.push(Field { name, data_type: bound.data_type().clone(), time_attribute });
+                    exprs.push(bound);
+                }
+                SelectItem::ExprWithAlias { expr, alias } => {
+                    let bound = self.bind_expr(expr, &scope)?;
+                    let time_attribute = bound.time_attribute(&input_attrs);
+                    fields.push(Field { name: alias.value.clone(), data_type: bound.data_type().clone(), time_attribute });
+                    exprs.push(bound);
+                }
+                other => return Err(error(other.span(), "unsupported select item")),
+            }
+        }
+        uniquify(&mut fields);
+        Ok(LogicalPlan::Calc(LogicalCalc { input: Box::new(input), filter, exprs, schema: Schema::new(fields) }))
+    }
+
+    fn bind_table_factor(&mut self, factor: &TableFactor) -> Result<(LogicalPlan, Vec<ScopeColumn>), SqlError> {
+        match factor {
+            TableFactor::Table { name, alias, args, .. } => {
+                if args.is_some() {
+                    return Err(error(name.span(), "table functions are not supported yet"));
+                }
+                let table_name = object_name_last(name);
+                let qualifier = alias.as_ref().map_or(table_name.clone(), |a| a.name.value.clone());
+                let plan = if let Some(plan) = self.ctes.get(&table_name) {
+                    plan.clone()
+                } else {
+                    match self.catalog.get(&table_name) {
+                        Some(CatalogEntry::Table(table)) => {
+                            let hint = self.hint_after(name.span());
+                            self.scan_table(table, hint)?
+                        }
+                        Some(CatalogEntry::View(view)) => {
+                            let mut binder = Binder::new(self.catalog, &[]);
+                            let plan = binder.bind_query(&view.query)?;
+                            rename(plan, &view.schema.fields.iter().map(|f| f.name.clone()).collect::<Vec<_>>(), name.span())?
+                        }
+                        None => {
+                            return Err(error(name.span(), format!("table or view '{table_name}' does not exist")));
+                        }
+                    }
+                };
+                let plan = match alias {
+                    Some(a) if !a.columns.is_empty() => {
+                        rename(plan, &a.columns.iter().map(|c| c.name.value.clone()).collect::<Vec<_>>(), a.name.span)?
+                    }
+                    _ => plan,
+                };
+                Ok(scoped(plan, Some(qualifier)))
+            }
+            TableFactor::Derived { subquery, alias, lateral, .. } => {
+                if *lateral {
+                    return Err(error(factor.span(), "LATERAL is not supported yet"));
+                }
+                let plan = self.bind_query(subquery)?;
+                let plan = match alias {
+                    Some(a) if !a.columns.is_empty() => {
+                        rename(plan, &a.columns.iter().map(|c| c.name.value.clone()).collect::<Vec<_>>(), a.name.span)?
+                    }
+                    _ => plan,
+                };
+                Ok(scoped(plan, alias.as_ref().map(|a| a.name.value.clone())))
+            }
+            TableFactor::TableFunction { expr, .. } => {
+                let name = match expr {
+                    Expr::Function(f) => object_name_last(&f.name).to_uppercase(),
+                    _ => "TABLE".to_string(),
+                };
+                let what = if matches!(name.as_str(), "TUMBLE" | "HOP" | "CUMULATE" | "SESSION") {
+                    format!("windowing table-valued function {name} is not supported yet")
+                } else {
+                    format!("table function {name} is not supported yet")
+                };
+                Err(error(factor.span(), what))
+            }
+            other => Err(error(other.span(), "this kind of FROM item is not supported yet")),
+        }
+    }
+
+    /// The `/*+ OPTIONS(…) */` hint written right after a table name.
+    fn hint_after(&self, name: Span) -> Option<&'a TableHint> {
+        self.hints.iter().find(|h| {
+            h.name == "OPTIONS"
+                && (h.position.line, h.position.column) > (name.end.line, name.end.column)
+                && h.position.line <= name.end.line + 1
+        })
+    }
+
+    /// A table as a query sees it: the connector's physical columns, then the computed
+    /// columns evaluated over them, in declared order.
+    fn scan_table(&self, table: &Arc<TableDef>, hint: Option<&TableHint>) -> Result<LogicalPlan, SqlError> {
+        let table = match hint {
+            Some(h) => {
+                let mut t = (**table).clone();
+                for (k, v) in &h.options {
+                    match t.options.iter_mut().find(|(key, _)| key == k) {
+                        Some(entry) => entry.1 = v.clone(),
+                        None => t.options.push((k.clone(), v.clone())),
+                    }
+                }
+                Arc::new(t)
+            }
+            None => table.clone(),
+        };
+        let physical = table.physical_schema();
+        let physical_scope: Vec<ScopeColumn> =
+            physical.fields.iter().map(|f| ScopeColumn { qualifier: None, field: f.clone() }).collect();
+        let scan = LogicalPlan::Scan(LogicalScan { table: table.clone(), schema: physical.clone() });
+        if table.columns.iter().all(|c| matches!(c.source, ColumnSource::Physical) && c.time_attribute.is_none()) {
+            return Ok(scan);
+        }
+        let mut exprs = Vec::new();
+        let mut fields = Vec::new();
+        let mut binder = Binder::new(self.catalog, &[]);
+        for column in &table.columns {
+            let expr = match &column.source {
+                ColumnSource::Physical => {
+                    let index = physical.index_of(&column.name).unwrap_or(0);
+                    ScalarExpr::Column { index, data_type: column.data_type.clone() }
+                }
+                ColumnSource::Computed { expr, .. } => binder.bind_expr(expr, &physical_scope)?,
+                ColumnSource::Metadata { .. } => {
+                    return Err(SqlError::without_position(format!(
+                        "metadata column '{}' of table '{}' is not supported by its connector",
+                        column.name, table.name
+                    )));
+                }
+            };
+            exprs.push(expr);
+            fields.push(Field { name: column.name.clone(), data_type: column.data_type.clone(), time_attribute: column.time_attribute });
+        }
+        Ok(LogicalPlan::Calc(LogicalCalc { input: Box::new(scan), filter: None, exprs, schema: Schema::new(fields) }))
+    }
+
+    /// Validates a CREATE TABLE and derives the types of its computed columns.
+    pub fn bind_create_table(&mut self, create: &CreateTable) -> Result<TableDef, SqlError> {
+        let name = object_name_last(&create.name);
+        let mut columns: Vec<TableColumn> = Vec::new();
+        let physical_scope: Vec<ScopeColumn> = create
+            .columns
+            .iter()
+            .filter_map(|c| match &c.kind {
+                ColumnKind::Physical(t) => Some(ScopeColumn { qualifier: None, field: Field::new(c.name.clone(), t.clone()) }),
+                _ => None,
+            })
+            .collect();
+        for column in &create.columns {
+            if columns.iter().any(|c| c.name == column.name) {
+                return Err(SqlError::new(format!("duplicate column '{}'", column.name), column.position.line, column.position.column));
+            }
+            let (data_type, source, time_attribute) = match &column.kind {
+                ColumnKind::Physical(t) => (t.clone(), ColumnSource::Physical, None),
+                ColumnKind::Computed(expr) => {
+                    let bound = self.bind_expr(expr, &physical_scope)?;
+                    let attr = bound.time_attribute(&[]);
+                    (bound.data_type().clone(), ColumnSource::Computed { expr: expr.clone(), text: unparse(expr) }, attr)
+                }
+                ColumnKind::Metadata { data_type, key, is_virtual } => {
+                    (data_type.clone(), ColumnSource::Metadata { key: key.clone(), is_virtual: *is_virtual }, None)
+                }
+            };
+            columns.push(TableColumn { name: column.name.clone(), data_type, source, time_attribute, comment: column.comment.clone() });
+        }
+        if let Some(pk) = &create.primary_key {
+            for key in pk {
+                match columns.iter_mut().find(|c| &c.name == key) {
+                    Some(c) if matches!(c.source, ColumnSource::Physical) => c.data_type.nullable = false,
+                    Some(_) => return Err(SqlError::without_position(format!("primary key column '{key}' must be a physical column"))),
+                    None => return Err(SqlError::without_position(format!("primary key column '{key}' does not exist"))),
+                }
+            }
+        }
+        let watermark = match &create.watermark {
+            Some(wm) => {
+                let at = |m: String| SqlError::new(m, wm.position.line, wm.position.column);
+                let index = columns
+                    .iter()
+                    .position(|c| c.name == wm.column)
+                    .ok_or_else(|| at(format!("watermark column '{}' does not exist", wm.column)))?;
+                if !matches!(columns[index].data_type.kind, TypeKind::Timestamp(p) | TypeKind::TimestampLtz(p) if p <= 3) {
+                    return Err(at(format!(
+                        "the rowtime attribute '{}' must be TIMESTAMP(p) or TIMESTAMP_LTZ(p) with p <= 3, got {}",
+                        wm.column, columns[index].data_type.kind
+                    )));
+                }
+                let scope: Vec<ScopeColumn> = columns
+                    .iter()
+                    .map(|c| ScopeColumn { qualifier: None, field: Field::new(c.name.clone(), c.data_type.clone()) })
+                    .collect();
+                let bound = self.bind_expr(&wm.expr, &scope)?;
+                if !bound.data_type().kind.is_timestamp() {
+                    return Err(at(format!("the watermark expression must return a timestamp, got {}", bound.data_type().kind)));
+                }
+                columns[index].time_attribute = Some(TimeAttribute::Rowtime);
+                Some(WatermarkSpec { column: wm.column.clone(), expr: wm.expr.clone(), text: unparse(&wm.expr) })
+            }
+            None => None,
+        };
+        Ok(TableDef {
+            name,
+            columns,
+            watermark,
+            primary_key: create.primary_key.clone(),
+            comment: create.comment.clone(),
+            options: create.options.clone(),
+        })
+    }
+
+    fn bind_expr(&mut self, expr: &Expr, scope: &[ScopeColumn]) -> Result<ScalarExpr, SqlError> {
+        let span = expr.span();
+        match expr {
+            Expr::Identifier(ident) => resolve_column(scope, None, &ident.value, span),
+            Expr::CompoundIdentifier(parts) => match parts.as_slice() {
+                [q, c] => resolve_column(scope, Some(&q.value), &c.value, span),
+                [.., q, c] => resolve_column(scope, Some(&q.value), &c.value, span),
+                _ => Err(error(span, "invalid column reference")),
+            },
+            Expr::Value(v) => literal(&v.value, span),
+            Expr::TypedString(ts) => {
+                let text = match &ts.value.value {
+                    ast::Value::SingleQuotedString(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                typed_literal(&ts.data_type, &text, span)
+            }
+            Expr::Interval(interval) => interval_literal(interval, span),
+            Expr::Nested(inner) => self.bind_expr(inner, scope),
+            Expr::UnaryOp { op, expr: inner } => {
+                let arg = self.bind_expr(inner, scope)?;
+                match op {
+                    UnaryOperator::Not => self.call("NOT", vec![arg], span),
+                    UnaryOperator::Plus => Ok(arg),
+                    UnaryOperator::Minus => match arg {
+                        ScalarExpr::Literal { value: Value::Int(v), data_type } => {
+                            Ok(ScalarExpr::Literal { value: Value::Int(v.wrapping_neg()), data_type })
+                        }
+                        ScalarExpr::Literal { value: Value::Decimal(v), data_type } => {
+                            Ok(ScalarExpr::Literal { value: Value::Decimal(-v), data_type })
+                        }
+                        ScalarExpr::Literal { value: Value::Float(v), data_type } => {
+                            Ok(ScalarExpr::Literal { value: Value::Float(-v), data_type })
+                        }
+                        other => self.call("NEGATE", vec![other], span),
+                    },
+                    other => Err(error(span, format!("operator {other} is not supported"))),
+                }
+            }
+            Expr::BinaryOp { left, op, right } => {
+                let name = match op {
+                    BinaryOperator::Plus => "+",
+                    BinaryOperator::Minus => "-",
+                    BinaryOperator::Multiply => "*",
+                    BinaryOperator::Divide => "/",
+                    BinaryOperator::Modulo => "%",
+                    BinaryOperator::StringConcat => "||",
+                    BinaryOperator::Eq => "=",
+                    BinaryOperator::NotEq => "<>",
+                    BinaryOperator::Lt => "<",
+                    BinaryOperator::LtEq => "<=",
+                    BinaryOperator::Gt => ">",
+                    BinaryOperator::GtEq => ">=",
+                    BinaryOperator::And => "AND",
+                    BinaryOperator::Or => "OR",
+                    other => return Err(error(span, format!("operator {other} is not supported"))),
+                };
+                let l = self.bind_expr(left, scope)?;
+                let r = self.bind_expr(right, scope)?;
+                if name == "/" || name == "%" {
+                    check_constant_zero(&r, right.span())?;
+                }
+                self.call(name, vec![l, r], span)
+            }
+            Expr::IsNull(e) => self.unary_call("IS NULL", e, scope, span),
+            Expr::IsNotNull(e) => self.unary_call("IS NOT NULL", e, scope, span),
+            Expr::IsTrue(e) => self.unary_call("IS TRUE", e, scope, span),
+            Expr::IsNotTrue(e) => self.unary_call("IS NOT TRUE", e, scope, span),
+            Expr::IsFalse(e) => self.unary_call("IS FALSE", e, scope, span),
+            Expr::IsNotFalse(e) => self.unary_call("IS NOT FALSE", e, scope, span),
+            Expr::IsUnknown(e) => self.unary_call("IS NULL", e, scope, span),
+            Expr::IsNotUnknown(e) => self.unary_call("IS NOT NULL", e, scope, span),
+            Expr::IsDistinctFrom(a, b) => {
+                let args = vec![self.bind_expr(a, scope)?, self.bind_expr(b, scope)?];
+                self.call("IS DISTINCT FROM", args, span)
+            }
+            Expr::IsNotDistinctFrom(a, b) => {
+                let args = vec![self.bind_expr(a, scope)?, self.bind_expr(b, scope)?];
+                self.call("IS NOT DISTINCT FROM", args, span)
+            }
+            Expr::Between { expr: e, negated, low, high } => {
+                let value = self.bind_expr(e, scope)?;
+                let low = self.bind_expr(low, scope)?;
+                let high = self.bind_expr(high, scope)?;
+                let ge = self.call(">=", vec![value.clone(), low], span)?;
+                let le = self.call("<=", vec![value, high], span)?;
+                let both = self.call("AND", vec![ge, le], span)?;
+                if *negated { self.call("NOT", vec![both], span) } else { Ok(both) }
+            }
+            Expr::In { expr: e, target, negated, .. } => {
+                let ast::InTarget::List(list) = target else {
+                    return Err(error(span, "IN with a subquery is not supported yet"));
+                };
+                let value = self.bind_expr(e, scope)?;
+                let mut result: Option<ScalarExpr> = None;
+                for item in list {
+                    let item = self.bind_expr(item, scope)?;
+                    let eq = self.call("=", vec![value.clone(), item], span)?;
+                    result = Some(match result {
+                        None => eq,
+                        Some(acc) => self.call("OR", vec![acc, eq], span)?,
+                    });
+                }
+                let result = result.ok_or_else(|| error(span, "IN needs at least one value"))?;
+                if *negated { self.call("NOT", vec![result], span) } else { Ok(result) }
+            }
+            Expr::Like { negated, expr: e, pattern, escape_char, any } => {
+                if *any {
+                    return Err(error(span, "LIKE ANY is not supported"));
+                }
+                let mut args = vec![self.bind_expr(e, scope)?, self.bind_expr(pattern, scope)?];
+                if let Some(esc) = escape_char {
+                    args.push(self.bind_expr(esc, scope)?);
+                }
+                let like = self.call("LIKE", args, span)?;
+                if *negated { self.call("NOT", vec![like], span) } else { Ok(like) }
+            }
+            Expr::SimilarTo { negated, expr: e, pattern, escape_char } => {
+                let mut args = vec![self.bind_expr(e, scope)?, self.bind_expr(pattern, scope)?];
+                if let Some(esc) = escape_char {
+                    args.push(self.bind_expr(esc, scope)?);
+                }
+                let similar = self.call("SIMILAR TO", args, span)?;
+                if *negated { self.call("NOT", vec![similar], span) } else { Ok(similar) }
+            }
+            Expr::Case { operand, conditions, else_result, .. } => {
+                let operand = operand.as_ref().map(|o| self.bind_expr(o, scope)).transpose()?;
+                let mut branches = Vec::new();
+                for when in conditions {
+                    let cond = self.bind_expr(&when.condition, scope)?;
+                    let cond = match &operand {
+                        Some(op) => self.call("=", vec![op.clone(), cond], when.condition.span())?,
+                        None => cond,
+                    };
+                    if !matches!(cond.data_type().kind, TypeKind::Boolean | TypeKind::Null) {
+                        return Err(error(when.condition.span(), "CASE WHEN needs a BOOLEAN condition"));
+                    }
+                    branches.push((cond, self.bind_expr(&when.result, scope)?));
+                }
+                let otherwise = else_result.as_ref().map(|e| self.bind_expr(e, scope)).transpose()?;
+                case(branches, otherwise, span)
+            }
+            Expr::Cast { kind, expr: e, data_type, .. } => {
+                let value = self.bind_expr(e, scope)?;
+                let target = flink_type(data_type, span)?;
+                let try_cast = matches!(kind, CastKind::TryCast | CastKind::SafeCast);
+                if !can_cast(&value.data_type().kind, &target.kind) {
+                    return Err(error(span, format!("cannot cast {} to {}", value.data_type().kind, target.kind)));
+                }
+                let target = DataType { nullable: value.data_type().nullable || try_cast || target.nullable && value.is_literal_null(), ..target };
+                if value.data_type().kind == target.kind {
+                    return Ok(value);
+                }
+                Ok(ScalarExpr::Cast { expr: Box::new(value), data_type: target, try_cast })
+            }
+            Expr::Extract { field, expr: e, .. } => {
+                let unit = unit_literal(&field.to_string());
+                let value = self.bind_expr(e, scope)?;
+                self.call("EXTRACT", vec![unit, value], span)
+            }
+            Expr::Floor { expr: e, field } | Expr::Ceil { expr: e, field } => {
+                let is_floor = matches!(expr, Expr::Floor { .. });
+                let value = self.bind_expr(e, scope)?;
+                match field {
+                    CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime) => {
+                        self.call(if is_floor { "FLOOR" } else { "CEIL" }, vec![value], span)
+                    }
+                    CeilFloorKind::DateTimeField(unit) => {
+                        let unit = unit_literal(&unit.to_string());
+                        self.call(if is_floor { "FLOOR_TO" } else { "CEIL_TO" }, vec![unit, value], span)
+                    }
+                    CeilFloorKind::Scale(scale) => {
+                        let scale = literal(&scale.value, span)?;
+                        self.call(if is_floor { "FLOOR" } else { "CEIL" }, vec![value, scale], span)
+                    }
+                }
+            }
+            Expr::Position { expr: needle, r#in } => {
+                let args = vec![self.bind_expr(needle, scope)?, self.bind_expr(r#in, scope)?];
+                self.call("POSITION", args, span)
+            }
+            Expr::Substring { expr: e, substring_from, substring_for, .. } => {
+                let mut args = vec![self.bind_expr(e, scope)?];
+                if let Some(from) = substring_from {
+                    args.push(self.bind_expr(from, scope)?);
+                }
+                if let Some(len) = substring_for {
+                    args.push(self.bind_expr(len, scope)?);
+                }
+                self.call("SUBSTRING", args, span)
+            }
+            Expr::Trim { trim_where, trim_what, expr: e, trim_characters } => {
+                let name = match trim_where {
+                    Some(TrimWhereField::Leading) => "LTRIM",
+                    Some(TrimWhereField::Trailing) => "RTRIM",
+                    _ => "TRIM",
+                };
+                let mut args = vec![self.bind_expr(e, scope)?];
+                if let Some(what) = trim_what {
+                    args.push(self.bind_expr(what, scope)?);
+                } else if let Some(chars) = trim_characters.as_ref().and_then(|c| c.first()) {
+                    args.push(self.bind_expr(chars, scope)?);
+                }
+                self.call(name, args, span)
+            }
+            Expr::Function(f) => self.bind_function(f, scope, span),
+            Expr::Prefixed { prefix, .. } if prefix.value.eq_ignore_ascii_case("TABLE") => {
+                Err(error(span, "TABLE arguments are only allowed in table function calls"))
+            }
+            Expr::Subquery(_) | Expr::Exists { .. } => {
+                Err(error(span, "subqueries in expressions are not supported yet"))
+            }
+            other => Err(error(span, format!("unsupported expression: {other}"))),
+        }
+    }
+
+    fn unary_call(&mut self, name: &str, e: &Expr, scope: &[ScopeColumn], span: Span) -> Result<ScalarExpr, SqlError> {
+        let arg = self.bind_expr(e, scope)?;
+        self.call(name, vec![arg], span)
+    }
+
+    fn bind_function(&mut self, f: &ast::Function, scope: &[ScopeColumn], span: Span) -> Result<ScalarExpr, SqlError> {
+        let name = object_name_last(&f.name).to_uppercase();
+        if f.over.is_some() {
+            return Err(error(span, format!("OVER windows ({name} … OVER) are not supported yet")));
+        }
+        if AGGREGATES.contains(&name.as_str()) {
+            return Err(error(span, format!("aggregate function {name} is not supported yet")));
+        }
+        let mut args = Vec::new();
+        match &f.args {
+            FunctionArguments::None => {}
+            FunctionArguments::Subquery(_) => return Err(error(span, "subqueries are not supported yet")),
+            FunctionArguments::List(list) => {
+                for arg in &list.args {
+                    match arg {
+                        FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => args.push(self.bind_expr(e, scope)?),
+                        other => return Err(error(other.span(), format!("unsupported argument to {name}"))),
+                    }
+                }
+            }
+        }
+        match name.as_str() {
+            "IF" => {
+                let [cond, then, otherwise]: [ScalarExpr; 3] =
+                    args.try_into().map_err(|_| error(span, "IF expects 3 arguments"))?;
+                case(vec![(cond, then)], Some(otherwise), span)
+            }
+            "COALESCE" => {
+                if args.is_empty() {
+                    return Err(error(span, "COALESCE expects at least one argument"));
+                }
+                let last = args.pop();
+                let mut branches = Vec::new();
+                for a in args {
+                    let test = self.call("IS NOT NULL", vec![a.clone()], span)?;
+                    branches.push((test, a));
+                }
+                case(branches, last, span)
+            }
+            "NULLIF" => {
+                let [a, b]: [ScalarExpr; 2] = args.try_into().map_err(|_| error(span, "NULLIF expects 2 arguments"))?;
+                let eq = self.call("=", vec![a.clone(), b], span)?;
+                let null = ScalarExpr::Literal { value: Value::Null, data_type: a.data_type().with_nullable(true) };
+                case(vec![(eq, null)], Some(a), span)
+            }
+            "YEAR" | "QUARTER" | "MONTH" | "WEEK" | "DAYOFYEAR" | "DAYOFMONTH" | "DAYOFWEEK" | "HOUR" | "MINUTE" | "SECOND" => {
+                let mut all = vec![unit_literal(&name)];
+                all.extend(args);
+                self.call("EXTRACT", all, span)
+            }
+            "CEILING" => self.call("CEIL", args, span),
+            _ => self.call(&name, args, span),
+        }
+    }
+
+    /// Resolves a built-in function and casts its arguments to the signature's types.
+    fn call(&mut self, name: &str, args: Vec<ScalarExpr>, span: Span) -> Result<ScalarExpr, SqlError> {
+        let function = function::lookup(name).ok_or_else(|| error(span, format!("no such function: {name}")))?;
+        let types: Vec<DataType> = args.iter().map(|a| a.data_type().clone()).collect();
+        let signature = (function.resolve)(&types).map_err(|m| {
+            let shown: Vec<String> = types.iter().map(|t| t.kind.to_string()).collect();
+            error(span, format!("invalid call {name}({}): {m}", shown.join(", ")))
+        })?;
+        let args = args.into_iter().zip(&signature.args).map(|(a, t)| coerce(a, t)).collect();
+        Ok(ScalarExpr::Call { function, args, data_type: signature.return_type })
+    }
+}
+
+const AGGREGATES: &[&str] = &[
+    "COUNT", "SUM", "MIN", "MAX", "AVG", "STDDEV_POP", "STDDEV_SAMP", "VAR_POP", "VAR_SAMP",
+    "COLLECT", "LISTAGG", "FIRST_VALUE", "LAST_VALUE", "ARRAY_AGG", "ROW_NUMBER", "RANK",
+    "DENSE_RANK", "LEAD", "LAG",
+];
+
+/// Wraps an expression in a CAST when its kind differs from `target`'s.
+fn coerce(expr: ScalarExpr, target: &DataType) -> ScalarExpr {
+    if expr.data_type().kind == target.kind {
+        return expr;
+    }
+    if let ScalarExpr::Literal { value: Value::Null, .. } = expr {
+        return ScalarExpr::Literal { value: Value::Null, data_type: target.with_nullable(true) };
+    }
+    let nullable = expr.data_type().nullable;
+    ScalarExpr::Cast { expr: Box::new(expr), data_type: target.with_nullable(nullable), try_cast: false }
+}
+
+fn case(branches: Vec<(ScalarExpr, ScalarExpr)>, otherwise: Option<ScalarExpr>, span: Span) -> Result<ScalarExpr, SqlError> {
+    let mut types: Vec<DataType> = branches.iter().map(|(_, r)| r.data_type().clone()).collect();
+    match &otherwise {
+        Some(e) => types.push(e.data_type().clone()),
+        None => types.push(DataType::nullable(TypeKind::Null)),
+    }
+    let result = common_type_of(&types).ok_or_else(|| {
+        let shown: Vec<String> = types.iter().map(|t| t.kind.to_string()).collect();
+        error(span, format!("the branches have no common type: {}", shown.join(", ")))
+    })?;
+    let branches = branches.into_iter().map(|(c, r)| (c, coerce(r, &result))).collect();
+    let otherwise = otherwise.map(|e| Box::new(coerce(e, &result)));
+    Ok(ScalarExpr::Case { branches, otherwise, data_type: result })
+}
+
+fn check_constant_zero(divisor: &ScalarExpr, span: Span) -> Result<(), SqlError> {
+    let zero = match divisor {
+        ScalarExpr::Literal { value: Value::Int(0) | Value::Decimal(0), .. } => true,
+        ScalarExpr::Literal { value: Value::Float(f), .. } => *f == 0.0,
+        _ => false,
+    };
+    if zero { Err(error(span, "division by zero")) } else { Ok(()) }
+}
+
+fn unit_literal(unit: &str) -> ScalarExpr {
+    let text = unit.to_uppercase();
+    ScalarExpr::Literal { data_type: DataType::not_null(string_literal_kind(&text)), value: Value::String(text) }
+}
+
+fn resolve_column(scope: &[ScopeColumn], qualifier: Option<&str>, name: &str, span: Span) -> Result<ScalarExpr, SqlError> {
+    let mut found = None;
+    for (i, c) in scope.iter().enumerate() {
+        if c.field.name == name && (qualifier.is_none() || c.qualifier.as_deref() == qualifier) {
+            if found.is_some() {
+                return Err(error(span, format!("column '{name}' is ambiguous")));
+            }
+            found = Some(i);
+        }
+    }
+    match found {
+        Some(index) => Ok(ScalarExpr::Column { index, data_type: scope[index].field.data_type.clone() }),
+        None => {
+            let shown = match qualifier {
+                Some(q) => format!("{q}.{name}"),
+                None => name.to_string(),
+            };
+            Err(error(span, format!("column '{shown}' not found in any table")))
+        }
+    }
+}
+
+fn literal(value: &ast::Value, span: Span) -> Result<ScalarExpr, SqlError> {
+    let (value, kind) = match value {
+        ast::Value::Number(text, _) => number_literal(text).ok_or_else(|| error(span, format!("invalid number {text}")))?,
+        ast::Value::SingleQuotedString(s) => (Value::String(s.clone()), string_literal_kind(s)),
+        ast::Value::Boolean(b) => (Value::Boolean(*b), TypeKind::Boolean),
+        ast::Value::Null => return Ok(ScalarExpr::Literal { value: Value::Null, data_type: DataType::nullable(TypeKind::Null) }),
+        ast::Value::HexStringLiteral(h) => {
+            let bytes = (0..h.len() / 2)
+                .map(|i| u8::from_str_radix(h.get(2 * i..2 * i + 2).unwrap_or("zz"), 16))
+                .collect::<Result<Vec<u8>, _>>()
+                .map_err(|_| error(span, "invalid binary literal"))?;
+            let n = bytes.len() as u32;
+            (Value::Bytes(bytes), TypeKind::Binary(n.max(1)))
+        }
+        other => return Err(error(span, format!("unsupported literal {other}"))),
+    };
+    Ok(ScalarExpr::Literal { value, data_type: DataType::not_null(kind) })
+}
+
+/// Flink's literal types: INT when it fits, else BIGINT, else DECIMAL; `1.5` is DECIMAL(2, 1);
+/// `1e0` is DOUBLE.
+fn number_literal(text: &str) -> Option<(Value, TypeKind)> {
+    if text.contains(['e', 'E']) {
+        return Some((Value::Float(text.parse().ok()?), TypeKind::Double));
+    }
+    if let Some((int, frac)) = text.split_once('.') {
+        let digits = format!("{int}{frac}");
+        let unscaled: i128 = digits.parse().ok()?;
+        let trimmed = digits.trim_start_matches('0');
+        let precision = trimmed.len().max(frac.len()).max(1);
+        if precision > 38 {
+            return Some((Value::Float(text.parse().ok()?), TypeKind::Double));
+        }
+        return Some((Value::Decimal(unscaled), TypeKind::Decimal { precision: precision as u8, scale: frac.len() as u8 }));
+    }
+    let v: i128 = text.parse().ok()?;
+    if let Ok(i) = i32::try_from(v) {
+        Some((Value::Int(i as i64), TypeKind::Int))
+    } else if let Ok(i) = i64::try_from(v) {
+        Some((Value::Int(i), TypeKind::BigInt))
+    } else if text.len() <= 38 {
+        Some((Value::Decimal(v), TypeKind::Decimal { precision: text.len() as u8, scale: 0 }))
+    } else {
+        None
+    }
+}
+
+fn flink_type(data_type: &ast::DataType, span: Span) -> Result<DataType, SqlError> {
+    let text = type_text(data_type);
+    parse_type_text(&text).map_err(|_| error(span, format!("unsupported type {text}")))
+}
+
+fn fraction_digits(text: &str) -> u8 {
+    text.rsplit_once('.').map_or(0, |(_, f)| f.trim().len().min(9) as u8)
+}
+
+fn typed_literal(data_type: &ast::DataType, text: &str, span: Span) -> Result<ScalarExpr, SqlError> {
+    let ty = flink_type(data_type, span)?;
+    let bad = || error(span, format!("invalid {} literal '{text}'", ty.kind));
+    let (value, kind) = match ty.kind {
+        TypeKind::Date => (Value::Date(parse_date(text).ok_or_else(bad)? as i32), TypeKind::Date),
+        TypeKind::Time(_) => (Value::Time(parse_time(text).ok_or_else(bad)?), TypeKind::Time(fraction_digits(text))),
+        TypeKind::Timestamp(_) => (Value::Timestamp(parse_timestamp(text).ok_or_else(bad)?), TypeKind::Timestamp(fraction_digits(text))),
+        _ => return Err(error(span, format!("{} literals are not supported", ty.kind))),
+    };
+    Ok(ScalarExpr::Literal { value, data_type: DataType::not_null(kind) })
+}
+
+fn interval_literal(interval: &ast::Interval, span: Span) -> Result<ScalarExpr, SqlError> {
+    let text = match interval.value.as_ref() {
+        Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(s) => s.clone(),
+            ast::Value::Number(n, _) => n.clone(),
+            other => other.to_string(),
+        },
+        other => return Err(error(span, format!("interval value must be a literal, got {other}"))),
+    };
+    let unit = |f: &Option<ast::DateTimeField>| f.as_ref().map(|f| f.to_string().to_uppercase().trim_end_matches('S').to_string());
+    let leading = unit(&interval.leading_field).ok_or_else(|| error(span, "interval needs a unit"))?;
+    let last = unit(&interval.last_field).unwrap_or_else(|| leading.clone());
+    let bad = || error(span, format!("invalid interval literal '{text}' for {leading} TO {last}"));
+    let trimmed = text.trim();
+    let (negative, body) = match trimmed.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, trimmed.strip_prefix('+').unwrap_or(trimmed)),
+    };
+    const ORDER: [&str; 6] = ["YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND"];
+    let from = ORDER.iter().position(|u| *u == leading).ok_or_else(bad)?;
+    let to = ORDER.iter().position(|u| *u == last).ok_or_else(bad)?;
+    if to < from || (from < 2 && to >= 2) {
+        return Err(bad());
+    }
+    let parts: Vec<&str> = body.split([' ', ':', '-']).filter(|p| !p.is_empty()).collect();
+    if parts.len() != to - from + 1 {
+        return Err(bad());
+    }
+    let sign = if negative { -1 } else { 1 };
+    if from < 2 {
+        let mut months = 0i64;
+        for (unit, part) in ORDER[from..=to].iter().zip(&parts) {
+            let v: i64 = part.parse().map_err(|_| bad())?;
+            months += if *unit == "YEAR" { v * 12 } else { v };
+        }
+        let months = i32::try_from(sign * months).map_err(|_| bad())?;
+        return Ok(ScalarExpr::Literal { value: Value::IntervalMonths(months), data_type: DataType::not_null(TypeKind::IntervalYearMonth) });
+    }
+    let mut millis = 0i64;
+    for (unit, part) in ORDER[from..=to].iter().zip(&parts) {
+        let scale = match *unit {
+            "DAY" => 86_400_000,
+            "HOUR" => 3_600_000,
+            "MINUTE" => 60_000,
+            _ => 1000,
+        };
+        let v: f64 = if *unit == "SECOND" { part.parse().map_err(|_| bad())? } else { part.parse::<i64>().map_err(|_| bad())? as f64 };
+        millis += (v * scale as f64).round() as i64;
+    }
+    Ok(ScalarExpr::Literal { value: Value::IntervalMillis(sign * millis), data_type: DataType::not_null(TypeKind::IntervalDayTime) })
+}
+
+/// The name Flink gives an unaliased select item: the column's name for a column reference,
+/// the function's name for a niladic time function (`LOCALTIME`), else `EXPR$<position>`.
+fn derived_name(expr: &Expr, position: usize) -> String {
+    match expr {
+        Expr::Identifier(ident) => ident.value.clone(),
+        Expr::CompoundIdentifier(parts) => parts.last().map_or_else(String::new, |p| p.value.clone()),
+        Expr::Function(f) if matches!(f.args, FunctionArguments::None) => object_name_last(&f.name).to_uppercase(),
+        Expr::Nested(inner) => derived_name(inner, position),
+        _ => format!("EXPR${position}"),
+    }
+}
+
+/// Makes duplicate output names unique as Calcite does (`a`, `a0`, `a1`, …).
+fn uniquify(fields: &mut [Field]) {
+    for i in 1..fields.len() {
+        if fields[..i].iter().any(|f| f.name == fields[i].name) {
+            let base = fields[i].name.clone();
+            let mut n = 0;
+            while fields.iter().any(|f| f.name == format!("{base}{n}")) {
+                n += 1;
+            }
+            fields[i].name = format!("{base}{n}");
+        }
+    }
+}
+
+fn scoped(plan: LogicalPlan, qualifier: Option<String>) -> (LogicalPlan, Vec<ScopeColumn>) {
+    let scope = plan.schema().fields.iter().map(|f| ScopeColumn { qualifier: qualifier.clone(), field: f.clone() }).collect();
+    (plan, scope)
+}
+
+/// Renames a plan's output columns (view column lists, `AS t(a, b)` aliases).
+fn rename(plan: LogicalPlan, names: &[String], span: Span) -> Result<LogicalPlan, SqlError> {
+    if names.is_empty() {
+        return Ok(plan);
+    }
+    let schema = plan.schema();
+    if names.len() != schema.len() {
+        return Err(error(span, format!("{} column names given for {} columns", names.len(), schema.len())));
+    }
+    let fields: Vec<Field> = schema.fields.iter().zip(names).map(|(f, n)| Field { name: n.clone(), ..f.clone() }).collect();
+    let exprs = fields.iter().enumerate().map(|(i, f)| ScalarExpr::Column { index: i, data_type: f.data_type.clone() }).collect();
+    Ok(LogicalPlan::Calc(LogicalCalc { input: Box::new(plan), filter: None, exprs, schema: Schema::new(fields) }))
+}
+
+fn union(inputs: Vec<LogicalPlan>, span: Span) -> Result<LogicalPlan, SqlError> {
+    let width = inputs[0].schema().len();
+    if inputs.iter().any(|i| i.schema().len() != width) {
+        return Err(error(span, "UNION ALL inputs must have the same number of columns"));
+    }
+    let mut fields = inputs[0].schema().fields.clone();
+    for (col, field) in fields.iter_mut().enumerate() {
+        let types: Vec<DataType> = inputs.iter().map(|i| i.schema().fields[col].data_type.clone()).collect();
+        field.data_type = common_type_of(&types)
+            .ok_or_else(|| error(span, format!("UNION ALL column {} has no common type", col + 1)))?;
+        if inputs.iter().any(|i| i.schema().fields[col].time_attribute != field.time_attribute) {
+            field.time_attribute = None;
+        }
+    }
+    let inputs = inputs
+        .into_iter()
+        .map(|input| {
+            if input.schema().fields.iter().zip(&fields).all(|(a, b)| a.data_type.kind == b.data_type.kind) {
+                return input;
+            }
+            let exprs = input
+                .schema()
+                .fields
+                .iter()
+                .enumerate()
+                .zip(&fields)
+                .map(|((i, f), target)| coerce(ScalarExpr::Column { index: i, data_type: f.data_type.clone() }, &target.data_type))
+                .collect();
+            let schema = Schema::new(fields.clone());
+            LogicalPlan::Calc(LogicalCalc { input: Box::new(input), filter: None, exprs, schema })
+        })
+        .collect();
+    Ok(LogicalPlan::Union(LogicalUnion { inputs, schema: Schema::new(fields) }))
+}

@@ -1,0 +1,103 @@
+//! Bound scalar expressions: typed, with columns resolved to input positions.
+
+use std::fmt;
+
+use crate::function::FunctionDef;
+use crate::types::value::Value;
+use crate::types::{DataType, TimeAttribute};
+
+#[derive(Debug, Clone)]
+pub enum ScalarExpr {
+    /// The input column at `index`.
+    Column { index: usize, data_type: DataType },
+    Literal { value: Value, data_type: DataType },
+    Call { function: &'static FunctionDef, args: Vec<ScalarExpr>, data_type: DataType },
+    Cast { expr: Box<ScalarExpr>, data_type: DataType, try_cast: bool },
+    /// `CASE WHEN c1 THEN r1 … ELSE e END`; a missing ELSE is NULL.
+    Case { branches: Vec<(ScalarExpr, ScalarExpr)>, otherwise: Option<Box<ScalarExpr>>, data_type: DataType },
+}
+
+impl ScalarExpr {
+    pub fn data_type(&self) -> &DataType {
+        match self {
+            ScalarExpr::Column { data_type, .. }
+            | ScalarExpr::Literal { data_type, .. }
+            | ScalarExpr::Call { data_type, .. }
+            | ScalarExpr::Cast { data_type, .. }
+            | ScalarExpr::Case { data_type, .. } => data_type,
+        }
+    }
+
+    /// Whether evaluating it reads nothing but its inputs (no clock, no randomness).
+    pub fn is_deterministic(&self) -> bool {
+        match self {
+            ScalarExpr::Column { .. } | ScalarExpr::Literal { .. } => true,
+            ScalarExpr::Call { function, args, .. } => {
+                function.evaluation == crate::function::Evaluation::Deterministic
+                    && args.iter().all(ScalarExpr::is_deterministic)
+            }
+            ScalarExpr::Cast { expr, .. } => expr.is_deterministic(),
+            ScalarExpr::Case { branches, otherwise, .. } => {
+                branches.iter().all(|(c, r)| c.is_deterministic() && r.is_deterministic())
+                    && otherwise.as_ref().is_none_or(|e| e.is_deterministic())
+            }
+        }
+    }
+
+    /// The time attribute this expression forwards unchanged, if any: a plain column
+    /// reference keeps it, a PROCTIME() call creates one, anything computed materializes it.
+    pub fn time_attribute(&self, input: &[Option<TimeAttribute>]) -> Option<TimeAttribute> {
+        match self {
+            ScalarExpr::Column { index, .. } => input.get(*index).copied().flatten(),
+            ScalarExpr::Call { function, .. } if function.name == "PROCTIME" => {
+                Some(TimeAttribute::Proctime)
+            }
+            _ => None,
+        }
+    }
+
+    pub fn is_literal_null(&self) -> bool {
+        matches!(self, ScalarExpr::Literal { value: Value::Null, .. })
+    }
+}
+
+impl fmt::Display for ScalarExpr {
+    /// The EXPLAIN form: `$0` for input columns, `+($0, 1)` for calls.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ScalarExpr::Column { index, .. } => write!(f, "${index}"),
+            ScalarExpr::Literal { value, data_type } => match value {
+                Value::Null => write!(f, "null:{}", data_type.kind),
+                Value::String(s) => write!(f, "'{s}'"),
+                Value::Boolean(b) => write!(f, "{}", if *b { "true" } else { "false" }),
+                Value::Int(i) => write!(f, "{i}"),
+                Value::Float(x) => write!(f, "{x:?}"),
+                other => write!(f, "{other:?}"),
+            },
+            ScalarExpr::Call { function, args, .. } => {
+                write!(f, "{}(", function.name)?;
+                for (i, a) in args.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{a}")?;
+                }
+                write!(f, ")")
+            }
+            ScalarExpr::Cast { expr, data_type, try_cast } => {
+                let name = if *try_cast { "TRY_CAST" } else { "CAST" };
+                write!(f, "{name}({expr} AS {data_type})")
+            }
+            ScalarExpr::Case { branches, otherwise, .. } => {
+                write!(f, "CASE(")?;
+                for (c, r) in branches {
+                    write!(f, "{c}, {r}, ")?;
+                }
+                match otherwise {
+                    Some(e) => write!(f, "{e})"),
+                    None => write!(f, "null)"),
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,1410 @@
+//! Values ↔ text, a column at a time.
+//!
+//! [`format_column`] is Flink's `CAST(x AS STRING)`; [`format_value`] renders one cell the way
+//! Flink prints results (the tableau and the `print` sink: the same text as CAST, except that
+//! BYTES print as `x'0102ff'`). [`parse_column`] is `CAST(STRING AS T)`; it never fails as a
+//! whole: rows that do not parse come back NULL with a message, and the caller decides whether
+//! that is an error (CAST), a NULL (TRY_CAST) or a skipped row (formats). The formats read
+//! through [`parse_column_as`] with their own [`TextDialect`], because Flink's CSV and JSON
+//! converters accept slightly different text than CAST does.
+//!
+//! Rendering rules (checked against Flink 2.3's sql-client):
+//! - BOOLEAN `TRUE` / `FALSE`; FLOAT and DOUBLE as Java's `Float.toString` / `Double.toString`
+//!   (`1.0`, `0.1`, `1.0E10`, `1.0E-4`, `NaN`, `Infinity`); DECIMAL plain with exactly its scale.
+//! - DATE `yyyy-MM-dd`; TIME(p) `HH:mm:ss` and, for p > 0, the milliseconds without trailing
+//!   zeros but at least one digit (`01:02:03.1`, `00:00:00.0`); TIMESTAMP(p) and
+//!   TIMESTAMP_LTZ(p) (in the session zone) `yyyy-MM-dd HH:mm:ss` plus exactly p digits.
+//! - INTERVAL DAY TO SECOND `+1 02:03:00.000`, INTERVAL YEAR TO MONTH `+1-02`.
+//! - ARRAY `[1, NULL]`, MAP `{a=1, b=NULL}`, ROW `(1, x)`; nested NULL is `NULL`.
+
+use std::fmt::Write;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::*;
+use arrow_array::{
+    Array, ArrayRef, ArrowPrimitiveType, BinaryArray, BooleanArray, NullArray, PrimitiveArray,
+    StringArray,
+};
+use arrow_buffer::{NullBuffer, ScalarBuffer};
+
+use super::time::{
+    SessionZone, days_from_civil, days_in_month, truncate_to_precision, write_date, write_time,
+    write_timestamp,
+};
+use super::{DataType, MILLIS_PER_DAY, NANOS_PER_DAY, NANOS_PER_MILLI, NANOS_PER_SECOND, TypeKind};
+
+// ------------------------------------------------------------------------------------------
+// Formatting
+// ------------------------------------------------------------------------------------------
+
+/// How a value becomes text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextStyle {
+    /// `CAST(x AS STRING)`: BYTES decode as UTF-8.
+    Cast,
+    /// Printed results (tableau, `print` sink): BYTES as `x'0102ff'`.
+    Print,
+}
+
+/// `CAST(x AS STRING)` of a whole column; NULL stays NULL.
+pub fn format_column(array: &ArrayRef, data_type: &DataType, zone: &SessionZone) -> StringArray {
+    format_column_with(array, data_type, zone, TextStyle::Cast)
+}
+
+/// [`format_column`] in a chosen style.
+pub fn format_column_with(
+    array: &ArrayRef,
+    data_type: &DataType,
+    zone: &SessionZone,
+    style: TextStyle,
+) -> StringArray {
+    let len = array.len();
+    let mut values = String::with_capacity(len * 8);
+    let mut offsets: Vec<i32> = Vec::with_capacity(len + 1);
+    offsets.push(0);
+    let mut valid = Vec::with_capacity(len);
+    for row in 0..len {
+        if array.is_null(row) {
+            valid.push(false);
+        } else {
+            write_cell(&mut values, array.as_ref(), row, data_type, zone, style);
+            valid.push(true);
+        }
+        // Offsets are i32: a column of more than 2 GiB of text is cut rather than panicking.
+        let end = i32::try_from(values.len()).unwrap_or(i32::MAX);
+        offsets.push(end);
+    }
+    let nulls = NullBuffer::from(valid);
+    let nulls = (nulls.null_count() > 0).then_some(nulls);
+    StringArray::try_new(
+        arrow_buffer::OffsetBuffer::new(ScalarBuffer::from(offsets)),
+        arrow_buffer::Buffer::from(values.into_bytes()),
+        nulls,
+    )
+    .unwrap_or_else(|_| StringArray::new_null(len))
+}
+
+/// One cell as Flink prints it (tableau, `print` sink); `None` for NULL.
+pub fn format_value(
+    array: &ArrayRef,
+    row: usize,
+    data_type: &DataType,
+    zone: &SessionZone,
+) -> Option<String> {
+    format_value_with(array.as_ref(), row, data_type, zone, TextStyle::Print)
+}
+
+/// One cell in a chosen style; `None` for NULL or a row out of range.
+pub fn format_value_with(
+    array: &dyn Array,
+    row: usize,
+    data_type: &DataType,
+    zone: &SessionZone,
+    style: TextStyle,
+) -> Option<String> {
+    if row >= array.len() || array.is_null(row) {
+        return None;
+    }
+    let mut s = String::new();
+    write_cell(&mut s, array, row, data_type, zone, style);
+    Some(s)
+}
+
+/// Appends the text of a non-NULL cell (a NULL cell appends `NULL`, as nested NULLs print).
+pub fn write_cell(
+    out: &mut String,
+    array: &dyn Array,
+    row: usize,
+    data_type: &DataType,
+    zone: &SessionZone,
+    style: TextStyle,
+) {
+    if row >= array.len() || array.is_null(row) {
+        out.push_str("NULL");
+        return;
+    }
+    macro_rules! prim {
+        ($t:ty) => {
+            match array.as_primitive_opt::<$t>() {
+                Some(a) => a.value(row),
+                None => {
+                    out.push_str("NULL");
+                    return;
+                }
+            }
+        };
+    }
+    match &data_type.kind {
+        TypeKind::Null => out.push_str("NULL"),
+        TypeKind::Boolean => match array.as_boolean_opt() {
+            Some(a) => out.push_str(if a.value(row) { "TRUE" } else { "FALSE" }),
+            None => out.push_str("NULL"),
+        },
+        TypeKind::TinyInt => {
+            let _ = write!(out, "{}", prim!(Int8Type));
+        }
+        TypeKind::SmallInt => {
+            let _ = write!(out, "{}", prim!(Int16Type));
+        }
+        TypeKind::Int => {
+            let _ = write!(out, "{}", prim!(Int32Type));
+        }
+        TypeKind::BigInt => {
+            let _ = write!(out, "{}", prim!(Int64Type));
+        }
+        TypeKind::Float => write_java_float(out, prim!(Float32Type)),
+        TypeKind::Double => write_java_double(out, prim!(Float64Type)),
+        TypeKind::Decimal { scale, .. } => write_decimal(out, prim!(Decimal128Type), *scale),
+        TypeKind::Char(_) | TypeKind::VarChar(_) => match array.as_string_opt::<i32>() {
+            Some(a) => out.push_str(a.value(row)),
+            None => out.push_str("NULL"),
+        },
+        TypeKind::Binary(_) | TypeKind::VarBinary(_) => {
+            let Some(a) = array.as_binary_opt::<i32>() else {
+                out.push_str("NULL");
+                return;
+            };
+            let bytes = a.value(row);
+            match style {
+                TextStyle::Cast => out.push_str(&String::from_utf8_lossy(bytes)),
+                TextStyle::Print => {
+                    out.push_str("x'");
+                    write_hex(out, bytes);
+                    out.push('\'');
+                }
+            }
+        }
+        TypeKind::Date => write_date(out, prim!(Date32Type) as i64),
+        TypeKind::Time(p) => write_flink_time(out, prim!(Time64NanosecondType), *p),
+        TypeKind::Timestamp(p) => write_timestamp(out, prim!(TimestampNanosecondType), *p),
+        TypeKind::TimestampLtz(p) => {
+            let instant = prim!(TimestampNanosecondType);
+            write_timestamp(out, zone.to_local(instant), *p)
+        }
+        TypeKind::IntervalYearMonth => write_interval_months(out, prim!(IntervalYearMonthType)),
+        TypeKind::IntervalDayTime => write_interval_millis(out, prim!(DurationMillisecondType)),
+        TypeKind::Array(element) => {
+            let Some(list) = array.as_list_opt::<i32>() else {
+                out.push_str("NULL");
+                return;
+            };
+            let offsets = list.value_offsets();
+            let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
+            let values = list.values();
+            out.push('[');
+            for (n, i) in (start..end).enumerate() {
+                if n > 0 {
+                    out.push_str(", ");
+                }
+                write_cell(out, values.as_ref(), i, element, zone, style);
+            }
+            out.push(']');
+        }
+        TypeKind::Map(key_type, value_type) => {
+            let Some(map) = array.as_map_opt() else {
+                out.push_str("NULL");
+                return;
+            };
+            let offsets = map.value_offsets();
+            let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
+            let (keys, values) = (map.keys(), map.values());
+            out.push('{');
+            for (n, i) in (start..end).enumerate() {
+                if n > 0 {
+                    out.push_str(", ");
+                }
+                write_cell(out, keys.as_ref(), i, key_type, zone, style);
+                out.push('=');
+                write_cell(out, values.as_ref(), i, value_type, zone, style);
+            }
+            out.push('}');
+        }
+        TypeKind::Row(fields) => {
+            let Some(st) = array.as_struct_opt() else {
+                out.push_str("NULL");
+                return;
+            };
+            out.push('(');
+            for (j, (_, ty)) in fields.iter().enumerate() {
+                if j > 0 {
+                    out.push_str(", ");
+                }
+                match st.columns().get(j) {
+                    Some(col) => write_cell(out, col.as_ref(), row, ty, zone, style),
+                    None => out.push_str("NULL"),
+                }
+            }
+            out.push(')');
+        }
+    }
+}
+
+fn write_hex(out: &mut String, bytes: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for b in bytes {
+        out.push(HEX[(b >> 4) as usize] as char);
+        out.push(HEX[(b & 15) as usize] as char);
+    }
+}
+
+/// Flink's TIME text: `HH:mm:ss`, and for p > 0 the milliseconds with trailing zeros dropped
+/// (at least one digit): `01:02:03.1`, `00:00:00.0`, `12:34:56.789`.
+pub fn write_flink_time(out: &mut String, nanos_of_day: i64, precision: u8) {
+    let nanos = nanos_of_day.rem_euclid(NANOS_PER_DAY);
+    write_time(out, nanos - nanos % NANOS_PER_SECOND, 0);
+    if precision > 0 {
+        let millis = (nanos % NANOS_PER_SECOND) / NANOS_PER_MILLI;
+        let digits = format!("{millis:03}");
+        let trimmed = digits.trim_end_matches('0');
+        out.push('.');
+        out.push_str(if trimmed.is_empty() { "0" } else { trimmed });
+    }
+}
+
+/// `+1-02` / `-10-11`.
+pub fn write_interval_months(out: &mut String, months: i32) {
+    let sign = if months < 0 { '-' } else { '+' };
+    let m = (months as i64).unsigned_abs();
+    let _ = write!(out, "{sign}{}-{:02}", m / 12, m % 12);
+}
+
+/// `+1 02:03:00.000` / `-100 00:00:00.500`.
+pub fn write_interval_millis(out: &mut String, millis: i64) {
+    let sign = if millis < 0 { '-' } else { '+' };
+    let ms = millis.unsigned_abs();
+    let day_ms = MILLIS_PER_DAY as u64;
+    let (days, rest) = (ms / day_ms, ms % day_ms);
+    let secs = rest / 1000;
+    let _ = write!(
+        out,
+        "{sign}{days} {:02}:{:02}:{:02}.{:03}",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60,
+        rest % 1000
+    );
+}
+
+/// A DECIMAL's unscaled value as plain text with exactly `scale` fraction digits.
+pub fn write_decimal(out: &mut String, unscaled: i128, scale: u8) {
+    if unscaled < 0 {
+        out.push('-');
+    }
+    let digits = unscaled.unsigned_abs().to_string();
+    let scale = scale as usize;
+    if scale == 0 {
+        out.push_str(&digits);
+    } else if digits.len() > scale {
+        let (int, frac) = digits.split_at(digits.len() - scale);
+        out.push_str(int);
+        out.push('.');
+        out.push_str(frac);
+    } else {
+        out.push_str("0.");
+        for _ in digits.len()..scale {
+            out.push('0');
+        }
+        out.push_str(&digits);
+    }
+}
+
+pub fn format_decimal(unscaled: i128, scale: u8) -> String {
+    let mut s = String::new();
+    write_decimal(&mut s, unscaled, scale);
+    s
+}
+
+/// Java's `BigDecimal.toString()`: plain unless the adjusted exponent is below -6 (the JSON
+/// and CSV encoders write decimals this way).
+pub fn write_decimal_java(out: &mut String, unscaled: i128, scale: u8) {
+    let digits = unscaled.unsigned_abs().to_string();
+    let adjusted = digits.len() as i64 - 1 - scale as i64;
+    if adjusted >= -6 {
+        write_decimal(out, unscaled, scale);
+        return;
+    }
+    if unscaled < 0 {
+        out.push('-');
+    }
+    out.push_str(&digits[..1]);
+    if digits.len() > 1 {
+        out.push('.');
+        out.push_str(&digits[1..]);
+    }
+    let _ = write!(out, "E{adjusted}");
+}
+
+/// Java's `Double.toString`.
+pub fn write_java_double(out: &mut String, v: f64) {
+    if v.is_nan() {
+        out.push_str("NaN");
+    } else if v.is_infinite() {
+        out.push_str(if v > 0.0 { "Infinity" } else { "-Infinity" });
+    } else {
+        // `{:e}` gives the shortest digits that round-trip, as Java (19+) does.
+        write_java_digits(out, &format!("{v:e}"), v.abs() >= 1e-3 && v.abs() < 1e7);
+    }
+}
+
+/// Java's `Float.toString`.
+pub fn write_java_float(out: &mut String, v: f32) {
+    if v.is_nan() {
+        out.push_str("NaN");
+    } else if v.is_infinite() {
+        out.push_str(if v > 0.0 { "Infinity" } else { "-Infinity" });
+    } else {
+        write_java_digits(out, &format!("{v:e}"), v.abs() >= 1e-3 && v.abs() < 1e7);
+    }
+}
+
+pub fn java_double_to_string(v: f64) -> String {
+    let mut s = String::new();
+    write_java_double(&mut s, v);
+    s
+}
+
+pub fn java_float_to_string(v: f32) -> String {
+    let mut s = String::new();
+    write_java_float(&mut s, v);
+    s
+}
+
+/// Reformats Rust's `{:e}` text (`-1.234e-5`) by Java's rules.
+fn write_java_digits(out: &mut String, sci: &str, plain: bool) {
+    let (neg, body) = match sci.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, sci),
+    };
+    let (mantissa, exp) = body.split_once('e').unwrap_or((body, "0"));
+    let exp: i64 = exp.parse().unwrap_or(0);
+    let digits: String = mantissa.chars().filter(|c| c.is_ascii_digit()).collect();
+    let digits = if digits.is_empty() { "0".to_string() } else { digits };
+    if neg {
+        out.push('-');
+    }
+    if digits.bytes().all(|b| b == b'0') {
+        out.push_str("0.0");
+        return;
+    }
+    if plain {
+        if exp >= 0 {
+            let int_len = exp as usize + 1;
+            if digits.len() <= int_len {
+                out.push_str(&digits);
+                for _ in digits.len()..int_len {
+                    out.push('0');
+                }
+                out.push_str(".0");
+            } else {
+                out.push_str(&digits[..int_len]);
+                out.push('.');
+                out.push_str(&digits[int_len..]);
+            }
+        } else {
+            out.push_str("0.");
+            for _ in 0..(-exp - 1) {
+                out.push('0');
+            }
+            out.push_str(&digits);
+        }
+    } else {
+        out.push_str(&digits[..1]);
+        out.push('.');
+        if digits.len() > 1 {
+            out.push_str(&digits[1..]);
+        } else {
+            out.push('0');
+        }
+        let _ = write!(out, "E{exp}");
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// Parsing
+// ------------------------------------------------------------------------------------------
+
+/// Which text a parse accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextDialect {
+    /// `CAST(STRING AS T)`: booleans `true/t/yes/y/1` and `false/f/no/n/0`; integers allow a
+    /// fraction that is cut (`'1.5'` → 1); DECIMAL overflow is an error; CHAR(n)/VARCHAR(n)
+    /// are cut to n and CHAR padded; TIMESTAMP_LTZ text is a wall clock in the session zone.
+    Cast,
+    /// Flink's CSV and JSON converters: booleans as Java's `Boolean.parseBoolean` (anything
+    /// but `true` is FALSE); strict integers; DECIMAL overflow is NULL without error; strings
+    /// as they are; TIMESTAMP_LTZ text is UTC with an optional trailing `Z`.
+    Format,
+}
+
+/// `CAST(STRING AS target)` for a whole column.
+pub fn parse_column(
+    strings: &StringArray,
+    target: &DataType,
+    zone: &SessionZone,
+) -> (ArrayRef, Vec<(usize, String)>) {
+    parse_column_as(strings, target, zone, TextDialect::Cast)
+}
+
+/// Parses a column of text into `target`. Rows whose text is not a valid value are NULL in the
+/// result and listed with a message.
+pub fn parse_column_as(
+    strings: &StringArray,
+    target: &DataType,
+    zone: &SessionZone,
+    dialect: TextDialect,
+) -> (ArrayRef, Vec<(usize, String)>) {
+    let mut errors = Vec::new();
+    let array: ArrayRef = match &target.kind {
+        TypeKind::Null => Arc::new(NullArray::new(strings.len())),
+        TypeKind::Boolean => {
+            let mut values = Vec::with_capacity(strings.len());
+            for (i, s) in strings.iter().enumerate() {
+                values.push(match s {
+                    None => None,
+                    Some(s) => match parse_bool(s, dialect) {
+                        Some(b) => Some(b),
+                        None => {
+                            errors.push((i, cast_error(s, target)));
+                            None
+                        }
+                    },
+                });
+            }
+            Arc::new(BooleanArray::from(values))
+        }
+        TypeKind::TinyInt => {
+            parse_prim::<Int8Type>(strings, target, &mut errors, |s| {
+                let v = parse_integer(s, dialect)?;
+                i8::try_from(v).map_err(|_| "overflow")
+            })
+        }
+        TypeKind::SmallInt => parse_prim::<Int16Type>(strings, target, &mut errors, |s| {
+            let v = parse_integer(s, dialect)?;
+            i16::try_from(v).map_err(|_| "overflow")
+        }),
+        TypeKind::Int => parse_prim::<Int32Type>(strings, target, &mut errors, |s| {
+            let v = parse_integer(s, dialect)?;
+            i32::try_from(v).map_err(|_| "overflow")
+        }),
+        TypeKind::BigInt => parse_prim::<Int64Type>(strings, target, &mut errors, |s| {
+            parse_integer(s, dialect)
+        }),
+        TypeKind::Float => parse_prim::<Float32Type>(strings, target, &mut errors, |s| {
+            parse_java_float::<f32>(s).ok_or("invalid number")
+        }),
+        TypeKind::Double => parse_prim::<Float64Type>(strings, target, &mut errors, |s| {
+            parse_java_float::<f64>(s).ok_or("invalid number")
+        }),
+        TypeKind::Decimal { precision, scale } => {
+            let (p, sc) = (*precision, *scale);
+            let mut values = Vec::with_capacity(strings.len());
+            let mut valid = Vec::with_capacity(strings.len());
+            for (i, s) in strings.iter().enumerate() {
+                let v = match s {
+                    None => None,
+                    Some(s) => match parse_decimal(s, p, sc) {
+                        Ok(v) => Some(v),
+                        Err(DecimalError::Overflow) if dialect == TextDialect::Format => None,
+                        Err(e) => {
+                            errors.push((i, cast_error_why(s, target, e.reason())));
+                            None
+                        }
+                    },
+                };
+                valid.push(v.is_some());
+                values.push(v.unwrap_or(0));
+            }
+            Arc::new(
+                PrimitiveArray::<Decimal128Type>::new(values.into(), nulls_of(valid))
+                    .with_data_type(target.to_arrow()),
+            )
+        }
+        TypeKind::Char(n) | TypeKind::VarChar(n) => {
+            if dialect == TextDialect::Format || *n == super::MAX_LENGTH {
+                Arc::new(strings.clone())
+            } else {
+                let pad = matches!(target.kind, TypeKind::Char(_));
+                let n = *n as usize;
+                let out: StringArray = strings
+                    .iter()
+                    .map(|s| s.map(|s| fit_chars(s, n, pad)))
+                    .collect();
+                Arc::new(out)
+            }
+        }
+        TypeKind::Binary(n) | TypeKind::VarBinary(n) => {
+            let fixed = matches!(target.kind, TypeKind::Binary(_));
+            let n = *n as usize;
+            let out: BinaryArray = strings
+                .iter()
+                .map(|s| {
+                    s.map(|s| {
+                        let mut b = s.as_bytes().to_vec();
+                        if dialect == TextDialect::Cast && n != super::MAX_LENGTH as usize {
+                            b.truncate(n);
+                            if fixed {
+                                b.resize(n, 0);
+                            }
+                        }
+                        b
+                    })
+                })
+                .collect();
+            Arc::new(out)
+        }
+        TypeKind::Date => parse_prim::<Date32Type>(strings, target, &mut errors, |s| {
+            let s = s.trim();
+            let date = match dialect {
+                TextDialect::Cast => s.split_once(' ').map_or(s, |(d, _)| d),
+                TextDialect::Format => s,
+            };
+            let days = parse_date_text(date).ok_or("invalid date")?;
+            i32::try_from(days).map_err(|_| "out of range")
+        }),
+        TypeKind::Time(p) => {
+            let p = (*p).min(3);
+            parse_prim::<Time64NanosecondType>(strings, target, &mut errors, |s| {
+                let t = parse_time_text(s.trim()).ok_or("invalid time")?;
+                Ok(truncate_to_precision(t, p))
+            })
+        }
+        TypeKind::Timestamp(p) => {
+            let p = *p;
+            parse_prim::<TimestampNanosecondType>(strings, target, &mut errors, |s| {
+                let s = s.trim();
+                let s = match dialect {
+                    TextDialect::Cast => s,
+                    TextDialect::Format => s.strip_suffix('Z').unwrap_or(s),
+                };
+                let ts = parse_timestamp_text(s, dialect).ok_or("invalid timestamp")?;
+                Ok(truncate_to_precision(ts, p))
+            })
+        }
+        TypeKind::TimestampLtz(p) => {
+            let p = *p;
+            parse_prim::<TimestampNanosecondType>(strings, target, &mut errors, |s| {
+                let s = s.trim();
+                match dialect {
+                    TextDialect::Cast => {
+                        let local = parse_timestamp_text(s, dialect).ok_or("invalid timestamp")?;
+                        Ok(truncate_to_precision(zone.from_local(local), p))
+                    }
+                    TextDialect::Format => {
+                        let s = s.strip_suffix('Z').unwrap_or(s);
+                        let ts = parse_timestamp_text(s, dialect).ok_or("invalid timestamp")?;
+                        Ok(truncate_to_precision(ts, p))
+                    }
+                }
+            })
+        }
+        TypeKind::IntervalYearMonth => {
+            parse_prim::<IntervalYearMonthType>(strings, target, &mut errors, |s| {
+                parse_interval_months(s.trim()).ok_or("invalid interval")
+            })
+        }
+        TypeKind::IntervalDayTime => {
+            parse_prim::<DurationMillisecondType>(strings, target, &mut errors, |s| {
+                parse_interval_millis(s.trim()).ok_or("invalid interval")
+            })
+        }
+        TypeKind::Array(_) | TypeKind::Map(..) | TypeKind::Row(_) => {
+            for (i, s) in strings.iter().enumerate() {
+                if let Some(s) = s {
+                    errors.push((i, format!("cannot cast '{s}' to {}", target.kind)));
+                }
+            }
+            arrow_array::new_null_array(&target.to_arrow(), strings.len())
+        }
+    };
+    (array, errors)
+}
+
+fn nulls_of(valid: Vec<bool>) -> Option<NullBuffer> {
+    let nulls = NullBuffer::from(valid);
+    (nulls.null_count() > 0).then_some(nulls)
+}
+
+fn parse_prim<T: ArrowPrimitiveType>(
+    strings: &StringArray,
+    target: &DataType,
+    errors: &mut Vec<(usize, String)>,
+    parse: impl Fn(&str) -> Result<T::Native, &'static str>,
+) -> ArrayRef {
+    let n = strings.len();
+    let mut values: Vec<T::Native> = Vec::with_capacity(n);
+    let mut valid: Vec<bool> = Vec::with_capacity(n);
+    let mut any_null = false;
+    for i in 0..n {
+        if strings.is_null(i) {
+            values.push(T::Native::default());
+            valid.push(false);
+            any_null = true;
+            continue;
+        }
+        let s = strings.value(i);
+        match parse(s) {
+            Ok(v) => {
+                values.push(v);
+                valid.push(true);
+            }
+            Err(why) => {
+                errors.push((i, cast_error_why(s, target, why)));
+                values.push(T::Native::default());
+                valid.push(false);
+                any_null = true;
+            }
+        }
+    }
+    let nulls = if any_null { Some(NullBuffer::from(valid)) } else { None };
+    Arc::new(
+        PrimitiveArray::<T>::new(ScalarBuffer::from(values), nulls)
+            .with_data_type(target.to_arrow()),
+    )
+}
+
+fn cast_error(s: &str, target: &DataType) -> String {
+    format!("cannot cast '{}' to {}", shorten(s), target.kind)
+}
+
+fn cast_error_why(s: &str, target: &DataType, why: &str) -> String {
+    format!("cannot cast '{}' to {}: {why}", shorten(s), target.kind)
+}
+
+/// At most 100 characters of a value, for messages.
+fn shorten(s: &str) -> String {
+    match s.char_indices().nth(100) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+fn trim(s: &str) -> &str {
+    s.trim_matches(|c: char| c.is_ascii_whitespace() || c.is_ascii_control())
+}
+
+/// Cuts to `n` characters; pads with spaces to `n` when `pad` (CHAR).
+fn fit_chars(s: &str, n: usize, pad: bool) -> String {
+    let mut out = match s.char_indices().nth(n) {
+        Some((i, _)) => s[..i].to_string(),
+        None => s.to_string(),
+    };
+    if pad {
+        let count = out.chars().count();
+        for _ in count..n {
+            out.push(' ');
+        }
+    }
+    out
+}
+
+/// Boolean text. CAST accepts `true t yes y 1` / `false f no n 0` in any case; the formats
+/// read as Java's `Boolean.parseBoolean`.
+pub fn parse_bool(s: &str, dialect: TextDialect) -> Option<bool> {
+    let t = trim(s);
+    match dialect {
+        TextDialect::Cast => {
+            let l = t.to_ascii_lowercase();
+            match l.as_str() {
+                "true" | "t" | "yes" | "y" | "1" => Some(true),
+                "false" | "f" | "no" | "n" | "0" => Some(false),
+                _ => None,
+            }
+        }
+        TextDialect::Format => Some(t.eq_ignore_ascii_case("true")),
+    }
+}
+
+/// An integer, checked against i64. CAST cuts a fraction (`'1.5'` → 1).
+pub fn parse_integer(s: &str, dialect: TextDialect) -> Result<i64, &'static str> {
+    let t = trim(s).as_bytes();
+    let (neg, digits) = match t.first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    if digits.is_empty() {
+        return Err("invalid character");
+    }
+    let mut v: i64 = 0;
+    let mut seen_digit = false;
+    let mut i = 0;
+    while i < digits.len() {
+        let b = digits[i];
+        if b.is_ascii_digit() {
+            seen_digit = true;
+            let d = (b - b'0') as i64;
+            v = v
+                .checked_mul(10)
+                .and_then(|v| if neg { v.checked_sub(d) } else { v.checked_add(d) })
+                .ok_or("overflow")?;
+        } else if b == b'.' && dialect == TextDialect::Cast {
+            if !digits[i + 1..].iter().all(|b| b.is_ascii_digit()) {
+                return Err("invalid character");
+            }
+            seen_digit |= i + 1 < digits.len();
+            break;
+        } else {
+            return Err("invalid character");
+        }
+        i += 1;
+    }
+    if !seen_digit {
+        return Err("invalid character");
+    }
+    Ok(v)
+}
+
+/// Numbers as Java's `Double.parseDouble` / `Float.parseFloat` read them: decimal text with an
+/// optional exponent and `d`/`f` suffix, `NaN`, `Infinity`.
+pub fn parse_java_float<F: std::str::FromStr + JavaSpecial>(s: &str) -> Option<F> {
+    let t = trim(s);
+    let (neg, rest) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    match rest {
+        "NaN" => return Some(F::nan()),
+        "Infinity" => return Some(if neg { F::neg_infinity() } else { F::infinity() }),
+        _ => {}
+    }
+    let body = rest.strip_suffix(['d', 'D', 'f', 'F']).unwrap_or(rest);
+    if body.is_empty()
+        || !body.bytes().any(|b| b.is_ascii_digit())
+        || !body.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
+    {
+        return None;
+    }
+    let v: F = body.parse().ok()?;
+    Some(if neg { v.negate() } else { v })
+}
+
+/// The special values [`parse_java_float`] needs.
+pub trait JavaSpecial: Sized {
+    fn nan() -> Self;
+    fn infinity() -> Self;
+    fn neg_infinity() -> Self;
+    fn negate(self) -> Self;
+}
+impl JavaSpecial for f64 {
+    fn nan() -> Self {
+        f64::NAN
+    }
+    fn infinity() -> Self {
+        f64::INFINITY
+    }
+    fn neg_infinity() -> Self {
+        f64::NEG_INFINITY
+    }
+    fn negate(self) -> Self {
+        -self
+    }
+}
+impl JavaSpecial for f32 {
+    fn nan() -> Self {
+        f32::NAN
+    }
+    fn infinity() -> Self {
+        f32::INFINITY
+    }
+    fn neg_infinity() -> Self {
+        f32::NEG_INFINITY
+    }
+    fn negate(self) -> Self {
+        -self
+    }
+}
+
+/// Why a decimal did not parse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecimalError {
+    Invalid,
+    Overflow,
+}
+
+impl DecimalError {
+    pub fn reason(self) -> &'static str {
+        match self {
+            DecimalError::Invalid => "invalid character",
+            DecimalError::Overflow => "overflow",
+        }
+    }
+}
+
+/// Decimal text (`-12.345`, `1.5e3`) to the unscaled value at `scale`, rounding HALF_UP;
+/// `Overflow` when it needs more than `precision` digits.
+pub fn parse_decimal(s: &str, precision: u8, scale: u8) -> Result<i128, DecimalError> {
+    let t = trim(s).as_bytes();
+    let (neg, rest) = match t.first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let (mantissa, exp) = match rest.iter().position(|&b| b == b'e' || b == b'E') {
+        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+        None => (rest, None),
+    };
+    let exp: i64 = match exp {
+        None => 0,
+        Some(e) => {
+            let (eneg, ed) = match e.first() {
+                Some(b'-') => (true, &e[1..]),
+                Some(b'+') => (false, &e[1..]),
+                _ => (false, e),
+            };
+            if ed.is_empty() || !ed.iter().all(|b| b.is_ascii_digit()) {
+                return Err(DecimalError::Invalid);
+            }
+            let mut v: i64 = 0;
+            for b in ed {
+                v = (v * 10 + (b - b'0') as i64).min(1_000_000);
+            }
+            if eneg { -v } else { v }
+        }
+    };
+    // All mantissa digits, and how many of them follow the point.
+    let mut digits: Vec<u8> = Vec::with_capacity(mantissa.len());
+    let mut frac_len: i64 = 0;
+    let mut seen_point = false;
+    for &b in mantissa {
+        if b.is_ascii_digit() {
+            digits.push(b - b'0');
+            if seen_point {
+                frac_len += 1;
+            }
+        } else if b == b'.' && !seen_point {
+            seen_point = true;
+        } else {
+            return Err(DecimalError::Invalid);
+        }
+    }
+    if digits.is_empty() {
+        return Err(DecimalError::Invalid);
+    }
+    // value = digits × 10^(exp − frac_len); we want round(value × 10^scale).
+    let shift = exp - frac_len + scale as i64;
+    let first_nonzero = digits.iter().position(|&d| d != 0);
+    let Some(first_nonzero) = first_nonzero else {
+        return Ok(0);
+    };
+    let digits = &digits[first_nonzero..];
+    let limit = 10i128.pow(precision.min(38) as u32);
+    let mut v: i128 = 0;
+    if shift >= 0 {
+        if digits.len() as i64 + shift > 39 {
+            return Err(DecimalError::Overflow);
+        }
+        for &d in digits {
+            v = v.checked_mul(10).and_then(|v| v.checked_add(d as i128)).ok_or(DecimalError::Overflow)?;
+        }
+        for _ in 0..shift {
+            v = v.checked_mul(10).ok_or(DecimalError::Overflow)?;
+        }
+    } else {
+        let drop = (-shift) as usize;
+        if drop > digits.len() {
+            // Everything is below half a unit of the last place.
+            return Ok(0);
+        }
+        let keep = digits.len() - drop;
+        if keep > 39 {
+            return Err(DecimalError::Overflow);
+        }
+        for &d in &digits[..keep] {
+            v = v.checked_mul(10).and_then(|v| v.checked_add(d as i128)).ok_or(DecimalError::Overflow)?;
+        }
+        if digits.get(keep).is_some_and(|&d| d >= 5) {
+            v = v.checked_add(1).ok_or(DecimalError::Overflow)?;
+        }
+    }
+    if v >= limit {
+        return Err(DecimalError::Overflow);
+    }
+    Ok(if neg { -v } else { v })
+}
+
+/// `yyyy-[m]m-[d]d`, the year of 1 to 4 digits (as `java.sql.Date.valueOf` and Flink's CAST).
+fn parse_date_text(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if !b.iter().all(|c| c.is_ascii_digit() || *c == b'-') {
+        return None;
+    }
+    let mut parts = s.split('-');
+    let y = small_number(parts.next()?, 1, 4)?;
+    let m = small_number(parts.next()?, 1, 2)? as u32;
+    let d = small_number(parts.next()?, 1, 2)? as u32;
+    if parts.next().is_some() || !(1..=12).contains(&m) || d == 0 || d > days_in_month(y, m) {
+        return None;
+    }
+    Some(days_from_civil(y, m, d))
+}
+
+fn small_number(s: &str, min: usize, max: usize) -> Option<i64> {
+    if s.len() < min || s.len() > max || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// `H[H]:m[m][:s[s][.f…]]` to nanoseconds of the day.
+fn parse_time_text(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if !b.iter().all(|c| c.is_ascii_digit() || *c == b':' || *c == b'.') {
+        return None;
+    }
+    let (hms, frac) = match s.split_once('.') {
+        Some((a, f)) => (a, Some(f)),
+        None => (s, None),
+    };
+    let mut parts = hms.split(':');
+    let h = small_number(parts.next()?, 1, 2)?;
+    let m = small_number(parts.next()?, 1, 2)?;
+    let sec = match parts.next() {
+        Some(p) => small_number(p, 1, 2)?,
+        None => {
+            if frac.is_some() {
+                return None;
+            }
+            0
+        }
+    };
+    if parts.next().is_some() || h > 23 || m > 59 || sec > 59 {
+        return None;
+    }
+    let nanos = match frac {
+        Some(f) => {
+            if f.is_empty() || f.len() > 9 || !f.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            let v: i64 = f.parse().ok()?;
+            v * 10i64.pow(9 - f.len() as u32)
+        }
+        None => 0,
+    };
+    Some(((h * 60 + m) * 60 + sec) * NANOS_PER_SECOND + nanos)
+}
+
+/// `yyyy-MM-dd` or `yyyy-MM-dd HH:mm[:ss[.f…]]`; the formats also take `T` as the separator.
+fn parse_timestamp_text(s: &str, dialect: TextDialect) -> Option<i64> {
+    let sep = match dialect {
+        TextDialect::Cast => s.find(' '),
+        TextDialect::Format => s.find([' ', 'T']),
+    };
+    let (date, time) = match sep {
+        // The separators are ASCII, so `i + 1` is a char boundary.
+        Some(i) => (&s[..i], Some(trim(&s[i + 1..]))),
+        None => (s, None),
+    };
+    let days = parse_date_text(date)?;
+    let nanos = match time {
+        Some(t) => parse_time_text(t)?,
+        None => 0,
+    };
+    days.checked_mul(NANOS_PER_DAY)?.checked_add(nanos)
+}
+
+/// `[+-]y-m` or a number of months.
+fn parse_interval_months(s: &str) -> Option<i32> {
+    let (neg, rest) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let months: i64 = match rest.split_once('-') {
+        Some((y, m)) => {
+            let y = small_number(y, 1, 9)?;
+            let m = small_number(m, 1, 2)?;
+            if m > 11 {
+                return None;
+            }
+            y * 12 + m
+        }
+        None => small_number(rest, 1, 10)?,
+    };
+    i32::try_from(if neg { -months } else { months }).ok()
+}
+
+/// `[+-]d HH:mm:ss[.fff]` or `[+-]HH:mm:ss[.fff]` to milliseconds.
+fn parse_interval_millis(s: &str) -> Option<i64> {
+    let (neg, rest) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let (days, time) = match rest.split_once(' ') {
+        Some((d, t)) => (small_number(d, 1, 9)?, trim(t)),
+        None => (0, rest),
+    };
+    let nanos = parse_time_text(time)?;
+    let ms = days * MILLIS_PER_DAY + nanos / NANOS_PER_MILLI;
+    Some(if neg { -ms } else { ms })
+}
+
+// ------------------------------------------------------------------------------------------
+// Base64, for BYTES in JSON and CSV.
+// ------------------------------------------------------------------------------------------
+
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// Standard base64 with padding, as Jackson writes binary.
+pub fn base64_encode(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = ((b[0] as u32) << 16) | ((b[1] as u32) << 8) | b[2] as u32;
+        out.push(B64[(n >> 18) as usize & 63] as char);
+        out.push(B64[(n >> 12) as usize & 63] as char);
+        out.push(if chunk.len() > 1 { B64[(n >> 6) as usize & 63] as char } else { '=' });
+        out.push(if chunk.len() > 2 { B64[n as usize & 63] as char } else { '=' });
+    }
+    out
+}
+
+/// Standard or URL-safe base64, padding optional; `None` on any other character.
+pub fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(s.len() / 4 * 3);
+    let mut acc: u32 = 0;
+    let mut bits = 0;
+    let mut padding = 0;
+    for c in s.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            b'=' => {
+                padding += 1;
+                continue;
+            }
+            b'\r' | b'\n' => continue,
+            _ => return None,
+        };
+        if padding > 0 {
+            return None;
+        }
+        acc = (acc << 6) | v as u32;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    if bits >= 6 {
+        return None;
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::builder::{Int32Builder, ListBuilder, MapBuilder, StringBuilder};
+    use arrow_array::{Int32Array, StructArray};
+
+    fn dt(kind: TypeKind) -> DataType {
+        DataType::nullable(kind)
+    }
+
+    fn utc() -> SessionZone {
+        SessionZone::utc()
+    }
+
+    fn fmt_one(array: ArrayRef, kind: TypeKind) -> Vec<Option<String>> {
+        let out = format_column(&array, &dt(kind), &utc());
+        out.iter().map(|s| s.map(str::to_string)).collect()
+    }
+
+    #[test]
+    fn java_doubles() {
+        let cases: &[(f64, &str)] = &[
+            (1.0, "1.0"),
+            (0.1, "0.1"),
+            (1.0e10, "1.0E10"),
+            (1.234e-5, "1.234E-5"),
+            (1234567.0, "1234567.0"),
+            (12345678.0, "1.2345678E7"),
+            (9999999.0, "9999999.0"),
+            (10000000.0, "1.0E7"),
+            (1.0e-3, "0.001"),
+            (1.0e-4, "1.0E-4"),
+            (-0.0, "-0.0"),
+            (0.0, "0.0"),
+            (100.0, "100.0"),
+            (123.456, "123.456"),
+            (1.0 / 3.0, "0.3333333333333333"),
+            (1.7976931348623157e308, "1.7976931348623157E308"),
+            (1.6362738e12, "1.6362738E12"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "Infinity"),
+            (f64::NEG_INFINITY, "-Infinity"),
+            (-12345.6, "-12345.6"),
+        ];
+        for (v, want) in cases {
+            assert_eq!(java_double_to_string(*v), *want, "{v}");
+        }
+        assert_eq!(java_float_to_string(1.5), "1.5");
+        assert_eq!(java_float_to_string(0.1), "0.1");
+        assert_eq!(java_float_to_string(1.0e10), "1.0E10");
+        assert_eq!(java_float_to_string(3.4e38), "3.4E38");
+        assert_eq!(java_float_to_string(1636273800000.0), "1.63627375E12");
+        assert_eq!(java_float_to_string(1.0 / 3.0), "0.33333334");
+    }
+
+    #[test]
+    fn scalars_to_text() {
+        let a: ArrayRef = Arc::new(BooleanArray::from(vec![Some(true), None, Some(false)]));
+        assert_eq!(
+            fmt_one(a, TypeKind::Boolean),
+            vec![Some("TRUE".into()), None, Some("FALSE".into())]
+        );
+        let d: ArrayRef = Arc::new(
+            PrimitiveArray::<Decimal128Type>::from(vec![1234, -9999999999, 1, 0, -5])
+                .with_precision_and_scale(10, 2)
+                .unwrap(),
+        );
+        assert_eq!(
+            fmt_one(d, TypeKind::Decimal { precision: 10, scale: 2 }),
+            ["12.34", "-99999999.99", "0.01", "0.00", "-0.05"].map(|s| Some(s.to_string()))
+        );
+        let t: ArrayRef = Arc::new(PrimitiveArray::<Time64NanosecondType>::from(vec![
+            3_723_100_000_000,
+            0,
+            3_723_010_000_000,
+            3_723_456_000_000,
+        ]));
+        assert_eq!(
+            fmt_one(t.clone(), TypeKind::Time(3)),
+            ["01:02:03.1", "00:00:00.0", "01:02:03.01", "01:02:03.456"].map(|s| Some(s.to_string()))
+        );
+        assert_eq!(fmt_one(t, TypeKind::Time(0))[1], Some("00:00:00".to_string()));
+        let ts: ArrayRef = Arc::new(PrimitiveArray::<TimestampNanosecondType>::from(vec![
+            1_609_462_923_123_456_789,
+        ]));
+        assert_eq!(fmt_one(ts.clone(), TypeKind::Timestamp(3))[0].as_deref(), Some("2021-01-01 01:02:03.123"));
+        assert_eq!(fmt_one(ts.clone(), TypeKind::Timestamp(0))[0].as_deref(), Some("2021-01-01 01:02:03"));
+        assert_eq!(fmt_one(ts, TypeKind::Timestamp(9))[0].as_deref(), Some("2021-01-01 01:02:03.123456789"));
+        let ltz: ArrayRef = Arc::new(
+            PrimitiveArray::<TimestampNanosecondType>::from(vec![0]).with_timezone("UTC"),
+        );
+        let la = SessionZone::new("America/Los_Angeles").unwrap();
+        let s = format_column(&ltz, &dt(TypeKind::TimestampLtz(3)), &la);
+        assert_eq!(s.value(0), "1969-12-31 16:00:00.000");
+        let iv: ArrayRef = Arc::new(PrimitiveArray::<DurationMillisecondType>::from(vec![
+            93_780_000,
+            -(100 * MILLIS_PER_DAY + 500),
+            1,
+        ]));
+        assert_eq!(
+            fmt_one(iv, TypeKind::IntervalDayTime),
+            ["+1 02:03:00.000", "-100 00:00:00.500", "+0 00:00:00.001"].map(|s| Some(s.to_string()))
+        );
+        let ym: ArrayRef =
+            Arc::new(PrimitiveArray::<IntervalYearMonthType>::from(vec![14, -131, 7, 24]));
+        assert_eq!(
+            fmt_one(ym, TypeKind::IntervalYearMonth),
+            ["+1-02", "-10-11", "+0-07", "+2-00"].map(|s| Some(s.to_string()))
+        );
+        let b: ArrayRef = Arc::new(BinaryArray::from(vec![&[1u8, 2, 0xff][..], &b""[..]]));
+        let ty = dt(TypeKind::VarBinary(super::super::MAX_LENGTH));
+        assert_eq!(format_value(&b, 0, &ty, &utc()).as_deref(), Some("x'0102ff'"));
+        assert_eq!(format_value(&b, 1, &ty, &utc()).as_deref(), Some("x''"));
+        let hello: ArrayRef = Arc::new(BinaryArray::from(vec![&b"h\xc3\xa9llo"[..]]));
+        assert_eq!(format_column(&hello, &ty, &utc()).value(0), "héllo");
+    }
+
+    #[test]
+    fn nested_to_text() {
+        let mut lb = ListBuilder::new(Int32Builder::new());
+        lb.values().append_value(1);
+        lb.values().append_value(2);
+        lb.append(true);
+        lb.values().append_null();
+        lb.values().append_value(3);
+        lb.append(true);
+        lb.append(false);
+        let list: ArrayRef = Arc::new(lb.finish());
+        let ty = dt(TypeKind::Array(Box::new(dt(TypeKind::Int))));
+        let out: Vec<_> = (0..3).map(|i| format_value(&list, i, &ty, &utc())).collect();
+        assert_eq!(out, vec![Some("[1, 2]".into()), Some("[NULL, 3]".into()), None]);
+
+        let mut mb = MapBuilder::new(None, StringBuilder::new(), Int32Builder::new());
+        mb.keys().append_value("a");
+        mb.values().append_value(1);
+        mb.keys().append_value("b");
+        mb.values().append_null();
+        mb.append(true).unwrap();
+        let map: ArrayRef = Arc::new(mb.finish());
+        let ty = dt(TypeKind::Map(Box::new(DataType::string()), Box::new(dt(TypeKind::Int))));
+        assert_eq!(format_value(&map, 0, &ty, &utc()).as_deref(), Some("{a=1, b=NULL}"));
+
+        let ints: ArrayRef = Arc::new(Int32Array::from(vec![Some(1), None]));
+        let strs: ArrayRef = Arc::new(StringArray::from(vec![Some("x"), None]));
+        let row_ty = dt(TypeKind::Row(vec![
+            ("a".into(), dt(TypeKind::Int)),
+            ("b".into(), DataType::string()),
+        ]));
+        let st = StructArray::try_new(
+            match row_ty.to_arrow() {
+                arrow_schema::DataType::Struct(f) => f,
+                _ => unreachable!(),
+            },
+            vec![ints, strs],
+            None,
+        )
+        .unwrap();
+        let st: ArrayRef = Arc::new(st);
+        assert_eq!(format_value(&st, 0, &row_ty, &utc()).as_deref(), Some("(1, x)"));
+        assert_eq!(format_value(&st, 1, &row_ty, &utc()).as_deref(), Some("(NULL, NULL)"));
+    }
+
+    fn parse(strings: &[Option<&str>], kind: TypeKind) -> (ArrayRef, Vec<(usize, String)>) {
+        parse_column(&StringArray::from(strings.to_vec()), &dt(kind), &utc())
+    }
+
+    #[test]
+    fn text_to_numbers() {
+        let (a, e) = parse(&[Some(" 12 "), Some("1.5"), Some("abc"), None, Some("-2147483648"), Some("2147483648")], TypeKind::Int);
+        let a = a.as_primitive::<Int32Type>();
+        assert_eq!(a.value(0), 12);
+        assert_eq!(a.value(1), 1);
+        assert!(a.is_null(2) && a.is_null(3) && a.is_null(5));
+        assert_eq!(a.value(4), i32::MIN);
+        assert_eq!(e.len(), 2);
+        assert_eq!(e[0].0, 2);
+        assert!(e[0].1.contains("cannot cast 'abc' to INT"), "{}", e[0].1);
+        assert!(e[1].1.contains("overflow"));
+        let (a, e) = parse(&[Some("300"), Some("-128")], TypeKind::TinyInt);
+        assert!(a.is_null(0));
+        assert_eq!(a.as_primitive::<Int8Type>().value(1), -128);
+        assert_eq!(e.len(), 1);
+        let (a, e) = parse(&[Some("9223372036854775807"), Some("-9223372036854775808"), Some("9223372036854775808")], TypeKind::BigInt);
+        let a = a.as_primitive::<Int64Type>();
+        assert_eq!((a.value(0), a.value(1)), (i64::MAX, i64::MIN));
+        assert_eq!(e.len(), 1);
+
+        let (a, e) = parse(&[Some("NaN"), Some("-Infinity"), Some("1.5e3"), Some("inf"), Some(" 2d ")], TypeKind::Double);
+        let a = a.as_primitive::<Float64Type>();
+        assert!(a.value(0).is_nan());
+        assert_eq!(a.value(1), f64::NEG_INFINITY);
+        assert_eq!(a.value(2), 1500.0);
+        assert!(a.is_null(3));
+        assert_eq!(a.value(4), 2.0);
+        assert_eq!(e.len(), 1);
+    }
+
+    #[test]
+    fn text_to_decimal() {
+        let dec = |s: &str| parse_decimal(s, 5, 2);
+        assert_eq!(dec("3.14159"), Ok(314));
+        assert_eq!(dec("3.145"), Ok(315));
+        assert_eq!(dec("-3.145"), Ok(-315));
+        assert_eq!(dec("1.0"), Ok(100));
+        assert_eq!(dec("999.994"), Ok(99999));
+        assert_eq!(dec("999.995"), Err(DecimalError::Overflow));
+        assert_eq!(dec("12345.6"), Err(DecimalError::Overflow));
+        assert_eq!(dec("NaN"), Err(DecimalError::Invalid));
+        assert_eq!(dec("1.5e2"), Ok(15000));
+        assert_eq!(dec("15e-3"), Ok(2));
+        assert_eq!(dec("0.0000000001"), Ok(0));
+        assert_eq!(dec(".5"), Ok(50));
+        assert_eq!(dec("1e999999999999"), Err(DecimalError::Overflow));
+        assert_eq!(dec("0e999999999999"), Ok(0));
+        assert_eq!(parse_decimal("99999999999999999999999999999999999999", 38, 0).map(|v| v > 0), Ok(true));
+        assert_eq!(parse_decimal("999999999999999999999999999999999999999", 38, 0), Err(DecimalError::Overflow));
+        let (_, e) = parse(&[Some("12345.6")], TypeKind::Decimal { precision: 5, scale: 2 });
+        assert_eq!(e.len(), 1);
+        let (a, e) = parse_column_as(
+            &StringArray::from(vec!["12345.6"]),
+            &dt(TypeKind::Decimal { precision: 5, scale: 2 }),
+            &utc(),
+            TextDialect::Format,
+        );
+        assert!(a.is_null(0) && e.is_empty());
+        assert_eq!(format_decimal(-1, 5), "-0.00001");
+    }
+
+    #[test]
+    fn text_to_time_values() {
+        let (a, e) = parse(&[Some("2021-03-14"), Some("2021-03-14 01:02:03.123456"), Some("2021-03-14T01:02:03"), Some("2021-13-01")], TypeKind::Timestamp(3));
+        let a = a.as_primitive::<TimestampNanosecondType>();
+        assert_eq!(super::super::time::format_timestamp(a.value(0), 3), "2021-03-14 00:00:00.000");
+        assert_eq!(super::super::time::format_timestamp(a.value(1), 6), "2021-03-14 01:02:03.123000");
+        assert!(a.is_null(2) && a.is_null(3));
+        assert_eq!(e.len(), 2);
+        let la = SessionZone::new("America/Los_Angeles").unwrap();
+        let (a, _) = parse_column(&StringArray::from(vec!["2021-03-14 02:30:00"]), &dt(TypeKind::TimestampLtz(3)), &la);
+        let s = format_column(&a, &dt(TypeKind::TimestampLtz(3)), &la);
+        assert_eq!(s.value(0), "2021-03-14 03:30:00.000");
+        let (a, e) = parse(&[Some("2021-1-5"), Some("2021-02-29"), Some(" 2020-02-29 10:00 ")], TypeKind::Date);
+        assert_eq!(format_column(&a, &dt(TypeKind::Date), &utc()).value(0), "2021-01-05");
+        assert_eq!(format_column(&a, &dt(TypeKind::Date), &utc()).value(2), "2020-02-29");
+        assert_eq!(e.len(), 1);
+        let (a, e) = parse(&[Some("01:02:03.123456"), Some("25:00:00"), Some("1:2")], TypeKind::Time(6));
+        assert_eq!(format_column(&a, &dt(TypeKind::Time(6)), &utc()).value(0), "01:02:03.123");
+        assert_eq!(format_column(&a, &dt(TypeKind::Time(6)), &utc()).value(2), "01:02:00.0");
+        assert_eq!(e.len(), 1);
+    }
+
+    #[test]
+    fn text_to_strings_and_others() {
+        let (a, e) = parse(&[Some("ab"), Some("abcdef"), Some("é")], TypeKind::Char(3));
+        let a = a.as_string::<i32>();
+        assert_eq!((a.value(0), a.value(1), a.value(2)), ("ab ", "abc", "é  "));
+        assert!(e.is_empty());
+        let (a, _) = parse(&[Some("abcdef")], TypeKind::VarChar(5));
+        assert_eq!(a.as_string::<i32>().value(0), "abcde");
+        let (a, e) = parse(&[Some(" TRUE"), Some("yes"), Some("0"), Some("maybe")], TypeKind::Boolean);
+        let a = a.as_boolean();
+        assert!(a.value(0) && a.value(1) && !a.value(2) && a.is_null(3));
+        assert_eq!(e.len(), 1);
+        assert_eq!(parse_bool("maybe", TextDialect::Format), Some(false));
+        let (a, _) = parse(&[Some("héllo")], TypeKind::VarBinary(super::super::MAX_LENGTH));
+        assert_eq!(a.as_binary::<i32>().value(0), b"h\xc3\xa9llo");
+        let (a, e) = parse(&[Some("+1 02:03:00.000"), Some("-100 00:00:00.5")], TypeKind::IntervalDayTime);
+        let s = format_column(&a, &dt(TypeKind::IntervalDayTime), &utc());
+        assert_eq!((s.value(0), s.value(1)), ("+1 02:03:00.000", "-100 00:00:00.500"));
+        assert!(e.is_empty());
+        let (a, _) = parse(&[Some("-10-11")], TypeKind::IntervalYearMonth);
+        assert_eq!(format_column(&a, &dt(TypeKind::IntervalYearMonth), &utc()).value(0), "-10-11");
+    }
+
+    #[test]
+    fn base64_round_trip() {
+        for len in 0..10 {
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 37 + 250) as u8).collect();
+            assert_eq!(base64_decode(&base64_encode(&bytes)), Some(bytes));
+        }
+        assert_eq!(base64_encode(b"hello"), "aGVsbG8=");
+        assert_eq!(base64_decode("a=b"), None);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn parsing_never_panics(s in "\\PC{0,40}") {
+            let strings = StringArray::from(vec![s.as_str()]);
+            for kind in [
+                TypeKind::Boolean, TypeKind::TinyInt, TypeKind::Int, TypeKind::BigInt,
+                TypeKind::Float, TypeKind::Double, TypeKind::Decimal { precision: 38, scale: 10 },
+                TypeKind::Decimal { precision: 5, scale: 2 }, TypeKind::Char(3), TypeKind::VarChar(2),
+                TypeKind::Binary(2), TypeKind::Date, TypeKind::Time(3), TypeKind::Timestamp(9),
+                TypeKind::TimestampLtz(3), TypeKind::IntervalDayTime, TypeKind::IntervalYearMonth,
+            ] {
+                for dialect in [TextDialect::Cast, TextDialect::Format] {
+                    let (a, _) = parse_column_as(&strings, &dt(kind.clone()), &utc(), dialect);
+                    let _ = format_column(&a, &dt(kind.clone()), &utc());
+                }
+            }
+            let _ = base64_decode(&s);
+        }
+
+        #[test]
+        fn doubles_round_trip(v in proptest::num::f64::ANY) {
+            let s = java_double_to_string(v);
+            let back = parse_java_float::<f64>(&s).unwrap();
+            proptest::prop_assert!(back == v || (v.is_nan() && back.is_nan()), "{} -> {}", v, s);
+        }
+    }
+}
