@@ -1,6 +1,7 @@
 //! Tideline: Flink SQL in one Rust binary.
 pub mod catalog;
 pub mod clock;
+pub mod exec;
 pub mod connector;
 pub mod function;
 pub mod plan;

@@ -1,6 +1,24 @@
 //! Connectors: sources and sinks by Flink's option names, and the formats they share.
 //!
-//! Formats (`format/`) turn bytes into Arrow columns and back; transports (`source/`,
+//! Formats (`format/`) turn text lines into Arrow columns and back; transports (`source/`,
 //! `sink/`) move bytes. A format never knows where its bytes come from.
 
 pub mod format;
+pub mod sink;
+pub mod source;
+
+use arrow_array::RecordBatch;
+
+/// A connector that cannot be created from its options.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConnectorError(pub String);
+
+/// Turns text lines into batches (one per `flush`).
+pub trait LineDecoder: Send {
+    /// Decodes one line; a malformed line is an error unless the format was told to skip
+    /// (and count) such lines.
+    fn push_line(&mut self, line: &str, line_number: u64) -> Result<(), String>;
+    fn flush(&mut self) -> Result<RecordBatch, String>;
+    fn rows_skipped(&self) -> u64;
+}

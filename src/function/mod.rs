@@ -9,6 +9,7 @@
 //! bad values give an [`EvalError`].
 
 pub mod cast;
+pub mod math;
 pub mod operator;
 pub mod string;
 pub mod temporal;
@@ -99,7 +100,7 @@ pub fn lookup(name: &str) -> Option<&'static FunctionDef> {
 }
 
 /// Every family of built-in functions.
-const FAMILIES: &[&[FunctionDef]] = &[operator::FUNCTIONS, string::FUNCTIONS, temporal::FUNCTIONS];
+const FAMILIES: &[&[FunctionDef]] = &[operator::FUNCTIONS, string::FUNCTIONS, temporal::FUNCTIONS, math::FUNCTIONS];
 
 /// Names of all functions, for `SHOW FUNCTIONS`.
 pub fn names() -> Vec<&'static str> {

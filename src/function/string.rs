@@ -15,47 +15,252 @@ use super::{EvalContext, EvalError, Evaluation, FunctionDef, Signature};
 use crate::types::{DataType, MAX_LENGTH, TypeKind};
 
 pub const FUNCTIONS: &[FunctionDef] = &[
-    FunctionDef { name: "||", resolve: resolve_concat, kernel: concat, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "CONCAT", resolve: resolve_concat, kernel: concat, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "UPPER", resolve: resolve_string_to_string, kernel: upper, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "LOWER", resolve: resolve_string_to_string, kernel: lower, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "CHAR_LENGTH", resolve: resolve_length, kernel: char_length, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "CHARACTER_LENGTH", resolve: resolve_length, kernel: char_length, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "TRIM", resolve: resolve_trim, kernel: trim, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "BTRIM", resolve: resolve_trim, kernel: trim, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "LTRIM", resolve: resolve_trim, kernel: ltrim, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "RTRIM", resolve: resolve_trim, kernel: rtrim, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "SUBSTRING", resolve: resolve_substring, kernel: substring, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "SUBSTR", resolve: resolve_substring, kernel: substring, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "LEFT", resolve: resolve_left_right, kernel: left, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "RIGHT", resolve: resolve_left_right, kernel: right, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "CONCAT_WS", resolve: resolve_concat_ws, kernel: concat_ws, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "REPLACE", resolve: resolve_replace, kernel: replace, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "REPEAT", resolve: resolve_repeat, kernel: repeat, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "REVERSE", resolve: resolve_string_force_nullable, kernel: reverse, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "LPAD", resolve: resolve_pad, kernel: lpad, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "RPAD", resolve: resolve_pad, kernel: rpad, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "INITCAP", resolve: resolve_initcap, kernel: initcap, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "SPLIT_INDEX", resolve: resolve_split_index, kernel: split_index, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "POSITION", resolve: resolve_position, kernel: position, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "LOCATE", resolve: resolve_locate, kernel: locate, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "INSTR", resolve: resolve_instr, kernel: instr, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "ASCII", resolve: resolve_ascii, kernel: ascii, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "CHR", resolve: resolve_chr, kernel: chr, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "REGEXP", resolve: resolve_regexp, kernel: regexp, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "REGEXP_EXTRACT", resolve: resolve_regexp_extract, kernel: regexp_extract, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "REGEXP_REPLACE", resolve: resolve_regexp_replace, kernel: regexp_replace, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "LIKE", resolve: resolve_like, kernel: like, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "SIMILAR TO", resolve: resolve_like, kernel: similar_to, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "MD5", resolve: resolve_md5, kernel: md5, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "SHA1", resolve: resolve_sha1, kernel: sha1, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "SHA224", resolve: resolve_sha224, kernel: sha224, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "SHA256", resolve: resolve_sha256, kernel: sha256, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "SHA384", resolve: resolve_sha384, kernel: sha384, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "SHA512", resolve: resolve_sha512, kernel: sha512, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "SHA2", resolve: resolve_sha2, kernel: sha2, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "TO_BASE64", resolve: resolve_to_base64, kernel: to_base64, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "FROM_BASE64", resolve: resolve_from_base64, kernel: from_base64, evaluation: Evaluation::Deterministic },
+    FunctionDef {
+        name: "||",
+        resolve: resolve_concat,
+        kernel: concat,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "CONCAT",
+        resolve: resolve_concat,
+        kernel: concat,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "UPPER",
+        resolve: resolve_string_to_string,
+        kernel: upper,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "LOWER",
+        resolve: resolve_string_to_string,
+        kernel: lower,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "CHAR_LENGTH",
+        resolve: resolve_length,
+        kernel: char_length,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "CHARACTER_LENGTH",
+        resolve: resolve_length,
+        kernel: char_length,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "TRIM",
+        resolve: resolve_trim,
+        kernel: trim,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "BTRIM",
+        resolve: resolve_trim,
+        kernel: trim,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "LTRIM",
+        resolve: resolve_trim,
+        kernel: ltrim,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "RTRIM",
+        resolve: resolve_trim,
+        kernel: rtrim,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "SUBSTRING",
+        resolve: resolve_substring,
+        kernel: substring,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "SUBSTR",
+        resolve: resolve_substring,
+        kernel: substring,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "LEFT",
+        resolve: resolve_left_right,
+        kernel: left,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "RIGHT",
+        resolve: resolve_left_right,
+        kernel: right,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "CONCAT_WS",
+        resolve: resolve_concat_ws,
+        kernel: concat_ws,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "REPLACE",
+        resolve: resolve_replace,
+        kernel: replace,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "REPEAT",
+        resolve: resolve_repeat,
+        kernel: repeat,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "REVERSE",
+        resolve: resolve_string_force_nullable,
+        kernel: reverse,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "LPAD",
+        resolve: resolve_pad,
+        kernel: lpad,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "RPAD",
+        resolve: resolve_pad,
+        kernel: rpad,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "INITCAP",
+        resolve: resolve_initcap,
+        kernel: initcap,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "SPLIT_INDEX",
+        resolve: resolve_split_index,
+        kernel: split_index,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "POSITION",
+        resolve: resolve_position,
+        kernel: position,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "LOCATE",
+        resolve: resolve_locate,
+        kernel: locate,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "INSTR",
+        resolve: resolve_instr,
+        kernel: instr,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "ASCII",
+        resolve: resolve_ascii,
+        kernel: ascii,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "CHR",
+        resolve: resolve_chr,
+        kernel: chr,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "REGEXP",
+        resolve: resolve_regexp,
+        kernel: regexp,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "REGEXP_EXTRACT",
+        resolve: resolve_regexp_extract,
+        kernel: regexp_extract,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "REGEXP_REPLACE",
+        resolve: resolve_regexp_replace,
+        kernel: regexp_replace,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "LIKE",
+        resolve: resolve_like,
+        kernel: like,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "SIMILAR TO",
+        resolve: resolve_like,
+        kernel: similar_to,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "MD5",
+        resolve: resolve_md5,
+        kernel: md5,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "SHA1",
+        resolve: resolve_sha1,
+        kernel: sha1,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "SHA224",
+        resolve: resolve_sha224,
+        kernel: sha224,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "SHA256",
+        resolve: resolve_sha256,
+        kernel: sha256,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "SHA384",
+        resolve: resolve_sha384,
+        kernel: sha384,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "SHA512",
+        resolve: resolve_sha512,
+        kernel: sha512,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "SHA2",
+        resolve: resolve_sha2,
+        kernel: sha2,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "TO_BASE64",
+        resolve: resolve_to_base64,
+        kernel: to_base64,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "FROM_BASE64",
+        resolve: resolve_from_base64,
+        kernel: from_base64,
+        evaluation: Evaluation::Deterministic,
+    },
 ];
 
 /// Nullable if any argument is.
@@ -67,14 +272,20 @@ pub fn any_nullable(args: &[DataType]) -> bool {
 pub fn expect_strings(name: &str, args: &[DataType]) -> Result<(), String> {
     for a in args {
         if !a.kind.is_string() && a.kind != TypeKind::Null {
-            return Err(format!("{name} expects character string arguments, got {}", a.kind));
+            return Err(format!(
+                "{name} expects character string arguments, got {}",
+                a.kind
+            ));
         }
     }
     Ok(())
 }
 
 fn string_arg(nullable: bool) -> DataType {
-    DataType { kind: TypeKind::VarChar(MAX_LENGTH), nullable }
+    DataType {
+        kind: TypeKind::VarChar(MAX_LENGTH),
+        nullable,
+    }
 }
 
 fn resolve_concat(args: &[DataType]) -> Result<Signature, String> {
@@ -93,7 +304,10 @@ fn resolve_concat(args: &[DataType]) -> Result<Signature, String> {
         Some(n) => TypeKind::VarChar(n),
         None => TypeKind::VarChar(MAX_LENGTH),
     };
-    Ok(Signature::new(args.iter().map(|a| string_arg(a.nullable)).collect(), DataType { kind, nullable }))
+    Ok(Signature::new(
+        args.iter().map(|a| string_arg(a.nullable)).collect(),
+        DataType { kind, nullable },
+    ))
 }
 
 fn resolve_string_to_string(args: &[DataType]) -> Result<Signature, String> {
@@ -103,7 +317,13 @@ fn resolve_string_to_string(args: &[DataType]) -> Result<Signature, String> {
 
 fn resolve_length(args: &[DataType]) -> Result<Signature, String> {
     one_string_arg(args)?;
-    Ok(Signature::new(vec![args[0].clone()], DataType { kind: TypeKind::Int, nullable: args[0].nullable }))
+    Ok(Signature::new(
+        vec![args[0].clone()],
+        DataType {
+            kind: TypeKind::Int,
+            nullable: args[0].nullable,
+        },
+    ))
 }
 
 fn one_string_arg(args: &[DataType]) -> Result<(), String> {
@@ -149,11 +369,15 @@ fn concat(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef
 }
 
 fn upper(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
-    Ok(map_strings(&args[0], |s, out| out.extend(s.chars().flat_map(char::to_uppercase))))
+    Ok(map_strings(&args[0], |s, out| {
+        out.extend(s.chars().flat_map(char::to_uppercase))
+    }))
 }
 
 fn lower(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
-    Ok(map_strings(&args[0], |s, out| out.extend(s.chars().flat_map(char::to_lowercase))))
+    Ok(map_strings(&args[0], |s, out| {
+        out.extend(s.chars().flat_map(char::to_lowercase))
+    }))
 }
 
 fn char_length(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
@@ -171,15 +395,25 @@ fn char_length(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<Array
 
 /// The type a character-string argument is cast to: itself, or STRING for an untyped NULL.
 fn string_param(arg: &DataType) -> DataType {
-    if arg.kind.is_string() { arg.clone() } else { string_arg(arg.nullable) }
+    if arg.kind.is_string() {
+        arg.clone()
+    } else {
+        string_arg(arg.nullable)
+    }
 }
 
 /// The type an integer argument is cast to: BIGINT (kernels read `i64`).
 fn int_param(name: &str, arg: &DataType) -> Result<DataType, String> {
     if arg.kind.is_integer() || arg.kind == TypeKind::Null {
-        Ok(DataType { kind: TypeKind::BigInt, nullable: arg.nullable })
+        Ok(DataType {
+            kind: TypeKind::BigInt,
+            nullable: arg.nullable,
+        })
     } else {
-        Err(format!("{name} expects an integer argument, got {}", arg.kind))
+        Err(format!(
+            "{name} expects an integer argument, got {}",
+            arg.kind
+        ))
     }
 }
 
@@ -189,8 +423,15 @@ fn is_string_or_null(arg: &DataType) -> bool {
 
 fn check_count(name: &str, args: &[DataType], min: usize, max: usize) -> Result<(), String> {
     if args.len() < min || args.len() > max {
-        let expected = if min == max { min.to_string() } else { format!("{min} to {max}") };
-        return Err(format!("{name} expects {expected} arguments, got {}", args.len()));
+        let expected = if min == max {
+            min.to_string()
+        } else {
+            format!("{min} to {max}")
+        };
+        return Err(format!(
+            "{name} expects {expected} arguments, got {}",
+            args.len()
+        ));
     }
     Ok(())
 }
@@ -205,22 +446,36 @@ fn varying(arg: &DataType, nullable: bool) -> DataType {
 }
 
 fn boolean(nullable: bool) -> DataType {
-    DataType { kind: TypeKind::Boolean, nullable }
+    DataType {
+        kind: TypeKind::Boolean,
+        nullable,
+    }
 }
 
 fn int_result(nullable: bool) -> DataType {
-    DataType { kind: TypeKind::Int, nullable }
+    DataType {
+        kind: TypeKind::Int,
+        nullable,
+    }
 }
 
 /// Resolves a function whose parameters are strings (`s`) and integers (`i`), per `pattern`;
 /// trailing parameters beyond `min` are optional.
-fn resolve_params(name: &str, args: &[DataType], pattern: &str, min: usize) -> Result<Vec<DataType>, String> {
+fn resolve_params(
+    name: &str,
+    args: &[DataType],
+    pattern: &str,
+    min: usize,
+) -> Result<Vec<DataType>, String> {
     check_count(name, args, min, pattern.len())?;
     args.iter()
         .zip(pattern.bytes())
         .map(|(a, p)| match p {
             b's' if is_string_or_null(a) => Ok(string_param(a)),
-            b's' => Err(format!("{name} expects a character string argument, got {}", a.kind)),
+            b's' => Err(format!(
+                "{name} expects a character string argument, got {}",
+                a.kind
+            )),
             _ => int_param(name, a),
         })
         .collect()
@@ -307,7 +562,11 @@ fn char_offset(s: &str, n: usize) -> usize {
 }
 
 fn char_count(s: &str) -> usize {
-    if s.is_ascii() { s.len() } else { s.chars().count() }
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().count()
+    }
 }
 
 /// Characters `[start, end)` of `s`.
@@ -338,10 +597,18 @@ fn index_of(s: &str, needle: &str, from: i64) -> i64 {
 
 fn resolve_trim(args: &[DataType]) -> Result<Signature, String> {
     let params = resolve_params("TRIM", args, "ss", 1)?;
-    Ok(Signature::new(params, varying(&args[0], any_nullable(args))))
+    Ok(Signature::new(
+        params,
+        varying(&args[0], any_nullable(args)),
+    ))
 }
 
-fn trim_with(args: &[ArrayRef], ctx: &EvalContext, leading: bool, trailing: bool) -> Result<ArrayRef, EvalError> {
+fn trim_with(
+    args: &[ArrayRef],
+    ctx: &EvalContext,
+    leading: bool,
+    trailing: bool,
+) -> Result<ArrayRef, EvalError> {
     let s = strs(&args[0]);
     let chars = args.get(1).map(strs);
     build_strings(args, ctx.num_rows, |i, out| {
@@ -407,7 +674,11 @@ fn substring(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Array
         if start_pos < 0 || start_pos >= num_chars {
             return Ok(true);
         }
-        let end_pos = if num_chars - start_pos < length { num_chars } else { start_pos + length };
+        let end_pos = if num_chars - start_pos < length {
+            num_chars
+        } else {
+            start_pos + length
+        };
         out.push_str(char_slice(v, start_pos as usize, end_pos as usize));
         Ok(true)
     })
@@ -457,7 +728,10 @@ fn resolve_concat_ws(args: &[DataType]) -> Result<Signature, String> {
     expect_strings("CONCAT_WS", args)?;
     Ok(Signature::new(
         args.iter().map(string_param).collect(),
-        DataType { kind: TypeKind::VarChar(MAX_LENGTH), nullable: any_nullable(args) },
+        DataType {
+            kind: TypeKind::VarChar(MAX_LENGTH),
+            nullable: any_nullable(args),
+        },
     ))
 }
 
@@ -483,7 +757,13 @@ fn concat_ws(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Array
 
 fn resolve_replace(args: &[DataType]) -> Result<Signature, String> {
     let params = resolve_params("REPLACE", args, "sss", 3)?;
-    Ok(Signature::new(params, DataType { kind: TypeKind::VarChar(MAX_LENGTH), nullable: any_nullable(args) }))
+    Ok(Signature::new(
+        params,
+        DataType {
+            kind: TypeKind::VarChar(MAX_LENGTH),
+            nullable: any_nullable(args),
+        },
+    ))
 }
 
 /// Java's `String.replace`: every non-overlapping occurrence, left to right; an empty search
@@ -505,7 +785,13 @@ fn replace(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRe
 
 fn resolve_repeat(args: &[DataType]) -> Result<Signature, String> {
     let params = resolve_params("REPEAT", args, "si", 2)?;
-    Ok(Signature::new(params, DataType { kind: TypeKind::VarChar(MAX_LENGTH), nullable: any_nullable(args) }))
+    Ok(Signature::new(
+        params,
+        DataType {
+            kind: TypeKind::VarChar(MAX_LENGTH),
+            nullable: any_nullable(args),
+        },
+    ))
 }
 
 fn repeat(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
@@ -514,7 +800,9 @@ fn repeat(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef
     build_strings(args, ctx.num_rows, |i, out| {
         let (v, n) = (s.value(i), times.value(i));
         if n > 0 && !v.is_empty() {
-            let total = (v.len() as u64).checked_mul(n as u64).filter(|t| *t <= i32::MAX as u64);
+            let total = (v.len() as u64)
+                .checked_mul(n as u64)
+                .filter(|t| *t <= i32::MAX as u64);
             if total.is_none() {
                 return Err(too_large());
             }
@@ -528,7 +816,13 @@ fn repeat(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef
 
 fn resolve_string_force_nullable(args: &[DataType]) -> Result<Signature, String> {
     let params = resolve_params("function", args, "s", 1)?;
-    Ok(Signature::new(params, DataType { kind: TypeKind::VarChar(MAX_LENGTH), nullable: true }))
+    Ok(Signature::new(
+        params,
+        DataType {
+            kind: TypeKind::VarChar(MAX_LENGTH),
+            nullable: true,
+        },
+    ))
 }
 
 fn reverse(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
@@ -537,7 +831,13 @@ fn reverse(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef,
 
 fn resolve_pad(args: &[DataType]) -> Result<Signature, String> {
     let params = resolve_params("LPAD", args, "sis", 3)?;
-    Ok(Signature::new(params, DataType { kind: TypeKind::VarChar(MAX_LENGTH), nullable: any_nullable(args) }))
+    Ok(Signature::new(
+        params,
+        DataType {
+            kind: TypeKind::VarChar(MAX_LENGTH),
+            nullable: any_nullable(args),
+        },
+    ))
 }
 
 /// LPAD/RPAD: NULL for a negative length or an empty pad; the string is cut to `len`
@@ -579,7 +879,11 @@ fn rpad(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, 
 
 fn resolve_initcap(args: &[DataType]) -> Result<Signature, String> {
     let params = resolve_params("INITCAP", args, "s", 1)?;
-    let ret = if args[0].kind.is_string() { args[0].clone() } else { DataType::string() };
+    let ret = if args[0].kind.is_string() {
+        args[0].clone()
+    } else {
+        DataType::string()
+    };
     Ok(Signature::new(params, ret))
 }
 
@@ -590,7 +894,11 @@ fn initcap(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef,
         let mut start = true;
         for c in s.chars() {
             if c.is_ascii_alphanumeric() {
-                out.push(if start { c.to_ascii_uppercase() } else { c.to_ascii_lowercase() });
+                out.push(if start {
+                    c.to_ascii_uppercase()
+                } else {
+                    c.to_ascii_lowercase()
+                });
                 start = false;
             } else {
                 out.push(c);
@@ -602,7 +910,11 @@ fn initcap(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef,
 
 fn resolve_split_index(args: &[DataType]) -> Result<Signature, String> {
     check_count("SPLIT_INDEX", args, 3, 3)?;
-    let pattern = if args[1].kind.is_integer() { "sii" } else { "ssi" };
+    let pattern = if args[1].kind.is_integer() {
+        "sii"
+    } else {
+        "ssi"
+    };
     let params = resolve_params("SPLIT_INDEX", args, pattern, 3)?;
     Ok(Signature::new(params, DataType::string()))
 }
@@ -623,7 +935,9 @@ fn split_index(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Arr
     let mut sep_buf = String::new();
     build_strings(args, ctx.num_rows, |i, out| {
         let (v, idx) = (s.value(i), index.value(i));
-        let Ok(idx) = usize::try_from(idx) else { return Ok(false) };
+        let Ok(idx) = usize::try_from(idx) else {
+            return Ok(false);
+        };
         if v.is_empty() {
             return Ok(false);
         }
@@ -637,7 +951,11 @@ fn split_index(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Arr
             v.split(sep_buf.as_str()).nth(idx)
         } else {
             let sep = strs(&args[1]).value(i);
-            if sep.is_empty() { v.split(is_java_whitespace).nth(idx) } else { v.split(sep).nth(idx) }
+            if sep.is_empty() {
+                v.split(is_java_whitespace).nth(idx)
+            } else {
+                v.split(sep).nth(idx)
+            }
         };
         match token {
             Some(t) => {
@@ -661,7 +979,9 @@ fn resolve_position(args: &[DataType]) -> Result<Signature, String> {
 /// POSITION(needle, haystack): 1-based character position of the first occurrence, 0 if none.
 fn position(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
     let (needle, s) = (strs(&args[0]), strs(&args[1]));
-    build_ints(args, ctx.num_rows, |i| Ok(Some((index_of(s.value(i), needle.value(i), 0) + 1) as i32)))
+    build_ints(args, ctx.num_rows, |i| {
+        Ok(Some((index_of(s.value(i), needle.value(i), 0) + 1) as i32))
+    })
 }
 
 fn resolve_locate(args: &[DataType]) -> Result<Signature, String> {
@@ -675,7 +995,9 @@ fn locate(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef
     let from = args.get(2).map(ints);
     build_ints(args, ctx.num_rows, |i| {
         let from = from.map_or(1, |f| f.value(i));
-        Ok(Some((index_of(s.value(i), needle.value(i), from.saturating_sub(1)) + 1) as i32))
+        Ok(Some(
+            (index_of(s.value(i), needle.value(i), from.saturating_sub(1)) + 1) as i32,
+        ))
     })
 }
 
@@ -734,7 +1056,11 @@ fn resolve_ascii(args: &[DataType]) -> Result<Signature, String> {
 /// ASCII(s): Flink returns the first UTF-8 byte as a signed byte (0 for an empty string).
 fn ascii(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
     let s = strs(&args[0]);
-    build_ints(args, ctx.num_rows, |i| Ok(Some(s.value(i).as_bytes().first().map_or(0, |b| *b as i8 as i32))))
+    build_ints(args, ctx.num_rows, |i| {
+        Ok(Some(
+            s.value(i).as_bytes().first().map_or(0, |b| *b as i8 as i32),
+        ))
+    })
 }
 
 fn resolve_chr(args: &[DataType]) -> Result<Signature, String> {
@@ -766,11 +1092,18 @@ struct RegexCache {
 
 impl RegexCache {
     fn new() -> Self {
-        RegexCache { key: String::new(), compiled: None }
+        RegexCache {
+            key: String::new(),
+            compiled: None,
+        }
     }
 
     /// The regex for `key`, built by `build` unless it is the one cached.
-    fn get(&mut self, key: &str, build: impl FnOnce() -> Result<Regex, String>) -> &Result<Regex, String> {
+    fn get(
+        &mut self,
+        key: &str,
+        build: impl FnOnce() -> Result<Regex, String>,
+    ) -> &Result<Regex, String> {
         if self.key != key {
             self.compiled = None;
         }
@@ -815,15 +1148,23 @@ fn resolve_regexp_extract(args: &[DataType]) -> Result<Signature, String> {
 /// REGEXP_EXTRACT(s, regex[, group]): the group (default 0, the whole match, as Flink's
 /// two-argument form) of the first match; NULL for no match, an invalid regex, or a group that
 /// does not exist or did not participate.
-fn regexp_extract(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+fn regexp_extract(
+    args: &[ArrayRef],
+    ctx: &EvalContext,
+    _: &DataType,
+) -> Result<ArrayRef, EvalError> {
     let (s, p) = (strs(&args[0]), strs(&args[1]));
     let group = args.get(2).map(ints);
     let mut cache = RegexCache::new();
     build_strings(args, ctx.num_rows, |i, out| {
         let pattern = p.value(i);
-        let Ok(re) = cache.get(pattern, || compile(pattern)) else { return Ok(false) };
+        let Ok(re) = cache.get(pattern, || compile(pattern)) else {
+            return Ok(false);
+        };
         let g = group.map_or(0, |g| g.value(i));
-        let Ok(g) = usize::try_from(g) else { return Ok(false) };
+        let Ok(g) = usize::try_from(g) else {
+            return Ok(false);
+        };
         if g >= re.captures_len() {
             return Ok(false);
         }
@@ -839,17 +1180,29 @@ fn regexp_extract(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<
 
 fn resolve_regexp_replace(args: &[DataType]) -> Result<Signature, String> {
     let params = resolve_params("REGEXP_REPLACE", args, "sss", 3)?;
-    Ok(Signature::new(params, DataType { kind: TypeKind::VarChar(MAX_LENGTH), nullable: any_nullable(args) }))
+    Ok(Signature::new(
+        params,
+        DataType {
+            kind: TypeKind::VarChar(MAX_LENGTH),
+            nullable: any_nullable(args),
+        },
+    ))
 }
 
 /// REGEXP_REPLACE(s, regex, replacement): every match replaced by the literal replacement
 /// (Flink quotes it: `$1` is not a group reference); NULL for an invalid regex.
-fn regexp_replace(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+fn regexp_replace(
+    args: &[ArrayRef],
+    ctx: &EvalContext,
+    _: &DataType,
+) -> Result<ArrayRef, EvalError> {
     let (s, p, r) = (strs(&args[0]), strs(&args[1]), strs(&args[2]));
     let mut cache = RegexCache::new();
     build_strings(args, ctx.num_rows, |i, out| {
         let pattern = p.value(i);
-        let Ok(re) = cache.get(pattern, || compile(pattern)) else { return Ok(false) };
+        let Ok(re) = cache.get(pattern, || compile(pattern)) else {
+            return Ok(false);
+        };
         let v = s.value(i);
         let replacement = r.value(i);
         let mut last = 0;
@@ -875,7 +1228,9 @@ fn escape_char(escape: Option<&str>) -> Result<Option<char>, EvalError> {
             let mut chars = e.chars();
             match (chars.next(), chars.next()) {
                 (Some(c), None) => Ok(Some(c)),
-                _ => Err(EvalError::Invalid(format!("invalid escape character '{e}'"))),
+                _ => Err(EvalError::Invalid(format!(
+                    "invalid escape character '{e}'"
+                ))),
             }
         }
     }
@@ -897,7 +1252,11 @@ pub fn like_to_regex(pattern: &str, escape: Option<char>) -> Result<String, Eval
                 Some((_, n)) if n == '_' || n == '%' || Some(n) == escape => {
                     out.push_str(&regex::escape(n.encode_utf8(&mut tmp)));
                 }
-                _ => return Err(EvalError::Invalid(format!("invalid escape sequence '{pattern}', {i}"))),
+                _ => {
+                    return Err(EvalError::Invalid(format!(
+                        "invalid escape sequence '{pattern}', {i}"
+                    )));
+                }
             }
         } else if c == '_' {
             out.push_str(JAVA_DOT);
@@ -1017,7 +1376,9 @@ impl<'a> Bytes<'a> {
         match a.data_type() {
             arrow_schema::DataType::Utf8 => Ok(Bytes::Str(a.as_string::<i32>())),
             arrow_schema::DataType::Binary => Ok(Bytes::Bin(a.as_binary::<i32>())),
-            other => Err(EvalError::Internal(format!("expected a string or binary column, got {other}"))),
+            other => Err(EvalError::Internal(format!(
+                "expected a string or binary column, got {other}"
+            ))),
         }
     }
     fn value(&self, i: usize) -> &'a [u8] {
@@ -1034,14 +1395,23 @@ fn string_or_binary_param(name: &str, arg: &DataType) -> Result<DataType, String
     } else if arg.kind == TypeKind::Null {
         Ok(string_arg(true))
     } else {
-        Err(format!("{name} expects a character or binary string argument, got {}", arg.kind))
+        Err(format!(
+            "{name} expects a character or binary string argument, got {}",
+            arg.kind
+        ))
     }
 }
 
 fn resolve_hash(name: &str, args: &[DataType], chars: u32) -> Result<Signature, String> {
     check_count(name, args, 1, 1)?;
     let param = string_or_binary_param(name, &args[0])?;
-    Ok(Signature::new(vec![param], DataType { kind: TypeKind::Char(chars), nullable: args[0].nullable }))
+    Ok(Signature::new(
+        vec![param],
+        DataType {
+            kind: TypeKind::Char(chars),
+            nullable: args[0].nullable,
+        },
+    ))
 }
 
 fn resolve_md5(args: &[DataType]) -> Result<Signature, String> {
@@ -1104,7 +1474,10 @@ fn resolve_sha2(args: &[DataType]) -> Result<Signature, String> {
     let bits = int_param("SHA2", &args[1])?;
     Ok(Signature::new(
         vec![param, bits],
-        DataType { kind: TypeKind::VarChar(128), nullable: any_nullable(args) },
+        DataType {
+            kind: TypeKind::VarChar(128),
+            nullable: any_nullable(args),
+        },
     ))
 }
 
@@ -1128,7 +1501,13 @@ fn sha2(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, 
 fn resolve_to_base64(args: &[DataType]) -> Result<Signature, String> {
     check_count("TO_BASE64", args, 1, 1)?;
     let param = string_or_binary_param("TO_BASE64", &args[0])?;
-    Ok(Signature::new(vec![param], DataType { kind: TypeKind::VarChar(MAX_LENGTH), nullable: args[0].nullable }))
+    Ok(Signature::new(
+        vec![param],
+        DataType {
+            kind: TypeKind::VarChar(MAX_LENGTH),
+            nullable: args[0].nullable,
+        },
+    ))
 }
 
 const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -1136,7 +1515,11 @@ const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 /// Standard base64 with padding (Java's `Base64.getEncoder()`).
 pub fn base64_encode(out: &mut String, bytes: &[u8]) {
     for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for k in 0..4 {
             if k <= chunk.len() {
@@ -1204,7 +1587,13 @@ fn to_base64(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Array
 fn resolve_from_base64(args: &[DataType]) -> Result<Signature, String> {
     check_count("FROM_BASE64", args, 1, 1)?;
     let param = string_or_binary_param("FROM_BASE64", &args[0])?;
-    Ok(Signature::new(vec![param], DataType { kind: TypeKind::VarChar(MAX_LENGTH), nullable: args[0].nullable }))
+    Ok(Signature::new(
+        vec![param],
+        DataType {
+            kind: TypeKind::VarChar(MAX_LENGTH),
+            nullable: args[0].nullable,
+        },
+    ))
 }
 
 /// FROM_BASE64(s): the decoded bytes as a UTF-8 string (invalid sequences replaced); invalid
@@ -1218,4 +1607,578 @@ fn from_base64(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Arr
         out.push_str(&String::from_utf8_lossy(&bytes));
         Ok(true)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{BooleanArray, Int32Array};
+
+    fn ctx(n: usize) -> EvalContext {
+        EvalContext {
+            zone: crate::types::time::SessionZone::utc(),
+            clock: Arc::new(crate::clock::SystemClock),
+            query_start: 0,
+            batch_mode: false,
+            num_rows: n,
+        }
+    }
+
+    fn s(values: &[Option<&str>]) -> ArrayRef {
+        Arc::new(StringArray::from(values.to_vec()))
+    }
+
+    /// A literal string argument: the same value on every row.
+    fn lit(v: &str, n: usize) -> ArrayRef {
+        Arc::new(StringArray::from(vec![Some(v); n]))
+    }
+
+    fn i(values: &[Option<i64>]) -> ArrayRef {
+        Arc::new(Int64Array::from(values.to_vec()))
+    }
+
+    fn run(name: &str, args: &[ArrayRef]) -> Result<ArrayRef, EvalError> {
+        let f = crate::function::lookup(name).expect("function registered");
+        let n = args.first().map_or(1, |a| a.len());
+        (f.kernel)(args, &ctx(n), &DataType::string())
+    }
+
+    fn strings(a: &ArrayRef) -> Vec<Option<String>> {
+        a.as_string::<i32>()
+            .iter()
+            .map(|v| v.map(str::to_string))
+            .collect()
+    }
+
+    fn call_s(name: &str, args: &[ArrayRef]) -> Vec<Option<String>> {
+        strings(&run(name, args).unwrap())
+    }
+
+    fn call_i(name: &str, args: &[ArrayRef]) -> Vec<Option<i32>> {
+        let out = run(name, args).unwrap();
+        out.as_any()
+            .downcast_ref::<Int32Array>()
+            .unwrap()
+            .iter()
+            .collect()
+    }
+
+    fn call_b(name: &str, args: &[ArrayRef]) -> Vec<Option<bool>> {
+        let out = run(name, args).unwrap();
+        out.as_any()
+            .downcast_ref::<BooleanArray>()
+            .unwrap()
+            .iter()
+            .collect()
+    }
+
+    fn o(v: &str) -> Option<String> {
+        Some(v.to_string())
+    }
+
+    #[test]
+    fn trims() {
+        let input = s(&[Some("  ab  "), Some(""), None, Some("xxaxx")]);
+        assert_eq!(
+            call_s("TRIM", &[input.clone()]),
+            vec![o("ab"), o(""), None, o("xxaxx")]
+        );
+        assert_eq!(
+            call_s("LTRIM", &[input.clone()]),
+            vec![o("ab  "), o(""), None, o("xxaxx")]
+        );
+        assert_eq!(
+            call_s("RTRIM", &[input.clone()]),
+            vec![o("  ab"), o(""), None, o("xxaxx")]
+        );
+        assert_eq!(
+            call_s("TRIM", &[input.clone(), lit("x ", 4)]),
+            vec![o("ab"), o(""), None, o("a")]
+        );
+        assert_eq!(
+            call_s("BTRIM", &[s(&[Some("éaé")]), lit("é", 1)]),
+            vec![o("a")]
+        );
+        let sig = resolve_trim(&[DataType::not_null(TypeKind::Char(5))]).unwrap();
+        assert_eq!(sig.return_type, DataType::not_null(TypeKind::VarChar(5)));
+    }
+
+    #[test]
+    fn substrings() {
+        let v = s(&[
+            Some("Hello"),
+            Some("Hello"),
+            Some("Hello"),
+            Some("Hello"),
+            Some("héllo"),
+            Some(""),
+            None,
+        ]);
+        let start = i(&[
+            Some(2),
+            Some(0),
+            Some(-3),
+            Some(10),
+            Some(2),
+            Some(1),
+            Some(1),
+        ]);
+        assert_eq!(
+            call_s("SUBSTRING", &[v.clone(), start.clone()]),
+            vec![
+                o("ello"),
+                o("Hello"),
+                o("llo"),
+                o(""),
+                o("éllo"),
+                o(""),
+                None
+            ]
+        );
+        let len = i(&[
+            Some(2),
+            Some(2),
+            Some(-1),
+            Some(1),
+            Some(1),
+            Some(3),
+            Some(1),
+        ]);
+        assert_eq!(
+            call_s("SUBSTR", &[v, start, len]),
+            vec![o("el"), o("He"), None, o(""), o("é"), o(""), None]
+        );
+        assert_eq!(
+            call_s("SUBSTRING", &[s(&[Some("abc")]), i(&[Some(-5)])]),
+            vec![o("")]
+        );
+        let sig = resolve_substring(&[
+            DataType::not_null(TypeKind::VarChar(10)),
+            DataType::not_null(TypeKind::Int),
+        ])
+        .unwrap();
+        assert_eq!(sig.return_type, DataType::nullable(TypeKind::VarChar(10)));
+    }
+
+    #[test]
+    fn left_right() {
+        let v = s(&[Some("héllo"), Some("héllo"), Some("ab"), None]);
+        let n = i(&[Some(2), Some(-1), Some(5), Some(1)]);
+        assert_eq!(
+            call_s("LEFT", &[v.clone(), n.clone()]),
+            vec![o("hé"), o(""), o("ab"), None]
+        );
+        assert_eq!(
+            call_s("RIGHT", &[v, n]),
+            vec![o("lo"), o(""), o("ab"), None]
+        );
+    }
+
+    #[test]
+    fn concat_ws_skips_nulls() {
+        let sep = s(&[Some(","), None, Some("-")]);
+        let a = s(&[Some("a"), Some("a"), None]);
+        let b = s(&[None, Some("b"), None]);
+        let c = s(&[Some("c"), Some("c"), Some("")]);
+        assert_eq!(
+            call_s("CONCAT_WS", &[sep, a, b, c]),
+            vec![o("a,c"), None, o("")]
+        );
+    }
+
+    #[test]
+    fn replace_repeat_reverse() {
+        let v = s(&[Some("hello world"), Some("abc"), None]);
+        assert_eq!(
+            call_s("REPLACE", &[v.clone(), lit("o", 3), lit("0", 3)]),
+            vec![o("hell0 w0rld"), o("abc"), None]
+        );
+        assert_eq!(
+            call_s("REPLACE", &[s(&[Some("abc")]), lit("", 1), lit("-", 1)]),
+            vec![o("-a-b-c-")]
+        );
+        assert_eq!(
+            call_s(
+                "REPEAT",
+                &[
+                    s(&[Some("ab"), Some("ab"), Some("")]),
+                    i(&[Some(3), Some(-1), Some(5)])
+                ]
+            ),
+            vec![o("ababab"), o(""), o("")]
+        );
+        assert!(run("REPEAT", &[s(&[Some("ab")]), i(&[Some(i64::MAX)])]).is_err());
+        assert_eq!(
+            call_s("REVERSE", &[s(&[Some("héllo"), Some(""), None])]),
+            vec![o("olléh"), o(""), None]
+        );
+    }
+
+    #[test]
+    fn pads() {
+        let v = s(&[
+            Some("hi"),
+            Some("hi"),
+            Some("hi"),
+            Some("hello"),
+            Some("hi"),
+        ]);
+        let n = i(&[Some(4), Some(5), Some(-1), Some(3), Some(0)]);
+        let p = s(&[Some("??"), Some("ab"), Some("x"), Some("x"), Some("x")]);
+        assert_eq!(
+            call_s("LPAD", &[v.clone(), n.clone(), p.clone()]),
+            vec![o("??hi"), o("abahi"), None, o("hel"), o("")]
+        );
+        assert_eq!(
+            call_s("RPAD", &[v, n, p]),
+            vec![o("hi??"), o("hiaba"), None, o("hel"), o("")]
+        );
+        assert_eq!(
+            call_s("LPAD", &[s(&[Some("a")]), i(&[Some(3)]), s(&[Some("")])]),
+            vec![None]
+        );
+        assert_eq!(
+            call_s("RPAD", &[s(&[Some("é")]), i(&[Some(3)]), s(&[Some("ü")])]),
+            vec![o("éüü")]
+        );
+    }
+
+    #[test]
+    fn initcap_words() {
+        assert_eq!(
+            call_s(
+                "INITCAP",
+                &[s(&[
+                    Some("hello wORLD-foo 1st"),
+                    Some(""),
+                    None,
+                    Some("éa bé")
+                ])]
+            ),
+            vec![o("Hello World-Foo 1st"), o(""), None, o("éA Bé")]
+        );
+    }
+
+    #[test]
+    fn split_index_tokens() {
+        let v = s(&[
+            Some("a,b,,c"),
+            Some("a,b,,c"),
+            Some("a,b,,c"),
+            Some("a,b"),
+            Some(""),
+            Some("a b"),
+        ]);
+        let sep = s(&[
+            Some(","),
+            Some(","),
+            Some(","),
+            Some(","),
+            Some(","),
+            Some(""),
+        ]);
+        let idx = i(&[Some(1), Some(2), Some(4), Some(-1), Some(0), Some(1)]);
+        assert_eq!(
+            call_s("SPLIT_INDEX", &[v, sep, idx]),
+            vec![o("b"), o(""), None, None, None, o("b")]
+        );
+        assert_eq!(
+            call_s(
+                "SPLIT_INDEX",
+                &[s(&[Some("a|b")]), i(&[Some(124)]), i(&[Some(1)])]
+            ),
+            vec![o("b")]
+        );
+    }
+
+    #[test]
+    fn positions() {
+        let hay = s(&[Some("héllo"), Some("abc"), Some("abc"), None, Some("")]);
+        let needle = s(&[Some("l"), Some("x"), Some(""), Some("a"), Some("")]);
+        assert_eq!(
+            call_i("POSITION", &[needle.clone(), hay.clone()]),
+            vec![Some(3), Some(0), Some(1), None, Some(1)]
+        );
+        let from = i(&[Some(4), Some(1), Some(3), Some(1), Some(1)]);
+        assert_eq!(
+            call_i("LOCATE", &[needle, hay, from]),
+            vec![Some(4), Some(0), Some(1), None, Some(1)]
+        );
+        assert_eq!(
+            call_i("LOCATE", &[lit("a", 1), lit("abc", 1), i(&[Some(-3)])]),
+            vec![Some(1)]
+        );
+        assert_eq!(
+            call_i("INSTR", &[lit("abcabc", 1), lit("bc", 1)]),
+            vec![Some(2)]
+        );
+        assert_eq!(
+            call_i(
+                "INSTR",
+                &[lit("abcabc", 1), lit("bc", 1), i(&[Some(1)]), i(&[Some(2)])]
+            ),
+            vec![Some(5)]
+        );
+        assert_eq!(
+            call_i(
+                "INSTR",
+                &[
+                    lit("abcabc", 1),
+                    lit("bc", 1),
+                    i(&[Some(-1)]),
+                    i(&[Some(1)])
+                ]
+            ),
+            vec![Some(5)]
+        );
+        assert_eq!(
+            call_i(
+                "INSTR",
+                &[
+                    lit("abcabc", 1),
+                    lit("bc", 1),
+                    i(&[Some(-1)]),
+                    i(&[Some(2)])
+                ]
+            ),
+            vec![Some(2)]
+        );
+        assert_eq!(
+            call_i("INSTR", &[lit("abc", 1), lit("b", 1), i(&[Some(0)])]),
+            vec![Some(0)]
+        );
+        assert!(
+            run(
+                "INSTR",
+                &[lit("abc", 1), lit("b", 1), i(&[Some(1)]), i(&[Some(0)])]
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn ascii_and_chr() {
+        assert_eq!(
+            call_i("ASCII", &[s(&[Some("abc"), Some(""), None, Some("é")])]),
+            vec![Some(97), Some(0), None, Some(-61)]
+        );
+        assert_eq!(
+            call_s(
+                "CHR",
+                &[i(&[Some(65), Some(-1), None, Some(256 + 97), Some(233)])]
+            ),
+            vec![o("A"), o(""), None, o("a"), o("é")]
+        );
+    }
+
+    #[test]
+    fn regexps() {
+        let v = s(&[Some("foothebar"), Some("xyz"), None, Some("foothebar")]);
+        let p = s(&[
+            Some("foo(.*?)(bar)"),
+            Some("foo(.*?)(bar)"),
+            Some("a"),
+            Some("("),
+        ]);
+        assert_eq!(
+            call_b("REGEXP", &[v.clone(), p.clone()]),
+            vec![Some(true), Some(false), None, Some(false)]
+        );
+        assert_eq!(
+            call_b("REGEXP", &[lit("abc", 1), lit("", 1)]),
+            vec![Some(false)]
+        );
+        assert_eq!(
+            call_s("REGEXP_EXTRACT", &[v.clone(), p.clone()]),
+            vec![o("foothebar"), None, None, None]
+        );
+        let g = i(&[Some(2), Some(1), Some(1), Some(1)]);
+        assert_eq!(
+            call_s("REGEXP_EXTRACT", &[v.clone(), p.clone(), g]),
+            vec![o("bar"), None, None, None]
+        );
+        let g = i(&[Some(3), Some(1), Some(1), Some(-1)]);
+        assert_eq!(
+            call_s("REGEXP_EXTRACT", &[v.clone(), p, g]),
+            vec![None, None, None, None]
+        );
+        let r = lit("$1", 4);
+        assert_eq!(
+            call_s(
+                "REGEXP_REPLACE",
+                &[v, s(&[Some("o+"), Some("y"), Some("a"), Some("[")]), r]
+            ),
+            vec![o("f$1thebar"), o("x$1z"), None, None]
+        );
+        assert_eq!(
+            call_s(
+                "REGEXP_REPLACE",
+                &[lit("abc", 1), lit("x*", 1), lit("-", 1)]
+            ),
+            vec![o("-a-b-c-")]
+        );
+    }
+
+    #[test]
+    fn like_patterns() {
+        let v = s(&[
+            Some("abc"),
+            Some("abc"),
+            Some("a_c"),
+            Some("abc"),
+            None,
+            Some("a\nc"),
+            Some("a\nc"),
+        ]);
+        let p = s(&[
+            Some("a%"),
+            Some("_b_"),
+            Some("a\\_c"),
+            Some("A%"),
+            Some("%"),
+            Some("a%c"),
+            Some("a_c"),
+        ]);
+        assert_eq!(
+            call_b("LIKE", &[v.clone(), p.clone()]),
+            vec![
+                Some(true),
+                Some(true),
+                Some(false),
+                Some(false),
+                None,
+                Some(true),
+                Some(false)
+            ]
+        );
+        let esc = lit("\\", 7);
+        assert_eq!(
+            call_b("LIKE", &[v, p, esc]),
+            vec![
+                Some(true),
+                Some(true),
+                Some(true),
+                Some(false),
+                None,
+                Some(true),
+                Some(false)
+            ]
+        );
+        assert_eq!(
+            call_b("LIKE", &[lit("a.c", 1), lit("a.c", 1)]),
+            vec![Some(true)]
+        );
+        assert_eq!(
+            call_b("LIKE", &[lit("abc", 1), lit("a.c", 1)]),
+            vec![Some(false)]
+        );
+        assert!(run("LIKE", &[lit("abc", 1), lit("a!", 1), lit("!", 1)]).is_err());
+        assert!(run("LIKE", &[lit("abc", 1), lit("a!b", 1), lit("!", 1)]).is_err());
+        assert!(run("LIKE", &[lit("abc", 1), lit("a", 1), lit("!!", 1)]).is_err());
+        assert_eq!(
+            call_b("LIKE", &[lit("ü%", 1), lit("ü!%", 1), lit("!", 1)]),
+            vec![Some(true)]
+        );
+    }
+
+    #[test]
+    fn similar_to_patterns() {
+        let v = lit("abc", 1);
+        let t = |p: &str| call_b("SIMILAR TO", &[v.clone(), lit(p, 1)])[0];
+        assert_eq!(t("abc"), Some(true));
+        assert_eq!(t("a%"), Some(true));
+        assert_eq!(t("(abc|xyz)"), Some(true));
+        assert_eq!(t("a[a-c]+"), Some(true));
+        assert_eq!(t("a[^b]c"), Some(false));
+        assert_eq!(t("ab"), Some(false));
+        assert_eq!(t("a.c"), Some(false));
+        assert_eq!(t("_b_"), Some(true));
+        assert!(run("SIMILAR TO", &[v, lit("a[bc", 1)]).is_err());
+    }
+
+    #[test]
+    fn hashes() {
+        let v = s(&[Some(""), Some("abc"), None]);
+        assert_eq!(
+            call_s("MD5", &[v.clone()]),
+            vec![
+                o("d41d8cd98f00b204e9800998ecf8427e"),
+                o("900150983cd24fb0d6963f7d28e17f72"),
+                None
+            ]
+        );
+        assert_eq!(
+            call_s("SHA1", &[v.clone()])[1],
+            o("a9993e364706816aba3e25717850c26c9cd0d89d")
+        );
+        assert_eq!(
+            call_s("SHA256", &[v.clone()])[1],
+            o("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        );
+        assert_eq!(
+            call_s("SHA2", &[v.clone(), i(&[Some(256), Some(256), Some(256)])]),
+            call_s("SHA256", &[v.clone()])
+        );
+        assert_eq!(
+            call_s("SHA2", &[v, i(&[Some(1), Some(224), Some(1)])])[0],
+            None
+        );
+        let bin: ArrayRef = Arc::new(BinaryArray::from(vec![Some(&b"abc"[..])]));
+        assert_eq!(
+            call_s("MD5", &[bin]),
+            vec![o("900150983cd24fb0d6963f7d28e17f72")]
+        );
+        let sig = resolve_md5(&[DataType::not_null(TypeKind::VarChar(3))]).unwrap();
+        assert_eq!(sig.return_type, DataType::not_null(TypeKind::Char(32)));
+    }
+
+    #[test]
+    fn base64() {
+        let v = s(&[
+            Some(""),
+            Some("f"),
+            Some("fo"),
+            Some("foo"),
+            Some("héllo"),
+            None,
+        ]);
+        let enc = call_s("TO_BASE64", &[v]);
+        assert_eq!(
+            enc,
+            vec![o(""), o("Zg=="), o("Zm8="), o("Zm9v"), o("aMOpbGxv"), None]
+        );
+        let back = run("FROM_BASE64", &[Arc::new(StringArray::from(enc))]).unwrap();
+        assert_eq!(
+            strings(&back),
+            vec![o(""), o("f"), o("fo"), o("foo"), o("héllo"), None]
+        );
+        assert_eq!(call_s("FROM_BASE64", &[lit("Zm8", 1)]), vec![o("fo")]);
+        assert!(run("FROM_BASE64", &[lit("Z", 1)]).is_err());
+        assert!(run("FROM_BASE64", &[lit("Zm9v!", 1)]).is_err());
+        assert!(run("FROM_BASE64", &[lit("Zg=", 1)]).is_err());
+        assert!(run("FROM_BASE64", &[lit("Zg==Zg==", 1)]).is_err());
+    }
+
+    #[test]
+    fn regex_cache_reuses_and_switches() {
+        let v = s(&[Some("a1"), Some("b2"), Some("c3")]);
+        let p = s(&[Some("[0-9]"), Some("[0-9]"), Some("[a-z]")]);
+        assert_eq!(
+            call_s("REGEXP_EXTRACT", &[v, p]),
+            vec![o("1"), o("2"), o("c")]
+        );
+    }
+
+    #[test]
+    fn resolvers_reject_bad_arguments() {
+        assert!(resolve_substring(&[DataType::string()]).is_err());
+        assert!(resolve_substring(&[DataType::string(), DataType::string()]).is_err());
+        assert!(resolve_like(&[DataType::string(), DataType::nullable(TypeKind::Int)]).is_err());
+        let sig = resolve_like(&[
+            DataType::not_null(TypeKind::VarChar(3)),
+            DataType::not_null(TypeKind::Char(2)),
+        ])
+        .unwrap();
+        assert_eq!(sig.return_type, DataType::not_null(TypeKind::Boolean));
+    }
 }

@@ -335,26 +335,36 @@ pub fn write_decimal_java(out: &mut String, unscaled: i128, scale: u8) {
     let _ = write!(out, "E{adjusted}");
 }
 
-/// Java's `Double.toString`.
+/// Java's `Double.toString` (as of Java 17, which Flink 2.3 runs on).
 pub fn write_java_double(out: &mut String, v: f64) {
     if v.is_nan() {
         out.push_str("NaN");
     } else if v.is_infinite() {
         out.push_str(if v > 0.0 { "Infinity" } else { "-Infinity" });
     } else {
-        // `{:e}` gives the shortest digits that round-trip, as Java (19+) does.
-        write_java_digits(out, &format!("{v:e}"), v.abs() >= 1e-3 && v.abs() < 1e7);
+        let bits = v.to_bits();
+        let exp_field = ((bits >> 52) & 0x7ff) as i32;
+        let java = (exp_field != 0).then(|| {
+            java_integer_digits(bits & ((1 << 52) - 1) | (1 << 52), exp_field - 1023, 53)
+        });
+        write_float_text(out, v.is_sign_negative(), java.flatten(), &format!("{:e}", v.abs()));
     }
 }
 
-/// Java's `Float.toString`.
+/// Java's `Float.toString` (as of Java 17).
 pub fn write_java_float(out: &mut String, v: f32) {
     if v.is_nan() {
         out.push_str("NaN");
     } else if v.is_infinite() {
         out.push_str(if v > 0.0 { "Infinity" } else { "-Infinity" });
     } else {
-        write_java_digits(out, &format!("{v:e}"), v.abs() >= 1e-3 && v.abs() < 1e7);
+        let bits = v.to_bits();
+        let exp_field = ((bits >> 23) & 0xff) as i32;
+        let java = (exp_field != 0).then(|| {
+            let fract = ((bits & ((1 << 23) - 1)) | (1 << 23)) as u64;
+            java_integer_digits(fract << 29, exp_field - 127, 24)
+        });
+        write_float_text(out, v.is_sign_negative(), java.flatten(), &format!("{:e}", v.abs()));
     }
 }
 
@@ -370,28 +380,73 @@ pub fn java_float_to_string(v: f32) -> String {
     s
 }
 
-/// Reformats Rust's `{:e}` text (`-1.234e-5`) by Java's rules.
-fn write_java_digits(out: &mut String, sci: &str, plain: bool) {
-    let (neg, body) = match sci.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, sci),
+/// The digits and decimal exponent Java 17's `FloatingDecimal` produces for an integer value
+/// below 2^63: it drops the digits below the type's precision, rounding half up, instead of
+/// searching for the shortest text (so FLOAT 1636273750016 prints `1.63627375E12`, not
+/// `1.6362738E12`). `None` for the other values, where Java's output is the shortest
+/// round-trip text and Rust's `{:e}` gives it.
+fn java_integer_digits(fract_bits: u64, bin_exp: i32, significant_bits: i32) -> Option<(String, i64)> {
+    const INSIGNIFICANT: [u32; 64] = [
+        0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 8, 8,
+        8, 9, 9, 9, 9, 10, 10, 10, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13, 14, 14, 14, 15, 15,
+        15, 15, 16, 16, 16, 17, 17, 17, 18, 18, 18, 19,
+    ];
+    if !(-21..=62).contains(&bin_exp) {
+        return None;
+    }
+    let n_fract_bits = 53 - fract_bits.trailing_zeros() as i32;
+    if n_fract_bits - bin_exp - 1 > 0 {
+        return None; // not an integer
+    }
+    let insignificant = if bin_exp > significant_bits {
+        let p2 = (bin_exp - significant_bits - 1) as usize;
+        if p2 > 1 && p2 < INSIGNIFICANT.len() { INSIGNIFICANT[p2] } else { 0 }
+    } else {
+        0
     };
-    let (mantissa, exp) = body.split_once('e').unwrap_or((body, "0"));
-    let exp: i64 = exp.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(|c| c.is_ascii_digit()).collect();
-    let digits = if digits.is_empty() { "0".to_string() } else { digits };
+    let mut value = if bin_exp >= 52 {
+        fract_bits.checked_shl((bin_exp - 52) as u32)?
+    } else {
+        fract_bits >> (52 - bin_exp)
+    };
+    if insignificant > 0 {
+        let pow10 = 10u64.pow(insignificant);
+        let residue = value % pow10;
+        value /= pow10;
+        if residue >= pow10 / 2 {
+            value += 1;
+        }
+    }
+    let text = value.to_string();
+    let exp = text.len() as i64 - 1 + insignificant as i64;
+    Some((text.trim_end_matches('0').to_string(), exp))
+}
+
+/// Writes digits `d.ddd × 10^exp` by Java's rules: plain for exponents -3 to 6, otherwise
+/// `d.dddE±n`; at least one fraction digit. `java` overrides the digits from Rust's `{:e}`
+/// text (`1.234e-5`) of the absolute value.
+fn write_float_text(out: &mut String, neg: bool, java: Option<(String, i64)>, sci: &str) {
+    let (digits, exp) = match java {
+        Some(d) => d,
+        None => {
+            let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
+            let digits: String = mantissa.chars().filter(|c| c.is_ascii_digit()).collect();
+            (digits, exp.parse().unwrap_or(0))
+        }
+    };
     if neg {
         out.push('-');
     }
-    if digits.bytes().all(|b| b == b'0') {
+    let digits = digits.trim_end_matches('0');
+    if digits.is_empty() || digits.bytes().all(|b| b == b'0') {
         out.push_str("0.0");
         return;
     }
-    if plain {
+    if (-3..7).contains(&exp) {
         if exp >= 0 {
             let int_len = exp as usize + 1;
             if digits.len() <= int_len {
-                out.push_str(&digits);
+                out.push_str(digits);
                 for _ in digits.len()..int_len {
                     out.push('0');
                 }
@@ -406,7 +461,7 @@ fn write_java_digits(out: &mut String, sci: &str, plain: bool) {
             for _ in 0..(-exp - 1) {
                 out.push('0');
             }
-            out.push_str(&digits);
+            out.push_str(digits);
         }
     } else {
         out.push_str(&digits[..1]);
@@ -1151,6 +1206,12 @@ mod tests {
         assert_eq!(java_float_to_string(3.4e38), "3.4E38");
         assert_eq!(java_float_to_string(1636273800000.0), "1.63627375E12");
         assert_eq!(java_float_to_string(1.0 / 3.0), "0.33333334");
+        assert_eq!(java_float_to_string(12345680.0), "1.234568E7");
+        assert_eq!(java_float_to_string(0.3333333), "0.3333333");
+        assert_eq!(java_float_to_string(-2.5), "-2.5");
+        assert_eq!(java_double_to_string(1636273800000.0), "1.6362738E12");
+        assert_eq!(java_double_to_string(-9.0e18), "-9.0E18");
+        assert_eq!(java_double_to_string(1.0e20), "1.0E20");
     }
 
     #[test]

@@ -1,1 +1,4 @@
 //! Formats: text lines ↔ Arrow columns.
+
+pub mod csv;
+pub mod json;

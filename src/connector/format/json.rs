@@ -1,0 +1,1 @@
+//! Flink's `json` format.

@@ -1,0 +1,68 @@
+//! Sinks: `print`, `blackhole`, `filesystem`.
+
+use arrow_array::RecordBatch;
+
+use crate::exec::chunk::StreamChunk;
+use crate::exec::operator::ExecError;
+use crate::exec::runtime::Sink;
+use crate::types::text::format_value;
+use crate::types::time::SessionZone;
+use crate::types::Schema;
+
+/// Flink's `print` connector: one `+I[a, b]` line per row on stdout, prefixed by
+/// `print-identifier> ` when set.
+pub struct PrintSink {
+    schema: Schema,
+    zone: SessionZone,
+    prefix: String,
+    out: std::io::BufWriter<std::io::Stdout>,
+}
+
+impl PrintSink {
+    pub fn new(schema: Schema, zone: SessionZone, identifier: Option<&str>) -> Self {
+        let prefix = identifier.map_or(String::new(), |id| format!("{id}> "));
+        PrintSink { schema, zone, prefix, out: std::io::BufWriter::new(std::io::stdout()) }
+    }
+}
+
+/// `+I[1, a, NULL]`: Flink's `Row.toString`.
+pub fn row_string(batch: &RecordBatch, row: usize, kind: &str, schema: &Schema, zone: &SessionZone) -> String {
+    let cells: Vec<String> = batch
+        .columns()
+        .iter()
+        .zip(&schema.fields)
+        .map(|(c, f)| format_value(c, row, &f.data_type, zone).unwrap_or_else(|| "NULL".into()))
+        .collect();
+    format!("{kind}[{}]", cells.join(", "))
+}
+
+impl Sink for PrintSink {
+    fn write(&mut self, chunk: StreamChunk) -> Result<(), ExecError> {
+        use std::io::Write;
+        for row in 0..chunk.num_rows() {
+            let line = row_string(&chunk.batch, row, chunk.kind(row).short_string(), &self.schema, &self.zone);
+            writeln!(self.out, "{}{line}", self.prefix).map_err(|e| ExecError::Sink(e.to_string()))?;
+        }
+        Ok(())
+    }
+    fn finish(&mut self) -> Result<(), ExecError> {
+        use std::io::Write;
+        self.out.flush().map_err(|e| ExecError::Sink(e.to_string()))
+    }
+}
+
+/// Flink's `blackhole` connector: swallows everything.
+#[derive(Default)]
+pub struct BlackholeSink {
+    pub rows: u64,
+}
+
+impl Sink for BlackholeSink {
+    fn write(&mut self, chunk: StreamChunk) -> Result<(), ExecError> {
+        self.rows += chunk.num_rows() as u64;
+        Ok(())
+    }
+    fn finish(&mut self) -> Result<(), ExecError> {
+        Ok(())
+    }
+}

@@ -1,0 +1,268 @@
+//! The `datagen` source, with Flink's options: `rows-per-second` (default 10000),
+//! `number-of-rows` (unbounded when absent), and per field `fields.<f>.kind`
+//! (`random` | `sequence`), `min`, `max`, `length`, `start`, `end`, `null-rate`. A sequence
+//! field bounds the source: it ends when the sequence is exhausted.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arrow_array::builder::*;
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::SchemaRef;
+
+use crate::connector::ConnectorError;
+use crate::clock::Clock;
+use crate::exec::operator::ExecError;
+use crate::exec::runtime::SourceSplit;
+use crate::types::{DataType, NANOS_PER_DAY, Schema, TypeKind};
+
+/// Rows per batch when the rate allows it.
+const BATCH_ROWS: usize = 8192;
+
+#[derive(Debug, Clone)]
+enum FieldGen {
+    Random { min: f64, max: f64, length: usize, null_rate: f64 },
+    Sequence { start: i64, end: i64 },
+}
+
+pub struct DatagenSplit {
+    schema: SchemaRef,
+    types: Vec<DataType>,
+    gens: Vec<FieldGen>,
+    rows_per_second: Option<u64>,
+    remaining: Option<u64>,
+    produced: u64,
+    started: Option<Instant>,
+    rng: u64,
+    clock: Arc<dyn Clock>,
+}
+
+fn parse_num<T: std::str::FromStr>(key: &str, value: &str) -> Result<T, ConnectorError> {
+    value.trim().parse().map_err(|_| ConnectorError(format!("invalid value '{value}' for option '{key}'")))
+}
+
+impl DatagenSplit {
+    pub fn new(schema: &Schema, options: &[(String, String)], clock: Arc<dyn Clock>) -> Result<Self, ConnectorError> {
+        let get = |k: &str| options.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+        for (key, _) in options {
+            let known = matches!(key.as_str(), "connector" | "rows-per-second" | "number-of-rows" | "scan.parallelism")
+                || key.strip_prefix("fields.").is_some_and(|rest| {
+                    rest.rsplit_once('.').is_some_and(|(field, opt)| {
+                        schema.index_of(field).is_some()
+                            && matches!(opt, "kind" | "min" | "max" | "length" | "start" | "end" | "null-rate" | "max-past" | "var-len")
+                    })
+                });
+            if !known {
+                return Err(ConnectorError(format!("unsupported option '{key}' for connector 'datagen'")));
+            }
+        }
+        let rows_per_second = match get("rows-per-second") {
+            Some(v) => Some(parse_num::<u64>("rows-per-second", v)?).filter(|r| *r > 0),
+            None => Some(10_000),
+        };
+        let mut remaining = get("number-of-rows").map(|v| parse_num::<u64>("number-of-rows", v)).transpose()?;
+        let mut gens = Vec::new();
+        for field in &schema.fields {
+            let opt = |o: &str| get(&format!("fields.{}.{o}", field.name));
+            let key = |o: &str| format!("fields.{}.{o}", field.name);
+            let kind = opt("kind").unwrap_or("random");
+            let generator = match kind {
+                "sequence" => {
+                    let start: i64 = parse_num(&key("start"), opt("start").ok_or_else(|| ConnectorError(format!("option '{}' is required for a sequence", key("start"))))?)?;
+                    let end: i64 = parse_num(&key("end"), opt("end").ok_or_else(|| ConnectorError(format!("option '{}' is required for a sequence", key("end"))))?)?;
+                    if end < start {
+                        return Err(ConnectorError(format!("'{}' must not be less than '{}'", key("end"), key("start"))));
+                    }
+                    let count = (end - start) as u64 + 1;
+                    remaining = Some(remaining.map_or(count, |r| r.min(count)));
+                    FieldGen::Sequence { start, end }
+                }
+                "random" => {
+                    let (dmin, dmax) = default_range(&field.data_type.kind);
+                    FieldGen::Random {
+                        min: opt("min").map(|v| parse_num(&key("min"), v)).transpose()?.unwrap_or(dmin),
+                        max: opt("max").map(|v| parse_num(&key("max"), v)).transpose()?.unwrap_or(dmax),
+                        length: opt("length").map(|v| parse_num(&key("length"), v)).transpose()?.unwrap_or(100),
+                        null_rate: opt("null-rate").map(|v| parse_num(&key("null-rate"), v)).transpose()?.unwrap_or(0.0),
+                    }
+                }
+                other => return Err(ConnectorError(format!("invalid value '{other}' for option '{}': expected random or sequence", key("kind")))),
+            };
+            if !supported(&field.data_type.kind) {
+                return Err(ConnectorError(format!("datagen cannot generate {} (column '{}')", field.data_type.kind, field.name)));
+            }
+            gens.push(generator);
+        }
+        Ok(DatagenSplit {
+            schema: Arc::new(arrow_schema::Schema::new(
+                schema.fields.iter().map(|f| f.data_type.with_nullable(true).to_arrow_field(&f.name)).collect::<Vec<_>>(),
+            )),
+            types: schema.fields.iter().map(|f| f.data_type.clone()).collect(),
+            gens,
+            rows_per_second,
+            remaining,
+            produced: 0,
+            started: None,
+            rng: 0x9E37_79B9_7F4A_7C15,
+            clock,
+        })
+    }
+
+    fn next_random(&mut self) -> u64 {
+        // splitmix64: fast, good enough for test data, no dependency.
+        self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.rng;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn unit(&mut self) -> f64 {
+        (self.next_random() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn column(&mut self, col: usize, rows: usize, first_row: u64) -> ArrayRef {
+        let ty = self.types[col].kind.clone();
+        let generator = self.gens[col].clone();
+        let mut nulls = Vec::with_capacity(rows);
+        let mut ints = Vec::with_capacity(rows);
+        let mut floats = Vec::with_capacity(rows);
+        for r in 0..rows {
+            match &generator {
+                FieldGen::Sequence { start, end } => {
+                    nulls.push(false);
+                    let v = (*start).saturating_add((first_row + r as u64) as i64).min(*end);
+                    ints.push(v);
+                    floats.push(v as f64);
+                }
+                FieldGen::Random { min, max, null_rate, .. } => {
+                    nulls.push(*null_rate > 0.0 && self.unit() < *null_rate);
+                    let u = self.unit();
+                    let f = min + (max - min) * u;
+                    floats.push(f);
+                    ints.push(if ty.is_integer() { (min + ((max - min + 1.0) * u).floor()).min(*max) as i64 } else { f as i64 });
+                }
+            }
+        }
+        let now = self.clock.now_nanos();
+        macro_rules! prim {
+            ($builder:ty, $vals:expr) => {{
+                let mut b = <$builder>::with_capacity(rows);
+                for (v, null) in $vals.zip(&nulls) {
+                    if *null { b.append_null() } else { b.append_value(v) }
+                }
+                Arc::new(b.finish()) as ArrayRef
+            }};
+        }
+        match ty {
+            TypeKind::Boolean => prim!(BooleanBuilder, ints.iter().map(|v| v % 2 != 0)),
+            TypeKind::TinyInt => prim!(Int8Builder, ints.iter().map(|v| *v as i8)),
+            TypeKind::SmallInt => prim!(Int16Builder, ints.iter().map(|v| *v as i16)),
+            TypeKind::Int => prim!(Int32Builder, ints.iter().map(|v| *v as i32)),
+            TypeKind::BigInt => prim!(Int64Builder, ints.iter().copied()),
+            TypeKind::Float => prim!(Float32Builder, floats.iter().map(|v| *v as f32)),
+            TypeKind::Double => prim!(Float64Builder, floats.iter().copied()),
+            TypeKind::Decimal { precision, scale } => {
+                let factor = 10f64.powi(scale as i32);
+                let limit = 10f64.powi(precision as i32);
+                let mut b = Decimal128Builder::with_capacity(rows);
+                for (v, null) in floats.iter().zip(&nulls) {
+                    let unscaled = (v * factor).round().clamp(-limit + 1.0, limit - 1.0) as i128;
+                    if *null { b.append_null() } else { b.append_value(unscaled) }
+                }
+                Arc::new(b.finish().with_precision_and_scale(precision, scale as i8).unwrap_or_else(|_| arrow_array::Decimal128Array::new_null(rows)))
+            }
+            TypeKind::Char(_) | TypeKind::VarChar(_) => {
+                let length = match generator {
+                    FieldGen::Random { length, .. } => length,
+                    FieldGen::Sequence { .. } => 0,
+                };
+                let mut b = StringBuilder::with_capacity(rows, rows * length.max(8));
+                let mut buf = String::new();
+                for (v, null) in ints.iter().zip(&nulls) {
+                    if *null {
+                        b.append_null();
+                        continue;
+                    }
+                    buf.clear();
+                    if matches!(generator, FieldGen::Sequence { .. }) {
+                        buf.push_str(&v.to_string());
+                    } else {
+                        while buf.len() < length {
+                            let word = self.next_random();
+                            for i in 0..16 {
+                                if buf.len() == length {
+                                    break;
+                                }
+                                buf.push(char::from(b"0123456789abcdef"[((word >> (i * 4)) & 15) as usize]));
+                            }
+                        }
+                    }
+                    b.append_value(&buf);
+                }
+                Arc::new(b.finish())
+            }
+            TypeKind::Date => prim!(Date32Builder, std::iter::repeat_n((now.div_euclid(NANOS_PER_DAY)) as i32, rows)),
+            TypeKind::Timestamp(_) => prim!(TimestampNanosecondBuilder, std::iter::repeat_n(now - now.rem_euclid(1_000_000), rows)),
+            _ => {
+                let mut b = TimestampNanosecondBuilder::with_capacity(rows);
+                for null in &nulls {
+                    if *null { b.append_null() } else { b.append_value(now - now.rem_euclid(1_000_000)) }
+                }
+                Arc::new(b.finish().with_timezone("UTC"))
+            }
+        }
+    }
+}
+
+fn default_range(kind: &TypeKind) -> (f64, f64) {
+    match kind {
+        TypeKind::TinyInt => (i8::MIN as f64, i8::MAX as f64),
+        TypeKind::SmallInt => (i16::MIN as f64, i16::MAX as f64),
+        TypeKind::Int => (i32::MIN as f64, i32::MAX as f64),
+        TypeKind::BigInt => (i64::MIN as f64, i64::MAX as f64),
+        TypeKind::Decimal { precision, .. } => {
+            let m = 10f64.powi(*precision as i32 - 1);
+            (-m, m)
+        }
+        _ => (f32::MIN as f64, f32::MAX as f64),
+    }
+}
+
+fn supported(kind: &TypeKind) -> bool {
+    kind.is_numeric()
+        || kind.is_string()
+        || matches!(kind, TypeKind::Boolean | TypeKind::Date | TypeKind::Timestamp(_) | TypeKind::TimestampLtz(_))
+}
+
+impl SourceSplit for DatagenSplit {
+    fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
+        let started = *self.started.get_or_insert_with(Instant::now);
+        let mut rows = BATCH_ROWS as u64;
+        if let Some(rps) = self.rows_per_second {
+            rows = rows.min(rps.div_ceil(10).max(1));
+            // Throttle: the rows produced so far may not run ahead of the rate.
+            let due = Duration::from_secs_f64(self.produced as f64 / rps as f64);
+            let elapsed = started.elapsed();
+            if due > elapsed {
+                std::thread::sleep(due - elapsed);
+            }
+        }
+        if let Some(remaining) = self.remaining {
+            if remaining == 0 {
+                return Ok(None);
+            }
+            rows = rows.min(remaining);
+            self.remaining = Some(remaining - rows);
+        }
+        let first = self.produced;
+        let columns = (0..self.types.len()).map(|c| self.column(c, rows as usize, first)).collect();
+        self.produced += rows;
+        let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(rows as usize));
+        Ok(Some(RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?))
+    }
+
+    fn describe(&self) -> String {
+        "datagen".into()
+    }
+}

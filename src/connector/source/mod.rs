@@ -1,0 +1,5 @@
+//! Sources: the connector option names of Flink, each producing source splits.
+
+pub mod datagen;
+pub mod filesystem;
+pub mod socket;

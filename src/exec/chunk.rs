@@ -1,0 +1,56 @@
+//! The unit of data between operators: an Arrow batch plus one Flink row kind per row.
+
+use arrow_array::RecordBatch;
+
+/// Flink's `RowKind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RowKind {
+    Insert,
+    UpdateBefore,
+    UpdateAfter,
+    Delete,
+}
+
+impl RowKind {
+    /// `+I`, `-U`, `+U`, `-D`.
+    pub fn short_string(self) -> &'static str {
+        match self {
+            RowKind::Insert => "+I",
+            RowKind::UpdateBefore => "-U",
+            RowKind::UpdateAfter => "+U",
+            RowKind::Delete => "-D",
+        }
+    }
+}
+
+/// A batch of rows with their kinds. `kinds: None` means every row is an insert, the common
+/// case of append-only streams, which then carries no per-row overhead.
+#[derive(Debug, Clone)]
+pub struct StreamChunk {
+    pub batch: RecordBatch,
+    pub kinds: Option<Vec<RowKind>>,
+}
+
+impl StreamChunk {
+    pub fn inserts(batch: RecordBatch) -> Self {
+        StreamChunk { batch, kinds: None }
+    }
+
+    pub fn num_rows(&self) -> usize {
+        self.batch.num_rows()
+    }
+
+    pub fn kind(&self, row: usize) -> RowKind {
+        self.kinds.as_ref().map_or(RowKind::Insert, |k| k[row])
+    }
+}
+
+/// What flows along a channel.
+#[derive(Debug, Clone)]
+pub enum Message {
+    Chunk(StreamChunk),
+    /// Event time has reached this instant (milliseconds since the epoch).
+    Watermark(i64),
+    /// The input is exhausted.
+    End,
+}

@@ -1,0 +1,14 @@
+//! Execution: operators as synchronous state machines over [`chunk::StreamChunk`]s, and the
+//! runtime that drives them.
+//!
+//! An operator ([`operator::Operator`]) reacts to chunks, watermarks and the end of input and
+//! pushes what it emits into an [`operator::Output`]; it knows nothing of threads or I/O. The
+//! [`runtime`] runs each source split on its own thread with its chain of operators, and
+//! sends the results over a bounded channel (backpressure) to the single sink.
+
+pub mod calc;
+pub mod chunk;
+pub mod eval;
+pub mod operator;
+pub mod runtime;
+pub mod values;

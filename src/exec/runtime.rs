@@ -1,0 +1,174 @@
+//! The runtime: one thread per source split running the split's operator chain, a bounded
+//! channel into the sink, which runs on the caller's thread.
+//!
+//! Backpressure comes from the channel bound; a failure anywhere cancels every split and is
+//! returned to the caller; the end of every split's input ends the job.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+
+use arrow_array::RecordBatch;
+
+use super::chunk::{Message, StreamChunk};
+use super::operator::{ExecError, Operator, Output};
+
+/// Chunks in flight per job before producers wait.
+const CHANNEL_BOUND: usize = 16;
+
+/// One split of a source: yields batches until exhausted (`None`). A split of an unbounded
+/// source blocks in `next_batch` until data arrives; it must check its cancel flag between
+/// reads.
+pub trait SourceSplit: Send {
+    fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError>;
+    /// For error messages: the source and split (`file /tmp/a.csv`).
+    fn describe(&self) -> String;
+}
+
+/// Where the job's results go.
+pub trait Sink {
+    fn write(&mut self, chunk: StreamChunk) -> Result<(), ExecError>;
+    fn finish(&mut self) -> Result<(), ExecError>;
+}
+
+/// A split and the operators its rows pass through before the sink.
+pub struct Pipeline {
+    pub split: Box<dyn SourceSplit>,
+    pub operators: Vec<Box<dyn Operator>>,
+}
+
+struct ChannelOutput<'a> {
+    tx: &'a SyncSender<Result<Message, ExecError>>,
+}
+
+impl Output for ChannelOutput<'_> {
+    fn emit(&mut self, chunk: StreamChunk) -> Result<(), ExecError> {
+        self.tx.send(Ok(Message::Chunk(chunk))).map_err(|_| ExecError::Cancelled)
+    }
+    fn emit_watermark(&mut self, watermark: i64) -> Result<(), ExecError> {
+        self.tx.send(Ok(Message::Watermark(watermark))).map_err(|_| ExecError::Cancelled)
+    }
+}
+
+/// Collects what an operator emits, for the next operator of a chain.
+#[derive(Default)]
+struct Collected {
+    chunks: Vec<StreamChunk>,
+    watermarks: Vec<i64>,
+}
+
+impl Output for Collected {
+    fn emit(&mut self, chunk: StreamChunk) -> Result<(), ExecError> {
+        self.chunks.push(chunk);
+        Ok(())
+    }
+    fn emit_watermark(&mut self, watermark: i64) -> Result<(), ExecError> {
+        self.watermarks.push(watermark);
+        Ok(())
+    }
+}
+
+fn push_chunk(operators: &mut [Box<dyn Operator>], chunk: StreamChunk, out: &mut dyn Output) -> Result<(), ExecError> {
+    match operators.split_first_mut() {
+        None => out.emit(chunk),
+        Some((first, rest)) => {
+            let mut collected = Collected::default();
+            first.process(chunk, &mut collected)?;
+            for c in collected.chunks {
+                push_chunk(rest, c, out)?;
+            }
+            for w in collected.watermarks {
+                push_watermark(rest, w, out)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+fn push_watermark(operators: &mut [Box<dyn Operator>], watermark: i64, out: &mut dyn Output) -> Result<(), ExecError> {
+    match operators.split_first_mut() {
+        None => out.emit_watermark(watermark),
+        Some((first, rest)) => {
+            let mut collected = Collected::default();
+            first.on_watermark(watermark, &mut collected)?;
+            for c in collected.chunks {
+                push_chunk(rest, c, out)?;
+            }
+            for w in collected.watermarks {
+                push_watermark(rest, w, out)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+fn run_pipeline(mut pipeline: Pipeline, tx: SyncSender<Result<Message, ExecError>>, cancel: Arc<AtomicBool>) {
+    let result = (|| -> Result<(), ExecError> {
+        let mut out = ChannelOutput { tx: &tx };
+        while !cancel.load(Ordering::Relaxed) {
+            match pipeline.split.next_batch()? {
+                Some(batch) if batch.num_rows() == 0 => continue,
+                Some(batch) => push_chunk(&mut pipeline.operators, StreamChunk::inserts(batch), &mut out)?,
+                None => {
+                    // A bounded input ends with the final watermark, which fires everything.
+                    push_watermark(&mut pipeline.operators, i64::MAX, &mut out)?;
+                    for i in 0..pipeline.operators.len() {
+                        let (head, rest) = pipeline.operators.split_at_mut(i + 1);
+                        let mut collected = Collected::default();
+                        head[i].finish(&mut collected)?;
+                        for c in collected.chunks {
+                            push_chunk(rest, c, &mut out)?;
+                        }
+                    }
+                    return Ok(());
+                }
+            }
+        }
+        Err(ExecError::Cancelled)
+    })();
+    let _ = match result {
+        Ok(()) => tx.send(Ok(Message::End)),
+        Err(e) => tx.send(Err(e)),
+    };
+}
+
+/// Runs the pipelines to completion (or to the first error, or until `cancel` is set) and
+/// writes every chunk into `sink`.
+pub fn run(pipelines: Vec<Pipeline>, sink: &mut dyn Sink, cancel: Arc<AtomicBool>) -> Result<(), ExecError> {
+    let (tx, rx): (SyncSender<Result<Message, ExecError>>, Receiver<_>) = sync_channel(CHANNEL_BOUND);
+    let mut running = pipelines.len();
+    let mut handles = Vec::new();
+    for pipeline in pipelines {
+        let tx = tx.clone();
+        let cancel = cancel.clone();
+        handles.push(std::thread::spawn(move || run_pipeline(pipeline, tx, cancel)));
+    }
+    drop(tx);
+    let mut result = Ok(());
+    while running > 0 {
+        match rx.recv() {
+            Ok(Ok(Message::Chunk(chunk))) => {
+                if let Err(e) = sink.write(chunk) {
+                    result = Err(e);
+                    break;
+                }
+            }
+            Ok(Ok(Message::Watermark(_))) => {}
+            Ok(Ok(Message::End)) => running -= 1,
+            Ok(Err(e)) => {
+                result = Err(e);
+                break;
+            }
+            Err(_) => break,
+        }
+    }
+    if result.is_err() {
+        cancel.store(true, Ordering::Relaxed);
+        drop(rx);
+    }
+    for h in handles {
+        let _ = h.join();
+    }
+    result?;
+    sink.finish()
+}
