@@ -1270,7 +1270,7 @@ mod tests {
         let out = run("ROUND", &[x.clone(), d.clone()], &sig.return_type).unwrap();
         assert_eq!(
             decs(&out),
-            vec![Some(123_460), Some(-100_000), Some(-123_449), None]
+            vec![Some(123_460), Some(-120_000), Some(-123_449), None]
         );
         // A binder that knows the literal passes findRoundDecimalType's type: DECIMAL(6, 1).
         assert_eq!(round_decimal_type(6, 2, 1), (6, 1));
@@ -1284,7 +1284,7 @@ mod tests {
         let out = run("TRUNCATE", &[x, d], &dec_type(6, 2)).unwrap();
         assert_eq!(
             decs(&out),
-            vec![Some(123_450), Some(-100_000), Some(-123_449), None]
+            vec![Some(123_450), Some(-120_000), Some(-123_449), None]
         );
     }
 

@@ -42,6 +42,9 @@ impl Dialect for FlinkDialect {
     }
 
     fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+        if let Some(literal) = typed_literal(parser) {
+            return Some(literal);
+        }
         let is_table_arg = parser.peek_token_ref().token
             == Token::make_keyword("TABLE")
             && matches!(parser.peek_nth_token_ref(1).token, Token::Word(_));
@@ -73,6 +76,40 @@ impl Dialect for FlinkDialect {
             )
         }))
     }
+}
+
+/// `TIMESTAMP '…'`, `DATE '…'`, `TIME '…'`, `TIMESTAMP_LTZ '…'`.
+fn typed_literal(parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+    let Token::Word(word) = &parser.peek_token_ref().token else {
+        return None;
+    };
+    let name = word.value.to_ascii_uppercase();
+    if word.quote_style.is_some() || !matches!(name.as_str(), "TIMESTAMP" | "DATE" | "TIME" | "TIMESTAMP_LTZ") {
+        return None;
+    }
+    let literal = parser.peek_nth_token_ref(1).clone();
+    let Token::SingleQuotedString(text) = &literal.token else {
+        return None;
+    };
+    parser.next_token();
+    parser.next_token();
+    let ty = match name.as_str() {
+        "TIMESTAMP" => "TIMESTAMP(9)",
+        "TIMESTAMP_LTZ" => "TIMESTAMP_LTZ(9)",
+        "TIME" => "TIME(9)",
+        _ => "DATE",
+    };
+    Some(Ok(Expr::TypedString(sqlparser::ast::TypedString {
+        data_type: SqlDataType::Custom(
+            ObjectName::from(vec![Ident::new(FLINK_TYPE)]),
+            vec![sqlparser::ast::TypeModifier::String(ty.to_string())],
+        ),
+        value: sqlparser::ast::ValueWithSpan {
+            value: sqlparser::ast::Value::SingleQuotedString(text.clone()),
+            span: literal.span,
+        },
+        uses_odbc_syntax: false,
+    })))
 }
 
 fn object_name_expr(name: ObjectName) -> Expr {

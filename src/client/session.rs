@@ -1,0 +1,442 @@
+//! A client session: the catalog, the `SET` options, and the execution of each statement
+//! with Flink SQL client's messages and result printing.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use crate::catalog::{Catalog, CatalogEntry, ViewDef};
+use crate::clock::{Clock, SystemClock};
+use crate::connector::sink::{BlackholeSink, PrintSink};
+use crate::exec::chunk::StreamChunk;
+use crate::exec::operator::ExecError;
+use crate::exec::runtime::{self, Sink};
+use crate::function::EvalContext;
+use crate::job::build_pipelines;
+use crate::plan::bind::Binder;
+use crate::plan::logical::LogicalPlan;
+use crate::sql::SqlError;
+use crate::sql::ast::{ObjectKind, ParsedStatement, Statement};
+use crate::sql::parser::object_name_last;
+use crate::types::Schema;
+use crate::types::text::format_value;
+use crate::types::time::SessionZone;
+
+use super::tableau::{self, NULL_TEXT, border, row_line, widths_by_type};
+
+pub const LOCAL_TIME_ZONE: &str = "table.local-time-zone";
+pub const RUNTIME_MODE: &str = "execution.runtime-mode";
+pub const RESULT_MODE: &str = "sql-client.execution.result-mode";
+pub const MAX_COLUMN_WIDTH: &str = "sql-client.display.max-column-width";
+
+/// An error of one statement: bad SQL (with position) or a failed job.
+#[derive(Debug, thiserror::Error)]
+pub enum StatementError {
+    #[error(transparent)]
+    Sql(#[from] SqlError),
+    #[error("{0}")]
+    Job(String),
+}
+
+impl From<ExecError> for StatementError {
+    fn from(e: ExecError) -> Self {
+        StatementError::Job(e.to_string())
+    }
+}
+
+impl From<crate::connector::ConnectorError> for StatementError {
+    fn from(e: crate::connector::ConnectorError) -> Self {
+        StatementError::Job(e.0)
+    }
+}
+
+pub struct Session {
+    catalog: Catalog,
+    options: BTreeMap<String, String>,
+    clock: Arc<dyn Clock>,
+    host_zone: SessionZone,
+    pub cancel: Arc<AtomicBool>,
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Self::new(Arc::new(SystemClock))
+    }
+}
+
+impl Session {
+    pub fn new(clock: Arc<dyn Clock>) -> Self {
+        Session {
+            catalog: Catalog::default(),
+            options: BTreeMap::new(),
+            clock,
+            host_zone: SessionZone::system(),
+            cancel: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    fn zone(&self) -> SessionZone {
+        match self.options.get(LOCAL_TIME_ZONE).map(String::as_str) {
+            None | Some("default") => self.host_zone.clone(),
+            Some(name) => SessionZone::new(name).unwrap_or_else(|_| self.host_zone.clone()),
+        }
+    }
+
+    fn batch_mode(&self) -> bool {
+        self.options.get(RUNTIME_MODE).is_some_and(|m| m.eq_ignore_ascii_case("batch"))
+    }
+
+    fn eval_context(&self) -> EvalContext {
+        EvalContext {
+            zone: self.zone(),
+            clock: self.clock.clone(),
+            query_start: self.clock.now_nanos(),
+            batch_mode: self.batch_mode(),
+            num_rows: 0,
+        }
+    }
+
+    /// Executes one statement, printing its result on `out`.
+    pub fn execute(&mut self, parsed: &ParsedStatement, out: &mut dyn Write) -> Result<(), StatementError> {
+        let io = |e: std::io::Error| StatementError::Job(format!("cannot write output: {e}"));
+        match &parsed.statement {
+            Statement::Set { key: None, .. } => {
+                let rows: Vec<Vec<String>> = self.options.iter().map(|(k, v)| vec![k.clone(), v.clone()]).collect();
+                if rows.is_empty() {
+                    writeln!(out, "Empty set").map_err(io)?;
+                } else {
+                    write!(out, "{}", tableau::table(&["key".into(), "value".into()], &rows, None)).map_err(io)?;
+                    writeln!(out, "{} row{} in set", rows.len(), plural(rows.len())).map_err(io)?;
+                }
+            }
+            Statement::Set { key: Some(key), value } => {
+                let value = value.clone().unwrap_or_default();
+                validate_option(key, &value, parsed)?;
+                self.options.insert(key.clone(), value);
+                writeln!(out, "[INFO] Execute statement succeeded.").map_err(io)?;
+            }
+            Statement::Reset { key } => {
+                match key {
+                    Some(k) => {
+                        self.options.remove(k);
+                    }
+                    None => self.options.clear(),
+                }
+                writeln!(out, "[INFO] Execute statement succeeded.").map_err(io)?;
+            }
+            Statement::CreateTable(create) => {
+                let name = object_name_last(&create.name);
+                if self.catalog.contains(&name) {
+                    if create.if_not_exists {
+                        writeln!(out, "[INFO] Execute statement succeeded.").map_err(io)?;
+                        return Ok(());
+                    }
+                    return Err(position_error(parsed, format!("table '{name}' already exists")));
+                }
+                let table = Binder::new(&self.catalog, &parsed.hints).bind_create_table(create)?;
+                self.catalog.insert(name, CatalogEntry::Table(Arc::new(table)));
+                writeln!(out, "[INFO] Execute statement succeeded.").map_err(io)?;
+            }
+            Statement::CreateView(create) => {
+                let name = object_name_last(&create.name);
+                if self.catalog.contains(&name) {
+                    if create.if_not_exists {
+                        writeln!(out, "[INFO] Execute statement succeeded.").map_err(io)?;
+                        return Ok(());
+                    }
+                    return Err(position_error(parsed, format!("view '{name}' already exists")));
+                }
+                let plan = Binder::new(&self.catalog, &parsed.hints).bind_query(&create.query)?;
+                let mut schema = plan.schema().clone();
+                if !create.columns.is_empty() {
+                    if create.columns.len() != schema.len() {
+                        return Err(position_error(parsed, format!("{} column names given for {} columns", create.columns.len(), schema.len())));
+                    }
+                    for (f, n) in schema.fields.iter_mut().zip(&create.columns) {
+                        f.name = n.clone();
+                    }
+                }
+                self.catalog.insert(name.clone(), CatalogEntry::View(Arc::new(ViewDef { name, query: create.query.clone(), schema })));
+                writeln!(out, "[INFO] Execute statement succeeded.").map_err(io)?;
+            }
+            Statement::Drop(drop) => {
+                let name = object_name_last(&drop.name);
+                let matches = match (self.catalog.get(&name), drop.kind) {
+                    (Some(CatalogEntry::Table(_)), ObjectKind::Table) | (Some(CatalogEntry::View(_)), ObjectKind::View) => true,
+                    (None, _) if drop.if_exists => false,
+                    _ => {
+                        let what = if drop.kind == ObjectKind::Table { "table" } else { "view" };
+                        return Err(position_error(parsed, format!("{what} '{name}' does not exist")));
+                    }
+                };
+                if matches {
+                    self.catalog.remove(&name);
+                }
+                writeln!(out, "[INFO] Execute statement succeeded.").map_err(io)?;
+            }
+            Statement::ShowTables | Statement::ShowViews => {
+                let views_only = matches!(parsed.statement, Statement::ShowViews);
+                let rows: Vec<Vec<String>> = self
+                    .catalog
+                    .names()
+                    .filter(|(_, e)| !views_only || matches!(e, CatalogEntry::View(_)))
+                    .map(|(n, _)| vec![n.clone()])
+                    .collect();
+                let header = if views_only { "view name" } else { "table name" };
+                print_listing(out, header, rows).map_err(io)?;
+            }
+            Statement::ShowFunctions => {
+                let rows = crate::function::names().into_iter().map(|n| vec![n.to_string()]).collect();
+                print_listing(out, "function name", rows).map_err(io)?;
+            }
+            Statement::ShowCreateTable(name) | Statement::ShowCreateView(name) => {
+                let name = object_name_last(name);
+                let text = match self.catalog.get(&name) {
+                    Some(CatalogEntry::Table(t)) if matches!(parsed.statement, Statement::ShowCreateTable(_)) => t.show_create(),
+                    Some(CatalogEntry::View(v)) if matches!(parsed.statement, Statement::ShowCreateView(_)) => {
+                        format!("CREATE VIEW `default_catalog`.`default_database`.`{}` AS\n{}\n", v.name, v.query)
+                    }
+                    _ => return Err(position_error(parsed, format!("table or view '{name}' does not exist"))),
+                };
+                write!(out, "{}", tableau::table(&["result".into()], &[vec![text]], None)).map_err(io)?;
+                writeln!(out, "1 row in set").map_err(io)?;
+            }
+            Statement::Describe(name) => {
+                let name = object_name_last(name);
+                let (schema, pk, watermark) = match self.catalog.get(&name) {
+                    Some(CatalogEntry::Table(t)) => (t.schema(), t.primary_key.clone(), t.watermark.clone()),
+                    Some(CatalogEntry::View(v)) => (v.schema.clone(), None, None),
+                    None => return Err(position_error(parsed, format!("table or view '{name}' does not exist"))),
+                };
+                let extras: Vec<String> = match self.catalog.get(&name) {
+                    Some(CatalogEntry::Table(t)) => t
+                        .columns
+                        .iter()
+                        .map(|c| match &c.source {
+                            crate::catalog::ColumnSource::Computed { text, .. } => format!("AS {text}"),
+                            crate::catalog::ColumnSource::Metadata { key: Some(k), is_virtual } => {
+                                format!("METADATA FROM '{k}'{}", if *is_virtual { " VIRTUAL" } else { "" })
+                            }
+                            crate::catalog::ColumnSource::Metadata { key: None, is_virtual } => {
+                                format!("METADATA{}", if *is_virtual { " VIRTUAL" } else { "" })
+                            }
+                            crate::catalog::ColumnSource::Physical => String::new(),
+                        })
+                        .collect(),
+                    _ => vec![String::new(); schema.len()],
+                };
+                let rows: Vec<Vec<String>> = schema
+                    .fields
+                    .iter()
+                    .zip(extras)
+                    .map(|(f, extra)| {
+                        let key = match &pk {
+                            Some(cols) if cols.contains(&f.name) => format!("PRI({})", cols.join(", ")),
+                            _ => String::new(),
+                        };
+                        let wm = match &watermark {
+                            Some(w) if w.column == f.name => w.text.clone(),
+                            _ => String::new(),
+                        };
+                        vec![
+                            f.name.clone(),
+                            f.describe_type(),
+                            if f.data_type.nullable { "TRUE" } else { "FALSE" }.to_string(),
+                            key,
+                            extra,
+                            wm,
+                        ]
+                    })
+                    .collect();
+                let header: Vec<String> = ["name", "type", "null", "key", "extras", "watermark"].iter().map(|s| s.to_string()).collect();
+                write!(out, "{}", tableau::table(&header, &rows, None)).map_err(io)?;
+                writeln!(out, "{} row{} in set", rows.len(), plural(rows.len())).map_err(io)?;
+            }
+            Statement::Explain(inner) => {
+                let plan = match inner.as_ref() {
+                    Statement::Query(q) => Binder::new(&self.catalog, &parsed.hints).bind_query(q)?,
+                    Statement::Insert(insert) => Binder::new(&self.catalog, &parsed.hints).bind_query(&insert.query)?,
+                    _ => return Err(position_error(parsed, "EXPLAIN supports queries and INSERT statements")),
+                };
+                writeln!(out, "== Optimized Physical Plan ==\n{}", plan.explain()).map_err(io)?;
+            }
+            Statement::Query(query) => {
+                let plan = Binder::new(&self.catalog, &parsed.hints).bind_query(query)?;
+                self.run_query(&plan, out)?;
+            }
+            Statement::Insert(insert) => {
+                let name = object_name_last(&insert.table);
+                let table = match self.catalog.get(&name) {
+                    Some(CatalogEntry::Table(t)) => t.clone(),
+                    _ => return Err(position_error(parsed, format!("table '{name}' does not exist"))),
+                };
+                let plan = Binder::new(&self.catalog, &parsed.hints).bind_query(&insert.query)?;
+                let sink_schema = table.physical_schema();
+                if plan.schema().len() != sink_schema.len() {
+                    return Err(position_error(parsed, format!(
+                        "the query has {} columns but the sink table '{name}' has {}",
+                        plan.schema().len(),
+                        sink_schema.len()
+                    )));
+                }
+                writeln!(out, "[INFO] Submitting SQL update statement to the cluster...").map_err(io)?;
+                out.flush().map_err(io)?;
+                let ctx = self.eval_context();
+                let pipelines = build_pipelines(&plan, &ctx)?;
+                let mut sink: Box<dyn Sink> = match table.option("connector").unwrap_or_default() {
+                    "print" => Box::new(PrintSink::new(plan.schema().clone(), ctx.zone.clone(), table.option("print-identifier"))),
+                    "blackhole" => Box::new(BlackholeSink::default()),
+                    other => {
+                        return Err(StatementError::Job(format!("connector '{other}' of table '{name}' is not supported as a sink yet")));
+                    }
+                };
+                runtime::run(pipelines, sink.as_mut(), self.cancel.clone())?;
+                writeln!(out, "[INFO] Complete execution of the SQL update statement.").map_err(io)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn run_query(&mut self, plan: &LogicalPlan, out: &mut dyn Write) -> Result<(), StatementError> {
+        let ctx = self.eval_context();
+        let pipelines = build_pipelines(plan, &ctx)?;
+        let schema = plan.schema().clone();
+        let cap = self
+            .options
+            .get(MAX_COLUMN_WIDTH)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(tableau::MAX_COLUMN_WIDTH);
+        if self.batch_mode() {
+            let mut sink = CollectSink { schema: schema.clone(), zone: ctx.zone.clone(), rows: Vec::new() };
+            runtime::run(pipelines, &mut sink, self.cancel.clone())?;
+            let io = |e: std::io::Error| StatementError::Job(format!("cannot write output: {e}"));
+            if sink.rows.is_empty() {
+                writeln!(out, "Empty set").map_err(io)?;
+            } else {
+                let names: Vec<String> = schema.fields.iter().map(|f| f.name.clone()).collect();
+                let rows: Vec<Vec<String>> = sink.rows.into_iter().map(|(_, r)| r).collect();
+                write!(out, "{}", tableau::table(&names, &rows, Some(cap))).map_err(io)?;
+                writeln!(out, "{} row{} in set", rows.len(), plural(rows.len())).map_err(io)?;
+            }
+            return Ok(());
+        }
+        let mut sink = StreamingTableauSink::new(schema, ctx.zone.clone(), out);
+        runtime::run(pipelines, &mut sink, self.cancel.clone())?;
+        Ok(())
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+fn print_listing(out: &mut dyn Write, header: &str, rows: Vec<Vec<String>>) -> std::io::Result<()> {
+    if rows.is_empty() {
+        return writeln!(out, "Empty set");
+    }
+    write!(out, "{}", tableau::table(&[header.to_string()], &rows, None))?;
+    writeln!(out, "{} row{} in set", rows.len(), plural(rows.len()))
+}
+
+fn position_error(parsed: &ParsedStatement, message: impl Into<String>) -> StatementError {
+    StatementError::Sql(SqlError::new(message, parsed.position.line, parsed.position.column))
+}
+
+/// Rejects values Flink would reject for the options Tideline reads.
+fn validate_option(key: &str, value: &str, parsed: &ParsedStatement) -> Result<(), StatementError> {
+    let bad = |what: &str| position_error(parsed, format!("invalid value '{value}' for option '{key}': {what}"));
+    match key {
+        LOCAL_TIME_ZONE if value != "default" => {
+            SessionZone::new(value).map_err(|_| bad("expected a time zone id such as 'UTC' or 'Asia/Shanghai'"))?;
+        }
+        RUNTIME_MODE if !["streaming", "batch", "automatic"].contains(&value.to_ascii_lowercase().as_str()) => {
+            return Err(bad("expected 'streaming', 'batch' or 'automatic'"));
+        }
+        RESULT_MODE if !["table", "tableau", "changelog"].contains(&value.to_ascii_lowercase().as_str()) => {
+            return Err(bad("expected 'table', 'tableau' or 'changelog'"));
+        }
+        "parallelism.default" if value.parse::<u32>().map_or(true, |p| p == 0) => {
+            return Err(bad("expected a positive integer"));
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Cells of every row, as printed.
+fn cells(chunk: &StreamChunk, row: usize, schema: &Schema, zone: &SessionZone) -> Vec<String> {
+    chunk
+        .batch
+        .columns()
+        .iter()
+        .zip(&schema.fields)
+        .map(|(c, f)| format_value(c, row, &f.data_type, zone).unwrap_or_else(|| NULL_TEXT.to_string()))
+        .collect()
+}
+
+struct CollectSink {
+    schema: Schema,
+    zone: SessionZone,
+    rows: Vec<(&'static str, Vec<String>)>,
+}
+
+impl Sink for CollectSink {
+    fn write(&mut self, chunk: StreamChunk) -> Result<(), ExecError> {
+        for row in 0..chunk.num_rows() {
+            let r = cells(&chunk, row, &self.schema, &self.zone);
+            self.rows.push((chunk.kind(row).short_string(), r));
+        }
+        Ok(())
+    }
+    fn finish(&mut self) -> Result<(), ExecError> {
+        Ok(())
+    }
+}
+
+/// Streaming tableau: header first, each row as it arrives with its `op`, then the count.
+struct StreamingTableauSink<'a> {
+    schema: Schema,
+    zone: SessionZone,
+    widths: Vec<usize>,
+    out: &'a mut dyn Write,
+    rows: u64,
+}
+
+impl<'a> StreamingTableauSink<'a> {
+    fn new(schema: Schema, zone: SessionZone, out: &'a mut dyn Write) -> Self {
+        let mut names = vec!["op".to_string()];
+        names.extend(schema.fields.iter().map(|f| f.name.clone()));
+        let mut types = vec![crate::types::DataType::not_null(crate::types::TypeKind::Char(2))];
+        types.extend(schema.fields.iter().map(|f| f.data_type.clone()));
+        let mut widths = widths_by_type(&names, &types);
+        widths[0] = 2;
+        let _ = writeln!(out, "{}", border(&widths));
+        let _ = writeln!(out, "{}", row_line(&widths, &names));
+        let _ = writeln!(out, "{}", border(&widths));
+        let _ = out.flush();
+        StreamingTableauSink { schema, zone, widths, out, rows: 0 }
+    }
+}
+
+impl Sink for StreamingTableauSink<'_> {
+    fn write(&mut self, chunk: StreamChunk) -> Result<(), ExecError> {
+        for row in 0..chunk.num_rows() {
+            let mut line = vec![chunk.kind(row).short_string().to_string()];
+            line.extend(cells(&chunk, row, &self.schema, &self.zone));
+            writeln!(self.out, "{}", row_line(&self.widths, &line)).map_err(|e| ExecError::Sink(e.to_string()))?;
+            self.rows += 1;
+        }
+        self.out.flush().map_err(|e| ExecError::Sink(e.to_string()))
+    }
+
+    fn finish(&mut self) -> Result<(), ExecError> {
+        let w = |e: std::io::Error| ExecError::Sink(e.to_string());
+        if self.rows > 0 {
+            writeln!(self.out, "{}", border(&self.widths)).map_err(w)?;
+        }
+        let unit = if self.rows > 1 { "rows" } else { "row" };
+        writeln!(self.out, "Received a total of {} {unit}", self.rows).map_err(w)?;
+        self.out.flush().map_err(w)
+    }
+}

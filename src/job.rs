@@ -1,0 +1,88 @@
+//! Building a running job from a logical plan: sources split into splits, each split
+//! followed by the operators above it (stateless operators commute with UNION ALL, so each
+//! split gets its own chain), and a sink.
+
+use std::io::BufReader;
+use std::sync::Arc;
+
+use crate::connector::source::{datagen::DatagenSplit, filesystem, socket};
+use crate::connector::{ConnectorError, LineDecoder};
+use crate::exec::calc::CalcOperator;
+use crate::exec::runtime::Pipeline;
+use crate::exec::values::ValuesSplit;
+use crate::function::EvalContext;
+use crate::plan::logical::LogicalPlan;
+use crate::types::Schema;
+use crate::types::time::SessionZone;
+
+/// The Arrow schema operators produce: every field nullable, so that a type derivation that
+/// is stricter than the data never fails a batch.
+pub fn runtime_schema(schema: &Schema) -> arrow_schema::SchemaRef {
+    Arc::new(arrow_schema::Schema::new(
+        schema.fields.iter().map(|f| f.data_type.with_nullable(true).to_arrow_field(&f.name)).collect::<Vec<_>>(),
+    ))
+}
+
+pub fn build_pipelines(plan: &LogicalPlan, ctx: &EvalContext) -> Result<Vec<Pipeline>, ConnectorError> {
+    match plan {
+        LogicalPlan::Values(v) => Ok(vec![Pipeline {
+            split: Box::new(ValuesSplit::new(v.rows.clone(), runtime_schema(&v.schema), ctx.clone())),
+            operators: vec![],
+        }]),
+        LogicalPlan::Calc(c) => {
+            let mut pipelines = build_pipelines(&c.input, ctx)?;
+            for p in &mut pipelines {
+                p.operators.push(Box::new(CalcOperator::new(
+                    c.filter.clone(),
+                    c.exprs.clone(),
+                    runtime_schema(&c.schema),
+                    ctx.clone(),
+                )));
+            }
+            Ok(pipelines)
+        }
+        LogicalPlan::Union(u) => {
+            let mut all = Vec::new();
+            for input in &u.inputs {
+                all.extend(build_pipelines(input, ctx)?);
+            }
+            Ok(all)
+        }
+        LogicalPlan::Scan(scan) => {
+            let table = &scan.table;
+            let connector = table.option("connector").unwrap_or_default();
+            match connector {
+                "datagen" => Ok(vec![Pipeline {
+                    split: Box::new(DatagenSplit::new(&scan.schema, &table.options, ctx.clock.clone())?),
+                    operators: vec![],
+                }]),
+                "filesystem" => {
+                    let path = table
+                        .option("path")
+                        .ok_or_else(|| ConnectorError(format!("table '{}': option 'path' is required for connector 'filesystem'", table.name)))?;
+                    let mut pipelines = Vec::new();
+                    for file in filesystem::list_files(path)? {
+                        let decoder = new_decoder(&table.options, &scan.schema, &ctx.zone)?;
+                        pipelines.push(Pipeline { split: Box::new(filesystem::open_file(&file, decoder)?), operators: vec![] });
+                    }
+                    Ok(pipelines)
+                }
+                "socket" => {
+                    let decoder = new_decoder(&table.options, &scan.schema, &ctx.zone)?;
+                    let split: filesystem::LineSplit<BufReader<std::net::TcpStream>> = socket::connect(&table.options, decoder)?;
+                    Ok(vec![Pipeline { split: Box::new(split), operators: vec![] }])
+                }
+                "" => Err(ConnectorError(format!("table '{}' has no 'connector' option", table.name))),
+                other => Err(ConnectorError(format!(
+                    "connector '{other}' of table '{}' is not supported as a source (supported: datagen, filesystem, socket)",
+                    table.name
+                ))),
+            }
+        }
+    }
+}
+
+/// The decoder for the table's `format` option.
+pub fn new_decoder(options: &[(String, String)], schema: &Schema, zone: &SessionZone) -> Result<Box<dyn LineDecoder>, ConnectorError> {
+    crate::connector::format::new_decoder(options, schema, zone)
+}
