@@ -1,0 +1,118 @@
+//! Runs every `tests/slt/**/*.slt` file, each in a fresh session.
+//!
+//! A file is a sequence of records separated by blank lines:
+//!
+//! ```text
+//! statement ok
+//! CREATE VIEW v AS SELECT 1 AS a;
+//!
+//! statement error <text the error must contain>
+//! SELECT nosuch;
+//!
+//! query
+//! DESC v;
+//! ----
+//! <the exact output the client prints>
+//! ```
+//!
+//! Lines starting with `#` outside records are comments.
+
+use std::path::{Path, PathBuf};
+
+use tideline::client::Session;
+use tideline::sql::parser::parse_statement;
+use tideline::sql::split::split_statements;
+
+fn slt_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir).expect("tests/slt exists").flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            slt_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "slt") {
+            out.push(path);
+        }
+    }
+}
+
+/// Runs `sql` (one or more statements), returning printed output or the first error.
+fn run(session: &mut Session, sql: &str) -> Result<String, String> {
+    let mut out = Vec::new();
+    let (stmts, _) = split_statements(sql);
+    for stmt in &stmts {
+        let parsed = parse_statement(stmt).map_err(|e| e.render(sql))?;
+        session.execute(&parsed, &mut out).map_err(|e| tideline::client::render_error(&e, sql))?;
+    }
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+fn run_file(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).expect("readable slt file");
+    let mut session = Session::new(tideline::clock::ManualClock::new(1_600_000_000_000_000_000));
+    let mut failures = Vec::new();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i].trim_end();
+        if line.is_empty() || line.starts_with('#') {
+            i += 1;
+            continue;
+        }
+        let start = i + 1;
+        let header = line.to_string();
+        i += 1;
+        let mut sql = Vec::new();
+        while i < lines.len() && !lines[i].trim().is_empty() && lines[i] != "----" {
+            sql.push(lines[i]);
+            i += 1;
+        }
+        let sql = sql.join("\n");
+        let mut expected = Vec::new();
+        if i < lines.len() && lines[i] == "----" {
+            i += 1;
+            while i < lines.len() && !lines[i].is_empty() {
+                expected.push(lines[i]);
+                i += 1;
+            }
+        }
+        let at = format!("{}:{start}", path.display());
+        let result = run(&mut session, &sql);
+        if header == "statement ok" {
+            if let Err(e) = result {
+                failures.push(format!("{at}: expected success, got {e}"));
+            }
+        } else if let Some(needle) = header.strip_prefix("statement error") {
+            match result {
+                Ok(_) => failures.push(format!("{at}: expected an error")),
+                Err(e) if !e.contains(needle.trim()) => failures.push(format!("{at}: error does not contain '{}':\n{e}", needle.trim())),
+                Err(_) => {}
+            }
+        } else if header == "query" {
+            match result {
+                Ok(actual) => {
+                    let actual: Vec<&str> = actual.lines().collect();
+                    if actual != expected {
+                        failures.push(format!("{at}: output differs\n--- expected\n{}\n--- actual\n{}", expected.join("\n"), actual.join("\n")));
+                    }
+                }
+                Err(e) => failures.push(format!("{at}: {e}")),
+            }
+        } else {
+            failures.push(format!("{at}: unknown record '{header}'"));
+        }
+    }
+    failures
+}
+
+#[test]
+fn sqllogictests() {
+    let mut files = Vec::new();
+    slt_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/slt"), &mut files);
+    assert!(!files.is_empty(), "no .slt files found");
+    let mut failures = Vec::new();
+    for f in &files {
+        failures.extend(run_file(f));
+    }
+    println!("{} slt files", files.len());
+    assert!(failures.is_empty(), "{} failure(s):\n\n{}", failures.len(), failures.join("\n\n"));
+}
