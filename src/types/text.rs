@@ -344,10 +344,14 @@ pub fn write_java_double(out: &mut String, v: f64) {
     } else {
         let bits = v.to_bits();
         let exp_field = ((bits >> 52) & 0x7ff) as i32;
-        let java = (exp_field != 0).then(|| {
-            java_integer_digits(bits & ((1 << 52) - 1) | (1 << 52), exp_field - 1023, 53)
-        });
-        write_float_text(out, v.is_sign_negative(), java.flatten(), &format!("{:e}", v.abs()));
+        let java = (exp_field != 0)
+            .then(|| java_integer_digits(bits & ((1 << 52) - 1) | (1 << 52), exp_field - 1023, 53));
+        write_float_text(
+            out,
+            v.is_sign_negative(),
+            java.flatten(),
+            &format!("{:e}", v.abs()),
+        );
     }
 }
 
@@ -364,7 +368,12 @@ pub fn write_java_float(out: &mut String, v: f32) {
             let fract = ((bits & ((1 << 23) - 1)) | (1 << 23)) as u64;
             java_integer_digits(fract << 29, exp_field - 127, 24)
         });
-        write_float_text(out, v.is_sign_negative(), java.flatten(), &format!("{:e}", v.abs()));
+        write_float_text(
+            out,
+            v.is_sign_negative(),
+            java.flatten(),
+            &format!("{:e}", v.abs()),
+        );
     }
 }
 
@@ -385,11 +394,15 @@ pub fn java_float_to_string(v: f32) -> String {
 /// searching for the shortest text (so FLOAT 1636273750016 prints `1.63627375E12`, not
 /// `1.6362738E12`). `None` for the other values, where Java's output is the shortest
 /// round-trip text and Rust's `{:e}` gives it.
-fn java_integer_digits(fract_bits: u64, bin_exp: i32, significant_bits: i32) -> Option<(String, i64)> {
+fn java_integer_digits(
+    fract_bits: u64,
+    bin_exp: i32,
+    significant_bits: i32,
+) -> Option<(String, i64)> {
     const INSIGNIFICANT: [u32; 64] = [
-        0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 8, 8,
-        8, 9, 9, 9, 9, 10, 10, 10, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13, 14, 14, 14, 15, 15,
-        15, 15, 16, 16, 16, 17, 17, 17, 18, 18, 18, 19,
+        0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 8, 8, 8,
+        9, 9, 9, 9, 10, 10, 10, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13, 14, 14, 14, 15, 15, 15, 15,
+        16, 16, 16, 17, 17, 17, 18, 18, 18, 19,
     ];
     if !(-21..=62).contains(&bin_exp) {
         return None;
@@ -400,7 +413,11 @@ fn java_integer_digits(fract_bits: u64, bin_exp: i32, significant_bits: i32) -> 
     }
     let insignificant = if bin_exp > significant_bits {
         let p2 = (bin_exp - significant_bits - 1) as usize;
-        if p2 > 1 && p2 < INSIGNIFICANT.len() { INSIGNIFICANT[p2] } else { 0 }
+        if p2 > 1 && p2 < INSIGNIFICANT.len() {
+            INSIGNIFICANT[p2]
+        } else {
+            0
+        }
     } else {
         0
     };
@@ -528,12 +545,10 @@ pub fn parse_column_as(
             }
             Arc::new(BooleanArray::from(values))
         }
-        TypeKind::TinyInt => {
-            parse_prim::<Int8Type>(strings, target, &mut errors, |s| {
-                let v = parse_integer(s, dialect)?;
-                i8::try_from(v).map_err(|_| "overflow")
-            })
-        }
+        TypeKind::TinyInt => parse_prim::<Int8Type>(strings, target, &mut errors, |s| {
+            let v = parse_integer(s, dialect)?;
+            i8::try_from(v).map_err(|_| "overflow")
+        }),
         TypeKind::SmallInt => parse_prim::<Int16Type>(strings, target, &mut errors, |s| {
             let v = parse_integer(s, dialect)?;
             i16::try_from(v).map_err(|_| "overflow")
@@ -542,9 +557,9 @@ pub fn parse_column_as(
             let v = parse_integer(s, dialect)?;
             i32::try_from(v).map_err(|_| "overflow")
         }),
-        TypeKind::BigInt => parse_prim::<Int64Type>(strings, target, &mut errors, |s| {
-            parse_integer(s, dialect)
-        }),
+        TypeKind::BigInt => {
+            parse_prim::<Int64Type>(strings, target, &mut errors, |s| parse_integer(s, dialect))
+        }
         TypeKind::Float => parse_prim::<Float32Type>(strings, target, &mut errors, |s| {
             parse_java_float::<f32>(s).ok_or("invalid number")
         }),
@@ -711,7 +726,11 @@ fn parse_prim<T: ArrowPrimitiveType>(
             }
         }
     }
-    let nulls = if any_null { Some(NullBuffer::from(valid)) } else { None };
+    let nulls = if any_null {
+        Some(NullBuffer::from(valid))
+    } else {
+        None
+    };
     Arc::new(
         PrimitiveArray::<T>::new(ScalarBuffer::from(values), nulls)
             .with_data_type(target.to_arrow()),
@@ -791,7 +810,13 @@ pub fn parse_integer(s: &str, dialect: TextDialect) -> Result<i64, &'static str>
             let d = (b - b'0') as i64;
             v = v
                 .checked_mul(10)
-                .and_then(|v| if neg { v.checked_sub(d) } else { v.checked_add(d) })
+                .and_then(|v| {
+                    if neg {
+                        v.checked_sub(d)
+                    } else {
+                        v.checked_add(d)
+                    }
+                })
                 .ok_or("overflow")?;
         } else if b == b'.' && dialect == TextDialect::Cast {
             if !digits[i + 1..].iter().all(|b| b.is_ascii_digit()) {
@@ -821,13 +846,21 @@ pub fn parse_java_float<F: std::str::FromStr + JavaSpecial>(s: &str) -> Option<F
     };
     match rest {
         "NaN" => return Some(F::nan()),
-        "Infinity" => return Some(if neg { F::neg_infinity() } else { F::infinity() }),
+        "Infinity" => {
+            return Some(if neg {
+                F::neg_infinity()
+            } else {
+                F::infinity()
+            });
+        }
         _ => {}
     }
     let body = rest.strip_suffix(['d', 'D', 'f', 'F']).unwrap_or(rest);
     if body.is_empty()
         || !body.bytes().any(|b| b.is_ascii_digit())
-        || !body.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
+        || !body
+            .bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
     {
         return None;
     }
@@ -951,7 +984,10 @@ pub fn parse_decimal(s: &str, precision: u8, scale: u8) -> Result<i128, DecimalE
             return Err(DecimalError::Overflow);
         }
         for &d in digits {
-            v = v.checked_mul(10).and_then(|v| v.checked_add(d as i128)).ok_or(DecimalError::Overflow)?;
+            v = v
+                .checked_mul(10)
+                .and_then(|v| v.checked_add(d as i128))
+                .ok_or(DecimalError::Overflow)?;
         }
         for _ in 0..shift {
             v = v.checked_mul(10).ok_or(DecimalError::Overflow)?;
@@ -967,7 +1003,10 @@ pub fn parse_decimal(s: &str, precision: u8, scale: u8) -> Result<i128, DecimalE
             return Err(DecimalError::Overflow);
         }
         for &d in &digits[..keep] {
-            v = v.checked_mul(10).and_then(|v| v.checked_add(d as i128)).ok_or(DecimalError::Overflow)?;
+            v = v
+                .checked_mul(10)
+                .and_then(|v| v.checked_add(d as i128))
+                .ok_or(DecimalError::Overflow)?;
         }
         if digits.get(keep).is_some_and(|&d| d >= 5) {
             v = v.checked_add(1).ok_or(DecimalError::Overflow)?;
@@ -1005,7 +1044,10 @@ fn small_number(s: &str, min: usize, max: usize) -> Option<i64> {
 /// `H[H]:m[m][:s[s][.f…]]` to nanoseconds of the day.
 fn parse_time_text(s: &str) -> Option<i64> {
     let b = s.as_bytes();
-    if !b.iter().all(|c| c.is_ascii_digit() || *c == b':' || *c == b'.') {
+    if !b
+        .iter()
+        .all(|c| c.is_ascii_digit() || *c == b':' || *c == b'.')
+    {
         return None;
     }
     let (hms, frac) = match s.split_once('.') {
@@ -1106,12 +1148,24 @@ const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 pub fn base64_encode(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = ((b[0] as u32) << 16) | ((b[1] as u32) << 8) | b[2] as u32;
         out.push(B64[(n >> 18) as usize & 63] as char);
         out.push(B64[(n >> 12) as usize & 63] as char);
-        out.push(if chunk.len() > 1 { B64[(n >> 6) as usize & 63] as char } else { '=' });
-        out.push(if chunk.len() > 2 { B64[n as usize & 63] as char } else { '=' });
+        out.push(if chunk.len() > 1 {
+            B64[(n >> 6) as usize & 63] as char
+        } else {
+            '='
+        });
+        out.push(if chunk.len() > 2 {
+            B64[n as usize & 63] as char
+        } else {
+            '='
+        });
     }
     out
 }
@@ -1227,7 +1281,13 @@ mod tests {
                 .unwrap(),
         );
         assert_eq!(
-            fmt_one(d, TypeKind::Decimal { precision: 10, scale: 2 }),
+            fmt_one(
+                d,
+                TypeKind::Decimal {
+                    precision: 10,
+                    scale: 2
+                }
+            ),
             ["12.34", "-99999999.99", "0.01", "0.00", "-0.05"].map(|s| Some(s.to_string()))
         );
         let t: ArrayRef = Arc::new(PrimitiveArray::<Time64NanosecondType>::from(vec![
@@ -1238,18 +1298,30 @@ mod tests {
         ]));
         assert_eq!(
             fmt_one(t.clone(), TypeKind::Time(3)),
-            ["01:02:03.1", "00:00:00.0", "01:02:03.01", "01:02:03.456"].map(|s| Some(s.to_string()))
+            ["01:02:03.1", "00:00:00.0", "01:02:03.01", "01:02:03.456"]
+                .map(|s| Some(s.to_string()))
         );
-        assert_eq!(fmt_one(t, TypeKind::Time(0))[1], Some("00:00:00".to_string()));
+        assert_eq!(
+            fmt_one(t, TypeKind::Time(0))[1],
+            Some("00:00:00".to_string())
+        );
         let ts: ArrayRef = Arc::new(PrimitiveArray::<TimestampNanosecondType>::from(vec![
             1_609_462_923_123_456_789,
         ]));
-        assert_eq!(fmt_one(ts.clone(), TypeKind::Timestamp(3))[0].as_deref(), Some("2021-01-01 01:02:03.123"));
-        assert_eq!(fmt_one(ts.clone(), TypeKind::Timestamp(0))[0].as_deref(), Some("2021-01-01 01:02:03"));
-        assert_eq!(fmt_one(ts, TypeKind::Timestamp(9))[0].as_deref(), Some("2021-01-01 01:02:03.123456789"));
-        let ltz: ArrayRef = Arc::new(
-            PrimitiveArray::<TimestampNanosecondType>::from(vec![0]).with_timezone("UTC"),
+        assert_eq!(
+            fmt_one(ts.clone(), TypeKind::Timestamp(3))[0].as_deref(),
+            Some("2021-01-01 01:02:03.123")
         );
+        assert_eq!(
+            fmt_one(ts.clone(), TypeKind::Timestamp(0))[0].as_deref(),
+            Some("2021-01-01 01:02:03")
+        );
+        assert_eq!(
+            fmt_one(ts, TypeKind::Timestamp(9))[0].as_deref(),
+            Some("2021-01-01 01:02:03.123456789")
+        );
+        let ltz: ArrayRef =
+            Arc::new(PrimitiveArray::<TimestampNanosecondType>::from(vec![0]).with_timezone("UTC"));
         let la = SessionZone::new("America/Los_Angeles").unwrap();
         let s = format_column(&ltz, &dt(TypeKind::TimestampLtz(3)), &la);
         assert_eq!(s.value(0), "1969-12-31 16:00:00.000");
@@ -1260,17 +1332,22 @@ mod tests {
         ]));
         assert_eq!(
             fmt_one(iv, TypeKind::IntervalDayTime),
-            ["+1 02:03:00.000", "-100 00:00:00.500", "+0 00:00:00.001"].map(|s| Some(s.to_string()))
+            ["+1 02:03:00.000", "-100 00:00:00.500", "+0 00:00:00.001"]
+                .map(|s| Some(s.to_string()))
         );
-        let ym: ArrayRef =
-            Arc::new(PrimitiveArray::<IntervalYearMonthType>::from(vec![14, -131, 7, 24]));
+        let ym: ArrayRef = Arc::new(PrimitiveArray::<IntervalYearMonthType>::from(vec![
+            14, -131, 7, 24,
+        ]));
         assert_eq!(
             fmt_one(ym, TypeKind::IntervalYearMonth),
             ["+1-02", "-10-11", "+0-07", "+2-00"].map(|s| Some(s.to_string()))
         );
         let b: ArrayRef = Arc::new(BinaryArray::from(vec![&[1u8, 2, 0xff][..], &b""[..]]));
         let ty = dt(TypeKind::VarBinary(super::super::MAX_LENGTH));
-        assert_eq!(format_value(&b, 0, &ty, &utc()).as_deref(), Some("x'0102ff'"));
+        assert_eq!(
+            format_value(&b, 0, &ty, &utc()).as_deref(),
+            Some("x'0102ff'")
+        );
         assert_eq!(format_value(&b, 1, &ty, &utc()).as_deref(), Some("x''"));
         let hello: ArrayRef = Arc::new(BinaryArray::from(vec![&b"h\xc3\xa9llo"[..]]));
         assert_eq!(format_column(&hello, &ty, &utc()).value(0), "héllo");
@@ -1288,8 +1365,13 @@ mod tests {
         lb.append(false);
         let list: ArrayRef = Arc::new(lb.finish());
         let ty = dt(TypeKind::Array(Box::new(dt(TypeKind::Int))));
-        let out: Vec<_> = (0..3).map(|i| format_value(&list, i, &ty, &utc())).collect();
-        assert_eq!(out, vec![Some("[1, 2]".into()), Some("[NULL, 3]".into()), None]);
+        let out: Vec<_> = (0..3)
+            .map(|i| format_value(&list, i, &ty, &utc()))
+            .collect();
+        assert_eq!(
+            out,
+            vec![Some("[1, 2]".into()), Some("[NULL, 3]".into()), None]
+        );
 
         let mut mb = MapBuilder::new(None, StringBuilder::new(), Int32Builder::new());
         mb.keys().append_value("a");
@@ -1298,8 +1380,14 @@ mod tests {
         mb.values().append_null();
         mb.append(true).unwrap();
         let map: ArrayRef = Arc::new(mb.finish());
-        let ty = dt(TypeKind::Map(Box::new(DataType::string()), Box::new(dt(TypeKind::Int))));
-        assert_eq!(format_value(&map, 0, &ty, &utc()).as_deref(), Some("{a=1, b=NULL}"));
+        let ty = dt(TypeKind::Map(
+            Box::new(DataType::string()),
+            Box::new(dt(TypeKind::Int)),
+        ));
+        assert_eq!(
+            format_value(&map, 0, &ty, &utc()).as_deref(),
+            Some("{a=1, b=NULL}")
+        );
 
         let ints: ArrayRef = Arc::new(Int32Array::from(vec![Some(1), None]));
         let strs: ArrayRef = Arc::new(StringArray::from(vec![Some("x"), None]));
@@ -1317,8 +1405,14 @@ mod tests {
         )
         .unwrap();
         let st: ArrayRef = Arc::new(st);
-        assert_eq!(format_value(&st, 0, &row_ty, &utc()).as_deref(), Some("(1, x)"));
-        assert_eq!(format_value(&st, 1, &row_ty, &utc()).as_deref(), Some("(NULL, NULL)"));
+        assert_eq!(
+            format_value(&st, 0, &row_ty, &utc()).as_deref(),
+            Some("(1, x)")
+        );
+        assert_eq!(
+            format_value(&st, 1, &row_ty, &utc()).as_deref(),
+            Some("(NULL, NULL)")
+        );
     }
 
     fn parse(strings: &[Option<&str>], kind: TypeKind) -> (ArrayRef, Vec<(usize, String)>) {
@@ -1327,7 +1421,17 @@ mod tests {
 
     #[test]
     fn text_to_numbers() {
-        let (a, e) = parse(&[Some(" 12 "), Some("1.5"), Some("abc"), None, Some("-2147483648"), Some("2147483648")], TypeKind::Int);
+        let (a, e) = parse(
+            &[
+                Some(" 12 "),
+                Some("1.5"),
+                Some("abc"),
+                None,
+                Some("-2147483648"),
+                Some("2147483648"),
+            ],
+            TypeKind::Int,
+        );
         let a = a.as_primitive::<Int32Type>();
         assert_eq!(a.value(0), 12);
         assert_eq!(a.value(1), 1);
@@ -1341,12 +1445,28 @@ mod tests {
         assert!(a.is_null(0));
         assert_eq!(a.as_primitive::<Int8Type>().value(1), -128);
         assert_eq!(e.len(), 1);
-        let (a, e) = parse(&[Some("9223372036854775807"), Some("-9223372036854775808"), Some("9223372036854775808")], TypeKind::BigInt);
+        let (a, e) = parse(
+            &[
+                Some("9223372036854775807"),
+                Some("-9223372036854775808"),
+                Some("9223372036854775808"),
+            ],
+            TypeKind::BigInt,
+        );
         let a = a.as_primitive::<Int64Type>();
         assert_eq!((a.value(0), a.value(1)), (i64::MAX, i64::MIN));
         assert_eq!(e.len(), 1);
 
-        let (a, e) = parse(&[Some("NaN"), Some("-Infinity"), Some("1.5e3"), Some("inf"), Some(" 2d ")], TypeKind::Double);
+        let (a, e) = parse(
+            &[
+                Some("NaN"),
+                Some("-Infinity"),
+                Some("1.5e3"),
+                Some("inf"),
+                Some(" 2d "),
+            ],
+            TypeKind::Double,
+        );
         let a = a.as_primitive::<Float64Type>();
         assert!(a.value(0).is_nan());
         assert_eq!(a.value(1), f64::NEG_INFINITY);
@@ -1373,13 +1493,28 @@ mod tests {
         assert_eq!(dec(".5"), Ok(50));
         assert_eq!(dec("1e999999999999"), Err(DecimalError::Overflow));
         assert_eq!(dec("0e999999999999"), Ok(0));
-        assert_eq!(parse_decimal("99999999999999999999999999999999999999", 38, 0).map(|v| v > 0), Ok(true));
-        assert_eq!(parse_decimal("999999999999999999999999999999999999999", 38, 0), Err(DecimalError::Overflow));
-        let (_, e) = parse(&[Some("12345.6")], TypeKind::Decimal { precision: 5, scale: 2 });
+        assert_eq!(
+            parse_decimal("99999999999999999999999999999999999999", 38, 0).map(|v| v > 0),
+            Ok(true)
+        );
+        assert_eq!(
+            parse_decimal("999999999999999999999999999999999999999", 38, 0),
+            Err(DecimalError::Overflow)
+        );
+        let (_, e) = parse(
+            &[Some("12345.6")],
+            TypeKind::Decimal {
+                precision: 5,
+                scale: 2,
+            },
+        );
         assert_eq!(e.len(), 1);
         let (a, e) = parse_column_as(
             &StringArray::from(vec!["12345.6"]),
-            &dt(TypeKind::Decimal { precision: 5, scale: 2 }),
+            &dt(TypeKind::Decimal {
+                precision: 5,
+                scale: 2,
+            }),
             &utc(),
             TextDialect::Format,
         );
@@ -1389,23 +1524,63 @@ mod tests {
 
     #[test]
     fn text_to_time_values() {
-        let (a, e) = parse(&[Some("2021-03-14"), Some("2021-03-14 01:02:03.123456"), Some("2021-03-14T01:02:03"), Some("2021-13-01")], TypeKind::Timestamp(3));
+        let (a, e) = parse(
+            &[
+                Some("2021-03-14"),
+                Some("2021-03-14 01:02:03.123456"),
+                Some("2021-03-14T01:02:03"),
+                Some("2021-13-01"),
+            ],
+            TypeKind::Timestamp(3),
+        );
         let a = a.as_primitive::<TimestampNanosecondType>();
-        assert_eq!(super::super::time::format_timestamp(a.value(0), 3), "2021-03-14 00:00:00.000");
-        assert_eq!(super::super::time::format_timestamp(a.value(1), 6), "2021-03-14 01:02:03.123000");
+        assert_eq!(
+            super::super::time::format_timestamp(a.value(0), 3),
+            "2021-03-14 00:00:00.000"
+        );
+        assert_eq!(
+            super::super::time::format_timestamp(a.value(1), 6),
+            "2021-03-14 01:02:03.123000"
+        );
         assert!(a.is_null(2) && a.is_null(3));
         assert_eq!(e.len(), 2);
         let la = SessionZone::new("America/Los_Angeles").unwrap();
-        let (a, _) = parse_column(&StringArray::from(vec!["2021-03-14 02:30:00"]), &dt(TypeKind::TimestampLtz(3)), &la);
+        let (a, _) = parse_column(
+            &StringArray::from(vec!["2021-03-14 02:30:00"]),
+            &dt(TypeKind::TimestampLtz(3)),
+            &la,
+        );
         let s = format_column(&a, &dt(TypeKind::TimestampLtz(3)), &la);
         assert_eq!(s.value(0), "2021-03-14 03:30:00.000");
-        let (a, e) = parse(&[Some("2021-1-5"), Some("2021-02-29"), Some(" 2020-02-29 10:00 ")], TypeKind::Date);
-        assert_eq!(format_column(&a, &dt(TypeKind::Date), &utc()).value(0), "2021-01-05");
-        assert_eq!(format_column(&a, &dt(TypeKind::Date), &utc()).value(2), "2020-02-29");
+        let (a, e) = parse(
+            &[
+                Some("2021-1-5"),
+                Some("2021-02-29"),
+                Some(" 2020-02-29 10:00 "),
+            ],
+            TypeKind::Date,
+        );
+        assert_eq!(
+            format_column(&a, &dt(TypeKind::Date), &utc()).value(0),
+            "2021-01-05"
+        );
+        assert_eq!(
+            format_column(&a, &dt(TypeKind::Date), &utc()).value(2),
+            "2020-02-29"
+        );
         assert_eq!(e.len(), 1);
-        let (a, e) = parse(&[Some("01:02:03.123456"), Some("25:00:00"), Some("1:2")], TypeKind::Time(6));
-        assert_eq!(format_column(&a, &dt(TypeKind::Time(6)), &utc()).value(0), "01:02:03.123");
-        assert_eq!(format_column(&a, &dt(TypeKind::Time(6)), &utc()).value(2), "01:02:00.0");
+        let (a, e) = parse(
+            &[Some("01:02:03.123456"), Some("25:00:00"), Some("1:2")],
+            TypeKind::Time(6),
+        );
+        assert_eq!(
+            format_column(&a, &dt(TypeKind::Time(6)), &utc()).value(0),
+            "01:02:03.123"
+        );
+        assert_eq!(
+            format_column(&a, &dt(TypeKind::Time(6)), &utc()).value(2),
+            "01:02:00.0"
+        );
         assert_eq!(e.len(), 1);
     }
 
@@ -1417,19 +1592,34 @@ mod tests {
         assert!(e.is_empty());
         let (a, _) = parse(&[Some("abcdef")], TypeKind::VarChar(5));
         assert_eq!(a.as_string::<i32>().value(0), "abcde");
-        let (a, e) = parse(&[Some(" TRUE"), Some("yes"), Some("0"), Some("maybe")], TypeKind::Boolean);
+        let (a, e) = parse(
+            &[Some(" TRUE"), Some("yes"), Some("0"), Some("maybe")],
+            TypeKind::Boolean,
+        );
         let a = a.as_boolean();
         assert!(a.value(0) && a.value(1) && !a.value(2) && a.is_null(3));
         assert_eq!(e.len(), 1);
         assert_eq!(parse_bool("maybe", TextDialect::Format), Some(false));
-        let (a, _) = parse(&[Some("héllo")], TypeKind::VarBinary(super::super::MAX_LENGTH));
+        let (a, _) = parse(
+            &[Some("héllo")],
+            TypeKind::VarBinary(super::super::MAX_LENGTH),
+        );
         assert_eq!(a.as_binary::<i32>().value(0), b"h\xc3\xa9llo");
-        let (a, e) = parse(&[Some("+1 02:03:00.000"), Some("-100 00:00:00.5")], TypeKind::IntervalDayTime);
+        let (a, e) = parse(
+            &[Some("+1 02:03:00.000"), Some("-100 00:00:00.5")],
+            TypeKind::IntervalDayTime,
+        );
         let s = format_column(&a, &dt(TypeKind::IntervalDayTime), &utc());
-        assert_eq!((s.value(0), s.value(1)), ("+1 02:03:00.000", "-100 00:00:00.500"));
+        assert_eq!(
+            (s.value(0), s.value(1)),
+            ("+1 02:03:00.000", "-100 00:00:00.500")
+        );
         assert!(e.is_empty());
         let (a, _) = parse(&[Some("-10-11")], TypeKind::IntervalYearMonth);
-        assert_eq!(format_column(&a, &dt(TypeKind::IntervalYearMonth), &utc()).value(0), "-10-11");
+        assert_eq!(
+            format_column(&a, &dt(TypeKind::IntervalYearMonth), &utc()).value(0),
+            "-10-11"
+        );
     }
 
     #[test]

@@ -15,7 +15,9 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
-use arrow_array::{Array, ArrayRef, BooleanArray, ListArray, RecordBatch, StringArray, StructArray};
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, ListArray, RecordBatch, StringArray, StructArray,
+};
 use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType as ArrowType;
 
@@ -142,12 +144,16 @@ fn unescape(s: &str) -> String {
 }
 
 fn char_option(options: &HashMap<String, String>, key: &str) -> Result<Option<char>, String> {
-    let Some(v) = options.get(key) else { return Ok(None) };
+    let Some(v) = options.get(key) else {
+        return Ok(None);
+    };
     let u = unescape(v);
     let mut chars = u.chars();
     match (chars.next(), chars.next()) {
         (Some(c), None) => Ok(Some(c)),
-        _ => Err(format!("option '{key}' must be a single character, but was '{v}'")),
+        _ => Err(format!(
+            "option '{key}' must be a single character, but was '{v}'"
+        )),
     }
 }
 
@@ -156,7 +162,10 @@ impl CsvFormat {
     pub fn from_options(options: &HashMap<String, String>) -> Result<Self, String> {
         let mut unknown: Vec<&String> = options
             .keys()
-            .filter(|k| k.strip_prefix("csv.").is_some_and(|o| !CSV_OPTIONS.contains(&o)))
+            .filter(|k| {
+                k.strip_prefix("csv.")
+                    .is_some_and(|o| !CSV_OPTIONS.contains(&o))
+            })
             .collect();
         unknown.sort();
         if let Some(k) = unknown.first() {
@@ -173,7 +182,11 @@ impl CsvFormat {
                         disable the quote character ('csv.disable-quote-character') at the same time"
                 .into());
         }
-        f.quote_character = if disable_quote { None } else { quote.or(Some('"')) };
+        f.quote_character = if disable_quote {
+            None
+        } else {
+            quote.or(Some('"'))
+        };
         f.allow_comments = bool_option(options, "csv.allow-comments", false)?;
         f.ignore_parse_errors = bool_option(options, "csv.ignore-parse-errors", false)?;
         if let Some(d) = options.get("csv.array-element-delimiter") {
@@ -209,7 +222,11 @@ impl CsvFormat {
             format: self.clone(),
             schema: schema.clone(),
             zone: zone.clone(),
-            columns: schema.fields.iter().map(|_| ColumnText::default()).collect(),
+            columns: schema
+                .fields
+                .iter()
+                .map(|_| ColumnText::default())
+                .collect(),
             lines: Vec::new(),
             pending: None,
             skipped: 0,
@@ -223,13 +240,20 @@ impl CsvFormat {
     /// `yyyy-MM-dd HH:mm:ss[.fff]` (trailing zeros dropped), TIMESTAMP_LTZ in UTC with `Z`,
     /// BYTES as base64, arrays joined by the element delimiter, NULL as the null literal
     /// (empty by default). Text is quoted as Jackson does.
-    pub fn encode_batch(&self, batch: &RecordBatch, schema: &Schema, zone: &SessionZone) -> Vec<String> {
+    pub fn encode_batch(
+        &self,
+        batch: &RecordBatch,
+        schema: &Schema,
+        zone: &SessionZone,
+    ) -> Vec<String> {
         let _ = zone;
         let mut lines = vec![String::new(); batch.num_rows()];
         let mut cell = String::new();
         let delim = self.field_delimiter;
         for (j, field) in schema.fields.iter().enumerate() {
-            let Some(col) = batch.columns().get(j) else { continue };
+            let Some(col) = batch.columns().get(j) else {
+                continue;
+            };
             for (row, line) in lines.iter_mut().enumerate() {
                 if j > 0 {
                     line.push(delim);
@@ -254,7 +278,13 @@ impl CsvFormat {
 
     /// Appends a value's CSV text; returns whether it is text (and may need quotes) rather
     /// than a number or boolean.
-    fn write_csv_value(&self, out: &mut String, array: &dyn Array, row: usize, ty: &DataType) -> bool {
+    fn write_csv_value(
+        &self,
+        out: &mut String,
+        array: &dyn Array,
+        row: usize,
+        ty: &DataType,
+    ) -> bool {
         if array.is_null(row) {
             // Only inside arrays and rows; Jackson writes an empty element.
             return false;
@@ -348,7 +378,9 @@ impl CsvFormat {
                 false
             }
             TypeKind::Array(element) => {
-                let Some(list) = array.as_list_opt::<i32>() else { return true };
+                let Some(list) = array.as_list_opt::<i32>() else {
+                    return true;
+                };
                 let offsets = list.value_offsets();
                 let values = list.values();
                 for (n, i) in (offsets[row] as usize..offsets[row + 1] as usize).enumerate() {
@@ -360,7 +392,9 @@ impl CsvFormat {
                 true
             }
             TypeKind::Row(fields) => {
-                let Some(st) = array.as_struct_opt() else { return true };
+                let Some(st) = array.as_struct_opt() else {
+                    return true;
+                };
                 for (j, (_, fty)) in fields.iter().enumerate() {
                     if j > 0 {
                         out.push_str(&self.array_element_delimiter);
@@ -390,8 +424,12 @@ impl CsvFormat {
     /// Jackson's loose check: quote text longer than 24 characters, or holding a character
     /// below the highest of the delimiter, quote, escape and line feed, or a quote/escape.
     fn needs_quotes(&self, s: &str) -> bool {
-        let Some(quote) = self.quote_character else { return false };
-        let mut min_safe = (self.field_delimiter as u32).max(quote as u32).max('\n' as u32);
+        let Some(quote) = self.quote_character else {
+            return false;
+        };
+        let mut min_safe = (self.field_delimiter as u32)
+            .max(quote as u32)
+            .max('\n' as u32);
         if let Some(e) = self.escape_character {
             min_safe = min_safe.max(e as u32);
         }
@@ -399,9 +437,8 @@ impl CsvFormat {
         if s.chars().count() > 24 {
             return true;
         }
-        s.chars().any(|c| {
-            (c as u32) < min_safe || c == quote || Some(c) == self.escape_character
-        })
+        s.chars()
+            .any(|c| (c as u32) < min_safe || c == quote || Some(c) == self.escape_character)
     }
 
     fn push_quoted(&self, line: &mut String, s: &str) {
@@ -453,7 +490,10 @@ fn check_csv_type(ty: &DataType, name: &str) -> Result<(), String> {
         },
         TypeKind::Row(fields) => {
             for (n, t) in fields {
-                if !matches!(t.kind, TypeKind::Array(_) | TypeKind::Map(..) | TypeKind::Row(_)) {
+                if !matches!(
+                    t.kind,
+                    TypeKind::Array(_) | TypeKind::Map(..) | TypeKind::Row(_)
+                ) {
                     continue;
                 }
                 return Err(format!(
@@ -487,7 +527,8 @@ impl ColumnText {
             }
             None => self.valid.push(false),
         }
-        self.offsets.push(i32::try_from(self.data.len()).unwrap_or(i32::MAX));
+        self.offsets
+            .push(i32::try_from(self.data.len()).unwrap_or(i32::MAX));
     }
 
     fn take(&mut self) -> StringArray {
@@ -574,8 +615,8 @@ impl CsvDecoder {
         let delim = self.format.field_delimiter;
         let quote = self.format.quote_character;
         let escape = self.format.escape_character;
-        let plain = quote.is_none_or(|q| !record.contains(q))
-            && escape.is_none_or(|e| !record.contains(e));
+        let plain =
+            quote.is_none_or(|q| !record.contains(q)) && escape.is_none_or(|e| !record.contains(e));
         if plain {
             self.field.push_str(record);
             let mut start = 0;
@@ -691,8 +732,12 @@ impl CsvDecoder {
             }
             arrays.push(array);
         }
-        let (batch, dropped) =
-            build_batch(&self.schema, arrays, &lines, self.format.ignore_parse_errors)?;
+        let (batch, dropped) = build_batch(
+            &self.schema,
+            arrays,
+            &lines,
+            self.format.ignore_parse_errors,
+        )?;
         self.skipped += dropped;
         Ok(batch)
     }
@@ -729,7 +774,9 @@ impl CsvDecoder {
                 let mut errors = Vec::new();
                 if let Some((i, msg)) = element_errors.into_iter().next() {
                     // Map the element back to its row.
-                    let row = offsets.partition_point(|&o| o as usize <= i).saturating_sub(1);
+                    let row = offsets
+                        .partition_point(|&o| o as usize <= i)
+                        .saturating_sub(1);
                     errors.push((row, msg));
                 }
                 let field = Arc::new(element.to_arrow_field("element"));
@@ -749,12 +796,14 @@ impl CsvDecoder {
             }
             TypeKind::Row(fields) => {
                 let delim = self.format.array_element_delimiter.as_str();
-                let mut parts: Vec<ColumnText> = fields.iter().map(|_| ColumnText::default()).collect();
+                let mut parts: Vec<ColumnText> =
+                    fields.iter().map(|_| ColumnText::default()).collect();
                 for s in text.iter() {
                     let mut it = s.map(|s| s.split(delim));
                     for p in parts.iter_mut() {
                         let v = it.as_mut().and_then(|i| i.next());
-                        let null = v.is_some_and(|v| self.format.null_literal.as_deref() == Some(v));
+                        let null =
+                            v.is_some_and(|v| self.format.null_literal.as_deref() == Some(v));
                         p.push(if null { None } else { v });
                     }
                 }
@@ -766,7 +815,10 @@ impl CsvDecoder {
                     arrays.push(a);
                 }
                 let ArrowType::Struct(arrow_fields) = ty.to_arrow() else {
-                    return (arrow_array::new_null_array(&ty.to_arrow(), text.len()), errors);
+                    return (
+                        arrow_array::new_null_array(&ty.to_arrow(), text.len()),
+                        errors,
+                    );
                 };
                 match StructArray::try_new(arrow_fields, arrays, text.nulls().cloned()) {
                     Ok(st) => (Arc::new(st), errors),
@@ -827,7 +879,8 @@ pub(crate) fn build_batch(
         }
     }
     let arrow_schema = schema.to_arrow();
-    let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(rows - dropped as usize));
+    let options =
+        arrow_array::RecordBatchOptions::new().with_row_count(Some(rows - dropped as usize));
     RecordBatch::try_new_with_options(arrow_schema, arrays, &options)
         .map(|b| (b, dropped))
         .map_err(|e| FormatError {
@@ -847,21 +900,37 @@ mod tests {
         Schema::new(vec![
             Field::new("id", DataType::nullable(TypeKind::Int)),
             Field::new("name", DataType::string()),
-            Field::new("price", DataType::nullable(TypeKind::Decimal { precision: 10, scale: 2 })),
+            Field::new(
+                "price",
+                DataType::nullable(TypeKind::Decimal {
+                    precision: 10,
+                    scale: 2,
+                }),
+            ),
         ])
     }
 
     fn opts(pairs: &[(&str, &str)]) -> HashMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     fn cell(batch: &RecordBatch, col: usize, row: usize, schema: &Schema) -> Option<String> {
-        format_value(batch.column(col), row, &schema.fields[col].data_type, &SessionZone::utc())
+        format_value(
+            batch.column(col),
+            row,
+            &schema.fields[col].data_type,
+            &SessionZone::utc(),
+        )
     }
 
     #[test]
     fn options() {
-        let f = CsvFormat::from_options(&opts(&[("csv.field-delimiter", "\\t"), ("format", "csv")])).unwrap();
+        let f =
+            CsvFormat::from_options(&opts(&[("csv.field-delimiter", "\\t"), ("format", "csv")]))
+                .unwrap();
         assert_eq!(f.field_delimiter, '\t');
         let f = CsvFormat::from_options(&opts(&[("csv.field-delimiter", "\t")])).unwrap();
         assert_eq!(f.field_delimiter, '\t');
@@ -884,7 +953,11 @@ mod tests {
     #[test]
     fn decodes_quotes_nulls_and_comments() {
         let s = schema();
-        let f = CsvFormat::from_options(&opts(&[("csv.null-literal", "NULL"), ("csv.allow-comments", "true")])).unwrap();
+        let f = CsvFormat::from_options(&opts(&[
+            ("csv.null-literal", "NULL"),
+            ("csv.allow-comments", "true"),
+        ]))
+        .unwrap();
         let mut d = f.decoder(&s, &SessionZone::utc()).unwrap();
         d.push_line("# comment", 1).unwrap();
         d.push_line("1,plain,1.5", 2).unwrap();
@@ -917,9 +990,16 @@ mod tests {
         let e = d.finish_batch().unwrap_err();
         assert_eq!(e.line, 2);
         assert_eq!(e.column.as_deref(), Some("id"));
-        assert!(e.to_string().starts_with("line 2, column 'id': cannot cast 'x' to INT"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("line 2, column 'id': cannot cast 'x' to INT"),
+            "{e}"
+        );
         let e = d.push_line("1,a", 3).unwrap_err();
-        assert_eq!(e.to_string(), "line 3: row length mismatch: 3 fields expected but was 2");
+        assert_eq!(
+            e.to_string(),
+            "line 3: row length mismatch: 3 fields expected but was 2"
+        );
         // The decoder is usable after an error.
         d.push_line("5,e,5", 4).unwrap();
         assert_eq!(d.finish_batch().unwrap().num_rows(), 1);
@@ -951,7 +1031,10 @@ mod tests {
     #[test]
     fn arrays_and_types() {
         let s = Schema::new(vec![
-            Field::new("a", DataType::nullable(TypeKind::Array(Box::new(DataType::nullable(TypeKind::Int))))),
+            Field::new(
+                "a",
+                DataType::nullable(TypeKind::Array(Box::new(DataType::nullable(TypeKind::Int)))),
+            ),
             Field::new("ts", DataType::nullable(TypeKind::Timestamp(3))),
             Field::new("ltz", DataType::nullable(TypeKind::TimestampLtz(3))),
             Field::new("b", DataType::nullable(TypeKind::Boolean)),
@@ -959,9 +1042,16 @@ mod tests {
             Field::new("bytes", DataType::nullable(TypeKind::VarBinary(MAX_LENGTH))),
         ]);
         let f = CsvFormat::default();
-        let mut d = f.decoder(&s, &SessionZone::new("Asia/Shanghai").unwrap()).unwrap();
-        d.push_line("1;2;3,2021-01-01 00:00:00.5,2021-01-01 00:00:00Z,TRUE,2021-01-02,hi", 1).unwrap();
-        d.push_line(",2021-01-01T01:02:03,2021-01-01 00:00:00,nope,2021-1-2,", 2).unwrap();
+        let mut d = f
+            .decoder(&s, &SessionZone::new("Asia/Shanghai").unwrap())
+            .unwrap();
+        d.push_line(
+            "1;2;3,2021-01-01 00:00:00.5,2021-01-01 00:00:00Z,TRUE,2021-01-02,hi",
+            1,
+        )
+        .unwrap();
+        d.push_line(",2021-01-01T01:02:03,2021-01-01 00:00:00,nope,2021-1-2,", 2)
+            .unwrap();
         let b = d.finish_batch().unwrap();
         let z = SessionZone::new("Asia/Shanghai").unwrap();
         let cellz = |c: usize, r| format_value(b.column(c), r, &s.fields[c].data_type, &z);
@@ -976,7 +1066,10 @@ mod tests {
         assert_eq!(cellz(5, 0).as_deref(), Some("x'6869'"));
 
         let lines = f.encode_batch(&b, &s, &z);
-        assert_eq!(lines[0], "1;2;3,\"2021-01-01 00:00:00.5\",\"2021-01-01 00:00:00Z\",true,2021-01-02,aGk=");
+        assert_eq!(
+            lines[0],
+            "1;2;3,\"2021-01-01 00:00:00.5\",\"2021-01-01 00:00:00Z\",true,2021-01-02,aGk="
+        );
         let mut d = f.decoder(&s, &z).unwrap();
         d.push_line(&lines[0], 1).unwrap();
         let b2 = d.finish_batch().unwrap();
@@ -994,7 +1087,10 @@ mod tests {
         d.push_line("3,plain,0", 3).unwrap();
         let b = d.finish_batch().unwrap();
         let lines = f.encode_batch(&b, &s, &SessionZone::utc());
-        assert_eq!(lines, vec!["1,\"a,b\",1.50", "NULL,\"q\"\"\",NULL", "3,plain,0.00"]);
+        assert_eq!(
+            lines,
+            vec!["1,\"a,b\",1.50", "NULL,\"q\"\"\",NULL", "3,plain,0.00"]
+        );
     }
 
     #[test]
@@ -1002,7 +1098,9 @@ mod tests {
         let s = schema();
         let f = CsvFormat::default();
         let mut d = f.decoder(&s, &SessionZone::utc()).unwrap();
-        let lines: Vec<String> = (0..200_000).map(|i| format!("{i},name{i},{}.25", i % 1000)).collect();
+        let lines: Vec<String> = (0..200_000)
+            .map(|i| format!("{i},name{i},{}.25", i % 1000))
+            .collect();
         let start = std::time::Instant::now();
         for (i, l) in lines.iter().enumerate() {
             d.push_line(l, i as u64 + 1).unwrap();

@@ -1,1 +1,921 @@
-//! Flink's `json` format.
+//! Flink's `json` format: one JSON object per line ↔ Arrow batches.
+//!
+//! Fields are matched by name (case-sensitive); a missing field is NULL unless
+//! `json.fail-on-missing-field`. Values convert as Flink's JSON converters do: a JSON string
+//! holding a number is read as the number, a number read into a STRING column is its text, a
+//! nested object or array read into a STRING column is its JSON text, BYTES are base64,
+//! TIMESTAMP follows `json.timestamp-format.standard` (both `SQL` and `ISO-8601` forms are
+//! accepted on input), TIMESTAMP_LTZ is UTC with a trailing `Z`. A line that is not a JSON
+//! object, or a value that does not convert, is an error naming the line (and the column);
+//! with `json.ignore-parse-errors` the value becomes NULL and a malformed line is skipped and
+//! counted.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::*;
+use arrow_array::{
+    Array, ArrayRef, BinaryArray, ListArray, MapArray, RecordBatch, StringArray, StructArray,
+};
+use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_schema::DataType as ArrowType;
+use serde_json::Value;
+
+use super::csv::{FormatError, bool_option, build_batch, write_iso_timestamp};
+use crate::types::text::{
+    TextDialect, TextStyle, base64_decode, base64_encode, java_double_to_string, parse_column_as,
+    write_cell, write_decimal, write_decimal_java, write_java_double, write_java_float,
+};
+use crate::types::time::{SessionZone, write_date, write_time};
+use crate::types::{DataType, NANOS_PER_DAY, NANOS_PER_SECOND, Schema, TypeKind};
+
+/// `json.timestamp-format.standard`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimestampStandard {
+    /// `yyyy-MM-dd HH:mm:ss.s{precision}`.
+    Sql,
+    /// `yyyy-MM-ddTHH:mm:ss.s{precision}`.
+    Iso8601,
+}
+
+/// The `json` format's options.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JsonFormat {
+    pub fail_on_missing_field: bool,
+    pub ignore_parse_errors: bool,
+    pub timestamp_standard: TimestampStandard,
+    pub encode_decimal_as_plain_number: bool,
+    pub encode_ignore_null_fields: bool,
+}
+
+impl Default for JsonFormat {
+    fn default() -> Self {
+        JsonFormat {
+            fail_on_missing_field: false,
+            ignore_parse_errors: false,
+            timestamp_standard: TimestampStandard::Sql,
+            encode_decimal_as_plain_number: false,
+            encode_ignore_null_fields: false,
+        }
+    }
+}
+
+const JSON_OPTIONS: &[&str] = &[
+    "fail-on-missing-field",
+    "ignore-parse-errors",
+    "timestamp-format.standard",
+    "map-null-key.mode",
+    "map-null-key.literal",
+    "encode.decimal-as-plain-number",
+    "encode.ignore-null-fields",
+    "decode.json-parser.enabled",
+];
+
+impl JsonFormat {
+    /// Reads the `json.*` options of a table; other keys are ignored.
+    pub fn from_options(options: &HashMap<String, String>) -> Result<Self, String> {
+        let mut unknown: Vec<&String> = options
+            .keys()
+            .filter(|k| {
+                k.strip_prefix("json.")
+                    .is_some_and(|o| !JSON_OPTIONS.contains(&o))
+            })
+            .collect();
+        unknown.sort();
+        if let Some(k) = unknown.first() {
+            return Err(format!("unsupported option '{k}' for format 'json'"));
+        }
+        let fail_on_missing_field = bool_option(options, "json.fail-on-missing-field", false)?;
+        let ignore_parse_errors = bool_option(options, "json.ignore-parse-errors", false)?;
+        if fail_on_missing_field && ignore_parse_errors {
+            return Err(
+                "'json.fail-on-missing-field' and 'json.ignore-parse-errors' shouldn't \
+                        both be true"
+                    .into(),
+            );
+        }
+        let timestamp_standard = match options.get("json.timestamp-format.standard") {
+            None => TimestampStandard::Sql,
+            Some(v) if v.eq_ignore_ascii_case("SQL") => TimestampStandard::Sql,
+            Some(v) if v.eq_ignore_ascii_case("ISO-8601") => TimestampStandard::Iso8601,
+            Some(v) => {
+                return Err(format!(
+                    "unsupported value '{v}' for option 'json.timestamp-format.standard'; \
+                     supported values are 'SQL' and 'ISO-8601'"
+                ));
+            }
+        };
+        if let Some(v) = options.get("json.map-null-key.mode")
+            && !["FAIL", "DROP", "LITERAL"]
+                .iter()
+                .any(|m| v.eq_ignore_ascii_case(m))
+        {
+            return Err(format!(
+                "unsupported value '{v}' for option 'json.map-null-key.mode'; \
+                 supported values are 'FAIL', 'DROP' and 'LITERAL'"
+            ));
+        }
+        bool_option(options, "json.decode.json-parser.enabled", true)?;
+        Ok(JsonFormat {
+            fail_on_missing_field,
+            ignore_parse_errors,
+            timestamp_standard,
+            encode_decimal_as_plain_number: bool_option(
+                options,
+                "json.encode.decimal-as-plain-number",
+                false,
+            )?,
+            encode_ignore_null_fields: bool_option(
+                options,
+                "json.encode.ignore-null-fields",
+                false,
+            )?,
+        })
+    }
+
+    pub fn decoder(&self, schema: &Schema, zone: &SessionZone) -> Result<JsonDecoder, String> {
+        Ok(JsonDecoder {
+            format: self.clone(),
+            schema: schema.clone(),
+            zone: zone.clone(),
+            columns: schema.fields.iter().map(|_| Vec::new()).collect(),
+            lines: Vec::new(),
+            skipped: 0,
+        })
+    }
+
+    /// Encodes a batch as JSON lines, fields in schema order, as Flink's JSON serializer
+    /// writes them.
+    pub fn encode_batch(
+        &self,
+        batch: &RecordBatch,
+        schema: &Schema,
+        zone: &SessionZone,
+    ) -> Vec<String> {
+        let _ = zone;
+        let mut lines = Vec::with_capacity(batch.num_rows());
+        for row in 0..batch.num_rows() {
+            let mut line = String::with_capacity(64);
+            line.push('{');
+            let mut first = true;
+            for (j, field) in schema.fields.iter().enumerate() {
+                let Some(col) = batch.columns().get(j) else {
+                    continue;
+                };
+                if col.is_null(row) && self.encode_ignore_null_fields {
+                    continue;
+                }
+                if !first {
+                    line.push(',');
+                }
+                first = false;
+                push_json_string(&mut line, &field.name);
+                line.push(':');
+                self.write_json_value(&mut line, col.as_ref(), row, &field.data_type);
+            }
+            line.push('}');
+            lines.push(line);
+        }
+        lines
+    }
+
+    fn write_json_value(&self, out: &mut String, array: &dyn Array, row: usize, ty: &DataType) {
+        if row >= array.len() || array.is_null(row) {
+            out.push_str("null");
+            return;
+        }
+        macro_rules! prim {
+            ($t:ty) => {
+                match array.as_primitive_opt::<$t>() {
+                    Some(a) => a.value(row),
+                    None => {
+                        out.push_str("null");
+                        return;
+                    }
+                }
+            };
+        }
+        match &ty.kind {
+            TypeKind::Null => out.push_str("null"),
+            TypeKind::Boolean => {
+                let v = array.as_boolean_opt().is_some_and(|a| a.value(row));
+                out.push_str(if v { "true" } else { "false" });
+            }
+            TypeKind::TinyInt => {
+                let _ = write!(out, "{}", prim!(Int8Type));
+            }
+            TypeKind::SmallInt => {
+                let _ = write!(out, "{}", prim!(Int16Type));
+            }
+            TypeKind::Int => {
+                let _ = write!(out, "{}", prim!(Int32Type));
+            }
+            TypeKind::BigInt => {
+                let _ = write!(out, "{}", prim!(Int64Type));
+            }
+            TypeKind::Float => {
+                let v = prim!(Float32Type);
+                if v.is_finite() {
+                    write_java_float(out, v);
+                } else {
+                    out.push('"');
+                    write_java_float(out, v);
+                    out.push('"');
+                }
+            }
+            TypeKind::Double => {
+                let v = prim!(Float64Type);
+                if v.is_finite() {
+                    write_java_double(out, v);
+                } else {
+                    out.push('"');
+                    write_java_double(out, v);
+                    out.push('"');
+                }
+            }
+            TypeKind::Decimal { scale, .. } => {
+                let v = prim!(Decimal128Type);
+                if self.encode_decimal_as_plain_number {
+                    write_decimal(out, v, *scale);
+                } else {
+                    write_decimal_java(out, v, *scale);
+                }
+            }
+            TypeKind::Char(_) | TypeKind::VarChar(_) => match array.as_string_opt::<i32>() {
+                Some(a) => push_json_string(out, a.value(row)),
+                None => out.push_str("null"),
+            },
+            TypeKind::Binary(_) | TypeKind::VarBinary(_) => match array.as_binary_opt::<i32>() {
+                Some(a) => push_json_string(out, &base64_encode(a.value(row))),
+                None => out.push_str("null"),
+            },
+            TypeKind::Date => {
+                out.push('"');
+                write_date(out, prim!(Date32Type) as i64);
+                out.push('"');
+            }
+            TypeKind::Time(_) => {
+                let t = prim!(Time64NanosecondType).rem_euclid(NANOS_PER_DAY);
+                out.push('"');
+                write_time(out, t - t % NANOS_PER_SECOND, 0);
+                out.push('"');
+            }
+            TypeKind::Timestamp(_) | TypeKind::TimestampLtz(_) => {
+                let sep = match self.timestamp_standard {
+                    TimestampStandard::Sql => ' ',
+                    TimestampStandard::Iso8601 => 'T',
+                };
+                out.push('"');
+                write_iso_timestamp(out, prim!(TimestampNanosecondType), sep);
+                if matches!(ty.kind, TypeKind::TimestampLtz(_)) {
+                    out.push('Z');
+                }
+                out.push('"');
+            }
+            TypeKind::IntervalYearMonth => {
+                let _ = write!(out, "{}", prim!(IntervalYearMonthType));
+            }
+            TypeKind::IntervalDayTime => {
+                let _ = write!(out, "{}", prim!(DurationMillisecondType));
+            }
+            TypeKind::Array(element) => {
+                let Some(list) = array.as_list_opt::<i32>() else {
+                    out.push_str("null");
+                    return;
+                };
+                let offsets = list.value_offsets();
+                let values = list.values();
+                out.push('[');
+                for (n, i) in (offsets[row] as usize..offsets[row + 1] as usize).enumerate() {
+                    if n > 0 {
+                        out.push(',');
+                    }
+                    self.write_json_value(out, values.as_ref(), i, element);
+                }
+                out.push(']');
+            }
+            TypeKind::Map(kt, vt) => {
+                let Some(map) = array.as_map_opt() else {
+                    out.push_str("null");
+                    return;
+                };
+                let offsets = map.value_offsets();
+                let (keys, values) = (map.keys(), map.values());
+                out.push('{');
+                for (n, i) in (offsets[row] as usize..offsets[row + 1] as usize).enumerate() {
+                    if n > 0 {
+                        out.push(',');
+                    }
+                    let mut key = String::new();
+                    write_cell(
+                        &mut key,
+                        keys.as_ref(),
+                        i,
+                        kt,
+                        &SessionZone::utc(),
+                        TextStyle::Cast,
+                    );
+                    push_json_string(out, &key);
+                    out.push(':');
+                    self.write_json_value(out, values.as_ref(), i, vt);
+                }
+                out.push('}');
+            }
+            TypeKind::Row(fields) => {
+                let Some(st) = array.as_struct_opt() else {
+                    out.push_str("null");
+                    return;
+                };
+                out.push('{');
+                let mut first = true;
+                for (j, (name, fty)) in fields.iter().enumerate() {
+                    let Some(c) = st.columns().get(j) else {
+                        continue;
+                    };
+                    if c.is_null(row) && self.encode_ignore_null_fields {
+                        continue;
+                    }
+                    if !first {
+                        out.push(',');
+                    }
+                    first = false;
+                    push_json_string(out, name);
+                    out.push(':');
+                    self.write_json_value(out, c.as_ref(), row, fty);
+                }
+                out.push('}');
+            }
+        }
+    }
+}
+
+fn push_json_string(out: &mut String, s: &str) {
+    match serde_json::to_string(s) {
+        Ok(q) => out.push_str(&q),
+        Err(_) => out.push_str("\"\""),
+    }
+}
+
+/// Turns JSON lines into batches.
+#[derive(Debug)]
+pub struct JsonDecoder {
+    format: JsonFormat,
+    schema: Schema,
+    zone: SessionZone,
+    /// Each column's values for the buffered rows (`Null` for missing).
+    columns: Vec<Vec<Value>>,
+    lines: Vec<u64>,
+    skipped: u64,
+}
+
+impl JsonDecoder {
+    /// Lines skipped so far because they were not JSON objects (with `json.ignore-parse-errors`).
+    pub fn rows_skipped(&self) -> u64 {
+        self.skipped
+    }
+
+    pub fn buffered_rows(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// Adds one line holding a JSON object; blank lines are skipped.
+    pub fn push_line(&mut self, line: &str, line_number: u64) -> Result<(), FormatError> {
+        if line.trim().is_empty() {
+            return Ok(());
+        }
+        let parsed: Result<Value, String> = serde_json::from_str(line).map_err(|e| e.to_string());
+        let mut object = match parsed {
+            Ok(Value::Object(o)) => o,
+            Ok(other) => {
+                return self.malformed(
+                    line_number,
+                    format!("expected a json object but was {}", json_kind(&other)),
+                );
+            }
+            Err(e) => return self.malformed(line_number, format!("malformed json: {e}")),
+        };
+        if self.format.fail_on_missing_field
+            && let Some(f) = self
+                .schema
+                .fields
+                .iter()
+                .find(|f| !object.contains_key(&f.name))
+        {
+            return Err(FormatError {
+                line: line_number,
+                column: Some(f.name.clone()),
+                message: "field is missing".into(),
+            });
+        }
+        for (field, col) in self.schema.fields.iter().zip(self.columns.iter_mut()) {
+            col.push(object.remove(&field.name).unwrap_or(Value::Null));
+        }
+        self.lines.push(line_number);
+        Ok(())
+    }
+
+    fn malformed(&mut self, line: u64, message: String) -> Result<(), FormatError> {
+        if self.format.ignore_parse_errors {
+            self.skipped += 1;
+            Ok(())
+        } else {
+            Err(FormatError {
+                line,
+                column: None,
+                message,
+            })
+        }
+    }
+
+    /// Converts the buffered rows into a batch of the schema (possibly empty).
+    pub fn finish_batch(&mut self) -> Result<RecordBatch, FormatError> {
+        let lines = std::mem::take(&mut self.lines);
+        let columns: Vec<Vec<Value>> = self.columns.iter_mut().map(std::mem::take).collect();
+        let mut arrays = Vec::with_capacity(columns.len());
+        for (values, field) in columns.iter().zip(&self.schema.fields) {
+            let refs: Vec<&Value> = values.iter().collect();
+            let conv = Converter { zone: &self.zone };
+            let (array, errors) = conv.column(&refs, &field.data_type);
+            if let Some((row, message)) = errors.into_iter().next()
+                && !self.format.ignore_parse_errors
+            {
+                return Err(FormatError {
+                    line: lines.get(row).copied().unwrap_or(0),
+                    column: Some(field.name.clone()),
+                    message,
+                });
+            }
+            arrays.push(array);
+        }
+        let (batch, dropped) = build_batch(
+            &self.schema,
+            arrays,
+            &lines,
+            self.format.ignore_parse_errors,
+        )?;
+        self.skipped += dropped;
+        Ok(batch)
+    }
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+struct Converter<'a> {
+    zone: &'a SessionZone,
+}
+
+type Errors = Vec<(usize, String)>;
+
+impl Converter<'_> {
+    /// Converts one column of JSON values; errors carry the index of the value.
+    fn column(&self, values: &[&Value], ty: &DataType) -> (ArrayRef, Errors) {
+        let n = values.len();
+        match &ty.kind {
+            TypeKind::Array(element) => {
+                let mut items: Vec<&Value> = Vec::new();
+                let mut offsets: Vec<i32> = vec![0];
+                let mut valid = Vec::with_capacity(n);
+                let mut errors = Vec::new();
+                for (i, v) in values.iter().enumerate() {
+                    match v {
+                        Value::Array(a) => {
+                            items.extend(a.iter());
+                            valid.push(true);
+                        }
+                        Value::Null => valid.push(false),
+                        other => {
+                            errors.push((
+                                i,
+                                format!("expected an array but was {}", json_kind(other)),
+                            ));
+                            valid.push(false);
+                        }
+                    }
+                    offsets.push(i32::try_from(items.len()).unwrap_or(i32::MAX));
+                }
+                let (child, child_errors) = self.column(&items, element);
+                errors.extend(remap(child_errors, &offsets));
+                let field = Arc::new(element.to_arrow_field("element"));
+                let list = ListArray::try_new(
+                    field,
+                    OffsetBuffer::new(ScalarBuffer::from(offsets)),
+                    child,
+                    nulls(valid),
+                );
+                finish(list.map(|l| Arc::new(l) as ArrayRef), ty, n, errors)
+            }
+            TypeKind::Map(kt, vt) => {
+                let mut keys: Vec<String> = Vec::new();
+                let mut vals: Vec<&Value> = Vec::new();
+                let mut offsets: Vec<i32> = vec![0];
+                let mut valid = Vec::with_capacity(n);
+                let mut errors = Vec::new();
+                for (i, v) in values.iter().enumerate() {
+                    match v {
+                        Value::Object(o) => {
+                            for (k, v) in o {
+                                keys.push(k.clone());
+                                vals.push(v);
+                            }
+                            valid.push(true);
+                        }
+                        Value::Null => valid.push(false),
+                        other => {
+                            errors.push((
+                                i,
+                                format!("expected an object but was {}", json_kind(other)),
+                            ));
+                            valid.push(false);
+                        }
+                    }
+                    offsets.push(i32::try_from(keys.len()).unwrap_or(i32::MAX));
+                }
+                let key_text = StringArray::from_iter_values(keys.iter());
+                let (key_array, key_errors) = parse_column_as(
+                    &key_text,
+                    &kt.with_nullable(false),
+                    self.zone,
+                    TextDialect::Format,
+                );
+                let (value_array, value_errors) = self.column(&vals, vt);
+                errors.extend(remap(key_errors, &offsets));
+                errors.extend(remap(value_errors, &offsets));
+                let ArrowType::Map(entries_field, _) = ty.to_arrow() else {
+                    return (arrow_array::new_null_array(&ty.to_arrow(), n), errors);
+                };
+                let ArrowType::Struct(entry_fields) = entries_field.data_type().clone() else {
+                    return (arrow_array::new_null_array(&ty.to_arrow(), n), errors);
+                };
+                if key_array.null_count() > 0 {
+                    // Keys that did not parse: the whole map is unusable.
+                    return (arrow_array::new_null_array(&ty.to_arrow(), n), errors);
+                }
+                let entries =
+                    StructArray::try_new(entry_fields, vec![key_array, value_array], None);
+                let map = entries.and_then(|e| {
+                    MapArray::try_new(
+                        entries_field,
+                        OffsetBuffer::new(ScalarBuffer::from(offsets)),
+                        e,
+                        nulls(valid),
+                        false,
+                    )
+                });
+                finish(map.map(|m| Arc::new(m) as ArrayRef), ty, n, errors)
+            }
+            TypeKind::Row(fields) => {
+                let mut errors = Vec::new();
+                let mut valid = Vec::with_capacity(n);
+                let mut per_field: Vec<Vec<&Value>> =
+                    fields.iter().map(|_| Vec::with_capacity(n)).collect();
+                for (i, v) in values.iter().enumerate() {
+                    let object = match v {
+                        Value::Object(o) => Some(o),
+                        Value::Null => None,
+                        other => {
+                            errors.push((
+                                i,
+                                format!("expected an object but was {}", json_kind(other)),
+                            ));
+                            None
+                        }
+                    };
+                    valid.push(object.is_some());
+                    for ((name, _), col) in fields.iter().zip(per_field.iter_mut()) {
+                        col.push(object.and_then(|o| o.get(name)).unwrap_or(&Value::Null));
+                    }
+                }
+                let mut arrays = Vec::new();
+                for ((_, fty), col) in fields.iter().zip(&per_field) {
+                    let (a, e) = self.column(col, fty);
+                    errors.extend(e);
+                    arrays.push(a);
+                }
+                let ArrowType::Struct(arrow_fields) = ty.to_arrow() else {
+                    return (arrow_array::new_null_array(&ty.to_arrow(), n), errors);
+                };
+                let st = StructArray::try_new(arrow_fields, arrays, nulls(valid));
+                finish(st.map(|s| Arc::new(s) as ArrayRef), ty, n, errors)
+            }
+            TypeKind::Binary(_) | TypeKind::VarBinary(_) => {
+                let mut errors = Vec::new();
+                let out: BinaryArray = values
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| match v {
+                        Value::Null => None,
+                        Value::String(s) => match base64_decode(s) {
+                            Some(b) => Some(b),
+                            None => {
+                                errors.push((i, format!("cannot decode '{s}' as base64")));
+                                None
+                            }
+                        },
+                        other => {
+                            errors.push((
+                                i,
+                                format!("expected a base64 string but was {}", json_kind(other)),
+                            ));
+                            None
+                        }
+                    })
+                    .collect();
+                (Arc::new(out), errors)
+            }
+            _ => {
+                // Scalars: to text, then the shared parser.
+                let mut errors = Vec::new();
+                let texts: StringArray = values
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| match self.scalar_text(v, ty) {
+                        Ok(t) => t,
+                        Err(e) => {
+                            errors.push((i, e));
+                            None
+                        }
+                    })
+                    .collect();
+                let (array, parse_errors) =
+                    parse_column_as(&texts, ty, self.zone, TextDialect::Format);
+                errors.extend(parse_errors);
+                errors.sort_by_key(|e| e.0);
+                (array, errors)
+            }
+        }
+    }
+
+    fn scalar_text(&self, v: &Value, ty: &DataType) -> Result<Option<String>, String> {
+        Ok(match v {
+            Value::Null => None,
+            Value::Bool(b) => Some(b.to_string()),
+            Value::String(s) => Some(s.clone()),
+            Value::Number(num) => Some(if ty.kind.is_integer() {
+                match (num.as_i64(), num.as_f64()) {
+                    (Some(i), _) => i.to_string(),
+                    // Jackson's asInt/asLong cut a fraction.
+                    (None, Some(f)) if f.is_finite() && f.abs() < 9.3e18 => {
+                        (f.trunc() as i64).to_string()
+                    }
+                    _ => num.to_string(),
+                }
+            } else if num.is_f64() && ty.kind.is_string() {
+                java_double_to_string(num.as_f64().unwrap_or(0.0))
+            } else {
+                num.to_string()
+            }),
+            Value::Array(_) | Value::Object(_) => {
+                if ty.kind.is_string() {
+                    Some(v.to_string())
+                } else {
+                    return Err(format!(
+                        "expected a {} value but was {}",
+                        ty.kind,
+                        json_kind(v)
+                    ));
+                }
+            }
+        })
+    }
+}
+
+fn nulls(valid: Vec<bool>) -> Option<NullBuffer> {
+    let n = NullBuffer::from(valid);
+    (n.null_count() > 0).then_some(n)
+}
+
+/// Maps errors on flattened child values back to the rows owning them.
+fn remap(errors: Errors, offsets: &[i32]) -> Errors {
+    errors
+        .into_iter()
+        .map(|(i, m)| {
+            (
+                offsets
+                    .partition_point(|&o| o as usize <= i)
+                    .saturating_sub(1),
+                m,
+            )
+        })
+        .collect()
+}
+
+fn finish(
+    built: Result<ArrayRef, arrow_schema::ArrowError>,
+    ty: &DataType,
+    n: usize,
+    mut errors: Errors,
+) -> (ArrayRef, Errors) {
+    match built {
+        Ok(a) => (a, errors),
+        Err(e) => {
+            errors.push((0, format!("cannot build {} column: {e}", ty.kind)));
+            (arrow_array::new_null_array(&ty.to_arrow(), n), errors)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::text::format_value;
+    use crate::types::{Field, MAX_LENGTH};
+
+    fn opts(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn schema() -> Schema {
+        Schema::new(vec![
+            Field::new("id", DataType::nullable(TypeKind::BigInt)),
+            Field::new("name", DataType::string()),
+            Field::new(
+                "price",
+                DataType::nullable(TypeKind::Decimal {
+                    precision: 10,
+                    scale: 2,
+                }),
+            ),
+            Field::new("ts", DataType::nullable(TypeKind::Timestamp(3))),
+            Field::new(
+                "tags",
+                DataType::nullable(TypeKind::Array(Box::new(DataType::string()))),
+            ),
+            Field::new(
+                "m",
+                DataType::nullable(TypeKind::Map(
+                    Box::new(DataType::string()),
+                    Box::new(DataType::nullable(TypeKind::Int)),
+                )),
+            ),
+            Field::new(
+                "r",
+                DataType::nullable(TypeKind::Row(vec![
+                    ("a".into(), DataType::nullable(TypeKind::Int)),
+                    ("b".into(), DataType::nullable(TypeKind::Double)),
+                ])),
+            ),
+            Field::new("bin", DataType::nullable(TypeKind::VarBinary(MAX_LENGTH))),
+            Field::new("ok", DataType::nullable(TypeKind::Boolean)),
+        ])
+    }
+
+    #[test]
+    fn options() {
+        assert!(
+            JsonFormat::from_options(&opts(&[("json.timestamp-format.standard", "ISO-8601")]))
+                .is_ok()
+        );
+        let e = JsonFormat::from_options(&opts(&[("json.timestamp-format.standard", "X")]))
+            .unwrap_err();
+        assert!(e.contains("json.timestamp-format.standard"), "{e}");
+        let e = JsonFormat::from_options(&opts(&[
+            ("json.fail-on-missing-field", "true"),
+            ("json.ignore-parse-errors", "true"),
+        ]))
+        .unwrap_err();
+        assert!(e.contains("fail-on-missing-field"), "{e}");
+        let e = JsonFormat::from_options(&opts(&[("json.ignore-parse-errors", "1")])).unwrap_err();
+        assert!(e.contains("json.ignore-parse-errors"), "{e}");
+    }
+
+    #[test]
+    fn decodes_and_encodes() {
+        let s = schema();
+        let f = JsonFormat::default();
+        let z = SessionZone::utc();
+        let mut d = f.decoder(&s, &z).unwrap();
+        d.push_line(r#"{"id": 1, "name": "a\"b", "price": 12.345, "ts": "2021-01-01 00:00:00.5", "tags": ["x", null], "m": {"k": 1}, "r": {"a": 2, "b": 1e10}, "bin": "aGk=", "ok": true, "extra": 0}"#, 1).unwrap();
+        d.push_line(r#"{"id": "7", "name": 1.0, "price": "99999999999", "ts": "2021-01-01T01:02:03", "r": null, "ok": "TRUE"}"#, 2).unwrap();
+        d.push_line("", 3).unwrap();
+        d.push_line(r#"{"id": 2.9, "name": {"x": [1]}}"#, 4)
+            .unwrap();
+        let b = d.finish_batch().unwrap();
+        assert_eq!(b.num_rows(), 3);
+        let cell = |c: usize, r| format_value(b.column(c), r, &s.fields[c].data_type, &z);
+        assert_eq!(cell(1, 0).as_deref(), Some("a\"b"));
+        assert_eq!(cell(2, 0).as_deref(), Some("12.35"));
+        assert_eq!(cell(3, 0).as_deref(), Some("2021-01-01 00:00:00.500"));
+        assert_eq!(cell(4, 0).as_deref(), Some("[x, NULL]"));
+        assert_eq!(cell(5, 0).as_deref(), Some("{k=1}"));
+        assert_eq!(cell(6, 0).as_deref(), Some("(2, 1.0E10)"));
+        assert_eq!(cell(7, 0).as_deref(), Some("x'6869'"));
+        assert_eq!(cell(0, 1).as_deref(), Some("7"));
+        assert_eq!(cell(1, 1).as_deref(), Some("1.0"));
+        assert_eq!(cell(2, 1), None);
+        assert_eq!(cell(3, 1).as_deref(), Some("2021-01-01 01:02:03.000"));
+        assert_eq!(cell(6, 1), None);
+        assert_eq!(cell(8, 1).as_deref(), Some("TRUE"));
+        assert_eq!(cell(0, 2).as_deref(), Some("2"));
+        assert_eq!(cell(1, 2).as_deref(), Some(r#"{"x":[1]}"#));
+
+        let lines = f.encode_batch(&b, &s, &z);
+        assert_eq!(
+            lines[0],
+            r#"{"id":1,"name":"a\"b","price":12.35,"ts":"2021-01-01 00:00:00.5","tags":["x",null],"m":{"k":1},"r":{"a":2,"b":1.0E10},"bin":"aGk=","ok":true}"#
+        );
+        let mut d2 = f.decoder(&s, &z).unwrap();
+        for (i, l) in lines.iter().enumerate() {
+            d2.push_line(l, i as u64).unwrap();
+        }
+        let b2 = d2.finish_batch().unwrap();
+        assert_eq!(b2.num_rows(), 3);
+        for c in 0..s.len() {
+            assert_eq!(b2.column(c), b.column(c), "column {c}");
+        }
+    }
+
+    #[test]
+    fn errors_and_ignoring() {
+        let s = Schema::new(vec![Field::new("id", DataType::nullable(TypeKind::Int))]);
+        let f = JsonFormat::default();
+        let mut d = f.decoder(&s, &SessionZone::utc()).unwrap();
+        let e = d.push_line("{not json", 5).unwrap_err();
+        assert!(e.to_string().starts_with("line 5: malformed json"), "{e}");
+        let e = d.push_line("[1]", 6).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 6: expected a json object but was an array"
+        );
+        d.push_line(r#"{"id": "abc"}"#, 7).unwrap();
+        let e = d.finish_batch().unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("line 7, column 'id': cannot cast 'abc' to INT"),
+            "{e}"
+        );
+
+        let f = JsonFormat::from_options(&opts(&[("json.ignore-parse-errors", "true")])).unwrap();
+        let mut d = f.decoder(&s, &SessionZone::utc()).unwrap();
+        d.push_line("{not json", 1).unwrap();
+        d.push_line(r#"{"id": "abc"}"#, 2).unwrap();
+        d.push_line(r#"{"id": 3}"#, 3).unwrap();
+        let b = d.finish_batch().unwrap();
+        assert_eq!(b.num_rows(), 2);
+        assert!(b.column(0).is_null(0));
+        assert_eq!(d.rows_skipped(), 1);
+
+        let f = JsonFormat::from_options(&opts(&[("json.fail-on-missing-field", "true")])).unwrap();
+        let mut d = f.decoder(&s, &SessionZone::utc()).unwrap();
+        let e = d.push_line(r#"{"other": 1}"#, 9).unwrap_err();
+        assert_eq!(e.to_string(), "line 9, column 'id': field is missing");
+    }
+
+    #[test]
+    fn ltz_and_iso() {
+        let s = Schema::new(vec![
+            Field::new("t", DataType::nullable(TypeKind::TimestampLtz(3))),
+            Field::new("d", DataType::nullable(TypeKind::Double)),
+        ]);
+        let f = JsonFormat::from_options(&opts(&[("json.timestamp-format.standard", "ISO-8601")]))
+            .unwrap();
+        let z = SessionZone::new("Asia/Shanghai").unwrap();
+        let mut d = f.decoder(&s, &z).unwrap();
+        d.push_line(r#"{"t": "2021-01-01T00:00:00.123Z", "d": "NaN"}"#, 1)
+            .unwrap();
+        let b = d.finish_batch().unwrap();
+        assert_eq!(
+            format_value(b.column(0), 0, &s.fields[0].data_type, &z).as_deref(),
+            Some("2021-01-01 08:00:00.123")
+        );
+        assert_eq!(
+            f.encode_batch(&b, &s, &z),
+            vec![r#"{"t":"2021-01-01T00:00:00.123Z","d":"NaN"}"#]
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn random_lines_never_panic(lines in proptest::collection::vec("\\PC{0,40}|[{}\\[\\]\":,0-9a-z.\\- ]{0,40}", 1..6)) {
+            let s = schema();
+            for ignore in [false, true] {
+                let mut o = HashMap::new();
+                if ignore {
+                    o.insert("json.ignore-parse-errors".to_string(), "true".to_string());
+                }
+                let f = JsonFormat::from_options(&o).unwrap();
+                let mut d = f.decoder(&s, &SessionZone::utc()).unwrap();
+                for (n, l) in lines.iter().enumerate() {
+                    let _ = d.push_line(l, n as u64);
+                    let _ = d.push_line(&format!("{{\"id\": {l}, \"tags\": [{l}], \"r\": {{\"a\": \"{l}\"}}}}"), n as u64);
+                }
+                if let Ok(b) = d.finish_batch() {
+                    let _ = f.encode_batch(&b, &s, &SessionZone::utc());
+                }
+            }
+        }
+    }
+}

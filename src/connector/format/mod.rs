@@ -3,12 +3,49 @@
 pub mod csv;
 pub mod json;
 
+use std::collections::HashMap;
+
 use super::{ConnectorError, LineDecoder};
 use crate::types::Schema;
 use crate::types::time::SessionZone;
 
 /// The decoder for a table's `format` option (`csv`, `json`).
-pub fn new_decoder(options: &[(String, String)], _schema: &Schema, _zone: &SessionZone) -> Result<Box<dyn LineDecoder>, ConnectorError> {
-    let format = options.iter().find(|(k, _)| k == "format").map(|(_, v)| v.as_str());
-    Err(ConnectorError(format!("format {format:?} is not supported yet")))
+pub fn new_decoder(options: &[(String, String)], schema: &Schema, zone: &SessionZone) -> Result<Box<dyn LineDecoder>, ConnectorError> {
+    let map: HashMap<String, String> = options.iter().cloned().collect();
+    match map.get("format").map(String::as_str) {
+        Some("csv") => {
+            let format = csv::CsvFormat::from_options(&map).map_err(ConnectorError)?;
+            Ok(Box::new(format.decoder(schema, zone).map_err(ConnectorError)?))
+        }
+        Some("json") => {
+            let format = json::JsonFormat::from_options(&map).map_err(ConnectorError)?;
+            Ok(Box::new(format.decoder(schema, zone).map_err(ConnectorError)?))
+        }
+        Some(other) => Err(ConnectorError(format!("format '{other}' is not supported (supported: csv, json)"))),
+        None => Err(ConnectorError("option 'format' is required".into())),
+    }
+}
+
+impl LineDecoder for csv::CsvDecoder {
+    fn push_line(&mut self, line: &str, line_number: u64) -> Result<(), String> {
+        csv::CsvDecoder::push_line(self, line, line_number).map_err(|e| e.to_string())
+    }
+    fn flush(&mut self) -> Result<arrow_array::RecordBatch, String> {
+        self.finish_batch().map_err(|e| e.to_string())
+    }
+    fn rows_skipped(&self) -> u64 {
+        csv::CsvDecoder::rows_skipped(self)
+    }
+}
+
+impl LineDecoder for json::JsonDecoder {
+    fn push_line(&mut self, line: &str, line_number: u64) -> Result<(), String> {
+        json::JsonDecoder::push_line(self, line, line_number).map_err(|e| e.to_string())
+    }
+    fn flush(&mut self) -> Result<arrow_array::RecordBatch, String> {
+        self.finish_batch().map_err(|e| e.to_string())
+    }
+    fn rows_skipped(&self) -> u64 {
+        json::JsonDecoder::rows_skipped(self)
+    }
 }
