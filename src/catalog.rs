@@ -11,12 +11,20 @@ use sqlparser::ast::{Expr, Query};
 
 use crate::types::{DataType, Field, Schema, TimeAttribute};
 
+// Built once per statement or column, never on a hot path: boxing would only add noise.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum ColumnSource {
     Physical,
     /// `name AS expr`; `text` is the expression as Flink prints it.
-    Computed { expr: Expr, text: String },
-    Metadata { key: Option<String>, is_virtual: bool },
+    Computed {
+        expr: Expr,
+        text: String,
+    },
+    Metadata {
+        key: Option<String>,
+        is_virtual: bool,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -74,7 +82,10 @@ impl TableDef {
     }
 
     pub fn option(&self, key: &str) -> Option<&str> {
-        self.options.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+        self.options
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
     }
 
     /// `SHOW CREATE TABLE`, formatted as Flink prints it.
@@ -105,7 +116,11 @@ impl TableDef {
         }
         if let Some(pk) = &self.primary_key {
             let cols: Vec<String> = pk.iter().map(|c| format!("`{c}`")).collect();
-            lines.push(format!("  CONSTRAINT `PK_{}` PRIMARY KEY ({}) NOT ENFORCED", pk.join("_"), cols.join(", ")));
+            lines.push(format!(
+                "  CONSTRAINT `PK_{}` PRIMARY KEY ({}) NOT ENFORCED",
+                pk.join("_"),
+                cols.join(", ")
+            ));
         }
         let mut out = format!(
             "CREATE TABLE `default_catalog`.`default_database`.`{}` (\n{}\n)",
@@ -118,7 +133,13 @@ impl TableDef {
         let options: Vec<String> = self
             .options
             .iter()
-            .map(|(k, v)| format!("  '{}' = '{}'", k.replace('\'', "''"), v.replace('\'', "''")))
+            .map(|(k, v)| {
+                format!(
+                    "  '{}' = '{}'",
+                    k.replace('\'', "''"),
+                    v.replace('\'', "''")
+                )
+            })
             .collect();
         out.push_str(&format!(" WITH (\n{}\n)\n", options.join(",\n")));
         out

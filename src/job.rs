@@ -19,14 +19,25 @@ use crate::types::time::SessionZone;
 /// is stricter than the data never fails a batch.
 pub fn runtime_schema(schema: &Schema) -> arrow_schema::SchemaRef {
     Arc::new(arrow_schema::Schema::new(
-        schema.fields.iter().map(|f| f.data_type.with_nullable(true).to_arrow_field(&f.name)).collect::<Vec<_>>(),
+        schema
+            .fields
+            .iter()
+            .map(|f| f.data_type.with_nullable(true).to_arrow_field(&f.name))
+            .collect::<Vec<_>>(),
     ))
 }
 
-pub fn build_pipelines(plan: &LogicalPlan, ctx: &EvalContext) -> Result<Vec<Pipeline>, ConnectorError> {
+pub fn build_pipelines(
+    plan: &LogicalPlan,
+    ctx: &EvalContext,
+) -> Result<Vec<Pipeline>, ConnectorError> {
     match plan {
         LogicalPlan::Values(v) => Ok(vec![Pipeline {
-            split: Box::new(ValuesSplit::new(v.rows.clone(), runtime_schema(&v.schema), ctx.clone())),
+            split: Box::new(ValuesSplit::new(
+                v.rows.clone(),
+                runtime_schema(&v.schema),
+                ctx.clone(),
+            )),
             operators: vec![],
         }]),
         LogicalPlan::Calc(c) => {
@@ -53,26 +64,43 @@ pub fn build_pipelines(plan: &LogicalPlan, ctx: &EvalContext) -> Result<Vec<Pipe
             let connector = table.option("connector").unwrap_or_default();
             match connector {
                 "datagen" => Ok(vec![Pipeline {
-                    split: Box::new(DatagenSplit::new(&scan.schema, &table.options, ctx.clock.clone())?),
+                    split: Box::new(DatagenSplit::new(
+                        &scan.schema,
+                        &table.options,
+                        ctx.clock.clone(),
+                    )?),
                     operators: vec![],
                 }]),
                 "filesystem" => {
-                    let path = table
-                        .option("path")
-                        .ok_or_else(|| ConnectorError(format!("table '{}': option 'path' is required for connector 'filesystem'", table.name)))?;
+                    let path = table.option("path").ok_or_else(|| {
+                        ConnectorError(format!(
+                            "table '{}': option 'path' is required for connector 'filesystem'",
+                            table.name
+                        ))
+                    })?;
                     let mut pipelines = Vec::new();
                     for file in filesystem::list_files(path)? {
                         let decoder = new_decoder(&table.options, &scan.schema, &ctx.zone)?;
-                        pipelines.push(Pipeline { split: Box::new(filesystem::open_file(&file, decoder)?), operators: vec![] });
+                        pipelines.push(Pipeline {
+                            split: Box::new(filesystem::open_file(&file, decoder)?),
+                            operators: vec![],
+                        });
                     }
                     Ok(pipelines)
                 }
                 "socket" => {
                     let decoder = new_decoder(&table.options, &scan.schema, &ctx.zone)?;
-                    let split: filesystem::LineSplit<BufReader<std::net::TcpStream>> = socket::connect(&table.options, decoder)?;
-                    Ok(vec![Pipeline { split: Box::new(split), operators: vec![] }])
+                    let split: filesystem::LineSplit<BufReader<std::net::TcpStream>> =
+                        socket::connect(&table.options, decoder)?;
+                    Ok(vec![Pipeline {
+                        split: Box::new(split),
+                        operators: vec![],
+                    }])
                 }
-                "" => Err(ConnectorError(format!("table '{}' has no 'connector' option", table.name))),
+                "" => Err(ConnectorError(format!(
+                    "table '{}' has no 'connector' option",
+                    table.name
+                ))),
                 other => Err(ConnectorError(format!(
                     "connector '{other}' of table '{}' is not supported as a source (supported: datagen, filesystem, socket)",
                     table.name
@@ -83,6 +111,10 @@ pub fn build_pipelines(plan: &LogicalPlan, ctx: &EvalContext) -> Result<Vec<Pipe
 }
 
 /// The decoder for the table's `format` option.
-pub fn new_decoder(options: &[(String, String)], schema: &Schema, zone: &SessionZone) -> Result<Box<dyn LineDecoder>, ConnectorError> {
+pub fn new_decoder(
+    options: &[(String, String)],
+    schema: &Schema,
+    zone: &SessionZone,
+) -> Result<Box<dyn LineDecoder>, ConnectorError> {
     crate::connector::format::new_decoder(options, schema, zone)
 }

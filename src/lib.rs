@@ -2,8 +2,8 @@
 pub mod catalog;
 pub mod client;
 pub mod clock;
-pub mod exec;
 pub mod connector;
+pub mod exec;
 pub mod function;
 pub mod job;
 pub mod plan;

@@ -60,7 +60,11 @@ fn main() -> ExitCode {
     }
     match script {
         Some((_, text)) => {
-            if run_script(&mut session, &text, &mut stdout.lock()) { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+            if run_script(&mut session, &text, &mut stdout.lock()) {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
         }
         None => repl(&mut session),
     }
@@ -74,14 +78,21 @@ fn repl(session: &mut Session) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let history = std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".tideline_history"));
+    let history =
+        std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".tideline_history"));
     if let Some(h) = &history {
         let _ = editor.load_history(h);
     }
-    println!("Tideline: Flink SQL in one binary. Statements end with ';'. Type QUIT; or Ctrl-D to leave.");
+    println!(
+        "Tideline: Flink SQL in one binary. Statements end with ';'. Type QUIT; or Ctrl-D to leave."
+    );
     let mut buffer = String::new();
     loop {
-        let prompt = if buffer.is_empty() { "Tideline SQL> " } else { "> " };
+        let prompt = if buffer.is_empty() {
+            "Tideline SQL> "
+        } else {
+            "> "
+        };
         match editor.readline(prompt) {
             Ok(line) => {
                 buffer.push_str(&line);

@@ -24,7 +24,11 @@ use tideline::sql::parser::parse_statement;
 use tideline::sql::split::split_statements;
 
 fn slt_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir).expect("tests/slt exists").flatten().map(|e| e.path()).collect();
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .expect("tests/slt exists")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     entries.sort();
     for path in entries {
         if path.is_dir() {
@@ -41,7 +45,9 @@ fn run(session: &mut Session, sql: &str) -> Result<String, String> {
     let (stmts, _) = split_statements(sql);
     for stmt in &stmts {
         let parsed = parse_statement(stmt).map_err(|e| e.render(sql))?;
-        session.execute(&parsed, &mut out).map_err(|e| tideline::client::render_error(&e, sql))?;
+        session
+            .execute(&parsed, &mut out)
+            .map_err(|e| tideline::client::render_error(&e, sql))?;
     }
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
@@ -84,7 +90,10 @@ fn run_file(path: &Path) -> Vec<String> {
         } else if let Some(needle) = header.strip_prefix("statement error") {
             match result {
                 Ok(_) => failures.push(format!("{at}: expected an error")),
-                Err(e) if !e.contains(needle.trim()) => failures.push(format!("{at}: error does not contain '{}':\n{e}", needle.trim())),
+                Err(e) if !e.contains(needle.trim()) => failures.push(format!(
+                    "{at}: error does not contain '{}':\n{e}",
+                    needle.trim()
+                )),
                 Err(_) => {}
             }
         } else if header == "query" {
@@ -92,7 +101,11 @@ fn run_file(path: &Path) -> Vec<String> {
                 Ok(actual) => {
                     let actual: Vec<&str> = actual.lines().collect();
                     if actual != expected {
-                        failures.push(format!("{at}: output differs\n--- expected\n{}\n--- actual\n{}", expected.join("\n"), actual.join("\n")));
+                        failures.push(format!(
+                            "{at}: output differs\n--- expected\n{}\n--- actual\n{}",
+                            expected.join("\n"),
+                            actual.join("\n")
+                        ));
                     }
                 }
                 Err(e) => failures.push(format!("{at}: {e}")),
@@ -107,12 +120,20 @@ fn run_file(path: &Path) -> Vec<String> {
 #[test]
 fn sqllogictests() {
     let mut files = Vec::new();
-    slt_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/slt"), &mut files);
+    slt_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/slt"),
+        &mut files,
+    );
     assert!(!files.is_empty(), "no .slt files found");
     let mut failures = Vec::new();
     for f in &files {
         failures.extend(run_file(f));
     }
     println!("{} slt files", files.len());
-    assert!(failures.is_empty(), "{} failure(s):\n\n{}", failures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
 }

@@ -84,7 +84,9 @@ impl Session {
     }
 
     fn batch_mode(&self) -> bool {
-        self.options.get(RUNTIME_MODE).is_some_and(|m| m.eq_ignore_ascii_case("batch"))
+        self.options
+            .get(RUNTIME_MODE)
+            .is_some_and(|m| m.eq_ignore_ascii_case("batch"))
     }
 
     fn eval_context(&self) -> EvalContext {
@@ -98,19 +100,35 @@ impl Session {
     }
 
     /// Executes one statement, printing its result on `out`.
-    pub fn execute(&mut self, parsed: &ParsedStatement, out: &mut dyn Write) -> Result<(), StatementError> {
+    pub fn execute(
+        &mut self,
+        parsed: &ParsedStatement,
+        out: &mut dyn Write,
+    ) -> Result<(), StatementError> {
         let io = |e: std::io::Error| StatementError::Job(format!("cannot write output: {e}"));
         match &parsed.statement {
             Statement::Set { key: None, .. } => {
-                let rows: Vec<Vec<String>> = self.options.iter().map(|(k, v)| vec![k.clone(), v.clone()]).collect();
+                let rows: Vec<Vec<String>> = self
+                    .options
+                    .iter()
+                    .map(|(k, v)| vec![k.clone(), v.clone()])
+                    .collect();
                 if rows.is_empty() {
                     writeln!(out, "Empty set").map_err(io)?;
                 } else {
-                    write!(out, "{}", tableau::table(&["key".into(), "value".into()], &rows, None)).map_err(io)?;
+                    write!(
+                        out,
+                        "{}",
+                        tableau::table(&["key".into(), "value".into()], &rows, None)
+                    )
+                    .map_err(io)?;
                     writeln!(out, "{} row{} in set", rows.len(), plural(rows.len())).map_err(io)?;
                 }
             }
-            Statement::Set { key: Some(key), value } => {
+            Statement::Set {
+                key: Some(key),
+                value,
+            } => {
                 let value = value.clone().unwrap_or_default();
                 validate_option(key, &value, parsed)?;
                 self.options.insert(key.clone(), value);
@@ -132,10 +150,14 @@ impl Session {
                         writeln!(out, "[INFO] Execute statement succeeded.").map_err(io)?;
                         return Ok(());
                     }
-                    return Err(position_error(parsed, format!("table '{name}' already exists")));
+                    return Err(position_error(
+                        parsed,
+                        format!("table '{name}' already exists"),
+                    ));
                 }
                 let table = Binder::new(&self.catalog, &parsed.hints).bind_create_table(create)?;
-                self.catalog.insert(name, CatalogEntry::Table(Arc::new(table)));
+                self.catalog
+                    .insert(name, CatalogEntry::Table(Arc::new(table)));
                 writeln!(out, "[INFO] Execute statement succeeded.").map_err(io)?;
             }
             Statement::CreateView(create) => {
@@ -145,29 +167,54 @@ impl Session {
                         writeln!(out, "[INFO] Execute statement succeeded.").map_err(io)?;
                         return Ok(());
                     }
-                    return Err(position_error(parsed, format!("view '{name}' already exists")));
+                    return Err(position_error(
+                        parsed,
+                        format!("view '{name}' already exists"),
+                    ));
                 }
                 let plan = Binder::new(&self.catalog, &parsed.hints).bind_query(&create.query)?;
                 let mut schema = plan.schema().clone();
                 if !create.columns.is_empty() {
                     if create.columns.len() != schema.len() {
-                        return Err(position_error(parsed, format!("{} column names given for {} columns", create.columns.len(), schema.len())));
+                        return Err(position_error(
+                            parsed,
+                            format!(
+                                "{} column names given for {} columns",
+                                create.columns.len(),
+                                schema.len()
+                            ),
+                        ));
                     }
                     for (f, n) in schema.fields.iter_mut().zip(&create.columns) {
                         f.name = n.clone();
                     }
                 }
-                self.catalog.insert(name.clone(), CatalogEntry::View(Arc::new(ViewDef { name, query: create.query.clone(), schema })));
+                self.catalog.insert(
+                    name.clone(),
+                    CatalogEntry::View(Arc::new(ViewDef {
+                        name,
+                        query: create.query.clone(),
+                        schema,
+                    })),
+                );
                 writeln!(out, "[INFO] Execute statement succeeded.").map_err(io)?;
             }
             Statement::Drop(drop) => {
                 let name = object_name_last(&drop.name);
                 let matches = match (self.catalog.get(&name), drop.kind) {
-                    (Some(CatalogEntry::Table(_)), ObjectKind::Table) | (Some(CatalogEntry::View(_)), ObjectKind::View) => true,
+                    (Some(CatalogEntry::Table(_)), ObjectKind::Table)
+                    | (Some(CatalogEntry::View(_)), ObjectKind::View) => true,
                     (None, _) if drop.if_exists => false,
                     _ => {
-                        let what = if drop.kind == ObjectKind::Table { "table" } else { "view" };
-                        return Err(position_error(parsed, format!("{what} '{name}' does not exist")));
+                        let what = if drop.kind == ObjectKind::Table {
+                            "table"
+                        } else {
+                            "view"
+                        };
+                        return Err(position_error(
+                            parsed,
+                            format!("{what} '{name}' does not exist"),
+                        ));
                     }
                 };
                 if matches {
@@ -183,42 +230,86 @@ impl Session {
                     .filter(|(_, e)| !views_only || matches!(e, CatalogEntry::View(_)))
                     .map(|(n, _)| vec![n.clone()])
                     .collect();
-                let header = if views_only { "view name" } else { "table name" };
+                let header = if views_only {
+                    "view name"
+                } else {
+                    "table name"
+                };
                 print_listing(out, header, rows).map_err(io)?;
             }
             Statement::ShowFunctions => {
-                let rows = crate::function::names().into_iter().map(|n| vec![n.to_string()]).collect();
+                let rows = crate::function::names()
+                    .into_iter()
+                    .map(|n| vec![n.to_string()])
+                    .collect();
                 print_listing(out, "function name", rows).map_err(io)?;
             }
             Statement::ShowCreateTable(name) | Statement::ShowCreateView(name) => {
                 let name = object_name_last(name);
                 let text = match self.catalog.get(&name) {
-                    Some(CatalogEntry::Table(t)) if matches!(parsed.statement, Statement::ShowCreateTable(_)) => t.show_create(),
-                    Some(CatalogEntry::View(v)) if matches!(parsed.statement, Statement::ShowCreateView(_)) => {
-                        format!("CREATE VIEW `default_catalog`.`default_database`.`{}` AS\n{}\n", v.name, v.query)
+                    Some(CatalogEntry::Table(t))
+                        if matches!(parsed.statement, Statement::ShowCreateTable(_)) =>
+                    {
+                        t.show_create()
                     }
-                    _ => return Err(position_error(parsed, format!("table or view '{name}' does not exist"))),
+                    Some(CatalogEntry::View(v))
+                        if matches!(parsed.statement, Statement::ShowCreateView(_)) =>
+                    {
+                        format!(
+                            "CREATE VIEW `default_catalog`.`default_database`.`{}` AS\n{}\n",
+                            v.name, v.query
+                        )
+                    }
+                    _ => {
+                        return Err(position_error(
+                            parsed,
+                            format!("table or view '{name}' does not exist"),
+                        ));
+                    }
                 };
-                write!(out, "{}", tableau::table(&["result".into()], &[vec![text]], None)).map_err(io)?;
+                write!(
+                    out,
+                    "{}",
+                    tableau::table(&["result".into()], &[vec![text]], None)
+                )
+                .map_err(io)?;
                 writeln!(out, "1 row in set").map_err(io)?;
             }
             Statement::Describe(name) => {
                 let name = object_name_last(name);
                 let (schema, pk, watermark) = match self.catalog.get(&name) {
-                    Some(CatalogEntry::Table(t)) => (t.schema(), t.primary_key.clone(), t.watermark.clone()),
+                    Some(CatalogEntry::Table(t)) => {
+                        (t.schema(), t.primary_key.clone(), t.watermark.clone())
+                    }
                     Some(CatalogEntry::View(v)) => (v.schema.clone(), None, None),
-                    None => return Err(position_error(parsed, format!("table or view '{name}' does not exist"))),
+                    None => {
+                        return Err(position_error(
+                            parsed,
+                            format!("table or view '{name}' does not exist"),
+                        ));
+                    }
                 };
                 let extras: Vec<String> = match self.catalog.get(&name) {
                     Some(CatalogEntry::Table(t)) => t
                         .columns
                         .iter()
                         .map(|c| match &c.source {
-                            crate::catalog::ColumnSource::Computed { text, .. } => format!("AS {text}"),
-                            crate::catalog::ColumnSource::Metadata { key: Some(k), is_virtual } => {
-                                format!("METADATA FROM '{k}'{}", if *is_virtual { " VIRTUAL" } else { "" })
+                            crate::catalog::ColumnSource::Computed { text, .. } => {
+                                format!("AS {text}")
                             }
-                            crate::catalog::ColumnSource::Metadata { key: None, is_virtual } => {
+                            crate::catalog::ColumnSource::Metadata {
+                                key: Some(k),
+                                is_virtual,
+                            } => {
+                                format!(
+                                    "METADATA FROM '{k}'{}",
+                                    if *is_virtual { " VIRTUAL" } else { "" }
+                                )
+                            }
+                            crate::catalog::ColumnSource::Metadata {
+                                key: None,
+                                is_virtual,
+                            } => {
                                 format!("METADATA{}", if *is_virtual { " VIRTUAL" } else { "" })
                             }
                             crate::catalog::ColumnSource::Physical => String::new(),
@@ -232,7 +323,9 @@ impl Session {
                     .zip(extras)
                     .map(|(f, extra)| {
                         let key = match &pk {
-                            Some(cols) if cols.contains(&f.name) => format!("PRI({})", cols.join(", ")),
+                            Some(cols) if cols.contains(&f.name) => {
+                                format!("PRI({})", cols.join(", "))
+                            }
                             _ => String::new(),
                         };
                         let wm = match &watermark {
@@ -242,22 +335,39 @@ impl Session {
                         vec![
                             f.name.clone(),
                             f.describe_type(),
-                            if f.data_type.nullable { "TRUE" } else { "FALSE" }.to_string(),
+                            if f.data_type.nullable {
+                                "TRUE"
+                            } else {
+                                "FALSE"
+                            }
+                            .to_string(),
                             key,
                             extra,
                             wm,
                         ]
                     })
                     .collect();
-                let header: Vec<String> = ["name", "type", "null", "key", "extras", "watermark"].iter().map(|s| s.to_string()).collect();
+                let header: Vec<String> = ["name", "type", "null", "key", "extras", "watermark"]
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect();
                 write!(out, "{}", tableau::table(&header, &rows, None)).map_err(io)?;
                 writeln!(out, "{} row{} in set", rows.len(), plural(rows.len())).map_err(io)?;
             }
             Statement::Explain(inner) => {
                 let plan = match inner.as_ref() {
-                    Statement::Query(q) => Binder::new(&self.catalog, &parsed.hints).bind_query(q)?,
-                    Statement::Insert(insert) => Binder::new(&self.catalog, &parsed.hints).bind_query(&insert.query)?,
-                    _ => return Err(position_error(parsed, "EXPLAIN supports queries and INSERT statements")),
+                    Statement::Query(q) => {
+                        Binder::new(&self.catalog, &parsed.hints).bind_query(q)?
+                    }
+                    Statement::Insert(insert) => {
+                        Binder::new(&self.catalog, &parsed.hints).bind_query(&insert.query)?
+                    }
+                    _ => {
+                        return Err(position_error(
+                            parsed,
+                            "EXPLAIN supports queries and INSERT statements",
+                        ));
+                    }
                 };
                 writeln!(out, "== Optimized Physical Plan ==\n{}", plan.explain()).map_err(io)?;
             }
@@ -269,30 +379,52 @@ impl Session {
                 let name = object_name_last(&insert.table);
                 let table = match self.catalog.get(&name) {
                     Some(CatalogEntry::Table(t)) => t.clone(),
-                    _ => return Err(position_error(parsed, format!("table '{name}' does not exist"))),
+                    _ => {
+                        return Err(position_error(
+                            parsed,
+                            format!("table '{name}' does not exist"),
+                        ));
+                    }
                 };
                 let plan = Binder::new(&self.catalog, &parsed.hints).bind_query(&insert.query)?;
                 let sink_schema = table.physical_schema();
                 if plan.schema().len() != sink_schema.len() {
-                    return Err(position_error(parsed, format!(
-                        "the query has {} columns but the sink table '{name}' has {}",
-                        plan.schema().len(),
-                        sink_schema.len()
-                    )));
+                    return Err(position_error(
+                        parsed,
+                        format!(
+                            "the query has {} columns but the sink table '{name}' has {}",
+                            plan.schema().len(),
+                            sink_schema.len()
+                        ),
+                    ));
                 }
-                writeln!(out, "[INFO] Submitting SQL update statement to the cluster...").map_err(io)?;
+                writeln!(
+                    out,
+                    "[INFO] Submitting SQL update statement to the cluster..."
+                )
+                .map_err(io)?;
                 out.flush().map_err(io)?;
                 let ctx = self.eval_context();
                 let pipelines = build_pipelines(&plan, &ctx)?;
                 let mut sink: Box<dyn Sink> = match table.option("connector").unwrap_or_default() {
-                    "print" => Box::new(PrintSink::new(plan.schema().clone(), ctx.zone.clone(), table.option("print-identifier"))),
+                    "print" => Box::new(PrintSink::new(
+                        plan.schema().clone(),
+                        ctx.zone.clone(),
+                        table.option("print-identifier"),
+                    )),
                     "blackhole" => Box::new(BlackholeSink::default()),
                     other => {
-                        return Err(StatementError::Job(format!("connector '{other}' of table '{name}' is not supported as a sink yet")));
+                        return Err(StatementError::Job(format!(
+                            "connector '{other}' of table '{name}' is not supported as a sink yet"
+                        )));
                     }
                 };
                 runtime::run(pipelines, sink.as_mut(), self.cancel.clone())?;
-                writeln!(out, "[INFO] Complete execution of the SQL update statement.").map_err(io)?;
+                writeln!(
+                    out,
+                    "[INFO] Complete execution of the SQL update statement."
+                )
+                .map_err(io)?;
             }
         }
         Ok(())
@@ -308,7 +440,11 @@ impl Session {
             .and_then(|v| v.parse().ok())
             .unwrap_or(tableau::MAX_COLUMN_WIDTH);
         if self.batch_mode() {
-            let mut sink = CollectSink { schema: schema.clone(), zone: ctx.zone.clone(), rows: Vec::new() };
+            let mut sink = CollectSink {
+                schema: schema.clone(),
+                zone: ctx.zone.clone(),
+                rows: Vec::new(),
+            };
             runtime::run(pipelines, &mut sink, self.cancel.clone())?;
             let io = |e: std::io::Error| StatementError::Job(format!("cannot write output: {e}"));
             if sink.rows.is_empty() {
@@ -335,25 +471,45 @@ fn print_listing(out: &mut dyn Write, header: &str, rows: Vec<Vec<String>>) -> s
     if rows.is_empty() {
         return writeln!(out, "Empty set");
     }
-    write!(out, "{}", tableau::table(&[header.to_string()], &rows, None))?;
+    write!(
+        out,
+        "{}",
+        tableau::table(&[header.to_string()], &rows, None)
+    )?;
     writeln!(out, "{} row{} in set", rows.len(), plural(rows.len()))
 }
 
 fn position_error(parsed: &ParsedStatement, message: impl Into<String>) -> StatementError {
-    StatementError::Sql(SqlError::new(message, parsed.position.line, parsed.position.column))
+    StatementError::Sql(SqlError::new(
+        message,
+        parsed.position.line,
+        parsed.position.column,
+    ))
 }
 
 /// Rejects values Flink would reject for the options Tideline reads.
 fn validate_option(key: &str, value: &str, parsed: &ParsedStatement) -> Result<(), StatementError> {
-    let bad = |what: &str| position_error(parsed, format!("invalid value '{value}' for option '{key}': {what}"));
+    let bad = |what: &str| {
+        position_error(
+            parsed,
+            format!("invalid value '{value}' for option '{key}': {what}"),
+        )
+    };
     match key {
         LOCAL_TIME_ZONE if value != "default" => {
-            SessionZone::new(value).map_err(|_| bad("expected a time zone id such as 'UTC' or 'Asia/Shanghai'"))?;
+            SessionZone::new(value)
+                .map_err(|_| bad("expected a time zone id such as 'UTC' or 'Asia/Shanghai'"))?;
         }
-        RUNTIME_MODE if !["streaming", "batch", "automatic"].contains(&value.to_ascii_lowercase().as_str()) => {
+        RUNTIME_MODE
+            if !["streaming", "batch", "automatic"]
+                .contains(&value.to_ascii_lowercase().as_str()) =>
+        {
             return Err(bad("expected 'streaming', 'batch' or 'automatic'"));
         }
-        RESULT_MODE if !["table", "tableau", "changelog"].contains(&value.to_ascii_lowercase().as_str()) => {
+        RESULT_MODE
+            if !["table", "tableau", "changelog"]
+                .contains(&value.to_ascii_lowercase().as_str()) =>
+        {
             return Err(bad("expected 'table', 'tableau' or 'changelog'"));
         }
         "parallelism.default" if value.parse::<u32>().map_or(true, |p| p == 0) => {
@@ -371,7 +527,9 @@ fn cells(chunk: &StreamChunk, row: usize, schema: &Schema, zone: &SessionZone) -
         .columns()
         .iter()
         .zip(&schema.fields)
-        .map(|(c, f)| format_value(c, row, &f.data_type, zone).unwrap_or_else(|| NULL_TEXT.to_string()))
+        .map(|(c, f)| {
+            format_value(c, row, &f.data_type, zone).unwrap_or_else(|| NULL_TEXT.to_string())
+        })
         .collect()
 }
 
@@ -407,7 +565,9 @@ impl<'a> StreamingTableauSink<'a> {
     fn new(schema: Schema, zone: SessionZone, out: &'a mut dyn Write) -> Self {
         let mut names = vec!["op".to_string()];
         names.extend(schema.fields.iter().map(|f| f.name.clone()));
-        let mut types = vec![crate::types::DataType::not_null(crate::types::TypeKind::Char(2))];
+        let mut types = vec![crate::types::DataType::not_null(
+            crate::types::TypeKind::Char(2),
+        )];
         types.extend(schema.fields.iter().map(|f| f.data_type.clone()));
         let mut widths = widths_by_type(&names, &types);
         widths[0] = 2;
@@ -415,7 +575,13 @@ impl<'a> StreamingTableauSink<'a> {
         let _ = writeln!(out, "{}", row_line(&widths, &names));
         let _ = writeln!(out, "{}", border(&widths));
         let _ = out.flush();
-        StreamingTableauSink { schema, zone, widths, out, rows: 0 }
+        StreamingTableauSink {
+            schema,
+            zone,
+            widths,
+            out,
+            rows: 0,
+        }
     }
 }
 
@@ -424,7 +590,8 @@ impl Sink for StreamingTableauSink<'_> {
         for row in 0..chunk.num_rows() {
             let mut line = vec![chunk.kind(row).short_string().to_string()];
             line.extend(cells(&chunk, row, &self.schema, &self.zone));
-            writeln!(self.out, "{}", row_line(&self.widths, &line)).map_err(|e| ExecError::Sink(e.to_string()))?;
+            writeln!(self.out, "{}", row_line(&self.widths, &line))
+                .map_err(|e| ExecError::Sink(e.to_string()))?;
             self.rows += 1;
         }
         self.out.flush().map_err(|e| ExecError::Sink(e.to_string()))

@@ -23,7 +23,11 @@ pub fn type_width(data_type: &DataType) -> usize {
         TypeKind::Time(0) => 8,
         TypeKind::Time(p) => *p as usize + 9,
         TypeKind::Timestamp(p) | TypeKind::TimestampLtz(p) => {
-            if *p == 0 { 19 } else { 20 + *p as usize }
+            if *p == 0 {
+                19
+            } else {
+                20 + *p as usize
+            }
         }
         _ => MAX_COLUMN_WIDTH,
     }

@@ -19,14 +19,27 @@ pub struct CalcOperator {
 }
 
 impl CalcOperator {
-    pub fn new(filter: Option<ScalarExpr>, exprs: Vec<ScalarExpr>, schema: SchemaRef, ctx: EvalContext) -> Self {
-        CalcOperator { filter, exprs, schema, ctx }
+    pub fn new(
+        filter: Option<ScalarExpr>,
+        exprs: Vec<ScalarExpr>,
+        schema: SchemaRef,
+        ctx: EvalContext,
+    ) -> Self {
+        CalcOperator {
+            filter,
+            exprs,
+            schema,
+            ctx,
+        }
     }
 }
 
 impl Operator for CalcOperator {
     fn process(&mut self, chunk: StreamChunk, out: &mut dyn Output) -> Result<(), ExecError> {
-        let StreamChunk { mut batch, mut kinds } = chunk;
+        let StreamChunk {
+            mut batch,
+            mut kinds,
+        } = chunk;
         if let Some(predicate) = &self.filter {
             let mask = evaluate(predicate, &batch, &self.ctx)?;
             let mask = mask.as_boolean();
@@ -36,14 +49,26 @@ impl Operator for CalcOperator {
             if mask.true_count() < batch.num_rows() {
                 batch = filter_record_batch(&batch, mask)?;
                 if let Some(k) = &kinds {
-                    let keep: Vec<_> = k.iter().zip(mask.iter()).filter(|(_, m)| *m == Some(true)).map(|(k, _)| *k).collect();
+                    let keep: Vec<_> = k
+                        .iter()
+                        .zip(mask.iter())
+                        .filter(|(_, m)| *m == Some(true))
+                        .map(|(k, _)| *k)
+                        .collect();
                     kinds = Some(keep);
                 }
             }
         }
-        let columns = self.exprs.iter().map(|e| evaluate(e, &batch, &self.ctx)).collect::<Result<Vec<_>, _>>()?;
+        let columns = self
+            .exprs
+            .iter()
+            .map(|e| evaluate(e, &batch, &self.ctx))
+            .collect::<Result<Vec<_>, _>>()?;
         let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
         let projected = RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;
-        out.emit(StreamChunk { batch: projected, kinds })
+        out.emit(StreamChunk {
+            batch: projected,
+            kinds,
+        })
     }
 }

@@ -13,7 +13,11 @@ use crate::plan::expr::ScalarExpr;
 use crate::types::value::Value;
 use crate::types::{DataType, TypeKind};
 
-pub fn evaluate(expr: &ScalarExpr, batch: &RecordBatch, ctx: &EvalContext) -> Result<ArrayRef, EvalError> {
+pub fn evaluate(
+    expr: &ScalarExpr,
+    batch: &RecordBatch,
+    ctx: &EvalContext,
+) -> Result<ArrayRef, EvalError> {
     let n = batch.num_rows();
     match expr {
         ScalarExpr::Column { index, .. } => batch
@@ -22,15 +26,36 @@ pub fn evaluate(expr: &ScalarExpr, batch: &RecordBatch, ctx: &EvalContext) -> Re
             .cloned()
             .ok_or_else(|| EvalError::Internal(format!("column {index} out of range"))),
         ScalarExpr::Literal { value, data_type } => literal_array(value, data_type, n),
-        ScalarExpr::Call { function, args, data_type } => {
-            let args = args.iter().map(|a| evaluate(a, batch, ctx)).collect::<Result<Vec<_>, _>>()?;
+        ScalarExpr::Call {
+            function,
+            args,
+            data_type,
+        } => {
+            let args = args
+                .iter()
+                .map(|a| evaluate(a, batch, ctx))
+                .collect::<Result<Vec<_>, _>>()?;
             (function.kernel)(&args, &ctx.with_rows(n), data_type)
         }
-        ScalarExpr::Cast { expr, data_type, try_cast } => {
+        ScalarExpr::Cast {
+            expr,
+            data_type,
+            try_cast,
+        } => {
             let value = evaluate(expr, batch, ctx)?;
-            cast(&value, expr.data_type(), data_type, &ctx.with_rows(n), *try_cast)
+            cast(
+                &value,
+                expr.data_type(),
+                data_type,
+                &ctx.with_rows(n),
+                *try_cast,
+            )
         }
-        ScalarExpr::Case { branches, otherwise, data_type } => {
+        ScalarExpr::Case {
+            branches,
+            otherwise,
+            data_type,
+        } => {
             let mut result = match otherwise {
                 Some(e) => evaluate(e, batch, ctx)?,
                 None => new_null_array(&data_type.to_arrow(), n),
@@ -39,7 +64,8 @@ pub fn evaluate(expr: &ScalarExpr, batch: &RecordBatch, ctx: &EvalContext) -> Re
                 let mask = evaluate(condition, batch, ctx)?;
                 let mask = true_mask(mask.as_boolean());
                 let value = evaluate(value, batch, ctx)?;
-                result = zip(&mask, &value, &result).map_err(|e| EvalError::Internal(e.to_string()))?;
+                result =
+                    zip(&mask, &value, &result).map_err(|e| EvalError::Internal(e.to_string()))?;
             }
             Ok(result)
         }
@@ -65,7 +91,8 @@ pub fn literal_array(value: &Value, data_type: &DataType, n: usize) -> Result<Ar
             Arc::new(b.finish()) as ArrayRef
         }};
     }
-    let mismatch = || EvalError::Internal(format!("literal {value:?} does not fit {}", data_type.kind));
+    let mismatch =
+        || EvalError::Internal(format!("literal {value:?} does not fit {}", data_type.kind));
     Ok(match (value, &data_type.kind) {
         (Value::Null, _) => new_null_array(&data_type.to_arrow(), n),
         (Value::Boolean(v), TypeKind::Boolean) => fill!(BooleanBuilder, *v),
@@ -80,7 +107,11 @@ pub fn literal_array(value: &Value, data_type: &DataType, n: usize) -> Result<Ar
             for _ in 0..n {
                 b.append_value(*v);
             }
-            Arc::new(b.finish().with_precision_and_scale(*precision, *scale as i8).map_err(|e| EvalError::Internal(e.to_string()))?)
+            Arc::new(
+                b.finish()
+                    .with_precision_and_scale(*precision, *scale as i8)
+                    .map_err(|e| EvalError::Internal(e.to_string()))?,
+            )
         }
         (Value::String(s), k) if k.is_string() => {
             let mut b = StringBuilder::with_capacity(n, s.len() * n);
@@ -106,8 +137,12 @@ pub fn literal_array(value: &Value, data_type: &DataType, n: usize) -> Result<Ar
             }
             Arc::new(b.finish().with_timezone("UTC"))
         }
-        (Value::IntervalMonths(v), TypeKind::IntervalYearMonth) => fill!(IntervalYearMonthBuilder, *v),
-        (Value::IntervalMillis(v), TypeKind::IntervalDayTime) => fill!(DurationMillisecondBuilder, *v),
+        (Value::IntervalMonths(v), TypeKind::IntervalYearMonth) => {
+            fill!(IntervalYearMonthBuilder, *v)
+        }
+        (Value::IntervalMillis(v), TypeKind::IntervalDayTime) => {
+            fill!(DurationMillisecondBuilder, *v)
+        }
         _ => return Err(mismatch()),
     })
 }

@@ -43,10 +43,14 @@ struct ChannelOutput<'a> {
 
 impl Output for ChannelOutput<'_> {
     fn emit(&mut self, chunk: StreamChunk) -> Result<(), ExecError> {
-        self.tx.send(Ok(Message::Chunk(chunk))).map_err(|_| ExecError::Cancelled)
+        self.tx
+            .send(Ok(Message::Chunk(chunk)))
+            .map_err(|_| ExecError::Cancelled)
     }
     fn emit_watermark(&mut self, watermark: i64) -> Result<(), ExecError> {
-        self.tx.send(Ok(Message::Watermark(watermark))).map_err(|_| ExecError::Cancelled)
+        self.tx
+            .send(Ok(Message::Watermark(watermark)))
+            .map_err(|_| ExecError::Cancelled)
     }
 }
 
@@ -68,7 +72,11 @@ impl Output for Collected {
     }
 }
 
-fn push_chunk(operators: &mut [Box<dyn Operator>], chunk: StreamChunk, out: &mut dyn Output) -> Result<(), ExecError> {
+fn push_chunk(
+    operators: &mut [Box<dyn Operator>],
+    chunk: StreamChunk,
+    out: &mut dyn Output,
+) -> Result<(), ExecError> {
     match operators.split_first_mut() {
         None => out.emit(chunk),
         Some((first, rest)) => {
@@ -85,7 +93,11 @@ fn push_chunk(operators: &mut [Box<dyn Operator>], chunk: StreamChunk, out: &mut
     }
 }
 
-fn push_watermark(operators: &mut [Box<dyn Operator>], watermark: i64, out: &mut dyn Output) -> Result<(), ExecError> {
+fn push_watermark(
+    operators: &mut [Box<dyn Operator>],
+    watermark: i64,
+    out: &mut dyn Output,
+) -> Result<(), ExecError> {
     match operators.split_first_mut() {
         None => out.emit_watermark(watermark),
         Some((first, rest)) => {
@@ -102,13 +114,21 @@ fn push_watermark(operators: &mut [Box<dyn Operator>], watermark: i64, out: &mut
     }
 }
 
-fn run_pipeline(mut pipeline: Pipeline, tx: SyncSender<Result<Message, ExecError>>, cancel: Arc<AtomicBool>) {
+fn run_pipeline(
+    mut pipeline: Pipeline,
+    tx: SyncSender<Result<Message, ExecError>>,
+    cancel: Arc<AtomicBool>,
+) {
     let result = (|| -> Result<(), ExecError> {
         let mut out = ChannelOutput { tx: &tx };
         while !cancel.load(Ordering::Relaxed) {
             match pipeline.split.next_batch()? {
                 Some(batch) if batch.num_rows() == 0 => continue,
-                Some(batch) => push_chunk(&mut pipeline.operators, StreamChunk::inserts(batch), &mut out)?,
+                Some(batch) => push_chunk(
+                    &mut pipeline.operators,
+                    StreamChunk::inserts(batch),
+                    &mut out,
+                )?,
                 None => {
                     // A bounded input ends with the final watermark, which fires everything.
                     push_watermark(&mut pipeline.operators, i64::MAX, &mut out)?;
@@ -134,14 +154,21 @@ fn run_pipeline(mut pipeline: Pipeline, tx: SyncSender<Result<Message, ExecError
 
 /// Runs the pipelines to completion (or to the first error, or until `cancel` is set) and
 /// writes every chunk into `sink`.
-pub fn run(pipelines: Vec<Pipeline>, sink: &mut dyn Sink, cancel: Arc<AtomicBool>) -> Result<(), ExecError> {
-    let (tx, rx): (SyncSender<Result<Message, ExecError>>, Receiver<_>) = sync_channel(CHANNEL_BOUND);
+pub fn run(
+    pipelines: Vec<Pipeline>,
+    sink: &mut dyn Sink,
+    cancel: Arc<AtomicBool>,
+) -> Result<(), ExecError> {
+    let (tx, rx): (SyncSender<Result<Message, ExecError>>, Receiver<_>) =
+        sync_channel(CHANNEL_BOUND);
     let mut running = pipelines.len();
     let mut handles = Vec::new();
     for pipeline in pipelines {
         let tx = tx.clone();
         let cancel = cancel.clone();
-        handles.push(std::thread::spawn(move || run_pipeline(pipeline, tx, cancel)));
+        handles.push(std::thread::spawn(move || {
+            run_pipeline(pipeline, tx, cancel)
+        }));
     }
     drop(tx);
     let mut result = Ok(());

@@ -18,13 +18,19 @@ pub struct ValuesSplit {
 
 impl ValuesSplit {
     pub fn new(rows: Vec<Vec<ScalarExpr>>, schema: SchemaRef, ctx: EvalContext) -> Self {
-        ValuesSplit { rows: Some(rows), schema, ctx }
+        ValuesSplit {
+            rows: Some(rows),
+            schema,
+            ctx,
+        }
     }
 }
 
 impl SourceSplit for ValuesSplit {
     fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
-        let Some(rows) = self.rows.take() else { return Ok(None) };
+        let Some(rows) = self.rows.take() else {
+            return Ok(None);
+        };
         let one_row = RecordBatch::try_new_with_options(
             std::sync::Arc::new(arrow_schema::Schema::empty()),
             vec![],
@@ -33,12 +39,19 @@ impl SourceSplit for ValuesSplit {
         let width = self.schema.fields().len();
         let mut columns = Vec::with_capacity(width);
         for col in 0..width {
-            let cells = rows.iter().map(|r| evaluate(&r[col], &one_row, &self.ctx)).collect::<Result<Vec<_>, _>>()?;
+            let cells = rows
+                .iter()
+                .map(|r| evaluate(&r[col], &one_row, &self.ctx))
+                .collect::<Result<Vec<_>, _>>()?;
             let refs: Vec<&dyn arrow_array::Array> = cells.iter().map(|c| c.as_ref()).collect();
             columns.push(concat(&refs)?);
         }
         let options = RecordBatchOptions::new().with_row_count(Some(rows.len()));
-        Ok(Some(RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?))
+        Ok(Some(RecordBatch::try_new_with_options(
+            self.schema.clone(),
+            columns,
+            &options,
+        )?))
     }
 
     fn describe(&self) -> String {

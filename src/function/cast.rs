@@ -47,7 +47,9 @@ pub fn cast(
     if from.kind == to.kind {
         return Ok(array.clone());
     }
-    if from.kind == TypeKind::Null || array.null_count() == array.len() && array.data_type() == &ArrowType::Null {
+    if from.kind == TypeKind::Null
+        || array.null_count() == array.len() && array.data_type() == &ArrowType::Null
+    {
         return Ok(new_null_array(&to.to_arrow(), array.len()));
     }
     use TypeKind::*;
@@ -57,11 +59,17 @@ pub fn cast(
             let (parsed, errors) = parse_column(array.as_string::<i32>(), to, &ctx.zone);
             if let (false, Some((row, message))) = (try_cast, errors.first()) {
                 let text = array.as_string::<i32>().value(*row);
-                return Err(EvalError::Invalid(format!("cannot cast '{text}' to {}: {message}", to.kind)));
+                return Err(EvalError::Invalid(format!(
+                    "cannot cast '{text}' to {}: {message}",
+                    to.kind
+                )));
             }
             parsed
         }
-        (_, t) if t.is_string() => fit_length(&(Arc::new(format_column(array, from, &ctx.zone)) as ArrayRef), t),
+        (_, t) if t.is_string() => fit_length(
+            &(Arc::new(format_column(array, from, &ctx.zone)) as ArrayRef),
+            t,
+        ),
         (f, t) if f.is_binary() && t.is_binary() => array.clone(),
         (Timestamp(_) | TimestampLtz(_) | Date, Timestamp(p) | TimestampLtz(p)) => {
             let ltz_out = matches!(to.kind, TimestampLtz(_));
@@ -73,9 +81,18 @@ pub fn cast(
                     continue;
                 }
                 let (value, ltz_in) = match &from.kind {
-                    Date => (array.as_primitive::<Date32Type>().value(i) as i64 * NANOS_PER_DAY, false),
-                    TimestampLtz(_) => (array.as_primitive::<TimestampNanosecondType>().value(i), true),
-                    _ => (array.as_primitive::<TimestampNanosecondType>().value(i), false),
+                    Date => (
+                        array.as_primitive::<Date32Type>().value(i) as i64 * NANOS_PER_DAY,
+                        false,
+                    ),
+                    TimestampLtz(_) => (
+                        array.as_primitive::<TimestampNanosecondType>().value(i),
+                        true,
+                    ),
+                    _ => (
+                        array.as_primitive::<TimestampNanosecondType>().value(i),
+                        false,
+                    ),
                 };
                 let converted = match (ltz_in, ltz_out) {
                     (false, true) => ctx.zone.from_local(value),
@@ -85,38 +102,55 @@ pub fn cast(
                 b.append_value(truncate_to_precision(converted, *p));
             }
             let out = b.finish();
-            if ltz_out { Arc::new(out.with_timezone("UTC")) } else { Arc::new(out) }
+            if ltz_out {
+                Arc::new(out.with_timezone("UTC"))
+            } else {
+                Arc::new(out)
+            }
         }
         (Timestamp(_) | TimestampLtz(_), Date | Time(_)) => {
             let ltz = matches!(from.kind, TimestampLtz(_));
             let ts = array.as_primitive::<TimestampNanosecondType>();
             let wall = |v: i64| if ltz { ctx.zone.to_local(v) } else { v };
             match &to.kind {
-                Date => Arc::new(ts.unary_opt::<_, Date32Type>(|v| Some(wall(v).div_euclid(NANOS_PER_DAY) as i32))),
+                Date => Arc::new(ts.unary_opt::<_, Date32Type>(|v| {
+                    Some(wall(v).div_euclid(NANOS_PER_DAY) as i32)
+                })),
                 Time(p) => Arc::new(ts.unary_opt::<_, Time64NanosecondType>(|v| {
                     Some(truncate_to_precision(wall(v).rem_euclid(NANOS_PER_DAY), *p))
                 })),
                 _ => unreachable_kind(to)?,
             }
         }
-        (Time(_), Time(p)) => {
-            Arc::new(array.as_primitive::<Time64NanosecondType>().unary::<_, Time64NanosecondType>(|v| truncate_to_precision(v, *p)))
-        }
+        (Time(_), Time(p)) => Arc::new(
+            array
+                .as_primitive::<Time64NanosecondType>()
+                .unary::<_, Time64NanosecondType>(|v| truncate_to_precision(v, *p)),
+        ),
         (f, t) if (f.is_numeric() || *f == Boolean) && (t.is_numeric() || *t == Boolean) => {
             numeric_cast(array, &from.kind, &to.kind, try_cast)?
         }
         (Array(_), Array(_)) => {
-            return Err(EvalError::Invalid(format!("CAST from {} to {} is not supported yet", from.kind, to.kind)));
+            return Err(EvalError::Invalid(format!(
+                "CAST from {} to {} is not supported yet",
+                from.kind, to.kind
+            )));
         }
         _ => {
-            return Err(EvalError::Invalid(format!("cannot cast {} to {}", from.kind, to.kind)));
+            return Err(EvalError::Invalid(format!(
+                "cannot cast {} to {}",
+                from.kind, to.kind
+            )));
         }
     };
     Ok(out)
 }
 
 fn unreachable_kind(to: &DataType) -> Result<ArrayRef, EvalError> {
-    Err(EvalError::Internal(format!("unexpected cast target {}", to.kind)))
+    Err(EvalError::Internal(format!(
+        "unexpected cast target {}",
+        to.kind
+    )))
 }
 
 /// CHAR(n)/VARCHAR(n) targets: Flink truncates longer strings and pads CHAR with spaces.
@@ -164,7 +198,9 @@ fn read_num(array: &ArrayRef, kind: &TypeKind, i: usize) -> Num {
         TypeKind::SmallInt => Num::Exact(array.as_primitive::<Int16Type>().value(i) as i128, 0),
         TypeKind::Int => Num::Exact(array.as_primitive::<Int32Type>().value(i) as i128, 0),
         TypeKind::BigInt => Num::Exact(array.as_primitive::<Int64Type>().value(i) as i128, 0),
-        TypeKind::Decimal { scale, .. } => Num::Exact(array.as_primitive::<Decimal128Type>().value(i), *scale),
+        TypeKind::Decimal { scale, .. } => {
+            Num::Exact(array.as_primitive::<Decimal128Type>().value(i), *scale)
+        }
         TypeKind::Float => Num::Approx(array.as_primitive::<Float32Type>().value(i) as f64),
         _ => Num::Approx(array.as_primitive::<Float64Type>().value(i)),
     }
@@ -187,7 +223,12 @@ fn to_i128(n: Num) -> Option<i128> {
     }
 }
 
-fn numeric_cast(array: &ArrayRef, from: &TypeKind, to: &TypeKind, try_cast: bool) -> Result<ArrayRef, EvalError> {
+fn numeric_cast(
+    array: &ArrayRef,
+    from: &TypeKind,
+    to: &TypeKind,
+    try_cast: bool,
+) -> Result<ArrayRef, EvalError> {
     let n = array.len();
     let get = |i: usize| (!array.is_null(i)).then(|| read_num(array, from, i));
     macro_rules! ints {
@@ -243,7 +284,11 @@ fn numeric_cast(array: &ArrayRef, from: &TypeKind, to: &TypeKind, try_cast: bool
                     _ => b.append_null(),
                 }
             }
-            Arc::new(b.finish().with_precision_and_scale(*precision, *scale as i8).map_err(|e| EvalError::Internal(e.to_string()))?)
+            Arc::new(
+                b.finish()
+                    .with_precision_and_scale(*precision, *scale as i8)
+                    .map_err(|e| EvalError::Internal(e.to_string()))?,
+            )
         }
         other => return Err(EvalError::Invalid(format!("cannot cast {from} to {other}"))),
     })

@@ -19,8 +19,8 @@ use std::sync::Arc;
 use arrow_array::ArrayRef;
 
 use crate::clock::Clock;
-use crate::types::time::SessionZone;
 use crate::types::DataType;
+use crate::types::time::SessionZone;
 
 /// What a function resolves to for given argument types.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,7 +78,10 @@ pub struct EvalContext {
 
 impl EvalContext {
     pub fn with_rows(&self, num_rows: usize) -> Self {
-        EvalContext { num_rows, ..self.clone() }
+        EvalContext {
+            num_rows,
+            ..self.clone()
+        }
     }
 }
 
@@ -100,7 +103,12 @@ pub fn lookup(name: &str) -> Option<&'static FunctionDef> {
 }
 
 /// Every family of built-in functions.
-const FAMILIES: &[&[FunctionDef]] = &[operator::FUNCTIONS, string::FUNCTIONS, temporal::FUNCTIONS, math::FUNCTIONS];
+const FAMILIES: &[&[FunctionDef]] = &[
+    operator::FUNCTIONS,
+    string::FUNCTIONS,
+    temporal::FUNCTIONS,
+    math::FUNCTIONS,
+];
 
 /// Names of all functions, for `SHOW FUNCTIONS`.
 pub fn names() -> Vec<&'static str> {

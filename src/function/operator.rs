@@ -20,7 +20,12 @@ use crate::types::{DataType, TypeKind};
 
 macro_rules! def {
     ($name:expr, $resolve:expr, $kernel:expr) => {
-        FunctionDef { name: $name, resolve: $resolve, kernel: $kernel, evaluation: Evaluation::Deterministic }
+        FunctionDef {
+            name: $name,
+            resolve: $resolve,
+            kernel: $kernel,
+            evaluation: Evaluation::Deterministic,
+        }
     };
 }
 
@@ -51,20 +56,31 @@ pub const FUNCTIONS: &[FunctionDef] = &[
 ];
 
 fn boolean(nullable: bool) -> DataType {
-    DataType { kind: TypeKind::Boolean, nullable }
+    DataType {
+        kind: TypeKind::Boolean,
+        nullable,
+    }
 }
 
 fn comparable(kind: &TypeKind) -> bool {
-    !matches!(kind, TypeKind::Array(_) | TypeKind::Map(..) | TypeKind::Row(_))
+    !matches!(
+        kind,
+        TypeKind::Array(_) | TypeKind::Map(..) | TypeKind::Row(_)
+    )
 }
 
 fn resolve_comparison(args: &[DataType]) -> Result<Signature, String> {
-    let [a, b] = args else { return Err("expects 2 operands".into()) };
+    let [a, b] = args else {
+        return Err("expects 2 operands".into());
+    };
     let common = common_type(a, b)
         .filter(|t| comparable(&t.kind))
         .ok_or_else(|| format!("cannot compare {} with {}", a.kind, b.kind))?;
     Ok(Signature::new(
-        vec![common.with_nullable(a.nullable), common.with_nullable(b.nullable)],
+        vec![
+            common.with_nullable(a.nullable),
+            common.with_nullable(b.nullable),
+        ],
         boolean(a.nullable || b.nullable),
     ))
 }
@@ -81,11 +97,16 @@ fn resolve_logic(args: &[DataType]) -> Result<Signature, String> {
         }
     }
     let nullable = args.iter().any(|a| a.nullable);
-    Ok(Signature::new(args.iter().map(|a| boolean(a.nullable)).collect(), boolean(nullable)))
+    Ok(Signature::new(
+        args.iter().map(|a| boolean(a.nullable)).collect(),
+        boolean(nullable),
+    ))
 }
 
 fn resolve_null_test(args: &[DataType]) -> Result<Signature, String> {
-    let [a] = args else { return Err("expects 1 operand".into()) };
+    let [a] = args else {
+        return Err("expects 1 operand".into());
+    };
     Ok(Signature::new(vec![a.clone()], boolean(false)))
 }
 
@@ -96,7 +117,9 @@ fn resolve_truth_test(args: &[DataType]) -> Result<Signature, String> {
 
 /// Numbers with numbers; TIMESTAMP/DATE ± INTERVAL; INTERVAL ± INTERVAL.
 fn resolve_arithmetic(op: &str, args: &[DataType]) -> Result<Signature, String> {
-    let [a, b] = args else { return Err("expects 2 operands".into()) };
+    let [a, b] = args else {
+        return Err("expects 2 operands".into());
+    };
     arith_sig(op, a, b, a.nullable || b.nullable)
 }
 
@@ -108,36 +131,62 @@ fn arith_sig(op: &str, a: &DataType, b: &DataType, nullable: bool) -> Result<Sig
         {
             Some(a.kind.clone())
         }
-        (IntervalDayTime | IntervalYearMonth, Timestamp(_) | TimestampLtz(_) | Date | Time(_)) if op == "+" => {
+        (IntervalDayTime | IntervalYearMonth, Timestamp(_) | TimestampLtz(_) | Date | Time(_))
+            if op == "+" =>
+        {
             return Err("write the interval on the right: ts + INTERVAL …".into());
         }
-        (IntervalDayTime, IntervalDayTime) | (IntervalYearMonth, IntervalYearMonth) if op == "+" || op == "-" => {
+        (IntervalDayTime, IntervalDayTime) | (IntervalYearMonth, IntervalYearMonth)
+            if op == "+" || op == "-" =>
+        {
             Some(a.kind.clone())
         }
         _ => None,
     };
     if let Some(kind) = temporal {
-        return Ok(Signature::new(vec![a.clone(), b.clone()], DataType { kind, nullable }));
+        return Ok(Signature::new(
+            vec![a.clone(), b.clone()],
+            DataType { kind, nullable },
+        ));
     }
     let kind = arithmetic_kind(op, &a.kind, &b.kind)
         .ok_or_else(|| format!("cannot apply '{op}' to {} and {}", a.kind, b.kind))?;
     let operand = |t: &DataType| match (&kind, &t.kind) {
         (Decimal { .. }, k) if k.is_integer() => {
             let (p, s) = as_decimal(k).unwrap_or((19, 0));
-            DataType { kind: Decimal { precision: p, scale: s }, nullable: t.nullable }
+            DataType {
+                kind: Decimal {
+                    precision: p,
+                    scale: s,
+                },
+                nullable: t.nullable,
+            }
         }
         (Decimal { .. }, _) => t.clone(),
-        _ => DataType { kind: kind.clone(), nullable: t.nullable },
+        _ => DataType {
+            kind: kind.clone(),
+            nullable: t.nullable,
+        },
     };
     // Division and MOD by zero fail for integers and give NULL for DECIMAL in Flink, so
     // the result may be NULL even for NOT NULL operands.
     let nullable = nullable || (matches!(kind, Decimal { .. }) && op != "+" && op != "-");
-    Ok(Signature::new(vec![operand(a), operand(b)], DataType { kind, nullable }))
+    Ok(Signature::new(
+        vec![operand(a), operand(b)],
+        DataType { kind, nullable },
+    ))
 }
 
 fn resolve_negate(args: &[DataType]) -> Result<Signature, String> {
-    let [a] = args else { return Err("expects 1 operand".into()) };
-    if !a.is_numeric() && !matches!(a.kind, TypeKind::IntervalDayTime | TypeKind::IntervalYearMonth) {
+    let [a] = args else {
+        return Err("expects 1 operand".into());
+    };
+    if !a.is_numeric()
+        && !matches!(
+            a.kind,
+            TypeKind::IntervalDayTime | TypeKind::IntervalYearMonth
+        )
+    {
         return Err(format!("cannot negate {}", a.kind));
     }
     Ok(Signature::new(vec![a.clone()], a.clone()))
@@ -237,7 +286,12 @@ fn rem(a: &[ArrayRef], ctx: &EvalContext, t: &DataType) -> Result<ArrayRef, Eval
     arithmetic(Op::Rem, a, ctx, t)
 }
 
-fn arithmetic(op: Op, args: &[ArrayRef], ctx: &EvalContext, result: &DataType) -> Result<ArrayRef, EvalError> {
+fn arithmetic(
+    op: Op,
+    args: &[ArrayRef],
+    ctx: &EvalContext,
+    result: &DataType,
+) -> Result<ArrayRef, EvalError> {
     let (l, r) = (&args[0], &args[1]);
     match &result.kind {
         TypeKind::Decimal { precision, scale } => decimal_arithmetic(op, l, r, *precision, *scale),
@@ -302,7 +356,13 @@ pub fn rescale(v: i128, from: u8, to: u8) -> Option<i128> {
     }
 }
 
-fn decimal_arithmetic(op: Op, l: &ArrayRef, r: &ArrayRef, precision: u8, scale: u8) -> Result<ArrayRef, EvalError> {
+fn decimal_arithmetic(
+    op: Op,
+    l: &ArrayRef,
+    r: &ArrayRef,
+    precision: u8,
+    scale: u8,
+) -> Result<ArrayRef, EvalError> {
     let (ls, rs) = (decimal_scale(l), decimal_scale(r));
     let la: &PrimitiveArray<Decimal128Type> = l.as_primitive();
     let ra: &PrimitiveArray<Decimal128Type> = r.as_primitive();
@@ -330,8 +390,13 @@ fn decimal_arithmetic(op: Op, l: &ArrayRef, r: &ArrayRef, precision: u8, scale: 
                 } else {
                     // x / y at `scale`: (x * 10^(scale + rs - ls + 1)) / y, then round.
                     let shift = scale as i32 + rs as i32 - ls as i32 + 1;
-                    let num = if shift >= 0 { x.checked_mul(pow10(shift as u32)) } else { Some(x / pow10((-shift) as u32)) };
-                    num.map(|n| n / y).and_then(|q| rescale(q, scale + 1, scale))
+                    let num = if shift >= 0 {
+                        x.checked_mul(pow10(shift as u32))
+                    } else {
+                        Some(x / pow10((-shift) as u32))
+                    };
+                    num.map(|n| n / y)
+                        .and_then(|q| rescale(q, scale + 1, scale))
                 }
             }
             Op::Rem => {
@@ -351,7 +416,10 @@ fn decimal_arithmetic(op: Op, l: &ArrayRef, r: &ArrayRef, precision: u8, scale: 
             _ => out.append_null(),
         }
     }
-    let array = out.finish().with_precision_and_scale(precision, scale as i8).map_err(err)?;
+    let array = out
+        .finish()
+        .with_precision_and_scale(precision, scale as i8)
+        .map_err(err)?;
     Ok(Arc::new(array))
 }
 
@@ -364,7 +432,9 @@ fn decimal_scale(a: &ArrayRef) -> u8 {
 
 fn negate_number(a: &[ArrayRef], _: &EvalContext, t: &DataType) -> Result<ArrayRef, EvalError> {
     match t.kind {
-        TypeKind::Decimal { .. } | TypeKind::Float | TypeKind::Double => numeric::neg(&a[0]).map_err(err),
+        TypeKind::Decimal { .. } | TypeKind::Float | TypeKind::Double => {
+            numeric::neg(&a[0]).map_err(err)
+        }
         _ => numeric::neg_wrapping(&a[0]).map_err(err),
     }
 }

@@ -1680,15 +1680,15 @@ mod tests {
     fn trims() {
         let input = s(&[Some("  ab  "), Some(""), None, Some("xxaxx")]);
         assert_eq!(
-            call_s("TRIM", &[input.clone()]),
+            call_s("TRIM", std::slice::from_ref(&input)),
             vec![o("ab"), o(""), None, o("xxaxx")]
         );
         assert_eq!(
-            call_s("LTRIM", &[input.clone()]),
+            call_s("LTRIM", std::slice::from_ref(&input)),
             vec![o("ab  "), o(""), None, o("xxaxx")]
         );
         assert_eq!(
-            call_s("RTRIM", &[input.clone()]),
+            call_s("RTRIM", std::slice::from_ref(&input)),
             vec![o("  ab"), o(""), None, o("xxaxx")]
         );
         assert_eq!(
@@ -2100,7 +2100,7 @@ mod tests {
     fn hashes() {
         let v = s(&[Some(""), Some("abc"), None]);
         assert_eq!(
-            call_s("MD5", &[v.clone()]),
+            call_s("MD5", std::slice::from_ref(&v)),
             vec![
                 o("d41d8cd98f00b204e9800998ecf8427e"),
                 o("900150983cd24fb0d6963f7d28e17f72"),
@@ -2108,16 +2108,16 @@ mod tests {
             ]
         );
         assert_eq!(
-            call_s("SHA1", &[v.clone()])[1],
+            call_s("SHA1", std::slice::from_ref(&v))[1],
             o("a9993e364706816aba3e25717850c26c9cd0d89d")
         );
         assert_eq!(
-            call_s("SHA256", &[v.clone()])[1],
+            call_s("SHA256", std::slice::from_ref(&v))[1],
             o("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         );
         assert_eq!(
             call_s("SHA2", &[v.clone(), i(&[Some(256), Some(256), Some(256)])]),
-            call_s("SHA256", &[v.clone()])
+            call_s("SHA256", std::slice::from_ref(&v))
         );
         assert_eq!(
             call_s("SHA2", &[v, i(&[Some(1), Some(224), Some(1)])])[0],

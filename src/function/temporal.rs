@@ -18,18 +18,78 @@ use crate::types::time::{CivilDateTime, days_from_civil, days_in_month, truncate
 use crate::types::{DataType, NANOS_PER_DAY, NANOS_PER_MILLI, NANOS_PER_SECOND, TypeKind};
 
 pub const FUNCTIONS: &[FunctionDef] = &[
-    FunctionDef { name: "LOCALTIME", resolve: |a| clock_type(a, TypeKind::Time(0)), kernel: localtime, evaluation: Evaluation::QueryTime },
-    FunctionDef { name: "CURRENT_TIME", resolve: |a| clock_type(a, TypeKind::Time(0)), kernel: localtime, evaluation: Evaluation::QueryTime },
-    FunctionDef { name: "LOCALTIMESTAMP", resolve: |a| clock_type(a, TypeKind::Timestamp(3)), kernel: localtimestamp, evaluation: Evaluation::QueryTime },
-    FunctionDef { name: "CURRENT_DATE", resolve: |a| clock_type(a, TypeKind::Date), kernel: current_date, evaluation: Evaluation::QueryTime },
-    FunctionDef { name: "CURRENT_TIMESTAMP", resolve: |a| clock_type(a, TypeKind::TimestampLtz(3)), kernel: instant_now, evaluation: Evaluation::QueryTime },
-    FunctionDef { name: "NOW", resolve: |a| clock_type(a, TypeKind::TimestampLtz(3)), kernel: instant_now, evaluation: Evaluation::QueryTime },
-    FunctionDef { name: "CURRENT_ROW_TIMESTAMP", resolve: |a| clock_type(a, TypeKind::TimestampLtz(3)), kernel: instant_now, evaluation: Evaluation::RowTime },
-    FunctionDef { name: "PROCTIME", resolve: |a| clock_type(a, TypeKind::TimestampLtz(3)), kernel: instant_now, evaluation: Evaluation::RowTime },
-    FunctionDef { name: "TO_TIMESTAMP_LTZ", resolve: resolve_to_timestamp_ltz, kernel: to_timestamp_ltz, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "EXTRACT", resolve: resolve_extract, kernel: extract, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "FLOOR_TO", resolve: resolve_round_to, kernel: floor_to, evaluation: Evaluation::Deterministic },
-    FunctionDef { name: "CEIL_TO", resolve: resolve_round_to, kernel: ceil_to, evaluation: Evaluation::Deterministic },
+    FunctionDef {
+        name: "LOCALTIME",
+        resolve: |a| clock_type(a, TypeKind::Time(0)),
+        kernel: localtime,
+        evaluation: Evaluation::QueryTime,
+    },
+    FunctionDef {
+        name: "CURRENT_TIME",
+        resolve: |a| clock_type(a, TypeKind::Time(0)),
+        kernel: localtime,
+        evaluation: Evaluation::QueryTime,
+    },
+    FunctionDef {
+        name: "LOCALTIMESTAMP",
+        resolve: |a| clock_type(a, TypeKind::Timestamp(3)),
+        kernel: localtimestamp,
+        evaluation: Evaluation::QueryTime,
+    },
+    FunctionDef {
+        name: "CURRENT_DATE",
+        resolve: |a| clock_type(a, TypeKind::Date),
+        kernel: current_date,
+        evaluation: Evaluation::QueryTime,
+    },
+    FunctionDef {
+        name: "CURRENT_TIMESTAMP",
+        resolve: |a| clock_type(a, TypeKind::TimestampLtz(3)),
+        kernel: instant_now,
+        evaluation: Evaluation::QueryTime,
+    },
+    FunctionDef {
+        name: "NOW",
+        resolve: |a| clock_type(a, TypeKind::TimestampLtz(3)),
+        kernel: instant_now,
+        evaluation: Evaluation::QueryTime,
+    },
+    FunctionDef {
+        name: "CURRENT_ROW_TIMESTAMP",
+        resolve: |a| clock_type(a, TypeKind::TimestampLtz(3)),
+        kernel: instant_now,
+        evaluation: Evaluation::RowTime,
+    },
+    FunctionDef {
+        name: "PROCTIME",
+        resolve: |a| clock_type(a, TypeKind::TimestampLtz(3)),
+        kernel: instant_now,
+        evaluation: Evaluation::RowTime,
+    },
+    FunctionDef {
+        name: "TO_TIMESTAMP_LTZ",
+        resolve: resolve_to_timestamp_ltz,
+        kernel: to_timestamp_ltz,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "EXTRACT",
+        resolve: resolve_extract,
+        kernel: extract,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "FLOOR_TO",
+        resolve: resolve_round_to,
+        kernel: floor_to,
+        evaluation: Evaluation::Deterministic,
+    },
+    FunctionDef {
+        name: "CEIL_TO",
+        resolve: resolve_round_to,
+        kernel: ceil_to,
+        evaluation: Evaluation::Deterministic,
+    },
 ];
 
 fn clock_type(args: &[DataType], kind: TypeKind) -> Result<Signature, String> {
@@ -42,7 +102,11 @@ fn clock_type(args: &[DataType], kind: TypeKind) -> Result<Signature, String> {
 /// The instant a clock-reading function sees for row `i`: the query start in batch mode for
 /// QueryTime functions, the clock otherwise.
 fn now(ctx: &EvalContext, per_query: bool) -> i64 {
-    if per_query && ctx.batch_mode { ctx.query_start } else { ctx.clock.now_nanos() }
+    if per_query && ctx.batch_mode {
+        ctx.query_start
+    } else {
+        ctx.clock.now_nanos()
+    }
 }
 
 fn millis(nanos: i64) -> i64 {
@@ -92,17 +156,30 @@ fn resolve_to_timestamp_ltz(args: &[DataType]) -> Result<Signature, String> {
     if !value.is_numeric() {
         return Err(format!("expects a numeric epoch value, got {}", value.kind));
     }
-    let mut sig_args = vec![DataType { kind: TypeKind::Double, nullable: value.nullable }];
+    let mut sig_args = vec![DataType {
+        kind: TypeKind::Double,
+        nullable: value.nullable,
+    }];
     if value.kind.is_integer() {
-        sig_args[0] = DataType { kind: TypeKind::BigInt, nullable: value.nullable };
+        sig_args[0] = DataType {
+            kind: TypeKind::BigInt,
+            nullable: value.nullable,
+        };
     }
     if precision_given {
         sig_args.push(DataType::not_null(TypeKind::Int));
     }
-    Ok(Signature::new(sig_args, DataType::nullable(TypeKind::TimestampLtz(3))))
+    Ok(Signature::new(
+        sig_args,
+        DataType::nullable(TypeKind::TimestampLtz(3)),
+    ))
 }
 
-fn to_timestamp_ltz(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+fn to_timestamp_ltz(
+    args: &[ArrayRef],
+    _: &EvalContext,
+    _: &DataType,
+) -> Result<ArrayRef, EvalError> {
     let precision: Option<&PrimitiveArray<Int32Type>> = args.get(1).map(|p| p.as_primitive());
     let n = args[0].len();
     let mut b = PrimitiveBuilder::<TimestampNanosecondType>::with_capacity(n);
@@ -126,7 +203,10 @@ fn to_timestamp_ltz(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<
         } else if let Some(ints) = args[0].as_primitive_opt::<Int64Type>() {
             (ints.value(i) as i128 * unit as i128).try_into().ok()
         } else {
-            let v = args[0].as_primitive::<arrow_array::types::Float64Type>().value(i) * unit;
+            let v = args[0]
+                .as_primitive::<arrow_array::types::Float64Type>()
+                .value(i)
+                * unit;
             (v.is_finite() && v.abs() < i64::MAX as f64).then_some(v as i64)
         };
         b.append_option(value.map(|v: i64| truncate_to_precision(v, 3)));
@@ -180,32 +260,50 @@ pub fn parse_unit(name: &str) -> Option<TimeUnit> {
 }
 
 fn resolve_extract(args: &[DataType]) -> Result<Signature, String> {
-    let [unit, value] = args else { return Err("expects (unit, value)".into()) };
+    let [unit, value] = args else {
+        return Err("expects (unit, value)".into());
+    };
     if !matches!(
         value.kind,
-        TypeKind::Date | TypeKind::Time(_) | TypeKind::Timestamp(_) | TypeKind::TimestampLtz(_)
-            | TypeKind::IntervalDayTime | TypeKind::IntervalYearMonth
+        TypeKind::Date
+            | TypeKind::Time(_)
+            | TypeKind::Timestamp(_)
+            | TypeKind::TimestampLtz(_)
+            | TypeKind::IntervalDayTime
+            | TypeKind::IntervalYearMonth
     ) {
         return Err(format!("cannot extract from {}", value.kind));
     }
-    Ok(Signature::new(vec![unit.clone(), value.clone()], DataType { kind: TypeKind::BigInt, nullable: value.nullable }))
+    Ok(Signature::new(
+        vec![unit.clone(), value.clone()],
+        DataType {
+            kind: TypeKind::BigInt,
+            nullable: value.nullable,
+        },
+    ))
 }
 
 /// Wall-clock nanoseconds of a date/time value (LTZ through the session zone).
 fn wall_clock(array: &ArrayRef, i: usize, kind: &arrow_schema::DataType, ctx: &EvalContext) -> i64 {
     match kind {
-        arrow_schema::DataType::Date32 => array.as_primitive::<Date32Type>().value(i) as i64 * NANOS_PER_DAY,
-        arrow_schema::DataType::Time64(_) => array.as_primitive::<Time64NanosecondType>().value(i),
-        arrow_schema::DataType::Timestamp(_, Some(_)) => {
-            ctx.zone.to_local(array.as_primitive::<TimestampNanosecondType>().value(i))
+        arrow_schema::DataType::Date32 => {
+            array.as_primitive::<Date32Type>().value(i) as i64 * NANOS_PER_DAY
         }
+        arrow_schema::DataType::Time64(_) => array.as_primitive::<Time64NanosecondType>().value(i),
+        arrow_schema::DataType::Timestamp(_, Some(_)) => ctx
+            .zone
+            .to_local(array.as_primitive::<TimestampNanosecondType>().value(i)),
         _ => array.as_primitive::<TimestampNanosecondType>().value(i),
     }
 }
 
 fn unit_arg(args: &[ArrayRef]) -> Result<TimeUnit, EvalError> {
     let units = args[0].as_string::<i32>();
-    let name = if units.is_empty() || units.is_null(0) { "" } else { units.value(0) };
+    let name = if units.is_empty() || units.is_null(0) {
+        ""
+    } else {
+        units.value(0)
+    };
     parse_unit(name).ok_or_else(|| EvalError::Invalid(format!("unknown time unit '{name}'")))
 }
 
@@ -225,7 +323,11 @@ fn extract(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRe
                 match unit {
                     TimeUnit::Year => months / 12,
                     TimeUnit::Month => months % 12,
-                    _ => return Err(EvalError::Invalid(format!("cannot extract {unit:?} from a year-month interval"))),
+                    _ => {
+                        return Err(EvalError::Invalid(format!(
+                            "cannot extract {unit:?} from a year-month interval"
+                        )));
+                    }
                 }
             }
             arrow_schema::DataType::Duration(_) => {
@@ -236,7 +338,11 @@ fn extract(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRe
                     TimeUnit::Minute => ms / 60_000 % 60,
                     TimeUnit::Second => ms / 1000 % 60,
                     TimeUnit::Millisecond => ms % 60_000,
-                    _ => return Err(EvalError::Invalid(format!("cannot extract {unit:?} from a day-time interval"))),
+                    _ => {
+                        return Err(EvalError::Invalid(format!(
+                            "cannot extract {unit:?} from a day-time interval"
+                        )));
+                    }
                 }
             }
             _ => extract_field(unit, wall_clock(value, i, &kind, ctx)),
@@ -276,7 +382,12 @@ fn iso_week(c: &CivilDateTime) -> i64 {
     let dow = c.day_of_week_iso() as i64;
     let week = (doy - dow + 10) / 7;
     if week < 1 {
-        let prev = CivilDateTime { year: c.year - 1, month: 12, day: 31, ..*c };
+        let prev = CivilDateTime {
+            year: c.year - 1,
+            month: 12,
+            day: 31,
+            ..*c
+        };
         iso_week(&prev)
     } else if week == 53 {
         let jan1_next = days_from_civil(c.year + 1, 1, 1);
@@ -288,11 +399,19 @@ fn iso_week(c: &CivilDateTime) -> i64 {
 }
 
 fn resolve_round_to(args: &[DataType]) -> Result<Signature, String> {
-    let [unit, value] = args else { return Err("expects (unit, value)".into()) };
-    if !matches!(value.kind, TypeKind::Date | TypeKind::Time(_) | TypeKind::Timestamp(_) | TypeKind::TimestampLtz(_)) {
+    let [unit, value] = args else {
+        return Err("expects (unit, value)".into());
+    };
+    if !matches!(
+        value.kind,
+        TypeKind::Date | TypeKind::Time(_) | TypeKind::Timestamp(_) | TypeKind::TimestampLtz(_)
+    ) {
         return Err(format!("cannot round {} to a time unit", value.kind));
     }
-    Ok(Signature::new(vec![unit.clone(), value.clone()], value.clone()))
+    Ok(Signature::new(
+        vec![unit.clone(), value.clone()],
+        value.clone(),
+    ))
 }
 
 fn floor_to(args: &[ArrayRef], ctx: &EvalContext, t: &DataType) -> Result<ArrayRef, EvalError> {
@@ -330,7 +449,12 @@ fn floor_wall(unit: TimeUnit, wall: i64) -> Result<i64, EvalError> {
     }
 }
 
-fn round_to(args: &[ArrayRef], ctx: &EvalContext, t: &DataType, ceil: bool) -> Result<ArrayRef, EvalError> {
+fn round_to(
+    args: &[ArrayRef],
+    ctx: &EvalContext,
+    t: &DataType,
+    ceil: bool,
+) -> Result<ArrayRef, EvalError> {
     let unit = unit_arg(args)?;
     let value = &args[1];
     let kind = value.data_type().clone();
@@ -348,8 +472,15 @@ fn round_to(args: &[ArrayRef], ctx: &EvalContext, t: &DataType, ceil: bool) -> R
         out.push(Some(r));
     }
     Ok(match t.kind {
-        TypeKind::Date => Arc::new(out.into_iter().map(|v| v.map(|n| n.div_euclid(NANOS_PER_DAY) as i32)).collect::<PrimitiveArray<Date32Type>>()),
-        TypeKind::Time(_) => Arc::new(out.into_iter().collect::<PrimitiveArray<Time64NanosecondType>>()),
+        TypeKind::Date => Arc::new(
+            out.into_iter()
+                .map(|v| v.map(|n| n.div_euclid(NANOS_PER_DAY) as i32))
+                .collect::<PrimitiveArray<Date32Type>>(),
+        ),
+        TypeKind::Time(_) => Arc::new(
+            out.into_iter()
+                .collect::<PrimitiveArray<Time64NanosecondType>>(),
+        ),
         TypeKind::TimestampLtz(_) => Arc::new(
             out.into_iter()
                 .map(|v| v.map(|n| ctx.zone.from_local(n)))
@@ -406,16 +537,23 @@ pub fn interval_arithmetic(
             continue;
         }
         let (months, millis) = match r.data_type() {
-            arrow_schema::DataType::Interval(_) => (r.as_primitive::<IntervalYearMonthType>().value(i) as i64, 0),
+            arrow_schema::DataType::Interval(_) => {
+                (r.as_primitive::<IntervalYearMonthType>().value(i) as i64, 0)
+            }
             _ => (0, r.as_primitive::<DurationMillisecondType>().value(i)),
         };
         let v = match &result.kind {
-            TypeKind::IntervalDayTime => l.as_primitive::<DurationMillisecondType>().value(i) + sign * millis,
-            TypeKind::IntervalYearMonth => l.as_primitive::<IntervalYearMonthType>().value(i) as i64 + sign * months,
+            TypeKind::IntervalDayTime => {
+                l.as_primitive::<DurationMillisecondType>().value(i) + sign * millis
+            }
+            TypeKind::IntervalYearMonth => {
+                l.as_primitive::<IntervalYearMonthType>().value(i) as i64 + sign * months
+            }
             TypeKind::TimestampLtz(_) => {
                 let instant = l.as_primitive::<TimestampNanosecondType>().value(i);
                 let moved = if months != 0 {
-                    ctx.zone.from_local(add_months(ctx.zone.to_local(instant), sign * months))
+                    ctx.zone
+                        .from_local(add_months(ctx.zone.to_local(instant), sign * months))
                 } else {
                     instant
                 };
@@ -429,11 +567,30 @@ pub fn interval_arithmetic(
         out.push(Some(v));
     }
     Ok(match &result.kind {
-        TypeKind::IntervalDayTime => Arc::new(out.into_iter().collect::<PrimitiveArray<DurationMillisecondType>>()),
-        TypeKind::IntervalYearMonth => Arc::new(out.into_iter().map(|v| v.map(|m| m as i32)).collect::<PrimitiveArray<IntervalYearMonthType>>()),
-        TypeKind::Date => Arc::new(out.into_iter().map(|v| v.map(|n| n.div_euclid(NANOS_PER_DAY) as i32)).collect::<PrimitiveArray<Date32Type>>()),
-        TypeKind::Time(_) => Arc::new(out.into_iter().map(|v| v.map(|n| n.rem_euclid(NANOS_PER_DAY))).collect::<PrimitiveArray<Time64NanosecondType>>()),
-        TypeKind::TimestampLtz(_) => Arc::new(out.into_iter().collect::<TimestampNanosecondArray>().with_timezone("UTC")),
+        TypeKind::IntervalDayTime => Arc::new(
+            out.into_iter()
+                .collect::<PrimitiveArray<DurationMillisecondType>>(),
+        ),
+        TypeKind::IntervalYearMonth => Arc::new(
+            out.into_iter()
+                .map(|v| v.map(|m| m as i32))
+                .collect::<PrimitiveArray<IntervalYearMonthType>>(),
+        ),
+        TypeKind::Date => Arc::new(
+            out.into_iter()
+                .map(|v| v.map(|n| n.div_euclid(NANOS_PER_DAY) as i32))
+                .collect::<PrimitiveArray<Date32Type>>(),
+        ),
+        TypeKind::Time(_) => Arc::new(
+            out.into_iter()
+                .map(|v| v.map(|n| n.rem_euclid(NANOS_PER_DAY)))
+                .collect::<PrimitiveArray<Time64NanosecondType>>(),
+        ),
+        TypeKind::TimestampLtz(_) => Arc::new(
+            out.into_iter()
+                .collect::<TimestampNanosecondArray>()
+                .with_timezone("UTC"),
+        ),
         _ => Arc::new(out.into_iter().collect::<TimestampNanosecondArray>()),
     })
 }

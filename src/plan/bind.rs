@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use sqlparser::ast::{
     self, BinaryOperator, CastKind, CeilFloorKind, Expr, FunctionArg, FunctionArgExpr,
-    FunctionArguments, GroupByExpr, Query, Select, SelectItem, SetExpr, SetOperator,
-    SetQuantifier, Spanned, TableFactor, TrimWhereField, UnaryOperator,
+    FunctionArguments, GroupByExpr, Query, Select, SelectItem, SetExpr, SetOperator, SetQuantifier,
+    Spanned, TableFactor, TrimWhereField, UnaryOperator,
 };
 use sqlparser::tokenizer::Span;
 
@@ -18,11 +18,11 @@ use super::expr::ScalarExpr;
 use super::logical::*;
 use crate::catalog::{Catalog, CatalogEntry, ColumnSource, TableColumn, TableDef, WatermarkSpec};
 use crate::function::{self, cast::can_cast};
+use crate::sql::SqlError;
 use crate::sql::ast::{ColumnKind, CreateTable, TableHint};
 use crate::sql::parser::object_name_last;
 use crate::sql::types::parse_type_text;
 use crate::sql::unparse::{type_text, unparse};
-use crate::sql::SqlError;
 use crate::types::coercion::{common_type_of, string_literal_kind};
 use crate::types::time::{parse_date, parse_time, parse_timestamp};
 use crate::types::value::Value;
@@ -47,14 +47,26 @@ pub struct Binder<'a> {
 
 impl<'a> Binder<'a> {
     pub fn new(catalog: &'a Catalog, hints: &'a [TableHint]) -> Self {
-        Binder { catalog, hints, ctes: HashMap::new() }
+        Binder {
+            catalog,
+            hints,
+            ctes: HashMap::new(),
+        }
     }
 
     pub fn bind_query(&mut self, query: &Query) -> Result<LogicalPlan, SqlError> {
         if let Some(with) = &query.with {
             for cte in &with.cte_tables {
                 let plan = self.bind_query(&cte.query)?;
-                let plan = rename(plan, &cte.alias.columns.iter().map(|c| c.name.value.clone()).collect::<Vec<_>>(), cte.alias.name.span)?;
+                let plan = rename(
+                    plan,
+                    &cte.alias
+                        .columns
+                        .iter()
+                        .map(|c| c.name.value.clone())
+                        .collect::<Vec<_>>(),
+                    cte.alias.name.span,
+                )?;
                 self.ctes.insert(cte.alias.name.value.clone(), plan);
             }
         }
@@ -72,9 +84,17 @@ impl<'a> Binder<'a> {
             SetExpr::Select(select) => self.bind_select(select),
             SetExpr::Query(query) => self.bind_query(query),
             SetExpr::Values(values) => self.bind_values(values),
-            SetExpr::SetOperation { op, set_quantifier, left, right } => {
+            SetExpr::SetOperation {
+                op,
+                set_quantifier,
+                left,
+                right,
+            } => {
                 if *op != SetOperator::Union || *set_quantifier != SetQuantifier::All {
-                    return Err(error(body.span(), format!("{op} {set_quantifier} is not supported yet; UNION ALL is")));
+                    return Err(error(
+                        body.span(),
+                        format!("{op} {set_quantifier} is not supported yet; UNION ALL is"),
+                    ));
                 }
                 let left = self.bind_set_expr(left)?;
                 let right = self.bind_set_expr(right)?;
@@ -87,11 +107,17 @@ impl<'a> Binder<'a> {
     fn bind_values(&mut self, values: &ast::Values) -> Result<LogicalPlan, SqlError> {
         let mut rows = Vec::new();
         for row in &values.rows {
-            let exprs = row.iter().map(|e| self.bind_expr(e, &[])).collect::<Result<Vec<_>, _>>()?;
+            let exprs = row
+                .iter()
+                .map(|e| self.bind_expr(e, &[]))
+                .collect::<Result<Vec<_>, _>>()?;
             if let Some(first) = rows.first().map(|r: &Vec<ScalarExpr>| r.len())
                 && first != exprs.len()
             {
-                return Err(error(values.span(), "all VALUES rows must have the same number of columns"));
+                return Err(error(
+                    values.span(),
+                    "all VALUES rows must have the same number of columns",
+                ));
             }
             rows.push(exprs);
         }
@@ -99,8 +125,12 @@ impl<'a> Binder<'a> {
         let mut fields = Vec::new();
         for col in 0..width {
             let types: Vec<DataType> = rows.iter().map(|r| r[col].data_type().clone()).collect();
-            let ty = common_type_of(&types)
-                .ok_or_else(|| error(values.span(), format!("VALUES column {} has no common type", col + 1)))?;
+            let ty = common_type_of(&types).ok_or_else(|| {
+                error(
+                    values.span(),
+                    format!("VALUES column {} has no common type", col + 1),
+                )
+            })?;
             fields.push(Field::new(format!("EXPR${col}"), ty));
         }
         for row in &mut rows {
@@ -108,7 +138,10 @@ impl<'a> Binder<'a> {
                 *e = coerce(e.clone(), &fields[col].data_type);
             }
         }
-        Ok(LogicalPlan::Values(LogicalValues { rows, schema: Schema::new(fields) }))
+        Ok(LogicalPlan::Values(LogicalValues {
+            rows,
+            schema: Schema::new(fields),
+        }))
     }
 
     fn bind_select(&mut self, select: &Select) -> Result<LogicalPlan, SqlError> {
@@ -125,7 +158,10 @@ impl<'a> Binder<'a> {
         }
         let (input, scope) = match select.from.as_slice() {
             [] => (
-                LogicalPlan::Values(LogicalValues { rows: vec![vec![]], schema: Schema::default() }),
+                LogicalPlan::Values(LogicalValues {
+                    rows: vec![vec![]],
+                    schema: Schema::default(),
+                }),
                 vec![],
             ),
             [from] => {
@@ -134,26 +170,38 @@ impl<'a> Binder<'a> {
                 }
                 self.bind_table_factor(&from.relation)?
             }
-            [_, second, ..] => return Err(error(second.relation.span(), "joins are not supported yet")),
+            [_, second, ..] => {
+                return Err(error(second.relation.span(), "joins are not supported yet"));
+            }
         };
         let filter = match &select.selection {
             Some(predicate) => {
                 let bound = self.bind_expr(predicate, &scope)?;
                 if !matches!(bound.data_type().kind, TypeKind::Boolean | TypeKind::Null) {
-                    return Err(error(predicate.span(), format!("WHERE needs a BOOLEAN condition, got {}", bound.data_type().kind)));
+                    return Err(error(
+                        predicate.span(),
+                        format!(
+                            "WHERE needs a BOOLEAN condition, got {}",
+                            bound.data_type().kind
+                        ),
+                    ));
                 }
                 Some(bound)
             }
             None => None,
         };
-        let input_attrs: Vec<Option<TimeAttribute>> = scope.iter().map(|c| c.field.time_attribute).collect();
+        let input_attrs: Vec<Option<TimeAttribute>> =
+            scope.iter().map(|c| c.field.time_attribute).collect();
         let mut exprs = Vec::new();
         let mut fields: Vec<Field> = Vec::new();
         for item in &select.projection {
             match item {
                 SelectItem::Wildcard(_) => {
                     for (i, c) in scope.iter().enumerate() {
-                        exprs.push(ScalarExpr::Column { index: i, data_type: c.field.data_type.clone() });
+                        exprs.push(ScalarExpr::Column {
+                            index: i,
+                            data_type: c.field.data_type.clone(),
+                        });
                         fields.push(c.field.clone());
                     }
                 }
@@ -164,7 +212,10 @@ impl<'a> Binder<'a> {
                     for (i, c) in scope.iter().enumerate() {
                         if c.qualifier.as_deref() == Some(qualifier) {
                             any = true;
-                            exprs.push(ScalarExpr::Column { index: i, data_type: c.field.data_type.clone() });
+                            exprs.push(ScalarExpr::Column {
+                                index: i,
+                                data_type: c.field.data_type.clone(),
+                            });
                             fields.push(c.field.clone());
                         }
                     }
@@ -176,30 +227,50 @@ impl<'a> Binder<'a> {
                     let bound = self.bind_expr(e, &scope)?;
                     let name = derived_name(e, fields.len());
                     let time_attribute = bound.time_attribute(&input_attrs);
-                    fields.push(Field { name, data_type: bound.data_type().clone(), time_attribute });
+                    fields.push(Field {
+                        name,
+                        data_type: bound.data_type().clone(),
+                        time_attribute,
+                    });
                     exprs.push(bound);
                 }
                 SelectItem::ExprWithAlias { expr, alias } => {
                     let bound = self.bind_expr(expr, &scope)?;
                     let time_attribute = bound.time_attribute(&input_attrs);
-                    fields.push(Field { name: alias.value.clone(), data_type: bound.data_type().clone(), time_attribute });
+                    fields.push(Field {
+                        name: alias.value.clone(),
+                        data_type: bound.data_type().clone(),
+                        time_attribute,
+                    });
                     exprs.push(bound);
                 }
                 other => return Err(error(other.span(), "unsupported select item")),
             }
         }
         uniquify(&mut fields);
-        Ok(LogicalPlan::Calc(LogicalCalc { input: Box::new(input), filter, exprs, schema: Schema::new(fields) }))
+        Ok(LogicalPlan::Calc(LogicalCalc {
+            input: Box::new(input),
+            filter,
+            exprs,
+            schema: Schema::new(fields),
+        }))
     }
 
-    fn bind_table_factor(&mut self, factor: &TableFactor) -> Result<(LogicalPlan, Vec<ScopeColumn>), SqlError> {
+    fn bind_table_factor(
+        &mut self,
+        factor: &TableFactor,
+    ) -> Result<(LogicalPlan, Vec<ScopeColumn>), SqlError> {
         match factor {
-            TableFactor::Table { name, alias, args, .. } => {
+            TableFactor::Table {
+                name, alias, args, ..
+            } => {
                 if args.is_some() {
                     return Err(error(name.span(), "table functions are not supported yet"));
                 }
                 let table_name = object_name_last(name);
-                let qualifier = alias.as_ref().map_or(table_name.clone(), |a| a.name.value.clone());
+                let qualifier = alias
+                    .as_ref()
+                    .map_or(table_name.clone(), |a| a.name.value.clone());
                 let plan = if let Some(plan) = self.ctes.get(&table_name) {
                     plan.clone()
                 } else {
@@ -211,30 +282,57 @@ impl<'a> Binder<'a> {
                         Some(CatalogEntry::View(view)) => {
                             let mut binder = Binder::new(self.catalog, &[]);
                             let plan = binder.bind_query(&view.query)?;
-                            rename(plan, &view.schema.fields.iter().map(|f| f.name.clone()).collect::<Vec<_>>(), name.span())?
+                            rename(
+                                plan,
+                                &view
+                                    .schema
+                                    .fields
+                                    .iter()
+                                    .map(|f| f.name.clone())
+                                    .collect::<Vec<_>>(),
+                                name.span(),
+                            )?
                         }
                         None => {
-                            return Err(error(name.span(), format!("table or view '{table_name}' does not exist")));
+                            return Err(error(
+                                name.span(),
+                                format!("table or view '{table_name}' does not exist"),
+                            ));
                         }
                     }
                 };
                 let plan = match alias {
-                    Some(a) if !a.columns.is_empty() => {
-                        rename(plan, &a.columns.iter().map(|c| c.name.value.clone()).collect::<Vec<_>>(), a.name.span)?
-                    }
+                    Some(a) if !a.columns.is_empty() => rename(
+                        plan,
+                        &a.columns
+                            .iter()
+                            .map(|c| c.name.value.clone())
+                            .collect::<Vec<_>>(),
+                        a.name.span,
+                    )?,
                     _ => plan,
                 };
                 Ok(scoped(plan, Some(qualifier)))
             }
-            TableFactor::Derived { subquery, alias, lateral, .. } => {
+            TableFactor::Derived {
+                subquery,
+                alias,
+                lateral,
+                ..
+            } => {
                 if *lateral {
                     return Err(error(factor.span(), "LATERAL is not supported yet"));
                 }
                 let plan = self.bind_query(subquery)?;
                 let plan = match alias {
-                    Some(a) if !a.columns.is_empty() => {
-                        rename(plan, &a.columns.iter().map(|c| c.name.value.clone()).collect::<Vec<_>>(), a.name.span)?
-                    }
+                    Some(a) if !a.columns.is_empty() => rename(
+                        plan,
+                        &a.columns
+                            .iter()
+                            .map(|c| c.name.value.clone())
+                            .collect::<Vec<_>>(),
+                        a.name.span,
+                    )?,
                     _ => plan,
                 };
                 Ok(scoped(plan, alias.as_ref().map(|a| a.name.value.clone())))
@@ -251,7 +349,10 @@ impl<'a> Binder<'a> {
                 };
                 Err(error(factor.span(), what))
             }
-            other => Err(error(other.span(), "this kind of FROM item is not supported yet")),
+            other => Err(error(
+                other.span(),
+                "this kind of FROM item is not supported yet",
+            )),
         }
     }
 
@@ -266,7 +367,11 @@ impl<'a> Binder<'a> {
 
     /// A table as a query sees it: the connector's physical columns, then the computed
     /// columns evaluated over them, in declared order.
-    fn scan_table(&self, table: &Arc<TableDef>, hint: Option<&TableHint>) -> Result<LogicalPlan, SqlError> {
+    fn scan_table(
+        &self,
+        table: &Arc<TableDef>,
+        hint: Option<&TableHint>,
+    ) -> Result<LogicalPlan, SqlError> {
         let table = match hint {
             Some(h) => {
                 let mut t = (**table).clone();
@@ -281,10 +386,23 @@ impl<'a> Binder<'a> {
             None => table.clone(),
         };
         let physical = table.physical_schema();
-        let physical_scope: Vec<ScopeColumn> =
-            physical.fields.iter().map(|f| ScopeColumn { qualifier: None, field: f.clone() }).collect();
-        let scan = LogicalPlan::Scan(LogicalScan { table: table.clone(), schema: physical.clone() });
-        if table.columns.iter().all(|c| matches!(c.source, ColumnSource::Physical) && c.time_attribute.is_none()) {
+        let physical_scope: Vec<ScopeColumn> = physical
+            .fields
+            .iter()
+            .map(|f| ScopeColumn {
+                qualifier: None,
+                field: f.clone(),
+            })
+            .collect();
+        let scan = LogicalPlan::Scan(LogicalScan {
+            table: table.clone(),
+            schema: physical.clone(),
+        });
+        if table
+            .columns
+            .iter()
+            .all(|c| matches!(c.source, ColumnSource::Physical) && c.time_attribute.is_none())
+        {
             return Ok(scan);
         }
         let mut exprs = Vec::new();
@@ -294,7 +412,10 @@ impl<'a> Binder<'a> {
             let expr = match &column.source {
                 ColumnSource::Physical => {
                     let index = physical.index_of(&column.name).unwrap_or(0);
-                    ScalarExpr::Column { index, data_type: column.data_type.clone() }
+                    ScalarExpr::Column {
+                        index,
+                        data_type: column.data_type.clone(),
+                    }
                 }
                 ColumnSource::Computed { expr, .. } => binder.bind_expr(expr, &physical_scope)?,
                 ColumnSource::Metadata { .. } => {
@@ -305,9 +426,18 @@ impl<'a> Binder<'a> {
                 }
             };
             exprs.push(expr);
-            fields.push(Field { name: column.name.clone(), data_type: column.data_type.clone(), time_attribute: column.time_attribute });
+            fields.push(Field {
+                name: column.name.clone(),
+                data_type: column.data_type.clone(),
+                time_attribute: column.time_attribute,
+            });
         }
-        Ok(LogicalPlan::Calc(LogicalCalc { input: Box::new(scan), filter: None, exprs, schema: Schema::new(fields) }))
+        Ok(LogicalPlan::Calc(LogicalCalc {
+            input: Box::new(scan),
+            filter: None,
+            exprs,
+            schema: Schema::new(fields),
+        }))
     }
 
     /// Validates a CREATE TABLE and derives the types of its computed columns.
@@ -318,33 +448,72 @@ impl<'a> Binder<'a> {
             .columns
             .iter()
             .filter_map(|c| match &c.kind {
-                ColumnKind::Physical(t) => Some(ScopeColumn { qualifier: None, field: Field::new(c.name.clone(), t.clone()) }),
+                ColumnKind::Physical(t) => Some(ScopeColumn {
+                    qualifier: None,
+                    field: Field::new(c.name.clone(), t.clone()),
+                }),
                 _ => None,
             })
             .collect();
         for column in &create.columns {
             if columns.iter().any(|c| c.name == column.name) {
-                return Err(SqlError::new(format!("duplicate column '{}'", column.name), column.position.line, column.position.column));
+                return Err(SqlError::new(
+                    format!("duplicate column '{}'", column.name),
+                    column.position.line,
+                    column.position.column,
+                ));
             }
             let (data_type, source, time_attribute) = match &column.kind {
                 ColumnKind::Physical(t) => (t.clone(), ColumnSource::Physical, None),
                 ColumnKind::Computed(expr) => {
                     let bound = self.bind_expr(expr, &physical_scope)?;
                     let attr = bound.time_attribute(&[]);
-                    (bound.data_type().clone(), ColumnSource::Computed { expr: expr.clone(), text: unparse(expr) }, attr)
+                    (
+                        bound.data_type().clone(),
+                        ColumnSource::Computed {
+                            expr: expr.clone(),
+                            text: unparse(expr),
+                        },
+                        attr,
+                    )
                 }
-                ColumnKind::Metadata { data_type, key, is_virtual } => {
-                    (data_type.clone(), ColumnSource::Metadata { key: key.clone(), is_virtual: *is_virtual }, None)
-                }
+                ColumnKind::Metadata {
+                    data_type,
+                    key,
+                    is_virtual,
+                } => (
+                    data_type.clone(),
+                    ColumnSource::Metadata {
+                        key: key.clone(),
+                        is_virtual: *is_virtual,
+                    },
+                    None,
+                ),
             };
-            columns.push(TableColumn { name: column.name.clone(), data_type, source, time_attribute, comment: column.comment.clone() });
+            columns.push(TableColumn {
+                name: column.name.clone(),
+                data_type,
+                source,
+                time_attribute,
+                comment: column.comment.clone(),
+            });
         }
         if let Some(pk) = &create.primary_key {
             for key in pk {
                 match columns.iter_mut().find(|c| &c.name == key) {
-                    Some(c) if matches!(c.source, ColumnSource::Physical) => c.data_type.nullable = false,
-                    Some(_) => return Err(SqlError::without_position(format!("primary key column '{key}' must be a physical column"))),
-                    None => return Err(SqlError::without_position(format!("primary key column '{key}' does not exist"))),
+                    Some(c) if matches!(c.source, ColumnSource::Physical) => {
+                        c.data_type.nullable = false
+                    }
+                    Some(_) => {
+                        return Err(SqlError::without_position(format!(
+                            "primary key column '{key}' must be a physical column"
+                        )));
+                    }
+                    None => {
+                        return Err(SqlError::without_position(format!(
+                            "primary key column '{key}' does not exist"
+                        )));
+                    }
                 }
             }
         }
@@ -354,8 +523,11 @@ impl<'a> Binder<'a> {
                 let index = columns
                     .iter()
                     .position(|c| c.name == wm.column)
-                    .ok_or_else(|| at(format!("watermark column '{}' does not exist", wm.column)))?;
-                if !matches!(columns[index].data_type.kind, TypeKind::Timestamp(p) | TypeKind::TimestampLtz(p) if p <= 3) {
+                    .ok_or_else(|| {
+                        at(format!("watermark column '{}' does not exist", wm.column))
+                    })?;
+                if !matches!(columns[index].data_type.kind, TypeKind::Timestamp(p) | TypeKind::TimestampLtz(p) if p <= 3)
+                {
                     return Err(at(format!(
                         "the rowtime attribute '{}' must be TIMESTAMP(p) or TIMESTAMP_LTZ(p) with p <= 3, got {}",
                         wm.column, columns[index].data_type.kind
@@ -363,14 +535,24 @@ impl<'a> Binder<'a> {
                 }
                 let scope: Vec<ScopeColumn> = columns
                     .iter()
-                    .map(|c| ScopeColumn { qualifier: None, field: Field::new(c.name.clone(), c.data_type.clone()) })
+                    .map(|c| ScopeColumn {
+                        qualifier: None,
+                        field: Field::new(c.name.clone(), c.data_type.clone()),
+                    })
                     .collect();
                 let bound = self.bind_expr(&wm.expr, &scope)?;
                 if !bound.data_type().kind.is_timestamp() {
-                    return Err(at(format!("the watermark expression must return a timestamp, got {}", bound.data_type().kind)));
+                    return Err(at(format!(
+                        "the watermark expression must return a timestamp, got {}",
+                        bound.data_type().kind
+                    )));
                 }
                 columns[index].time_attribute = Some(TimeAttribute::Rowtime);
-                Some(WatermarkSpec { column: wm.column.clone(), expr: wm.expr.clone(), text: unparse(&wm.expr) })
+                Some(WatermarkSpec {
+                    column: wm.column.clone(),
+                    expr: wm.expr.clone(),
+                    text: unparse(&wm.expr),
+                })
             }
             None => None,
         };
@@ -409,15 +591,27 @@ impl<'a> Binder<'a> {
                     UnaryOperator::Not => self.call("NOT", vec![arg], span),
                     UnaryOperator::Plus => Ok(arg),
                     UnaryOperator::Minus => match arg {
-                        ScalarExpr::Literal { value: Value::Int(v), data_type } => {
-                            Ok(ScalarExpr::Literal { value: Value::Int(v.wrapping_neg()), data_type })
-                        }
-                        ScalarExpr::Literal { value: Value::Decimal(v), data_type } => {
-                            Ok(ScalarExpr::Literal { value: Value::Decimal(-v), data_type })
-                        }
-                        ScalarExpr::Literal { value: Value::Float(v), data_type } => {
-                            Ok(ScalarExpr::Literal { value: Value::Float(-v), data_type })
-                        }
+                        ScalarExpr::Literal {
+                            value: Value::Int(v),
+                            data_type,
+                        } => Ok(ScalarExpr::Literal {
+                            value: Value::Int(v.wrapping_neg()),
+                            data_type,
+                        }),
+                        ScalarExpr::Literal {
+                            value: Value::Decimal(v),
+                            data_type,
+                        } => Ok(ScalarExpr::Literal {
+                            value: Value::Decimal(-v),
+                            data_type,
+                        }),
+                        ScalarExpr::Literal {
+                            value: Value::Float(v),
+                            data_type,
+                        } => Ok(ScalarExpr::Literal {
+                            value: Value::Float(-v),
+                            data_type,
+                        }),
                         other => self.call("NEGATE", vec![other], span),
                     },
                     other => Err(error(span, format!("operator {other} is not supported"))),
@@ -464,16 +658,30 @@ impl<'a> Binder<'a> {
                 let args = vec![self.bind_expr(a, scope)?, self.bind_expr(b, scope)?];
                 self.call("IS NOT DISTINCT FROM", args, span)
             }
-            Expr::Between { expr: e, negated, low, high } => {
+            Expr::Between {
+                expr: e,
+                negated,
+                low,
+                high,
+            } => {
                 let value = self.bind_expr(e, scope)?;
                 let low = self.bind_expr(low, scope)?;
                 let high = self.bind_expr(high, scope)?;
                 let ge = self.call(">=", vec![value.clone(), low], span)?;
                 let le = self.call("<=", vec![value, high], span)?;
                 let both = self.call("AND", vec![ge, le], span)?;
-                if *negated { self.call("NOT", vec![both], span) } else { Ok(both) }
+                if *negated {
+                    self.call("NOT", vec![both], span)
+                } else {
+                    Ok(both)
+                }
             }
-            Expr::In { expr: e, target, negated, .. } => {
+            Expr::In {
+                expr: e,
+                target,
+                negated,
+                ..
+            } => {
                 let ast::InTarget::List(list) = target else {
                     return Err(error(span, "IN with a subquery is not supported yet"));
                 };
@@ -488,9 +696,19 @@ impl<'a> Binder<'a> {
                     });
                 }
                 let result = result.ok_or_else(|| error(span, "IN needs at least one value"))?;
-                if *negated { self.call("NOT", vec![result], span) } else { Ok(result) }
+                if *negated {
+                    self.call("NOT", vec![result], span)
+                } else {
+                    Ok(result)
+                }
             }
-            Expr::Like { negated, expr: e, pattern, escape_char, any } => {
+            Expr::Like {
+                negated,
+                expr: e,
+                pattern,
+                escape_char,
+                any,
+            } => {
                 if *any {
                     return Err(error(span, "LIKE ANY is not supported"));
                 }
@@ -499,45 +717,91 @@ impl<'a> Binder<'a> {
                     args.push(self.bind_expr(esc, scope)?);
                 }
                 let like = self.call("LIKE", args, span)?;
-                if *negated { self.call("NOT", vec![like], span) } else { Ok(like) }
+                if *negated {
+                    self.call("NOT", vec![like], span)
+                } else {
+                    Ok(like)
+                }
             }
-            Expr::SimilarTo { negated, expr: e, pattern, escape_char } => {
+            Expr::SimilarTo {
+                negated,
+                expr: e,
+                pattern,
+                escape_char,
+            } => {
                 let mut args = vec![self.bind_expr(e, scope)?, self.bind_expr(pattern, scope)?];
                 if let Some(esc) = escape_char {
                     args.push(self.bind_expr(esc, scope)?);
                 }
                 let similar = self.call("SIMILAR TO", args, span)?;
-                if *negated { self.call("NOT", vec![similar], span) } else { Ok(similar) }
+                if *negated {
+                    self.call("NOT", vec![similar], span)
+                } else {
+                    Ok(similar)
+                }
             }
-            Expr::Case { operand, conditions, else_result, .. } => {
-                let operand = operand.as_ref().map(|o| self.bind_expr(o, scope)).transpose()?;
+            Expr::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => {
+                let operand = operand
+                    .as_ref()
+                    .map(|o| self.bind_expr(o, scope))
+                    .transpose()?;
                 let mut branches = Vec::new();
                 for when in conditions {
                     let cond = self.bind_expr(&when.condition, scope)?;
                     let cond = match &operand {
-                        Some(op) => self.call("=", vec![op.clone(), cond], when.condition.span())?,
+                        Some(op) => {
+                            self.call("=", vec![op.clone(), cond], when.condition.span())?
+                        }
                         None => cond,
                     };
                     if !matches!(cond.data_type().kind, TypeKind::Boolean | TypeKind::Null) {
-                        return Err(error(when.condition.span(), "CASE WHEN needs a BOOLEAN condition"));
+                        return Err(error(
+                            when.condition.span(),
+                            "CASE WHEN needs a BOOLEAN condition",
+                        ));
                     }
                     branches.push((cond, self.bind_expr(&when.result, scope)?));
                 }
-                let otherwise = else_result.as_ref().map(|e| self.bind_expr(e, scope)).transpose()?;
+                let otherwise = else_result
+                    .as_ref()
+                    .map(|e| self.bind_expr(e, scope))
+                    .transpose()?;
                 case(branches, otherwise, span)
             }
-            Expr::Cast { kind, expr: e, data_type, .. } => {
+            Expr::Cast {
+                kind,
+                expr: e,
+                data_type,
+                ..
+            } => {
                 let value = self.bind_expr(e, scope)?;
                 let target = flink_type(data_type, span)?;
                 let try_cast = matches!(kind, CastKind::TryCast | CastKind::SafeCast);
                 if !can_cast(&value.data_type().kind, &target.kind) {
-                    return Err(error(span, format!("cannot cast {} to {}", value.data_type().kind, target.kind)));
+                    return Err(error(
+                        span,
+                        format!("cannot cast {} to {}", value.data_type().kind, target.kind),
+                    ));
                 }
-                let target = DataType { nullable: value.data_type().nullable || try_cast || target.nullable && value.is_literal_null(), ..target };
+                let target = DataType {
+                    nullable: value.data_type().nullable
+                        || try_cast
+                        || target.nullable && value.is_literal_null(),
+                    ..target
+                };
                 if value.data_type().kind == target.kind {
                     return Ok(value);
                 }
-                Ok(ScalarExpr::Cast { expr: Box::new(value), data_type: target, try_cast })
+                Ok(ScalarExpr::Cast {
+                    expr: Box::new(value),
+                    data_type: target,
+                    try_cast,
+                })
             }
             Expr::Extract { field, expr: e, .. } => {
                 let unit = unit_literal(&field.to_string());
@@ -553,11 +817,19 @@ impl<'a> Binder<'a> {
                     }
                     CeilFloorKind::DateTimeField(unit) => {
                         let unit = unit_literal(&unit.to_string());
-                        self.call(if is_floor { "FLOOR_TO" } else { "CEIL_TO" }, vec![unit, value], span)
+                        self.call(
+                            if is_floor { "FLOOR_TO" } else { "CEIL_TO" },
+                            vec![unit, value],
+                            span,
+                        )
                     }
                     CeilFloorKind::Scale(scale) => {
                         let scale = literal(&scale.value, span)?;
-                        self.call(if is_floor { "FLOOR" } else { "CEIL" }, vec![value, scale], span)
+                        self.call(
+                            if is_floor { "FLOOR" } else { "CEIL" },
+                            vec![value, scale],
+                            span,
+                        )
                     }
                 }
             }
@@ -565,7 +837,12 @@ impl<'a> Binder<'a> {
                 let args = vec![self.bind_expr(needle, scope)?, self.bind_expr(r#in, scope)?];
                 self.call("POSITION", args, span)
             }
-            Expr::Substring { expr: e, substring_from, substring_for, .. } => {
+            Expr::Substring {
+                expr: e,
+                substring_from,
+                substring_for,
+                ..
+            } => {
                 let mut args = vec![self.bind_expr(e, scope)?];
                 if let Some(from) = substring_from {
                     args.push(self.bind_expr(from, scope)?);
@@ -575,7 +852,12 @@ impl<'a> Binder<'a> {
                 }
                 self.call("SUBSTRING", args, span)
             }
-            Expr::Trim { trim_where, trim_what, expr: e, trim_characters } => {
+            Expr::Trim {
+                trim_where,
+                trim_what,
+                expr: e,
+                trim_characters,
+            } => {
                 let name = match trim_where {
                     Some(TrimWhereField::Leading) => "LTRIM",
                     Some(TrimWhereField::Trailing) => "RTRIM",
@@ -591,45 +873,76 @@ impl<'a> Binder<'a> {
             }
             Expr::Function(f) => self.bind_function(f, scope, span),
             Expr::Prefixed { prefix, .. } if prefix.value.eq_ignore_ascii_case("TABLE") => {
-                Err(error(span, "TABLE arguments are only allowed in table function calls"))
+                Err(error(
+                    span,
+                    "TABLE arguments are only allowed in table function calls",
+                ))
             }
-            Expr::Subquery(_) | Expr::Exists { .. } => {
-                Err(error(span, "subqueries in expressions are not supported yet"))
-            }
+            Expr::Subquery(_) | Expr::Exists { .. } => Err(error(
+                span,
+                "subqueries in expressions are not supported yet",
+            )),
             other => Err(error(span, format!("unsupported expression: {other}"))),
         }
     }
 
-    fn unary_call(&mut self, name: &str, e: &Expr, scope: &[ScopeColumn], span: Span) -> Result<ScalarExpr, SqlError> {
+    fn unary_call(
+        &mut self,
+        name: &str,
+        e: &Expr,
+        scope: &[ScopeColumn],
+        span: Span,
+    ) -> Result<ScalarExpr, SqlError> {
         let arg = self.bind_expr(e, scope)?;
         self.call(name, vec![arg], span)
     }
 
-    fn bind_function(&mut self, f: &ast::Function, scope: &[ScopeColumn], span: Span) -> Result<ScalarExpr, SqlError> {
+    fn bind_function(
+        &mut self,
+        f: &ast::Function,
+        scope: &[ScopeColumn],
+        span: Span,
+    ) -> Result<ScalarExpr, SqlError> {
         let name = object_name_last(&f.name).to_uppercase();
         if f.over.is_some() {
-            return Err(error(span, format!("OVER windows ({name} … OVER) are not supported yet")));
+            return Err(error(
+                span,
+                format!("OVER windows ({name} … OVER) are not supported yet"),
+            ));
         }
         if AGGREGATES.contains(&name.as_str()) {
-            return Err(error(span, format!("aggregate function {name} is not supported yet")));
+            return Err(error(
+                span,
+                format!("aggregate function {name} is not supported yet"),
+            ));
         }
         let mut args = Vec::new();
         match &f.args {
             FunctionArguments::None => {}
-            FunctionArguments::Subquery(_) => return Err(error(span, "subqueries are not supported yet")),
+            FunctionArguments::Subquery(_) => {
+                return Err(error(span, "subqueries are not supported yet"));
+            }
             FunctionArguments::List(list) => {
                 for arg in &list.args {
                     match arg {
-                        FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => args.push(self.bind_expr(e, scope)?),
-                        other => return Err(error(other.span(), format!("unsupported argument to {name}"))),
+                        FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => {
+                            args.push(self.bind_expr(e, scope)?)
+                        }
+                        other => {
+                            return Err(error(
+                                other.span(),
+                                format!("unsupported argument to {name}"),
+                            ));
+                        }
                     }
                 }
             }
         }
         match name.as_str() {
             "IF" => {
-                let [cond, then, otherwise]: [ScalarExpr; 3] =
-                    args.try_into().map_err(|_| error(span, "IF expects 3 arguments"))?;
+                let [cond, then, otherwise]: [ScalarExpr; 3] = args
+                    .try_into()
+                    .map_err(|_| error(span, "IF expects 3 arguments"))?;
                 case(vec![(cond, then)], Some(otherwise), span)
             }
             "COALESCE" => {
@@ -645,12 +958,18 @@ impl<'a> Binder<'a> {
                 case(branches, last, span)
             }
             "NULLIF" => {
-                let [a, b]: [ScalarExpr; 2] = args.try_into().map_err(|_| error(span, "NULLIF expects 2 arguments"))?;
+                let [a, b]: [ScalarExpr; 2] = args
+                    .try_into()
+                    .map_err(|_| error(span, "NULLIF expects 2 arguments"))?;
                 let eq = self.call("=", vec![a.clone(), b], span)?;
-                let null = ScalarExpr::Literal { value: Value::Null, data_type: a.data_type().with_nullable(true) };
+                let null = ScalarExpr::Literal {
+                    value: Value::Null,
+                    data_type: a.data_type().with_nullable(true),
+                };
                 case(vec![(eq, null)], Some(a), span)
             }
-            "YEAR" | "QUARTER" | "MONTH" | "WEEK" | "DAYOFYEAR" | "DAYOFMONTH" | "DAYOFWEEK" | "HOUR" | "MINUTE" | "SECOND" => {
+            "YEAR" | "QUARTER" | "MONTH" | "WEEK" | "DAYOFYEAR" | "DAYOFMONTH" | "DAYOFWEEK"
+            | "HOUR" | "MINUTE" | "SECOND" => {
                 let mut all = vec![unit_literal(&name)];
                 all.extend(args);
                 self.call("EXTRACT", all, span)
@@ -661,22 +980,55 @@ impl<'a> Binder<'a> {
     }
 
     /// Resolves a built-in function and casts its arguments to the signature's types.
-    fn call(&mut self, name: &str, args: Vec<ScalarExpr>, span: Span) -> Result<ScalarExpr, SqlError> {
-        let function = function::lookup(name).ok_or_else(|| error(span, format!("no such function: {name}")))?;
+    fn call(
+        &mut self,
+        name: &str,
+        args: Vec<ScalarExpr>,
+        span: Span,
+    ) -> Result<ScalarExpr, SqlError> {
+        let function = function::lookup(name)
+            .ok_or_else(|| error(span, format!("no such function: {name}")))?;
         let types: Vec<DataType> = args.iter().map(|a| a.data_type().clone()).collect();
         let signature = (function.resolve)(&types).map_err(|m| {
             let shown: Vec<String> = types.iter().map(|t| t.kind.to_string()).collect();
-            error(span, format!("invalid call {name}({}): {m}", shown.join(", ")))
+            error(
+                span,
+                format!("invalid call {name}({}): {m}", shown.join(", ")),
+            )
         })?;
-        let args = args.into_iter().zip(&signature.args).map(|(a, t)| coerce(a, t)).collect();
-        Ok(ScalarExpr::Call { function, args, data_type: signature.return_type })
+        let args = args
+            .into_iter()
+            .zip(&signature.args)
+            .map(|(a, t)| coerce(a, t))
+            .collect();
+        Ok(ScalarExpr::Call {
+            function,
+            args,
+            data_type: signature.return_type,
+        })
     }
 }
 
 const AGGREGATES: &[&str] = &[
-    "COUNT", "SUM", "MIN", "MAX", "AVG", "STDDEV_POP", "STDDEV_SAMP", "VAR_POP", "VAR_SAMP",
-    "COLLECT", "LISTAGG", "FIRST_VALUE", "LAST_VALUE", "ARRAY_AGG", "ROW_NUMBER", "RANK",
-    "DENSE_RANK", "LEAD", "LAG",
+    "COUNT",
+    "SUM",
+    "MIN",
+    "MAX",
+    "AVG",
+    "STDDEV_POP",
+    "STDDEV_SAMP",
+    "VAR_POP",
+    "VAR_SAMP",
+    "COLLECT",
+    "LISTAGG",
+    "FIRST_VALUE",
+    "LAST_VALUE",
+    "ARRAY_AGG",
+    "ROW_NUMBER",
+    "RANK",
+    "DENSE_RANK",
+    "LEAD",
+    "LAG",
 ];
 
 /// Wraps an expression in a CAST when its kind differs from `target`'s.
@@ -684,43 +1036,88 @@ fn coerce(expr: ScalarExpr, target: &DataType) -> ScalarExpr {
     if expr.data_type().kind == target.kind {
         return expr;
     }
-    if let ScalarExpr::Literal { value: Value::Null, .. } = expr {
-        return ScalarExpr::Literal { value: Value::Null, data_type: target.with_nullable(true) };
+    if let ScalarExpr::Literal {
+        value: Value::Null, ..
+    } = expr
+    {
+        return ScalarExpr::Literal {
+            value: Value::Null,
+            data_type: target.with_nullable(true),
+        };
     }
     let nullable = expr.data_type().nullable;
-    ScalarExpr::Cast { expr: Box::new(expr), data_type: target.with_nullable(nullable), try_cast: false }
+    ScalarExpr::Cast {
+        expr: Box::new(expr),
+        data_type: target.with_nullable(nullable),
+        try_cast: false,
+    }
 }
 
-fn case(branches: Vec<(ScalarExpr, ScalarExpr)>, otherwise: Option<ScalarExpr>, span: Span) -> Result<ScalarExpr, SqlError> {
-    let mut types: Vec<DataType> = branches.iter().map(|(_, r)| r.data_type().clone()).collect();
+fn case(
+    branches: Vec<(ScalarExpr, ScalarExpr)>,
+    otherwise: Option<ScalarExpr>,
+    span: Span,
+) -> Result<ScalarExpr, SqlError> {
+    let mut types: Vec<DataType> = branches
+        .iter()
+        .map(|(_, r)| r.data_type().clone())
+        .collect();
     match &otherwise {
         Some(e) => types.push(e.data_type().clone()),
         None => types.push(DataType::nullable(TypeKind::Null)),
     }
     let result = common_type_of(&types).ok_or_else(|| {
         let shown: Vec<String> = types.iter().map(|t| t.kind.to_string()).collect();
-        error(span, format!("the branches have no common type: {}", shown.join(", ")))
+        error(
+            span,
+            format!("the branches have no common type: {}", shown.join(", ")),
+        )
     })?;
-    let branches = branches.into_iter().map(|(c, r)| (c, coerce(r, &result))).collect();
+    let branches = branches
+        .into_iter()
+        .map(|(c, r)| (c, coerce(r, &result)))
+        .collect();
     let otherwise = otherwise.map(|e| Box::new(coerce(e, &result)));
-    Ok(ScalarExpr::Case { branches, otherwise, data_type: result })
+    Ok(ScalarExpr::Case {
+        branches,
+        otherwise,
+        data_type: result,
+    })
 }
 
 fn check_constant_zero(divisor: &ScalarExpr, span: Span) -> Result<(), SqlError> {
     let zero = match divisor {
-        ScalarExpr::Literal { value: Value::Int(0) | Value::Decimal(0), .. } => true,
-        ScalarExpr::Literal { value: Value::Float(f), .. } => *f == 0.0,
+        ScalarExpr::Literal {
+            value: Value::Int(0) | Value::Decimal(0),
+            ..
+        } => true,
+        ScalarExpr::Literal {
+            value: Value::Float(f),
+            ..
+        } => *f == 0.0,
         _ => false,
     };
-    if zero { Err(error(span, "division by zero")) } else { Ok(()) }
+    if zero {
+        Err(error(span, "division by zero"))
+    } else {
+        Ok(())
+    }
 }
 
 fn unit_literal(unit: &str) -> ScalarExpr {
     let text = unit.to_uppercase();
-    ScalarExpr::Literal { data_type: DataType::not_null(string_literal_kind(&text)), value: Value::String(text) }
+    ScalarExpr::Literal {
+        data_type: DataType::not_null(string_literal_kind(&text)),
+        value: Value::String(text),
+    }
 }
 
-fn resolve_column(scope: &[ScopeColumn], qualifier: Option<&str>, name: &str, span: Span) -> Result<ScalarExpr, SqlError> {
+fn resolve_column(
+    scope: &[ScopeColumn],
+    qualifier: Option<&str>,
+    name: &str,
+    span: Span,
+) -> Result<ScalarExpr, SqlError> {
     let mut found = None;
     for (i, c) in scope.iter().enumerate() {
         if c.field.name == name && (qualifier.is_none() || c.qualifier.as_deref() == qualifier) {
@@ -731,23 +1128,36 @@ fn resolve_column(scope: &[ScopeColumn], qualifier: Option<&str>, name: &str, sp
         }
     }
     match found {
-        Some(index) => Ok(ScalarExpr::Column { index, data_type: scope[index].field.data_type.clone() }),
+        Some(index) => Ok(ScalarExpr::Column {
+            index,
+            data_type: scope[index].field.data_type.clone(),
+        }),
         None => {
             let shown = match qualifier {
                 Some(q) => format!("{q}.{name}"),
                 None => name.to_string(),
             };
-            Err(error(span, format!("column '{shown}' not found in any table")))
+            Err(error(
+                span,
+                format!("column '{shown}' not found in any table"),
+            ))
         }
     }
 }
 
 fn literal(value: &ast::Value, span: Span) -> Result<ScalarExpr, SqlError> {
     let (value, kind) = match value {
-        ast::Value::Number(text, _) => number_literal(text).ok_or_else(|| error(span, format!("invalid number {text}")))?,
+        ast::Value::Number(text, _) => {
+            number_literal(text).ok_or_else(|| error(span, format!("invalid number {text}")))?
+        }
         ast::Value::SingleQuotedString(s) => (Value::String(s.clone()), string_literal_kind(s)),
         ast::Value::Boolean(b) => (Value::Boolean(*b), TypeKind::Boolean),
-        ast::Value::Null => return Ok(ScalarExpr::Literal { value: Value::Null, data_type: DataType::nullable(TypeKind::Null) }),
+        ast::Value::Null => {
+            return Ok(ScalarExpr::Literal {
+                value: Value::Null,
+                data_type: DataType::nullable(TypeKind::Null),
+            });
+        }
         ast::Value::HexStringLiteral(h) => {
             let bytes = (0..h.len() / 2)
                 .map(|i| u8::from_str_radix(h.get(2 * i..2 * i + 2).unwrap_or("zz"), 16))
@@ -758,7 +1168,10 @@ fn literal(value: &ast::Value, span: Span) -> Result<ScalarExpr, SqlError> {
         }
         other => return Err(error(span, format!("unsupported literal {other}"))),
     };
-    Ok(ScalarExpr::Literal { value, data_type: DataType::not_null(kind) })
+    Ok(ScalarExpr::Literal {
+        value,
+        data_type: DataType::not_null(kind),
+    })
 }
 
 /// Flink's literal types: INT when it fits, else BIGINT, else DECIMAL; `1.5` is DECIMAL(2, 1);
@@ -775,7 +1188,13 @@ fn number_literal(text: &str) -> Option<(Value, TypeKind)> {
         if precision > 38 {
             return Some((Value::Float(text.parse().ok()?), TypeKind::Double));
         }
-        return Some((Value::Decimal(unscaled), TypeKind::Decimal { precision: precision as u8, scale: frac.len() as u8 }));
+        return Some((
+            Value::Decimal(unscaled),
+            TypeKind::Decimal {
+                precision: precision as u8,
+                scale: frac.len() as u8,
+            },
+        ));
     }
     let v: i128 = text.parse().ok()?;
     if let Ok(i) = i32::try_from(v) {
@@ -783,7 +1202,13 @@ fn number_literal(text: &str) -> Option<(Value, TypeKind)> {
     } else if let Ok(i) = i64::try_from(v) {
         Some((Value::Int(i), TypeKind::BigInt))
     } else if text.len() <= 38 {
-        Some((Value::Decimal(v), TypeKind::Decimal { precision: text.len() as u8, scale: 0 }))
+        Some((
+            Value::Decimal(v),
+            TypeKind::Decimal {
+                precision: text.len() as u8,
+                scale: 0,
+            },
+        ))
     } else {
         None
     }
@@ -795,19 +1220,41 @@ fn flink_type(data_type: &ast::DataType, span: Span) -> Result<DataType, SqlErro
 }
 
 fn fraction_digits(text: &str) -> u8 {
-    text.rsplit_once('.').map_or(0, |(_, f)| f.trim().len().min(9) as u8)
+    text.rsplit_once('.')
+        .map_or(0, |(_, f)| f.trim().len().min(9) as u8)
 }
 
-fn typed_literal(data_type: &ast::DataType, text: &str, span: Span) -> Result<ScalarExpr, SqlError> {
+fn typed_literal(
+    data_type: &ast::DataType,
+    text: &str,
+    span: Span,
+) -> Result<ScalarExpr, SqlError> {
     let ty = flink_type(data_type, span)?;
     let bad = || error(span, format!("invalid {} literal '{text}'", ty.kind));
     let (value, kind) = match ty.kind {
-        TypeKind::Date => (Value::Date(parse_date(text).ok_or_else(bad)? as i32), TypeKind::Date),
-        TypeKind::Time(_) => (Value::Time(parse_time(text).ok_or_else(bad)?), TypeKind::Time(fraction_digits(text))),
-        TypeKind::Timestamp(_) => (Value::Timestamp(parse_timestamp(text).ok_or_else(bad)?), TypeKind::Timestamp(fraction_digits(text))),
-        _ => return Err(error(span, format!("{} literals are not supported", ty.kind))),
+        TypeKind::Date => (
+            Value::Date(parse_date(text).ok_or_else(bad)? as i32),
+            TypeKind::Date,
+        ),
+        TypeKind::Time(_) => (
+            Value::Time(parse_time(text).ok_or_else(bad)?),
+            TypeKind::Time(fraction_digits(text)),
+        ),
+        TypeKind::Timestamp(_) => (
+            Value::Timestamp(parse_timestamp(text).ok_or_else(bad)?),
+            TypeKind::Timestamp(fraction_digits(text)),
+        ),
+        _ => {
+            return Err(error(
+                span,
+                format!("{} literals are not supported", ty.kind),
+            ));
+        }
     };
-    Ok(ScalarExpr::Literal { value, data_type: DataType::not_null(kind) })
+    Ok(ScalarExpr::Literal {
+        value,
+        data_type: DataType::not_null(kind),
+    })
 }
 
 fn interval_literal(interval: &ast::Interval, span: Span) -> Result<ScalarExpr, SqlError> {
@@ -817,12 +1264,30 @@ fn interval_literal(interval: &ast::Interval, span: Span) -> Result<ScalarExpr, 
             ast::Value::Number(n, _) => n.clone(),
             other => other.to_string(),
         },
-        other => return Err(error(span, format!("interval value must be a literal, got {other}"))),
+        other => {
+            return Err(error(
+                span,
+                format!("interval value must be a literal, got {other}"),
+            ));
+        }
     };
-    let unit = |f: &Option<ast::DateTimeField>| f.as_ref().map(|f| f.to_string().to_uppercase().trim_end_matches('S').to_string());
-    let leading = unit(&interval.leading_field).ok_or_else(|| error(span, "interval needs a unit"))?;
+    let unit = |f: &Option<ast::DateTimeField>| {
+        f.as_ref().map(|f| {
+            f.to_string()
+                .to_uppercase()
+                .trim_end_matches('S')
+                .to_string()
+        })
+    };
+    let leading =
+        unit(&interval.leading_field).ok_or_else(|| error(span, "interval needs a unit"))?;
     let last = unit(&interval.last_field).unwrap_or_else(|| leading.clone());
-    let bad = || error(span, format!("invalid interval literal '{text}' for {leading} TO {last}"));
+    let bad = || {
+        error(
+            span,
+            format!("invalid interval literal '{text}' for {leading} TO {last}"),
+        )
+    };
     let trimmed = text.trim();
     let (negative, body) = match trimmed.strip_prefix('-') {
         Some(rest) => (true, rest),
@@ -834,7 +1299,10 @@ fn interval_literal(interval: &ast::Interval, span: Span) -> Result<ScalarExpr, 
     if to < from || (from < 2 && to >= 2) {
         return Err(bad());
     }
-    let parts: Vec<&str> = body.split([' ', ':', '-']).filter(|p| !p.is_empty()).collect();
+    let parts: Vec<&str> = body
+        .split([' ', ':', '-'])
+        .filter(|p| !p.is_empty())
+        .collect();
     if parts.len() != to - from + 1 {
         return Err(bad());
     }
@@ -846,7 +1314,10 @@ fn interval_literal(interval: &ast::Interval, span: Span) -> Result<ScalarExpr, 
             months += if *unit == "YEAR" { v * 12 } else { v };
         }
         let months = i32::try_from(sign * months).map_err(|_| bad())?;
-        return Ok(ScalarExpr::Literal { value: Value::IntervalMonths(months), data_type: DataType::not_null(TypeKind::IntervalYearMonth) });
+        return Ok(ScalarExpr::Literal {
+            value: Value::IntervalMonths(months),
+            data_type: DataType::not_null(TypeKind::IntervalYearMonth),
+        });
     }
     let mut millis = 0i64;
     for (unit, part) in ORDER[from..=to].iter().zip(&parts) {
@@ -856,10 +1327,17 @@ fn interval_literal(interval: &ast::Interval, span: Span) -> Result<ScalarExpr, 
             "MINUTE" => 60_000,
             _ => 1000,
         };
-        let v: f64 = if *unit == "SECOND" { part.parse().map_err(|_| bad())? } else { part.parse::<i64>().map_err(|_| bad())? as f64 };
+        let v: f64 = if *unit == "SECOND" {
+            part.parse().map_err(|_| bad())?
+        } else {
+            part.parse::<i64>().map_err(|_| bad())? as f64
+        };
         millis += (v * scale as f64).round() as i64;
     }
-    Ok(ScalarExpr::Literal { value: Value::IntervalMillis(sign * millis), data_type: DataType::not_null(TypeKind::IntervalDayTime) })
+    Ok(ScalarExpr::Literal {
+        value: Value::IntervalMillis(sign * millis),
+        data_type: DataType::not_null(TypeKind::IntervalDayTime),
+    })
 }
 
 /// The name Flink gives an unaliased select item: the column's name for a column reference,
@@ -867,8 +1345,12 @@ fn interval_literal(interval: &ast::Interval, span: Span) -> Result<ScalarExpr, 
 fn derived_name(expr: &Expr, position: usize) -> String {
     match expr {
         Expr::Identifier(ident) => ident.value.clone(),
-        Expr::CompoundIdentifier(parts) => parts.last().map_or_else(String::new, |p| p.value.clone()),
-        Expr::Function(f) if matches!(f.args, FunctionArguments::None) => object_name_last(&f.name).to_uppercase(),
+        Expr::CompoundIdentifier(parts) => {
+            parts.last().map_or_else(String::new, |p| p.value.clone())
+        }
+        Expr::Function(f) if matches!(f.args, FunctionArguments::None) => {
+            object_name_last(&f.name).to_uppercase()
+        }
         Expr::Nested(inner) => derived_name(inner, position),
         _ => format!("EXPR${position}"),
     }
@@ -889,7 +1371,15 @@ fn uniquify(fields: &mut [Field]) {
 }
 
 fn scoped(plan: LogicalPlan, qualifier: Option<String>) -> (LogicalPlan, Vec<ScopeColumn>) {
-    let scope = plan.schema().fields.iter().map(|f| ScopeColumn { qualifier: qualifier.clone(), field: f.clone() }).collect();
+    let scope = plan
+        .schema()
+        .fields
+        .iter()
+        .map(|f| ScopeColumn {
+            qualifier: qualifier.clone(),
+            field: f.clone(),
+        })
+        .collect();
     (plan, scope)
 }
 
@@ -900,31 +1390,77 @@ fn rename(plan: LogicalPlan, names: &[String], span: Span) -> Result<LogicalPlan
     }
     let schema = plan.schema();
     if names.len() != schema.len() {
-        return Err(error(span, format!("{} column names given for {} columns", names.len(), schema.len())));
+        return Err(error(
+            span,
+            format!(
+                "{} column names given for {} columns",
+                names.len(),
+                schema.len()
+            ),
+        ));
     }
-    let fields: Vec<Field> = schema.fields.iter().zip(names).map(|(f, n)| Field { name: n.clone(), ..f.clone() }).collect();
-    let exprs = fields.iter().enumerate().map(|(i, f)| ScalarExpr::Column { index: i, data_type: f.data_type.clone() }).collect();
-    Ok(LogicalPlan::Calc(LogicalCalc { input: Box::new(plan), filter: None, exprs, schema: Schema::new(fields) }))
+    let fields: Vec<Field> = schema
+        .fields
+        .iter()
+        .zip(names)
+        .map(|(f, n)| Field {
+            name: n.clone(),
+            ..f.clone()
+        })
+        .collect();
+    let exprs = fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| ScalarExpr::Column {
+            index: i,
+            data_type: f.data_type.clone(),
+        })
+        .collect();
+    Ok(LogicalPlan::Calc(LogicalCalc {
+        input: Box::new(plan),
+        filter: None,
+        exprs,
+        schema: Schema::new(fields),
+    }))
 }
 
 fn union(inputs: Vec<LogicalPlan>, span: Span) -> Result<LogicalPlan, SqlError> {
     let width = inputs[0].schema().len();
     if inputs.iter().any(|i| i.schema().len() != width) {
-        return Err(error(span, "UNION ALL inputs must have the same number of columns"));
+        return Err(error(
+            span,
+            "UNION ALL inputs must have the same number of columns",
+        ));
     }
     let mut fields = inputs[0].schema().fields.clone();
     for (col, field) in fields.iter_mut().enumerate() {
-        let types: Vec<DataType> = inputs.iter().map(|i| i.schema().fields[col].data_type.clone()).collect();
-        field.data_type = common_type_of(&types)
-            .ok_or_else(|| error(span, format!("UNION ALL column {} has no common type", col + 1)))?;
-        if inputs.iter().any(|i| i.schema().fields[col].time_attribute != field.time_attribute) {
+        let types: Vec<DataType> = inputs
+            .iter()
+            .map(|i| i.schema().fields[col].data_type.clone())
+            .collect();
+        field.data_type = common_type_of(&types).ok_or_else(|| {
+            error(
+                span,
+                format!("UNION ALL column {} has no common type", col + 1),
+            )
+        })?;
+        if inputs
+            .iter()
+            .any(|i| i.schema().fields[col].time_attribute != field.time_attribute)
+        {
             field.time_attribute = None;
         }
     }
     let inputs = inputs
         .into_iter()
         .map(|input| {
-            if input.schema().fields.iter().zip(&fields).all(|(a, b)| a.data_type.kind == b.data_type.kind) {
+            if input
+                .schema()
+                .fields
+                .iter()
+                .zip(&fields)
+                .all(|(a, b)| a.data_type.kind == b.data_type.kind)
+            {
                 return input;
             }
             let exprs = input
@@ -933,11 +1469,27 @@ fn union(inputs: Vec<LogicalPlan>, span: Span) -> Result<LogicalPlan, SqlError> 
                 .iter()
                 .enumerate()
                 .zip(&fields)
-                .map(|((i, f), target)| coerce(ScalarExpr::Column { index: i, data_type: f.data_type.clone() }, &target.data_type))
+                .map(|((i, f), target)| {
+                    coerce(
+                        ScalarExpr::Column {
+                            index: i,
+                            data_type: f.data_type.clone(),
+                        },
+                        &target.data_type,
+                    )
+                })
                 .collect();
             let schema = Schema::new(fields.clone());
-            LogicalPlan::Calc(LogicalCalc { input: Box::new(input), filter: None, exprs, schema })
+            LogicalPlan::Calc(LogicalCalc {
+                input: Box::new(input),
+                filter: None,
+                exprs,
+                schema,
+            })
         })
         .collect();
-    Ok(LogicalPlan::Union(LogicalUnion { inputs, schema: Schema::new(fields) }))
+    Ok(LogicalPlan::Union(LogicalUnion {
+        inputs,
+        schema: Schema::new(fields),
+    }))
 }

@@ -9,12 +9,30 @@ use crate::types::{DataType, TimeAttribute};
 #[derive(Debug, Clone)]
 pub enum ScalarExpr {
     /// The input column at `index`.
-    Column { index: usize, data_type: DataType },
-    Literal { value: Value, data_type: DataType },
-    Call { function: &'static FunctionDef, args: Vec<ScalarExpr>, data_type: DataType },
-    Cast { expr: Box<ScalarExpr>, data_type: DataType, try_cast: bool },
+    Column {
+        index: usize,
+        data_type: DataType,
+    },
+    Literal {
+        value: Value,
+        data_type: DataType,
+    },
+    Call {
+        function: &'static FunctionDef,
+        args: Vec<ScalarExpr>,
+        data_type: DataType,
+    },
+    Cast {
+        expr: Box<ScalarExpr>,
+        data_type: DataType,
+        try_cast: bool,
+    },
     /// `CASE WHEN c1 THEN r1 … ELSE e END`; a missing ELSE is NULL.
-    Case { branches: Vec<(ScalarExpr, ScalarExpr)>, otherwise: Option<Box<ScalarExpr>>, data_type: DataType },
+    Case {
+        branches: Vec<(ScalarExpr, ScalarExpr)>,
+        otherwise: Option<Box<ScalarExpr>>,
+        data_type: DataType,
+    },
 }
 
 impl ScalarExpr {
@@ -37,8 +55,14 @@ impl ScalarExpr {
                     && args.iter().all(ScalarExpr::is_deterministic)
             }
             ScalarExpr::Cast { expr, .. } => expr.is_deterministic(),
-            ScalarExpr::Case { branches, otherwise, .. } => {
-                branches.iter().all(|(c, r)| c.is_deterministic() && r.is_deterministic())
+            ScalarExpr::Case {
+                branches,
+                otherwise,
+                ..
+            } => {
+                branches
+                    .iter()
+                    .all(|(c, r)| c.is_deterministic() && r.is_deterministic())
                     && otherwise.as_ref().is_none_or(|e| e.is_deterministic())
             }
         }
@@ -57,7 +81,13 @@ impl ScalarExpr {
     }
 
     pub fn is_literal_null(&self) -> bool {
-        matches!(self, ScalarExpr::Literal { value: Value::Null, .. })
+        matches!(
+            self,
+            ScalarExpr::Literal {
+                value: Value::Null,
+                ..
+            }
+        )
     }
 }
 
@@ -84,11 +114,19 @@ impl fmt::Display for ScalarExpr {
                 }
                 write!(f, ")")
             }
-            ScalarExpr::Cast { expr, data_type, try_cast } => {
+            ScalarExpr::Cast {
+                expr,
+                data_type,
+                try_cast,
+            } => {
                 let name = if *try_cast { "TRY_CAST" } else { "CAST" };
                 write!(f, "{name}({expr} AS {data_type})")
             }
-            ScalarExpr::Case { branches, otherwise, .. } => {
+            ScalarExpr::Case {
+                branches,
+                otherwise,
+                ..
+            } => {
                 write!(f, "CASE(")?;
                 for (c, r) in branches {
                     write!(f, "{c}, {r}, ")?;

@@ -66,14 +66,29 @@ impl LogicalPlan {
     fn explain_into(&self, out: &mut String, depth: usize) {
         let indent = "   ".repeat(depth);
         let names = |schema: &Schema| {
-            schema.fields.iter().map(|f| f.name.clone()).collect::<Vec<_>>().join(", ")
+            schema
+                .fields
+                .iter()
+                .map(|f| f.name.clone())
+                .collect::<Vec<_>>()
+                .join(", ")
         };
         match self {
             LogicalPlan::Scan(s) => {
-                let _ = writeln!(out, "{indent}TableSourceScan(table=[[{}]], fields=[{}])", s.table.name, names(&s.schema));
+                let _ = writeln!(
+                    out,
+                    "{indent}TableSourceScan(table=[[{}]], fields=[{}])",
+                    s.table.name,
+                    names(&s.schema)
+                );
             }
             LogicalPlan::Values(v) => {
-                let _ = writeln!(out, "{indent}Values(tuples=[{} row(s)], fields=[{}])", v.rows.len(), names(&v.schema));
+                let _ = writeln!(
+                    out,
+                    "{indent}Values(tuples=[{} row(s)], fields=[{}])",
+                    v.rows.len(),
+                    names(&v.schema)
+                );
             }
             LogicalPlan::Calc(c) => {
                 let exprs: Vec<String> = c
@@ -83,13 +98,21 @@ impl LogicalPlan {
                     .map(|(e, f)| format!("{e} AS {}", f.name))
                     .collect();
                 let _ = match &c.filter {
-                    Some(p) => writeln!(out, "{indent}Calc(select=[{}], where=[{p}])", exprs.join(", ")),
+                    Some(p) => writeln!(
+                        out,
+                        "{indent}Calc(select=[{}], where=[{p}])",
+                        exprs.join(", ")
+                    ),
                     None => writeln!(out, "{indent}Calc(select=[{}])", exprs.join(", ")),
                 };
                 c.input.explain_into(out, depth + 1);
             }
             LogicalPlan::Union(u) => {
-                let _ = writeln!(out, "{indent}Union(all=[true], fields=[{}])", names(&u.schema));
+                let _ = writeln!(
+                    out,
+                    "{indent}Union(all=[true], fields=[{}])",
+                    names(&u.schema)
+                );
                 for input in &u.inputs {
                     input.explain_into(out, depth + 1);
                 }

@@ -12,15 +12,22 @@ pub struct Position {
     pub column: u64,
 }
 
+// Built once per statement or column, never on a hot path: boxing would only add noise.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Statement {
     CreateTable(CreateTable),
     CreateView(CreateView),
     Drop(Drop),
     /// `SET 'key' = 'value'`, or `SET` alone (key `None`) to list the options.
-    Set { key: Option<String>, value: Option<String> },
+    Set {
+        key: Option<String>,
+        value: Option<String>,
+    },
     /// `RESET 'key'`, or `RESET` alone for all keys.
-    Reset { key: Option<String> },
+    Reset {
+        key: Option<String>,
+    },
     ShowTables,
     ShowViews,
     ShowFunctions,
@@ -52,13 +59,19 @@ pub struct ColumnDef {
     pub position: Position,
 }
 
+// Built once per statement or column, never on a hot path: boxing would only add noise.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum ColumnKind {
     Physical(DataType),
     /// `name AS expr`
     Computed(Expr),
     /// `name type METADATA [FROM 'key'] [VIRTUAL]`
-    Metadata { data_type: DataType, key: Option<String>, is_virtual: bool },
+    Metadata {
+        data_type: DataType,
+        key: Option<String>,
+        is_virtual: bool,
+    },
 }
 
 #[derive(Debug, Clone)]

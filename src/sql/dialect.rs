@@ -45,8 +45,7 @@ impl Dialect for FlinkDialect {
         if let Some(literal) = typed_literal(parser) {
             return Some(literal);
         }
-        let is_table_arg = parser.peek_token_ref().token
-            == Token::make_keyword("TABLE")
+        let is_table_arg = parser.peek_token_ref().token == Token::make_keyword("TABLE")
             && matches!(parser.peek_nth_token_ref(1).token, Token::Word(_));
         if !is_table_arg {
             return None;
@@ -56,10 +55,14 @@ impl Dialect for FlinkDialect {
             Token::Word(w) => Ident::with_span(table.span, w.value),
             _ => return None,
         };
-        Some(parser.parse_object_name(false).map(|name: ObjectName| Expr::Prefixed {
-            prefix,
-            value: Box::new(object_name_expr(name)),
-        }))
+        Some(
+            parser
+                .parse_object_name(false)
+                .map(|name: ObjectName| Expr::Prefixed {
+                    prefix,
+                    value: Box::new(object_name_expr(name)),
+                }),
+        )
     }
 
     fn parse_data_type(&self, parser: &mut Parser) -> Option<Result<SqlDataType, ParserError>> {
@@ -84,7 +87,12 @@ fn typed_literal(parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
         return None;
     };
     let name = word.value.to_ascii_uppercase();
-    if word.quote_style.is_some() || !matches!(name.as_str(), "TIMESTAMP" | "DATE" | "TIME" | "TIMESTAMP_LTZ") {
+    if word.quote_style.is_some()
+        || !matches!(
+            name.as_str(),
+            "TIMESTAMP" | "DATE" | "TIME" | "TIMESTAMP_LTZ"
+        )
+    {
         return None;
     }
     let literal = parser.peek_nth_token_ref(1).clone();
@@ -113,8 +121,11 @@ fn typed_literal(parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
 }
 
 fn object_name_expr(name: ObjectName) -> Expr {
-    let mut idents: Vec<Ident> =
-        name.0.into_iter().filter_map(|part| part.as_ident().cloned()).collect();
+    let mut idents: Vec<Ident> = name
+        .0
+        .into_iter()
+        .filter_map(|part| part.as_ident().cloned())
+        .collect();
     if idents.len() == 1 {
         Expr::Identifier(idents.remove(0))
     } else {

@@ -13,11 +13,19 @@ pub struct SqlError {
 
 impl SqlError {
     pub fn new(message: impl Into<String>, line: u64, column: u64) -> Self {
-        SqlError { message: message.into(), line, column }
+        SqlError {
+            message: message.into(),
+            line,
+            column,
+        }
     }
 
     pub fn without_position(message: impl Into<String>) -> Self {
-        SqlError { message: message.into(), line: 0, column: 0 }
+        SqlError {
+            message: message.into(),
+            line: 0,
+            column: 0,
+        }
     }
 
     /// The message, then (when the position is known) `at line L, column C:`, the line of
@@ -27,7 +35,10 @@ impl SqlError {
         if self.line == 0 {
             return out;
         }
-        out.push_str(&format!("\n  at line {}, column {}:", self.line, self.column));
+        out.push_str(&format!(
+            "\n  at line {}, column {}:",
+            self.line, self.column
+        ));
         if let Some(text) = source.lines().nth(self.line as usize - 1) {
             let width: usize = text
                 .chars()
@@ -45,7 +56,11 @@ impl fmt::Display for SqlError {
         if self.line == 0 {
             write!(f, "{}", self.message)
         } else {
-            write!(f, "{} (line {}, column {})", self.message, self.line, self.column)
+            write!(
+                f,
+                "{} (line {}, column {})",
+                self.message, self.line, self.column
+            )
         }
     }
 }
@@ -66,8 +81,14 @@ pub fn from_parser_error(err: &sqlparser::parser::ParserError) -> SqlError {
         Some(at) => {
             let pos = &text[at + " at Line: ".len()..];
             let mut parts = pos.split(", Column: ");
-            let line = parts.next().and_then(|l| l.trim().parse().ok()).unwrap_or(0);
-            let column = parts.next().and_then(|c| c.trim().parse().ok()).unwrap_or(0);
+            let line = parts
+                .next()
+                .and_then(|l| l.trim().parse().ok())
+                .unwrap_or(0);
+            let column = parts
+                .next()
+                .and_then(|c| c.trim().parse().ok())
+                .unwrap_or(0);
             (text[..at].to_string(), line, column)
         }
         None => (text, 0, 0),

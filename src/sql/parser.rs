@@ -16,18 +16,31 @@ pub fn parse_statement(stmt: &StatementText) -> Result<ParsedStatement, SqlError
         .tokenize_with_location()
         .map_err(|e| {
             let at = shift(e.location, stmt);
-            SqlError::new(format!("syntax error: {}", lower_first(&e.message)), at.line, at.column)
+            SqlError::new(
+                format!("syntax error: {}", lower_first(&e.message)),
+                at.line,
+                at.column,
+            )
         })?;
     for token in &mut tokens {
         token.span = Span::new(shift(token.span.start, stmt), shift(token.span.end, stmt));
     }
     let hints = collect_hints(&tokens)?;
-    let position = Position { line: stmt.line, column: stmt.column };
+    let position = Position {
+        line: stmt.line,
+        column: stmt.column,
+    };
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
-    let statement = StatementParser { parser: &mut parser }
-        .statement()
-        .map_err(|e| from_parser_error(&e))?;
-    Ok(ParsedStatement { statement, hints, position })
+    let statement = StatementParser {
+        parser: &mut parser,
+    }
+    .statement()
+    .map_err(|e| from_parser_error(&e))?;
+    Ok(ParsedStatement {
+        statement,
+        hints,
+        position,
+    })
 }
 
 /// Parses a whole script: every statement, or the first error.
@@ -40,7 +53,11 @@ fn shift(loc: Location, stmt: &StatementText) -> Location {
     if loc.line == 0 {
         return loc;
     }
-    let column = if loc.line == 1 { loc.column + stmt.column - 1 } else { loc.column };
+    let column = if loc.line == 1 {
+        loc.column + stmt.column - 1
+    } else {
+        loc.column
+    };
     Location::new(loc.line + stmt.line - 1, column)
 }
 
@@ -71,20 +88,30 @@ fn collect_hints(tokens: &[TokenWithSpan]) -> Result<Vec<TableHint>, SqlError> {
         let Some(body) = text.strip_prefix('+') else {
             continue;
         };
-        let at = Position { line: token.span.start.line, column: token.span.start.column };
-        let bad = |what: &str| SqlError::new(format!("syntax error: {what} in hint"), at.line, at.column);
+        let at = Position {
+            line: token.span.start.line,
+            column: token.span.start.column,
+        };
+        let bad =
+            |what: &str| SqlError::new(format!("syntax error: {what} in hint"), at.line, at.column);
         let dialect = FlinkDialect;
         let mut parser = Parser::new(&dialect)
             .try_with_sql(body)
             .map_err(|_| bad("invalid text"))?;
         loop {
-            let name = parser.parse_identifier().map_err(|_| bad("expected a hint name"))?;
+            let name = parser
+                .parse_identifier()
+                .map_err(|_| bad("expected a hint name"))?;
             let mut options = Vec::new();
             if parser.consume_token(&Token::LParen) && !parser.consume_token(&Token::RParen) {
                 loop {
-                    let key = parser.parse_literal_string().map_err(|_| bad("expected 'key'"))?;
+                    let key = parser
+                        .parse_literal_string()
+                        .map_err(|_| bad("expected 'key'"))?;
                     let value = if parser.consume_token(&Token::Eq) {
-                        parser.parse_literal_string().map_err(|_| bad("expected 'value'"))?
+                        parser
+                            .parse_literal_string()
+                            .map_err(|_| bad("expected 'value'"))?
                     } else {
                         String::new()
                     };
@@ -92,10 +119,16 @@ fn collect_hints(tokens: &[TokenWithSpan]) -> Result<Vec<TableHint>, SqlError> {
                     if parser.consume_token(&Token::RParen) {
                         break;
                     }
-                    parser.expect_token(&Token::Comma).map_err(|_| bad("expected ','"))?;
+                    parser
+                        .expect_token(&Token::Comma)
+                        .map_err(|_| bad("expected ','"))?;
                 }
             }
-            hints.push(TableHint { name: name.value.to_ascii_uppercase(), options, position: at });
+            hints.push(TableHint {
+                name: name.value.to_ascii_uppercase(),
+                options,
+                position: at,
+            });
             if !parser.consume_token(&Token::Comma) {
                 break;
             }
@@ -129,7 +162,11 @@ impl StatementParser<'_, '_> {
     }
 
     fn keywords(&mut self, kws: &[&str]) -> bool {
-        if kws.iter().enumerate().all(|(i, kw)| self.peek_word(i).as_deref() == Some(kw)) {
+        if kws
+            .iter()
+            .enumerate()
+            .all(|(i, kw)| self.peek_word(i).as_deref() == Some(kw))
+        {
             for _ in kws {
                 self.parser.next_token();
             }
@@ -144,7 +181,10 @@ impl StatementParser<'_, '_> {
             Ok(())
         } else {
             let found = self.parser.peek_token_ref().clone();
-            Err(error_at(found.span, format!("expected {kw}, found {}", found.token)))
+            Err(error_at(
+                found.span,
+                format!("expected {kw}, found {}", found.token),
+            ))
         }
     }
 
@@ -153,7 +193,10 @@ impl StatementParser<'_, '_> {
         while self.parser.consume_token(&Token::SemiColon) {}
         let next = self.parser.peek_token_ref().clone();
         if next.token != Token::EOF {
-            return Err(error_at(next.span, format!("unexpected {} after the statement", next.token)));
+            return Err(error_at(
+                next.span,
+                format!("unexpected {} after the statement", next.token),
+            ));
         }
         Ok(statement)
     }
@@ -164,7 +207,10 @@ impl StatementParser<'_, '_> {
             if first.token == Token::LParen {
                 return Ok(Statement::Query(self.parser.parse_query()?));
             }
-            return Err(error_at(first.span, format!("expected a statement, found {}", first.token)));
+            return Err(error_at(
+                first.span,
+                format!("expected a statement, found {}", first.token),
+            ));
         };
         match word.as_str() {
             "SELECT" | "WITH" | "VALUES" => Ok(Statement::Query(self.parser.parse_query()?)),
@@ -184,15 +230,23 @@ impl StatementParser<'_, '_> {
                 Ok(Statement::Explain(Box::new(self.statement_body()?)))
             }
             "INSERT" => self.insert(),
-            _ => Err(error_at(first.span, format!("unsupported statement {word}"))),
+            _ => Err(error_at(
+                first.span,
+                format!("unsupported statement {word}"),
+            )),
         }
     }
 
     fn create(&mut self) -> Result<Statement, ParserError> {
         self.parser.next_token();
-        self.keywords(&["OR", "REPLACE"]).then_some(()).map_or(Ok(()), |_| {
-            Err(error_at(self.parser.get_current_token().span, "CREATE OR REPLACE is not supported"))
-        })?;
+        self.keywords(&["OR", "REPLACE"])
+            .then_some(())
+            .map_or(Ok(()), |_| {
+                Err(error_at(
+                    self.parser.get_current_token().span,
+                    "CREATE OR REPLACE is not supported",
+                ))
+            })?;
         let temporary = self.keyword("TEMPORARY");
         if self.keyword("TABLE") {
             self.create_table(temporary)
@@ -211,10 +265,19 @@ impl StatementParser<'_, '_> {
             }
             self.expect_keyword("AS")?;
             let query = self.parser.parse_query()?;
-            Ok(Statement::CreateView(CreateView { name, temporary, if_not_exists, columns, query }))
+            Ok(Statement::CreateView(CreateView {
+                name,
+                temporary,
+                if_not_exists,
+                columns,
+                query,
+            }))
         } else {
             let found = self.parser.peek_token_ref().clone();
-            Err(error_at(found.span, format!("expected TABLE or VIEW after CREATE, found {}", found.token)))
+            Err(error_at(
+                found.span,
+                format!("expected TABLE or VIEW after CREATE, found {}", found.token),
+            ))
         }
     }
 
@@ -223,7 +286,10 @@ impl StatementParser<'_, '_> {
         let name = self.parser.parse_object_name(false)?;
         if self.keyword("LIKE") || self.keyword("AS") {
             let at = self.parser.get_current_token().span;
-            return Err(error_at(at, "CREATE TABLE … LIKE and CREATE TABLE … AS are not supported yet"));
+            return Err(error_at(
+                at,
+                "CREATE TABLE … LIKE and CREATE TABLE … AS are not supported yet",
+            ));
         }
         self.parser.expect_token(&Token::LParen)?;
         let mut table = CreateTable {
@@ -276,8 +342,13 @@ impl StatementParser<'_, '_> {
 
     fn table_element(&mut self, table: &mut CreateTable) -> Result<(), ParserError> {
         let start = self.parser.peek_token_ref().span;
-        let position = Position { line: start.start.line, column: start.start.column };
-        if self.peek_word(0).as_deref() == Some("WATERMARK") && self.peek_word(1).as_deref() == Some("FOR") {
+        let position = Position {
+            line: start.start.line,
+            column: start.start.column,
+        };
+        if self.peek_word(0).as_deref() == Some("WATERMARK")
+            && self.peek_word(1).as_deref() == Some("FOR")
+        {
             self.parser.next_token();
             self.parser.next_token();
             let column = self.parser.parse_identifier()?.value;
@@ -286,7 +357,11 @@ impl StatementParser<'_, '_> {
             if table.watermark.is_some() {
                 return Err(error_at(start, "only one WATERMARK definition is allowed"));
             }
-            table.watermark = Some(WatermarkDef { column, expr, position });
+            table.watermark = Some(WatermarkDef {
+                column,
+                expr,
+                position,
+            });
             return Ok(());
         }
         if self.keyword("CONSTRAINT") {
@@ -311,9 +386,17 @@ impl StatementParser<'_, '_> {
         } else {
             let data_type = super::types::parse_data_type(self.parser)?;
             if self.keyword("METADATA") {
-                let key = if self.keyword("FROM") { Some(self.parser.parse_literal_string()?) } else { None };
+                let key = if self.keyword("FROM") {
+                    Some(self.parser.parse_literal_string()?)
+                } else {
+                    None
+                };
                 let is_virtual = self.keyword("VIRTUAL");
-                ColumnKind::Metadata { data_type, key, is_virtual }
+                ColumnKind::Metadata {
+                    data_type,
+                    key,
+                    is_virtual,
+                }
             } else {
                 if self.keywords(&["PRIMARY", "KEY"]) {
                     self.not_enforced(start)?;
@@ -322,8 +405,17 @@ impl StatementParser<'_, '_> {
                 ColumnKind::Physical(data_type)
             }
         };
-        let comment = if self.keyword("COMMENT") { Some(self.parser.parse_literal_string()?) } else { None };
-        table.columns.push(ColumnDef { name: name.value, kind, comment, position });
+        let comment = if self.keyword("COMMENT") {
+            Some(self.parser.parse_literal_string()?)
+        } else {
+            None
+        };
+        table.columns.push(ColumnDef {
+            name: name.value,
+            kind,
+            comment,
+            position,
+        });
         Ok(())
     }
 
@@ -331,11 +423,19 @@ impl StatementParser<'_, '_> {
         if self.keywords(&["NOT", "ENFORCED"]) {
             Ok(())
         } else {
-            Err(error_at(at, "Flink supports only PRIMARY KEY … NOT ENFORCED"))
+            Err(error_at(
+                at,
+                "Flink supports only PRIMARY KEY … NOT ENFORCED",
+            ))
         }
     }
 
-    fn set_primary_key(&mut self, table: &mut CreateTable, columns: Vec<String>, at: Span) -> Result<(), ParserError> {
+    fn set_primary_key(
+        &mut self,
+        table: &mut CreateTable,
+        columns: Vec<String>,
+        at: Span,
+    ) -> Result<(), ParserError> {
         if table.primary_key.is_some() {
             return Err(error_at(at, "a table can have only one PRIMARY KEY"));
         }
@@ -352,28 +452,48 @@ impl StatementParser<'_, '_> {
             ObjectKind::View
         } else {
             let found = self.parser.peek_token_ref().clone();
-            return Err(error_at(found.span, format!("expected TABLE or VIEW after DROP, found {}", found.token)));
+            return Err(error_at(
+                found.span,
+                format!("expected TABLE or VIEW after DROP, found {}", found.token),
+            ));
         };
         let if_exists = self.keywords(&["IF", "EXISTS"]);
         let name = self.parser.parse_object_name(false)?;
-        Ok(Statement::Drop(Drop { kind, name, temporary, if_exists }))
+        Ok(Statement::Drop(Drop {
+            kind,
+            name,
+            temporary,
+            if_exists,
+        }))
     }
 
     /// `SET 'key' = 'value'` (Flink also accepts the key and value unquoted).
     fn set(&mut self) -> Result<Statement, ParserError> {
         self.parser.next_token();
-        if matches!(self.parser.peek_token_ref().token, Token::EOF | Token::SemiColon) {
-            return Ok(Statement::Set { key: None, value: None });
+        if matches!(
+            self.parser.peek_token_ref().token,
+            Token::EOF | Token::SemiColon
+        ) {
+            return Ok(Statement::Set {
+                key: None,
+                value: None,
+            });
         }
         let key = self.raw_until(|t| *t == Token::Eq)?;
         self.parser.expect_token(&Token::Eq)?;
         let value = self.raw_until(|t| matches!(t, Token::EOF | Token::SemiColon))?;
-        Ok(Statement::Set { key: Some(key), value: Some(value) })
+        Ok(Statement::Set {
+            key: Some(key),
+            value: Some(value),
+        })
     }
 
     fn reset(&mut self) -> Result<Statement, ParserError> {
         self.parser.next_token();
-        if matches!(self.parser.peek_token_ref().token, Token::EOF | Token::SemiColon) {
+        if matches!(
+            self.parser.peek_token_ref().token,
+            Token::EOF | Token::SemiColon
+        ) {
             return Ok(Statement::Reset { key: None });
         }
         let key = self.raw_until(|t| matches!(t, Token::EOF | Token::SemiColon))?;
@@ -407,12 +527,19 @@ impl StatementParser<'_, '_> {
         } else if self.keyword("FUNCTIONS") {
             Ok(Statement::ShowFunctions)
         } else if self.keywords(&["CREATE", "TABLE"]) {
-            Ok(Statement::ShowCreateTable(self.parser.parse_object_name(false)?))
+            Ok(Statement::ShowCreateTable(
+                self.parser.parse_object_name(false)?,
+            ))
         } else if self.keywords(&["CREATE", "VIEW"]) {
-            Ok(Statement::ShowCreateView(self.parser.parse_object_name(false)?))
+            Ok(Statement::ShowCreateView(
+                self.parser.parse_object_name(false)?,
+            ))
         } else {
             let found = self.parser.peek_token_ref().clone();
-            Err(error_at(found.span, format!("unsupported SHOW {}", found.token)))
+            Err(error_at(
+                found.span,
+                format!("unsupported SHOW {}", found.token),
+            ))
         }
     }
 
@@ -428,7 +555,10 @@ impl StatementParser<'_, '_> {
         let table = self.parser.parse_object_name(false)?;
         let mut columns = Vec::new();
         if self.parser.peek_token_ref().token == Token::LParen
-            && !matches!(self.peek_word(1).as_deref(), Some("SELECT" | "WITH" | "VALUES"))
+            && !matches!(
+                self.peek_word(1).as_deref(),
+                Some("SELECT" | "WITH" | "VALUES")
+            )
         {
             self.parser.next_token();
             loop {
@@ -440,7 +570,12 @@ impl StatementParser<'_, '_> {
             self.parser.expect_token(&Token::RParen)?;
         }
         let query = self.parser.parse_query()?;
-        Ok(Statement::Insert(Insert { table, columns, overwrite, query }))
+        Ok(Statement::Insert(Insert {
+            table,
+            columns,
+            overwrite,
+            query,
+        }))
     }
 }
 
@@ -460,7 +595,10 @@ mod tests {
 
     fn parse_all(script: &str) -> Vec<Statement> {
         let (stmts, _) = split_statements(script);
-        stmts.iter().map(|s| parse_statement(s).unwrap().statement).collect()
+        stmts
+            .iter()
+            .map(|s| parse_statement(s).unwrap().statement)
+            .collect()
     }
 
     #[test]
@@ -470,11 +608,16 @@ mod tests {
              WATERMARK FOR time_ltz AS time_ltz - INTERVAL '5' SECOND,\n  PRIMARY KEY (user_name) NOT ENFORCED\n) \
              WITH ('connector' = 'datagen');",
         );
-        let Statement::CreateTable(t) = &stmts[0] else { panic!("{stmts:?}") };
+        let Statement::CreateTable(t) = &stmts[0] else {
+            panic!("{stmts:?}")
+        };
         assert_eq!(t.columns.len(), 3);
         assert!(matches!(t.columns[2].kind, ColumnKind::Computed(_)));
         assert_eq!(t.watermark.as_ref().unwrap().column, "time_ltz");
-        assert_eq!(t.primary_key.as_deref(), Some(&["user_name".to_string()][..]));
+        assert_eq!(
+            t.primary_key.as_deref(),
+            Some(&["user_name".to_string()][..])
+        );
         assert_eq!(t.options, vec![("connector".into(), "datagen".into())]);
     }
 
@@ -489,7 +632,9 @@ mod tests {
         let (stmts, _) = split_statements(script);
         let parsed: Vec<_> = stmts.iter().map(|s| parse_statement(s).unwrap()).collect();
         assert_eq!(parsed.len(), 10);
-        assert!(matches!(&parsed[0].statement, Statement::Set { key: Some(k), .. } if k == "table.local-time-zone"));
+        assert!(
+            matches!(&parsed[0].statement, Statement::Set { key: Some(k), .. } if k == "table.local-time-zone")
+        );
         assert_eq!(parsed[6].hints.len(), 1);
         assert_eq!(parsed[6].hints[0].options[0].1, "earliest-offset");
         assert_eq!(parsed[6].hints[0].position.line, 7);

@@ -82,7 +82,11 @@ fn statement(script: &str, start: usize, end: usize) -> StatementText {
     let before = &script[..begin];
     let line = before.matches('\n').count() as u64 + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) as u64 + 1;
-    StatementText { text: script[begin..end].trim_end().to_string(), line, column }
+    StatementText {
+        text: script[begin..end].trim_end().to_string(),
+        line,
+        column,
+    }
 }
 
 #[cfg(test)]

@@ -9,10 +9,36 @@ use sqlparser::tokenizer::Token;
 use crate::types::{DEFAULT_TIMESTAMP_PRECISION, DataType, MAX_LENGTH, TypeKind};
 
 const TYPE_NAMES: &[&str] = &[
-    "BOOLEAN", "TINYINT", "SMALLINT", "INT", "INTEGER", "BIGINT", "FLOAT", "REAL", "DOUBLE",
-    "DECIMAL", "DEC", "NUMERIC", "CHAR", "CHARACTER", "VARCHAR", "STRING", "BINARY", "VARBINARY",
-    "BYTES", "DATE", "TIME", "TIMESTAMP", "TIMESTAMP_LTZ", "INTERVAL", "ARRAY", "MAP", "ROW",
-    "MULTISET", "RAW", "NULL",
+    "BOOLEAN",
+    "TINYINT",
+    "SMALLINT",
+    "INT",
+    "INTEGER",
+    "BIGINT",
+    "FLOAT",
+    "REAL",
+    "DOUBLE",
+    "DECIMAL",
+    "DEC",
+    "NUMERIC",
+    "CHAR",
+    "CHARACTER",
+    "VARCHAR",
+    "STRING",
+    "BINARY",
+    "VARBINARY",
+    "BYTES",
+    "DATE",
+    "TIME",
+    "TIMESTAMP",
+    "TIMESTAMP_LTZ",
+    "INTERVAL",
+    "ARRAY",
+    "MAP",
+    "ROW",
+    "MULTISET",
+    "RAW",
+    "NULL",
 ];
 
 /// Whether a word starts a Flink type.
@@ -22,7 +48,10 @@ pub fn is_type_name(word: &str) -> bool {
 
 /// Parses a Flink type with its optional `NOT NULL`.
 pub fn parse_data_type(parser: &mut Parser) -> Result<DataType, ParserError> {
-    let mut reader = TypeReader { parser, pending_gt: false };
+    let mut reader = TypeReader {
+        parser,
+        pending_gt: false,
+    };
     let ty = reader.data_type()?;
     if reader.pending_gt {
         return Err(reader.error("unmatched '>' in type"));
@@ -46,7 +75,10 @@ struct TypeReader<'a, 'b> {
 impl TypeReader<'_, '_> {
     fn error(&self, message: &str) -> ParserError {
         let loc = self.parser.peek_token_ref().span.start;
-        ParserError::ParserError(format!("{message} at Line: {}, Column: {}", loc.line, loc.column))
+        ParserError::ParserError(format!(
+            "{message} at Line: {}, Column: {}",
+            loc.line, loc.column
+        ))
     }
 
     fn word(&mut self) -> Option<String> {
@@ -177,7 +209,10 @@ impl TypeReader<'_, '_> {
                         "decimal precision must be between 1 and 38 and scale between 0 and the precision",
                     ));
                 }
-                TypeKind::Decimal { precision: precision as u8, scale: scale as u8 }
+                TypeKind::Decimal {
+                    precision: precision as u8,
+                    scale: scale as u8,
+                }
             }
             "CHAR" | "CHARACTER" => {
                 if self.keyword("VARYING") {
@@ -202,13 +237,17 @@ impl TypeReader<'_, '_> {
                 if self.keywords(&["WITH", "LOCAL", "TIME", "ZONE"]) {
                     TypeKind::TimestampLtz(p)
                 } else if self.keywords(&["WITH", "TIME", "ZONE"]) {
-                    return Err(self.error("TIMESTAMP WITH TIME ZONE is not supported by Flink; use TIMESTAMP_LTZ"));
+                    return Err(self.error(
+                        "TIMESTAMP WITH TIME ZONE is not supported by Flink; use TIMESTAMP_LTZ",
+                    ));
                 } else {
                     self.keywords(&["WITHOUT", "TIME", "ZONE"]);
                     TypeKind::Timestamp(p)
                 }
             }
-            "TIMESTAMP_LTZ" => TypeKind::TimestampLtz(self.optional_precision(DEFAULT_TIMESTAMP_PRECISION, 9)?),
+            "TIMESTAMP_LTZ" => {
+                TypeKind::TimestampLtz(self.optional_precision(DEFAULT_TIMESTAMP_PRECISION, 9)?)
+            }
             "INTERVAL" => self.interval()?,
             "ARRAY" => {
                 self.parser.expect_token(&Token::Lt)?;
@@ -240,7 +279,10 @@ impl TypeReader<'_, '_> {
         };
         let mut fields = Vec::new();
         loop {
-            if close == Token::Gt && fields.is_empty() && self.parser.peek_token_ref().token == Token::Gt {
+            if close == Token::Gt
+                && fields.is_empty()
+                && self.parser.peek_token_ref().token == Token::Gt
+            {
                 break;
             }
             let name = self.parser.parse_identifier()?.value;
@@ -304,13 +346,22 @@ mod tests {
     #[test]
     fn flink_types() {
         assert_eq!(round_trip("INT NOT NULL"), "INT NOT NULL");
-        assert_eq!(round_trip("timestamp(3) with local time zone"), "TIMESTAMP_LTZ(3)");
+        assert_eq!(
+            round_trip("timestamp(3) with local time zone"),
+            "TIMESTAMP_LTZ(3)"
+        );
         assert_eq!(round_trip("TIMESTAMP"), "TIMESTAMP(6)");
         assert_eq!(round_trip("DECIMAL"), "DECIMAL(10, 0)");
         assert_eq!(round_trip("VARCHAR(2147483647)"), "STRING");
-        assert_eq!(round_trip("ARRAY<ARRAY<INT NOT NULL>>"), "ARRAY<ARRAY<INT NOT NULL>>");
+        assert_eq!(
+            round_trip("ARRAY<ARRAY<INT NOT NULL>>"),
+            "ARRAY<ARRAY<INT NOT NULL>>"
+        );
         assert_eq!(round_trip("MAP<STRING, BIGINT>"), "MAP<STRING, BIGINT>");
-        assert_eq!(round_trip("ROW<a INT, `b c` STRING>"), "ROW<`a` INT, `b c` STRING>");
+        assert_eq!(
+            round_trip("ROW<a INT, `b c` STRING>"),
+            "ROW<`a` INT, `b c` STRING>"
+        );
         assert!(parse_type_text("DECIMAL(40, 2)").is_err());
         assert!(parse_type_text("TIME(10)").is_err());
     }

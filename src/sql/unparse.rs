@@ -61,7 +61,12 @@ fn write_expr(out: &mut String, expr: &Expr) {
             write_expr(out, inner);
             out.push(')');
         }
-        Expr::Interval(Interval { value, leading_field, last_field, .. }) => {
+        Expr::Interval(Interval {
+            value,
+            leading_field,
+            last_field,
+            ..
+        }) => {
             out.push_str("INTERVAL ");
             write_expr(out, value);
             if let Some(field) = leading_field {
@@ -73,7 +78,9 @@ fn write_expr(out: &mut String, expr: &Expr) {
                 out.push_str(singular(&field.to_string()));
             }
         }
-        Expr::Cast { expr, data_type, .. } => {
+        Expr::Cast {
+            expr, data_type, ..
+        } => {
             out.push_str("CAST(");
             write_expr(out, expr);
             out.push_str(" AS ");

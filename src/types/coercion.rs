@@ -37,7 +37,10 @@ fn numeric_rank(kind: &TypeKind) -> u8 {
 
 pub fn decimal(precision: u8, scale: u8) -> TypeKind {
     let precision = precision.clamp(1, 38);
-    TypeKind::Decimal { precision, scale: scale.min(precision) }
+    TypeKind::Decimal {
+        precision,
+        scale: scale.min(precision),
+    }
 }
 
 /// The least restrictive kind of two kinds (Flink's `LogicalTypeMerging.findCommonType`), or
@@ -57,7 +60,11 @@ pub fn common_kind(a: &TypeKind, b: &TypeKind) -> Option<TypeKind> {
                 let digits = (p1 - s1).max(p2 - s2);
                 return Some(decimal(digits.saturating_add(scale), scale));
             }
-            Some(if numeric_rank(a) >= numeric_rank(b) { a.clone() } else { b.clone() })
+            Some(if numeric_rank(a) >= numeric_rank(b) {
+                a.clone()
+            } else {
+                b.clone()
+            })
         }
         (Char(x), Char(y)) => Some(Char(*x.max(y))),
         (Char(x) | VarChar(x), Char(y) | VarChar(y)) => Some(VarChar(*x.max(y))),
@@ -76,7 +83,10 @@ pub fn common_kind(a: &TypeKind, b: &TypeKind) -> Option<TypeKind> {
 
 /// The common type of several types (nullable if any is).
 pub fn common_type(a: &DataType, b: &DataType) -> Option<DataType> {
-    Some(DataType { kind: common_kind(&a.kind, &b.kind)?, nullable: a.nullable || b.nullable })
+    Some(DataType {
+        kind: common_kind(&a.kind, &b.kind)?,
+        nullable: a.nullable || b.nullable,
+    })
 }
 
 pub fn common_type_of(types: &[DataType]) -> Option<DataType> {
@@ -100,7 +110,8 @@ pub fn arithmetic_kind(op: &str, a: &TypeKind, b: &TypeKind) -> Option<TypeKind>
     }
     let approximate = matches!(a, TypeKind::Float | TypeKind::Double)
         || matches!(b, TypeKind::Float | TypeKind::Double);
-    let has_decimal = matches!(a, TypeKind::Decimal { .. }) || matches!(b, TypeKind::Decimal { .. });
+    let has_decimal =
+        matches!(a, TypeKind::Decimal { .. }) || matches!(b, TypeKind::Decimal { .. });
     if approximate || !has_decimal {
         if op == "%" && !approximate {
             // MOD returns the type of the divisor.
@@ -159,12 +170,24 @@ mod tests {
 
     #[test]
     fn decimal_arithmetic_types() {
-        let d = |p, s| TypeKind::Decimal { precision: p, scale: s };
+        let d = |p, s| TypeKind::Decimal {
+            precision: p,
+            scale: s,
+        };
         assert_eq!(arithmetic_kind("+", &d(10, 2), &d(5, 3)), Some(d(12, 3)));
-        assert_eq!(arithmetic_kind("*", &d(10, 2), &TypeKind::Int), Some(d(20, 2)));
+        assert_eq!(
+            arithmetic_kind("*", &d(10, 2), &TypeKind::Int),
+            Some(d(20, 2))
+        );
         assert_eq!(arithmetic_kind("/", &d(38, 10), &d(38, 10)), Some(d(38, 6)));
-        assert_eq!(arithmetic_kind("+", &TypeKind::Int, &TypeKind::BigInt), Some(TypeKind::BigInt));
-        assert_eq!(arithmetic_kind("+", &TypeKind::Int, &TypeKind::Double), Some(TypeKind::Double));
+        assert_eq!(
+            arithmetic_kind("+", &TypeKind::Int, &TypeKind::BigInt),
+            Some(TypeKind::BigInt)
+        );
+        assert_eq!(
+            arithmetic_kind("+", &TypeKind::Int, &TypeKind::Double),
+            Some(TypeKind::Double)
+        );
         assert_eq!(common_kind(&d(10, 2), &TypeKind::Int), Some(d(12, 2)));
     }
 }

@@ -32,7 +32,10 @@ pub enum TypeKind {
     BigInt,
     Float,
     Double,
-    Decimal { precision: u8, scale: u8 },
+    Decimal {
+        precision: u8,
+        scale: u8,
+    },
     Char(u32),
     VarChar(u32),
     Binary(u32),
@@ -57,13 +60,22 @@ pub struct DataType {
 
 impl DataType {
     pub fn nullable(kind: TypeKind) -> Self {
-        DataType { kind, nullable: true }
+        DataType {
+            kind,
+            nullable: true,
+        }
     }
     pub fn not_null(kind: TypeKind) -> Self {
-        DataType { kind, nullable: false }
+        DataType {
+            kind,
+            nullable: false,
+        }
     }
     pub fn with_nullable(&self, nullable: bool) -> Self {
-        DataType { kind: self.kind.clone(), nullable }
+        DataType {
+            kind: self.kind.clone(),
+            nullable,
+        }
     }
     pub fn string() -> Self {
         Self::nullable(TypeKind::VarChar(MAX_LENGTH))
@@ -244,7 +256,11 @@ pub struct Field {
 
 impl Field {
     pub fn new(name: impl Into<String>, data_type: DataType) -> Self {
-        Field { name: name.into(), data_type, time_attribute: None }
+        Field {
+            name: name.into(),
+            data_type,
+            time_attribute: None,
+        }
     }
 
     /// The type as `DESC` prints it: no NOT NULL (that is the `null` column), and the time

@@ -261,11 +261,17 @@ impl SessionZone {
         } else {
             jiff::tz::TimeZone::get(name).map_err(|_| invalid_zone(name))?
         };
-        Ok(SessionZone { name: name.to_string(), zone })
+        Ok(SessionZone {
+            name: name.to_string(),
+            zone,
+        })
     }
 
     pub fn utc() -> Self {
-        SessionZone { name: "UTC".into(), zone: jiff::tz::TimeZone::UTC }
+        SessionZone {
+            name: "UTC".into(),
+            zone: jiff::tz::TimeZone::UTC,
+        }
     }
 
     /// The host's zone, Flink's default for `table.local-time-zone`.
@@ -323,7 +329,11 @@ impl SessionZone {
     pub fn from_local_later(&self, local_nanos: i64) -> i64 {
         let earlier = self.from_local(local_nanos);
         let shifted = local_nanos - self.offset_nanos_at(earlier + 3 * 3600 * NANOS_PER_SECOND);
-        if self.to_local(shifted) == local_nanos { shifted.max(earlier) } else { earlier }
+        if self.to_local(shifted) == local_nanos {
+            shifted.max(earlier)
+        } else {
+            earlier
+        }
     }
 }
 
@@ -368,7 +378,10 @@ mod tests {
         assert_eq!(ts, 4_001_000_000);
         assert_eq!(format_timestamp(ts, 3), "1970-01-01 00:00:04.001");
         assert_eq!(format_timestamp(ts, 0), "1970-01-01 00:00:04");
-        assert_eq!(parse_timestamp("2020-04-15T08:05"), parse_timestamp("2020-04-15 08:05:00"));
+        assert_eq!(
+            parse_timestamp("2020-04-15T08:05"),
+            parse_timestamp("2020-04-15 08:05:00")
+        );
         assert_eq!(parse_timestamp("2020-02-30 00:00:00"), None);
         assert_eq!(format_timestamp(-1, 3), "1969-12-31 23:59:59.999");
     }
@@ -378,7 +391,10 @@ mod tests {
         let la = SessionZone::new("America/Los_Angeles").unwrap();
         let gap = parse_timestamp("2021-03-14 02:30:00").unwrap();
         let instant = la.from_local(gap);
-        assert_eq!(format_timestamp(la.to_local(instant), 0), "2021-03-14 03:30:00");
+        assert_eq!(
+            format_timestamp(la.to_local(instant), 0),
+            "2021-03-14 03:30:00"
+        );
         let fold = parse_timestamp("2021-11-07 01:30:00").unwrap();
         let earlier = la.from_local(fold);
         let later = la.from_local_later(fold);
@@ -386,6 +402,9 @@ mod tests {
         let shanghai = SessionZone::new("Asia/Shanghai").unwrap();
         assert_eq!(shanghai.to_local(0), 8 * 3600 * NANOS_PER_SECOND);
         assert!(SessionZone::new("Mars/Olympus").is_err());
-        assert_eq!(SessionZone::new("GMT+08:00").unwrap().to_local(0), 8 * 3600 * NANOS_PER_SECOND);
+        assert_eq!(
+            SessionZone::new("GMT+08:00").unwrap().to_local(0),
+            8 * 3600 * NANOS_PER_SECOND
+        );
     }
 }

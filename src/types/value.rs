@@ -41,9 +41,7 @@ impl Value {
             ArrowType::Int16 => Value::Int(array.as_primitive::<Int16Type>().value(i) as i64),
             ArrowType::Int32 => Value::Int(array.as_primitive::<Int32Type>().value(i) as i64),
             ArrowType::Int64 => Value::Int(array.as_primitive::<Int64Type>().value(i)),
-            ArrowType::Float32 => {
-                Value::Float(array.as_primitive::<Float32Type>().value(i) as f64)
-            }
+            ArrowType::Float32 => Value::Float(array.as_primitive::<Float32Type>().value(i) as f64),
             ArrowType::Float64 => Value::Float(array.as_primitive::<Float64Type>().value(i)),
             ArrowType::Decimal128(..) => {
                 Value::Decimal(array.as_primitive::<Decimal128Type>().value(i))

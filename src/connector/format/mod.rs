@@ -10,18 +10,28 @@ use crate::types::Schema;
 use crate::types::time::SessionZone;
 
 /// The decoder for a table's `format` option (`csv`, `json`).
-pub fn new_decoder(options: &[(String, String)], schema: &Schema, zone: &SessionZone) -> Result<Box<dyn LineDecoder>, ConnectorError> {
+pub fn new_decoder(
+    options: &[(String, String)],
+    schema: &Schema,
+    zone: &SessionZone,
+) -> Result<Box<dyn LineDecoder>, ConnectorError> {
     let map: HashMap<String, String> = options.iter().cloned().collect();
     match map.get("format").map(String::as_str) {
         Some("csv") => {
             let format = csv::CsvFormat::from_options(&map).map_err(ConnectorError)?;
-            Ok(Box::new(format.decoder(schema, zone).map_err(ConnectorError)?))
+            Ok(Box::new(
+                format.decoder(schema, zone).map_err(ConnectorError)?,
+            ))
         }
         Some("json") => {
             let format = json::JsonFormat::from_options(&map).map_err(ConnectorError)?;
-            Ok(Box::new(format.decoder(schema, zone).map_err(ConnectorError)?))
+            Ok(Box::new(
+                format.decoder(schema, zone).map_err(ConnectorError)?,
+            ))
         }
-        Some(other) => Err(ConnectorError(format!("format '{other}' is not supported (supported: csv, json)"))),
+        Some(other) => Err(ConnectorError(format!(
+            "format '{other}' is not supported (supported: csv, json)"
+        ))),
         None => Err(ConnectorError("option 'format' is required".into())),
     }
 }

@@ -5,9 +5,9 @@ use arrow_array::RecordBatch;
 use crate::exec::chunk::StreamChunk;
 use crate::exec::operator::ExecError;
 use crate::exec::runtime::Sink;
+use crate::types::Schema;
 use crate::types::text::format_value;
 use crate::types::time::SessionZone;
-use crate::types::Schema;
 
 /// Flink's `print` connector: one `+I[a, b]` line per row on stdout, prefixed by
 /// `print-identifier> ` when set.
@@ -21,12 +21,23 @@ pub struct PrintSink {
 impl PrintSink {
     pub fn new(schema: Schema, zone: SessionZone, identifier: Option<&str>) -> Self {
         let prefix = identifier.map_or(String::new(), |id| format!("{id}> "));
-        PrintSink { schema, zone, prefix, out: std::io::BufWriter::new(std::io::stdout()) }
+        PrintSink {
+            schema,
+            zone,
+            prefix,
+            out: std::io::BufWriter::new(std::io::stdout()),
+        }
     }
 }
 
 /// `+I[1, a, NULL]`: Flink's `Row.toString`.
-pub fn row_string(batch: &RecordBatch, row: usize, kind: &str, schema: &Schema, zone: &SessionZone) -> String {
+pub fn row_string(
+    batch: &RecordBatch,
+    row: usize,
+    kind: &str,
+    schema: &Schema,
+    zone: &SessionZone,
+) -> String {
     let cells: Vec<String> = batch
         .columns()
         .iter()
@@ -40,8 +51,15 @@ impl Sink for PrintSink {
     fn write(&mut self, chunk: StreamChunk) -> Result<(), ExecError> {
         use std::io::Write;
         for row in 0..chunk.num_rows() {
-            let line = row_string(&chunk.batch, row, chunk.kind(row).short_string(), &self.schema, &self.zone);
-            writeln!(self.out, "{}{line}", self.prefix).map_err(|e| ExecError::Sink(e.to_string()))?;
+            let line = row_string(
+                &chunk.batch,
+                row,
+                chunk.kind(row).short_string(),
+                &self.schema,
+                &self.zone,
+            );
+            writeln!(self.out, "{}{line}", self.prefix)
+                .map_err(|e| ExecError::Sink(e.to_string()))?;
         }
         Ok(())
     }

@@ -10,8 +10,8 @@ use arrow_array::builder::*;
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::SchemaRef;
 
-use crate::connector::ConnectorError;
 use crate::clock::Clock;
+use crate::connector::ConnectorError;
 use crate::exec::operator::ExecError;
 use crate::exec::runtime::SourceSplit;
 use crate::types::{DataType, NANOS_PER_DAY, Schema, TypeKind};
@@ -21,8 +21,16 @@ const BATCH_ROWS: usize = 8192;
 
 #[derive(Debug, Clone)]
 enum FieldGen {
-    Random { min: f64, max: f64, length: usize, null_rate: f64 },
-    Sequence { start: i64, end: i64 },
+    Random {
+        min: f64,
+        max: f64,
+        length: usize,
+        null_rate: f64,
+    },
+    Sequence {
+        start: i64,
+        end: i64,
+    },
 }
 
 pub struct DatagenSplit {
@@ -38,29 +46,58 @@ pub struct DatagenSplit {
 }
 
 fn parse_num<T: std::str::FromStr>(key: &str, value: &str) -> Result<T, ConnectorError> {
-    value.trim().parse().map_err(|_| ConnectorError(format!("invalid value '{value}' for option '{key}'")))
+    value
+        .trim()
+        .parse()
+        .map_err(|_| ConnectorError(format!("invalid value '{value}' for option '{key}'")))
 }
 
 impl DatagenSplit {
-    pub fn new(schema: &Schema, options: &[(String, String)], clock: Arc<dyn Clock>) -> Result<Self, ConnectorError> {
-        let get = |k: &str| options.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    pub fn new(
+        schema: &Schema,
+        options: &[(String, String)],
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, ConnectorError> {
+        let get = |k: &str| {
+            options
+                .iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.as_str())
+        };
         for (key, _) in options {
-            let known = matches!(key.as_str(), "connector" | "rows-per-second" | "number-of-rows" | "scan.parallelism")
-                || key.strip_prefix("fields.").is_some_and(|rest| {
-                    rest.rsplit_once('.').is_some_and(|(field, opt)| {
-                        schema.index_of(field).is_some()
-                            && matches!(opt, "kind" | "min" | "max" | "length" | "start" | "end" | "null-rate" | "max-past" | "var-len")
-                    })
-                });
+            let known = matches!(
+                key.as_str(),
+                "connector" | "rows-per-second" | "number-of-rows" | "scan.parallelism"
+            ) || key.strip_prefix("fields.").is_some_and(|rest| {
+                rest.rsplit_once('.').is_some_and(|(field, opt)| {
+                    schema.index_of(field).is_some()
+                        && matches!(
+                            opt,
+                            "kind"
+                                | "min"
+                                | "max"
+                                | "length"
+                                | "start"
+                                | "end"
+                                | "null-rate"
+                                | "max-past"
+                                | "var-len"
+                        )
+                })
+            });
             if !known {
-                return Err(ConnectorError(format!("unsupported option '{key}' for connector 'datagen'")));
+                return Err(ConnectorError(format!(
+                    "unsupported option '{key}' for connector 'datagen'"
+                )));
             }
         }
         let rows_per_second = match get("rows-per-second") {
             Some(v) => Some(parse_num::<u64>("rows-per-second", v)?).filter(|r| *r > 0),
             None => Some(10_000),
         };
-        let mut remaining = get("number-of-rows").map(|v| parse_num::<u64>("number-of-rows", v)).transpose()?;
+        let mut remaining = get("number-of-rows")
+            .map(|v| parse_num::<u64>("number-of-rows", v))
+            .transpose()?;
         let mut gens = Vec::new();
         for field in &schema.fields {
             let opt = |o: &str| get(&format!("fields.{}.{o}", field.name));
@@ -68,10 +105,30 @@ impl DatagenSplit {
             let kind = opt("kind").unwrap_or("random");
             let generator = match kind {
                 "sequence" => {
-                    let start: i64 = parse_num(&key("start"), opt("start").ok_or_else(|| ConnectorError(format!("option '{}' is required for a sequence", key("start"))))?)?;
-                    let end: i64 = parse_num(&key("end"), opt("end").ok_or_else(|| ConnectorError(format!("option '{}' is required for a sequence", key("end"))))?)?;
+                    let start: i64 = parse_num(
+                        &key("start"),
+                        opt("start").ok_or_else(|| {
+                            ConnectorError(format!(
+                                "option '{}' is required for a sequence",
+                                key("start")
+                            ))
+                        })?,
+                    )?;
+                    let end: i64 = parse_num(
+                        &key("end"),
+                        opt("end").ok_or_else(|| {
+                            ConnectorError(format!(
+                                "option '{}' is required for a sequence",
+                                key("end")
+                            ))
+                        })?,
+                    )?;
                     if end < start {
-                        return Err(ConnectorError(format!("'{}' must not be less than '{}'", key("end"), key("start"))));
+                        return Err(ConnectorError(format!(
+                            "'{}' must not be less than '{}'",
+                            key("end"),
+                            key("start")
+                        )));
                     }
                     let count = (end - start) as u64 + 1;
                     remaining = Some(remaining.map_or(count, |r| r.min(count)));
@@ -80,22 +137,46 @@ impl DatagenSplit {
                 "random" => {
                     let (dmin, dmax) = default_range(&field.data_type.kind);
                     FieldGen::Random {
-                        min: opt("min").map(|v| parse_num(&key("min"), v)).transpose()?.unwrap_or(dmin),
-                        max: opt("max").map(|v| parse_num(&key("max"), v)).transpose()?.unwrap_or(dmax),
-                        length: opt("length").map(|v| parse_num(&key("length"), v)).transpose()?.unwrap_or(100),
-                        null_rate: opt("null-rate").map(|v| parse_num(&key("null-rate"), v)).transpose()?.unwrap_or(0.0),
+                        min: opt("min")
+                            .map(|v| parse_num(&key("min"), v))
+                            .transpose()?
+                            .unwrap_or(dmin),
+                        max: opt("max")
+                            .map(|v| parse_num(&key("max"), v))
+                            .transpose()?
+                            .unwrap_or(dmax),
+                        length: opt("length")
+                            .map(|v| parse_num(&key("length"), v))
+                            .transpose()?
+                            .unwrap_or(100),
+                        null_rate: opt("null-rate")
+                            .map(|v| parse_num(&key("null-rate"), v))
+                            .transpose()?
+                            .unwrap_or(0.0),
                     }
                 }
-                other => return Err(ConnectorError(format!("invalid value '{other}' for option '{}': expected random or sequence", key("kind")))),
+                other => {
+                    return Err(ConnectorError(format!(
+                        "invalid value '{other}' for option '{}': expected random or sequence",
+                        key("kind")
+                    )));
+                }
             };
             if !supported(&field.data_type.kind) {
-                return Err(ConnectorError(format!("datagen cannot generate {} (column '{}')", field.data_type.kind, field.name)));
+                return Err(ConnectorError(format!(
+                    "datagen cannot generate {} (column '{}')",
+                    field.data_type.kind, field.name
+                )));
             }
             gens.push(generator);
         }
         Ok(DatagenSplit {
             schema: Arc::new(arrow_schema::Schema::new(
-                schema.fields.iter().map(|f| f.data_type.with_nullable(true).to_arrow_field(&f.name)).collect::<Vec<_>>(),
+                schema
+                    .fields
+                    .iter()
+                    .map(|f| f.data_type.with_nullable(true).to_arrow_field(&f.name))
+                    .collect::<Vec<_>>(),
             )),
             types: schema.fields.iter().map(|f| f.data_type.clone()).collect(),
             gens,
@@ -131,16 +212,27 @@ impl DatagenSplit {
             match &generator {
                 FieldGen::Sequence { start, end } => {
                     nulls.push(false);
-                    let v = (*start).saturating_add((first_row + r as u64) as i64).min(*end);
+                    let v = (*start)
+                        .saturating_add((first_row + r as u64) as i64)
+                        .min(*end);
                     ints.push(v);
                     floats.push(v as f64);
                 }
-                FieldGen::Random { min, max, null_rate, .. } => {
+                FieldGen::Random {
+                    min,
+                    max,
+                    null_rate,
+                    ..
+                } => {
                     nulls.push(*null_rate > 0.0 && self.unit() < *null_rate);
                     let u = self.unit();
                     let f = min + (max - min) * u;
                     floats.push(f);
-                    ints.push(if ty.is_integer() { (min + ((max - min + 1.0) * u).floor()).min(*max) as i64 } else { f as i64 });
+                    ints.push(if ty.is_integer() {
+                        (min + ((max - min + 1.0) * u).floor()).min(*max) as i64
+                    } else {
+                        f as i64
+                    });
                 }
             }
         }
@@ -149,7 +241,11 @@ impl DatagenSplit {
             ($builder:ty, $vals:expr) => {{
                 let mut b = <$builder>::with_capacity(rows);
                 for (v, null) in $vals.zip(&nulls) {
-                    if *null { b.append_null() } else { b.append_value(v) }
+                    if *null {
+                        b.append_null()
+                    } else {
+                        b.append_value(v)
+                    }
                 }
                 Arc::new(b.finish()) as ArrayRef
             }};
@@ -168,9 +264,17 @@ impl DatagenSplit {
                 let mut b = Decimal128Builder::with_capacity(rows);
                 for (v, null) in floats.iter().zip(&nulls) {
                     let unscaled = (v * factor).round().clamp(-limit + 1.0, limit - 1.0) as i128;
-                    if *null { b.append_null() } else { b.append_value(unscaled) }
+                    if *null {
+                        b.append_null()
+                    } else {
+                        b.append_value(unscaled)
+                    }
                 }
-                Arc::new(b.finish().with_precision_and_scale(precision, scale as i8).unwrap_or_else(|_| arrow_array::Decimal128Array::new_null(rows)))
+                Arc::new(
+                    b.finish()
+                        .with_precision_and_scale(precision, scale as i8)
+                        .unwrap_or_else(|_| arrow_array::Decimal128Array::new_null(rows)),
+                )
             }
             TypeKind::Char(_) | TypeKind::VarChar(_) => {
                 let length = match generator {
@@ -194,7 +298,9 @@ impl DatagenSplit {
                                 if buf.len() == length {
                                     break;
                                 }
-                                buf.push(char::from(b"0123456789abcdef"[((word >> (i * 4)) & 15) as usize]));
+                                buf.push(char::from(
+                                    b"0123456789abcdef"[((word >> (i * 4)) & 15) as usize],
+                                ));
                             }
                         }
                     }
@@ -202,12 +308,22 @@ impl DatagenSplit {
                 }
                 Arc::new(b.finish())
             }
-            TypeKind::Date => prim!(Date32Builder, std::iter::repeat_n((now.div_euclid(NANOS_PER_DAY)) as i32, rows)),
-            TypeKind::Timestamp(_) => prim!(TimestampNanosecondBuilder, std::iter::repeat_n(now - now.rem_euclid(1_000_000), rows)),
+            TypeKind::Date => prim!(
+                Date32Builder,
+                std::iter::repeat_n((now.div_euclid(NANOS_PER_DAY)) as i32, rows)
+            ),
+            TypeKind::Timestamp(_) => prim!(
+                TimestampNanosecondBuilder,
+                std::iter::repeat_n(now - now.rem_euclid(1_000_000), rows)
+            ),
             _ => {
                 let mut b = TimestampNanosecondBuilder::with_capacity(rows);
                 for null in &nulls {
-                    if *null { b.append_null() } else { b.append_value(now - now.rem_euclid(1_000_000)) }
+                    if *null {
+                        b.append_null()
+                    } else {
+                        b.append_value(now - now.rem_euclid(1_000_000))
+                    }
                 }
                 Arc::new(b.finish().with_timezone("UTC"))
             }
@@ -232,7 +348,10 @@ fn default_range(kind: &TypeKind) -> (f64, f64) {
 fn supported(kind: &TypeKind) -> bool {
     kind.is_numeric()
         || kind.is_string()
-        || matches!(kind, TypeKind::Boolean | TypeKind::Date | TypeKind::Timestamp(_) | TypeKind::TimestampLtz(_))
+        || matches!(
+            kind,
+            TypeKind::Boolean | TypeKind::Date | TypeKind::Timestamp(_) | TypeKind::TimestampLtz(_)
+        )
 }
 
 impl SourceSplit for DatagenSplit {
@@ -256,10 +375,16 @@ impl SourceSplit for DatagenSplit {
             self.remaining = Some(remaining - rows);
         }
         let first = self.produced;
-        let columns = (0..self.types.len()).map(|c| self.column(c, rows as usize, first)).collect();
+        let columns = (0..self.types.len())
+            .map(|c| self.column(c, rows as usize, first))
+            .collect();
         self.produced += rows;
         let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(rows as usize));
-        Ok(Some(RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?))
+        Ok(Some(RecordBatch::try_new_with_options(
+            self.schema.clone(),
+            columns,
+            &options,
+        )?))
     }
 
     fn describe(&self) -> String {

@@ -17,14 +17,16 @@ const BATCH_LINES: usize = 8192;
 /// The files under `path`, sorted, one split each.
 pub fn list_files(path: &str) -> Result<Vec<PathBuf>, ConnectorError> {
     let p = Path::new(path.strip_prefix("file://").unwrap_or(path));
-    let meta = std::fs::metadata(p).map_err(|e| ConnectorError(format!("cannot read path '{path}': {e}")))?;
+    let meta = std::fs::metadata(p)
+        .map_err(|e| ConnectorError(format!("cannot read path '{path}': {e}")))?;
     if meta.is_file() {
         return Ok(vec![p.to_path_buf()]);
     }
     let mut files = Vec::new();
     let mut stack = vec![p.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let entries = std::fs::read_dir(&dir).map_err(|e| ConnectorError(format!("cannot list '{}': {e}", dir.display())))?;
+        let entries = std::fs::read_dir(&dir)
+            .map_err(|e| ConnectorError(format!("cannot list '{}': {e}", dir.display())))?;
         for entry in entries.flatten() {
             let name = entry.file_name();
             let name = name.to_string_lossy();
@@ -32,7 +34,11 @@ pub fn list_files(path: &str) -> Result<Vec<PathBuf>, ConnectorError> {
                 continue;
             }
             let path = entry.path();
-            if path.is_dir() { stack.push(path) } else { files.push(path) }
+            if path.is_dir() {
+                stack.push(path)
+            } else {
+                files.push(path)
+            }
         }
     }
     files.sort();
@@ -51,7 +57,14 @@ pub struct LineSplit<R: BufRead + Send> {
 
 impl<R: BufRead + Send> LineSplit<R> {
     pub fn new(reader: R, decoder: Box<dyn LineDecoder>, name: String) -> Self {
-        LineSplit { reader, decoder, name, line_number: 0, done: false, buf: String::new() }
+        LineSplit {
+            reader,
+            decoder,
+            name,
+            line_number: 0,
+            done: false,
+            buf: String::new(),
+        }
     }
 }
 
@@ -63,10 +76,12 @@ impl<R: BufRead + Send> SourceSplit for LineSplit<R> {
         let mut lines = 0;
         while lines < BATCH_LINES {
             self.buf.clear();
-            let read = self
-                .reader
-                .read_line(&mut self.buf)
-                .map_err(|e| ExecError::Source(format!("{}: read failed after line {}: {e}", self.name, self.line_number)))?;
+            let read = self.reader.read_line(&mut self.buf).map_err(|e| {
+                ExecError::Source(format!(
+                    "{}: read failed after line {}: {e}",
+                    self.name, self.line_number
+                ))
+            })?;
             if read == 0 {
                 self.done = true;
                 break;
@@ -78,12 +93,21 @@ impl<R: BufRead + Send> SourceSplit for LineSplit<R> {
             }
             self.decoder
                 .push_line(line, self.line_number)
-                .map_err(|e| ExecError::Source(format!("{}, line {}: {e}", self.name, self.line_number)))?;
+                .map_err(|e| {
+                    ExecError::Source(format!("{}, line {}: {e}", self.name, self.line_number))
+                })?;
             lines += 1;
         }
-        let batch = self.decoder.flush().map_err(|e| ExecError::Source(format!("{}: {e}", self.name)))?;
+        let batch = self
+            .decoder
+            .flush()
+            .map_err(|e| ExecError::Source(format!("{}: {e}", self.name)))?;
         if self.done && self.decoder.rows_skipped() > 0 {
-            eprintln!("[WARNING] {}: skipped {} malformed row(s) (ignore-parse-errors)", self.name, self.decoder.rows_skipped());
+            eprintln!(
+                "[WARNING] {}: skipped {} malformed row(s) (ignore-parse-errors)",
+                self.name,
+                self.decoder.rows_skipped()
+            );
         }
         Ok(Some(batch))
     }
@@ -93,7 +117,15 @@ impl<R: BufRead + Send> SourceSplit for LineSplit<R> {
     }
 }
 
-pub fn open_file(path: &Path, decoder: Box<dyn LineDecoder>) -> Result<LineSplit<BufReader<File>>, ConnectorError> {
-    let file = File::open(path).map_err(|e| ConnectorError(format!("cannot open '{}': {e}", path.display())))?;
-    Ok(LineSplit::new(BufReader::with_capacity(1 << 16, file), decoder, format!("file {}", path.display())))
+pub fn open_file(
+    path: &Path,
+    decoder: Box<dyn LineDecoder>,
+) -> Result<LineSplit<BufReader<File>>, ConnectorError> {
+    let file = File::open(path)
+        .map_err(|e| ConnectorError(format!("cannot open '{}': {e}", path.display())))?;
+    Ok(LineSplit::new(
+        BufReader::with_capacity(1 << 16, file),
+        decoder,
+        format!("file {}", path.display()),
+    ))
 }
