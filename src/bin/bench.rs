@@ -1,0 +1,59 @@
+//! Throughput benchmarks: `cargo run --release --bin bench`.
+//!
+//! 1. datagen → filter → project → blackhole (the stateless pipeline on one core);
+//! 2. CSV decoding of a generated 3-column file.
+
+use std::io::Write;
+use std::time::Instant;
+
+use tideline::client::Session;
+
+const ROWS: u64 = 20_000_000;
+
+fn main() {
+    let sql = format!(
+        "CREATE TABLE src (id BIGINT, price DOUBLE, qty INT) WITH ('connector' = 'datagen', \
+         'rows-per-second' = '0', 'number-of-rows' = '{ROWS}', 'fields.qty.min' = '0', 'fields.qty.max' = '100');\n\
+         CREATE TABLE sink (id BIGINT, total DOUBLE) WITH ('connector' = 'blackhole');\n\
+         INSERT INTO sink SELECT id, price * qty FROM src WHERE qty > 50;"
+    );
+    let mut session = Session::default();
+    let start = Instant::now();
+    assert!(tideline::client::run_script(
+        &mut session,
+        &sql,
+        &mut std::io::sink()
+    ));
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "datagen→filter→project→blackhole: {ROWS} rows in {secs:.2} s = {:.1} M rows/s",
+        ROWS as f64 / secs / 1e6
+    );
+
+    let lines = 2_000_000;
+    let path = std::env::temp_dir().join("tideline-bench.csv");
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&path).expect("temp file"));
+    for i in 0..lines {
+        writeln!(file, "{i},user_{},{}.{:02}", i % 1000, i % 500, i % 100).expect("write");
+    }
+    drop(file);
+    let sql = format!(
+        "CREATE TABLE csv_src (id BIGINT, name STRING, amount DECIMAL(10, 2)) WITH ('connector' = 'filesystem', \
+         'path' = '{}', 'format' = 'csv');\n\
+         CREATE TABLE sink2 (id BIGINT, name STRING, amount DECIMAL(10, 2)) WITH ('connector' = 'blackhole');\n\
+         INSERT INTO sink2 SELECT * FROM csv_src;",
+        path.display()
+    );
+    let start = Instant::now();
+    assert!(tideline::client::run_script(
+        &mut session,
+        &sql,
+        &mut std::io::sink()
+    ));
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "csv → blackhole: {lines} rows in {secs:.2} s = {:.1} M rows/s",
+        lines as f64 / secs / 1e6
+    );
+    let _ = std::fs::remove_file(&path);
+}
