@@ -105,7 +105,6 @@ impl Session {
         parsed: &ParsedStatement,
         out: &mut dyn Write,
     ) -> Result<(), StatementError> {
-        let io = |e: std::io::Error| StatementError::Job(format!("cannot write output: {e}"));
         match &parsed.statement {
             Statement::Set { key: None, .. } => {
                 let rows: Vec<Vec<String>> = self
@@ -113,17 +112,7 @@ impl Session {
                     .iter()
                     .map(|(k, v)| vec![k.clone(), v.clone()])
                     .collect();
-                if rows.is_empty() {
-                    writeln!(out, "Empty set").map_err(io)?;
-                } else {
-                    write!(
-                        out,
-                        "{}",
-                        tableau::table(&["key".into(), "value".into()], &rows, None)
-                    )
-                    .map_err(io)?;
-                    writeln!(out, "{} row{} in set", rows.len(), plural(rows.len())).map_err(io)?;
-                }
+                print_rows(out, &["key", "value"], rows, None)?;
             }
             Statement::Set {
                 key: Some(key),
@@ -132,7 +121,7 @@ impl Session {
                 let value = value.clone().unwrap_or_default();
                 validate_option(key, &value, parsed)?;
                 self.options.insert(key.clone(), value);
-                writeln!(out, "[INFO] Execute statement succeeded.").map_err(io)?;
+                succeeded(out)?;
             }
             Statement::Reset { key } => {
                 match key {
@@ -141,63 +130,37 @@ impl Session {
                     }
                     None => self.options.clear(),
                 }
-                writeln!(out, "[INFO] Execute statement succeeded.").map_err(io)?;
+                succeeded(out)?;
             }
             Statement::CreateTable(create) => {
                 let name = object_name_last(&create.name);
-                if self.catalog.contains(&name) {
-                    if create.if_not_exists {
-                        writeln!(out, "[INFO] Execute statement succeeded.").map_err(io)?;
-                        return Ok(());
-                    }
-                    return Err(position_error(
-                        parsed,
-                        format!("table '{name}' already exists"),
-                    ));
+                if self.is_new(&name, create.if_not_exists, "table", parsed)? {
+                    let table =
+                        Binder::new(&self.catalog, &parsed.hints).bind_create_table(create)?;
+                    self.catalog
+                        .insert(name, CatalogEntry::Table(Arc::new(table)));
                 }
-                let table = Binder::new(&self.catalog, &parsed.hints).bind_create_table(create)?;
-                self.catalog
-                    .insert(name, CatalogEntry::Table(Arc::new(table)));
-                writeln!(out, "[INFO] Execute statement succeeded.").map_err(io)?;
+                succeeded(out)?;
             }
             Statement::CreateView(create) => {
                 let name = object_name_last(&create.name);
-                if self.catalog.contains(&name) {
-                    if create.if_not_exists {
-                        writeln!(out, "[INFO] Execute statement succeeded.").map_err(io)?;
-                        return Ok(());
-                    }
-                    return Err(position_error(
-                        parsed,
-                        format!("view '{name}' already exists"),
-                    ));
+                if self.is_new(&name, create.if_not_exists, "view", parsed)? {
+                    let plan =
+                        Binder::new(&self.catalog, &parsed.hints).bind_query(&create.query)?;
+                    let schema = plan
+                        .schema()
+                        .renamed(&create.columns)
+                        .map_err(|message| position_error(parsed, message))?;
+                    self.catalog.insert(
+                        name.clone(),
+                        CatalogEntry::View(Arc::new(ViewDef {
+                            name,
+                            query: create.query.clone(),
+                            schema,
+                        })),
+                    );
                 }
-                let plan = Binder::new(&self.catalog, &parsed.hints).bind_query(&create.query)?;
-                let mut schema = plan.schema().clone();
-                if !create.columns.is_empty() {
-                    if create.columns.len() != schema.len() {
-                        return Err(position_error(
-                            parsed,
-                            format!(
-                                "{} column names given for {} columns",
-                                create.columns.len(),
-                                schema.len()
-                            ),
-                        ));
-                    }
-                    for (f, n) in schema.fields.iter_mut().zip(&create.columns) {
-                        f.name = n.clone();
-                    }
-                }
-                self.catalog.insert(
-                    name.clone(),
-                    CatalogEntry::View(Arc::new(ViewDef {
-                        name,
-                        query: create.query.clone(),
-                        schema,
-                    })),
-                );
-                writeln!(out, "[INFO] Execute statement succeeded.").map_err(io)?;
+                succeeded(out)?;
             }
             Statement::Drop(drop) => {
                 let name = object_name_last(&drop.name);
@@ -220,7 +183,7 @@ impl Session {
                 if matches {
                     self.catalog.remove(&name);
                 }
-                writeln!(out, "[INFO] Execute statement succeeded.").map_err(io)?;
+                succeeded(out)?;
             }
             Statement::ShowTables | Statement::ShowViews => {
                 let views_only = matches!(parsed.statement, Statement::ShowViews);
@@ -235,14 +198,14 @@ impl Session {
                 } else {
                     "table name"
                 };
-                print_listing(out, header, rows).map_err(io)?;
+                print_rows(out, &[header], rows, None)?;
             }
             Statement::ShowFunctions => {
                 let rows = crate::function::names()
                     .into_iter()
                     .map(|n| vec![n.to_string()])
                     .collect();
-                print_listing(out, "function name", rows).map_err(io)?;
+                print_rows(out, &["function name"], rows, None)?;
             }
             Statement::ShowCreateTable(name) | Statement::ShowCreateView(name) => {
                 let name = object_name_last(name);
@@ -267,13 +230,7 @@ impl Session {
                         ));
                     }
                 };
-                write!(
-                    out,
-                    "{}",
-                    tableau::table(&["result".into()], &[vec![text]], None)
-                )
-                .map_err(io)?;
-                writeln!(out, "1 row in set").map_err(io)?;
+                print_rows(out, &["result"], vec![vec![text]], None)?;
             }
             Statement::Describe(name) => {
                 let name = object_name_last(name);
@@ -347,12 +304,8 @@ impl Session {
                         ]
                     })
                     .collect();
-                let header: Vec<String> = ["name", "type", "null", "key", "extras", "watermark"]
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect();
-                write!(out, "{}", tableau::table(&header, &rows, None)).map_err(io)?;
-                writeln!(out, "{} row{} in set", rows.len(), plural(rows.len())).map_err(io)?;
+                let header = ["name", "type", "null", "key", "extras", "watermark"];
+                print_rows(out, &header, rows, None)?;
             }
             Statement::Explain(inner) => {
                 let plan = match inner.as_ref() {
@@ -369,7 +322,8 @@ impl Session {
                         ));
                     }
                 };
-                writeln!(out, "== Optimized Physical Plan ==\n{}", plan.explain()).map_err(io)?;
+                writeln!(out, "== Optimized Physical Plan ==\n{}", plan.explain())
+                    .map_err(write_failed)?;
             }
             Statement::Query(query) => {
                 let plan = Binder::new(&self.catalog, &parsed.hints).bind_query(query)?;
@@ -402,8 +356,8 @@ impl Session {
                     out,
                     "[INFO] Submitting SQL update statement to the cluster..."
                 )
-                .map_err(io)?;
-                out.flush().map_err(io)?;
+                .map_err(write_failed)?;
+                out.flush().map_err(write_failed)?;
                 let ctx = self.eval_context();
                 let pipelines = build_pipelines(&plan, &ctx)?;
                 let mut sink: Box<dyn Sink> = match table.option("connector").unwrap_or_default() {
@@ -424,10 +378,29 @@ impl Session {
                     out,
                     "[INFO] Complete execution of the SQL update statement."
                 )
-                .map_err(io)?;
+                .map_err(write_failed)?;
             }
         }
         Ok(())
+    }
+
+    /// Whether `name` is free for a CREATE; `false` when it is taken and IF NOT EXISTS was
+    /// written, an error when it is taken without it.
+    fn is_new(
+        &self,
+        name: &str,
+        if_not_exists: bool,
+        what: &str,
+        parsed: &ParsedStatement,
+    ) -> Result<bool, StatementError> {
+        match (self.catalog.contains(name), if_not_exists) {
+            (false, _) => Ok(true),
+            (true, true) => Ok(false),
+            (true, false) => Err(position_error(
+                parsed,
+                format!("{what} '{name}' already exists"),
+            )),
+        }
     }
 
     fn run_query(&mut self, plan: &LogicalPlan, out: &mut dyn Write) -> Result<(), StatementError> {
@@ -446,16 +419,8 @@ impl Session {
                 rows: Vec::new(),
             };
             runtime::run(pipelines, &mut sink, self.cancel.clone())?;
-            let io = |e: std::io::Error| StatementError::Job(format!("cannot write output: {e}"));
-            if sink.rows.is_empty() {
-                writeln!(out, "Empty set").map_err(io)?;
-            } else {
-                let names: Vec<String> = schema.fields.iter().map(|f| f.name.clone()).collect();
-                let rows: Vec<Vec<String>> = sink.rows.into_iter().map(|(_, r)| r).collect();
-                write!(out, "{}", tableau::table(&names, &rows, Some(cap))).map_err(io)?;
-                writeln!(out, "{} row{} in set", rows.len(), plural(rows.len())).map_err(io)?;
-            }
-            return Ok(());
+            let names: Vec<&str> = schema.fields.iter().map(|f| f.name.as_str()).collect();
+            return print_rows(out, &names, sink.rows, Some(cap));
         }
         let mut sink = StreamingTableauSink::new(schema, ctx.zone.clone(), out);
         runtime::run(pipelines, &mut sink, self.cancel.clone())?;
@@ -463,20 +428,31 @@ impl Session {
     }
 }
 
+fn write_failed(e: std::io::Error) -> StatementError {
+    StatementError::Job(format!("cannot write output: {e}"))
+}
+
+fn succeeded(out: &mut dyn Write) -> Result<(), StatementError> {
+    writeln!(out, "[INFO] Execute statement succeeded.").map_err(write_failed)
+}
+
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-fn print_listing(out: &mut dyn Write, header: &str, rows: Vec<Vec<String>>) -> std::io::Result<()> {
+/// A materialized result: `Empty set`, or the table and `N row(s) in set`.
+fn print_rows(
+    out: &mut dyn Write,
+    header: &[&str],
+    rows: Vec<Vec<String>>,
+    cap: Option<usize>,
+) -> Result<(), StatementError> {
     if rows.is_empty() {
-        return writeln!(out, "Empty set");
+        return writeln!(out, "Empty set").map_err(write_failed);
     }
-    write!(
-        out,
-        "{}",
-        tableau::table(&[header.to_string()], &rows, None)
-    )?;
-    writeln!(out, "{} row{} in set", rows.len(), plural(rows.len()))
+    let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
+    write!(out, "{}", tableau::table(&header, &rows, cap)).map_err(write_failed)?;
+    writeln!(out, "{} row{} in set", rows.len(), plural(rows.len())).map_err(write_failed)
 }
 
 fn position_error(parsed: &ParsedStatement, message: impl Into<String>) -> StatementError {
@@ -536,14 +512,13 @@ fn cells(chunk: &StreamChunk, row: usize, schema: &Schema, zone: &SessionZone) -
 struct CollectSink {
     schema: Schema,
     zone: SessionZone,
-    rows: Vec<(&'static str, Vec<String>)>,
+    rows: Vec<Vec<String>>,
 }
 
 impl Sink for CollectSink {
     fn write(&mut self, chunk: StreamChunk) -> Result<(), ExecError> {
         for row in 0..chunk.num_rows() {
-            let r = cells(&chunk, row, &self.schema, &self.zone);
-            self.rows.push((chunk.kind(row).short_string(), r));
+            self.rows.push(cells(&chunk, row, &self.schema, &self.zone));
         }
         Ok(())
     }

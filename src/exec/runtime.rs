@@ -82,13 +82,7 @@ fn push_chunk(
         Some((first, rest)) => {
             let mut collected = Collected::default();
             first.process(chunk, &mut collected)?;
-            for c in collected.chunks {
-                push_chunk(rest, c, out)?;
-            }
-            for w in collected.watermarks {
-                push_watermark(rest, w, out)?;
-            }
-            Ok(())
+            forward(rest, collected, out)
         }
     }
 }
@@ -103,15 +97,24 @@ fn push_watermark(
         Some((first, rest)) => {
             let mut collected = Collected::default();
             first.on_watermark(watermark, &mut collected)?;
-            for c in collected.chunks {
-                push_chunk(rest, c, out)?;
-            }
-            for w in collected.watermarks {
-                push_watermark(rest, w, out)?;
-            }
-            Ok(())
+            forward(rest, collected, out)
         }
     }
+}
+
+/// Hands what one operator emitted to the rest of the chain, chunks before watermarks.
+fn forward(
+    rest: &mut [Box<dyn Operator>],
+    collected: Collected,
+    out: &mut dyn Output,
+) -> Result<(), ExecError> {
+    for c in collected.chunks {
+        push_chunk(rest, c, out)?;
+    }
+    for w in collected.watermarks {
+        push_watermark(rest, w, out)?;
+    }
+    Ok(())
 }
 
 fn run_pipeline(
@@ -136,9 +139,7 @@ fn run_pipeline(
                         let (head, rest) = pipeline.operators.split_at_mut(i + 1);
                         let mut collected = Collected::default();
                         head[i].finish(&mut collected)?;
-                        for c in collected.chunks {
-                            push_chunk(rest, c, &mut out)?;
-                        }
+                        forward(rest, collected, &mut out)?;
                     }
                     return Ok(());
                 }

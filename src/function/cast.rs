@@ -12,7 +12,7 @@ use arrow_schema::DataType as ArrowType;
 
 use super::operator::{pow10, rescale};
 use super::{EvalContext, EvalError};
-use crate::types::text::{format_column, parse_column};
+use crate::types::text::{fit_chars, format_column, parse_column};
 use crate::types::time::truncate_to_precision;
 use crate::types::{DataType, NANOS_PER_DAY, TypeKind};
 
@@ -170,16 +170,7 @@ fn fit_length(array: &ArrayRef, to: &TypeKind) -> ArrayRef {
     }
     let out: StringArray = strings
         .iter()
-        .map(|v| {
-            v.map(|s| {
-                let mut t: String = s.chars().take(limit).collect();
-                if pad {
-                    let len = t.chars().count();
-                    t.extend(std::iter::repeat_n(' ', limit - len));
-                }
-                t
-            })
-        })
+        .map(|v| v.map(|s| fit_chars(s, limit, pad)))
         .collect();
     Arc::new(out)
 }

@@ -18,27 +18,11 @@ use arrow_array::types::{
 use arrow_array::{Array, ArrayRef, Decimal128Array, Float64Array, PrimitiveArray};
 use arrow_schema::DataType as ArrowType;
 
-use super::{EvalContext, EvalError, Evaluation, FunctionDef, Signature};
+use super::{
+    EvalContext, EvalError, Evaluation, FunctionDef, Signature, any_nullable, expect_arg_count,
+};
+use crate::types::coercion::as_decimal;
 use crate::types::{DataType, MAX_LENGTH, TypeKind};
-
-macro_rules! def {
-    ($name:expr, $resolve:expr, $kernel:expr) => {
-        FunctionDef {
-            name: $name,
-            resolve: $resolve,
-            kernel: $kernel,
-            evaluation: Evaluation::Deterministic,
-        }
-    };
-    ($name:expr, $resolve:expr, $kernel:expr, $eval:expr) => {
-        FunctionDef {
-            name: $name,
-            resolve: $resolve,
-            kernel: $kernel,
-            evaluation: $eval,
-        }
-    };
-}
 
 pub const FUNCTIONS: &[FunctionDef] = &[
     def!("ABS", resolve_same_numeric, abs),
@@ -87,10 +71,6 @@ pub const FUNCTIONS: &[FunctionDef] = &[
 // Type helpers
 // ---------------------------------------------------------------------------------------------
 
-fn any_nullable(args: &[DataType]) -> bool {
-    args.iter().any(|a| a.nullable)
-}
-
 fn double(nullable: bool) -> DataType {
     DataType {
         kind: TypeKind::Double,
@@ -103,21 +83,6 @@ fn bigint(nullable: bool) -> DataType {
         kind: TypeKind::BigInt,
         nullable,
     }
-}
-
-fn count(name: &str, args: &[DataType], min: usize, max: usize) -> Result<(), String> {
-    if args.len() < min || args.len() > max {
-        let expected = if min == max {
-            min.to_string()
-        } else {
-            format!("{min} to {max}")
-        };
-        return Err(format!(
-            "{name} expects {expected} arguments, got {}",
-            args.len()
-        ));
-    }
-    Ok(())
 }
 
 fn numeric(name: &str, arg: &DataType) -> Result<(), String> {
@@ -155,17 +120,6 @@ fn own_type(arg: &DataType) -> DataType {
 }
 
 /// The DECIMAL type an exact numeric type converts to without loss.
-fn exact_as_decimal(kind: &TypeKind) -> Option<(u8, u8)> {
-    match kind {
-        TypeKind::TinyInt => Some((3, 0)),
-        TypeKind::SmallInt => Some((5, 0)),
-        TypeKind::Int => Some((10, 0)),
-        TypeKind::BigInt => Some((19, 0)),
-        TypeKind::Decimal { precision, scale } => Some((*precision, *scale)),
-        _ => None,
-    }
-}
-
 /// Flink's `LogicalTypeMerging.findRoundDecimalType`: the type of ROUND/TRUNCATE of a
 /// DECIMAL(p, s) to `round` digits.
 pub fn round_decimal_type(precision: u8, scale: u8, round: i32) -> (u8, u8) {
@@ -180,14 +134,14 @@ pub fn round_decimal_type(precision: u8, scale: u8, round: i32) -> (u8, u8) {
 }
 
 fn resolve_same_numeric(args: &[DataType]) -> Result<Signature, String> {
-    count("function", args, 1, 1)?;
+    expect_arg_count("function", args, 1, 1)?;
     numeric("function", &args[0])?;
     let t = own_type(&args[0]);
     Ok(Signature::new(vec![t.clone()], t))
 }
 
 fn resolve_double1(args: &[DataType]) -> Result<Signature, String> {
-    count("function", args, 1, 1)?;
+    expect_arg_count("function", args, 1, 1)?;
     numeric("function", &args[0])?;
     Ok(Signature::new(
         vec![double(args[0].nullable)],
@@ -196,7 +150,7 @@ fn resolve_double1(args: &[DataType]) -> Result<Signature, String> {
 }
 
 fn resolve_double2(args: &[DataType]) -> Result<Signature, String> {
-    count("function", args, 2, 2)?;
+    expect_arg_count("function", args, 2, 2)?;
     numeric("function", &args[0])?;
     numeric("function", &args[1])?;
     Ok(Signature::new(
@@ -206,7 +160,7 @@ fn resolve_double2(args: &[DataType]) -> Result<Signature, String> {
 }
 
 fn resolve_log(args: &[DataType]) -> Result<Signature, String> {
-    count("LOG", args, 1, 2)?;
+    expect_arg_count("LOG", args, 1, 2)?;
     for a in args {
         numeric("LOG", a)?;
     }
@@ -217,14 +171,14 @@ fn resolve_log(args: &[DataType]) -> Result<Signature, String> {
 }
 
 fn resolve_constant(args: &[DataType]) -> Result<Signature, String> {
-    count("function", args, 0, 0)?;
+    expect_arg_count("function", args, 0, 0)?;
     Ok(Signature::new(vec![], double(false)))
 }
 
 /// MOD: exact numerics only. Integers: the result has the divisor's type. DECIMAL: Flink's
 /// `findModuloDecimalType`.
 fn resolve_mod(args: &[DataType]) -> Result<Signature, String> {
-    count("MOD", args, 2, 2)?;
+    expect_arg_count("MOD", args, 2, 2)?;
     let (a, b) = (&args[0], &args[1]);
     let exact = |t: &DataType| {
         t.kind.is_integer() || matches!(t.kind, TypeKind::Decimal { .. } | TypeKind::Null)
@@ -239,7 +193,7 @@ fn resolve_mod(args: &[DataType]) -> Result<Signature, String> {
     let is_dec = |t: &DataType| matches!(t.kind, TypeKind::Decimal { .. });
     if is_dec(a) || is_dec(b) {
         let dec = |t: &DataType| {
-            let (p, s) = exact_as_decimal(&t.kind).unwrap_or((10, 0));
+            let (p, s) = as_decimal(&t.kind).unwrap_or((10, 0));
             DataType {
                 kind: TypeKind::Decimal {
                     precision: p,
@@ -291,7 +245,7 @@ fn resolve_mod(args: &[DataType]) -> Result<Signature, String> {
 /// argument the digits are unknown here and the result keeps DECIMAL(p, s), which is what Flink
 /// does when `d` is not a literal; the kernel honours whatever scale the return type has.
 fn resolve_round(args: &[DataType]) -> Result<Signature, String> {
-    count("ROUND", args, 1, 2)?;
+    expect_arg_count("ROUND", args, 1, 2)?;
     let x = &args[0];
     numeric("ROUND", x)?;
     let mut params = vec![match &x.kind {
@@ -326,7 +280,7 @@ fn resolve_round(args: &[DataType]) -> Result<Signature, String> {
 
 /// FLOOR/CEIL of a number: the argument's type, DECIMAL(p, 0) for DECIMAL(p, s).
 fn resolve_floor_ceil(args: &[DataType]) -> Result<Signature, String> {
-    count("FLOOR", args, 1, 1)?;
+    expect_arg_count("FLOOR", args, 1, 1)?;
     let x = &args[0];
     numeric("FLOOR", x)?;
     let param = own_type(x);
@@ -344,7 +298,7 @@ fn resolve_floor_ceil(args: &[DataType]) -> Result<Signature, String> {
 }
 
 fn resolve_rand(args: &[DataType]) -> Result<Signature, String> {
-    count("RAND", args, 0, 1)?;
+    expect_arg_count("RAND", args, 0, 1)?;
     let params = args
         .iter()
         .map(|a| integer("RAND", a).map(|t| t.with_nullable(a.nullable)))
@@ -353,7 +307,7 @@ fn resolve_rand(args: &[DataType]) -> Result<Signature, String> {
 }
 
 fn resolve_rand_integer(args: &[DataType]) -> Result<Signature, String> {
-    count("RAND_INTEGER", args, 1, 2)?;
+    expect_arg_count("RAND_INTEGER", args, 1, 2)?;
     let params = args
         .iter()
         .map(|a| integer("RAND_INTEGER", a))
@@ -368,7 +322,7 @@ fn resolve_rand_integer(args: &[DataType]) -> Result<Signature, String> {
 }
 
 fn resolve_bin(args: &[DataType]) -> Result<Signature, String> {
-    count("BIN", args, 1, 1)?;
+    expect_arg_count("BIN", args, 1, 1)?;
     let p = integer("BIN", &args[0])?;
     Ok(Signature::new(
         vec![p],
@@ -380,7 +334,7 @@ fn resolve_bin(args: &[DataType]) -> Result<Signature, String> {
 }
 
 fn resolve_hex(args: &[DataType]) -> Result<Signature, String> {
-    count("HEX", args, 1, 1)?;
+    expect_arg_count("HEX", args, 1, 1)?;
     let a = &args[0];
     let p = if a.kind.is_string() {
         a.clone()
@@ -402,7 +356,7 @@ fn resolve_hex(args: &[DataType]) -> Result<Signature, String> {
 }
 
 fn resolve_uuid(args: &[DataType]) -> Result<Signature, String> {
-    count("UUID", args, 0, 0)?;
+    expect_arg_count("UUID", args, 0, 0)?;
     Ok(Signature::new(
         vec![],
         DataType {

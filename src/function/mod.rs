@@ -8,6 +8,27 @@
 //! arrays too. It returns an array of the resolved return type. Kernels never panic on data:
 //! bad values give an [`EvalError`].
 
+/// A [`FunctionDef`] table entry: `def!(name, resolver, kernel)` for a deterministic
+/// function, `def!(name, resolver, kernel, evaluation)` otherwise.
+macro_rules! def {
+    ($name:expr, $resolve:expr, $kernel:expr) => {
+        def!(
+            $name,
+            $resolve,
+            $kernel,
+            $crate::function::Evaluation::Deterministic
+        )
+    };
+    ($name:expr, $resolve:expr, $kernel:expr, $eval:expr) => {
+        $crate::function::FunctionDef {
+            name: $name,
+            resolve: $resolve,
+            kernel: $kernel,
+            evaluation: $eval,
+        }
+    };
+}
+
 pub mod cast;
 pub mod math;
 pub mod operator;
@@ -92,6 +113,32 @@ pub enum EvalError {
     Invalid(String),
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+/// Nullable if any argument is.
+pub fn any_nullable(args: &[DataType]) -> bool {
+    args.iter().any(|a| a.nullable)
+}
+
+/// Checks that `name` got between `min` and `max` arguments.
+pub fn expect_arg_count(
+    name: &str,
+    args: &[DataType],
+    min: usize,
+    max: usize,
+) -> Result<(), String> {
+    if args.len() < min || args.len() > max {
+        let expected = if min == max {
+            min.to_string()
+        } else {
+            format!("{min} to {max}")
+        };
+        return Err(format!(
+            "{name} expects {expected} arguments, got {}",
+            args.len()
+        ));
+    }
+    Ok(())
 }
 
 /// Looks a function up by name (case-insensitive).

@@ -14,20 +14,9 @@ use arrow_array::types::{Decimal128Type, Int8Type, Int16Type, Int32Type, Int64Ty
 use arrow_array::{Array, ArrayRef, BooleanArray, PrimitiveArray};
 use arrow_ord::cmp;
 
-use super::{EvalContext, EvalError, Evaluation, FunctionDef, Signature};
+use super::{EvalContext, EvalError, FunctionDef, Signature};
 use crate::types::coercion::{arithmetic_kind, as_decimal, common_type};
 use crate::types::{DataType, TypeKind};
-
-macro_rules! def {
-    ($name:expr, $resolve:expr, $kernel:expr) => {
-        FunctionDef {
-            name: $name,
-            resolve: $resolve,
-            kernel: $kernel,
-            evaluation: Evaluation::Deterministic,
-        }
-    };
-}
 
 pub const FUNCTIONS: &[FunctionDef] = &[
     def!("=", resolve_comparison, eq),

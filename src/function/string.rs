@@ -11,262 +11,52 @@ use arrow_array::{Array, ArrayRef, BinaryArray, Int64Array, StringArray};
 use md5::Digest;
 use regex::Regex;
 
-use super::{EvalContext, EvalError, Evaluation, FunctionDef, Signature};
+use super::{EvalContext, EvalError, FunctionDef, Signature, any_nullable, expect_arg_count};
 use crate::types::{DataType, MAX_LENGTH, TypeKind};
 
 pub const FUNCTIONS: &[FunctionDef] = &[
-    FunctionDef {
-        name: "||",
-        resolve: resolve_concat,
-        kernel: concat,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "CONCAT",
-        resolve: resolve_concat,
-        kernel: concat,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "UPPER",
-        resolve: resolve_string_to_string,
-        kernel: upper,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "LOWER",
-        resolve: resolve_string_to_string,
-        kernel: lower,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "CHAR_LENGTH",
-        resolve: resolve_length,
-        kernel: char_length,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "CHARACTER_LENGTH",
-        resolve: resolve_length,
-        kernel: char_length,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "TRIM",
-        resolve: resolve_trim,
-        kernel: trim,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "BTRIM",
-        resolve: resolve_trim,
-        kernel: trim,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "LTRIM",
-        resolve: resolve_trim,
-        kernel: ltrim,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "RTRIM",
-        resolve: resolve_trim,
-        kernel: rtrim,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "SUBSTRING",
-        resolve: resolve_substring,
-        kernel: substring,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "SUBSTR",
-        resolve: resolve_substring,
-        kernel: substring,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "LEFT",
-        resolve: resolve_left_right,
-        kernel: left,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "RIGHT",
-        resolve: resolve_left_right,
-        kernel: right,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "CONCAT_WS",
-        resolve: resolve_concat_ws,
-        kernel: concat_ws,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "REPLACE",
-        resolve: resolve_replace,
-        kernel: replace,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "REPEAT",
-        resolve: resolve_repeat,
-        kernel: repeat,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "REVERSE",
-        resolve: resolve_string_force_nullable,
-        kernel: reverse,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "LPAD",
-        resolve: resolve_pad,
-        kernel: lpad,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "RPAD",
-        resolve: resolve_pad,
-        kernel: rpad,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "INITCAP",
-        resolve: resolve_initcap,
-        kernel: initcap,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "SPLIT_INDEX",
-        resolve: resolve_split_index,
-        kernel: split_index,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "POSITION",
-        resolve: resolve_position,
-        kernel: position,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "LOCATE",
-        resolve: resolve_locate,
-        kernel: locate,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "INSTR",
-        resolve: resolve_instr,
-        kernel: instr,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "ASCII",
-        resolve: resolve_ascii,
-        kernel: ascii,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "CHR",
-        resolve: resolve_chr,
-        kernel: chr,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "REGEXP",
-        resolve: resolve_regexp,
-        kernel: regexp,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "REGEXP_EXTRACT",
-        resolve: resolve_regexp_extract,
-        kernel: regexp_extract,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "REGEXP_REPLACE",
-        resolve: resolve_regexp_replace,
-        kernel: regexp_replace,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "LIKE",
-        resolve: resolve_like,
-        kernel: like,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "SIMILAR TO",
-        resolve: resolve_like,
-        kernel: similar_to,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "MD5",
-        resolve: resolve_md5,
-        kernel: md5,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "SHA1",
-        resolve: resolve_sha1,
-        kernel: sha1,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "SHA224",
-        resolve: resolve_sha224,
-        kernel: sha224,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "SHA256",
-        resolve: resolve_sha256,
-        kernel: sha256,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "SHA384",
-        resolve: resolve_sha384,
-        kernel: sha384,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "SHA512",
-        resolve: resolve_sha512,
-        kernel: sha512,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "SHA2",
-        resolve: resolve_sha2,
-        kernel: sha2,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "TO_BASE64",
-        resolve: resolve_to_base64,
-        kernel: to_base64,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "FROM_BASE64",
-        resolve: resolve_from_base64,
-        kernel: from_base64,
-        evaluation: Evaluation::Deterministic,
-    },
+    def!("||", resolve_concat, concat),
+    def!("CONCAT", resolve_concat, concat),
+    def!("UPPER", resolve_string_to_string, upper),
+    def!("LOWER", resolve_string_to_string, lower),
+    def!("CHAR_LENGTH", resolve_length, char_length),
+    def!("CHARACTER_LENGTH", resolve_length, char_length),
+    def!("TRIM", resolve_trim, trim),
+    def!("BTRIM", resolve_trim, trim),
+    def!("LTRIM", resolve_trim, ltrim),
+    def!("RTRIM", resolve_trim, rtrim),
+    def!("SUBSTRING", resolve_substring, substring),
+    def!("SUBSTR", resolve_substring, substring),
+    def!("LEFT", resolve_left_right, left),
+    def!("RIGHT", resolve_left_right, right),
+    def!("CONCAT_WS", resolve_concat_ws, concat_ws),
+    def!("REPLACE", resolve_replace, replace),
+    def!("REPEAT", resolve_repeat, repeat),
+    def!("REVERSE", resolve_string_force_nullable, reverse),
+    def!("LPAD", resolve_pad, lpad),
+    def!("RPAD", resolve_pad, rpad),
+    def!("INITCAP", resolve_initcap, initcap),
+    def!("SPLIT_INDEX", resolve_split_index, split_index),
+    def!("POSITION", resolve_position, position),
+    def!("LOCATE", resolve_locate, locate),
+    def!("INSTR", resolve_instr, instr),
+    def!("ASCII", resolve_ascii, ascii),
+    def!("CHR", resolve_chr, chr),
+    def!("REGEXP", resolve_regexp, regexp),
+    def!("REGEXP_EXTRACT", resolve_regexp_extract, regexp_extract),
+    def!("REGEXP_REPLACE", resolve_regexp_replace, regexp_replace),
+    def!("LIKE", resolve_like, like),
+    def!("SIMILAR TO", resolve_like, similar_to),
+    def!("MD5", resolve_md5, md5),
+    def!("SHA1", resolve_sha1, sha1),
+    def!("SHA224", resolve_sha224, sha224),
+    def!("SHA256", resolve_sha256, sha256),
+    def!("SHA384", resolve_sha384, sha384),
+    def!("SHA512", resolve_sha512, sha512),
+    def!("SHA2", resolve_sha2, sha2),
+    def!("TO_BASE64", resolve_to_base64, to_base64),
+    def!("FROM_BASE64", resolve_from_base64, from_base64),
 ];
-
-/// Nullable if any argument is.
-pub fn any_nullable(args: &[DataType]) -> bool {
-    args.iter().any(|a| a.nullable)
-}
 
 /// Checks that every argument is a character string (CHAR/VARCHAR/STRING or an untyped NULL).
 pub fn expect_strings(name: &str, args: &[DataType]) -> Result<(), String> {
@@ -421,21 +211,6 @@ fn is_string_or_null(arg: &DataType) -> bool {
     arg.kind.is_string() || arg.kind == TypeKind::Null
 }
 
-fn check_count(name: &str, args: &[DataType], min: usize, max: usize) -> Result<(), String> {
-    if args.len() < min || args.len() > max {
-        let expected = if min == max {
-            min.to_string()
-        } else {
-            format!("{min} to {max}")
-        };
-        return Err(format!(
-            "{name} expects {expected} arguments, got {}",
-            args.len()
-        ));
-    }
-    Ok(())
-}
-
 /// `VARCHAR(n)` of a string argument's length (Calcite's TO_VARYING), STRING otherwise.
 fn varying(arg: &DataType, nullable: bool) -> DataType {
     let kind = match arg.kind {
@@ -467,7 +242,7 @@ fn resolve_params(
     pattern: &str,
     min: usize,
 ) -> Result<Vec<DataType>, String> {
-    check_count(name, args, min, pattern.len())?;
+    expect_arg_count(name, args, min, pattern.len())?;
     args.iter()
         .zip(pattern.bytes())
         .map(|(a, p)| match p {
@@ -909,7 +684,7 @@ fn initcap(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef,
 }
 
 fn resolve_split_index(args: &[DataType]) -> Result<Signature, String> {
-    check_count("SPLIT_INDEX", args, 3, 3)?;
+    expect_arg_count("SPLIT_INDEX", args, 3, 3)?;
     let pattern = if args[1].kind.is_integer() {
         "sii"
     } else {
@@ -1403,7 +1178,7 @@ fn string_or_binary_param(name: &str, arg: &DataType) -> Result<DataType, String
 }
 
 fn resolve_hash(name: &str, args: &[DataType], chars: u32) -> Result<Signature, String> {
-    check_count(name, args, 1, 1)?;
+    expect_arg_count(name, args, 1, 1)?;
     let param = string_or_binary_param(name, &args[0])?;
     Ok(Signature::new(
         vec![param],
@@ -1469,7 +1244,7 @@ fn sha512(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef
 }
 
 fn resolve_sha2(args: &[DataType]) -> Result<Signature, String> {
-    check_count("SHA2", args, 2, 2)?;
+    expect_arg_count("SHA2", args, 2, 2)?;
     let param = string_or_binary_param("SHA2", &args[0])?;
     let bits = int_param("SHA2", &args[1])?;
     Ok(Signature::new(
@@ -1499,7 +1274,7 @@ fn sha2(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, 
 }
 
 fn resolve_to_base64(args: &[DataType]) -> Result<Signature, String> {
-    check_count("TO_BASE64", args, 1, 1)?;
+    expect_arg_count("TO_BASE64", args, 1, 1)?;
     let param = string_or_binary_param("TO_BASE64", &args[0])?;
     Ok(Signature::new(
         vec![param],
@@ -1585,7 +1360,7 @@ fn to_base64(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Array
 }
 
 fn resolve_from_base64(args: &[DataType]) -> Result<Signature, String> {
-    check_count("FROM_BASE64", args, 1, 1)?;
+    expect_arg_count("FROM_BASE64", args, 1, 1)?;
     let param = string_or_binary_param("FROM_BASE64", &args[0])?;
     Ok(Signature::new(
         vec![param],

@@ -18,78 +18,62 @@ use crate::types::time::{CivilDateTime, days_from_civil, days_in_month, truncate
 use crate::types::{DataType, NANOS_PER_DAY, NANOS_PER_MILLI, NANOS_PER_SECOND, TypeKind};
 
 pub const FUNCTIONS: &[FunctionDef] = &[
-    FunctionDef {
-        name: "LOCALTIME",
-        resolve: |a| clock_type(a, TypeKind::Time(0)),
-        kernel: localtime,
-        evaluation: Evaluation::QueryTime,
-    },
-    FunctionDef {
-        name: "CURRENT_TIME",
-        resolve: |a| clock_type(a, TypeKind::Time(0)),
-        kernel: localtime,
-        evaluation: Evaluation::QueryTime,
-    },
-    FunctionDef {
-        name: "LOCALTIMESTAMP",
-        resolve: |a| clock_type(a, TypeKind::Timestamp(3)),
-        kernel: localtimestamp,
-        evaluation: Evaluation::QueryTime,
-    },
-    FunctionDef {
-        name: "CURRENT_DATE",
-        resolve: |a| clock_type(a, TypeKind::Date),
-        kernel: current_date,
-        evaluation: Evaluation::QueryTime,
-    },
-    FunctionDef {
-        name: "CURRENT_TIMESTAMP",
-        resolve: |a| clock_type(a, TypeKind::TimestampLtz(3)),
-        kernel: instant_now,
-        evaluation: Evaluation::QueryTime,
-    },
-    FunctionDef {
-        name: "NOW",
-        resolve: |a| clock_type(a, TypeKind::TimestampLtz(3)),
-        kernel: instant_now,
-        evaluation: Evaluation::QueryTime,
-    },
-    FunctionDef {
-        name: "CURRENT_ROW_TIMESTAMP",
-        resolve: |a| clock_type(a, TypeKind::TimestampLtz(3)),
-        kernel: instant_now,
-        evaluation: Evaluation::RowTime,
-    },
-    FunctionDef {
-        name: "PROCTIME",
-        resolve: |a| clock_type(a, TypeKind::TimestampLtz(3)),
-        kernel: instant_now,
-        evaluation: Evaluation::RowTime,
-    },
-    FunctionDef {
-        name: "TO_TIMESTAMP_LTZ",
-        resolve: resolve_to_timestamp_ltz,
-        kernel: to_timestamp_ltz,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "EXTRACT",
-        resolve: resolve_extract,
-        kernel: extract,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "FLOOR_TO",
-        resolve: resolve_round_to,
-        kernel: floor_to,
-        evaluation: Evaluation::Deterministic,
-    },
-    FunctionDef {
-        name: "CEIL_TO",
-        resolve: resolve_round_to,
-        kernel: ceil_to,
-        evaluation: Evaluation::Deterministic,
-    },
+    def!(
+        "LOCALTIME",
+        |a| clock_type(a, TypeKind::Time(0)),
+        localtime,
+        Evaluation::QueryTime
+    ),
+    def!(
+        "CURRENT_TIME",
+        |a| clock_type(a, TypeKind::Time(0)),
+        localtime,
+        Evaluation::QueryTime
+    ),
+    def!(
+        "LOCALTIMESTAMP",
+        |a| clock_type(a, TypeKind::Timestamp(3)),
+        localtimestamp,
+        Evaluation::QueryTime
+    ),
+    def!(
+        "CURRENT_DATE",
+        |a| clock_type(a, TypeKind::Date),
+        current_date,
+        Evaluation::QueryTime
+    ),
+    def!(
+        "CURRENT_TIMESTAMP",
+        |a| clock_type(a, TypeKind::TimestampLtz(3)),
+        instant_now,
+        Evaluation::QueryTime
+    ),
+    def!(
+        "NOW",
+        |a| clock_type(a, TypeKind::TimestampLtz(3)),
+        instant_now,
+        Evaluation::QueryTime
+    ),
+    def!(
+        "CURRENT_ROW_TIMESTAMP",
+        |a| clock_type(a, TypeKind::TimestampLtz(3)),
+        instant_now,
+        Evaluation::RowTime
+    ),
+    def!(
+        "PROCTIME",
+        |a| clock_type(a, TypeKind::TimestampLtz(3)),
+        instant_now,
+        Evaluation::RowTime
+    ),
+    def!(
+        "TO_TIMESTAMP_LTZ",
+        resolve_to_timestamp_ltz,
+        to_timestamp_ltz
+    ),
+    def!("EXTRACT", resolve_extract, extract),
+    def!("FLOOR_TO", resolve_round_to, floor_to),
+    def!("CEIL_TO", resolve_round_to, ceil_to),
 ];
 
 fn clock_type(args: &[DataType], kind: TypeKind) -> Result<Signature, String> {

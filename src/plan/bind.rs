@@ -670,11 +670,7 @@ impl<'a> Binder<'a> {
                 let ge = self.call(">=", vec![value.clone(), low], span)?;
                 let le = self.call("<=", vec![value, high], span)?;
                 let both = self.call("AND", vec![ge, le], span)?;
-                if *negated {
-                    self.call("NOT", vec![both], span)
-                } else {
-                    Ok(both)
-                }
+                self.negate_if(*negated, both, span)
             }
             Expr::In {
                 expr: e,
@@ -696,11 +692,7 @@ impl<'a> Binder<'a> {
                     });
                 }
                 let result = result.ok_or_else(|| error(span, "IN needs at least one value"))?;
-                if *negated {
-                    self.call("NOT", vec![result], span)
-                } else {
-                    Ok(result)
-                }
+                self.negate_if(*negated, result, span)
             }
             Expr::Like {
                 negated,
@@ -712,16 +704,9 @@ impl<'a> Binder<'a> {
                 if *any {
                     return Err(error(span, "LIKE ANY is not supported"));
                 }
-                let mut args = vec![self.bind_expr(e, scope)?, self.bind_expr(pattern, scope)?];
-                if let Some(esc) = escape_char {
-                    args.push(self.bind_expr(esc, scope)?);
-                }
-                let like = self.call("LIKE", args, span)?;
-                if *negated {
-                    self.call("NOT", vec![like], span)
-                } else {
-                    Ok(like)
-                }
+                let like =
+                    self.pattern_match("LIKE", e, pattern, escape_char.as_deref(), scope, span)?;
+                self.negate_if(*negated, like, span)
             }
             Expr::SimilarTo {
                 negated,
@@ -729,16 +714,15 @@ impl<'a> Binder<'a> {
                 pattern,
                 escape_char,
             } => {
-                let mut args = vec![self.bind_expr(e, scope)?, self.bind_expr(pattern, scope)?];
-                if let Some(esc) = escape_char {
-                    args.push(self.bind_expr(esc, scope)?);
-                }
-                let similar = self.call("SIMILAR TO", args, span)?;
-                if *negated {
-                    self.call("NOT", vec![similar], span)
-                } else {
-                    Ok(similar)
-                }
+                let similar = self.pattern_match(
+                    "SIMILAR TO",
+                    e,
+                    pattern,
+                    escape_char.as_deref(),
+                    scope,
+                    span,
+                )?;
+                self.negate_if(*negated, similar, span)
             }
             Expr::Case {
                 operand,
@@ -883,6 +867,39 @@ impl<'a> Binder<'a> {
                 "subqueries in expressions are not supported yet",
             )),
             other => Err(error(span, format!("unsupported expression: {other}"))),
+        }
+    }
+
+    /// `value LIKE pattern [ESCAPE e]` and `value SIMILAR TO pattern [ESCAPE e]`.
+    fn pattern_match(
+        &mut self,
+        name: &str,
+        value: &Expr,
+        pattern: &Expr,
+        escape: Option<&Expr>,
+        scope: &[ScopeColumn],
+        span: Span,
+    ) -> Result<ScalarExpr, SqlError> {
+        let mut args = vec![
+            self.bind_expr(value, scope)?,
+            self.bind_expr(pattern, scope)?,
+        ];
+        if let Some(escape) = escape {
+            args.push(self.bind_expr(escape, scope)?);
+        }
+        self.call(name, args, span)
+    }
+
+    fn negate_if(
+        &mut self,
+        negated: bool,
+        expr: ScalarExpr,
+        span: Span,
+    ) -> Result<ScalarExpr, SqlError> {
+        if negated {
+            self.call("NOT", vec![expr], span)
+        } else {
+            Ok(expr)
         }
     }
 
@@ -1388,27 +1405,9 @@ fn rename(plan: LogicalPlan, names: &[String], span: Span) -> Result<LogicalPlan
     if names.is_empty() {
         return Ok(plan);
     }
-    let schema = plan.schema();
-    if names.len() != schema.len() {
-        return Err(error(
-            span,
-            format!(
-                "{} column names given for {} columns",
-                names.len(),
-                schema.len()
-            ),
-        ));
-    }
-    let fields: Vec<Field> = schema
+    let schema = plan.schema().renamed(names).map_err(|m| error(span, m))?;
+    let exprs = schema
         .fields
-        .iter()
-        .zip(names)
-        .map(|(f, n)| Field {
-            name: n.clone(),
-            ..f.clone()
-        })
-        .collect();
-    let exprs = fields
         .iter()
         .enumerate()
         .map(|(i, f)| ScalarExpr::Column {
@@ -1420,7 +1419,7 @@ fn rename(plan: LogicalPlan, names: &[String], span: Span) -> Result<LogicalPlan
         input: Box::new(plan),
         filter: None,
         exprs,
-        schema: Schema::new(fields),
+        schema,
     }))
 }
 

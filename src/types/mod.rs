@@ -294,6 +294,31 @@ impl Schema {
     pub fn index_of(&self, name: &str) -> Option<usize> {
         self.fields.iter().position(|f| f.name == name)
     }
+    /// The same columns under new names (a view's column list, `AS t(a, b)`); no names keeps
+    /// the schema as it is.
+    pub fn renamed(&self, names: &[String]) -> Result<Schema, String> {
+        if names.is_empty() {
+            return Ok(self.clone());
+        }
+        if names.len() != self.len() {
+            return Err(format!(
+                "{} column names given for {} columns",
+                names.len(),
+                self.len()
+            ));
+        }
+        let fields = self
+            .fields
+            .iter()
+            .zip(names)
+            .map(|(f, n)| Field {
+                name: n.clone(),
+                ..f.clone()
+            })
+            .collect();
+        Ok(Schema::new(fields))
+    }
+
     pub fn to_arrow(&self) -> arrow_schema::SchemaRef {
         Arc::new(arrow_schema::Schema::new(
             self.fields

@@ -758,7 +758,7 @@ fn trim(s: &str) -> &str {
 }
 
 /// Cuts to `n` characters; pads with spaces to `n` when `pad` (CHAR).
-fn fit_chars(s: &str, n: usize, pad: bool) -> String {
+pub fn fit_chars(s: &str, n: usize, pad: bool) -> String {
     let mut out = match s.char_indices().nth(n) {
         Some((i, _)) => s[..i].to_string(),
         None => s.to_string(),

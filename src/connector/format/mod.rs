@@ -36,26 +36,22 @@ pub fn new_decoder(
     }
 }
 
-impl LineDecoder for csv::CsvDecoder {
-    fn push_line(&mut self, line: &str, line_number: u64) -> Result<(), String> {
-        csv::CsvDecoder::push_line(self, line, line_number).map_err(|e| e.to_string())
-    }
-    fn flush(&mut self) -> Result<arrow_array::RecordBatch, String> {
-        self.finish_batch().map_err(|e| e.to_string())
-    }
-    fn rows_skipped(&self) -> u64 {
-        csv::CsvDecoder::rows_skipped(self)
-    }
+/// Both formats' decoders have the same inherent methods; this adapts them to the trait.
+macro_rules! line_decoder {
+    ($decoder:ty) => {
+        impl LineDecoder for $decoder {
+            fn push_line(&mut self, line: &str, line_number: u64) -> Result<(), String> {
+                <$decoder>::push_line(self, line, line_number).map_err(|e| e.to_string())
+            }
+            fn flush(&mut self) -> Result<arrow_array::RecordBatch, String> {
+                self.finish_batch().map_err(|e| e.to_string())
+            }
+            fn rows_skipped(&self) -> u64 {
+                <$decoder>::rows_skipped(self)
+            }
+        }
+    };
 }
 
-impl LineDecoder for json::JsonDecoder {
-    fn push_line(&mut self, line: &str, line_number: u64) -> Result<(), String> {
-        json::JsonDecoder::push_line(self, line, line_number).map_err(|e| e.to_string())
-    }
-    fn flush(&mut self) -> Result<arrow_array::RecordBatch, String> {
-        self.finish_batch().map_err(|e| e.to_string())
-    }
-    fn rows_skipped(&self) -> u64 {
-        json::JsonDecoder::rows_skipped(self)
-    }
-}
+line_decoder!(csv::CsvDecoder);
+line_decoder!(json::JsonDecoder);
