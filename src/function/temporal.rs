@@ -5,13 +5,13 @@
 
 use std::sync::Arc;
 
-use arrow_array::builder::{Date32Builder, Int64Builder, PrimitiveBuilder};
+use arrow_array::builder::{Int64Builder, PrimitiveBuilder};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
     Date32Type, DurationMillisecondType, Int32Type, Int64Type, IntervalYearMonthType,
     Time64NanosecondType, TimestampNanosecondType,
 };
-use arrow_array::{Array, ArrayRef, PrimitiveArray, TimestampNanosecondArray};
+use arrow_array::{Array, ArrayRef, ArrowPrimitiveType, PrimitiveArray, TimestampNanosecondArray};
 
 use super::{EvalContext, EvalError, Evaluation, FunctionDef, Signature};
 use crate::types::time::{CivilDateTime, days_from_civil, days_in_month, truncate_to_precision};
@@ -45,25 +45,25 @@ pub const FUNCTIONS: &[FunctionDef] = &[
     def!(
         "CURRENT_TIMESTAMP",
         |a| clock_type(a, TypeKind::TimestampLtz(3)),
-        instant_now,
+        query_now,
         Evaluation::QueryTime
     ),
     def!(
         "NOW",
         |a| clock_type(a, TypeKind::TimestampLtz(3)),
-        instant_now,
+        query_now,
         Evaluation::QueryTime
     ),
     def!(
         "CURRENT_ROW_TIMESTAMP",
         |a| clock_type(a, TypeKind::TimestampLtz(3)),
-        instant_now,
+        row_now,
         Evaluation::RowTime
     ),
     def!(
         "PROCTIME",
         |a| clock_type(a, TypeKind::TimestampLtz(3)),
-        instant_now,
+        row_now,
         Evaluation::RowTime
     ),
     def!(
@@ -97,37 +97,49 @@ fn millis(nanos: i64) -> i64 {
     nanos - nanos.rem_euclid(NANOS_PER_MILLI)
 }
 
+/// One clock reading per row (see [`now`] for which reading), mapped to the column's value.
+fn clock_column<T: ArrowPrimitiveType>(
+    ctx: &EvalContext,
+    per_query: bool,
+    value: impl Fn(i64) -> T::Native,
+) -> PrimitiveArray<T> {
+    (0..ctx.num_rows)
+        .map(|_| Some(value(now(ctx, per_query))))
+        .collect()
+}
+
 fn localtime(_: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
-    let mut b = PrimitiveBuilder::<Time64NanosecondType>::with_capacity(ctx.num_rows);
-    for _ in 0..ctx.num_rows {
-        let local = ctx.zone.to_local(now(ctx, true));
-        b.append_value(millis(local).rem_euclid(NANOS_PER_DAY));
-    }
-    Ok(Arc::new(b.finish()))
+    Ok(Arc::new(clock_column::<Time64NanosecondType>(
+        ctx,
+        true,
+        |t| millis(ctx.zone.to_local(t)).rem_euclid(NANOS_PER_DAY),
+    )))
 }
 
 fn localtimestamp(_: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
-    let mut b = PrimitiveBuilder::<TimestampNanosecondType>::with_capacity(ctx.num_rows);
-    for _ in 0..ctx.num_rows {
-        b.append_value(millis(ctx.zone.to_local(now(ctx, true))));
-    }
-    Ok(Arc::new(b.finish()))
+    Ok(Arc::new(clock_column::<TimestampNanosecondType>(
+        ctx,
+        true,
+        |t| millis(ctx.zone.to_local(t)),
+    )))
 }
 
 fn current_date(_: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
-    let mut b = Date32Builder::with_capacity(ctx.num_rows);
-    for _ in 0..ctx.num_rows {
-        b.append_value(ctx.zone.to_local(now(ctx, true)).div_euclid(NANOS_PER_DAY) as i32);
-    }
-    Ok(Arc::new(b.finish()))
+    Ok(Arc::new(clock_column::<Date32Type>(ctx, true, |t| {
+        ctx.zone.to_local(t).div_euclid(NANOS_PER_DAY) as i32
+    })))
 }
 
-fn instant_now(_: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
-    let mut b = PrimitiveBuilder::<TimestampNanosecondType>::with_capacity(ctx.num_rows);
-    for _ in 0..ctx.num_rows {
-        b.append_value(millis(now(ctx, true)));
-    }
-    Ok(Arc::new(b.finish().with_timezone("UTC")))
+/// CURRENT_TIMESTAMP and NOW(): once per query in batch mode.
+fn query_now(_: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    let column = clock_column::<TimestampNanosecondType>(ctx, true, millis);
+    Ok(Arc::new(column.with_timezone("UTC")))
+}
+
+/// PROCTIME() and CURRENT_ROW_TIMESTAMP(): the clock for every row, in both modes.
+fn row_now(_: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    let column = clock_column::<TimestampNanosecondType>(ctx, false, millis);
+    Ok(Arc::new(column.with_timezone("UTC")))
 }
 
 /// TO_TIMESTAMP_LTZ(numeric, precision): epoch seconds (0) or milliseconds (3).
@@ -577,4 +589,63 @@ pub fn interval_arithmetic(
         ),
         _ => Arc::new(out.into_iter().collect::<TimestampNanosecondArray>()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicI64, Ordering};
+
+    use super::*;
+    use crate::clock::Clock;
+    use crate::types::time::SessionZone;
+
+    /// A clock that moves one second forward at every reading.
+    #[derive(Debug, Default)]
+    struct TickingClock(AtomicI64);
+
+    impl Clock for TickingClock {
+        fn now_nanos(&self) -> i64 {
+            self.0.fetch_add(NANOS_PER_SECOND, Ordering::SeqCst)
+        }
+    }
+
+    fn batch_context() -> EvalContext {
+        EvalContext {
+            zone: SessionZone::utc(),
+            clock: Arc::new(TickingClock::default()),
+            query_start: 42 * NANOS_PER_SECOND,
+            batch_mode: true,
+            num_rows: 3,
+        }
+    }
+
+    fn instants(a: ArrayRef) -> Vec<i64> {
+        a.as_primitive::<TimestampNanosecondType>()
+            .values()
+            .to_vec()
+    }
+
+    #[test]
+    fn batch_mode_reads_the_clock_once_per_query_except_for_row_functions() {
+        let ctx = batch_context();
+        let ltz = DataType::not_null(TypeKind::TimestampLtz(3));
+        let start = 42 * NANOS_PER_SECOND;
+        assert_eq!(
+            instants(query_now(&[], &ctx, &ltz).unwrap()),
+            vec![start; 3]
+        );
+        let per_row = instants(row_now(&[], &ctx, &ltz).unwrap());
+        assert_eq!(per_row, vec![0, NANOS_PER_SECOND, 2 * NANOS_PER_SECOND]);
+    }
+
+    #[test]
+    fn streaming_mode_reads_the_clock_per_row() {
+        let ctx = EvalContext {
+            batch_mode: false,
+            ..batch_context()
+        };
+        let ltz = DataType::not_null(TypeKind::TimestampLtz(3));
+        let values = instants(query_now(&[], &ctx, &ltz).unwrap());
+        assert_eq!(values, vec![0, NANOS_PER_SECOND, 2 * NANOS_PER_SECOND]);
+    }
 }
