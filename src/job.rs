@@ -5,15 +5,15 @@
 use std::io::BufReader;
 use std::sync::Arc;
 
+use crate::connector::ConnectorError;
+use crate::connector::format::new_decoder;
 use crate::connector::source::{datagen::DatagenSplit, filesystem, socket};
-use crate::connector::{ConnectorError, LineDecoder};
 use crate::exec::calc::CalcOperator;
 use crate::exec::runtime::Pipeline;
 use crate::exec::values::ValuesSplit;
 use crate::function::EvalContext;
 use crate::plan::logical::LogicalPlan;
 use crate::types::Schema;
-use crate::types::time::SessionZone;
 
 /// The Arrow schema operators produce: every field nullable, so that a type derivation that
 /// is stricter than the data never fails a batch.
@@ -108,13 +108,4 @@ pub fn build_pipelines(
             }
         }
     }
-}
-
-/// The decoder for the table's `format` option.
-pub fn new_decoder(
-    options: &[(String, String)],
-    schema: &Schema,
-    zone: &SessionZone,
-) -> Result<Box<dyn LineDecoder>, ConnectorError> {
-    crate::connector::format::new_decoder(options, schema, zone)
 }

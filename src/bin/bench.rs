@@ -10,6 +10,21 @@ use tideline::client::Session;
 
 const ROWS: u64 = 20_000_000;
 
+/// Runs `sql` and prints the rate at which it moved `rows` rows.
+fn report(session: &mut Session, sql: &str, what: &str, rows: u64) {
+    let start = Instant::now();
+    assert!(tideline::client::run_script(
+        session,
+        sql,
+        &mut std::io::sink()
+    ));
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "{what}: {rows} rows in {secs:.2} s = {:.1} M rows/s",
+        rows as f64 / secs / 1e6
+    );
+}
+
 fn main() {
     let sql = format!(
         "CREATE TABLE src (id BIGINT, price DOUBLE, qty INT) WITH ('connector' = 'datagen', \
@@ -18,19 +33,9 @@ fn main() {
          INSERT INTO sink SELECT id, price * qty FROM src WHERE qty > 50;"
     );
     let mut session = Session::default();
-    let start = Instant::now();
-    assert!(tideline::client::run_script(
-        &mut session,
-        &sql,
-        &mut std::io::sink()
-    ));
-    let secs = start.elapsed().as_secs_f64();
-    println!(
-        "datagen→filter→project→blackhole: {ROWS} rows in {secs:.2} s = {:.1} M rows/s",
-        ROWS as f64 / secs / 1e6
-    );
+    report(&mut session, &sql, "datagen→filter→project→blackhole", ROWS);
 
-    let lines = 2_000_000;
+    let lines: u64 = 2_000_000;
     let path = std::env::temp_dir().join("tideline-bench.csv");
     let mut file = std::io::BufWriter::new(std::fs::File::create(&path).expect("temp file"));
     for i in 0..lines {
@@ -44,16 +49,6 @@ fn main() {
          INSERT INTO sink2 SELECT * FROM csv_src;",
         path.display()
     );
-    let start = Instant::now();
-    assert!(tideline::client::run_script(
-        &mut session,
-        &sql,
-        &mut std::io::sink()
-    ));
-    let secs = start.elapsed().as_secs_f64();
-    println!(
-        "csv → blackhole: {lines} rows in {secs:.2} s = {:.1} M rows/s",
-        lines as f64 / secs / 1e6
-    );
+    report(&mut session, &sql, "csv → blackhole", lines);
     let _ = std::fs::remove_file(&path);
 }

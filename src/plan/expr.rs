@@ -46,28 +46,6 @@ impl ScalarExpr {
         }
     }
 
-    /// Whether evaluating it reads nothing but its inputs (no clock, no randomness).
-    pub fn is_deterministic(&self) -> bool {
-        match self {
-            ScalarExpr::Column { .. } | ScalarExpr::Literal { .. } => true,
-            ScalarExpr::Call { function, args, .. } => {
-                function.evaluation == crate::function::Evaluation::Deterministic
-                    && args.iter().all(ScalarExpr::is_deterministic)
-            }
-            ScalarExpr::Cast { expr, .. } => expr.is_deterministic(),
-            ScalarExpr::Case {
-                branches,
-                otherwise,
-                ..
-            } => {
-                branches
-                    .iter()
-                    .all(|(c, r)| c.is_deterministic() && r.is_deterministic())
-                    && otherwise.as_ref().is_none_or(|e| e.is_deterministic())
-            }
-        }
-    }
-
     /// The time attribute this expression forwards unchanged, if any: a plain column
     /// reference keeps it, a PROCTIME() call creates one, anything computed materializes it.
     pub fn time_attribute(&self, input: &[Option<TimeAttribute>]) -> Option<TimeAttribute> {

@@ -43,12 +43,6 @@ pub fn parse_statement(stmt: &StatementText) -> Result<ParsedStatement, SqlError
     })
 }
 
-/// Parses a whole script: every statement, or the first error.
-pub fn parse_script(script: &str) -> Result<Vec<ParsedStatement>, SqlError> {
-    let (statements, _) = super::split::split_statements(script);
-    statements.iter().map(parse_statement).collect()
-}
-
 fn shift(loc: Location, stmt: &StatementText) -> Location {
     if loc.line == 0 {
         return loc;

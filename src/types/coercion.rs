@@ -1,6 +1,6 @@
 //! Flink's implicit type widening and the result types of arithmetic.
 
-use super::{DataType, MAX_LENGTH, TypeKind};
+use super::{DataType, TypeKind};
 
 /// Digits before the point that an integer type needs as a DECIMAL (Flink's
 /// `getPrecision` of TINYINT/SMALLINT/INT/BIGINT).
@@ -95,13 +95,6 @@ pub fn common_type_of(types: &[DataType]) -> Option<DataType> {
     iter.try_fold(first, |acc, t| common_type(&acc, t))
 }
 
-/// Whether values of `from` may be used where `to` is expected without a CAST.
-pub fn can_widen(from: &TypeKind, to: &TypeKind) -> bool {
-    common_kind(from, to).as_ref() == Some(to)
-        || (from.is_string() && to.is_string())
-        || *from == TypeKind::Null
-}
-
 /// The result type of `a op b` for `+ - * / %` on numbers (Flink's
 /// `LogicalTypeMerging.findAdditionDecimalType` and friends).
 pub fn arithmetic_kind(op: &str, a: &TypeKind, b: &TypeKind) -> Option<TypeKind> {
@@ -158,10 +151,6 @@ fn adjust_precision_scale(precision: i32, scale: i32) -> TypeKind {
 /// whose length 0 Flink shows as CHAR(0)).
 pub fn string_literal_kind(text: &str) -> TypeKind {
     TypeKind::Char(text.chars().count() as u32)
-}
-
-pub fn string_kind() -> TypeKind {
-    TypeKind::VarChar(MAX_LENGTH)
 }
 
 #[cfg(test)]

@@ -178,14 +178,6 @@ impl TypeKind {
             ),
         }
     }
-
-    /// Precision of a TIME, TIMESTAMP or TIMESTAMP_LTZ type.
-    pub fn time_precision(&self) -> Option<u8> {
-        match self {
-            TypeKind::Time(p) | TypeKind::Timestamp(p) | TypeKind::TimestampLtz(p) => Some(*p),
-            _ => None,
-        }
-    }
 }
 
 impl fmt::Display for TypeKind {

@@ -149,18 +149,6 @@ pub fn format_timestamp(nanos: i64, precision: u8) -> String {
     s
 }
 
-pub fn format_date(days: i64) -> String {
-    let mut s = String::with_capacity(10);
-    write_date(&mut s, days);
-    s
-}
-
-pub fn format_time(nanos_of_day: i64, precision: u8) -> String {
-    let mut s = String::with_capacity(18);
-    write_time(&mut s, nanos_of_day, precision);
-    s
-}
-
 /// Parses Flink's date forms `yyyy-[m]m-[d]d`.
 pub fn parse_date(s: &str) -> Option<i64> {
     let s = s.trim();
@@ -369,7 +357,10 @@ mod tests {
             assert_eq!(days_from_civil(y, m, d), days);
         }
         assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(format_date(18_367), "2020-04-15");
+        assert_eq!(
+            format_timestamp(18_367 * NANOS_PER_DAY, 0),
+            "2020-04-15 00:00:00"
+        );
     }
 
     #[test]
