@@ -30,6 +30,7 @@ macro_rules! def {
 }
 
 pub mod cast;
+pub mod datetime;
 pub mod math;
 pub mod operator;
 pub mod string;
@@ -154,6 +155,7 @@ const FAMILIES: &[&[FunctionDef]] = &[
     operator::FUNCTIONS,
     string::FUNCTIONS,
     temporal::FUNCTIONS,
+    datetime::FUNCTIONS,
     math::FUNCTIONS,
 ];
 

@@ -74,6 +74,8 @@ pub const FUNCTIONS: &[FunctionDef] = &[
     def!("EXTRACT", resolve_extract, extract),
     def!("FLOOR_TO", resolve_round_to, floor_to),
     def!("CEIL_TO", resolve_round_to, ceil_to),
+    def!("TIMESTAMPADD", resolve_timestamp_add, timestamp_add),
+    def!("TIMESTAMPDIFF", resolve_timestamp_diff, timestamp_diff),
 ];
 
 fn clock_type(args: &[DataType], kind: TypeKind) -> Result<Signature, String> {
@@ -525,7 +527,6 @@ pub fn interval_arithmetic(
 ) -> Result<ArrayRef, EvalError> {
     let sign = if subtract { -1 } else { 1 };
     let n = l.len();
-    let l_kind = l.data_type().clone();
     let mut out: Vec<Option<i64>> = Vec::with_capacity(n);
     for i in 0..n {
         if l.is_null(i) || r.is_null(i) {
@@ -545,24 +546,35 @@ pub fn interval_arithmetic(
             TypeKind::IntervalYearMonth => {
                 l.as_primitive::<IntervalYearMonthType>().value(i) as i64 + sign * months
             }
-            TypeKind::TimestampLtz(_) => {
-                let instant = l.as_primitive::<TimestampNanosecondType>().value(i);
-                let moved = if months != 0 {
-                    ctx.zone
-                        .from_local(add_months(ctx.zone.to_local(instant), sign * months))
-                } else {
-                    instant
-                };
-                moved + sign * millis * NANOS_PER_MILLI
-            }
-            _ => {
-                let wall = wall_clock(l, i, &l_kind, ctx);
-                add_months(wall, sign * months) + sign * millis * NANOS_PER_MILLI
-            }
+            _ => shift(l, i, ctx, sign * months, sign * millis * NANOS_PER_MILLI),
         };
         out.push(Some(v));
     }
-    Ok(match &result.kind {
+    Ok(temporal_column(out, &result.kind))
+}
+
+/// Row `i` of a date/time column moved by calendar months (on the wall clock) and then by
+/// elapsed nanoseconds (for TIMESTAMP_LTZ, on the instant: a day is 24 physical hours).
+/// Returns the wall clock, or the instant for TIMESTAMP_LTZ, in nanoseconds.
+fn shift(value: &ArrayRef, i: usize, ctx: &EvalContext, months: i64, nanos: i64) -> i64 {
+    let kind = value.data_type();
+    if let arrow_schema::DataType::Timestamp(_, Some(_)) = kind {
+        let instant = value.as_primitive::<TimestampNanosecondType>().value(i);
+        let moved = if months != 0 {
+            ctx.zone
+                .from_local(add_months(ctx.zone.to_local(instant), months))
+        } else {
+            instant
+        };
+        return moved.saturating_add(nanos);
+    }
+    add_months(wall_clock(value, i, kind, ctx), months).saturating_add(nanos)
+}
+
+/// A column of `kind` from nanoseconds (wall clocks; instants for TIMESTAMP_LTZ), or
+/// milliseconds / months for the interval kinds.
+fn temporal_column(out: Vec<Option<i64>>, kind: &TypeKind) -> ArrayRef {
+    match kind {
         TypeKind::IntervalDayTime => Arc::new(
             out.into_iter()
                 .collect::<PrimitiveArray<DurationMillisecondType>>(),
@@ -588,7 +600,176 @@ pub fn interval_arithmetic(
                 .with_timezone("UTC"),
         ),
         _ => Arc::new(out.into_iter().collect::<TimestampNanosecondArray>()),
+    }
+}
+
+/// A TIMESTAMPADD / TIMESTAMPDIFF unit as calendar months or as a fixed length.
+enum Step {
+    Months(i64),
+    Nanos(i64),
+}
+
+fn step(unit: TimeUnit) -> Result<Step, EvalError> {
+    Ok(match unit {
+        TimeUnit::Year => Step::Months(12),
+        TimeUnit::Quarter => Step::Months(3),
+        TimeUnit::Month => Step::Months(1),
+        TimeUnit::Week => Step::Nanos(7 * NANOS_PER_DAY),
+        TimeUnit::Day => Step::Nanos(NANOS_PER_DAY),
+        TimeUnit::Hour => Step::Nanos(3600 * NANOS_PER_SECOND),
+        TimeUnit::Minute => Step::Nanos(60 * NANOS_PER_SECOND),
+        TimeUnit::Second => Step::Nanos(NANOS_PER_SECOND),
+        TimeUnit::Millisecond => Step::Nanos(NANOS_PER_MILLI),
+        TimeUnit::Microsecond => Step::Nanos(1000),
+        TimeUnit::Nanosecond => Step::Nanos(1),
+        other => {
+            return Err(EvalError::Invalid(format!(
+                "{other:?} is not a unit of TIMESTAMPADD/TIMESTAMPDIFF"
+            )));
+        }
     })
+}
+
+fn is_datetime(kind: &TypeKind) -> bool {
+    matches!(
+        kind,
+        TypeKind::Date | TypeKind::Timestamp(_) | TypeKind::TimestampLtz(_)
+    )
+}
+
+/// TIMESTAMPADD(unit, count, datetime): the datetime's type; a DATE stays a DATE for units of
+/// a day or more and becomes a TIMESTAMP for smaller ones.
+fn resolve_timestamp_add(args: &[DataType]) -> Result<Signature, String> {
+    let [unit, count, value] = args else {
+        return Err("TIMESTAMPADD expects (unit, count, datetime)".into());
+    };
+    if !count.kind.is_integer() {
+        return Err(format!(
+            "TIMESTAMPADD expects an integer count, got {}",
+            count.kind
+        ));
+    }
+    if !is_datetime(&value.kind) {
+        return Err(format!("TIMESTAMPADD cannot add to {}", value.kind));
+    }
+    let count = DataType {
+        kind: TypeKind::BigInt,
+        nullable: count.nullable,
+    };
+    Ok(Signature::new(
+        vec![unit.clone(), count.clone(), value.clone()],
+        DataType {
+            kind: value.kind.clone(),
+            nullable: count.nullable || value.nullable,
+        },
+    ))
+}
+
+fn timestamp_add(
+    args: &[ArrayRef],
+    ctx: &EvalContext,
+    t: &DataType,
+) -> Result<ArrayRef, EvalError> {
+    let step = step(unit_arg(args)?)?;
+    let counts = args[1].as_primitive::<Int64Type>();
+    let value = &args[2];
+    let mut out: Vec<Option<i64>> = Vec::with_capacity(value.len());
+    for i in 0..value.len() {
+        if counts.is_null(i) || value.is_null(i) {
+            out.push(None);
+            continue;
+        }
+        let k = counts.value(i);
+        out.push(Some(match step {
+            Step::Months(m) => shift(value, i, ctx, k.saturating_mul(m), 0),
+            Step::Nanos(n) => shift(value, i, ctx, 0, k.saturating_mul(n)),
+        }));
+    }
+    Ok(temporal_column(out, &t.kind))
+}
+
+/// TIMESTAMPDIFF(unit, start, end): whole units from start to end as INT, truncated toward
+/// zero. Both sides are brought to one type first (TIMESTAMP_LTZ if either is, else TIMESTAMP
+/// if either is).
+fn resolve_timestamp_diff(args: &[DataType]) -> Result<Signature, String> {
+    let [unit, a, b] = args else {
+        return Err("TIMESTAMPDIFF expects (unit, start, end)".into());
+    };
+    if !is_datetime(&a.kind) || !is_datetime(&b.kind) {
+        return Err(format!(
+            "TIMESTAMPDIFF expects two datetime values, got {} and {}",
+            a.kind, b.kind
+        ));
+    }
+    let precision = |k: &TypeKind| match k {
+        TypeKind::Timestamp(p) | TypeKind::TimestampLtz(p) => *p,
+        _ => 0,
+    };
+    let p = precision(&a.kind).max(precision(&b.kind));
+    let common = match (&a.kind, &b.kind) {
+        (x, y) if x == y => x.clone(),
+        (TypeKind::TimestampLtz(_), _) | (_, TypeKind::TimestampLtz(_)) => {
+            TypeKind::TimestampLtz(p)
+        }
+        _ => TypeKind::Timestamp(p),
+    };
+    let side = |d: &DataType| DataType {
+        kind: common.clone(),
+        nullable: d.nullable,
+    };
+    Ok(Signature::new(
+        vec![unit.clone(), side(a), side(b)],
+        DataType {
+            kind: TypeKind::Int,
+            nullable: a.nullable || b.nullable,
+        },
+    ))
+}
+
+fn timestamp_diff(
+    args: &[ArrayRef],
+    ctx: &EvalContext,
+    _: &DataType,
+) -> Result<ArrayRef, EvalError> {
+    let step = step(unit_arg(args)?)?;
+    let (a, b) = (&args[1], &args[2]);
+    let instants = matches!(a.data_type(), arrow_schema::DataType::Timestamp(_, Some(_)));
+    let point = |array: &ArrayRef, i: usize| {
+        if instants {
+            array.as_primitive::<TimestampNanosecondType>().value(i)
+        } else {
+            wall_clock(array, i, array.data_type(), ctx)
+        }
+    };
+    let mut out = arrow_array::builder::Int32Builder::with_capacity(a.len());
+    for i in 0..a.len() {
+        if a.is_null(i) || b.is_null(i) {
+            out.append_null();
+            continue;
+        }
+        let (start, end) = (point(a, i), point(b, i));
+        let units = match step {
+            Step::Nanos(n) => ((end as i128 - start as i128) / n as i128) as i64,
+            Step::Months(m) => months_between(end, start) / m,
+        };
+        out.append_value(units as i32);
+    }
+    Ok(Arc::new(out.finish()))
+}
+
+/// Whole months from `t1` to `t0` (both nanoseconds), negative when `t0` is earlier: the
+/// largest count that, added to `t1` as calendar months, does not pass `t0`.
+fn months_between(t0: i64, t1: i64) -> i64 {
+    if t0 < t1 {
+        return -months_between(t1, t0);
+    }
+    let c0 = CivilDateTime::from_nanos(t0);
+    let c1 = CivilDateTime::from_nanos(t1);
+    let mut months = (c0.year - c1.year) * 12 + c0.month as i64 - c1.month as i64;
+    if add_months(t1, months) > t0 {
+        months -= 1;
+    }
+    months
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use sqlparser::tokenizer::Span;
 use super::expr::ScalarExpr;
 use super::logical::*;
 use crate::catalog::{Catalog, CatalogEntry, ColumnSource, TableColumn, TableDef, WatermarkSpec};
-use crate::function::{self, cast::can_cast};
+use crate::function::{self, cast::can_cast, temporal};
 use crate::sql::SqlError;
 use crate::sql::ast::{ColumnKind, CreateTable, TableHint};
 use crate::sql::parser::object_name_last;
@@ -940,8 +940,23 @@ impl<'a> Binder<'a> {
                 return Err(error(span, "subqueries are not supported yet"));
             }
             FunctionArguments::List(list) => {
-                for arg in &list.args {
+                let takes_unit = matches!(name.as_str(), "TIMESTAMPADD" | "TIMESTAMPDIFF");
+                for (i, arg) in list.args.iter().enumerate() {
                     match arg {
+                        // TIMESTAMPADD(DAY, …): the unit is a keyword, not a column.
+                        FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Identifier(unit)))
+                            if takes_unit && i == 0 =>
+                        {
+                            let unit = unit.value.to_uppercase();
+                            let unit = unit.strip_prefix("SQL_TSI_").unwrap_or(&unit);
+                            if temporal::parse_unit(unit).is_none() {
+                                return Err(error(
+                                    arg.span(),
+                                    format!("{name} does not know the time unit {unit}"),
+                                ));
+                            }
+                            args.push(unit_literal(unit));
+                        }
                         FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => {
                             args.push(self.bind_expr(e, scope)?)
                         }

@@ -323,7 +323,83 @@ impl SessionZone {
             earlier
         }
     }
+    /// A zone id read as `java.util.TimeZone.getTimeZone` reads it (CONVERT_TZ): tz database
+    /// names, Java's old three-letter ids, custom `GMT±h[h][[:]mm]` ids, and GMT for anything
+    /// else.
+    pub fn java_legacy(name: &str) -> Self {
+        let named = |zone: jiff::tz::TimeZone| SessionZone {
+            name: name.to_string(),
+            zone,
+        };
+        if let Some(offset) = name.strip_prefix("GMT").filter(|o| !o.is_empty()) {
+            let custom = match offset.split_once(':') {
+                Some(_) => fixed_offset(offset),
+                None if offset.len() > 3 => {
+                    let (h, m) = offset.split_at(offset.len() - 2);
+                    fixed_offset(&format!("{h}:{m}"))
+                }
+                None => fixed_offset(offset),
+            };
+            return named(custom.unwrap_or(jiff::tz::TimeZone::UTC));
+        }
+        let old_id = JAVA_OLD_IDS
+            .iter()
+            .find(|(id, _)| *id == name)
+            .map(|(_, iana)| *iana);
+        match jiff::tz::TimeZone::get(old_id.unwrap_or(name)) {
+            Ok(zone) => named(zone),
+            Err(_) => named(jiff::tz::TimeZone::UTC),
+        }
+    }
+
+    /// The zone's abbreviation at an instant as Java prints it (`PST`, `CST`, `UTC`), or
+    /// `GMT±hh:mm` where the tz database has only a numeric one.
+    pub fn abbreviation_at(&self, instant_nanos: i64) -> String {
+        let secs = instant_nanos.div_euclid(NANOS_PER_SECOND);
+        let Ok(ts) = jiff::Timestamp::from_second(secs) else {
+            return "GMT".into();
+        };
+        let info = self.zone.to_offset_info(ts);
+        let abbreviation = info.abbreviation();
+        if abbreviation.starts_with(['+', '-']) || abbreviation.is_empty() {
+            let offset = info.offset().seconds();
+            let sign = if offset < 0 { '-' } else { '+' };
+            let abs = offset.abs();
+            format!("GMT{sign}{:02}:{:02}", abs / 3600, abs / 60 % 60)
+        } else {
+            abbreviation.to_string()
+        }
+    }
 }
+
+/// `java.util.TimeZone`'s three-letter ids that the tz database does not have.
+const JAVA_OLD_IDS: &[(&str, &str)] = &[
+    ("ACT", "Australia/Darwin"),
+    ("AET", "Australia/Sydney"),
+    ("AGT", "America/Argentina/Buenos_Aires"),
+    ("ART", "Africa/Cairo"),
+    ("AST", "America/Anchorage"),
+    ("BET", "America/Sao_Paulo"),
+    ("BST", "Asia/Dhaka"),
+    ("CAT", "Africa/Harare"),
+    ("CNT", "America/St_Johns"),
+    ("CST", "America/Chicago"),
+    ("CTT", "Asia/Shanghai"),
+    ("EAT", "Africa/Addis_Ababa"),
+    ("ECT", "Europe/Paris"),
+    ("IET", "America/Indiana/Indianapolis"),
+    ("IST", "Asia/Kolkata"),
+    ("JST", "Asia/Tokyo"),
+    ("MIT", "Pacific/Apia"),
+    ("NET", "Asia/Yerevan"),
+    ("NST", "Pacific/Auckland"),
+    ("PLT", "Asia/Karachi"),
+    ("PNT", "America/Phoenix"),
+    ("PRT", "America/Puerto_Rico"),
+    ("PST", "America/Los_Angeles"),
+    ("SST", "Pacific/Guadalcanal"),
+    ("VST", "Asia/Ho_Chi_Minh"),
+];
 
 fn invalid_zone(name: &str) -> String {
     format!("invalid time zone '{name}'")

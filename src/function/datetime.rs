@@ -1,0 +1,520 @@
+//! Conversions between time values and text or epoch numbers: DATE_FORMAT, TO_TIMESTAMP,
+//! TO_DATE, UNIX_TIMESTAMP, FROM_UNIXTIME and CONVERT_TZ. Each follows the Java class Flink
+//! calls for it (see [`crate::types::pattern`]): formats are compiled once and reused while
+//! the format argument stays the same, which is every row when it is a literal.
+
+use std::sync::Arc;
+
+use arrow_array::builder::{
+    Date32Builder, Int64Builder, StringBuilder, TimestampNanosecondBuilder,
+};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int64Type, TimestampNanosecondType};
+use arrow_array::{Array, ArrayRef, StringArray};
+
+use super::string::expect_strings;
+use super::{EvalContext, EvalError, Evaluation, FunctionDef, Signature, any_nullable};
+use crate::types::pattern::{DateTimePattern, Parsed, PatternStyle, ZoneInfo};
+use crate::types::time::{CivilDateTime, SessionZone, days_from_civil};
+use crate::types::{
+    DataType, MAX_LENGTH, NANOS_PER_DAY, NANOS_PER_MILLI, NANOS_PER_SECOND, TypeKind,
+};
+
+pub const FUNCTIONS: &[FunctionDef] = &[
+    def!("DATE_FORMAT", resolve_date_format, date_format),
+    def!("TO_TIMESTAMP", resolve_to_timestamp, to_timestamp),
+    def!("TO_DATE", resolve_to_date, to_date),
+    def!(
+        "UNIX_TIMESTAMP",
+        resolve_unix_timestamp,
+        unix_timestamp,
+        Evaluation::RowTime
+    ),
+    def!("FROM_UNIXTIME", resolve_from_unixtime, from_unixtime),
+    def!("CONVERT_TZ", resolve_convert_tz, convert_tz),
+];
+
+/// SimpleDateFormat's `yyyy-MM-dd HH:mm:ss`, the default of the legacy functions.
+const LEGACY_DEFAULT: &str = "yyyy-MM-dd HH:mm:ss";
+
+fn string_type(nullable: bool) -> DataType {
+    DataType {
+        kind: TypeKind::VarChar(MAX_LENGTH),
+        nullable,
+    }
+}
+
+fn strings(n: usize, nullable: bool) -> Vec<DataType> {
+    vec![string_type(nullable); n]
+}
+
+/// The last compiled pattern, recompiled only when the format text changes.
+struct PatternCache {
+    style: PatternStyle,
+    text: Option<String>,
+    pattern: Option<DateTimePattern>,
+}
+
+impl PatternCache {
+    fn new(style: PatternStyle) -> Self {
+        PatternCache {
+            style,
+            text: None,
+            pattern: None,
+        }
+    }
+
+    fn get(&mut self, format: &str) -> Result<&DateTimePattern, EvalError> {
+        if self.text.as_deref() != Some(format) || self.pattern.is_none() {
+            let compiled = DateTimePattern::compile(format, self.style).map_err(|e| {
+                EvalError::Invalid(format!("invalid date-time pattern '{format}': {e}"))
+            })?;
+            self.text = Some(format.to_string());
+            self.pattern = Some(compiled);
+        }
+        Ok(self.pattern.as_ref().expect("compiled above"))
+    }
+}
+
+/// The string of row `i` of an optional string argument; `None` when the row is NULL.
+fn text_at<'a>(array: Option<&'a StringArray>, i: usize, default: &'static str) -> Option<&'a str> {
+    match array {
+        None => Some(default),
+        Some(a) if a.is_null(i) => None,
+        Some(a) => Some(a.value(i)),
+    }
+}
+
+/// The current year in the session zone, for two-digit legacy years.
+fn pivot_year(ctx: &EvalContext) -> i64 {
+    CivilDateTime::from_nanos(ctx.zone.to_local(ctx.query_start)).year
+}
+
+/// Parses with a legacy pattern in `zone` and returns the instant, as
+/// `SimpleDateFormat.parse` does: lenient fields, a parsed offset wins over the zone, a wall
+/// clock in a fold takes the later offset.
+fn legacy_parse(
+    pattern: &DateTimePattern,
+    text: &str,
+    zone: &SessionZone,
+    pivot: i64,
+) -> Option<i64> {
+    let parsed: Parsed = pattern.parse(text, pivot)?;
+    let wall = parsed.resolve_lenient()?;
+    Some(match parsed.offset_seconds {
+        Some(offset) => wall - offset * NANOS_PER_SECOND,
+        None => zone.from_local_later(wall),
+    })
+}
+
+/// Formats an instant with a legacy pattern in `zone`.
+fn legacy_format(
+    out: &mut String,
+    pattern: &DateTimePattern,
+    instant: i64,
+    zone: &SessionZone,
+) -> Result<(), EvalError> {
+    let offset = zone.offset_nanos_at(instant);
+    let abbreviation = zone.abbreviation_at(instant);
+    let wall = CivilDateTime::from_nanos(instant + offset);
+    let info = ZoneInfo {
+        offset_seconds: offset / NANOS_PER_SECOND,
+        abbreviation: &abbreviation,
+    };
+    pattern
+        .format(out, &wall, Some(info))
+        .map_err(EvalError::Invalid)
+}
+
+fn resolve_date_format(args: &[DataType]) -> Result<Signature, String> {
+    let [value, format] = args else {
+        return Err("DATE_FORMAT expects (timestamp, format)".into());
+    };
+    expect_strings("DATE_FORMAT", std::slice::from_ref(format))?;
+    let value = match &value.kind {
+        TypeKind::Timestamp(_) | TypeKind::TimestampLtz(_) => value.clone(),
+        TypeKind::Date => DataType {
+            kind: TypeKind::Timestamp(3),
+            nullable: value.nullable,
+        },
+        k if k.is_string() || *k == TypeKind::Null => string_type(value.nullable),
+        other => return Err(format!("DATE_FORMAT cannot format {other}")),
+    };
+    Ok(Signature::new(
+        vec![value, string_type(format.nullable)],
+        string_type(true),
+    ))
+}
+
+/// DATE_FORMAT(timestamp, format) formats the wall clock with `DateTimeFormatter`;
+/// DATE_FORMAT(string, format) reads the string as `yyyy-MM-dd HH:mm:ss` and reformats it with
+/// `SimpleDateFormat`, NULL when it does not parse.
+fn date_format(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    let formats = args[1].as_string::<i32>();
+    let n = formats.len();
+    let mut b = StringBuilder::with_capacity(n, n * 16);
+    let mut buf = String::new();
+    if let Some(texts) = args[0].as_string_opt::<i32>() {
+        let mut input = PatternCache::new(PatternStyle::Legacy);
+        let mut output = PatternCache::new(PatternStyle::Legacy);
+        let input = input.get(LEGACY_DEFAULT)?.clone();
+        let pivot = pivot_year(ctx);
+        for i in 0..n {
+            if texts.is_null(i) || formats.is_null(i) {
+                b.append_null();
+                continue;
+            }
+            let Some(instant) = legacy_parse(&input, texts.value(i), &ctx.zone, pivot) else {
+                b.append_null();
+                continue;
+            };
+            buf.clear();
+            legacy_format(&mut buf, output.get(formats.value(i))?, instant, &ctx.zone)?;
+            b.append_value(&buf);
+        }
+    } else {
+        let values = args[0].as_primitive::<TimestampNanosecondType>();
+        let local = matches!(
+            args[0].data_type(),
+            arrow_schema::DataType::Timestamp(_, Some(_))
+        );
+        let mut cache = PatternCache::new(PatternStyle::Modern);
+        for i in 0..n {
+            if values.is_null(i) || formats.is_null(i) {
+                b.append_null();
+                continue;
+            }
+            let mut v = values.value(i);
+            if local {
+                v = ctx.zone.to_local(v);
+            }
+            buf.clear();
+            cache
+                .get(formats.value(i))?
+                .format(&mut buf, &CivilDateTime::from_nanos(v), None)
+                .map_err(EvalError::Invalid)?;
+            b.append_value(&buf);
+        }
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+fn resolve_to_timestamp(args: &[DataType]) -> Result<Signature, String> {
+    if args.is_empty() || args.len() > 2 {
+        return Err("TO_TIMESTAMP expects (string [, format])".into());
+    }
+    expect_strings("TO_TIMESTAMP", args)?;
+    Ok(Signature::new(
+        strings(args.len(), any_nullable(args)),
+        DataType::nullable(TypeKind::Timestamp(3)),
+    ))
+}
+
+/// TO_TIMESTAMP(string [, format]): `DateTimeFormatter` parsing, with Flink's fall-back to
+/// `java.sql.Timestamp`'s form; NULL when neither reads the string. Precision 3, truncated.
+fn to_timestamp(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    let texts = args[0].as_string::<i32>();
+    let formats = args.get(1).map(|a| a.as_string::<i32>());
+    let mut cache = PatternCache::new(PatternStyle::Modern);
+    let mut b = TimestampNanosecondBuilder::with_capacity(texts.len());
+    for i in 0..texts.len() {
+        let value = match (texts.is_null(i), formats) {
+            (true, _) => None,
+            (false, None) => parse_default_timestamp(texts.value(i)),
+            (false, Some(f)) if f.is_null(i) => None,
+            (false, Some(f)) => cache
+                .get(f.value(i))?
+                .parse(texts.value(i), 0)
+                .and_then(|p| p.resolve_strict())
+                .or_else(|| parse_sql_timestamp(texts.value(i))),
+        };
+        b.append_option(value.map(|v| v - v.rem_euclid(NANOS_PER_MILLI)));
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+/// Flink's default TO_TIMESTAMP form: `yyyy-[M]M-[d]d[ [H]H:[m]m:[s]s[.fraction]]`.
+fn parse_default_timestamp(s: &str) -> Option<i64> {
+    let (date, time) = match s.split_once(' ') {
+        Some((d, t)) => (d, Some(t)),
+        None => (s, None),
+    };
+    let days = parse_ymd(date, 4..=4)?;
+    let nanos = match time {
+        None => 0,
+        Some(t) => {
+            let (hms, fraction) = match t.split_once('.') {
+                Some((a, f)) => (a, Some(f)),
+                None => (t, None),
+            };
+            let mut parts = hms.split(':');
+            let mut next = |max: i64| -> Option<i64> {
+                let p = parts.next()?;
+                let v = small_number(p, 1, 2)?;
+                (v <= max).then_some(v)
+            };
+            let (h, m, sec) = (next(23)?, next(59)?, next(59)?);
+            if parts.next().is_some() {
+                return None;
+            }
+            let frac = match fraction {
+                None => 0,
+                Some(f) => fraction_nanos(f, 0)?,
+            };
+            ((h * 60 + m) * 60 + sec) * NANOS_PER_SECOND + frac
+        }
+    };
+    days.checked_mul(NANOS_PER_DAY)?.checked_add(nanos)
+}
+
+/// `yyyy-[M]M-[d]d` with a valid month and day, as days since the epoch.
+fn parse_ymd(s: &str, year_digits: std::ops::RangeInclusive<usize>) -> Option<i64> {
+    let mut parts = s.split('-');
+    let y = small_number(parts.next()?, *year_digits.start(), *year_digits.end())?;
+    let m = small_number(parts.next()?, 1, 2)?;
+    let d = small_number(parts.next()?, 1, 2)?;
+    if parts.next().is_some()
+        || !(1..=12).contains(&m)
+        || d < 1
+        || d > crate::types::time::days_in_month(y, m as u32) as i64
+    {
+        return None;
+    }
+    Some(days_from_civil(y, m as u32, d as u32))
+}
+
+fn small_number(s: &str, min: usize, max: usize) -> Option<i64> {
+    if s.len() < min || s.len() > max || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// Fraction digits as nanoseconds; at least `min` and at most nine digits.
+fn fraction_nanos(f: &str, min: usize) -> Option<i64> {
+    let v = small_number(f, min.max(1), 9)?;
+    Some(v * 10i64.pow(9 - f.len() as u32))
+}
+
+/// `java.sql.Timestamp.valueOf` (`yyyy-[m]m-[d]d hh:mm:ss[.f…]`) or, without a space,
+/// `java.sql.Date.valueOf` (`yyyy-[m]m-[d]d`): Flink's fall-back when a TO_TIMESTAMP format
+/// does not match.
+fn parse_sql_timestamp(s: &str) -> Option<i64> {
+    let s = s.trim();
+    match s.split_once(' ') {
+        None => Some(parse_ymd(s, 4..=4)? * NANOS_PER_DAY),
+        Some((date, time)) => {
+            let days = parse_ymd(date, 4..=4)?;
+            let (hms, fraction) = match time.split_once('.') {
+                Some((a, f)) => (a, Some(f)),
+                None => (time, None),
+            };
+            let parts: Vec<&str> = hms.split(':').collect();
+            let [h, m, sec] = parts[..] else { return None };
+            let (h, m, sec) = (
+                small_number(h, 1, 2)?,
+                small_number(m, 1, 2)?,
+                small_number(sec, 1, 2)?,
+            );
+            if h > 23 || m > 59 || sec > 59 {
+                return None;
+            }
+            let frac = match fraction {
+                None => 0,
+                Some(f) => fraction_nanos(f, 1)?,
+            };
+            days.checked_mul(NANOS_PER_DAY)?
+                .checked_add(((h * 60 + m) * 60 + sec) * NANOS_PER_SECOND + frac)
+        }
+    }
+}
+
+fn resolve_to_date(args: &[DataType]) -> Result<Signature, String> {
+    if args.is_empty() || args.len() > 2 {
+        return Err("TO_DATE expects (string [, format])".into());
+    }
+    expect_strings("TO_DATE", args)?;
+    Ok(Signature::new(
+        strings(args.len(), any_nullable(args)),
+        DataType::nullable(TypeKind::Date),
+    ))
+}
+
+/// TO_DATE(string): Flink's date form, NULL when invalid. TO_DATE(string, format):
+/// `SimpleDateFormat` in UTC.
+fn to_date(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    let texts = args[0].as_string::<i32>();
+    let formats = args.get(1).map(|a| a.as_string::<i32>());
+    let mut cache = PatternCache::new(PatternStyle::Legacy);
+    let pivot = pivot_year(ctx);
+    let utc = SessionZone::utc();
+    let mut b = Date32Builder::with_capacity(texts.len());
+    for i in 0..texts.len() {
+        let days = match (texts.is_null(i), formats) {
+            (true, _) => None,
+            (false, None) => {
+                crate::types::time::parse_date(texts.value(i).split(' ').next().unwrap_or(""))
+            }
+            (false, Some(f)) if f.is_null(i) => None,
+            (false, Some(f)) => legacy_parse(cache.get(f.value(i))?, texts.value(i), &utc, pivot)
+                .map(|instant| instant.div_euclid(NANOS_PER_DAY)),
+        };
+        b.append_option(days.and_then(|d| i32::try_from(d).ok()));
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+fn resolve_unix_timestamp(args: &[DataType]) -> Result<Signature, String> {
+    if args.len() > 2 {
+        return Err("UNIX_TIMESTAMP expects ([string [, format]])".into());
+    }
+    expect_strings("UNIX_TIMESTAMP", args)?;
+    Ok(Signature::new(
+        strings(args.len(), any_nullable(args)),
+        DataType {
+            kind: TypeKind::BigInt,
+            nullable: any_nullable(args),
+        },
+    ))
+}
+
+/// UNIX_TIMESTAMP(): the clock in epoch seconds. UNIX_TIMESTAMP(string [, format]): the
+/// string read by `SimpleDateFormat` in the session zone, in epoch seconds; a string that
+/// does not parse gives Long.MIN_VALUE, as in Flink.
+fn unix_timestamp(
+    args: &[ArrayRef],
+    ctx: &EvalContext,
+    _: &DataType,
+) -> Result<ArrayRef, EvalError> {
+    if args.is_empty() {
+        let values: arrow_array::Int64Array = (0..ctx.num_rows)
+            .map(|_| Some(ctx.clock.now_nanos().div_euclid(NANOS_PER_SECOND)))
+            .collect();
+        return Ok(Arc::new(values));
+    }
+    let texts = args[0].as_string::<i32>();
+    let formats = args.get(1).map(|a| a.as_string::<i32>());
+    let mut cache = PatternCache::new(PatternStyle::Legacy);
+    let pivot = pivot_year(ctx);
+    let mut b = Int64Builder::with_capacity(texts.len());
+    for i in 0..texts.len() {
+        let (Some(text), Some(format)) = (
+            text_at(Some(texts), i, ""),
+            text_at(formats, i, LEGACY_DEFAULT),
+        ) else {
+            b.append_null();
+            continue;
+        };
+        let seconds = match legacy_parse(cache.get(format)?, text, &ctx.zone, pivot) {
+            // Java divides the milliseconds toward zero.
+            Some(instant) => instant / NANOS_PER_MILLI / 1000,
+            None => i64::MIN,
+        };
+        b.append_value(seconds);
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+fn resolve_from_unixtime(args: &[DataType]) -> Result<Signature, String> {
+    let (seconds, format) = match args {
+        [s] => (s, None),
+        [s, f] => (s, Some(f)),
+        _ => return Err("FROM_UNIXTIME expects (seconds [, format])".into()),
+    };
+    if !seconds.kind.is_integer() && seconds.kind != TypeKind::Null {
+        return Err(format!(
+            "FROM_UNIXTIME expects an integer number of seconds, got {}",
+            seconds.kind
+        ));
+    }
+    let mut sig = vec![DataType {
+        kind: TypeKind::BigInt,
+        nullable: seconds.nullable,
+    }];
+    if let Some(f) = format {
+        expect_strings("FROM_UNIXTIME", std::slice::from_ref(f))?;
+        sig.push(string_type(f.nullable));
+    }
+    Ok(Signature::new(sig, string_type(any_nullable(args))))
+}
+
+/// FROM_UNIXTIME(seconds [, format]): `SimpleDateFormat` in the session zone.
+fn from_unixtime(
+    args: &[ArrayRef],
+    ctx: &EvalContext,
+    _: &DataType,
+) -> Result<ArrayRef, EvalError> {
+    let seconds = args[0].as_primitive::<Int64Type>();
+    let formats = args.get(1).map(|a| a.as_string::<i32>());
+    let mut cache = PatternCache::new(PatternStyle::Legacy);
+    let mut b = StringBuilder::with_capacity(seconds.len(), seconds.len() * 19);
+    let mut buf = String::new();
+    for i in 0..seconds.len() {
+        let Some(format) = text_at(formats, i, LEGACY_DEFAULT) else {
+            b.append_null();
+            continue;
+        };
+        let instant = if seconds.is_null(i) {
+            None
+        } else {
+            seconds.value(i).checked_mul(NANOS_PER_SECOND)
+        };
+        let Some(instant) = instant else {
+            b.append_null();
+            continue;
+        };
+        buf.clear();
+        legacy_format(&mut buf, cache.get(format)?, instant, &ctx.zone)?;
+        b.append_value(&buf);
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+fn resolve_convert_tz(args: &[DataType]) -> Result<Signature, String> {
+    if args.len() != 3 {
+        return Err("CONVERT_TZ expects (string, from_zone, to_zone)".into());
+    }
+    expect_strings("CONVERT_TZ", args)?;
+    Ok(Signature::new(
+        strings(3, any_nullable(args)),
+        string_type(true),
+    ))
+}
+
+/// CONVERT_TZ(string, from, to): reads `yyyy-MM-dd HH:mm:ss` in `from` and prints it in `to`,
+/// with `java.util.TimeZone`'s reading of zone ids (an unknown id is GMT); NULL when the string
+/// does not parse.
+fn convert_tz(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    let [texts, from, to] = [0, 1, 2].map(|k| args[k].as_string::<i32>());
+    let mut cache = PatternCache::new(PatternStyle::Legacy);
+    let pattern = cache.get(LEGACY_DEFAULT)?.clone();
+    let pivot = pivot_year(ctx);
+    let mut zones: Option<(String, SessionZone, String, SessionZone)> = None;
+    let mut b = StringBuilder::with_capacity(texts.len(), texts.len() * 19);
+    let mut buf = String::new();
+    for i in 0..texts.len() {
+        if texts.is_null(i) || from.is_null(i) || to.is_null(i) {
+            b.append_null();
+            continue;
+        }
+        let (f, t) = (from.value(i), to.value(i));
+        if !matches!(&zones, Some((zf, _, zt, _)) if zf == f && zt == t) {
+            zones = Some((
+                f.to_string(),
+                SessionZone::java_legacy(f),
+                t.to_string(),
+                SessionZone::java_legacy(t),
+            ));
+        }
+        let (_, from_zone, _, to_zone) = zones.as_ref().expect("set above");
+        match legacy_parse(&pattern, texts.value(i), from_zone, pivot) {
+            Some(instant) => {
+                buf.clear();
+                legacy_format(&mut buf, &pattern, instant, to_zone)?;
+                b.append_value(&buf);
+            }
+            None => b.append_null(),
+        }
+    }
+    Ok(Arc::new(b.finish()))
+}
