@@ -8,6 +8,7 @@ use std::sync::atomic::AtomicBool;
 
 use crate::catalog::{Catalog, CatalogEntry, ViewDef};
 use crate::clock::{Clock, SystemClock};
+use crate::connector::sink::filesystem::FileSink;
 use crate::connector::sink::{BlackholeSink, PrintSink};
 use crate::exec::chunk::StreamChunk;
 use crate::exec::operator::ExecError;
@@ -340,24 +341,12 @@ impl Session {
                         ));
                     }
                 };
-                let plan = Binder::new(&self.catalog, &parsed.hints).bind_query(&insert.query)?;
                 let sink_schema = table.physical_schema();
-                if plan.schema().len() != sink_schema.len() {
-                    return Err(position_error(
-                        parsed,
-                        format!(
-                            "the query has {} columns but the sink table '{name}' has {}",
-                            plan.schema().len(),
-                            sink_schema.len()
-                        ),
-                    ));
-                }
-                writeln!(
-                    out,
-                    "[INFO] Submitting SQL update statement to the cluster..."
-                )
-                .map_err(write_failed)?;
-                out.flush().map_err(write_failed)?;
+                let plan = Binder::new(&self.catalog, &parsed.hints).bind_insert(
+                    &insert.query,
+                    &name,
+                    &sink_schema,
+                )?;
                 let ctx = self.eval_context();
                 let pipelines = build_pipelines(&plan, &ctx)?;
                 let mut sink: Box<dyn Sink> = match table.option("connector").unwrap_or_default() {
@@ -367,12 +356,21 @@ impl Session {
                         table.option("print-identifier"),
                     )),
                     "blackhole" => Box::new(BlackholeSink::default()),
+                    "filesystem" => {
+                        Box::new(FileSink::new(&name, &table.options, plan.schema().clone())?)
+                    }
                     other => {
                         return Err(StatementError::Job(format!(
                             "connector '{other}' of table '{name}' is not supported as a sink yet"
                         )));
                     }
                 };
+                writeln!(
+                    out,
+                    "[INFO] Submitting SQL update statement to the cluster..."
+                )
+                .map_err(write_failed)?;
+                out.flush().map_err(write_failed)?;
                 runtime::run(pipelines, sink.as_mut(), self.cancel.clone())?;
                 writeln!(
                     out,

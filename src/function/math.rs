@@ -6,6 +6,7 @@
 //! argument's own type where the result keeps it, approximate numbers as `f64`, and DECIMAL as
 //! Decimal128 at the argument type's scale; the result's type is the resolved return type.
 
+use std::fmt::Write;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -1041,32 +1042,42 @@ fn uuid(_: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, Eva
     let mut builder = StringBuilder::with_capacity(ctx.num_rows, ctx.num_rows * 36);
     let mut buf = String::with_capacity(36);
     let mut state = random_u64();
+    for _ in 0..ctx.num_rows {
+        buf.clear();
+        write_uuid(&mut buf, &mut state);
+        builder.append_value(&buf);
+    }
+    Ok(Arc::new(builder.finish()))
+}
+
+/// A fresh random version-4 UUID in its lower-case text form.
+pub fn random_uuid() -> String {
+    let mut buf = String::with_capacity(36);
+    write_uuid(&mut buf, &mut random_u64());
+    buf
+}
+
+/// Appends a version-4 UUID drawn from a splitmix64 generator whose state is `state`.
+fn write_uuid(buf: &mut String, state: &mut u64) {
     let mut next = || {
-        // splitmix64
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
+        *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = *state;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     };
-    for _ in 0..ctx.num_rows {
-        let hi = (next() & !0xF000) | 0x4000;
-        let lo = (next() & !(0xC << 60)) | (0x8 << 60);
-        let v = (u128::from(hi) << 64) | u128::from(lo);
-        buf.clear();
-        let hex = format!("{v:032x}");
-        buf.push_str(&hex[0..8]);
-        buf.push('-');
-        buf.push_str(&hex[8..12]);
-        buf.push('-');
-        buf.push_str(&hex[12..16]);
-        buf.push('-');
-        buf.push_str(&hex[16..20]);
-        buf.push('-');
-        buf.push_str(&hex[20..32]);
-        builder.append_value(&buf);
-    }
-    Ok(Arc::new(builder.finish()))
+    let hi = (next() & !0xF000) | 0x4000;
+    let lo = (next() & !(0xC << 60)) | (0x8 << 60);
+    let v = (u128::from(hi) << 64) | u128::from(lo);
+    let _ = write!(
+        buf,
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        v >> 96,
+        (v >> 80) & 0xFFFF,
+        (v >> 64) & 0xFFFF,
+        (v >> 48) & 0xFFFF,
+        v & 0xFFFF_FFFF_FFFF
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ use crate::sql::ast::{ColumnKind, CreateTable, TableHint};
 use crate::sql::parser::object_name_last;
 use crate::sql::types::parse_type_text;
 use crate::sql::unparse::{type_text, unparse};
-use crate::types::coercion::{common_type_of, string_literal_kind};
+use crate::types::coercion::{can_assign, common_type_of, string_literal_kind};
 use crate::types::time::{parse_date, parse_time, parse_timestamp};
 use crate::types::value::Value;
 use crate::types::{DataType, Field, Schema, TimeAttribute, TypeKind};
@@ -77,6 +77,74 @@ impl<'a> Binder<'a> {
             return Err(error(limit.span(), "LIMIT is not supported yet"));
         }
         self.bind_set_expr(&query.body)
+    }
+
+    /// Binds the query of `INSERT INTO table …` and casts its columns to the sink's types,
+    /// where Flink casts implicitly; other mismatches fail as Flink words them.
+    pub fn bind_insert(
+        &mut self,
+        query: &Query,
+        table: &str,
+        sink: &Schema,
+    ) -> Result<LogicalPlan, SqlError> {
+        let plan = self.bind_query(query)?;
+        let show = |schema: &Schema| {
+            let fields: Vec<String> = schema
+                .fields
+                .iter()
+                .map(|f| format!("{}: {}", f.name, f.data_type))
+                .collect();
+            format!("[{}]", fields.join(", "))
+        };
+        let mismatch = |cause: String| {
+            error(
+                query.span(),
+                format!(
+                    "Column types of query result and sink for 'default_catalog.default_database.{table}' do not match.\nCause: {cause}\n\nQuery schema: {}\nSink schema:  {}",
+                    show(plan.schema()),
+                    show(sink)
+                ),
+            )
+        };
+        if plan.schema().len() != sink.len() {
+            return Err(mismatch("Different number of columns.".into()));
+        }
+        for (i, (from, to)) in plan.schema().fields.iter().zip(&sink.fields).enumerate() {
+            if !can_assign(&from.data_type.kind, &to.data_type.kind) {
+                return Err(mismatch(format!(
+                    "Incompatible types for sink column '{}' at position {i}.",
+                    to.name
+                )));
+            }
+        }
+        let exprs = plan
+            .schema()
+            .fields
+            .iter()
+            .enumerate()
+            .zip(&sink.fields)
+            .map(|((i, f), target)| {
+                coerce(
+                    ScalarExpr::Column {
+                        index: i,
+                        data_type: f.data_type.clone(),
+                    },
+                    &target.data_type,
+                )
+            })
+            .collect::<Vec<_>>();
+        let fields = sink
+            .fields
+            .iter()
+            .zip(&exprs)
+            .map(|(f, e)| Field::new(&f.name, e.data_type().clone()))
+            .collect();
+        Ok(LogicalPlan::Calc(LogicalCalc {
+            input: Box::new(plan),
+            filter: None,
+            exprs,
+            schema: Schema::new(fields),
+        }))
     }
 
     fn bind_set_expr(&mut self, body: &SetExpr) -> Result<LogicalPlan, SqlError> {

@@ -81,6 +81,27 @@ pub fn common_kind(a: &TypeKind, b: &TypeKind) -> Option<TypeKind> {
     }
 }
 
+/// Whether a value of kind `from` may be written into a column of kind `to` without an
+/// explicit CAST (Flink's implicit casts for INSERT): widening within the numbers, any
+/// length within the character strings and within the binary strings, and between the
+/// date-time kinds.
+pub fn can_assign(from: &TypeKind, to: &TypeKind) -> bool {
+    use TypeKind::*;
+    let datetime = |k: &TypeKind| matches!(k, Date | Timestamp(_) | TimestampLtz(_));
+    match (from, to) {
+        _ if from == to || *from == Null => true,
+        _ if from.is_string() && to.is_string() => true,
+        _ if from.is_binary() && to.is_binary() => true,
+        (Timestamp(_) | TimestampLtz(_), t) if datetime(t) && *t != Date => true,
+        (Date, Timestamp(_) | TimestampLtz(_)) => true,
+        (Time(_), Time(_)) => true,
+        (Array(a), Array(b)) => can_assign(&a.kind, &b.kind),
+        _ if from.is_numeric() && to.is_numeric() => common_kind(from, to)
+            .is_some_and(|c| std::mem::discriminant(&c) == std::mem::discriminant(to)),
+        _ => false,
+    }
+}
+
 /// The common type of several types (nullable if any is).
 pub fn common_type(a: &DataType, b: &DataType) -> Option<DataType> {
     Some(DataType {

@@ -213,11 +213,17 @@ impl CsvFormat {
         Ok(f)
     }
 
-    /// A decoder for rows of `schema`. MAP columns are not supported by the CSV format.
-    pub fn decoder(&self, schema: &Schema, zone: &SessionZone) -> Result<CsvDecoder, String> {
+    /// Checks that every column can be written as CSV (MAP columns cannot).
+    pub fn check_schema(&self, schema: &Schema) -> Result<(), String> {
         for field in &schema.fields {
             check_csv_type(&field.data_type, &field.name)?;
         }
+        Ok(())
+    }
+
+    /// A decoder for rows of `schema`. MAP columns are not supported by the CSV format.
+    pub fn decoder(&self, schema: &Schema, zone: &SessionZone) -> Result<CsvDecoder, String> {
+        self.check_schema(schema)?;
         Ok(CsvDecoder {
             format: self.clone(),
             schema: schema.clone(),
@@ -235,45 +241,36 @@ impl CsvFormat {
         })
     }
 
-    /// Encodes a batch as CSV lines (no line terminators), as Flink's CSV serializer writes
+    /// Appends a batch as CSV lines, each ended by `\n`, as Flink's CSV serializer writes
     /// them: booleans `true`/`false`, FLOAT/DOUBLE as Java prints them, TIMESTAMP as
     /// `yyyy-MM-dd HH:mm:ss[.fff]` (trailing zeros dropped), TIMESTAMP_LTZ in UTC with `Z`,
     /// BYTES as base64, arrays joined by the element delimiter, NULL as the null literal
     /// (empty by default). Text is quoted as Jackson does.
-    pub fn encode_batch(
-        &self,
-        batch: &RecordBatch,
-        schema: &Schema,
-        zone: &SessionZone,
-    ) -> Vec<String> {
-        let _ = zone;
-        let mut lines = vec![String::new(); batch.num_rows()];
+    pub fn encode_batch(&self, batch: &RecordBatch, schema: &Schema, out: &mut String) {
         let mut cell = String::new();
         let delim = self.field_delimiter;
-        for (j, field) in schema.fields.iter().enumerate() {
-            let Some(col) = batch.columns().get(j) else {
-                continue;
-            };
-            for (row, line) in lines.iter_mut().enumerate() {
+        let columns: Vec<_> = schema.fields.iter().zip(batch.columns()).collect();
+        for row in 0..batch.num_rows() {
+            for (j, (field, col)) in columns.iter().enumerate() {
                 if j > 0 {
-                    line.push(delim);
+                    out.push(delim);
                 }
                 if col.is_null(row) {
                     if let Some(n) = &self.null_literal {
-                        line.push_str(n);
+                        out.push_str(n);
                     }
                     continue;
                 }
                 cell.clear();
                 let textual = self.write_csv_value(&mut cell, col.as_ref(), row, &field.data_type);
                 if textual && self.needs_quotes(&cell) {
-                    self.push_quoted(line, &cell);
+                    self.push_quoted(out, &cell);
                 } else {
-                    line.push_str(&cell);
+                    out.push_str(&cell);
                 }
             }
+            out.push('\n');
         }
-        lines
     }
 
     /// Appends a value's CSV text; returns whether it is text (and may need quotes) rather
@@ -1065,7 +1062,7 @@ mod tests {
         assert_eq!(cellz(4, 1).as_deref(), Some("2021-01-02"));
         assert_eq!(cellz(5, 0).as_deref(), Some("x'6869'"));
 
-        let lines = f.encode_batch(&b, &s, &z);
+        let lines = encoded(&f, &b, &s);
         assert_eq!(
             lines[0],
             "1;2;3,\"2021-01-01 00:00:00.5\",\"2021-01-01 00:00:00Z\",true,2021-01-02,aGk="
@@ -1077,6 +1074,12 @@ mod tests {
         assert_eq!(b2.column(2), &b.column(2).slice(0, 1));
     }
 
+    fn encoded(f: &CsvFormat, b: &RecordBatch, s: &Schema) -> Vec<String> {
+        let mut out = String::new();
+        f.encode_batch(b, s, &mut out);
+        out.lines().map(str::to_string).collect()
+    }
+
     #[test]
     fn encodes_like_flink() {
         let s = schema();
@@ -1086,7 +1089,7 @@ mod tests {
         d.push_line("NULL,\"q\"\"\",NULL", 2).unwrap();
         d.push_line("3,plain,0", 3).unwrap();
         let b = d.finish_batch().unwrap();
-        let lines = f.encode_batch(&b, &s, &SessionZone::utc());
+        let lines = encoded(&f, &b, &s);
         assert_eq!(
             lines,
             vec!["1,\"a,b\",1.50", "NULL,\"q\"\"\",NULL", "3,plain,0.00"]
@@ -1132,7 +1135,7 @@ mod tests {
                 let _ = d.push_line(l, n as u64);
             }
             if let Ok(b) = d.finish_batch() {
-                let _ = f.encode_batch(&b, &s, &SessionZone::utc());
+                f.encode_batch(&b, &s, &mut String::new());
             }
         }
 

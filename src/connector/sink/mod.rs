@@ -1,5 +1,7 @@
 //! Sinks: `print`, `blackhole`, `filesystem`.
 
+pub mod filesystem;
+
 use arrow_array::RecordBatch;
 
 use crate::exec::chunk::StreamChunk;
