@@ -502,7 +502,9 @@ impl StatementParser<'_, '_> {
             return Ok(s);
         }
         let mut text = String::new();
-        while !stop(&self.parser.peek_token_ref().token) {
+        while !stop(&self.parser.peek_token_ref().token)
+            && self.parser.peek_token_ref().token != Token::EOF
+        {
             text.push_str(&self.parser.next_token().token.to_string());
         }
         if text.is_empty() {
