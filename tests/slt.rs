@@ -13,9 +13,15 @@
 //! DESC v;
 //! ----
 //! <the exact output the client prints>
+//!
+//! file ${TMP}/dir
+//! ----
+//! <the exact contents of the directory's files, concatenated in name order>
 //! ```
 //!
-//! Lines starting with `#` outside records are comments.
+//! `${TMP}` stands for a fresh directory per file. A `file` record also fails when the
+//! directory holds hidden (in-progress) files. Lines starting with `#` outside records are
+//! comments.
 
 use std::path::{Path, PathBuf};
 
@@ -52,8 +58,35 @@ fn run(session: &mut Session, sql: &str) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
+/// The contents of the files in `dir`, in name order, or an error naming hidden files.
+fn directory_contents(dir: &Path) -> Result<String, String> {
+    let mut names: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    if let Some(hidden) = names.iter().find(|n| n.starts_with('.')) {
+        return Err(format!("hidden file left behind: {hidden}"));
+    }
+    let mut all = String::new();
+    for n in names {
+        all.push_str(&std::fs::read_to_string(dir.join(n)).map_err(|e| e.to_string())?);
+    }
+    Ok(all)
+}
+
 fn run_file(path: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string(path).expect("readable slt file");
+    let tmp = std::env::temp_dir().join(format!(
+        "tideline-slt-{}-{}",
+        std::process::id(),
+        path.file_stem().unwrap_or_default().to_string_lossy()
+    ));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).expect("temp dir");
+    let text = std::fs::read_to_string(path)
+        .expect("readable slt file")
+        .replace("${TMP}", &tmp.display().to_string());
     let mut session = Session::new(tideline::clock::ManualClock::new(1_600_000_000_000_000_000));
     let mut failures = Vec::new();
     let lines: Vec<&str> = text.lines().collect();
@@ -82,6 +115,18 @@ fn run_file(path: &Path) -> Vec<String> {
             }
         }
         let at = format!("{}:{start}", path.display());
+        if let Some(dir) = header.strip_prefix("file ") {
+            let actual = directory_contents(Path::new(dir.trim()));
+            match actual {
+                Ok(actual) if actual.lines().collect::<Vec<_>>() == expected => {}
+                Ok(actual) => failures.push(format!(
+                    "{at}: files differ\n--- expected\n{}\n--- actual\n{actual}",
+                    expected.join("\n")
+                )),
+                Err(e) => failures.push(format!("{at}: {e}")),
+            }
+            continue;
+        }
         let result = run(&mut session, &sql);
         if header == "statement ok" {
             if let Err(e) = result {
@@ -114,6 +159,7 @@ fn run_file(path: &Path) -> Vec<String> {
             failures.push(format!("{at}: unknown record '{header}'"));
         }
     }
+    let _ = std::fs::remove_dir_all(&tmp);
     failures
 }
 

@@ -356,9 +356,12 @@ impl Session {
                         table.option("print-identifier"),
                     )),
                     "blackhole" => Box::new(BlackholeSink::default()),
-                    "filesystem" => {
-                        Box::new(FileSink::new(&name, &table.options, plan.schema().clone())?)
-                    }
+                    "filesystem" => Box::new(FileSink::new(
+                        &name,
+                        &table.options,
+                        plan.schema().clone(),
+                        self.batch_mode(),
+                    )?),
                     other => {
                         return Err(StatementError::Job(format!(
                             "connector '{other}' of table '{name}' is not supported as a sink yet"

@@ -154,12 +154,14 @@ fn run_pipeline(
 }
 
 /// Runs the pipelines to completion (or to the first error, or until `cancel` is set) and
-/// writes every chunk into `sink`.
+/// writes every chunk into `sink`. The flag is cleared when the job starts: a failure sets it
+/// to stop the job's other splits, and must not cancel the session's next job.
 pub fn run(
     pipelines: Vec<Pipeline>,
     sink: &mut dyn Sink,
     cancel: Arc<AtomicBool>,
 ) -> Result<(), ExecError> {
+    cancel.store(false, Ordering::Relaxed);
     let (tx, rx): (SyncSender<Result<Message, ExecError>>, Receiver<_>) =
         sync_channel(CHANNEL_BOUND);
     let mut running = pipelines.len();

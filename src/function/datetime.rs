@@ -15,7 +15,7 @@ use arrow_array::{Array, ArrayRef, StringArray};
 use super::string::expect_strings;
 use super::{EvalContext, EvalError, Evaluation, FunctionDef, Signature, any_nullable};
 use crate::types::pattern::{DateTimePattern, Parsed, PatternStyle, ZoneInfo};
-use crate::types::time::{CivilDateTime, SessionZone, days_from_civil};
+use crate::types::time::{CivilDateTime, SessionZone, days_from_civil, days_in_month};
 use crate::types::{
     DataType, MAX_LENGTH, NANOS_PER_DAY, NANOS_PER_MILLI, NANOS_PER_SECOND, TypeKind,
 };
@@ -107,18 +107,32 @@ fn legacy_parse(
     })
 }
 
-/// Formats an instant with a legacy pattern in `zone`.
+/// Formats an instant (nanoseconds since the epoch) with a legacy pattern in `zone`.
 fn legacy_format(
     out: &mut String,
     pattern: &DateTimePattern,
     instant: i64,
     zone: &SessionZone,
 ) -> Result<(), EvalError> {
-    let offset = zone.offset_nanos_at(instant);
-    let abbreviation = zone.abbreviation_at(instant);
-    let wall = CivilDateTime::from_nanos(instant + offset);
+    let seconds = instant.div_euclid(NANOS_PER_SECOND);
+    let nano = instant.rem_euclid(NANOS_PER_SECOND) as u32;
+    legacy_format_seconds(out, pattern, seconds, nano, zone)
+}
+
+/// Formats an instant given in seconds, which reaches past the nanosecond range (year 2262)
+/// that FROM_UNIXTIME's argument can exceed.
+fn legacy_format_seconds(
+    out: &mut String,
+    pattern: &DateTimePattern,
+    seconds: i64,
+    nano: u32,
+    zone: &SessionZone,
+) -> Result<(), EvalError> {
+    let offset = zone.offset_seconds_at(seconds);
+    let abbreviation = zone.abbreviation_at(seconds);
+    let wall = CivilDateTime::from_seconds(seconds.saturating_add(offset), nano);
     let info = ZoneInfo {
-        offset_seconds: offset / NANOS_PER_SECOND,
+        offset_seconds: offset,
         abbreviation: &abbreviation,
     };
     pattern
@@ -133,12 +147,12 @@ fn resolve_date_format(args: &[DataType]) -> Result<Signature, String> {
     expect_strings("DATE_FORMAT", std::slice::from_ref(format))?;
     let value = match &value.kind {
         TypeKind::Timestamp(_) | TypeKind::TimestampLtz(_) => value.clone(),
-        TypeKind::Date => DataType {
-            kind: TypeKind::Timestamp(3),
-            nullable: value.nullable,
-        },
         k if k.is_string() || *k == TypeKind::Null => string_type(value.nullable),
-        other => return Err(format!("DATE_FORMAT cannot format {other}")),
+        other => {
+            return Err(format!(
+                "cannot apply DATE_FORMAT to {other}; supported forms: DATE_FORMAT(TIMESTAMP, STRING), DATE_FORMAT(STRING, STRING)"
+            ));
+        }
     };
     Ok(Signature::new(
         vec![value, string_type(format.nullable)],
@@ -148,7 +162,7 @@ fn resolve_date_format(args: &[DataType]) -> Result<Signature, String> {
 
 /// DATE_FORMAT(timestamp, format) formats the wall clock with `DateTimeFormatter`;
 /// DATE_FORMAT(string, format) reads the string as `yyyy-MM-dd HH:mm:ss` and reformats it with
-/// `SimpleDateFormat`, NULL when it does not parse.
+/// `SimpleDateFormat`, both in UTC whatever the session zone, NULL when it does not parse.
 fn date_format(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
     let formats = args[1].as_string::<i32>();
     let n = formats.len();
@@ -159,17 +173,18 @@ fn date_format(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Arr
         let mut output = PatternCache::new(PatternStyle::Legacy);
         let input = input.get(LEGACY_DEFAULT)?.clone();
         let pivot = pivot_year(ctx);
+        let utc = SessionZone::utc();
         for i in 0..n {
             if texts.is_null(i) || formats.is_null(i) {
                 b.append_null();
                 continue;
             }
-            let Some(instant) = legacy_parse(&input, texts.value(i), &ctx.zone, pivot) else {
+            let Some(instant) = legacy_parse(&input, texts.value(i), &utc, pivot) else {
                 b.append_null();
                 continue;
             };
             buf.clear();
-            legacy_format(&mut buf, output.get(formats.value(i))?, instant, &ctx.zone)?;
+            legacy_format(&mut buf, output.get(formats.value(i))?, instant, &utc)?;
             b.append_value(&buf);
         }
     } else {
@@ -222,24 +237,36 @@ fn to_timestamp(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<Arra
             (true, _) => None,
             (false, None) => parse_default_timestamp(texts.value(i)),
             (false, Some(f)) if f.is_null(i) => None,
-            (false, Some(f)) => cache
-                .get(f.value(i))?
-                .parse(texts.value(i), 0)
-                .and_then(|p| p.resolve_strict())
-                .or_else(|| parse_sql_timestamp(texts.value(i))),
+            // An invalid pattern gives NULL, like a string that does not match.
+            (false, Some(f)) => match cache.get(f.value(i)) {
+                Ok(pattern) => pattern
+                    .parse(texts.value(i), 0)
+                    .and_then(|p| p.resolve_strict())
+                    .or_else(|| parse_sql_timestamp(texts.value(i))),
+                Err(_) => None,
+            },
         };
         b.append_option(value.map(|v| v - v.rem_euclid(NANOS_PER_MILLI)));
     }
     Ok(Arc::new(b.finish()))
 }
 
-/// Flink's default TO_TIMESTAMP form: `yyyy-[M]M-[d]d[ [H]H:[m]m:[s]s[.fraction]]`.
+/// Flink's default TO_TIMESTAMP form: `yyyy-[M]M-[d]d[ [H]H:[m]m:[s]s[.fraction]]`, resolved
+/// as `DateTimeFormatter` does (a day past the month's end is clamped to it).
 fn parse_default_timestamp(s: &str) -> Option<i64> {
     let (date, time) = match s.split_once(' ') {
         Some((d, t)) => (d, Some(t)),
         None => (s, None),
     };
-    let days = parse_ymd(date, 4..=4)?;
+    let mut parts = date.split('-');
+    let y = small_number(parts.next()?, 4, 4)?;
+    let m = small_number(parts.next()?, 1, 2)?;
+    let d = small_number(parts.next()?, 1, 2)?;
+    if parts.next().is_some() || !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    let d = d.min(days_in_month(y, m as u32) as i64);
+    let days = days_from_civil(y, m as u32, d as u32);
     let nanos = match time {
         None => 0,
         Some(t) => {
@@ -249,8 +276,7 @@ fn parse_default_timestamp(s: &str) -> Option<i64> {
             };
             let mut parts = hms.split(':');
             let mut next = |max: i64| -> Option<i64> {
-                let p = parts.next()?;
-                let v = small_number(p, 1, 2)?;
+                let v = small_number(parts.next()?, 1, 2)?;
                 (v <= max).then_some(v)
             };
             let (h, m, sec) = (next(23)?, next(59)?, next(59)?);
@@ -259,7 +285,7 @@ fn parse_default_timestamp(s: &str) -> Option<i64> {
             }
             let frac = match fraction {
                 None => 0,
-                Some(f) => fraction_nanos(f, 0)?,
+                Some(f) => fraction_nanos(f)?,
             };
             ((h * 60 + m) * 60 + sec) * NANOS_PER_SECOND + frac
         }
@@ -267,20 +293,17 @@ fn parse_default_timestamp(s: &str) -> Option<i64> {
     days.checked_mul(NANOS_PER_DAY)?.checked_add(nanos)
 }
 
-/// `yyyy-[M]M-[d]d` with a valid month and day, as days since the epoch.
-fn parse_ymd(s: &str, year_digits: std::ops::RangeInclusive<usize>) -> Option<i64> {
+/// `yyyy-[m]m-[d]d` as `java.sql.Date.valueOf` reads it: a four-digit year, a month of 1–12,
+/// a day of 1–31 that may run into the next month (February 30th is March 2nd).
+fn parse_sql_date(s: &str) -> Option<i64> {
     let mut parts = s.split('-');
-    let y = small_number(parts.next()?, *year_digits.start(), *year_digits.end())?;
+    let y = small_number(parts.next()?, 4, 4)?;
     let m = small_number(parts.next()?, 1, 2)?;
     let d = small_number(parts.next()?, 1, 2)?;
-    if parts.next().is_some()
-        || !(1..=12).contains(&m)
-        || d < 1
-        || d > crate::types::time::days_in_month(y, m as u32) as i64
-    {
+    if parts.next().is_some() || !(1..=12).contains(&m) || !(1..=31).contains(&d) {
         return None;
     }
-    Some(days_from_civil(y, m as u32, d as u32))
+    Some(days_from_civil(y, m as u32, 1) + d - 1)
 }
 
 fn small_number(s: &str, min: usize, max: usize) -> Option<i64> {
@@ -290,43 +313,39 @@ fn small_number(s: &str, min: usize, max: usize) -> Option<i64> {
     s.parse().ok()
 }
 
-/// Fraction digits as nanoseconds; at least `min` and at most nine digits.
-fn fraction_nanos(f: &str, min: usize) -> Option<i64> {
-    let v = small_number(f, min.max(1), 9)?;
+/// One to nine fraction digits as nanoseconds.
+fn fraction_nanos(f: &str) -> Option<i64> {
+    let v = small_number(f, 1, 9)?;
     Some(v * 10i64.pow(9 - f.len() as u32))
 }
 
-/// `java.sql.Timestamp.valueOf` (`yyyy-[m]m-[d]d hh:mm:ss[.f…]`) or, without a space,
-/// `java.sql.Date.valueOf` (`yyyy-[m]m-[d]d`): Flink's fall-back when a TO_TIMESTAMP format
-/// does not match.
+/// `java.sql.Timestamp.valueOf` (`yyyy-[m]m-[d]d h:m:s[.f…]`, lenient: hour 25 is the next
+/// day) or, without a space, `java.sql.Date.valueOf`: Flink's fall-back when a TO_TIMESTAMP
+/// format does not match.
 fn parse_sql_timestamp(s: &str) -> Option<i64> {
     let s = s.trim();
-    match s.split_once(' ') {
-        None => Some(parse_ymd(s, 4..=4)? * NANOS_PER_DAY),
-        Some((date, time)) => {
-            let days = parse_ymd(date, 4..=4)?;
-            let (hms, fraction) = match time.split_once('.') {
-                Some((a, f)) => (a, Some(f)),
-                None => (time, None),
-            };
-            let parts: Vec<&str> = hms.split(':').collect();
-            let [h, m, sec] = parts[..] else { return None };
-            let (h, m, sec) = (
-                small_number(h, 1, 2)?,
-                small_number(m, 1, 2)?,
-                small_number(sec, 1, 2)?,
-            );
-            if h > 23 || m > 59 || sec > 59 {
-                return None;
-            }
-            let frac = match fraction {
-                None => 0,
-                Some(f) => fraction_nanos(f, 1)?,
-            };
-            days.checked_mul(NANOS_PER_DAY)?
-                .checked_add(((h * 60 + m) * 60 + sec) * NANOS_PER_SECOND + frac)
-        }
+    let Some((date, time)) = s.split_once(' ') else {
+        return Some(parse_sql_date(s)? * NANOS_PER_DAY);
+    };
+    let days = parse_sql_date(date)?;
+    let (hms, fraction) = match time.split_once('.') {
+        Some((a, f)) => (a, Some(f)),
+        None => (time, None),
+    };
+    let mut parts = hms.split(':');
+    let mut next = || small_number(parts.next()?, 1, 9);
+    let (h, m, sec) = (next()?, next()?, next()?);
+    if parts.next().is_some() {
+        return None;
     }
+    let frac = match fraction {
+        None => 0,
+        Some(f) => fraction_nanos(f)?,
+    };
+    let seconds = days
+        .checked_mul(86_400)?
+        .checked_add(h * 3600 + m * 60 + sec)?;
+    seconds.checked_mul(NANOS_PER_SECOND)?.checked_add(frac)
 }
 
 fn resolve_to_date(args: &[DataType]) -> Result<Signature, String> {
@@ -340,28 +359,61 @@ fn resolve_to_date(args: &[DataType]) -> Result<Signature, String> {
     ))
 }
 
-/// TO_DATE(string): Flink's date form, NULL when invalid. TO_DATE(string, format):
-/// `SimpleDateFormat` in UTC.
+/// TO_DATE(string): `y[-m[-d]]` before the first space, NULL when not a valid date.
+/// TO_DATE(string, format): `SimpleDateFormat` in UTC.
 fn to_date(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
     let texts = args[0].as_string::<i32>();
     let formats = args.get(1).map(|a| a.as_string::<i32>());
     let mut cache = PatternCache::new(PatternStyle::Legacy);
     let pivot = pivot_year(ctx);
     let utc = SessionZone::utc();
+    // Flink turns a failed parse into Long.MIN_VALUE milliseconds and that, through an
+    // overflowing day computation, into this date; it prints it, so we do too.
+    let failed_parse = days_from_civil(5471, 9, 27);
     let mut b = Date32Builder::with_capacity(texts.len());
     for i in 0..texts.len() {
         let days = match (texts.is_null(i), formats) {
             (true, _) => None,
-            (false, None) => {
-                crate::types::time::parse_date(texts.value(i).split(' ').next().unwrap_or(""))
-            }
+            (false, None) => parse_flink_date(texts.value(i)),
             (false, Some(f)) if f.is_null(i) => None,
-            (false, Some(f)) => legacy_parse(cache.get(f.value(i))?, texts.value(i), &utc, pivot)
-                .map(|instant| instant.div_euclid(NANOS_PER_DAY)),
+            (false, Some(f)) => Some(
+                legacy_parse(cache.get(f.value(i))?, texts.value(i), &utc, pivot)
+                    .map_or(failed_parse, |instant| instant.div_euclid(NANOS_PER_DAY)),
+            ),
         };
         b.append_option(days.and_then(|d| i32::try_from(d).ok()));
     }
     Ok(Arc::new(b.finish()))
+}
+
+/// Flink's one-argument TO_DATE: the text before the first space (unless it starts with
+/// one), split on `-` into year, month (default 1) and day (default 1), each trimmed; the
+/// date must exist and the year lie in 0–9999.
+fn parse_flink_date(s: &str) -> Option<i64> {
+    let s = match s.find(' ') {
+        Some(i) if i > 0 => &s[..i],
+        _ => s,
+    };
+    let mut parts = s.splitn(3, '-');
+    let mut next = |default: i64| match parts.next() {
+        None => Some(default),
+        Some(p) => {
+            let p = p.trim();
+            if p.is_empty() || p.len() > 9 || !p.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            p.parse::<i64>().ok()
+        }
+    };
+    let (y, m, d) = (next(1)?, next(1)?, next(1)?);
+    if !(0..=9999).contains(&y)
+        || !(1..=12).contains(&m)
+        || d < 1
+        || d > days_in_month(y, m as u32) as i64
+    {
+        return None;
+    }
+    Some(days_from_civil(y, m as u32, d as u32))
 }
 
 fn resolve_unix_timestamp(args: &[DataType]) -> Result<Signature, String> {
@@ -435,7 +487,7 @@ fn resolve_from_unixtime(args: &[DataType]) -> Result<Signature, String> {
         expect_strings("FROM_UNIXTIME", std::slice::from_ref(f))?;
         sig.push(string_type(f.nullable));
     }
-    Ok(Signature::new(sig, string_type(any_nullable(args))))
+    Ok(Signature::new(sig, string_type(true)))
 }
 
 /// FROM_UNIXTIME(seconds [, format]): `SimpleDateFormat` in the session zone.
@@ -454,17 +506,12 @@ fn from_unixtime(
             b.append_null();
             continue;
         };
-        let instant = if seconds.is_null(i) {
-            None
-        } else {
-            seconds.value(i).checked_mul(NANOS_PER_SECOND)
-        };
-        let Some(instant) = instant else {
+        if seconds.is_null(i) {
             b.append_null();
             continue;
-        };
+        }
         buf.clear();
-        legacy_format(&mut buf, cache.get(format)?, instant, &ctx.zone)?;
+        legacy_format_seconds(&mut buf, cache.get(format)?, seconds.value(i), 0, &ctx.zone)?;
         b.append_value(&buf);
     }
     Ok(Arc::new(b.finish()))

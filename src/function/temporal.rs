@@ -14,6 +14,7 @@ use arrow_array::types::{
 use arrow_array::{Array, ArrayRef, ArrowPrimitiveType, PrimitiveArray, TimestampNanosecondArray};
 
 use super::{EvalContext, EvalError, Evaluation, FunctionDef, Signature};
+use crate::types::coercion::common_kind;
 use crate::types::time::{CivilDateTime, days_from_civil, days_in_month, truncate_to_precision};
 use crate::types::{DataType, NANOS_PER_DAY, NANOS_PER_MILLI, NANOS_PER_SECOND, TypeKind};
 
@@ -553,22 +554,22 @@ pub fn interval_arithmetic(
     Ok(temporal_column(out, &result.kind))
 }
 
-/// Row `i` of a date/time column moved by calendar months (on the wall clock) and then by
-/// elapsed nanoseconds (for TIMESTAMP_LTZ, on the instant: a day is 24 physical hours).
-/// Returns the wall clock, or the instant for TIMESTAMP_LTZ, in nanoseconds.
+/// Row `i` of a date/time column moved by calendar months and then by elapsed nanoseconds.
+/// Returns the wall clock, or the instant for TIMESTAMP_LTZ, in nanoseconds. As in Flink, a
+/// TIMESTAMP_LTZ moves on its UTC fields, not the session zone's (a day is 24 physical hours
+/// and a month moves the UTC date), and a TIME has no months to move.
 fn shift(value: &ArrayRef, i: usize, ctx: &EvalContext, months: i64, nanos: i64) -> i64 {
     let kind = value.data_type();
-    if let arrow_schema::DataType::Timestamp(_, Some(_)) = kind {
-        let instant = value.as_primitive::<TimestampNanosecondType>().value(i);
-        let moved = if months != 0 {
-            ctx.zone
-                .from_local(add_months(ctx.zone.to_local(instant), months))
-        } else {
-            instant
-        };
-        return moved.saturating_add(nanos);
-    }
-    add_months(wall_clock(value, i, kind, ctx), months).saturating_add(nanos)
+    let start = match kind {
+        arrow_schema::DataType::Timestamp(_, Some(_)) => {
+            value.as_primitive::<TimestampNanosecondType>().value(i)
+        }
+        arrow_schema::DataType::Time64(_) => {
+            return wall_clock(value, i, kind, ctx).saturating_add(nanos);
+        }
+        _ => wall_clock(value, i, kind, ctx),
+    };
+    add_months(start, months).saturating_add(nanos)
 }
 
 /// A column of `kind` from nanoseconds (wall clocks; instants for TIMESTAMP_LTZ), or
@@ -633,12 +634,12 @@ fn step(unit: TimeUnit) -> Result<Step, EvalError> {
 fn is_datetime(kind: &TypeKind) -> bool {
     matches!(
         kind,
-        TypeKind::Date | TypeKind::Timestamp(_) | TypeKind::TimestampLtz(_)
+        TypeKind::Date | TypeKind::Time(_) | TypeKind::Timestamp(_) | TypeKind::TimestampLtz(_)
     )
 }
 
-/// TIMESTAMPADD(unit, count, datetime): the datetime's type; a DATE stays a DATE for units of
-/// a day or more and becomes a TIMESTAMP for smaller ones.
+/// TIMESTAMPADD(unit, count, datetime): the datetime's type. (The binder has already turned a
+/// DATE into TIMESTAMP(6) for units smaller than a day, as Flink types it.)
 fn resolve_timestamp_add(args: &[DataType]) -> Result<Signature, String> {
     let [unit, count, value] = args else {
         return Err("TIMESTAMPADD expects (unit, count, datetime)".into());
@@ -688,9 +689,8 @@ fn timestamp_add(
     Ok(temporal_column(out, &t.kind))
 }
 
-/// TIMESTAMPDIFF(unit, start, end): whole units from start to end as INT, truncated toward
-/// zero. Both sides are brought to one type first (TIMESTAMP_LTZ if either is, else TIMESTAMP
-/// if either is).
+/// TIMESTAMPDIFF(unit, start, end): INT. DATE, TIMESTAMP and TIME mix (brought to one type
+/// first); TIMESTAMP_LTZ only pairs with itself, as in Flink.
 fn resolve_timestamp_diff(args: &[DataType]) -> Result<Signature, String> {
     let [unit, a, b] = args else {
         return Err("TIMESTAMPDIFF expects (unit, start, end)".into());
@@ -701,17 +701,23 @@ fn resolve_timestamp_diff(args: &[DataType]) -> Result<Signature, String> {
             a.kind, b.kind
         ));
     }
-    let precision = |k: &TypeKind| match k {
-        TypeKind::Timestamp(p) | TypeKind::TimestampLtz(p) => *p,
-        _ => 0,
-    };
-    let p = precision(&a.kind).max(precision(&b.kind));
+    let is_ltz = |k: &TypeKind| matches!(k, TypeKind::TimestampLtz(_));
+    if is_ltz(&a.kind) != is_ltz(&b.kind) {
+        return Err("TIMESTAMP_LTZ only supports diff between the same type".into());
+    }
     let common = match (&a.kind, &b.kind) {
-        (x, y) if x == y => x.clone(),
-        (TypeKind::TimestampLtz(_), _) | (_, TypeKind::TimestampLtz(_)) => {
-            TypeKind::TimestampLtz(p)
+        (x, y) if std::mem::discriminant(x) == std::mem::discriminant(y) => {
+            common_kind(x, y).unwrap_or_else(|| x.clone())
         }
-        _ => TypeKind::Timestamp(p),
+        (TypeKind::Time(_), _) | (_, TypeKind::Time(_)) => {
+            return Err(format!(
+                "TIMESTAMPDIFF cannot compare {} with {}",
+                a.kind, b.kind
+            ));
+        }
+        (x, y) => {
+            common_kind(x, y).ok_or_else(|| format!("TIMESTAMPDIFF cannot compare {x} with {y}"))?
+        }
     };
     let side = |d: &DataType| DataType {
         kind: common.clone(),
@@ -726,12 +732,16 @@ fn resolve_timestamp_diff(args: &[DataType]) -> Result<Signature, String> {
     ))
 }
 
+/// Flink computes the difference as an interval in milliseconds and converts it with Calcite's
+/// rules, quirks included: SECOND, MILLISECOND, MICROSECOND and WEEK go through the seconds
+/// as a 32-bit integer (so sub-second parts are lost and large spans wrap), MINUTE, HOUR and
+/// DAY divide the milliseconds, and the month-based units count calendar months.
 fn timestamp_diff(
     args: &[ArrayRef],
     ctx: &EvalContext,
     _: &DataType,
 ) -> Result<ArrayRef, EvalError> {
-    let step = step(unit_arg(args)?)?;
+    let unit = unit_arg(args)?;
     let (a, b) = (&args[1], &args[2]);
     let instants = matches!(a.data_type(), arrow_schema::DataType::Timestamp(_, Some(_)));
     let point = |array: &ArrayRef, i: usize| {
@@ -748,11 +758,26 @@ fn timestamp_diff(
             continue;
         }
         let (start, end) = (point(a, i), point(b, i));
-        let units = match step {
-            Step::Nanos(n) => ((end as i128 - start as i128) / n as i128) as i64,
-            Step::Months(m) => months_between(end, start) / m,
+        let millis = end.div_euclid(NANOS_PER_MILLI) - start.div_euclid(NANOS_PER_MILLI);
+        let seconds = (millis / 1000) as i32;
+        let units = match unit {
+            TimeUnit::Second => seconds,
+            TimeUnit::Millisecond => seconds.wrapping_mul(1000),
+            TimeUnit::Microsecond => seconds.wrapping_mul(1_000_000),
+            TimeUnit::Week => seconds / 604_800,
+            TimeUnit::Minute => (millis / 60_000) as i32,
+            TimeUnit::Hour => (millis / 3_600_000) as i32,
+            TimeUnit::Day => (millis / 86_400_000) as i32,
+            TimeUnit::Month => months_between(end, start) as i32,
+            TimeUnit::Quarter => (months_between(end, start) / 3) as i32,
+            TimeUnit::Year => (months_between(end, start) / 12) as i32,
+            other => {
+                return Err(EvalError::Invalid(format!(
+                    "{other:?} is not a unit of TIMESTAMPDIFF"
+                )));
+            }
         };
-        out.append_value(units as i32);
+        out.append_value(units);
     }
     Ok(Arc::new(out.finish()))
 }

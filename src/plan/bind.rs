@@ -1075,6 +1075,43 @@ impl<'a> Binder<'a> {
                 self.call("EXTRACT", all, span)
             }
             "CEILING" => self.call("CEIL", args, span),
+            "TIMESTAMPADD" | "TIMESTAMPDIFF" => {
+                let unit = match args.first() {
+                    Some(ScalarExpr::Literal {
+                        value: Value::String(u),
+                        ..
+                    }) => u.clone(),
+                    _ => return Err(error(span, format!("{name} expects a time unit first"))),
+                };
+                if matches!(unit.as_str(), "MICROSECOND" | "NANOSECOND")
+                    && (name == "TIMESTAMPADD" || unit == "NANOSECOND")
+                {
+                    return Err(error(
+                        span,
+                        format!("{name} with unit {unit} is not supported"),
+                    ));
+                }
+                if name == "TIMESTAMPADD"
+                    && let Some(value) = args.get(2)
+                    && value.data_type().kind == TypeKind::Date
+                {
+                    match unit.as_str() {
+                        // Flink types DATE plus a unit shorter than a day as TIMESTAMP(6).
+                        "HOUR" | "MINUTE" | "SECOND" => {
+                            let target = DataType::nullable(TypeKind::Timestamp(6));
+                            args[2] = coerce(args[2].clone(), &target);
+                        }
+                        "MILLISECOND" => {
+                            return Err(error(
+                                span,
+                                "TIMESTAMPADD cannot add MILLISECOND to a DATE",
+                            ));
+                        }
+                        _ => {}
+                    }
+                }
+                self.call(&name, args, span)
+            }
             _ => self.call(&name, args, span),
         }
     }

@@ -66,7 +66,8 @@ pub fn common_kind(a: &TypeKind, b: &TypeKind) -> Option<TypeKind> {
                 b.clone()
             })
         }
-        (Char(x), Char(y)) => Some(Char(*x.max(y))),
+        // CHARs of different lengths meet in a VARCHAR (Flink pads nothing): VALUES ('a'),
+        // ('abc') is VARCHAR(3).
         (Char(x) | VarChar(x), Char(y) | VarChar(y)) => Some(VarChar(*x.max(y))),
         (Binary(x) | VarBinary(x), Binary(y) | VarBinary(y)) => Some(VarBinary(*x.max(y))),
         (Timestamp(p), Timestamp(q)) => Some(Timestamp(*p.max(q))),

@@ -315,24 +315,43 @@ pub fn format_decimal(unscaled: i128, scale: u8) -> String {
     s
 }
 
-/// Java's `BigDecimal.toString()`: plain unless the adjusted exponent is below -6 (the JSON
-/// and CSV encoders write decimals this way).
-pub fn write_decimal_java(out: &mut String, unscaled: i128, scale: u8) {
-    let digits = unscaled.unsigned_abs().to_string();
-    let adjusted = digits.len() as i64 - 1 - scale as i64;
-    if adjusted >= -6 {
-        write_decimal(out, unscaled, scale);
+/// A decimal as Flink's CSV and JSON writers print it (Jackson's normalized big decimals):
+/// trailing zeros stripped (`12.30` → `12.3`, `0.00` → `0`, `100` → `1E+2`), then Java's
+/// `BigDecimal.toString` when `scientific`, else `toPlainString`.
+pub fn write_decimal_normalized(out: &mut String, unscaled: i128, scale: u8, scientific: bool) {
+    if unscaled == 0 {
+        out.push('0');
         return;
     }
-    if unscaled < 0 {
+    let (mut u, mut s) = (unscaled, scale as i32);
+    while u % 10 == 0 {
+        u /= 10;
+        s -= 1;
+    }
+    if u < 0 {
         out.push('-');
     }
-    out.push_str(&digits[..1]);
-    if digits.len() > 1 {
-        out.push('.');
-        out.push_str(&digits[1..]);
+    let digits = u.unsigned_abs().to_string();
+    let len = digits.len() as i32;
+    let adjusted = len - 1 - s;
+    if scientific && (s < 0 || adjusted < -6) {
+        out.push_str(&digits[..1]);
+        if len > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        let _ = write!(out, "E{}{adjusted}", if adjusted >= 0 { "+" } else { "" });
+    } else if s <= 0 {
+        out.push_str(&digits);
+        out.extend(std::iter::repeat_n('0', (-s) as usize));
+    } else if len > s {
+        let (int, frac) = digits.split_at((len - s) as usize);
+        let _ = write!(out, "{int}.{frac}");
+    } else {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', (s - len) as usize));
+        out.push_str(&digits);
     }
-    let _ = write!(out, "E{adjusted}");
 }
 
 /// Java's `Double.toString` (as of Java 17, which Flink 2.3 runs on).

@@ -62,10 +62,16 @@ pub struct CivilDateTime {
 
 impl CivilDateTime {
     pub fn from_nanos(nanos: i64) -> Self {
-        let days = nanos.div_euclid(NANOS_PER_DAY);
-        let in_day = nanos.rem_euclid(NANOS_PER_DAY);
-        let (year, month, day) = civil_from_days(days);
-        let secs = in_day / NANOS_PER_SECOND;
+        Self::from_seconds(
+            nanos.div_euclid(NANOS_PER_SECOND),
+            nanos.rem_euclid(NANOS_PER_SECOND) as u32,
+        )
+    }
+
+    /// The fields of a wall clock given as seconds since the epoch plus a fraction.
+    pub fn from_seconds(seconds: i64, nano: u32) -> Self {
+        let (year, month, day) = civil_from_days(seconds.div_euclid(86_400));
+        let secs = seconds.rem_euclid(86_400);
         CivilDateTime {
             year,
             month,
@@ -73,7 +79,7 @@ impl CivilDateTime {
             hour: (secs / 3600) as u32,
             minute: (secs / 60 % 60) as u32,
             second: (secs % 60) as u32,
-            nano: (in_day % NANOS_PER_SECOND) as u32,
+            nano,
         }
     }
 
@@ -275,11 +281,12 @@ impl SessionZone {
 
     /// Offset from UTC, in nanoseconds, at the given instant.
     pub fn offset_nanos_at(&self, instant_nanos: i64) -> i64 {
-        let secs = instant_nanos.div_euclid(NANOS_PER_SECOND);
-        match jiff::Timestamp::from_second(secs) {
-            Ok(ts) => self.zone.to_offset(ts).seconds() as i64 * NANOS_PER_SECOND,
-            Err(_) => 0,
-        }
+        self.offset_seconds_at(instant_nanos.div_euclid(NANOS_PER_SECOND)) * NANOS_PER_SECOND
+    }
+
+    /// Offset from UTC, in seconds, at an instant given in seconds since the epoch.
+    pub fn offset_seconds_at(&self, seconds: i64) -> i64 {
+        self.zone.to_offset(zone_instant(seconds)).seconds() as i64
     }
 
     /// The wall clock in this zone at an instant (both as nanoseconds since the epoch).
@@ -352,14 +359,10 @@ impl SessionZone {
         }
     }
 
-    /// The zone's abbreviation at an instant as Java prints it (`PST`, `CST`, `UTC`), or
+    /// The zone's abbreviation at an instant (seconds since the epoch) as Java prints it (`PST`, `CST`, `UTC`), or
     /// `GMT±hh:mm` where the tz database has only a numeric one.
-    pub fn abbreviation_at(&self, instant_nanos: i64) -> String {
-        let secs = instant_nanos.div_euclid(NANOS_PER_SECOND);
-        let Ok(ts) = jiff::Timestamp::from_second(secs) else {
-            return "GMT".into();
-        };
-        let info = self.zone.to_offset_info(ts);
+    pub fn abbreviation_at(&self, seconds: i64) -> String {
+        let info = self.zone.to_offset_info(zone_instant(seconds));
         let abbreviation = info.abbreviation();
         if abbreviation.starts_with(['+', '-']) || abbreviation.is_empty() {
             let offset = info.offset().seconds();
@@ -400,6 +403,14 @@ const JAVA_OLD_IDS: &[(&str, &str)] = &[
     ("SST", "Pacific/Guadalcanal"),
     ("VST", "Asia/Ho_Chi_Minh"),
 ];
+
+/// An instant for zone lookups; beyond the tz database's range (years -9999–9999) the zone's
+/// rules at the nearest end apply.
+fn zone_instant(seconds: i64) -> jiff::Timestamp {
+    let min = jiff::Timestamp::MIN.as_second();
+    let max = jiff::Timestamp::MAX.as_second();
+    jiff::Timestamp::from_second(seconds.clamp(min, max)).unwrap_or(jiff::Timestamp::UNIX_EPOCH)
+}
 
 fn invalid_zone(name: &str) -> String {
     format!("invalid time zone '{name}'")

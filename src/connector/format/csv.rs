@@ -22,8 +22,8 @@ use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType as ArrowType;
 
 use crate::types::text::{
-    TextDialect, base64_encode, parse_column_as, write_decimal, write_decimal_java,
-    write_java_double, write_java_float,
+    TextDialect, base64_encode, parse_column_as, write_decimal_normalized, write_java_double,
+    write_java_float,
 };
 use crate::types::time::{SessionZone, write_date, write_time};
 use crate::types::{DataType, NANOS_PER_DAY, NANOS_PER_SECOND, Schema, TypeKind};
@@ -329,11 +329,12 @@ impl CsvFormat {
             }
             TypeKind::Decimal { scale, .. } => {
                 let v = prim!(Decimal128Type);
-                if self.write_bigdecimal_in_scientific_notation {
-                    write_decimal_java(out, v, *scale);
-                } else {
-                    write_decimal(out, v, *scale);
-                }
+                write_decimal_normalized(
+                    out,
+                    v,
+                    *scale,
+                    self.write_bigdecimal_in_scientific_notation,
+                );
                 false
             }
             TypeKind::Char(_) | TypeKind::VarChar(_) => {
@@ -1092,7 +1093,7 @@ mod tests {
         let lines = encoded(&f, &b, &s);
         assert_eq!(
             lines,
-            vec!["1,\"a,b\",1.50", "NULL,\"q\"\"\",NULL", "3,plain,0.00"]
+            vec!["1,\"a,b\",1.5", "NULL,\"q\"\"\",NULL", "3,plain,0"]
         );
     }
 

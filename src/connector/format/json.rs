@@ -26,7 +26,7 @@ use serde_json::Value;
 use super::csv::{FormatError, bool_option, build_batch, write_iso_timestamp};
 use crate::types::text::{
     TextDialect, TextStyle, base64_decode, base64_encode, java_double_to_string, parse_column_as,
-    write_cell, write_decimal, write_decimal_java, write_java_double, write_java_float,
+    write_cell, write_decimal, write_decimal_normalized, write_java_double, write_java_float,
 };
 use crate::types::time::{SessionZone, write_date, write_time};
 use crate::types::{DataType, NANOS_PER_DAY, NANOS_PER_SECOND, Schema, TypeKind};
@@ -228,7 +228,7 @@ impl JsonFormat {
                 if self.encode_decimal_as_plain_number {
                     write_decimal(out, v, *scale);
                 } else {
-                    write_decimal_java(out, v, *scale);
+                    write_decimal_normalized(out, v, *scale, true);
                 }
             }
             TypeKind::Char(_) | TypeKind::VarChar(_) => match array.as_string_opt::<i32>() {

@@ -1,8 +1,9 @@
 //! Flink's `filesystem` connector as an append-only sink: rows are encoded by the table's
 //! format into part files inside the directory `path`. A part file is written under a hidden
-//! in-progress name and renamed to `part-<uuid>-<subtask>-<n>` when it is complete, so a
-//! reader of the directory never sees half a file; a new part starts when the current one
-//! reaches `sink.rolling-policy.file-size`.
+//! in-progress name and renamed when it is complete, so a reader of the directory never sees
+//! half a file; a new part starts when the current one reaches
+//! `sink.rolling-policy.file-size`. Names follow Flink's: `part-<uuid>-<subtask>-<n>` in
+//! streaming mode, `part-<uuid>-task-<subtask>-file-<n>` in batch mode.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -25,6 +26,7 @@ pub struct FileSink {
     schema: Schema,
     encoder: LineEncoder,
     prefix: String,
+    batch: bool,
     roll_size: u64,
     next_part: u64,
     buffer: String,
@@ -43,6 +45,7 @@ impl FileSink {
         table: &str,
         options: &[(String, String)],
         schema: Schema,
+        batch: bool,
     ) -> Result<Self, ConnectorError> {
         let option = |key: &str| {
             options
@@ -77,6 +80,7 @@ impl FileSink {
             schema,
             encoder,
             prefix: format!("part-{}", random_uuid()),
+            batch,
             roll_size,
             next_part: 0,
             buffer: String::new(),
@@ -94,7 +98,11 @@ impl FileSink {
 
     fn open_part(&mut self) -> Result<(), ExecError> {
         std::fs::create_dir_all(&self.dir).map_err(|e| self.io_error(&self.dir, e))?;
-        let name = format!("{}-0-{}", self.prefix, self.next_part);
+        let name = if self.batch {
+            format!("{}-task-0-file-{}", self.prefix, self.next_part)
+        } else {
+            format!("{}-0-{}", self.prefix, self.next_part)
+        };
         self.next_part += 1;
         let in_progress = self.dir.join(format!(".{name}.inprogress"));
         let file = File::create(&in_progress).map_err(|e| self.io_error(&in_progress, e))?;
