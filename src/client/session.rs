@@ -10,7 +10,7 @@ use crate::catalog::{Catalog, CatalogEntry, ViewDef};
 use crate::clock::{Clock, SystemClock};
 use crate::connector::sink::filesystem::FileSink;
 use crate::connector::sink::{BlackholeSink, PrintSink};
-use crate::exec::chunk::StreamChunk;
+use crate::exec::chunk::{RowKind, StreamChunk};
 use crate::exec::operator::ExecError;
 use crate::exec::runtime::{self, Sink};
 use crate::function::EvalContext;
@@ -413,8 +413,19 @@ impl Session {
             .get(MAX_COLUMN_WIDTH)
             .and_then(|v| v.parse().ok())
             .unwrap_or(tableau::MAX_COLUMN_WIDTH);
-        if self.batch_mode() {
-            let mut sink = CollectSink {
+        let mode = self
+            .options
+            .get(RESULT_MODE)
+            .map_or("tableau".to_string(), |m| m.to_ascii_lowercase());
+        if mode == "changelog" && self.batch_mode() {
+            return Err(StatementError::Job(
+                "Results of batch queries can only be served in table or tableau mode.".into(),
+            ));
+        }
+        // Batch tableau and table mode print the final, materialized result; streaming
+        // tableau and changelog mode print every change as it arrives.
+        if self.batch_mode() || mode == "table" {
+            let mut sink = MaterializeSink {
                 schema: schema.clone(),
                 zone: ctx.zone.clone(),
                 rows: Vec::new(),
@@ -510,16 +521,26 @@ fn cells(chunk: &StreamChunk, row: usize, schema: &Schema, zone: &SessionZone) -
         .collect()
 }
 
-struct CollectSink {
+/// The result as a table: inserts add a row, retractions (-U, -D) remove an equal one, as
+/// Flink's materialized result view does.
+struct MaterializeSink {
     schema: Schema,
     zone: SessionZone,
     rows: Vec<Vec<String>>,
 }
 
-impl Sink for CollectSink {
+impl Sink for MaterializeSink {
     fn write(&mut self, chunk: StreamChunk) -> Result<(), ExecError> {
         for row in 0..chunk.num_rows() {
-            self.rows.push(cells(&chunk, row, &self.schema, &self.zone));
+            let values = cells(&chunk, row, &self.schema, &self.zone);
+            match chunk.kind(row) {
+                RowKind::Insert | RowKind::UpdateAfter => self.rows.push(values),
+                RowKind::UpdateBefore | RowKind::Delete => {
+                    if let Some(i) = self.rows.iter().rposition(|r| *r == values) {
+                        self.rows.remove(i);
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -581,5 +602,44 @@ impl Sink for StreamingTableauSink<'_> {
         let unit = if self.rows > 1 { "rows" } else { "row" };
         writeln!(self.out, "Received a total of {} {unit}", self.rows).map_err(w)?;
         self.out.flush().map_err(w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{Int32Array, RecordBatch};
+
+    use super::*;
+    use crate::types::{DataType, Field, TypeKind};
+
+    #[test]
+    fn table_mode_applies_retractions() {
+        let schema = Schema::new(vec![Field::new("v", DataType::nullable(TypeKind::Int))]);
+        let batch = RecordBatch::try_new(
+            crate::job::runtime_schema(&schema),
+            vec![Arc::new(Int32Array::from(vec![1, 2, 1, 3, 2, 9]))],
+        )
+        .unwrap();
+        use RowKind::*;
+        let chunk = StreamChunk {
+            batch,
+            kinds: Some(vec![
+                Insert,
+                Insert,
+                UpdateBefore,
+                UpdateAfter,
+                Delete,
+                Delete,
+            ]),
+        };
+        let mut sink = MaterializeSink {
+            schema,
+            zone: SessionZone::utc(),
+            rows: Vec::new(),
+        };
+        sink.write(chunk).unwrap();
+        assert_eq!(sink.rows, vec![vec!["3".to_string()]]);
     }
 }
