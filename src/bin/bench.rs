@@ -1,7 +1,10 @@
 //! Throughput benchmarks: `cargo run --release --bin bench`.
 //!
+//! Each workload is timed in the same run as a baseline, datagen → blackhole (generation and
+//! the runtime with no operator), and reported both in rows/s and as a ratio to it:
 //! 1. datagen → filter → project → blackhole (the stateless pipeline on one core);
-//! 2. CSV decoding of a generated 3-column file.
+//! 2. CSV decoding: a generated 3-column file → blackhole;
+//! 3. CSV encoding: datagen → filesystem sink in CSV.
 
 use std::io::Write;
 use std::time::Instant;
@@ -10,8 +13,8 @@ use tideline::client::Session;
 
 const ROWS: u64 = 20_000_000;
 
-/// Runs `sql` and prints the rate at which it moved `rows` rows.
-fn report(session: &mut Session, sql: &str, what: &str, rows: u64) {
+/// Runs `sql` and returns the rate, in rows per second, at which it moved `rows` rows.
+fn measure(session: &mut Session, sql: &str, what: &str, rows: u64) -> f64 {
     let start = Instant::now();
     assert!(tideline::client::run_script(
         session,
@@ -19,36 +22,86 @@ fn report(session: &mut Session, sql: &str, what: &str, rows: u64) {
         &mut std::io::sink()
     ));
     let secs = start.elapsed().as_secs_f64();
+    let rate = rows as f64 / secs;
     println!(
         "{what}: {rows} rows in {secs:.2} s = {:.1} M rows/s",
-        rows as f64 / secs / 1e6
+        rate / 1e6
     );
+    rate
 }
 
 fn main() {
-    let sql = format!(
-        "CREATE TABLE src (id BIGINT, price DOUBLE, qty INT) WITH ('connector' = 'datagen', \
-         'rows-per-second' = '0', 'number-of-rows' = '{ROWS}', 'fields.qty.min' = '0', 'fields.qty.max' = '100');\n\
-         CREATE TABLE sink (id BIGINT, total DOUBLE) WITH ('connector' = 'blackhole');\n\
-         INSERT INTO sink SELECT id, price * qty FROM src WHERE qty > 50;"
-    );
     let mut session = Session::default();
-    report(&mut session, &sql, "datagen→filter→project→blackhole", ROWS);
+    let source = |name: &str, rows: u64| {
+        format!(
+            "CREATE TABLE {name} (id BIGINT, price DOUBLE, qty INT) WITH ('connector' = 'datagen', \
+             'rows-per-second' = '0', 'number-of-rows' = '{rows}', 'fields.qty.min' = '0', 'fields.qty.max' = '100');\n"
+        )
+    };
+    let baseline = measure(
+        &mut session,
+        &format!(
+            "{}CREATE TABLE base_sink (id BIGINT, price DOUBLE, qty INT) WITH ('connector' = 'blackhole');\n\
+             INSERT INTO base_sink SELECT * FROM base_src;",
+            source("base_src", ROWS)
+        ),
+        "baseline datagen → blackhole",
+        ROWS,
+    );
+
+    let pipeline = measure(
+        &mut session,
+        &format!(
+            "{}CREATE TABLE sink (id BIGINT, total DOUBLE) WITH ('connector' = 'blackhole');\n\
+             INSERT INTO sink SELECT id, price * qty FROM src WHERE qty > 50;",
+            source("src", ROWS)
+        ),
+        "datagen → filter → project → blackhole",
+        ROWS,
+    );
 
     let lines: u64 = 2_000_000;
-    let path = std::env::temp_dir().join("tideline-bench.csv");
+    let dir = std::env::temp_dir().join(format!("tideline-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("input.csv");
     let mut file = std::io::BufWriter::new(std::fs::File::create(&path).expect("temp file"));
     for i in 0..lines {
         writeln!(file, "{i},user_{},{}.{:02}", i % 1000, i % 500, i % 100).expect("write");
     }
     drop(file);
-    let sql = format!(
-        "CREATE TABLE csv_src (id BIGINT, name STRING, amount DECIMAL(10, 2)) WITH ('connector' = 'filesystem', \
-         'path' = '{}', 'format' = 'csv');\n\
-         CREATE TABLE sink2 (id BIGINT, name STRING, amount DECIMAL(10, 2)) WITH ('connector' = 'blackhole');\n\
-         INSERT INTO sink2 SELECT * FROM csv_src;",
-        path.display()
+    let decode = measure(
+        &mut session,
+        &format!(
+            "CREATE TABLE csv_src (id BIGINT, name STRING, amount DECIMAL(10, 2)) WITH ('connector' = 'filesystem', \
+             'path' = '{}', 'format' = 'csv');\n\
+             CREATE TABLE sink2 (id BIGINT, name STRING, amount DECIMAL(10, 2)) WITH ('connector' = 'blackhole');\n\
+             INSERT INTO sink2 SELECT * FROM csv_src;",
+            path.display()
+        ),
+        "csv file → blackhole",
+        lines,
     );
-    report(&mut session, &sql, "csv → blackhole", lines);
-    let _ = std::fs::remove_file(&path);
+
+    let encode = measure(
+        &mut session,
+        &format!(
+            "{}CREATE TABLE csv_out (id BIGINT, price DOUBLE, qty INT) WITH ('connector' = 'filesystem', \
+             'path' = '{}', 'format' = 'csv');\n\
+             INSERT INTO csv_out SELECT * FROM enc_src;",
+            source("enc_src", lines),
+            dir.join("out").display()
+        ),
+        "datagen → csv file",
+        lines,
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+
+    println!("ratios to the baseline (1.00 = as fast as generating rows):");
+    for (what, rate) in [
+        ("filter+project", pipeline),
+        ("csv decode", decode),
+        ("csv encode", encode),
+    ] {
+        println!("  {what}: {:.2}", rate / baseline);
+    }
 }
