@@ -197,8 +197,61 @@ pub fn run(
         drop(rx);
     }
     for h in handles {
-        let _ = h.join();
+        // A split that panicked ends the job with an error: its rows would be missing.
+        if let Err(panic) = h.join()
+            && result.is_ok()
+        {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            result = Err(ExecError::Internal(format!("a split failed: {what}")));
+        }
     }
     result?;
     sink.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Exploding;
+
+    impl SourceSplit for Exploding {
+        fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
+            panic!("boom")
+        }
+        fn describe(&self) -> String {
+            "exploding split".into()
+        }
+    }
+
+    struct Counting(usize);
+
+    impl Sink for Counting {
+        fn write(&mut self, chunk: StreamChunk) -> Result<(), ExecError> {
+            self.0 += chunk.num_rows();
+            Ok(())
+        }
+        fn finish(&mut self) -> Result<(), ExecError> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_panicking_split_fails_the_job() {
+        let pipelines = vec![Pipeline {
+            split: Box::new(Exploding),
+            operators: vec![],
+        }];
+        let err = run(
+            pipelines,
+            &mut Counting(0),
+            Arc::new(AtomicBool::new(false)),
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), "internal error: a split failed: boom");
+    }
 }

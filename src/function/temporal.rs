@@ -466,7 +466,7 @@ fn round_to(
         let wall = wall_clock(value, i, &kind, ctx);
         let mut r = floor_wall(unit, wall)?;
         if ceil && r != wall {
-            r = floor_wall(unit, add_unit(unit, r))?;
+            r = floor_wall(unit, add_unit(unit, r)?)?;
         }
         out.push(Some(r));
     }
@@ -491,14 +491,15 @@ fn round_to(
 }
 
 /// A wall clock moved forward by one unit (for CEIL: floor(floor(x) + unit)).
-fn add_unit(unit: TimeUnit, wall: i64) -> i64 {
+fn add_unit(unit: TimeUnit, wall: i64) -> Result<i64, EvalError> {
+    let fixed = |step: i64| wall.checked_add(step).ok_or_else(out_of_range);
     match unit {
-        TimeUnit::Millisecond => wall + NANOS_PER_MILLI,
-        TimeUnit::Second => wall + NANOS_PER_SECOND,
-        TimeUnit::Minute => wall + 60 * NANOS_PER_SECOND,
-        TimeUnit::Hour => wall + 3600 * NANOS_PER_SECOND,
-        TimeUnit::Day => wall + NANOS_PER_DAY,
-        TimeUnit::Week => wall + 7 * NANOS_PER_DAY,
+        TimeUnit::Millisecond => fixed(NANOS_PER_MILLI),
+        TimeUnit::Second => fixed(NANOS_PER_SECOND),
+        TimeUnit::Minute => fixed(60 * NANOS_PER_SECOND),
+        TimeUnit::Hour => fixed(3600 * NANOS_PER_SECOND),
+        TimeUnit::Day => fixed(NANOS_PER_DAY),
+        TimeUnit::Week => fixed(7 * NANOS_PER_DAY),
         TimeUnit::Month => add_months(wall, 1),
         TimeUnit::Quarter => add_months(wall, 3),
         TimeUnit::Year => add_months(wall, 12),
@@ -508,14 +509,31 @@ fn add_unit(unit: TimeUnit, wall: i64) -> i64 {
     }
 }
 
+/// The error for a result outside the nanosecond timestamp range (see
+/// docs/design/0002-timestamp-range.md).
+pub fn out_of_range() -> EvalError {
+    EvalError::Invalid(
+        "timestamp out of range: Tideline supports TIMESTAMP values from 1677-09-21 to 2262-04-11"
+            .into(),
+    )
+}
+
 /// Adds months to a wall clock, clamping the day to the target month's length.
-pub fn add_months(wall: i64, months: i64) -> i64 {
+pub fn add_months(wall: i64, months: i64) -> Result<i64, EvalError> {
+    if months == 0 {
+        return Ok(wall);
+    }
     let c = CivilDateTime::from_nanos(wall);
-    let total = c.year * 12 + c.month as i64 - 1 + months;
+    let total = (c.year * 12 + c.month as i64 - 1)
+        .checked_add(months)
+        .ok_or_else(out_of_range)?;
     let (y, m) = (total.div_euclid(12), (total.rem_euclid(12) + 1) as u32);
     let d = c.day.min(days_in_month(y, m));
     let in_day = wall.rem_euclid(NANOS_PER_DAY);
-    days_from_civil(y, m, d) * NANOS_PER_DAY + in_day
+    days_from_civil(y, m, d)
+        .checked_mul(NANOS_PER_DAY)
+        .and_then(|n| n.checked_add(in_day))
+        .ok_or_else(out_of_range)
 }
 
 /// `temporal ± interval` and `interval ± interval`.
@@ -547,7 +565,12 @@ pub fn interval_arithmetic(
             TypeKind::IntervalYearMonth => {
                 l.as_primitive::<IntervalYearMonthType>().value(i) as i64 + sign * months
             }
-            _ => shift(l, i, ctx, sign * months, sign * millis * NANOS_PER_MILLI),
+            _ => {
+                let nanos = millis
+                    .checked_mul(sign * NANOS_PER_MILLI)
+                    .ok_or_else(out_of_range)?;
+                shift(l, i, ctx, sign * months, nanos)?
+            }
         };
         out.push(Some(v));
     }
@@ -558,18 +581,26 @@ pub fn interval_arithmetic(
 /// Returns the wall clock, or the instant for TIMESTAMP_LTZ, in nanoseconds. As in Flink, a
 /// TIMESTAMP_LTZ moves on its UTC fields, not the session zone's (a day is 24 physical hours
 /// and a month moves the UTC date), and a TIME has no months to move.
-fn shift(value: &ArrayRef, i: usize, ctx: &EvalContext, months: i64, nanos: i64) -> i64 {
+fn shift(
+    value: &ArrayRef,
+    i: usize,
+    ctx: &EvalContext,
+    months: i64,
+    nanos: i64,
+) -> Result<i64, EvalError> {
     let kind = value.data_type();
     let start = match kind {
         arrow_schema::DataType::Timestamp(_, Some(_)) => {
             value.as_primitive::<TimestampNanosecondType>().value(i)
         }
         arrow_schema::DataType::Time64(_) => {
-            return wall_clock(value, i, kind, ctx).saturating_add(nanos);
+            return Ok(wall_clock(value, i, kind, ctx).wrapping_add(nanos % NANOS_PER_DAY));
         }
         _ => wall_clock(value, i, kind, ctx),
     };
-    add_months(start, months).saturating_add(nanos)
+    add_months(start, months)?
+        .checked_add(nanos)
+        .ok_or_else(out_of_range)
 }
 
 /// A column of `kind` from nanoseconds (wall clocks; instants for TIMESTAMP_LTZ), or
@@ -682,8 +713,11 @@ fn timestamp_add(
         }
         let k = counts.value(i);
         out.push(Some(match step {
-            Step::Months(m) => shift(value, i, ctx, k.saturating_mul(m), 0),
-            Step::Nanos(n) => shift(value, i, ctx, 0, k.saturating_mul(n)),
+            Step::Months(m) => shift(value, i, ctx, k.saturating_mul(m), 0)?,
+            Step::Nanos(n) => {
+                let nanos = k.checked_mul(n).ok_or_else(out_of_range)?;
+                shift(value, i, ctx, 0, nanos)?
+            }
         }));
     }
     Ok(temporal_column(out, &t.kind))
@@ -791,7 +825,7 @@ fn months_between(t0: i64, t1: i64) -> i64 {
     let c0 = CivilDateTime::from_nanos(t0);
     let c1 = CivilDateTime::from_nanos(t1);
     let mut months = (c0.year - c1.year) * 12 + c0.month as i64 - c1.month as i64;
-    if add_months(t1, months) > t0 {
+    if !add_months(t1, months).is_ok_and(|moved| moved <= t0) {
         months -= 1;
     }
     months
