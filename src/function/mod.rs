@@ -30,6 +30,7 @@ macro_rules! def {
 }
 
 pub mod cast;
+pub mod collection;
 pub mod datetime;
 pub mod math;
 pub mod operator;
@@ -156,6 +157,7 @@ const FAMILIES: &[&[FunctionDef]] = &[
     string::FUNCTIONS,
     temporal::FUNCTIONS,
     datetime::FUNCTIONS,
+    collection::FUNCTIONS,
     math::FUNCTIONS,
 ];
 

@@ -855,6 +855,14 @@ impl<'a> Binder<'a> {
                     try_cast,
                 })
             }
+            Expr::Array(array) => {
+                let elements = array
+                    .elem
+                    .iter()
+                    .map(|e| self.bind_expr(e, scope))
+                    .collect::<Result<Vec<_>, _>>()?;
+                self.call("ARRAY", elements, span)
+            }
             Expr::Extract { field, expr: e, .. } => {
                 let unit = unit_literal(&field.to_string());
                 let value = self.bind_expr(e, scope)?;
