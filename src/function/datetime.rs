@@ -15,7 +15,9 @@ use arrow_array::{Array, ArrayRef, StringArray};
 use super::string::expect_strings;
 use super::{EvalContext, EvalError, Evaluation, FunctionDef, Signature, any_nullable};
 use crate::types::pattern::{DateTimePattern, Parsed, PatternStyle, ZoneInfo};
-use crate::types::time::{CivilDateTime, SessionZone, days_from_civil, days_in_month};
+use crate::types::time::{
+    CivilDateTime, SessionZone, days_from_civil, days_in_month, parse_digits,
+};
 use crate::types::{
     DataType, MAX_LENGTH, NANOS_PER_DAY, NANOS_PER_MILLI, NANOS_PER_SECOND, TypeKind,
 };
@@ -215,13 +217,18 @@ fn date_format(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Arr
 }
 
 fn resolve_to_timestamp(args: &[DataType]) -> Result<Signature, String> {
+    resolve_parse("TO_TIMESTAMP", args, TypeKind::Timestamp(3))
+}
+
+/// `name(string [, format])` returning a nullable `result`.
+fn resolve_parse(name: &str, args: &[DataType], result: TypeKind) -> Result<Signature, String> {
     if args.is_empty() || args.len() > 2 {
-        return Err("TO_TIMESTAMP expects (string [, format])".into());
+        return Err(format!("{name} expects (string [, format])"));
     }
-    expect_strings("TO_TIMESTAMP", args)?;
+    expect_strings(name, args)?;
     Ok(Signature::new(
         strings(args.len(), any_nullable(args)),
-        DataType::nullable(TypeKind::Timestamp(3)),
+        DataType::nullable(result),
     ))
 }
 
@@ -259,9 +266,9 @@ fn parse_default_timestamp(s: &str) -> Option<i64> {
         None => (s, None),
     };
     let mut parts = date.split('-');
-    let y = small_number(parts.next()?, 4, 4)?;
-    let m = small_number(parts.next()?, 1, 2)?;
-    let d = small_number(parts.next()?, 1, 2)?;
+    let y = parse_digits(parts.next()?, 4, 4)?;
+    let m = parse_digits(parts.next()?, 1, 2)?;
+    let d = parse_digits(parts.next()?, 1, 2)?;
     if parts.next().is_some() || !(1..=12).contains(&m) || !(1..=31).contains(&d) {
         return None;
     }
@@ -276,7 +283,7 @@ fn parse_default_timestamp(s: &str) -> Option<i64> {
             };
             let mut parts = hms.split(':');
             let mut next = |max: i64| -> Option<i64> {
-                let v = small_number(parts.next()?, 1, 2)?;
+                let v = parse_digits(parts.next()?, 1, 2)?;
                 (v <= max).then_some(v)
             };
             let (h, m, sec) = (next(23)?, next(59)?, next(59)?);
@@ -297,25 +304,18 @@ fn parse_default_timestamp(s: &str) -> Option<i64> {
 /// a day of 1–31 that may run into the next month (February 30th is March 2nd).
 fn parse_sql_date(s: &str) -> Option<i64> {
     let mut parts = s.split('-');
-    let y = small_number(parts.next()?, 4, 4)?;
-    let m = small_number(parts.next()?, 1, 2)?;
-    let d = small_number(parts.next()?, 1, 2)?;
+    let y = parse_digits(parts.next()?, 4, 4)?;
+    let m = parse_digits(parts.next()?, 1, 2)?;
+    let d = parse_digits(parts.next()?, 1, 2)?;
     if parts.next().is_some() || !(1..=12).contains(&m) || !(1..=31).contains(&d) {
         return None;
     }
     Some(days_from_civil(y, m as u32, 1) + d - 1)
 }
 
-fn small_number(s: &str, min: usize, max: usize) -> Option<i64> {
-    if s.len() < min || s.len() > max || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    s.parse().ok()
-}
-
 /// One to nine fraction digits as nanoseconds.
 fn fraction_nanos(f: &str) -> Option<i64> {
-    let v = small_number(f, 1, 9)?;
+    let v = parse_digits(f, 1, 9)?;
     Some(v * 10i64.pow(9 - f.len() as u32))
 }
 
@@ -333,7 +333,7 @@ fn parse_sql_timestamp(s: &str) -> Option<i64> {
         None => (time, None),
     };
     let mut parts = hms.split(':');
-    let mut next = || small_number(parts.next()?, 1, 9);
+    let mut next = || parse_digits(parts.next()?, 1, 9);
     let (h, m, sec) = (next()?, next()?, next()?);
     if parts.next().is_some() {
         return None;
@@ -349,14 +349,7 @@ fn parse_sql_timestamp(s: &str) -> Option<i64> {
 }
 
 fn resolve_to_date(args: &[DataType]) -> Result<Signature, String> {
-    if args.is_empty() || args.len() > 2 {
-        return Err("TO_DATE expects (string [, format])".into());
-    }
-    expect_strings("TO_DATE", args)?;
-    Ok(Signature::new(
-        strings(args.len(), any_nullable(args)),
-        DataType::nullable(TypeKind::Date),
-    ))
+    resolve_parse("TO_DATE", args, TypeKind::Date)
 }
 
 /// TO_DATE(string): `y[-m[-d]]` before the first space, NULL when not a valid date.

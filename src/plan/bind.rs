@@ -117,34 +117,12 @@ impl<'a> Binder<'a> {
                 )));
             }
         }
-        let exprs = plan
-            .schema()
-            .fields
-            .iter()
-            .enumerate()
-            .zip(&sink.fields)
-            .map(|((i, f), target)| {
-                coerce(
-                    ScalarExpr::Column {
-                        index: i,
-                        data_type: f.data_type.clone(),
-                    },
-                    &target.data_type,
-                )
-            })
-            .collect::<Vec<_>>();
         let fields = sink
             .fields
             .iter()
-            .zip(&exprs)
-            .map(|(f, e)| Field::new(&f.name, e.data_type().clone()))
-            .collect();
-        Ok(LogicalPlan::Calc(LogicalCalc {
-            input: Box::new(plan),
-            filter: None,
-            exprs,
-            schema: Schema::new(fields),
-        }))
+            .map(|f| Field::new(&f.name, f.data_type.clone()))
+            .collect::<Vec<_>>();
+        Ok(cast_columns(plan, &fields))
     }
 
     fn bind_set_expr(&mut self, body: &SetExpr) -> Result<LogicalPlan, SqlError> {
@@ -1551,6 +1529,41 @@ fn rename(plan: LogicalPlan, names: &[String], span: Span) -> Result<LogicalPlan
     }))
 }
 
+/// A Calc over `plan` casting each column to the kind of the matching field of `targets`
+/// (nullability kept from the input) and naming it after it.
+fn cast_columns(plan: LogicalPlan, targets: &[Field]) -> LogicalPlan {
+    let exprs: Vec<ScalarExpr> = plan
+        .schema()
+        .fields
+        .iter()
+        .enumerate()
+        .zip(targets)
+        .map(|((i, f), target)| {
+            coerce(
+                ScalarExpr::Column {
+                    index: i,
+                    data_type: f.data_type.clone(),
+                },
+                &target.data_type,
+            )
+        })
+        .collect();
+    let fields = targets
+        .iter()
+        .zip(&exprs)
+        .map(|(t, e)| Field {
+            data_type: e.data_type().clone(),
+            ..t.clone()
+        })
+        .collect();
+    LogicalPlan::Calc(LogicalCalc {
+        input: Box::new(plan),
+        filter: None,
+        exprs,
+        schema: Schema::new(fields),
+    })
+}
+
 fn union(inputs: Vec<LogicalPlan>, span: Span) -> Result<LogicalPlan, SqlError> {
     let width = inputs[0].schema().len();
     if inputs.iter().any(|i| i.schema().len() != width) {
@@ -1590,29 +1603,7 @@ fn union(inputs: Vec<LogicalPlan>, span: Span) -> Result<LogicalPlan, SqlError> 
             {
                 return input;
             }
-            let exprs = input
-                .schema()
-                .fields
-                .iter()
-                .enumerate()
-                .zip(&fields)
-                .map(|((i, f), target)| {
-                    coerce(
-                        ScalarExpr::Column {
-                            index: i,
-                            data_type: f.data_type.clone(),
-                        },
-                        &target.data_type,
-                    )
-                })
-                .collect();
-            let schema = Schema::new(fields.clone());
-            LogicalPlan::Calc(LogicalCalc {
-                input: Box::new(input),
-                filter: None,
-                exprs,
-                schema,
-            })
+            cast_columns(input, &fields)
         })
         .collect();
     Ok(LogicalPlan::Union(LogicalUnion {

@@ -29,8 +29,8 @@ use arrow_array::{
 use arrow_buffer::{NullBuffer, ScalarBuffer};
 
 use super::time::{
-    SessionZone, days_from_civil, days_in_month, truncate_to_precision, write_date, write_time,
-    write_timestamp,
+    SessionZone, days_from_civil, days_in_month, parse_digits, truncate_to_precision, write_date,
+    write_time, write_timestamp,
 };
 use super::{DataType, MILLIS_PER_DAY, NANOS_PER_DAY, NANOS_PER_MILLI, NANOS_PER_SECOND, TypeKind};
 
@@ -1044,20 +1044,13 @@ fn parse_date_text(s: &str) -> Option<i64> {
         return None;
     }
     let mut parts = s.split('-');
-    let y = small_number(parts.next()?, 1, 4)?;
-    let m = small_number(parts.next()?, 1, 2)? as u32;
-    let d = small_number(parts.next()?, 1, 2)? as u32;
+    let y = parse_digits(parts.next()?, 1, 4)?;
+    let m = parse_digits(parts.next()?, 1, 2)? as u32;
+    let d = parse_digits(parts.next()?, 1, 2)? as u32;
     if parts.next().is_some() || !(1..=12).contains(&m) || d == 0 || d > days_in_month(y, m) {
         return None;
     }
     Some(days_from_civil(y, m, d))
-}
-
-fn small_number(s: &str, min: usize, max: usize) -> Option<i64> {
-    if s.len() < min || s.len() > max || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    s.parse().ok()
 }
 
 /// `H[H]:m[m][:s[s][.f…]]` to nanoseconds of the day.
@@ -1074,10 +1067,10 @@ fn parse_time_text(s: &str) -> Option<i64> {
         None => (s, None),
     };
     let mut parts = hms.split(':');
-    let h = small_number(parts.next()?, 1, 2)?;
-    let m = small_number(parts.next()?, 1, 2)?;
+    let h = parse_digits(parts.next()?, 1, 2)?;
+    let m = parse_digits(parts.next()?, 1, 2)?;
     let sec = match parts.next() {
-        Some(p) => small_number(p, 1, 2)?,
+        Some(p) => parse_digits(p, 1, 2)?,
         None => {
             if frac.is_some() {
                 return None;
@@ -1129,14 +1122,14 @@ fn parse_interval_months(s: &str) -> Option<i32> {
     };
     let months: i64 = match rest.split_once('-') {
         Some((y, m)) => {
-            let y = small_number(y, 1, 9)?;
-            let m = small_number(m, 1, 2)?;
+            let y = parse_digits(y, 1, 9)?;
+            let m = parse_digits(m, 1, 2)?;
             if m > 11 {
                 return None;
             }
             y * 12 + m
         }
-        None => small_number(rest, 1, 10)?,
+        None => parse_digits(rest, 1, 10)?,
     };
     i32::try_from(if neg { -months } else { months }).ok()
 }
@@ -1149,7 +1142,7 @@ fn parse_interval_millis(s: &str) -> Option<i64> {
         _ => (false, s),
     };
     let (days, time) = match rest.split_once(' ') {
-        Some((d, t)) => (small_number(d, 1, 9)?, trim(t)),
+        Some((d, t)) => (parse_digits(d, 1, 9)?, trim(t)),
         None => (0, rest),
     };
     let nanos = parse_time_text(time)?;

@@ -168,7 +168,8 @@ pub fn parse_date(s: &str) -> Option<i64> {
     Some(days_from_civil(y, m, d))
 }
 
-fn parse_digits(s: &str, min: usize, max: usize) -> Option<i64> {
+/// A run of `min`–`max` ASCII digits as a number.
+pub fn parse_digits(s: &str, min: usize, max: usize) -> Option<i64> {
     if s.len() < min || s.len() > max || !s.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
