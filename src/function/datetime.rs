@@ -131,7 +131,11 @@ fn legacy_format_seconds(
     zone: &SessionZone,
 ) -> Result<(), EvalError> {
     let offset = zone.offset_seconds_at(seconds);
-    let abbreviation = zone.abbreviation_at(seconds);
+    let abbreviation = if pattern.uses_zone_name() {
+        zone.abbreviation_at(seconds)
+    } else {
+        String::new()
+    };
     let wall = CivilDateTime::from_seconds(seconds.saturating_add(offset), nano);
     let info = ZoneInfo {
         offset_seconds: offset,

@@ -174,6 +174,18 @@ impl DateTimePattern {
         })
     }
 
+    /// Whether the pattern prints a zone name (`z`, `v`, `V`), which costs a lookup.
+    pub fn uses_zone_name(&self) -> bool {
+        fn any(items: &[Item]) -> bool {
+            items.iter().any(|i| match i {
+                Item::Field(c, _) => matches!(c, 'z' | 'v' | 'V'),
+                Item::Optional(section) => any(section),
+                Item::Text(_) => false,
+            })
+        }
+        any(&self.items)
+    }
+
     /// Appends `wall` formatted by this pattern. Zone letters need `zone`; without one they
     /// fail as Java fails on a `LocalDateTime`.
     pub fn format(
@@ -416,12 +428,10 @@ fn format_field(
         's' => number(out, wall.second as i64),
         'S' if legacy => pad(out, wall.nano as i64 / 1_000_000, n),
         'S' => {
-            let digits = format!("{:09}", wall.nano);
+            // The first n digits of the nine-digit fraction, truncated.
             let shown = n.min(9);
-            out.push_str(&digits[..shown]);
-            for _ in shown..n {
-                out.push('0');
-            }
+            pad(out, wall.nano as i64 / 10i64.pow(9 - shown as u32), shown);
+            out.extend(std::iter::repeat_n('0', n - shown));
         }
         'A' => pad(
             out,
