@@ -16,7 +16,7 @@ use super::string::expect_strings;
 use super::{EvalContext, EvalError, Evaluation, FunctionDef, Signature, any_nullable};
 use crate::types::pattern::{DateTimePattern, Parsed, PatternStyle, ZoneInfo};
 use crate::types::time::{
-    CivilDateTime, SessionZone, days_from_civil, days_in_month, parse_digits,
+    CivilDateTime, SessionZone, days_from_civil, days_in_month, parse_digits, parse_fraction,
 };
 use crate::types::{
     DataType, MAX_LENGTH, NANOS_PER_DAY, NANOS_PER_MILLI, NANOS_PER_SECOND, TypeKind,
@@ -104,7 +104,7 @@ fn legacy_parse(
     let parsed: Parsed = pattern.parse(text, pivot)?;
     let wall = parsed.resolve_lenient()?;
     Some(match parsed.offset_seconds {
-        Some(offset) => wall - offset * NANOS_PER_SECOND,
+        Some(offset) => wall.checked_sub(offset * NANOS_PER_SECOND)?,
         None => zone.from_local_later(wall),
     })
 }
@@ -131,7 +131,7 @@ fn legacy_format_seconds(
     zone: &SessionZone,
 ) -> Result<(), EvalError> {
     let offset = zone.offset_seconds_at(seconds);
-    let abbreviation = if pattern.uses_zone_name() {
+    let abbreviation = if pattern.uses_zone_name {
         zone.abbreviation_at(seconds)
     } else {
         String::new()
@@ -296,7 +296,7 @@ fn parse_default_timestamp(s: &str) -> Option<i64> {
             }
             let frac = match fraction {
                 None => 0,
-                Some(f) => fraction_nanos(f)?,
+                Some(f) => parse_fraction(f)?,
             };
             ((h * 60 + m) * 60 + sec) * NANOS_PER_SECOND + frac
         }
@@ -315,12 +315,6 @@ fn parse_sql_date(s: &str) -> Option<i64> {
         return None;
     }
     Some(days_from_civil(y, m as u32, 1) + d - 1)
-}
-
-/// One to nine fraction digits as nanoseconds.
-fn fraction_nanos(f: &str) -> Option<i64> {
-    let v = parse_digits(f, 1, 9)?;
-    Some(v * 10i64.pow(9 - f.len() as u32))
 }
 
 /// `java.sql.Timestamp.valueOf` (`yyyy-[m]m-[d]d h:m:s[.f…]`, lenient: hour 25 is the next
@@ -344,7 +338,7 @@ fn parse_sql_timestamp(s: &str) -> Option<i64> {
     }
     let frac = match fraction {
         None => 0,
-        Some(f) => fraction_nanos(f)?,
+        Some(f) => parse_fraction(f)?,
     };
     let seconds = days
         .checked_mul(86_400)?

@@ -36,6 +36,8 @@ enum Item {
 pub struct DateTimePattern {
     style: PatternStyle,
     items: Vec<Item>,
+    /// Whether the pattern prints a zone name (`z`, `v`, `V`), which costs a lookup.
+    pub uses_zone_name: bool,
 }
 
 /// The zone a formatted value was observed in (for the zone letters).
@@ -168,22 +170,19 @@ impl DateTimePattern {
                 .expect("stack is never empty")
                 .push(Item::Optional(section));
         }
-        Ok(DateTimePattern {
-            style,
-            items: stack.pop().expect("stack is never empty"),
-        })
-    }
-
-    /// Whether the pattern prints a zone name (`z`, `v`, `V`), which costs a lookup.
-    pub fn uses_zone_name(&self) -> bool {
-        fn any(items: &[Item]) -> bool {
+        fn names_zone(items: &[Item]) -> bool {
             items.iter().any(|i| match i {
                 Item::Field(c, _) => matches!(c, 'z' | 'v' | 'V'),
-                Item::Optional(section) => any(section),
+                Item::Optional(section) => names_zone(section),
                 Item::Text(_) => false,
             })
         }
-        any(&self.items)
+        let items = stack.pop().expect("stack is never empty");
+        Ok(DateTimePattern {
+            style,
+            uses_zone_name: names_zone(&items),
+            items,
+        })
     }
 
     /// Appends `wall` formatted by this pattern. Zone letters need `zone`; without one they
@@ -777,7 +776,7 @@ impl Parser<'_> {
             }
             'S' if legacy => {
                 let v = self.number(n, reserved, abutting)?;
-                self.parsed.nano = Some(v * 1_000_000);
+                self.parsed.nano = Some(v.checked_mul(1_000_000)?);
             }
             'S' => {
                 let width = n.min(9);
@@ -820,13 +819,16 @@ impl Parser<'_> {
     }
 }
 
+/// Years beyond this cannot be a timestamp here (and would overflow the day arithmetic).
+const MAX_YEAR: i64 = 1_000_000_000;
+
 impl Parsed {
-    fn hour_of_day(&self) -> i64 {
+    fn hour_of_day(&self) -> Option<i64> {
         match (self.hour, self.hour_of_ampm, self.pm) {
-            (Some(h), _, _) => h,
-            (None, Some(h), pm) => h + if pm == Some(true) { 12 } else { 0 },
-            (None, None, Some(true)) => 12,
-            _ => 0,
+            (Some(h), _, _) => Some(h),
+            (None, Some(h), pm) => h.checked_add(if pm == Some(true) { 12 } else { 0 }),
+            (None, None, Some(true)) => Some(12),
+            _ => Some(0),
         }
     }
 
@@ -835,7 +837,10 @@ impl Parsed {
     /// 1970-01-01 00:00:00. Returns the wall clock in nanoseconds since the epoch.
     pub fn resolve_strict(&self) -> Option<i64> {
         let year = self.year.unwrap_or(1970);
-        let hour = self.hour_of_day();
+        if year.abs() > MAX_YEAR {
+            return None;
+        }
+        let hour = self.hour_of_day()?;
         let (minute, second) = (self.minute.unwrap_or(0), self.second.unwrap_or(0));
         if !(0..=23).contains(&hour) || !(0..=59).contains(&minute) || !(0..=59).contains(&second) {
             return None;
@@ -874,18 +879,27 @@ impl Parsed {
     /// in nanoseconds since the epoch.
     pub fn resolve_lenient(&self) -> Option<i64> {
         let year = self.year.unwrap_or(1970);
+        if year.abs() > MAX_YEAR {
+            return None;
+        }
         let days = match (self.day_of_year, self.month, self.day) {
-            (Some(doy), None, None) => days_from_civil(year, 1, 1).checked_add(doy - 1)?,
+            (Some(doy), None, None) => {
+                days_from_civil(year, 1, 1).checked_add(doy.checked_sub(1)?)?
+            }
             _ => {
                 let months = year
                     .checked_mul(12)?
-                    .checked_add(self.month.unwrap_or(1) - 1)?;
+                    .checked_add(self.month.unwrap_or(1).checked_sub(1)?)?;
                 let (y, m) = (months.div_euclid(12), months.rem_euclid(12) + 1);
-                days_from_civil(y, m as u32, 1).checked_add(self.day.unwrap_or(1) - 1)?
+                if y.abs() > MAX_YEAR {
+                    return None;
+                }
+                days_from_civil(y, m as u32, 1)
+                    .checked_add(self.day.unwrap_or(1).checked_sub(1)?)?
             }
         };
         let secs = days.checked_mul(86_400)?.checked_add(
-            self.hour_of_day()
+            self.hour_of_day()?
                 .checked_mul(3600)?
                 .checked_add(self.minute.unwrap_or(0).checked_mul(60)?)?
                 .checked_add(self.second.unwrap_or(0))?,

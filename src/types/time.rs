@@ -200,7 +200,8 @@ pub fn parse_time(s: &str) -> Option<i64> {
     Some(((h * 60 + m) * 60 + sec) * NANOS_PER_SECOND + nanos)
 }
 
-fn parse_fraction(f: &str) -> Option<i64> {
+/// One to nine fraction digits as nanoseconds (`5` is half a second).
+pub fn parse_fraction(f: &str) -> Option<i64> {
     if f.is_empty() || f.len() > 9 || !f.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
@@ -292,7 +293,7 @@ impl SessionZone {
 
     /// The wall clock in this zone at an instant (both as nanoseconds since the epoch).
     pub fn to_local(&self, instant_nanos: i64) -> i64 {
-        instant_nanos + self.offset_nanos_at(instant_nanos)
+        instant_nanos.saturating_add(self.offset_nanos_at(instant_nanos))
     }
 
     /// The instant at which this zone's wall clock shows `local_nanos`. A time inside a gap is
@@ -313,10 +314,13 @@ impl SessionZone {
         );
         match dt {
             Ok(dt) => match self.zone.to_ambiguous_timestamp(dt).compatible() {
-                Ok(ts) => ts.as_second() * NANOS_PER_SECOND + sub,
+                Ok(ts) => ts
+                    .as_second()
+                    .saturating_mul(NANOS_PER_SECOND)
+                    .saturating_add(sub),
                 Err(_) => local_nanos,
             },
-            Err(_) => local_nanos - self.offset_nanos_at(local_nanos),
+            Err(_) => local_nanos.saturating_sub(self.offset_nanos_at(local_nanos)),
         }
     }
 
@@ -324,13 +328,16 @@ impl SessionZone {
     /// `UNIX_TIMESTAMP(string)` does.
     pub fn from_local_later(&self, local_nanos: i64) -> i64 {
         let earlier = self.from_local(local_nanos);
-        let shifted = local_nanos - self.offset_nanos_at(earlier + 3 * 3600 * NANOS_PER_SECOND);
+        let shifted = local_nanos.saturating_sub(
+            self.offset_nanos_at(earlier.saturating_add(3 * 3600 * NANOS_PER_SECOND)),
+        );
         if self.to_local(shifted) == local_nanos {
             shifted.max(earlier)
         } else {
             earlier
         }
     }
+
     /// A zone id read as `java.util.TimeZone.getTimeZone` reads it (CONVERT_TZ): tz database
     /// names, Java's old three-letter ids, custom `GMT±h[h][[:]mm]` ids, and GMT for anything
     /// else.
@@ -340,6 +347,9 @@ impl SessionZone {
             zone,
         };
         if let Some(offset) = name.strip_prefix("GMT").filter(|o| !o.is_empty()) {
+            if !offset.is_ascii() {
+                return named(jiff::tz::TimeZone::UTC);
+            }
             let custom = match offset.split_once(':') {
                 Some(_) => fixed_offset(offset),
                 None if offset.len() > 3 => {
