@@ -425,14 +425,10 @@ impl Session {
         // Batch tableau and table mode print the final, materialized result; streaming
         // tableau and changelog mode print every change as it arrives.
         if self.batch_mode() || mode == "table" {
-            let mut sink = MaterializeSink {
-                schema: schema.clone(),
-                zone: ctx.zone.clone(),
-                rows: Vec::new(),
-            };
+            let mut sink = MaterializeSink::new(schema.clone(), ctx.zone.clone());
             runtime::run(pipelines, &mut sink, self.cancel.clone())?;
             let names: Vec<&str> = schema.fields.iter().map(|f| f.name.as_str()).collect();
-            return print_rows(out, &names, sink.rows, Some(cap));
+            return print_rows(out, &names, sink.rows(), Some(cap));
         }
         let mut sink = StreamingTableauSink::new(schema, ctx.zone.clone(), out);
         runtime::run(pipelines, &mut sink, self.cancel.clone())?;
@@ -521,12 +517,31 @@ fn cells(chunk: &StreamChunk, row: usize, schema: &Schema, zone: &SessionZone) -
         .collect()
 }
 
-/// The result as a table: inserts add a row, retractions (-U, -D) remove an equal one, as
-/// Flink's materialized result view does.
+/// The result as a table: inserts add a row, retractions (-U, -D) remove the latest equal
+/// one, as Flink's materialized result view does. Removal leaves a hole that [`Self::rows`]
+/// skips, and an index of the rows is built at the first retraction, so an insert-only
+/// result pays nothing for it and a retraction costs a hash lookup.
 struct MaterializeSink {
     schema: Schema,
     zone: SessionZone,
-    rows: Vec<Vec<String>>,
+    slots: Vec<Option<Vec<String>>>,
+    positions: Option<std::collections::HashMap<Vec<String>, Vec<usize>>>,
+}
+
+impl MaterializeSink {
+    fn new(schema: Schema, zone: SessionZone) -> Self {
+        MaterializeSink {
+            schema,
+            zone,
+            slots: Vec::new(),
+            positions: None,
+        }
+    }
+
+    /// The rows still in the table, in arrival order.
+    fn rows(self) -> Vec<Vec<String>> {
+        self.slots.into_iter().flatten().collect()
+    }
 }
 
 impl Sink for MaterializeSink {
@@ -534,10 +549,28 @@ impl Sink for MaterializeSink {
         for row in 0..chunk.num_rows() {
             let values = cells(&chunk, row, &self.schema, &self.zone);
             match chunk.kind(row) {
-                RowKind::Insert | RowKind::UpdateAfter => self.rows.push(values),
+                RowKind::Insert | RowKind::UpdateAfter => {
+                    if let Some(positions) = &mut self.positions {
+                        positions
+                            .entry(values.clone())
+                            .or_default()
+                            .push(self.slots.len());
+                    }
+                    self.slots.push(Some(values));
+                }
                 RowKind::UpdateBefore | RowKind::Delete => {
-                    if let Some(i) = self.rows.iter().rposition(|r| *r == values) {
-                        self.rows.remove(i);
+                    let slots = &self.slots;
+                    let positions = self.positions.get_or_insert_with(|| {
+                        let mut index = std::collections::HashMap::<_, Vec<usize>>::new();
+                        for (at, row) in slots.iter().enumerate() {
+                            if let Some(row) = row {
+                                index.entry(row.clone()).or_default().push(at);
+                            }
+                        }
+                        index
+                    });
+                    if let Some(at) = positions.get_mut(&values).and_then(Vec::pop) {
+                        self.slots[at] = None;
                     }
                 }
             }
@@ -634,12 +667,17 @@ mod tests {
                 Delete,
             ]),
         };
-        let mut sink = MaterializeSink {
-            schema,
-            zone: SessionZone::utc(),
-            rows: Vec::new(),
+        let mut sink = MaterializeSink::new(schema.clone(), SessionZone::utc());
+        let first = StreamChunk::inserts(chunk.batch.slice(0, 2));
+        let rest = StreamChunk {
+            batch: chunk.batch.slice(2, 4),
+            kinds: chunk.kinds.as_ref().map(|k| k[2..].to_vec()),
         };
-        sink.write(chunk).unwrap();
-        assert_eq!(sink.rows, vec![vec!["3".to_string()]]);
+        sink.write(first).unwrap();
+        sink.write(rest).unwrap();
+        assert_eq!(sink.rows(), vec![vec!["3".to_string()]]);
+        let mut whole = MaterializeSink::new(schema, SessionZone::utc());
+        whole.write(chunk).unwrap();
+        assert_eq!(whole.rows(), vec![vec!["3".to_string()]]);
     }
 }

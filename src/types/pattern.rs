@@ -651,6 +651,16 @@ impl Parser<'_> {
     }
 
     fn year(&mut self, n: usize, reserved: usize, abutting: bool) -> Option<i64> {
+        if self.style == PatternStyle::Legacy {
+            while self
+                .text
+                .get(self.pos)
+                .is_some_and(|b| b.is_ascii_whitespace())
+            {
+                self.pos += 1;
+            }
+        }
+        // Only two digits, without a sign, make a two-digit year.
         let start = self.pos;
         let v = match self.style {
             PatternStyle::Modern if n == 2 => return Some(2000 + self.digits(2, 2)?),
@@ -661,7 +671,11 @@ impl Parser<'_> {
             _ => self.number(n, reserved, abutting)?,
         };
         let len = self.pos - start;
-        if self.style == PatternStyle::Legacy && n <= 2 && len == 2 {
+        if self.style == PatternStyle::Legacy
+            && n <= 2
+            && len == 2
+            && self.text.get(start) != Some(&b'-')
+        {
             // SimpleDateFormat's window: 80 years back, 20 years ahead of now.
             let low = self.pivot_year - 80;
             let century = low - low.rem_euclid(100);
@@ -764,6 +778,11 @@ impl Parser<'_> {
             }
             'h' | 'K' => {
                 let v = self.number(n, reserved, abutting)?;
+                // The strict parser takes only 1–12 for `h` and 0–11 for `K`.
+                let valid = if c == 'h' { 1..=12 } else { 0..=11 };
+                if !legacy && !valid.contains(&v) {
+                    return None;
+                }
                 self.parsed.hour_of_ampm = Some(if c == 'h' && v == 12 { 0 } else { v });
             }
             'm' => {
@@ -842,6 +861,9 @@ impl Parsed {
         }
         let hour = self.hour_of_day()?;
         let (minute, second) = (self.minute.unwrap_or(0), self.second.unwrap_or(0));
+        if !(0..NANOS_PER_SECOND).contains(&self.nano.unwrap_or(0)) {
+            return None;
+        }
         if !(0..=23).contains(&hour) || !(0..=59).contains(&minute) || !(0..=59).contains(&second) {
             return None;
         }
@@ -1020,6 +1042,30 @@ mod tests {
             p("h:mm a", "1:30 PM").as_deref(),
             Some("1970-01-01 13:30:00.000")
         );
+    }
+
+    #[test]
+    fn strict_parsing_rejects_out_of_range_clock_hours_and_fractions() {
+        let m = PatternStyle::Modern;
+        assert_eq!(parse("h:mm a", m, "0:30 AM"), None);
+        assert_eq!(parse("K:mm a", m, "12:30 AM"), None);
+        assert_eq!(
+            parse("h:mm a", m, "12:30 AM").as_deref(),
+            Some("1970-01-01 00:30:00.000")
+        );
+        assert_eq!(parse("ss.n", m, "01.1500000000"), None);
+    }
+
+    #[test]
+    fn legacy_two_digit_years_need_two_digits() {
+        let l = PatternStyle::Legacy;
+        assert_eq!(
+            parse("yy-MM", l, " 99-01").as_deref(),
+            Some("1999-01-01 00:00:00.000")
+        );
+        let p = DateTimePattern::compile("yy-MM", l).unwrap();
+        assert_eq!(p.parse("-5-01", 2026).unwrap().year, Some(-5));
+        assert_eq!(p.parse("05-01", 2026).unwrap().year, Some(2005));
     }
 
     #[test]
