@@ -29,8 +29,8 @@ use arrow_array::{
 use arrow_buffer::{NullBuffer, ScalarBuffer};
 
 use super::time::{
-    SessionZone, days_from_civil, days_in_month, parse_digits, truncate_to_precision, write_date,
-    write_time, write_timestamp,
+    SessionZone, parse_date, parse_digits, truncate_to_precision, write_date, write_time,
+    write_timestamp,
 };
 use super::{DataType, MILLIS_PER_DAY, NANOS_PER_DAY, NANOS_PER_MILLI, NANOS_PER_SECOND, TypeKind};
 
@@ -1037,20 +1037,12 @@ pub fn parse_decimal(s: &str, precision: u8, scale: u8) -> Result<i128, DecimalE
     Ok(if neg { -v } else { v })
 }
 
-/// `yyyy-[m]m-[d]d`, the year of 1 to 4 digits (as `java.sql.Date.valueOf` and Flink's CAST).
+/// `yyyy-[m]m-[d]d`, the year of 1 to 4 digits, a date that exists (Flink's CAST).
 fn parse_date_text(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
-    if !b.iter().all(|c| c.is_ascii_digit() || *c == b'-') {
+    if !s.bytes().all(|c| c.is_ascii_digit() || c == b'-') {
         return None;
     }
-    let mut parts = s.split('-');
-    let y = parse_digits(parts.next()?, 1, 4)?;
-    let m = parse_digits(parts.next()?, 1, 2)? as u32;
-    let d = parse_digits(parts.next()?, 1, 2)? as u32;
-    if parts.next().is_some() || !(1..=12).contains(&m) || d == 0 || d > days_in_month(y, m) {
-        return None;
-    }
-    Some(days_from_civil(y, m, d))
+    parse_date(s)
 }
 
 /// `H[H]:m[m][:s[s][.f…]]` to nanoseconds of the day.
