@@ -833,6 +833,29 @@ impl<'a> Binder<'a> {
                     try_cast,
                 })
             }
+            // `MAP[k, v, …]` arrives from the dialect as `MAP` prefixing an array literal.
+            Expr::Prefixed { prefix, value } if prefix.value.eq_ignore_ascii_case("MAP") => {
+                let Expr::Array(array) = value.as_ref() else {
+                    return Err(error(span, "MAP expects [key, value, …]"));
+                };
+                let entries = array
+                    .elem
+                    .iter()
+                    .map(|e| self.bind_expr(e, scope))
+                    .collect::<Result<Vec<_>, _>>()?;
+                self.call("MAP", entries, span)
+            }
+            Expr::CompoundFieldAccess { root, access_chain } => {
+                let mut value = self.bind_expr(root, scope)?;
+                for access in access_chain {
+                    let ast::AccessExpr::Subscript(ast::Subscript::Index { index }) = access else {
+                        return Err(error(span, format!("unsupported field access: {expr}")));
+                    };
+                    let index = self.bind_expr(index, scope)?;
+                    value = self.call("ITEM", vec![value, index], span)?;
+                }
+                Ok(value)
+            }
             Expr::Array(array) => {
                 let elements = array
                     .elem

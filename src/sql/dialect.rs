@@ -45,6 +45,26 @@ impl Dialect for FlinkDialect {
         if let Some(literal) = typed_literal(parser) {
             return Some(literal);
         }
+        // Flink's map constructor `MAP[k, v, …]`: kept as `MAP` prefixing an array literal.
+        if parser.peek_token_ref().token == Token::make_keyword("MAP")
+            && parser.peek_nth_token_ref(1).token == Token::LBracket
+        {
+            let map = parser.next_token();
+            let prefix = Ident::with_span(map.span, "MAP");
+            return Some(parser.expect_token(&Token::LBracket).and_then(|_| {
+                let elem = if parser.consume_token(&Token::RBracket) {
+                    Vec::new()
+                } else {
+                    let elem = parser.parse_comma_separated(Parser::parse_expr)?;
+                    parser.expect_token(&Token::RBracket)?;
+                    elem
+                };
+                Ok(Expr::Prefixed {
+                    prefix,
+                    value: Box::new(Expr::Array(sqlparser::ast::Array { elem, named: true })),
+                })
+            }));
+        }
         let is_table_arg = parser.peek_token_ref().token == Token::make_keyword("TABLE")
             && matches!(parser.peek_nth_token_ref(1).token, Token::Word(_));
         if !is_table_arg {
