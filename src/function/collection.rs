@@ -150,7 +150,7 @@ fn cardinality(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<Array
 
 /// `MAP[k1, v1, k2, v2, …]`: the keys' and the values' common types.
 fn resolve_map(args: &[DataType]) -> Result<Signature, String> {
-    if args.is_empty() || args.len() % 2 != 0 {
+    if args.is_empty() || !args.len().is_multiple_of(2) {
         return Err("MAP expects an even, non-zero number of arguments (key, value, …)".into());
     }
     let keys: Vec<DataType> = args.iter().step_by(2).cloned().collect();
