@@ -155,6 +155,8 @@ pub fn lookup(name: &str) -> Option<&'static FunctionDef> {
 const FAMILIES: &[&[FunctionDef]] = &[
     operator::FUNCTIONS,
     string::FUNCTIONS,
+    string::REGEX_FUNCTIONS,
+    string::URL_FUNCTIONS,
     temporal::FUNCTIONS,
     datetime::FUNCTIONS,
     collection::FUNCTIONS,

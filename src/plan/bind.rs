@@ -894,6 +894,22 @@ impl<'a> Binder<'a> {
                     }
                 }
             }
+            Expr::Overlay {
+                expr: e,
+                overlay_what,
+                overlay_from,
+                overlay_for,
+            } => {
+                let mut args = vec![
+                    self.bind_expr(e, scope)?,
+                    self.bind_expr(overlay_what, scope)?,
+                    self.bind_expr(overlay_from, scope)?,
+                ];
+                if let Some(length) = overlay_for {
+                    args.push(self.bind_expr(length, scope)?);
+                }
+                self.call("OVERLAY", args, span)
+            }
             Expr::Position { expr: needle, r#in } => {
                 let args = vec![self.bind_expr(needle, scope)?, self.bind_expr(r#in, scope)?];
                 self.call("POSITION", args, span)
