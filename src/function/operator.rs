@@ -42,6 +42,8 @@ pub const FUNCTIONS: &[FunctionDef] = &[
     def!("/", |a| resolve_arithmetic("/", a), div),
     def!("%", |a| resolve_arithmetic("%", a), rem),
     def!("NEGATE", resolve_negate, negate_number),
+    def!("GREATEST", resolve_extreme, greatest),
+    def!("LEAST", resolve_extreme, least),
 ];
 
 fn boolean(nullable: bool) -> DataType {
@@ -72,6 +74,52 @@ fn resolve_comparison(args: &[DataType]) -> Result<Signature, String> {
         ],
         boolean(a.nullable || b.nullable),
     ))
+}
+
+/// GREATEST / LEAST: the arguments' common type; NULL when any argument is.
+fn resolve_extreme(args: &[DataType]) -> Result<Signature, String> {
+    if args.is_empty() {
+        return Err("expects at least one argument".into());
+    }
+    let common = crate::types::coercion::common_type_of(args)
+        .filter(|t| comparable(&t.kind) && t.kind != TypeKind::Null)
+        .ok_or_else(|| {
+            let shown: Vec<String> = args.iter().map(|a| a.kind.to_string()).collect();
+            format!("cannot compare {}", shown.join(" with "))
+        })?;
+    Ok(Signature::new(
+        args.iter()
+            .map(|a| common.with_nullable(a.nullable))
+            .collect(),
+        common,
+    ))
+}
+
+/// Column-wise maximum (or minimum) of the arguments, NULL where any is NULL.
+fn extreme(args: &[ArrayRef], greater: bool) -> Result<ArrayRef, EvalError> {
+    let mut result = args[0].clone();
+    for next in &args[1..] {
+        let better = if greater {
+            cmp::gt(next, &result)
+        } else {
+            cmp::lt(next, &result)
+        }
+        .map_err(err)?;
+        result = arrow_select::zip::zip(&better, next, &result).map_err(err)?;
+    }
+    let nulls = args.iter().fold(None, |acc, a| {
+        arrow_buffer::NullBuffer::union(acc.as_ref(), a.nulls())
+    });
+    let data = result.into_data().into_builder().nulls(nulls);
+    Ok(arrow_array::make_array(data.build().map_err(err)?))
+}
+
+fn greatest(a: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    extreme(a, true)
+}
+
+fn least(a: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    extreme(a, false)
 }
 
 fn resolve_distinct(args: &[DataType]) -> Result<Signature, String> {

@@ -26,7 +26,7 @@ use crate::sql::unparse::{type_text, unparse};
 use crate::types::coercion::{can_assign, common_type_of, string_literal_kind};
 use crate::types::time::{parse_date, parse_time, parse_timestamp};
 use crate::types::value::Value;
-use crate::types::{DataType, Field, Schema, TimeAttribute, TypeKind};
+use crate::types::{DataType, Field, MAX_LENGTH, Schema, TimeAttribute, TypeKind};
 
 fn error(span: Span, message: impl Into<String>) -> SqlError {
     SqlError::new(message, span.start.line, span.start.column)
@@ -1070,17 +1070,51 @@ impl<'a> Binder<'a> {
                     .map_err(|_| error(span, "IF expects 3 arguments"))?;
                 case(vec![(cond, then)], Some(otherwise), span)
             }
-            "COALESCE" => {
-                if args.is_empty() {
-                    return Err(error(span, "COALESCE expects at least one argument"));
+            "COALESCE" | "IFNULL" => {
+                if args.is_empty() || (name == "IFNULL" && args.len() != 2) {
+                    let expected = if name == "IFNULL" {
+                        "2"
+                    } else {
+                        "at least one"
+                    };
+                    return Err(error(span, format!("{name} expects {expected} arguments")));
                 }
+                // NULL only when every argument can be (Calcite's COALESCE; for IFNULL, when
+                // the replacement can be).
+                let nullable = args.iter().all(|a| a.data_type().nullable);
                 let last = args.pop();
                 let mut branches = Vec::new();
                 for a in args {
                     let test = self.call("IS NOT NULL", vec![a.clone()], span)?;
                     branches.push((test, a));
                 }
-                case(branches, last, span)
+                let mut result = case(branches, last, span)?;
+                if let ScalarExpr::Case { data_type, .. } = &mut result {
+                    data_type.nullable = nullable;
+                }
+                Ok(result)
+            }
+            "TYPEOF" => {
+                let Some(value) = args.first().filter(|_| (1..=2).contains(&args.len())) else {
+                    return Err(error(span, "TYPEOF expects (expr [, force_serializable])"));
+                };
+                let mut text = value.data_type().to_string();
+                // The serializable form spells out what the summary abbreviates.
+                if matches!(
+                    args.get(1),
+                    Some(ScalarExpr::Literal {
+                        value: Value::Boolean(true),
+                        ..
+                    })
+                ) {
+                    text = text
+                        .replace("STRING", &format!("VARCHAR({MAX_LENGTH})"))
+                        .replace("BYTES", &format!("VARBINARY({MAX_LENGTH})"));
+                }
+                Ok(ScalarExpr::Literal {
+                    data_type: DataType::nullable(TypeKind::VarChar(MAX_LENGTH)),
+                    value: Value::String(text),
+                })
             }
             "NULLIF" => {
                 let [a, b]: [ScalarExpr; 2] = args

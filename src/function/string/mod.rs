@@ -68,6 +68,9 @@ pub const FUNCTIONS: &[FunctionDef] = &[
     def!("OVERLAY", resolve_overlay, overlay),
     def!("SPLIT", resolve_split, split),
     def!("ELT", resolve_elt, elt),
+    def!("IS_ALPHA", resolve_is_class, is_alpha),
+    def!("IS_DIGIT", resolve_is_class, is_digit),
+    def!("IS_DECIMAL", resolve_is_class, is_decimal),
 ];
 
 /// Checks that every argument is a character string (CHAR/VARCHAR/STRING or an untyped NULL).
@@ -2116,4 +2119,68 @@ fn elt(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, E
         }
     }
     Ok(Arc::new(b.finish()))
+}
+
+// ---------------------------------------------------------------------------------------------
+// IS_ALPHA, IS_DIGIT, IS_DECIMAL
+// ---------------------------------------------------------------------------------------------
+
+/// The character-class tests take any value (read as its string) and are FALSE, never NULL,
+/// for a NULL.
+fn resolve_is_class(args: &[DataType]) -> Result<Signature, String> {
+    let [value] = args else {
+        return Err("expects one argument".into());
+    };
+    Ok(Signature::new(
+        vec![string_arg(value.nullable)],
+        boolean(false),
+    ))
+}
+
+fn test_strings(args: &[ArrayRef], test: impl Fn(&str) -> bool) -> Result<ArrayRef, EvalError> {
+    let s = strs(&args[0]);
+    let mut b = BooleanBuilder::with_capacity(s.len());
+    for i in 0..s.len() {
+        b.append_value(!s.is_null(i) && test(s.value(i)));
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+/// Every character a letter, and at least one.
+fn is_alpha(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    test_strings(args, |s| {
+        !s.is_empty() && s.chars().all(char::is_alphabetic)
+    })
+}
+
+/// Every character a decimal digit (of any script), and at least one.
+fn is_digit(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    test_strings(args, |s| !s.is_empty() && s.chars().all(char::is_numeric))
+}
+
+/// Whether Java's `Double.parseDouble` reads the string: surrounding whitespace, a sign,
+/// digits with an optional point and exponent, an optional `d`/`f` suffix, `NaN`, `Infinity`.
+fn is_decimal(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    test_strings(args, |s| {
+        let s = s.trim_matches(|c: char| c <= ' ');
+        let unsigned = s.strip_prefix(['+', '-']).unwrap_or(s);
+        if unsigned == "NaN" || unsigned == "Infinity" {
+            return true;
+        }
+        let body = unsigned
+            .strip_suffix(['d', 'D', 'f', 'F'])
+            .unwrap_or(unsigned);
+        let (mantissa, exponent) = match body.split_once(['e', 'E']) {
+            Some((m, e)) => (m, Some(e)),
+            None => (body, None),
+        };
+        let digits = |p: &str| p.bytes().all(|b| b.is_ascii_digit());
+        let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        let mantissa_ok = digits(int) && digits(frac) && !(int.is_empty() && frac.is_empty());
+        let exponent_ok = exponent.is_none_or(|e| {
+            let e = e.strip_prefix(['+', '-']).unwrap_or(e);
+            !e.is_empty() && digits(e)
+        });
+        mantissa_ok && exponent_ok
+    })
 }
