@@ -1399,6 +1399,218 @@ fn from_base64(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Arr
     })
 }
 
+// ---------------------------------------------------------------------------------------------
+// STARTSWITH, ENDSWITH, TRANSLATE, OVERLAY, SPLIT, ELT
+// ---------------------------------------------------------------------------------------------
+
+fn resolve_affix(args: &[DataType]) -> Result<Signature, String> {
+    let params = resolve_params("STARTSWITH", args, "ss", 2)?;
+    Ok(Signature::new(params, boolean(any_nullable(args))))
+}
+
+/// STARTSWITH(s, prefix): TRUE for an empty prefix.
+fn starts_with(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    let (s, p) = (strs(&args[0]), strs(&args[1]));
+    build_bools(args, ctx.num_rows, |i| {
+        Ok(Some(s.value(i).starts_with(p.value(i))))
+    })
+}
+
+/// ENDSWITH(s, suffix): TRUE for an empty suffix.
+fn ends_with(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    let (s, p) = (strs(&args[0]), strs(&args[1]));
+    build_bools(args, ctx.num_rows, |i| {
+        Ok(Some(s.value(i).ends_with(p.value(i))))
+    })
+}
+
+fn resolve_translate(args: &[DataType]) -> Result<Signature, String> {
+    let params = resolve_params("TRANSLATE", args, "sss", 3)?;
+    Ok(Signature::new(params, string_arg(true)))
+}
+
+/// TRANSLATE(s, from, to): each character of `from` in `s` becomes the character at the same
+/// place in `to`, or disappears when `to` is shorter; the first occurrence in `from` rules.
+fn translate(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    let (s, from, to) = (strs(&args[0]), strs(&args[1]), strs(&args[2]));
+    build_strings(args, ctx.num_rows, |i, out| {
+        let (from, to) = (from.value(i), to.value(i));
+        for c in s.value(i).chars() {
+            match from.chars().position(|f| f == c) {
+                Some(at) => {
+                    if let Some(r) = to.chars().nth(at) {
+                        out.push(r);
+                    }
+                }
+                None => out.push(c),
+            }
+        }
+        Ok(true)
+    })
+}
+
+fn resolve_overlay(args: &[DataType]) -> Result<Signature, String> {
+    let params = resolve_params("OVERLAY", args, "ssii", 3)?;
+    Ok(Signature::new(params, string_arg(any_nullable(args))))
+}
+
+/// OVERLAY(s PLACING r FROM start [FOR length]): `s` with `length` characters (default: the
+/// length of `r`) from 1-based `start` replaced by `r`.
+fn overlay(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    let (s, r, start) = (strs(&args[0]), strs(&args[1]), ints(&args[2]));
+    let length = args.get(3).map(ints);
+    build_strings(args, ctx.num_rows, |i, out| {
+        let (v, r) = (s.value(i), r.value(i));
+        let total = char_count(v) as i64;
+        let len = length.map_or(char_count(r) as i64, |l| l.value(i));
+        let from = (start.value(i) - 1).clamp(0, total);
+        let to = from.saturating_add(len.max(0)).clamp(from, total);
+        out.push_str(char_slice(v, 0, from as usize));
+        out.push_str(r);
+        out.push_str(char_slice(v, to as usize, total as usize));
+        Ok(true)
+    })
+}
+
+fn resolve_split(args: &[DataType]) -> Result<Signature, String> {
+    let params = resolve_params("SPLIT", args, "ss", 2)?;
+    Ok(Signature::new(
+        params,
+        DataType {
+            kind: TypeKind::Array(Box::new(string_arg(true))),
+            nullable: true,
+        },
+    ))
+}
+
+/// SPLIT(s, delimiter): the pieces between delimiters, empty pieces included; every
+/// character when the delimiter is empty.
+fn split(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    let (s, d) = (strs(&args[0]), strs(&args[1]));
+    let element = string_arg(true).to_arrow_field("element");
+    let mut b =
+        arrow_array::builder::ListBuilder::new(StringBuilder::new()).with_field(Arc::new(element));
+    let mut buf = [0u8; 4];
+    for i in 0..ctx.num_rows {
+        if any_null(args, i) {
+            b.append_null();
+            continue;
+        }
+        let (v, delimiter) = (s.value(i), d.value(i));
+        if delimiter.is_empty() {
+            for c in v.chars() {
+                b.values().append_value(c.encode_utf8(&mut buf));
+            }
+        } else {
+            for piece in v.split(delimiter) {
+                b.values().append_value(piece);
+            }
+        }
+        b.append(true);
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+/// ELT(n, a, b, …): the n-th of the string arguments, NULL when n is out of range.
+fn resolve_elt(args: &[DataType]) -> Result<Signature, String> {
+    let (index, rest) = args.split_first().ok_or("ELT expects (index, expr, …)")?;
+    if rest.is_empty() {
+        return Err("ELT expects (index, expr, …)".into());
+    }
+    let mut params = vec![int_param("ELT", index)?];
+    let common = crate::types::coercion::common_type_of(rest)
+        .filter(|c| c.kind.is_string() || c.kind == TypeKind::Null)
+        .ok_or("ELT expects character string expressions")?;
+    params.extend(
+        rest.iter()
+            .map(|r| string_param(&common.with_nullable(r.nullable))),
+    );
+    Ok(Signature::new(params, string_arg(true)))
+}
+
+fn elt(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    let index = ints(&args[0]);
+    let choices: Vec<&StringArray> = args[1..].iter().map(strs).collect();
+    let mut b = StringBuilder::with_capacity(ctx.num_rows, 0);
+    for i in 0..ctx.num_rows {
+        let chosen = (!index.is_null(i))
+            .then(|| index.value(i))
+            .and_then(|n| usize::try_from(n).ok())
+            .and_then(|n| n.checked_sub(1))
+            .and_then(|n| choices.get(n))
+            .filter(|c| !c.is_null(i));
+        match chosen {
+            Some(c) => b.append_value(c.value(i)),
+            None => b.append_null(),
+        }
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+// ---------------------------------------------------------------------------------------------
+// IS_ALPHA, IS_DIGIT, IS_DECIMAL
+// ---------------------------------------------------------------------------------------------
+
+/// The character-class tests take any value (read as its string) and are FALSE, never NULL,
+/// for a NULL.
+fn resolve_is_class(args: &[DataType]) -> Result<Signature, String> {
+    let [value] = args else {
+        return Err("expects one argument".into());
+    };
+    Ok(Signature::new(
+        vec![string_arg(value.nullable)],
+        boolean(false),
+    ))
+}
+
+fn test_strings(args: &[ArrayRef], test: impl Fn(&str) -> bool) -> Result<ArrayRef, EvalError> {
+    let s = strs(&args[0]);
+    let mut b = BooleanBuilder::with_capacity(s.len());
+    for i in 0..s.len() {
+        b.append_value(!s.is_null(i) && test(s.value(i)));
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+/// Every character a letter, and at least one.
+fn is_alpha(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    test_strings(args, |s| {
+        !s.is_empty() && s.chars().all(char::is_alphabetic)
+    })
+}
+
+/// Every character a decimal digit (of any script), and at least one.
+fn is_digit(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    test_strings(args, |s| !s.is_empty() && s.chars().all(char::is_numeric))
+}
+
+/// Whether Java's `Double.parseDouble` reads the string: surrounding whitespace, a sign,
+/// digits with an optional point and exponent, an optional `d`/`f` suffix, `NaN`, `Infinity`.
+fn is_decimal(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    test_strings(args, |s| {
+        let s = s.trim_matches(|c: char| c <= ' ');
+        let unsigned = s.strip_prefix(['+', '-']).unwrap_or(s);
+        if unsigned == "NaN" || unsigned == "Infinity" {
+            return true;
+        }
+        let body = unsigned
+            .strip_suffix(['d', 'D', 'f', 'F'])
+            .unwrap_or(unsigned);
+        let (mantissa, exponent) = match body.split_once(['e', 'E']) {
+            Some((m, e)) => (m, Some(e)),
+            None => (body, None),
+        };
+        let digits = |p: &str| p.bytes().all(|b| b.is_ascii_digit());
+        let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        let mantissa_ok = digits(int) && digits(frac) && !(int.is_empty() && frac.is_empty());
+        let exponent_ok = exponent.is_none_or(|e| {
+            let e = e.strip_prefix(['+', '-']).unwrap_or(e);
+            !e.is_empty() && digits(e)
+        });
+        mantissa_ok && exponent_ok
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1971,216 +2183,4 @@ mod tests {
         .unwrap();
         assert_eq!(sig.return_type, DataType::not_null(TypeKind::Boolean));
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// STARTSWITH, ENDSWITH, TRANSLATE, OVERLAY, SPLIT, ELT
-// ---------------------------------------------------------------------------------------------
-
-fn resolve_affix(args: &[DataType]) -> Result<Signature, String> {
-    let params = resolve_params("STARTSWITH", args, "ss", 2)?;
-    Ok(Signature::new(params, boolean(any_nullable(args))))
-}
-
-/// STARTSWITH(s, prefix): TRUE for an empty prefix.
-fn starts_with(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
-    let (s, p) = (strs(&args[0]), strs(&args[1]));
-    build_bools(args, ctx.num_rows, |i| {
-        Ok(Some(s.value(i).starts_with(p.value(i))))
-    })
-}
-
-/// ENDSWITH(s, suffix): TRUE for an empty suffix.
-fn ends_with(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
-    let (s, p) = (strs(&args[0]), strs(&args[1]));
-    build_bools(args, ctx.num_rows, |i| {
-        Ok(Some(s.value(i).ends_with(p.value(i))))
-    })
-}
-
-fn resolve_translate(args: &[DataType]) -> Result<Signature, String> {
-    let params = resolve_params("TRANSLATE", args, "sss", 3)?;
-    Ok(Signature::new(params, string_arg(true)))
-}
-
-/// TRANSLATE(s, from, to): each character of `from` in `s` becomes the character at the same
-/// place in `to`, or disappears when `to` is shorter; the first occurrence in `from` rules.
-fn translate(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
-    let (s, from, to) = (strs(&args[0]), strs(&args[1]), strs(&args[2]));
-    build_strings(args, ctx.num_rows, |i, out| {
-        let (from, to) = (from.value(i), to.value(i));
-        for c in s.value(i).chars() {
-            match from.chars().position(|f| f == c) {
-                Some(at) => {
-                    if let Some(r) = to.chars().nth(at) {
-                        out.push(r);
-                    }
-                }
-                None => out.push(c),
-            }
-        }
-        Ok(true)
-    })
-}
-
-fn resolve_overlay(args: &[DataType]) -> Result<Signature, String> {
-    let params = resolve_params("OVERLAY", args, "ssii", 3)?;
-    Ok(Signature::new(params, string_arg(any_nullable(args))))
-}
-
-/// OVERLAY(s PLACING r FROM start [FOR length]): `s` with `length` characters (default: the
-/// length of `r`) from 1-based `start` replaced by `r`.
-fn overlay(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
-    let (s, r, start) = (strs(&args[0]), strs(&args[1]), ints(&args[2]));
-    let length = args.get(3).map(ints);
-    build_strings(args, ctx.num_rows, |i, out| {
-        let (v, r) = (s.value(i), r.value(i));
-        let total = char_count(v) as i64;
-        let len = length.map_or(char_count(r) as i64, |l| l.value(i));
-        let from = (start.value(i) - 1).clamp(0, total);
-        let to = from.saturating_add(len.max(0)).clamp(from, total);
-        out.push_str(char_slice(v, 0, from as usize));
-        out.push_str(r);
-        out.push_str(char_slice(v, to as usize, total as usize));
-        Ok(true)
-    })
-}
-
-fn resolve_split(args: &[DataType]) -> Result<Signature, String> {
-    let params = resolve_params("SPLIT", args, "ss", 2)?;
-    Ok(Signature::new(
-        params,
-        DataType {
-            kind: TypeKind::Array(Box::new(string_arg(true))),
-            nullable: true,
-        },
-    ))
-}
-
-/// SPLIT(s, delimiter): the pieces between delimiters, empty pieces included; every
-/// character when the delimiter is empty.
-fn split(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
-    let (s, d) = (strs(&args[0]), strs(&args[1]));
-    let element = string_arg(true).to_arrow_field("element");
-    let mut b =
-        arrow_array::builder::ListBuilder::new(StringBuilder::new()).with_field(Arc::new(element));
-    let mut buf = [0u8; 4];
-    for i in 0..ctx.num_rows {
-        if any_null(args, i) {
-            b.append_null();
-            continue;
-        }
-        let (v, delimiter) = (s.value(i), d.value(i));
-        if delimiter.is_empty() {
-            for c in v.chars() {
-                b.values().append_value(c.encode_utf8(&mut buf));
-            }
-        } else {
-            for piece in v.split(delimiter) {
-                b.values().append_value(piece);
-            }
-        }
-        b.append(true);
-    }
-    Ok(Arc::new(b.finish()))
-}
-
-/// ELT(n, a, b, …): the n-th of the string arguments, NULL when n is out of range.
-fn resolve_elt(args: &[DataType]) -> Result<Signature, String> {
-    let (index, rest) = args.split_first().ok_or("ELT expects (index, expr, …)")?;
-    if rest.is_empty() {
-        return Err("ELT expects (index, expr, …)".into());
-    }
-    let mut params = vec![int_param("ELT", index)?];
-    let common = crate::types::coercion::common_type_of(rest)
-        .filter(|c| c.kind.is_string() || c.kind == TypeKind::Null)
-        .ok_or("ELT expects character string expressions")?;
-    params.extend(
-        rest.iter()
-            .map(|r| string_param(&common.with_nullable(r.nullable))),
-    );
-    Ok(Signature::new(params, string_arg(true)))
-}
-
-fn elt(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
-    let index = ints(&args[0]);
-    let choices: Vec<&StringArray> = args[1..].iter().map(strs).collect();
-    let mut b = StringBuilder::with_capacity(ctx.num_rows, 0);
-    for i in 0..ctx.num_rows {
-        let chosen = (!index.is_null(i))
-            .then(|| index.value(i))
-            .and_then(|n| usize::try_from(n).ok())
-            .and_then(|n| n.checked_sub(1))
-            .and_then(|n| choices.get(n))
-            .filter(|c| !c.is_null(i));
-        match chosen {
-            Some(c) => b.append_value(c.value(i)),
-            None => b.append_null(),
-        }
-    }
-    Ok(Arc::new(b.finish()))
-}
-
-// ---------------------------------------------------------------------------------------------
-// IS_ALPHA, IS_DIGIT, IS_DECIMAL
-// ---------------------------------------------------------------------------------------------
-
-/// The character-class tests take any value (read as its string) and are FALSE, never NULL,
-/// for a NULL.
-fn resolve_is_class(args: &[DataType]) -> Result<Signature, String> {
-    let [value] = args else {
-        return Err("expects one argument".into());
-    };
-    Ok(Signature::new(
-        vec![string_arg(value.nullable)],
-        boolean(false),
-    ))
-}
-
-fn test_strings(args: &[ArrayRef], test: impl Fn(&str) -> bool) -> Result<ArrayRef, EvalError> {
-    let s = strs(&args[0]);
-    let mut b = BooleanBuilder::with_capacity(s.len());
-    for i in 0..s.len() {
-        b.append_value(!s.is_null(i) && test(s.value(i)));
-    }
-    Ok(Arc::new(b.finish()))
-}
-
-/// Every character a letter, and at least one.
-fn is_alpha(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
-    test_strings(args, |s| {
-        !s.is_empty() && s.chars().all(char::is_alphabetic)
-    })
-}
-
-/// Every character a decimal digit (of any script), and at least one.
-fn is_digit(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
-    test_strings(args, |s| !s.is_empty() && s.chars().all(char::is_numeric))
-}
-
-/// Whether Java's `Double.parseDouble` reads the string: surrounding whitespace, a sign,
-/// digits with an optional point and exponent, an optional `d`/`f` suffix, `NaN`, `Infinity`.
-fn is_decimal(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
-    test_strings(args, |s| {
-        let s = s.trim_matches(|c: char| c <= ' ');
-        let unsigned = s.strip_prefix(['+', '-']).unwrap_or(s);
-        if unsigned == "NaN" || unsigned == "Infinity" {
-            return true;
-        }
-        let body = unsigned
-            .strip_suffix(['d', 'D', 'f', 'F'])
-            .unwrap_or(unsigned);
-        let (mantissa, exponent) = match body.split_once(['e', 'E']) {
-            Some((m, e)) => (m, Some(e)),
-            None => (body, None),
-        };
-        let digits = |p: &str| p.bytes().all(|b| b.is_ascii_digit());
-        let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-        let mantissa_ok = digits(int) && digits(frac) && !(int.is_empty() && frac.is_empty());
-        let exponent_ok = exponent.is_none_or(|e| {
-            let e = e.strip_prefix(['+', '-']).unwrap_or(e);
-            !e.is_empty() && digits(e)
-        });
-        mantissa_ok && exponent_ok
-    })
 }
