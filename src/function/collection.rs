@@ -186,16 +186,64 @@ fn map(args: &[ArrayRef], ctx: &EvalContext, t: &DataType) -> Result<ArrayRef, E
     let keys: Vec<&dyn Array> = args.iter().step_by(2).map(|a| a.as_ref()).collect();
     let keys = arrow_select::interleave::interleave(&keys, &positions).map_err(internal)?;
     if keys.null_count() > 0 {
-        return Err(EvalError::Invalid("MAP keys must not be NULL".into()));
+        return Err(EvalError::Invalid(
+            "MAP keys must not be NULL (Tideline's maps cannot hold a NULL key)".into(),
+        ));
     }
     let values: Vec<&dyn Array> = args.iter().skip(1).step_by(2).map(|a| a.as_ref()).collect();
     let values = arrow_select::interleave::interleave(&values, &positions).map_err(internal)?;
+    let (keys, values, offsets) = if pairs > 1 {
+        distinct_entries(&keys, &values, pairs)?
+    } else {
+        let offsets = OffsetBuffer::from_lengths(std::iter::repeat_n(pairs, ctx.num_rows));
+        (keys, values, offsets)
+    };
     let entries_array = StructArray::try_new(fields.clone(), vec![keys, values], None)
         .map_err(|e| EvalError::Invalid(format!("MAP: {e}")))?;
-    let offsets = OffsetBuffer::from_lengths(std::iter::repeat_n(pairs, ctx.num_rows));
     let map = MapArray::try_new(entries, offsets, entries_array, None, sorted)
         .map_err(|e| EvalError::Invalid(format!("MAP: {e}")))?;
     Ok(Arc::new(map))
+}
+
+/// A key given twice keeps its first place and takes its last value, as a map filled from
+/// left to right does (`MAP['a', 1, 'a', 2]` is `{a=2}`). Entries come `pairs` per row.
+fn distinct_entries(
+    keys: &ArrayRef,
+    values: &ArrayRef,
+    pairs: usize,
+) -> Result<(ArrayRef, ArrayRef, OffsetBuffer<i32>), EvalError> {
+    let same =
+        arrow_ord::ord::make_comparator(keys.as_ref(), keys.as_ref(), SortOptions::default())
+            .map_err(internal)?;
+    let rows = keys.len() / pairs;
+    let mut key_positions = Vec::with_capacity(keys.len());
+    let mut value_positions = Vec::with_capacity(keys.len());
+    let mut lengths = Vec::with_capacity(rows);
+    for row in 0..rows {
+        let first = key_positions.len();
+        for entry in row * pairs..(row + 1) * pairs {
+            match key_positions[first..]
+                .iter()
+                .position(|&k| same(k as usize, entry).is_eq())
+            {
+                Some(at) => value_positions[first + at] = entry as u32,
+                None => {
+                    key_positions.push(entry as u32);
+                    value_positions.push(entry as u32);
+                }
+            }
+        }
+        lengths.push(key_positions.len() - first);
+    }
+    let take = |array: &ArrayRef, positions: Vec<u32>| {
+        arrow_select::take::take(array.as_ref(), &UInt32Array::from(positions), None)
+            .map_err(internal)
+    };
+    Ok((
+        take(keys, key_positions)?,
+        take(values, value_positions)?,
+        OffsetBuffer::from_lengths(lengths),
+    ))
 }
 
 /// `a[i]` (1-based) and `m[k]`: the element type, NULL when absent.
@@ -298,7 +346,10 @@ fn resolve_element(args: &[DataType]) -> Result<Signature, String> {
     let TypeKind::Array(element) = &array.kind else {
         return Err(format!("ELEMENT expects an ARRAY, got {}", array.kind));
     };
-    Ok(Signature::new(args.to_vec(), element.with_nullable(true)))
+    Ok(Signature::new(
+        args.to_vec(),
+        element.with_nullable(element.nullable || array.nullable),
+    ))
 }
 
 fn element(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
@@ -340,7 +391,7 @@ fn resolve_map_keys(args: &[DataType]) -> Result<Signature, String> {
     Ok(Signature::new(
         args.to_vec(),
         DataType {
-            kind: TypeKind::Array(Box::new(k.with_nullable(false))),
+            kind: TypeKind::Array(Box::new(k.clone())),
             nullable: args[0].nullable,
         },
     ))
@@ -351,36 +402,35 @@ fn resolve_map_values(args: &[DataType]) -> Result<Signature, String> {
     Ok(Signature::new(
         args.to_vec(),
         DataType {
-            kind: TypeKind::Array(Box::new(v.with_nullable(true))),
+            kind: TypeKind::Array(Box::new(v.clone())),
             nullable: args[0].nullable,
         },
     ))
 }
 
-fn map_part(args: &[ArrayRef], keys: bool) -> Result<ArrayRef, EvalError> {
+fn map_part(args: &[ArrayRef], keys: bool, t: &DataType) -> Result<ArrayRef, EvalError> {
+    let TypeKind::Array(element) = &t.kind else {
+        return Err(EvalError::Internal(format!("MAP part typed as {}", t.kind)));
+    };
     let map = args[0].as_map();
     let part = if keys { map.keys() } else { map.values() };
-    let field = Arc::new(arrow_schema::Field::new(
-        "element",
-        part.data_type().clone(),
-        !keys,
-    ));
+    let field = Arc::new(element.to_arrow_field("element"));
     let list = ListArray::try_new(
         field,
         map.offsets().clone(),
         part.clone(),
         map.nulls().cloned(),
     )
-    .map_err(internal)?;
+    .map_err(|e| EvalError::Invalid(format!("MAP: {e}")))?;
     Ok(Arc::new(list))
 }
 
-fn map_keys(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
-    map_part(args, true)
+fn map_keys(args: &[ArrayRef], _: &EvalContext, t: &DataType) -> Result<ArrayRef, EvalError> {
+    map_part(args, true, t)
 }
 
-fn map_values(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
-    map_part(args, false)
+fn map_values(args: &[ArrayRef], _: &EvalContext, t: &DataType) -> Result<ArrayRef, EvalError> {
+    map_part(args, false, t)
 }
 
 /// ARRAY_CONTAINS(array, needle): BOOLEAN; a NULL needle finds a NULL element.
@@ -451,7 +501,7 @@ fn resolve_array_join(args: &[DataType]) -> Result<Signature, String> {
     };
     let mut sig = vec![array.clone()];
     sig.extend(rest.iter().map(|r| string(r.nullable)));
-    Ok(Signature::new(sig, string(any_nullable(&args[..2]))))
+    Ok(Signature::new(sig, string(any_nullable(args))))
 }
 
 fn array_join(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
@@ -462,11 +512,14 @@ fn array_join(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayR
     let mut b = StringBuilder::with_capacity(list.len(), 0);
     let mut buf = String::new();
     for row in 0..list.len() {
-        if list.is_null(row) || delimiters.is_null(row) {
+        if list.is_null(row)
+            || delimiters.is_null(row)
+            || replacements.is_some_and(|r| r.is_null(row))
+        {
             b.append_null();
             continue;
         }
-        let replacement = replacements.and_then(|r| (!r.is_null(row)).then(|| r.value(row)));
+        let replacement = replacements.map(|r| r.value(row));
         buf.clear();
         let offsets = list.value_offsets();
         let mut first = true;

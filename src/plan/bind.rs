@@ -852,6 +852,22 @@ impl<'a> Binder<'a> {
                         return Err(error(span, format!("unsupported field access: {expr}")));
                     };
                     let index = self.bind_expr(index, scope)?;
+                    if let (
+                        TypeKind::Array(_),
+                        ScalarExpr::Literal {
+                            value: Value::Int(i),
+                            ..
+                        },
+                    ) = (&value.data_type().kind, &index)
+                        && *i < 1
+                    {
+                        return Err(error(
+                            span,
+                            format!(
+                                "Array element access needs an index starting at 1 but was {i}."
+                            ),
+                        ));
+                    }
                     value = self.call("ITEM", vec![value, index], span)?;
                 }
                 Ok(value)
