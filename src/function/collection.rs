@@ -271,13 +271,20 @@ fn resolve_item(args: &[DataType]) -> Result<Signature, String> {
             ))
         }
         TypeKind::Map(k, v) => {
-            let key_type = common_type_of(&[k.as_ref().clone(), key.clone()])
-                .filter(|c| c.kind == k.kind)
-                .ok_or_else(|| {
-                    format!("a MAP<{}, …> cannot be looked up by {}", k.kind, key.kind)
-                })?;
+            // Strings compare as strings whatever their lengths; other keys are looked up
+            // by the needle cast to the key's type.
+            let key_type = if k.kind.is_string() && key.kind.is_string() {
+                key.clone()
+            } else if crate::function::cast::can_cast(&key.kind, &k.kind) {
+                k.with_nullable(key.nullable)
+            } else {
+                return Err(format!(
+                    "a MAP<{}, …> cannot be looked up by {}",
+                    k.kind, key.kind
+                ));
+            };
             Ok(Signature::new(
-                vec![collection.clone(), key_type.with_nullable(key.nullable)],
+                vec![collection.clone(), key_type],
                 v.with_nullable(true),
             ))
         }

@@ -65,6 +65,7 @@ pub const FUNCTIONS: &[FunctionDef] = &[
     ),
     def!("BIN", resolve_bin, bin),
     def!("HEX", resolve_hex, hex),
+    def!("UNHEX", resolve_unhex, unhex),
     def!("UUID", resolve_uuid, uuid, Evaluation::NonDeterministic),
 ];
 
@@ -1099,6 +1100,55 @@ fn bin(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, E
                 builder.append_value(&buf);
             }
         }
+    }
+    Ok(Arc::new(builder.finish()))
+}
+
+fn resolve_unhex(args: &[DataType]) -> Result<Signature, String> {
+    expect_arg_count("UNHEX", args, 1, 1)?;
+    if !args[0].kind.is_string() && args[0].kind != TypeKind::Null {
+        return Err(format!(
+            "UNHEX expects a character string, got {}",
+            args[0].kind
+        ));
+    }
+    Ok(Signature::new(
+        vec![DataType {
+            kind: TypeKind::VarChar(MAX_LENGTH),
+            nullable: args[0].nullable,
+        }],
+        DataType::nullable(TypeKind::VarBinary(MAX_LENGTH)),
+    ))
+}
+
+/// UNHEX(s): the bytes the hex digits spell, NULL for any other character. An odd count
+/// loses its first digit and gets a leading zero byte, as in Flink.
+fn unhex(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    let s = args[0].as_string::<i32>();
+    let mut builder = arrow_array::builder::BinaryBuilder::with_capacity(ctx.num_rows, 0);
+    let mut bytes = Vec::new();
+    for i in 0..s.len() {
+        if s.is_null(i) {
+            builder.append_null();
+            continue;
+        }
+        let digits: Option<Vec<u8>> = s
+            .value(i)
+            .chars()
+            .map(|c| c.to_digit(16).map(|d| d as u8))
+            .collect();
+        let Some(mut digits) = digits else {
+            builder.append_null();
+            continue;
+        };
+        bytes.clear();
+        if digits.len() % 2 == 1 {
+            // Flink drops the first digit of an odd count and pads with a zero byte.
+            digits.remove(0);
+            bytes.push(0);
+        }
+        bytes.extend(digits.chunks(2).map(|p| p[0] * 16 + p[1]));
+        builder.append_value(&bytes);
     }
     Ok(Arc::new(builder.finish()))
 }

@@ -163,13 +163,21 @@ const FAMILIES: &[&[FunctionDef]] = &[
     math::FUNCTIONS,
 ];
 
-/// Names of all functions, for `SHOW FUNCTIONS`.
+/// Registry entries the binder calls for syntax (`FLOOR(x TO unit)`, `-x`, `a[i]`, the logical
+/// operators, `LIKE`) rather
+/// than functions a user can name.
+const INTERNAL: &[&str] = &[
+    "FLOOR_TO", "CEIL_TO", "NEGATE", "ITEM", "AND", "OR", "NOT", "LIKE",
+];
+
+/// Names of all functions, for `SHOW FUNCTIONS` (operators and internal entries left out).
 pub fn names() -> Vec<&'static str> {
     let mut names: Vec<_> = FAMILIES
         .iter()
         .flat_map(|family| family.iter())
         .map(|f| f.name)
-        .filter(|n| n.chars().next().is_some_and(|c| c.is_ascii_alphabetic()))
+        .filter(|n| n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|n| !INTERNAL.contains(n))
         .collect();
     names.sort_unstable();
     names.dedup();

@@ -1426,16 +1426,23 @@ fn ends_with(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Array
 
 fn resolve_translate(args: &[DataType]) -> Result<Signature, String> {
     let params = resolve_params("TRANSLATE", args, "sss", 3)?;
-    Ok(Signature::new(params, string_arg(true)))
+    Ok(Signature::new(params, string_arg(args[0].nullable)))
 }
 
 /// TRANSLATE(s, from, to): each character of `from` in `s` becomes the character at the same
 /// place in `to`, or disappears when `to` is shorter; the first occurrence in `from` rules.
+/// A NULL `from` leaves `s` as it is and a NULL `to` deletes, as in Flink.
 fn translate(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
     let (s, from, to) = (strs(&args[0]), strs(&args[1]), strs(&args[2]));
-    build_strings(args, ctx.num_rows, |i, out| {
-        let (from, to) = (from.value(i), to.value(i));
-        for c in s.value(i).chars() {
+    build_strings(&args[..1], ctx.num_rows, |i, out| {
+        let v = s.value(i);
+        if from.is_null(i) {
+            out.push_str(v);
+            return Ok(true);
+        }
+        let from = from.value(i);
+        let to = if to.is_null(i) { "" } else { to.value(i) };
+        for c in v.chars() {
             match from.chars().position(|f| f == c) {
                 Some(at) => {
                     if let Some(r) = to.chars().nth(at) {
@@ -1454,20 +1461,27 @@ fn resolve_overlay(args: &[DataType]) -> Result<Signature, String> {
     Ok(Signature::new(params, string_arg(any_nullable(args))))
 }
 
-/// OVERLAY(s PLACING r FROM start [FOR length]): `s` with `length` characters (default: the
-/// length of `r`) from 1-based `start` replaced by `r`.
+/// OVERLAY(s PLACING r FROM start [FOR length]), as Flink computes it: `s` unchanged when
+/// `start` is outside it; otherwise the characters before `start`, then `r`, then — only
+/// when `length` (default: the length of `r`) is positive and ends inside `s` — the rest
+/// after the replaced span.
 fn overlay(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
     let (s, r, start) = (strs(&args[0]), strs(&args[1]), ints(&args[2]));
     let length = args.get(3).map(ints);
     build_strings(args, ctx.num_rows, |i, out| {
         let (v, r) = (s.value(i), r.value(i));
         let total = char_count(v) as i64;
+        let start = start.value(i);
+        if start <= 0 || start > total {
+            out.push_str(v);
+            return Ok(true);
+        }
         let len = length.map_or(char_count(r) as i64, |l| l.value(i));
-        let from = (start.value(i) - 1).clamp(0, total);
-        let to = from.saturating_add(len.max(0)).clamp(from, total);
-        out.push_str(char_slice(v, 0, from as usize));
+        out.push_str(char_slice(v, 0, (start - 1) as usize));
         out.push_str(r);
-        out.push_str(char_slice(v, to as usize, total as usize));
+        if len > 0 && start.saturating_add(len) <= total {
+            out.push_str(char_slice(v, (start - 1 + len) as usize, total as usize));
+        }
         Ok(true)
     })
 }
@@ -1497,7 +1511,9 @@ fn split(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef,
             continue;
         }
         let (v, delimiter) = (s.value(i), d.value(i));
-        if delimiter.is_empty() {
+        if v.is_empty() {
+            // An empty string has no pieces.
+        } else if delimiter.is_empty() {
             for c in v.chars() {
                 b.values().append_value(c.encode_utf8(&mut buf));
             }
@@ -1521,11 +1537,9 @@ fn resolve_elt(args: &[DataType]) -> Result<Signature, String> {
     let common = crate::types::coercion::common_type_of(rest)
         .filter(|c| c.kind.is_string() || c.kind == TypeKind::Null)
         .ok_or("ELT expects character string expressions")?;
-    params.extend(
-        rest.iter()
-            .map(|r| string_param(&common.with_nullable(r.nullable))),
-    );
-    Ok(Signature::new(params, string_arg(true)))
+    let common = string_param(&common);
+    params.extend(rest.iter().map(|r| common.with_nullable(r.nullable)));
+    Ok(Signature::new(params, common.with_nullable(true)))
 }
 
 fn elt(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
