@@ -32,6 +32,7 @@ macro_rules! def {
 pub mod cast;
 pub mod collection;
 pub mod datetime;
+pub mod json;
 pub mod math;
 pub mod operator;
 pub mod string;
@@ -160,6 +161,7 @@ const FAMILIES: &[&[FunctionDef]] = &[
     temporal::FUNCTIONS,
     datetime::FUNCTIONS,
     collection::FUNCTIONS,
+    json::FUNCTIONS,
     math::FUNCTIONS,
 ];
 

@@ -872,6 +872,21 @@ impl<'a> Binder<'a> {
                 }
                 Ok(value)
             }
+            Expr::IsJson {
+                expr: e,
+                kind,
+                negated,
+                ..
+            } => {
+                let value = self.bind_expr(e, scope)?;
+                let kind = kind.map_or("VALUE".to_string(), |k| k.to_string());
+                let test = self.call("IS JSON", vec![value, unit_literal(&kind)], span)?;
+                if *negated {
+                    self.call("NOT", vec![test], span)
+                } else {
+                    Ok(test)
+                }
+            }
             Expr::Array(array) => {
                 let elements = array
                     .elem

@@ -45,6 +45,9 @@ impl Dialect for FlinkDialect {
         if let Some(literal) = typed_literal(parser) {
             return Some(literal);
         }
+        if let Some(json) = super::json::parse_json_call(parser) {
+            return Some(json);
+        }
         // Flink's map constructor `MAP[k, v, …]`: kept as `MAP` prefixing an array literal.
         if parser.peek_token_ref().token == Token::make_keyword("MAP")
             && parser.peek_nth_token_ref(1).token == Token::LBracket

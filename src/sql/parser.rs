@@ -63,7 +63,7 @@ fn lower_first(s: &str) -> String {
     }
 }
 
-fn error_at(span: Span, message: impl Into<String>) -> ParserError {
+pub(crate) fn error_at(span: Span, message: impl Into<String>) -> ParserError {
     ParserError::ParserError(format!(
         "{} at Line: {}, Column: {}",
         message.into(),

@@ -126,6 +126,51 @@ impl TypeKind {
         matches!(self, TypeKind::Timestamp(_) | TypeKind::TimestampLtz(_))
     }
 
+    /// The kind a column of Arrow type `arrow` holds, for kernels that see only their input
+    /// arrays. The inverse of [`TypeKind::to_arrow`] up to what Arrow does not record:
+    /// string and binary lengths (STRING, BYTES) and fractional-second precision (9).
+    pub fn from_arrow(arrow: &ArrowType) -> TypeKind {
+        let field = |f: &ArrowField| DataType {
+            kind: TypeKind::from_arrow(f.data_type()),
+            nullable: f.is_nullable(),
+        };
+        match arrow {
+            ArrowType::Boolean => TypeKind::Boolean,
+            ArrowType::Int8 => TypeKind::TinyInt,
+            ArrowType::Int16 => TypeKind::SmallInt,
+            ArrowType::Int32 => TypeKind::Int,
+            ArrowType::Int64 => TypeKind::BigInt,
+            ArrowType::Float32 => TypeKind::Float,
+            ArrowType::Float64 => TypeKind::Double,
+            ArrowType::Decimal128(p, s) => TypeKind::Decimal {
+                precision: *p,
+                scale: (*s).max(0) as u8,
+            },
+            ArrowType::Utf8 => TypeKind::VarChar(MAX_LENGTH),
+            ArrowType::Binary => TypeKind::VarBinary(MAX_LENGTH),
+            ArrowType::Date32 => TypeKind::Date,
+            ArrowType::Time64(_) => TypeKind::Time(9),
+            ArrowType::Timestamp(_, None) => TypeKind::Timestamp(9),
+            ArrowType::Timestamp(_, Some(_)) => TypeKind::TimestampLtz(9),
+            ArrowType::Interval(_) => TypeKind::IntervalYearMonth,
+            ArrowType::Duration(_) => TypeKind::IntervalDayTime,
+            ArrowType::List(element) => TypeKind::Array(Box::new(field(element))),
+            ArrowType::Map(entries, _) => match entries.data_type() {
+                ArrowType::Struct(kv) if kv.len() == 2 => {
+                    TypeKind::Map(Box::new(field(&kv[0])), Box::new(field(&kv[1])))
+                }
+                _ => TypeKind::Null,
+            },
+            ArrowType::Struct(fields) => TypeKind::Row(
+                fields
+                    .iter()
+                    .map(|f| (f.name().clone(), field(f)))
+                    .collect(),
+            ),
+            _ => TypeKind::Null,
+        }
+    }
+
     /// Storage: integers, floats and booleans as their Arrow primitives; DECIMAL as Decimal128;
     /// strings as Utf8; TIME as nanoseconds of the day; TIMESTAMP and TIMESTAMP_LTZ as
     /// nanoseconds since the epoch (LTZ tagged "UTC": it is an instant); day-time intervals as

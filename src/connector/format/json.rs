@@ -169,7 +169,7 @@ impl JsonFormat {
         }
     }
 
-    fn write_json_value(&self, out: &mut String, array: &dyn Array, row: usize, ty: &DataType) {
+    pub fn write_json_value(&self, out: &mut String, array: &dyn Array, row: usize, ty: &DataType) {
         if row >= array.len() || array.is_null(row) {
             out.push_str("null");
             return;
@@ -339,7 +339,7 @@ impl JsonFormat {
     }
 }
 
-fn push_json_string(out: &mut String, s: &str) {
+pub fn push_json_string(out: &mut String, s: &str) {
     match serde_json::to_string(s) {
         Ok(q) => out.push_str(&q),
         Err(_) => out.push_str("\"\""),
