@@ -59,10 +59,12 @@ pub fn cast(
             let (parsed, errors) = parse_column(array.as_string::<i32>(), to, &ctx.zone);
             if let (false, Some((row, message))) = (try_cast, errors.first()) {
                 let text = array.as_string::<i32>().value(*row);
-                return Err(EvalError::Invalid(format!(
-                    "cannot cast '{text}' to {}: {message}",
-                    to.kind
-                )));
+                // The parser's message may already name the value and the type.
+                return Err(EvalError::Invalid(if message.starts_with("cannot cast") {
+                    message.clone()
+                } else {
+                    format!("cannot cast '{text}' to {}: {message}", to.kind)
+                }));
             }
             parsed
         }
@@ -130,11 +132,19 @@ pub fn cast(
         (f, t) if (f.is_numeric() || *f == Boolean) && (t.is_numeric() || *t == Boolean) => {
             numeric_cast(array, &from.kind, &to.kind, try_cast)?
         }
-        (Array(_), Array(_)) => {
-            return Err(EvalError::Invalid(format!(
-                "CAST from {} to {} is not supported yet",
-                from.kind, to.kind
-            )));
+        (Array(from_element), Array(to_element)) => {
+            // Cast the elements as one column and keep the lists' shape.
+            let list = array.as_list::<i32>();
+            let values = cast(list.values(), from_element, to_element, ctx, try_cast)?;
+            Arc::new(
+                arrow_array::ListArray::try_new(
+                    Arc::new(to_element.to_arrow_field("element")),
+                    list.offsets().clone(),
+                    values,
+                    list.nulls().cloned(),
+                )
+                .map_err(|e| EvalError::Invalid(format!("cannot cast to {}: {e}", to.kind)))?,
+            )
         }
         _ => {
             return Err(EvalError::Invalid(format!(

@@ -29,6 +29,7 @@ macro_rules! def {
     };
 }
 
+pub mod array;
 pub mod cast;
 pub mod collection;
 pub mod datetime;
@@ -161,6 +162,7 @@ const FAMILIES: &[&[FunctionDef]] = &[
     temporal::FUNCTIONS,
     datetime::FUNCTIONS,
     collection::FUNCTIONS,
+    array::FUNCTIONS,
     json::FUNCTIONS,
     math::FUNCTIONS,
 ];
