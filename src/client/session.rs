@@ -518,14 +518,23 @@ fn cells(chunk: &StreamChunk, row: usize, schema: &Schema, zone: &SessionZone) -
 }
 
 /// The result as a table: inserts add a row, retractions (-U, -D) remove the latest equal
-/// one, as Flink's materialized result view does. Removal leaves a hole that [`Self::rows`]
-/// skips, and an index of the rows is built at the first retraction, so an insert-only
-/// result pays nothing for it and a retraction costs a hash lookup.
+/// one, as Flink's materialized result view does. A removal leaves a hole that
+/// [`Self::rows`] skips, and the holes are compacted away once they are the majority. An
+/// index from a row's hash to its places is built at the first retraction, so an insert-only
+/// result pays nothing for it, and a retraction costs a hash lookup.
 struct MaterializeSink {
     schema: Schema,
     zone: SessionZone,
     slots: Vec<Option<Vec<String>>>,
-    positions: Option<std::collections::HashMap<Vec<String>, Vec<usize>>>,
+    holes: usize,
+    positions: Option<std::collections::HashMap<u64, Vec<usize>>>,
+}
+
+fn row_hash(row: &[String]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    row.hash(&mut h);
+    h.finish()
 }
 
 impl MaterializeSink {
@@ -534,6 +543,7 @@ impl MaterializeSink {
             schema,
             zone,
             slots: Vec::new(),
+            holes: 0,
             positions: None,
         }
     }
@@ -541,6 +551,38 @@ impl MaterializeSink {
     /// The rows still in the table, in arrival order.
     fn rows(self) -> Vec<Vec<String>> {
         self.slots.into_iter().flatten().collect()
+    }
+
+    fn index(slots: &[Option<Vec<String>>]) -> std::collections::HashMap<u64, Vec<usize>> {
+        let mut index = std::collections::HashMap::<u64, Vec<usize>>::new();
+        for (at, row) in slots.iter().enumerate() {
+            if let Some(row) = row {
+                index.entry(row_hash(row)).or_default().push(at);
+            }
+        }
+        index
+    }
+
+    fn retract(&mut self, values: &[String]) {
+        let slots = &self.slots;
+        let positions = self.positions.get_or_insert_with(|| Self::index(slots));
+        let Some(places) = positions.get_mut(&row_hash(values)) else {
+            return;
+        };
+        let Some(i) = places
+            .iter()
+            .rposition(|&at| self.slots[at].as_deref() == Some(values))
+        else {
+            return;
+        };
+        let at = places.remove(i);
+        self.slots[at] = None;
+        self.holes += 1;
+        if self.holes > 1024 && self.holes * 2 > self.slots.len() {
+            self.slots.retain(Option::is_some);
+            self.holes = 0;
+            self.positions = Some(Self::index(&self.slots));
+        }
     }
 }
 
@@ -552,27 +594,13 @@ impl Sink for MaterializeSink {
                 RowKind::Insert | RowKind::UpdateAfter => {
                     if let Some(positions) = &mut self.positions {
                         positions
-                            .entry(values.clone())
+                            .entry(row_hash(&values))
                             .or_default()
                             .push(self.slots.len());
                     }
                     self.slots.push(Some(values));
                 }
-                RowKind::UpdateBefore | RowKind::Delete => {
-                    let slots = &self.slots;
-                    let positions = self.positions.get_or_insert_with(|| {
-                        let mut index = std::collections::HashMap::<_, Vec<usize>>::new();
-                        for (at, row) in slots.iter().enumerate() {
-                            if let Some(row) = row {
-                                index.entry(row.clone()).or_default().push(at);
-                            }
-                        }
-                        index
-                    });
-                    if let Some(at) = positions.get_mut(&values).and_then(Vec::pop) {
-                        self.slots[at] = None;
-                    }
-                }
+                RowKind::UpdateBefore | RowKind::Delete => self.retract(&values),
             }
         }
         Ok(())

@@ -11,7 +11,7 @@ use arrow_array::{Array, ArrayRef, ListArray, UInt32Array};
 use arrow_buffer::{NullBuffer, OffsetBuffer};
 use arrow_schema::SortOptions;
 
-use super::{EvalContext, EvalError, FunctionDef, Signature, any_nullable};
+use super::{EvalContext, EvalError, FunctionDef, Signature, any_nullable, internal_error};
 use crate::types::coercion::common_type_of;
 use crate::types::{DataType, TypeKind};
 
@@ -32,10 +32,6 @@ pub const FUNCTIONS: &[FunctionDef] = &[
     def!("ARRAY_MIN", resolve_extreme, array_min),
     def!("MAP_ENTRIES", resolve_map_entries, map_entries),
 ];
-
-fn internal(e: impl std::fmt::Display) -> EvalError {
-    EvalError::Internal(e.to_string())
-}
 
 fn element_of(t: &DataType) -> Result<&DataType, String> {
     match &t.kind {
@@ -68,7 +64,8 @@ fn gather(
     let lengths = rows.iter().map(|r| r.as_ref().map_or(0, Vec::len));
     let offsets = OffsetBuffer::from_lengths(lengths);
     let positions: UInt32Array = rows.into_iter().flatten().flatten().map(Some).collect();
-    let taken = arrow_select::take::take(values.as_ref(), &positions, None).map_err(internal)?;
+    let taken =
+        arrow_select::take::take(values.as_ref(), &positions, None).map_err(internal_error)?;
     let list = ListArray::try_new(
         Arc::new(element.to_arrow_field("element")),
         offsets,
@@ -84,7 +81,7 @@ fn comparator(
     left: &dyn Array,
     right: &dyn Array,
 ) -> Result<arrow_ord::ord::DynComparator, EvalError> {
-    arrow_ord::ord::make_comparator(left, right, SortOptions::default()).map_err(internal)
+    arrow_ord::ord::make_comparator(left, right, SortOptions::default()).map_err(internal_error)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -103,16 +100,14 @@ fn resolve_same_array(args: &[DataType]) -> Result<Signature, String> {
 fn array_distinct(args: &[ArrayRef], _: &EvalContext, t: &DataType) -> Result<ArrayRef, EvalError> {
     let list = args[0].as_list::<i32>();
     let same = comparator(list.values().as_ref(), list.values().as_ref())?;
+    let equal = |a: usize, b: usize| same(a, b).is_eq();
     let rows = (0..list.len())
         .map(|row| {
             (!list.is_null(row)).then(|| {
-                let mut kept: Vec<u32> = Vec::new();
-                for at in span(list, row) {
-                    if !kept.iter().any(|&k| same(k as usize, at).is_eq()) {
-                        kept.push(at as u32);
-                    }
-                }
-                kept
+                distinct(span(list, row), &equal)
+                    .into_iter()
+                    .map(|at| at as u32)
+                    .collect()
             })
         })
         .collect();
@@ -219,11 +214,10 @@ fn array_slice(args: &[ArrayRef], _: &EvalContext, t: &DataType) -> Result<Array
             let items = span(list, row);
             let len = items.len() as i64;
             let position = |p: i64| if p < 0 { len + p + 1 } else { p.max(1) };
-            let from = position(starts.value(row) as i64);
+            let from = position(starts.value(row) as i64).max(1);
             let to = ends.map_or(len, |e| position(e.value(row) as i64)).min(len);
             Some(
                 (from..=to)
-                    .filter(|p| *p >= 1)
                     .map(|p| (items.start as i64 + p - 1) as u32)
                     .collect(),
             )
@@ -314,7 +308,8 @@ fn array_remove(args: &[ArrayRef], _: &EvalContext, t: &DataType) -> Result<Arra
 
 /// The list's values followed by the element column, for APPEND and PREPEND.
 fn values_and(list: &ListArray, element: &ArrayRef) -> Result<ArrayRef, EvalError> {
-    arrow_select::concat::concat(&[list.values().as_ref(), element.as_ref()]).map_err(internal)
+    arrow_select::concat::concat(&[list.values().as_ref(), element.as_ref()])
+        .map_err(internal_error)
 }
 
 fn array_append(args: &[ArrayRef], _: &EvalContext, t: &DataType) -> Result<ArrayRef, EvalError> {
@@ -381,7 +376,7 @@ fn all_values(args: &[ArrayRef]) -> Result<(ArrayRef, Vec<usize>), EvalError> {
     }
     let columns: Vec<&dyn Array> = lists.iter().map(|l| l.values().as_ref()).collect();
     Ok((
-        arrow_select::concat::concat(&columns).map_err(internal)?,
+        arrow_select::concat::concat(&columns).map_err(internal_error)?,
         bases,
     ))
 }
@@ -509,7 +504,7 @@ fn extreme(args: &[ArrayRef], greatest: bool) -> Result<ArrayRef, EvalError> {
                 .map(|at| at as u32)
         })
         .collect();
-    arrow_select::take::take(values.as_ref(), &positions, None).map_err(internal)
+    arrow_select::take::take(values.as_ref(), &positions, None).map_err(internal_error)
 }
 
 fn array_max(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {

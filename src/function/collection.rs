@@ -13,7 +13,9 @@ use arrow_array::{Array, ArrayRef, ListArray, MapArray, StructArray, UInt32Array
 use arrow_buffer::OffsetBuffer;
 use arrow_schema::SortOptions;
 
-use super::{EvalContext, EvalError, FunctionDef, Signature, any_nullable};
+use super::{
+    EvalContext, EvalError, FunctionDef, Signature, any_nullable, internal_error, string_type,
+};
 use crate::types::coercion::common_type_of;
 use crate::types::{DataType, TypeKind};
 
@@ -29,10 +31,6 @@ pub const FUNCTIONS: &[FunctionDef] = &[
     def!("ARRAY_CONTAINS", resolve_array_contains, array_contains),
     def!("ARRAY_JOIN", resolve_array_join, array_join),
 ];
-
-fn internal(e: impl std::fmt::Display) -> EvalError {
-    EvalError::Internal(e.to_string())
-}
 
 /// Row-major positions `(argument, row)` over `width` arguments: the element order of a
 /// constructor's output.
@@ -64,7 +62,7 @@ fn array(args: &[ArrayRef], ctx: &EvalContext, t: &DataType) -> Result<ArrayRef,
     let width = args.len();
     let columns: Vec<&dyn Array> = args.iter().map(|a| a.as_ref()).collect();
     let values = arrow_select::interleave::interleave(&columns, &row_major(width, ctx.num_rows))
-        .map_err(internal)?;
+        .map_err(internal_error)?;
     let offsets = OffsetBuffer::from_lengths(std::iter::repeat_n(width, ctx.num_rows));
     let list = ListArray::try_new(
         Arc::new(element.to_arrow_field("element")),
@@ -184,14 +182,15 @@ fn map(args: &[ArrayRef], ctx: &EvalContext, t: &DataType) -> Result<ArrayRef, E
     let pairs = args.len() / 2;
     let positions = row_major(pairs, ctx.num_rows);
     let keys: Vec<&dyn Array> = args.iter().step_by(2).map(|a| a.as_ref()).collect();
-    let keys = arrow_select::interleave::interleave(&keys, &positions).map_err(internal)?;
+    let keys = arrow_select::interleave::interleave(&keys, &positions).map_err(internal_error)?;
     if keys.null_count() > 0 {
         return Err(EvalError::Invalid(
             "MAP keys must not be NULL (Tideline's maps cannot hold a NULL key)".into(),
         ));
     }
     let values: Vec<&dyn Array> = args.iter().skip(1).step_by(2).map(|a| a.as_ref()).collect();
-    let values = arrow_select::interleave::interleave(&values, &positions).map_err(internal)?;
+    let values =
+        arrow_select::interleave::interleave(&values, &positions).map_err(internal_error)?;
     let (keys, values, offsets) = if pairs > 1 {
         distinct_entries(&keys, &values, pairs)?
     } else {
@@ -214,7 +213,7 @@ fn distinct_entries(
 ) -> Result<(ArrayRef, ArrayRef, OffsetBuffer<i32>), EvalError> {
     let same =
         arrow_ord::ord::make_comparator(keys.as_ref(), keys.as_ref(), SortOptions::default())
-            .map_err(internal)?;
+            .map_err(internal_error)?;
     let rows = keys.len() / pairs;
     let mut key_positions = Vec::with_capacity(keys.len());
     let mut value_positions = Vec::with_capacity(keys.len());
@@ -237,7 +236,7 @@ fn distinct_entries(
     }
     let take = |array: &ArrayRef, positions: Vec<u32>| {
         arrow_select::take::take(array.as_ref(), &UInt32Array::from(positions), None)
-            .map_err(internal)
+            .map_err(internal_error)
     };
     Ok((
         take(keys, key_positions)?,
@@ -303,7 +302,7 @@ fn item(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, Ev
                 key.as_ref(),
                 SortOptions::default(),
             )
-            .map_err(internal)?;
+            .map_err(internal_error)?;
             (0..map.len())
                 .map(|row| {
                     if map.is_null(row) || key.is_null(row) {
@@ -342,7 +341,7 @@ fn item(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, Ev
         arrow_schema::DataType::Map(..) => collection.as_map().values().clone(),
         _ => collection.as_list::<i32>().values().clone(),
     };
-    arrow_select::take::take(values.as_ref(), &positions, None).map_err(internal)
+    arrow_select::take::take(values.as_ref(), &positions, None).map_err(internal_error)
 }
 
 /// ELEMENT(array): the only element, NULL for an empty array, an error for more.
@@ -376,7 +375,7 @@ fn element(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef,
         });
     }
     let positions = UInt32Array::from(positions);
-    arrow_select::take::take(list.values().as_ref(), &positions, None).map_err(internal)
+    arrow_select::take::take(list.values().as_ref(), &positions, None).map_err(internal_error)
 }
 
 /// MAP_KEYS / MAP_VALUES: an ARRAY of the map's keys or values, in entry order.
@@ -451,9 +450,14 @@ fn resolve_array_contains(args: &[DataType]) -> Result<Signature, String> {
             array.kind
         ));
     };
-    let common = common_type_of(&[element.as_ref().clone(), needle.clone()])
-        .filter(|c| c.kind == element.kind)
-        .ok_or_else(|| format!("ARRAY<{}> cannot contain {}", element.kind, needle.kind))?;
+    // Strings of any length compare; otherwise the needle must have the element's kind.
+    let common = if element.kind.is_string() && needle.kind.is_string() {
+        needle.clone()
+    } else {
+        common_type_of(&[element.as_ref().clone(), needle.clone()])
+            .filter(|c| c.kind == element.kind)
+            .ok_or_else(|| format!("ARRAY<{}> cannot contain {}", element.kind, needle.kind))?
+    };
     Ok(Signature::new(
         vec![array.clone(), common.with_nullable(needle.nullable)],
         DataType {
@@ -469,7 +473,7 @@ fn array_contains(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<Ar
     let values = list.values();
     let equal =
         arrow_ord::ord::make_comparator(values.as_ref(), needle.as_ref(), SortOptions::default())
-            .map_err(internal)?;
+            .map_err(internal_error)?;
     let mut b = BooleanBuilder::with_capacity(list.len());
     for row in 0..list.len() {
         if list.is_null(row) {
@@ -502,10 +506,7 @@ fn resolve_array_join(args: &[DataType]) -> Result<Signature, String> {
         ));
     }
     super::string::expect_strings("ARRAY_JOIN", rest)?;
-    let string = |nullable| DataType {
-        kind: TypeKind::VarChar(crate::types::MAX_LENGTH),
-        nullable,
-    };
+    let string = string_type;
     let mut sig = vec![array.clone()];
     sig.extend(rest.iter().map(|r| string(r.nullable)));
     Ok(Signature::new(sig, string(any_nullable(args))))

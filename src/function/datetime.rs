@@ -13,14 +13,14 @@ use arrow_array::types::{Int64Type, TimestampNanosecondType};
 use arrow_array::{Array, ArrayRef, StringArray};
 
 use super::string::expect_strings;
-use super::{EvalContext, EvalError, Evaluation, FunctionDef, Signature, any_nullable};
+use super::{
+    EvalContext, EvalError, Evaluation, FunctionDef, Signature, any_nullable, string_type,
+};
 use crate::types::pattern::{DateTimePattern, Parsed, PatternStyle, ZoneInfo};
 use crate::types::time::{
     CivilDateTime, SessionZone, days_from_civil, days_in_month, parse_digits, parse_fraction,
 };
-use crate::types::{
-    DataType, MAX_LENGTH, NANOS_PER_DAY, NANOS_PER_MILLI, NANOS_PER_SECOND, TypeKind,
-};
+use crate::types::{DataType, NANOS_PER_DAY, NANOS_PER_MILLI, NANOS_PER_SECOND, TypeKind};
 
 pub const FUNCTIONS: &[FunctionDef] = &[
     def!("DATE_FORMAT", resolve_date_format, date_format),
@@ -38,13 +38,6 @@ pub const FUNCTIONS: &[FunctionDef] = &[
 
 /// SimpleDateFormat's `yyyy-MM-dd HH:mm:ss`, the default of the legacy functions.
 const LEGACY_DEFAULT: &str = "yyyy-MM-dd HH:mm:ss";
-
-fn string_type(nullable: bool) -> DataType {
-    DataType {
-        kind: TypeKind::VarChar(MAX_LENGTH),
-        nullable,
-    }
-}
 
 fn strings(n: usize, nullable: bool) -> Vec<DataType> {
     vec![string_type(nullable); n]

@@ -11,9 +11,9 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, BooleanArray, StringArray};
 use serde_json::Value as Json;
 
-use super::{EvalContext, EvalError, FunctionDef, Signature};
+use super::{EvalContext, EvalError, FunctionDef, Signature, string_type};
 use crate::connector::format::json::{JsonFormat, push_json_string};
-use crate::types::{DataType, MAX_LENGTH, TypeKind};
+use crate::types::{DataType, TypeKind};
 
 pub const FUNCTIONS: &[FunctionDef] = &[
     def!("JSON_VALUE", resolve_json_value, json_value),
@@ -24,13 +24,6 @@ pub const FUNCTIONS: &[FunctionDef] = &[
     def!("JSON_OBJECT", resolve_json_object, json_object),
     def!("JSON_ARRAY", resolve_json_array, json_array),
 ];
-
-fn string(nullable: bool) -> DataType {
-    DataType {
-        kind: TypeKind::VarChar(MAX_LENGTH),
-        nullable,
-    }
-}
 
 fn strings(a: &ArrayRef) -> &StringArray {
     a.as_string::<i32>()
@@ -78,12 +71,15 @@ impl JsonPath {
     /// `[lax|strict] $ (.name | .* | ['name'] | [n] | [*])*`; `None` when malformed.
     fn parse(text: &str) -> Option<JsonPath> {
         let text = text.trim();
-        let (strict, rest) = if let Some(r) = text.strip_prefix("lax ") {
-            (false, r.trim_start())
-        } else if let Some(r) = text.strip_prefix("strict ") {
-            (true, r.trim_start())
-        } else {
-            (true, text)
+        // An optional mode word, in any case, before the `$`.
+        let (mode, rest) = match text.find('$') {
+            Some(at) => (text[..at].trim(), &text[at..]),
+            None => return None,
+        };
+        let strict = match mode.to_ascii_lowercase().as_str() {
+            "" | "strict" => true,
+            "lax" => false,
+            _ => return None,
         };
         let mut chars = rest.strip_prefix('$')?.chars().peekable();
         let mut steps = Vec::new();
@@ -280,7 +276,7 @@ fn resolve_json_value(args: &[DataType]) -> Result<Signature, String> {
     };
     expect_text("JSON_VALUE", args, &[0, 1])?;
     let result = match &returning.kind {
-        k if k.is_string() => string(true),
+        k if k.is_string() => string_type(true),
         TypeKind::Int | TypeKind::Boolean | TypeKind::Double => returning.with_nullable(true),
         other => {
             return Err(format!(
@@ -290,8 +286,8 @@ fn resolve_json_value(args: &[DataType]) -> Result<Signature, String> {
     };
     Ok(Signature::new(
         vec![
-            string(json.nullable),
-            string(path.nullable),
+            string_type(json.nullable),
+            string_type(path.nullable),
             result.clone(),
             on_empty.clone(),
             result.clone(),
@@ -344,6 +340,8 @@ fn json_value(args: &[ArrayRef], ctx: &EvalContext, t: &DataType) -> Result<Arra
             None
         } else {
             let found = match find(docs, paths, i, &mut cache) {
+                // A JSON null counts as nothing found, as in Calcite.
+                Found::Value(Json::Null) => Found::Empty,
                 Found::Value(Json::Array(_) | Json::Object(_))
                     if cache.get(paths.value(i)).is_some_and(|p| !p.strict) =>
                 {
@@ -451,8 +449,8 @@ fn resolve_json_query(args: &[DataType]) -> Result<Signature, String> {
     }
     expect_text("JSON_QUERY", args, &[0, 1])?;
     Ok(Signature::new(
-        args.iter().map(|a| string(a.nullable)).collect(),
-        string(true),
+        args.iter().map(|a| string_type(a.nullable)).collect(),
+        string_type(true),
     ))
 }
 
@@ -476,6 +474,7 @@ fn json_query(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Arra
         }
         let strict = cache.get(paths.value(i)).is_none_or(|p| p.strict);
         let found = match find(docs, paths, i, &mut cache) {
+            Found::Value(Json::Null) => Found::Empty,
             Found::Value(v) => {
                 let structured = v.is_array() || v.is_object();
                 match wrapper {
@@ -509,7 +508,7 @@ fn resolve_json_exists(args: &[DataType]) -> Result<Signature, String> {
     }
     expect_text("JSON_EXISTS", args, &[0, 1])?;
     Ok(Signature::new(
-        args.iter().map(|a| string(a.nullable)).collect(),
+        args.iter().map(|a| string_type(a.nullable)).collect(),
         DataType::nullable(TypeKind::Boolean),
     ))
 }
@@ -546,7 +545,7 @@ fn resolve_is_json(args: &[DataType]) -> Result<Signature, String> {
     };
     expect_text("IS JSON", args, &[0])?;
     Ok(Signature::new(
-        vec![string(value.nullable), kind.clone()],
+        vec![string_type(value.nullable), kind.clone()],
         DataType::not_null(TypeKind::Boolean),
     ))
 }
@@ -585,6 +584,15 @@ fn value_writer() -> JsonFormat {
     }
 }
 
+/// An untyped NULL argument becomes a NULL STRING, so kernels see real nulls.
+fn typed(t: &DataType) -> DataType {
+    if t.kind == TypeKind::Null {
+        string_type(true)
+    } else {
+        t.clone()
+    }
+}
+
 /// Types the JSON constructors can print (Flink rejects the date-time ones).
 fn check_json_type(name: &str, t: &DataType) -> Result<(), String> {
     let bad = |k: &TypeKind| {
@@ -612,7 +620,10 @@ fn resolve_json_string(args: &[DataType]) -> Result<Signature, String> {
         return Err("JSON_STRING expects one argument".into());
     };
     check_json_type("JSON_STRING", value)?;
-    Ok(Signature::new(args.to_vec(), string(value.nullable)))
+    Ok(Signature::new(
+        vec![typed(value)],
+        string_type(value.nullable),
+    ))
 }
 
 fn json_string(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
@@ -649,9 +660,9 @@ fn resolve_json_object(args: &[DataType]) -> Result<Signature, String> {
             ));
         }
         check_json_type("JSON_OBJECT", value)?;
-        sig.extend([string(key.nullable), nested.clone(), value.clone()]);
+        sig.extend([string_type(key.nullable), nested.clone(), typed(value)]);
     }
-    Ok(Signature::new(sig, string(false)))
+    Ok(Signature::new(sig, string_type(false)))
 }
 
 /// JSON_ARRAY(on_null, nested, value, …).
@@ -660,12 +671,12 @@ fn resolve_json_array(args: &[DataType]) -> Result<Signature, String> {
     if rest.len() % 2 != 0 {
         return Err("JSON_ARRAY is malformed".into());
     }
+    let mut sig = vec![mode.clone()];
     for pair in rest.chunks(2) {
         check_json_type("JSON_ARRAY", &pair[1])?;
+        sig.extend([pair[0].clone(), typed(&pair[1])]);
     }
-    let mut sig = vec![mode.clone()];
-    sig.extend(rest.iter().cloned());
-    Ok(Signature::new(sig, string(false)))
+    Ok(Signature::new(sig, string_type(false)))
 }
 
 /// Appends a constructor's value: a nested JSON_OBJECT/JSON_ARRAY as JSON, anything else

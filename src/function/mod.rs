@@ -119,6 +119,19 @@ pub enum EvalError {
     Internal(String),
 }
 
+/// `STRING` (VARCHAR of the maximum length), nullable or not.
+pub fn string_type(nullable: bool) -> DataType {
+    DataType {
+        kind: crate::types::TypeKind::VarChar(crate::types::MAX_LENGTH),
+        nullable,
+    }
+}
+
+/// An Arrow failure inside a kernel: a bug, not bad data.
+pub fn internal_error(e: impl std::fmt::Display) -> EvalError {
+    EvalError::Internal(e.to_string())
+}
+
 /// Nullable if any argument is.
 pub fn any_nullable(args: &[DataType]) -> bool {
     args.iter().any(|a| a.nullable)

@@ -49,9 +49,9 @@ impl Dialect for FlinkDialect {
             return Some(json);
         }
         // Flink's map constructor `MAP[k, v, …]`: kept as `MAP` prefixing an array literal.
-        if parser.peek_token_ref().token == Token::make_keyword("MAP")
-            && parser.peek_nth_token_ref(1).token == Token::LBracket
-        {
+        let is_map = matches!(&parser.peek_token_ref().token,
+            Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("MAP"));
+        if is_map && parser.peek_nth_token_ref(1).token == Token::LBracket {
             let map = parser.next_token();
             let prefix = Ident::with_span(map.span, "MAP");
             return Some(parser.expect_token(&Token::LBracket).and_then(|_| {

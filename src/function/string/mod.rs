@@ -14,7 +14,9 @@ use arrow_array::{Array, ArrayRef, BinaryArray, Int64Array, StringArray};
 use md5::Digest;
 use regex::Regex;
 
-use super::{EvalContext, EvalError, FunctionDef, Signature, any_nullable, expect_arg_count};
+use super::{
+    EvalContext, EvalError, FunctionDef, Signature, any_nullable, expect_arg_count, string_type,
+};
 use crate::types::{DataType, MAX_LENGTH, TypeKind};
 
 pub use regex_match::FUNCTIONS as REGEX_FUNCTIONS;
@@ -62,8 +64,12 @@ pub const FUNCTIONS: &[FunctionDef] = &[
     def!("SHA2", resolve_sha2, sha2),
     def!("TO_BASE64", resolve_to_base64, to_base64),
     def!("FROM_BASE64", resolve_from_base64, from_base64),
-    def!("STARTSWITH", resolve_affix, starts_with),
-    def!("ENDSWITH", resolve_affix, ends_with),
+    def!(
+        "STARTSWITH",
+        |a| resolve_affix("STARTSWITH", a),
+        starts_with
+    ),
+    def!("ENDSWITH", |a| resolve_affix("ENDSWITH", a), ends_with),
     def!("TRANSLATE", resolve_translate, translate),
     def!("OVERLAY", resolve_overlay, overlay),
     def!("SPLIT", resolve_split, split),
@@ -86,13 +92,6 @@ pub fn expect_strings(name: &str, args: &[DataType]) -> Result<(), String> {
     Ok(())
 }
 
-fn string_arg(nullable: bool) -> DataType {
-    DataType {
-        kind: TypeKind::VarChar(MAX_LENGTH),
-        nullable,
-    }
-}
-
 fn resolve_concat(args: &[DataType]) -> Result<Signature, String> {
     if args.is_empty() {
         return Err("CONCAT expects at least one argument".into());
@@ -110,18 +109,18 @@ fn resolve_concat(args: &[DataType]) -> Result<Signature, String> {
         None => TypeKind::VarChar(MAX_LENGTH),
     };
     Ok(Signature::new(
-        args.iter().map(|a| string_arg(a.nullable)).collect(),
+        args.iter().map(|a| string_type(a.nullable)).collect(),
         DataType { kind, nullable },
     ))
 }
 
 fn resolve_string_to_string(args: &[DataType]) -> Result<Signature, String> {
-    one_string_arg(args)?;
+    one_string_type(args)?;
     Ok(Signature::new(vec![args[0].clone()], args[0].clone()))
 }
 
 fn resolve_length(args: &[DataType]) -> Result<Signature, String> {
-    one_string_arg(args)?;
+    one_string_type(args)?;
     Ok(Signature::new(
         vec![args[0].clone()],
         DataType {
@@ -131,7 +130,7 @@ fn resolve_length(args: &[DataType]) -> Result<Signature, String> {
     ))
 }
 
-fn one_string_arg(args: &[DataType]) -> Result<(), String> {
+fn one_string_type(args: &[DataType]) -> Result<(), String> {
     if args.len() != 1 {
         return Err(format!("expects 1 argument, got {}", args.len()));
     }
@@ -203,7 +202,7 @@ fn string_param(arg: &DataType) -> DataType {
     if arg.kind.is_string() {
         arg.clone()
     } else {
-        string_arg(arg.nullable)
+        string_type(arg.nullable)
     }
 }
 
@@ -1183,7 +1182,7 @@ fn string_or_binary_param(name: &str, arg: &DataType) -> Result<DataType, String
     if arg.kind.is_string() || arg.kind.is_binary() {
         Ok(arg.clone())
     } else if arg.kind == TypeKind::Null {
-        Ok(string_arg(true))
+        Ok(string_type(true))
     } else {
         Err(format!(
             "{name} expects a character or binary string argument, got {}",
@@ -1403,8 +1402,8 @@ fn from_base64(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Arr
 // STARTSWITH, ENDSWITH, TRANSLATE, OVERLAY, SPLIT, ELT
 // ---------------------------------------------------------------------------------------------
 
-fn resolve_affix(args: &[DataType]) -> Result<Signature, String> {
-    let params = resolve_params("STARTSWITH", args, "ss", 2)?;
+fn resolve_affix(name: &str, args: &[DataType]) -> Result<Signature, String> {
+    let params = resolve_params(name, args, "ss", 2)?;
     Ok(Signature::new(params, boolean(any_nullable(args))))
 }
 
@@ -1426,7 +1425,7 @@ fn ends_with(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Array
 
 fn resolve_translate(args: &[DataType]) -> Result<Signature, String> {
     let params = resolve_params("TRANSLATE", args, "sss", 3)?;
-    Ok(Signature::new(params, string_arg(args[0].nullable)))
+    Ok(Signature::new(params, string_type(args[0].nullable)))
 }
 
 /// TRANSLATE(s, from, to): each character of `from` in `s` becomes the character at the same
@@ -1458,7 +1457,7 @@ fn translate(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Array
 
 fn resolve_overlay(args: &[DataType]) -> Result<Signature, String> {
     let params = resolve_params("OVERLAY", args, "ssii", 3)?;
-    Ok(Signature::new(params, string_arg(any_nullable(args))))
+    Ok(Signature::new(params, string_type(any_nullable(args))))
 }
 
 /// OVERLAY(s PLACING r FROM start [FOR length]), as Flink computes it: `s` unchanged when
@@ -1491,7 +1490,7 @@ fn resolve_split(args: &[DataType]) -> Result<Signature, String> {
     Ok(Signature::new(
         params,
         DataType {
-            kind: TypeKind::Array(Box::new(string_arg(true))),
+            kind: TypeKind::Array(Box::new(string_type(true))),
             nullable: true,
         },
     ))
@@ -1501,7 +1500,7 @@ fn resolve_split(args: &[DataType]) -> Result<Signature, String> {
 /// character when the delimiter is empty.
 fn split(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
     let (s, d) = (strs(&args[0]), strs(&args[1]));
-    let element = string_arg(true).to_arrow_field("element");
+    let element = string_type(true).to_arrow_field("element");
     let mut b =
         arrow_array::builder::ListBuilder::new(StringBuilder::new()).with_field(Arc::new(element));
     let mut buf = [0u8; 4];
@@ -1572,7 +1571,7 @@ fn resolve_is_class(args: &[DataType]) -> Result<Signature, String> {
         return Err("expects one argument".into());
     };
     Ok(Signature::new(
-        vec![string_arg(value.nullable)],
+        vec![string_type(value.nullable)],
         boolean(false),
     ))
 }
@@ -1593,9 +1592,19 @@ fn is_alpha(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef
     })
 }
 
-/// Every character a decimal digit (of any script), and at least one.
+/// Every character a decimal digit (of any script), and at least one. Numeric characters
+/// that are not digits (superscripts, fractions, Roman numerals, circled numbers) do not count.
 fn is_digit(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
-    test_strings(args, |s| !s.is_empty() && s.chars().all(char::is_numeric))
+    let digit = |c: char| {
+        c.is_numeric()
+            && !matches!(c,
+                '\u{B2}' | '\u{B3}' | '\u{B9}' | '\u{BC}'..='\u{BE}'
+                | '\u{2070}'..='\u{209F}'
+                | '\u{2150}'..='\u{218F}'
+                | '\u{2460}'..='\u{24FF}'
+                | '\u{2776}'..='\u{2793}')
+    };
+    test_strings(args, |s| !s.is_empty() && s.chars().all(digit))
 }
 
 /// Whether Java's `Double.parseDouble` reads the string: surrounding whitespace, a sign,

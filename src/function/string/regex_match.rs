@@ -15,8 +15,16 @@ use crate::function::{EvalContext, EvalError, FunctionDef, Signature};
 use crate::types::{DataType, MAX_LENGTH, TypeKind};
 
 pub const FUNCTIONS: &[FunctionDef] = &[
-    def!("REGEXP_COUNT", resolve_count, regexp_count),
-    def!("REGEXP_INSTR", resolve_count, regexp_instr),
+    def!(
+        "REGEXP_COUNT",
+        |a| resolve_count("REGEXP_COUNT", a),
+        regexp_count
+    ),
+    def!(
+        "REGEXP_INSTR",
+        |a| resolve_count("REGEXP_INSTR", a),
+        regexp_instr
+    ),
     def!("REGEXP_SUBSTR", resolve_substr, regexp_substr),
     def!(
         "REGEXP_EXTRACT_ALL",
@@ -25,8 +33,8 @@ pub const FUNCTIONS: &[FunctionDef] = &[
     ),
 ];
 
-fn resolve_count(args: &[DataType]) -> Result<Signature, String> {
-    let params = resolve_params("REGEXP_COUNT", args, "ss", 2)?;
+fn resolve_count(name: &str, args: &[DataType]) -> Result<Signature, String> {
+    let params = resolve_params(name, args, "ss", 2)?;
     Ok(Signature::new(params, int_result(true)))
 }
 

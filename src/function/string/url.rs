@@ -5,22 +5,18 @@
 use arrow_array::ArrayRef;
 
 use super::{build_strings, resolve_params, strs};
-use crate::function::{EvalContext, EvalError, FunctionDef, Signature};
-use crate::types::{DataType, MAX_LENGTH, TypeKind};
+use crate::function::{EvalContext, EvalError, FunctionDef, Signature, string_type};
+use crate::types::DataType;
 
 pub const FUNCTIONS: &[FunctionDef] = &[
-    def!("URL_ENCODE", resolve_one, url_encode),
-    def!("URL_DECODE", resolve_one, url_decode),
+    def!("URL_ENCODE", |a| resolve_one("URL_ENCODE", a), url_encode),
+    def!("URL_DECODE", |a| resolve_one("URL_DECODE", a), url_decode),
     def!("PARSE_URL", resolve_parse_url, parse_url),
 ];
 
-fn nullable_string() -> DataType {
-    DataType::nullable(TypeKind::VarChar(MAX_LENGTH))
-}
-
-fn resolve_one(args: &[DataType]) -> Result<Signature, String> {
-    let params = resolve_params("URL_ENCODE", args, "s", 1)?;
-    Ok(Signature::new(params, nullable_string()))
+fn resolve_one(name: &str, args: &[DataType]) -> Result<Signature, String> {
+    let params = resolve_params(name, args, "s", 1)?;
+    Ok(Signature::new(params, string_type(true)))
 }
 
 /// `URLEncoder.encode(s, UTF-8)`: letters, digits and `.-*_` stay, a space becomes `+`, every
@@ -85,7 +81,7 @@ fn url_decode(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Arra
 
 fn resolve_parse_url(args: &[DataType]) -> Result<Signature, String> {
     let params = resolve_params("PARSE_URL", args, "sss", 2)?;
-    Ok(Signature::new(params, nullable_string()))
+    Ok(Signature::new(params, string_type(true)))
 }
 
 /// The parts of `scheme://[userinfo@]host[:port]/path?query#ref` that `java.net.URL` names.
@@ -148,7 +144,12 @@ fn parse_url(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Array
                 _ => host_port,
             }
         });
-        let value = match parts.value(i) {
+        let part = parts.value(i);
+        if keys.is_some() && part != "QUERY" {
+            // A key only makes sense for QUERY.
+            return Ok(false);
+        }
+        let value = match part {
             "HOST" => Some(host.unwrap_or("")),
             "PATH" => Some(url.path),
             "QUERY" => match keys {
@@ -162,7 +163,11 @@ fn parse_url(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Array
                 }
             },
             "REF" => url.reference,
-            "PROTOCOL" => Some(url.protocol),
+            "PROTOCOL" => {
+                // java.net.URL reports the scheme in lower case.
+                out.push_str(&url.protocol.to_ascii_lowercase());
+                return Ok(true);
+            }
             "AUTHORITY" => url.authority,
             "USERINFO" => userinfo,
             "FILE" => {
