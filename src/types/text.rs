@@ -363,14 +363,16 @@ pub fn write_java_double(out: &mut String, v: f64) {
     } else {
         let bits = v.to_bits();
         let exp_field = ((bits >> 52) & 0x7ff) as i32;
-        let java = (exp_field != 0)
-            .then(|| java_integer_digits(bits & ((1 << 52) - 1) | (1 << 52), exp_field - 1023, 53));
-        write_float_text(
-            out,
-            v.is_sign_negative(),
-            java.flatten(),
-            &format!("{:e}", v.abs()),
-        );
+        let java = if exp_field != 0 {
+            java_integer_digits(bits & ((1 << 52) - 1) | (1 << 52), exp_field - 1023, 53)
+        } else {
+            None
+        };
+        let mut sci = NumberText::default();
+        if java.is_none() {
+            let _ = write!(sci, "{:e}", v.abs());
+        }
+        write_float_text(out, v.is_sign_negative(), java, sci.as_str());
     }
 }
 
@@ -383,16 +385,17 @@ pub fn write_java_float(out: &mut String, v: f32) {
     } else {
         let bits = v.to_bits();
         let exp_field = ((bits >> 23) & 0xff) as i32;
-        let java = (exp_field != 0).then(|| {
+        let java = if exp_field != 0 {
             let fract = ((bits & ((1 << 23) - 1)) | (1 << 23)) as u64;
             java_integer_digits(fract << 29, exp_field - 127, 24)
-        });
-        write_float_text(
-            out,
-            v.is_sign_negative(),
-            java.flatten(),
-            &format!("{:e}", v.abs()),
-        );
+        } else {
+            None
+        };
+        let mut sci = NumberText::default();
+        if java.is_none() {
+            let _ = write!(sci, "{:e}", v.abs());
+        }
+        write_float_text(out, v.is_sign_negative(), java, sci.as_str());
     }
 }
 
@@ -408,16 +411,52 @@ pub fn java_float_to_string(v: f32) -> String {
     s
 }
 
-/// The digits and decimal exponent Java 17's `FloatingDecimal` produces for an integer value
-/// below 2^63: it drops the digits below the type's precision, rounding half up, instead of
-/// searching for the shortest text (so FLOAT 1636273750016 prints `1.63627375E12`, not
-/// `1.6362738E12`). `None` for the other values, where Java's output is the shortest
-/// round-trip text and Rust's `{:e}` gives it.
-fn java_integer_digits(
-    fract_bits: u64,
-    bin_exp: i32,
-    significant_bits: i32,
-) -> Option<(String, i64)> {
+/// A number's text on the stack, so formatting a float allocates nothing.
+struct NumberText {
+    buf: [u8; 48],
+    len: usize,
+}
+
+impl Default for NumberText {
+    fn default() -> Self {
+        NumberText {
+            buf: [0; 48],
+            len: 0,
+        }
+    }
+}
+
+impl NumberText {
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.buf[..self.len]).unwrap_or("")
+    }
+
+    fn push(&mut self, b: u8) {
+        if self.len < self.buf.len() {
+            self.buf[self.len] = b;
+            self.len += 1;
+        }
+    }
+}
+
+impl std::fmt::Write for NumberText {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let bytes = s.as_bytes();
+        if self.len + bytes.len() > self.buf.len() {
+            return Err(std::fmt::Error);
+        }
+        self.buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+        self.len += bytes.len();
+        Ok(())
+    }
+}
+
+/// The significant digits (trailing zeros dropped) and decimal exponent Java 17's
+/// `FloatingDecimal` produces for an integer value below 2^63: it drops the digits below the
+/// type's precision, rounding half up, instead of searching for the shortest text (so FLOAT
+/// 1636273750016 prints `1.63627375E12`, not `1.6362738E12`). `None` for the other values,
+/// where Java's output is the shortest round-trip text and Rust's `{:e}` gives it.
+fn java_integer_digits(fract_bits: u64, bin_exp: i32, significant_bits: i32) -> Option<(u64, i64)> {
     const INSIGNIFICANT: [u32; 64] = [
         0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 8, 8, 8,
         9, 9, 9, 9, 10, 10, 10, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13, 14, 14, 14, 15, 15, 15, 15,
@@ -453,28 +492,36 @@ fn java_integer_digits(
             value += 1;
         }
     }
-    let text = value.to_string();
-    let exp = text.len() as i64 - 1 + insignificant as i64;
-    Some((text.trim_end_matches('0').to_string(), exp))
+    let exp = value.checked_ilog10().unwrap_or(0) as i64 + insignificant as i64;
+    while value != 0 && value % 10 == 0 {
+        value /= 10;
+    }
+    Some((value, exp))
 }
 
 /// Writes digits `d.ddd × 10^exp` by Java's rules: plain for exponents -3 to 6, otherwise
-/// `d.dddE±n`; at least one fraction digit. `java` overrides the digits from Rust's `{:e}`
-/// text (`1.234e-5`) of the absolute value.
-fn write_float_text(out: &mut String, neg: bool, java: Option<(String, i64)>, sci: &str) {
-    let (digits, exp) = match java {
-        Some(d) => d,
+/// `d.dddE±n`; at least one fraction digit. `java` gives the significant digits and exponent;
+/// without it they come from Rust's `{:e}` text (`1.234e-5`) of the absolute value.
+fn write_float_text(out: &mut String, neg: bool, java: Option<(u64, i64)>, sci: &str) {
+    let mut digits = NumberText::default();
+    let exp = match java {
+        Some((value, exp)) => {
+            let _ = write!(digits, "{value}");
+            exp
+        }
         None => {
             let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
-            let digits: String = mantissa.chars().filter(|c| c.is_ascii_digit()).collect();
-            (digits, exp.parse().unwrap_or(0))
+            for b in mantissa.bytes().filter(u8::is_ascii_digit) {
+                digits.push(b);
+            }
+            exp.parse().unwrap_or(0)
         }
     };
     if neg {
         out.push('-');
     }
-    let digits = digits.trim_end_matches('0');
-    if digits.is_empty() || digits.bytes().all(|b| b == b'0') {
+    let digits = digits.as_str().trim_end_matches('0');
+    if digits.is_empty() {
         out.push_str("0.0");
         return;
     }
