@@ -51,6 +51,19 @@ pub fn evaluate(
                 *try_cast,
             )
         }
+        ScalarExpr::Field { expr, index, .. } => {
+            let row = evaluate(expr, batch, ctx)?;
+            let field = row
+                .as_struct_opt()
+                .and_then(|s| s.columns().get(*index))
+                .ok_or_else(|| EvalError::Internal(format!("field {index} of a non-row")))?;
+            // A NULL row has NULL fields, whatever its children hold.
+            let nulls = arrow_buffer::NullBuffer::union(row.nulls(), field.nulls());
+            let data = field.to_data().into_builder().nulls(nulls).build();
+            Ok(arrow_array::make_array(
+                data.map_err(|e| EvalError::Internal(e.to_string()))?,
+            ))
+        }
         ScalarExpr::Case {
             branches,
             otherwise,

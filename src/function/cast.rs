@@ -33,6 +33,12 @@ pub fn can_cast(from: &TypeKind, to: &TypeKind) -> bool {
         (f, TimestampLtz(_)) if f.is_integer() => false,
         (TimestampLtz(_), t) if t.is_numeric() => false,
         (Array(a), Array(b)) => can_cast(&a.kind, &b.kind),
+        (Row(a), Row(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|((_, x), (_, y))| can_cast(&x.kind, &y.kind))
+        }
         _ => false,
     }
 }
@@ -131,6 +137,24 @@ pub fn cast(
         ),
         (f, t) if (f.is_numeric() || *f == Boolean) && (t.is_numeric() || *t == Boolean) => {
             numeric_cast(array, &from.kind, &to.kind, try_cast)?
+        }
+        (Row(from_fields), Row(to_fields)) if from_fields.len() == to_fields.len() => {
+            // Cast field by field and keep the rows' nulls.
+            let row = array.as_struct();
+            let columns = row
+                .columns()
+                .iter()
+                .zip(from_fields.iter().zip(to_fields))
+                .map(|(c, ((_, f), (_, t)))| cast(c, f, t, ctx, try_cast))
+                .collect::<Result<Vec<_>, _>>()?;
+            let fields: Vec<_> = to_fields
+                .iter()
+                .map(|(name, t)| t.to_arrow_field(name))
+                .collect();
+            Arc::new(
+                arrow_array::StructArray::try_new(fields.into(), columns, row.nulls().cloned())
+                    .map_err(|e| EvalError::Invalid(format!("cannot cast to {}: {e}", to.kind)))?,
+            )
         }
         (Array(from_element), Array(to_element)) => {
             // Cast the elements as one column and keep the lists' shape.

@@ -616,11 +616,23 @@ impl<'a> Binder<'a> {
         let span = expr.span();
         match expr {
             Expr::Identifier(ident) => resolve_column(scope, None, &ident.value, span),
-            Expr::CompoundIdentifier(parts) => match parts.as_slice() {
-                [q, c] => resolve_column(scope, Some(&q.value), &c.value, span),
-                [.., q, c] => resolve_column(scope, Some(&q.value), &c.value, span),
-                _ => Err(error(span, "invalid column reference")),
-            },
+            Expr::CompoundIdentifier(parts) => {
+                let names: Vec<&str> = parts.iter().map(|p| p.value.as_str()).collect();
+                // `t.c.f…` (a qualified column, then fields) or `c.f…` (a column, then fields).
+                let (column, fields) = match names.as_slice() {
+                    [q, c, rest @ ..] => match resolve_column(scope, Some(q), c, span) {
+                        Ok(column) => (column, rest),
+                        Err(qualified) => match resolve_column(scope, None, q, span) {
+                            Ok(column) => (column, &names[1..]),
+                            Err(_) => return Err(qualified),
+                        },
+                    },
+                    _ => return Err(error(span, "invalid column reference")),
+                };
+                fields
+                    .iter()
+                    .try_fold(column, |value, name| field_access(value, name, span))
+            }
             Expr::Value(v) => literal(&v.value, span),
             Expr::TypedString(ts) => {
                 let text = match &ts.value.value {
@@ -848,6 +860,10 @@ impl<'a> Binder<'a> {
             Expr::CompoundFieldAccess { root, access_chain } => {
                 let mut value = self.bind_expr(root, scope)?;
                 for access in access_chain {
+                    if let ast::AccessExpr::Dot(Expr::Identifier(name)) = access {
+                        value = field_access(value, &name.value, span)?;
+                        continue;
+                    }
                     let ast::AccessExpr::Subscript(ast::Subscript::Index { index }) = access else {
                         return Err(error(span, format!("unsupported field access: {expr}")));
                     };
@@ -1365,6 +1381,30 @@ fn unit_literal(unit: &str) -> ScalarExpr {
         data_type: DataType::not_null(string_literal_kind(&text)),
         value: Value::String(text),
     }
+}
+
+/// `value.name` for a ROW value: the field's type, nullable when the row is.
+fn field_access(value: ScalarExpr, name: &str, span: Span) -> Result<ScalarExpr, SqlError> {
+    let TypeKind::Row(fields) = &value.data_type().kind else {
+        return Err(error(
+            span,
+            format!("{} has no field '{name}'", value.data_type().kind),
+        ));
+    };
+    let Some(index) = fields.iter().position(|(n, _)| n == name) else {
+        return Err(error(
+            span,
+            format!("field '{name}' not found in {}", value.data_type().kind),
+        ));
+    };
+    let field_type = fields[index].1.clone();
+    let nullable = field_type.nullable || value.data_type().nullable;
+    Ok(ScalarExpr::Field {
+        expr: Box::new(value),
+        index,
+        name: name.to_string(),
+        data_type: field_type.with_nullable(nullable),
+    })
 }
 
 fn resolve_column(

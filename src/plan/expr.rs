@@ -27,6 +27,13 @@ pub enum ScalarExpr {
         data_type: DataType,
         try_cast: bool,
     },
+    /// Field `index` (named `name`) of a ROW value; NULL where the row is NULL.
+    Field {
+        expr: Box<ScalarExpr>,
+        index: usize,
+        name: String,
+        data_type: DataType,
+    },
     /// `CASE WHEN c1 THEN r1 … ELSE e END`; a missing ELSE is NULL.
     Case {
         branches: Vec<(ScalarExpr, ScalarExpr)>,
@@ -42,6 +49,7 @@ impl ScalarExpr {
             | ScalarExpr::Literal { data_type, .. }
             | ScalarExpr::Call { data_type, .. }
             | ScalarExpr::Cast { data_type, .. }
+            | ScalarExpr::Field { data_type, .. }
             | ScalarExpr::Case { data_type, .. } => data_type,
         }
     }
@@ -100,6 +108,7 @@ impl fmt::Display for ScalarExpr {
                 let name = if *try_cast { "TRY_CAST" } else { "CAST" };
                 write!(f, "{name}({expr} AS {data_type})")
             }
+            ScalarExpr::Field { expr, name, .. } => write!(f, "{expr}.{name}"),
             ScalarExpr::Case {
                 branches,
                 otherwise,

@@ -78,6 +78,16 @@ pub fn common_kind(a: &TypeKind, b: &TypeKind) -> Option<TypeKind> {
         (Date, Timestamp(p)) | (Timestamp(p), Date) => Some(Timestamp(*p)),
         (Time(p), Time(q)) => Some(Time(*p.max(q))),
         (Array(x), Array(y)) => Some(Array(Box::new(common_type(x, y)?))),
+        (Map(kx, vx), Map(ky, vy)) => Some(Map(
+            Box::new(common_type(kx, ky)?),
+            Box::new(common_type(vx, vy)?),
+        )),
+        // Rows meet field by field; the names are the first row's.
+        (Row(x), Row(y)) if x.len() == y.len() => Some(Row(x
+            .iter()
+            .zip(y)
+            .map(|((name, a), (_, b))| Some((name.clone(), common_type(a, b)?)))
+            .collect::<Option<Vec<_>>>()?)),
         _ => None,
     }
 }
