@@ -24,6 +24,9 @@ pub const FUNCTIONS: &[FunctionDef] = &[
     def!("ROW", resolve_row, row),
     def!("CARDINALITY", resolve_cardinality, cardinality),
     def!("MAP", resolve_map, map),
+    def!("MAP_UNION", resolve_map_union, map_union),
+    def!("MAP_FROM_ARRAYS", resolve_map_from_arrays, map_from_arrays),
+    def!("STR_TO_MAP", resolve_str_to_map, str_to_map),
     def!("ITEM", resolve_item, item),
     def!("ELEMENT", resolve_element, element),
     def!("MAP_KEYS", resolve_map_keys, map_keys),
@@ -173,66 +176,75 @@ fn resolve_map(args: &[DataType]) -> Result<Signature, String> {
 }
 
 fn map(args: &[ArrayRef], ctx: &EvalContext, t: &DataType) -> Result<ArrayRef, EvalError> {
+    let pairs = args.len() / 2;
+    let positions = row_major(pairs, ctx.num_rows);
+    let keys: Vec<&dyn Array> = args.iter().step_by(2).map(|a| a.as_ref()).collect();
+    let keys = arrow_select::interleave::interleave(&keys, &positions).map_err(internal_error)?;
+    let values: Vec<&dyn Array> = args.iter().skip(1).step_by(2).map(|a| a.as_ref()).collect();
+    let values =
+        arrow_select::interleave::interleave(&values, &positions).map_err(internal_error)?;
+    let lengths = vec![pairs; ctx.num_rows];
+    build_map(t, keys, values, &lengths, None)
+}
+
+/// A map column of type `t` from entry columns and per-row entry counts (`nulls`: the NULL
+/// rows, which have no entries), a repeated key keeping its first place and its last value.
+fn build_map(
+    t: &DataType,
+    keys: ArrayRef,
+    values: ArrayRef,
+    lengths: &[usize],
+    nulls: Option<arrow_buffer::NullBuffer>,
+) -> Result<ArrayRef, EvalError> {
     let arrow_schema::DataType::Map(entries, sorted) = t.to_arrow() else {
         return Err(EvalError::Internal(format!("MAP typed as {}", t.kind)));
     };
     let arrow_schema::DataType::Struct(fields) = entries.data_type() else {
         return Err(EvalError::Internal("MAP entries are not a struct".into()));
     };
-    let pairs = args.len() / 2;
-    let positions = row_major(pairs, ctx.num_rows);
-    let keys: Vec<&dyn Array> = args.iter().step_by(2).map(|a| a.as_ref()).collect();
-    let keys = arrow_select::interleave::interleave(&keys, &positions).map_err(internal_error)?;
     if keys.null_count() > 0 {
         return Err(EvalError::Invalid(
             "MAP keys must not be NULL (Tideline's maps cannot hold a NULL key)".into(),
         ));
     }
-    let values: Vec<&dyn Array> = args.iter().skip(1).step_by(2).map(|a| a.as_ref()).collect();
-    let values =
-        arrow_select::interleave::interleave(&values, &positions).map_err(internal_error)?;
-    let (keys, values, offsets) = if pairs > 1 {
-        distinct_entries(&keys, &values, pairs)?
-    } else {
-        let offsets = OffsetBuffer::from_lengths(std::iter::repeat_n(pairs, ctx.num_rows));
-        (keys, values, offsets)
-    };
+    let (keys, values, offsets) = distinct_entries(&keys, &values, lengths)?;
     let entries_array = StructArray::try_new(fields.clone(), vec![keys, values], None)
         .map_err(|e| EvalError::Invalid(format!("MAP: {e}")))?;
-    let map = MapArray::try_new(entries, offsets, entries_array, None, sorted)
+    let map = MapArray::try_new(entries, offsets, entries_array, nulls, sorted)
         .map_err(|e| EvalError::Invalid(format!("MAP: {e}")))?;
     Ok(Arc::new(map))
 }
 
 /// A key given twice keeps its first place and takes its last value, as a map filled from
-/// left to right does (`MAP['a', 1, 'a', 2]` is `{a=2}`). Entries come `pairs` per row.
+/// left to right does (`MAP['a', 1, 'a', 2]` is `{a=2}`). Row `r` has `lengths[r]` entries.
 fn distinct_entries(
     keys: &ArrayRef,
     values: &ArrayRef,
-    pairs: usize,
+    lengths: &[usize],
 ) -> Result<(ArrayRef, ArrayRef, OffsetBuffer<i32>), EvalError> {
     let same =
         arrow_ord::ord::make_comparator(keys.as_ref(), keys.as_ref(), SortOptions::default())
             .map_err(internal_error)?;
-    let rows = keys.len() / pairs;
     let mut key_positions = Vec::with_capacity(keys.len());
     let mut value_positions = Vec::with_capacity(keys.len());
-    let mut lengths = Vec::with_capacity(rows);
-    for row in 0..rows {
+    let mut kept = Vec::with_capacity(lengths.len());
+    let mut entry = 0;
+    for &length in lengths {
         let first = key_positions.len();
-        for entry in row * pairs..(row + 1) * pairs {
+        for e in entry..entry + length {
             match key_positions[first..]
                 .iter()
-                .position(|&k| same(k as usize, entry).is_eq())
+                .position(|&k| same(k as usize, e).is_eq())
             {
-                Some(at) => value_positions[first + at] = entry as u32,
+                Some(at) => value_positions[first + at] = e as u32,
                 None => {
-                    key_positions.push(entry as u32);
-                    value_positions.push(entry as u32);
+                    key_positions.push(e as u32);
+                    value_positions.push(e as u32);
                 }
             }
         }
-        lengths.push(key_positions.len() - first);
+        entry += length;
+        kept.push(key_positions.len() - first);
     }
     let take = |array: &ArrayRef, positions: Vec<u32>| {
         arrow_select::take::take(array.as_ref(), &UInt32Array::from(positions), None)
@@ -241,8 +253,250 @@ fn distinct_entries(
     Ok((
         take(keys, key_positions)?,
         take(values, value_positions)?,
-        OffsetBuffer::from_lengths(lengths),
+        OffsetBuffer::from_lengths(kept),
     ))
+}
+
+/// MAP_UNION(m1, m2, …): the maps merged left to right, a later value winning; NULL when any
+/// map is NULL.
+fn resolve_map_union(args: &[DataType]) -> Result<Signature, String> {
+    if args.is_empty() || args.iter().any(|a| !matches!(a.kind, TypeKind::Map(..))) {
+        return Err("MAP_UNION expects one or more MAPs".into());
+    }
+    let common = common_type_of(args).ok_or("MAP_UNION's maps have no common type")?;
+    Ok(Signature::new(
+        args.iter()
+            .map(|a| common.with_nullable(a.nullable))
+            .collect(),
+        common.with_nullable(any_nullable(args)),
+    ))
+}
+
+fn map_union(args: &[ArrayRef], ctx: &EvalContext, t: &DataType) -> Result<ArrayRef, EvalError> {
+    let maps: Vec<&MapArray> = args.iter().map(|a| a.as_map()).collect();
+    let key_columns: Vec<&dyn Array> = maps.iter().map(|m| m.keys().as_ref()).collect();
+    let value_columns: Vec<&dyn Array> = maps.iter().map(|m| m.values().as_ref()).collect();
+    let mut positions = Vec::new();
+    let mut lengths = Vec::with_capacity(ctx.num_rows);
+    let mut valid = Vec::with_capacity(ctx.num_rows);
+    for row in 0..ctx.num_rows {
+        let present = maps.iter().all(|m| m.is_valid(row));
+        valid.push(present);
+        let before = positions.len();
+        if present {
+            for (k, m) in maps.iter().enumerate() {
+                let offsets = m.value_offsets();
+                for at in offsets[row] as usize..offsets[row + 1] as usize {
+                    positions.push((k, at));
+                }
+            }
+        }
+        lengths.push(positions.len() - before);
+    }
+    let keys =
+        arrow_select::interleave::interleave(&key_columns, &positions).map_err(internal_error)?;
+    let values =
+        arrow_select::interleave::interleave(&value_columns, &positions).map_err(internal_error)?;
+    let nulls = arrow_buffer::NullBuffer::from(valid);
+    build_map(
+        t,
+        keys,
+        values,
+        &lengths,
+        (nulls.null_count() > 0).then_some(nulls),
+    )
+}
+
+/// MAP_FROM_ARRAYS(keys, values): entries pairing the arrays' elements; the arrays must be as
+/// long as each other; NULL when either is NULL.
+fn resolve_map_from_arrays(args: &[DataType]) -> Result<Signature, String> {
+    let [keys, values] = args else {
+        return Err("MAP_FROM_ARRAYS expects (keys, values)".into());
+    };
+    let (TypeKind::Array(k), TypeKind::Array(v)) = (&keys.kind, &values.kind) else {
+        return Err("MAP_FROM_ARRAYS expects two ARRAYs".into());
+    };
+    Ok(Signature::new(
+        args.to_vec(),
+        DataType {
+            kind: TypeKind::Map(k.clone(), v.clone()),
+            nullable: keys.nullable || values.nullable,
+        },
+    ))
+}
+
+fn map_from_arrays(
+    args: &[ArrayRef],
+    ctx: &EvalContext,
+    t: &DataType,
+) -> Result<ArrayRef, EvalError> {
+    let (keys, values) = (args[0].as_list::<i32>(), args[1].as_list::<i32>());
+    let mut key_positions: Vec<u32> = Vec::new();
+    let mut value_positions: Vec<u32> = Vec::new();
+    let mut lengths = Vec::with_capacity(ctx.num_rows);
+    let mut valid = Vec::with_capacity(ctx.num_rows);
+    for row in 0..ctx.num_rows {
+        let present = keys.is_valid(row) && values.is_valid(row);
+        valid.push(present);
+        if !present {
+            lengths.push(0);
+            continue;
+        }
+        let (ko, vo) = (keys.value_offsets(), values.value_offsets());
+        let (k_len, v_len) = (ko[row + 1] - ko[row], vo[row + 1] - vo[row]);
+        if k_len != v_len {
+            return Err(EvalError::Invalid(format!(
+                "Invalid function MAP_FROM_ARRAYS call: The length of the keys array {k_len} is not equal to the length of the values array {v_len}"
+            )));
+        }
+        key_positions.extend(ko[row] as u32..ko[row + 1] as u32);
+        value_positions.extend(vo[row] as u32..vo[row + 1] as u32);
+        lengths.push(k_len as usize);
+    }
+    let take = |array: &ArrayRef, positions: Vec<u32>| {
+        arrow_select::take::take(array.as_ref(), &UInt32Array::from(positions), None)
+            .map_err(internal_error)
+    };
+    let nulls = arrow_buffer::NullBuffer::from(valid);
+    build_map(
+        t,
+        take(keys.values(), key_positions)?,
+        take(values.values(), value_positions)?,
+        &lengths,
+        (nulls.null_count() > 0).then_some(nulls),
+    )
+}
+
+/// STR_TO_MAP(text [, list_delimiter [, key_value_delimiter]]): Java's `split` with the
+/// delimiters as regular expressions (defaults `,` and `=`), a key without a value mapping
+/// to NULL, the entries in the order of Java's `HashMap`, as Flink builds it.
+fn resolve_str_to_map(args: &[DataType]) -> Result<Signature, String> {
+    if args.is_empty() || args.len() > 3 {
+        return Err("STR_TO_MAP expects (text [, list_delimiter [, key_value_delimiter]])".into());
+    }
+    super::string::expect_strings("STR_TO_MAP", args)?;
+    Ok(Signature::new(
+        args.iter().map(|a| string_type(a.nullable)).collect(),
+        DataType {
+            kind: TypeKind::Map(Box::new(string_type(false)), Box::new(string_type(true))),
+            nullable: true,
+        },
+    ))
+}
+
+fn str_to_map(args: &[ArrayRef], ctx: &EvalContext, t: &DataType) -> Result<ArrayRef, EvalError> {
+    let texts = args[0].as_string::<i32>();
+    let list = args.get(1).map(|a| a.as_string::<i32>());
+    let pair = args.get(2).map(|a| a.as_string::<i32>());
+    let mut keys = arrow_array::builder::StringBuilder::new();
+    let mut values = arrow_array::builder::StringBuilder::new();
+    let mut lengths = Vec::with_capacity(ctx.num_rows);
+    let mut valid = Vec::with_capacity(ctx.num_rows);
+    let mut cache: Option<(String, String, regex::Regex, regex::Regex)> = None;
+    for row in 0..ctx.num_rows {
+        let delimiter = |a: Option<&arrow_array::StringArray>, default: &'static str| match a {
+            None => Some(default.to_string()),
+            Some(a) if a.is_null(row) => None,
+            Some(a) => Some(a.value(row).to_string()),
+        };
+        let (Some(ld), Some(kd)) = (delimiter(list, ","), delimiter(pair, "=")) else {
+            valid.push(false);
+            lengths.push(0);
+            continue;
+        };
+        if texts.is_null(row) {
+            valid.push(false);
+            lengths.push(0);
+            continue;
+        }
+        if !matches!(&cache, Some((l, k, _, _)) if *l == ld && *k == kd) {
+            let compile = |p: &str| {
+                regex::Regex::new(p).map_err(|e| {
+                    EvalError::Invalid(format!("STR_TO_MAP: invalid delimiter '{p}': {e}"))
+                })
+            };
+            cache = Some((ld.clone(), kd.clone(), compile(&ld)?, compile(&kd)?));
+        }
+        let (_, _, list_re, pair_re) = cache.as_ref().expect("compiled above");
+        let text = texts.value(row);
+        let mut entries: Vec<(String, Option<String>)> = Vec::new();
+        if !text.is_empty() {
+            for item in java_split(list_re, text, 0) {
+                let kv = java_split(pair_re, item, 2);
+                let (k, v) = match kv.as_slice() {
+                    [k, v] => (k.to_string(), Some(v.to_string())),
+                    _ => (item.to_string(), None),
+                };
+                match entries.iter_mut().find(|(ek, _)| *ek == k) {
+                    Some(e) => e.1 = v,
+                    None => entries.push((k, v)),
+                }
+            }
+        }
+        for at in java_hash_order(entries.iter().map(|(k, _)| k.as_str())) {
+            keys.append_value(&entries[at].0);
+            values.append_option(entries[at].1.as_deref());
+        }
+        valid.push(true);
+        lengths.push(entries.len());
+    }
+    let nulls = arrow_buffer::NullBuffer::from(valid);
+    build_map(
+        t,
+        Arc::new(keys.finish()),
+        Arc::new(values.finish()),
+        &lengths,
+        (nulls.null_count() > 0).then_some(nulls),
+    )
+}
+
+/// Java's `String.split(regex, limit)`: with limit 0 trailing empty pieces go; a zero-width
+/// match at the start makes no leading empty piece; with limit n at most n pieces.
+fn java_split<'a>(re: &regex::Regex, text: &'a str, limit: usize) -> Vec<&'a str> {
+    let mut pieces = Vec::new();
+    let mut last = 0;
+    for m in re.find_iter(text) {
+        if limit > 0 && pieces.len() + 1 == limit {
+            break;
+        }
+        if m.end() == 0 {
+            continue;
+        }
+        if m.start() == m.end() && m.start() >= text.len() {
+            break;
+        }
+        pieces.push(&text[last..m.start()]);
+        last = m.end();
+    }
+    pieces.push(&text[last..]);
+    if limit == 0 {
+        while pieces.len() > 1 && pieces.last() == Some(&"") {
+            pieces.pop();
+        }
+        if pieces == [""] && !text.is_empty() {
+            pieces.clear();
+        }
+    }
+    pieces
+}
+
+/// The order in which Java's `HashMap<String, …>` (sized for `keys`) iterates its keys: by
+/// bucket of the spread `String.hashCode`, insertion order within a bucket.
+fn java_hash_order<'a>(keys: impl Iterator<Item = &'a str>) -> Vec<usize> {
+    let hashes: Vec<i32> = keys
+        .map(|k| {
+            k.encode_utf16()
+                .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(c as i32))
+        })
+        .collect();
+    let mut table = hashes.len().max(1).next_power_of_two();
+    while hashes.len() * 4 > table * 3 {
+        table *= 2;
+    }
+    let bucket = |h: i32| ((h ^ ((h as u32) >> 16) as i32) as u32 as usize) & (table - 1);
+    let mut order: Vec<usize> = (0..hashes.len()).collect();
+    order.sort_by_key(|&i| (bucket(hashes[i]), i));
+    order
 }
 
 /// `a[i]` (1-based) and `m[k]`: the element type, NULL when absent.

@@ -172,6 +172,7 @@ const FAMILIES: &[&[FunctionDef]] = &[
     string::FUNCTIONS,
     string::REGEX_FUNCTIONS,
     string::URL_FUNCTIONS,
+    string::CHARSET_FUNCTIONS,
     temporal::FUNCTIONS,
     datetime::FUNCTIONS,
     collection::FUNCTIONS,

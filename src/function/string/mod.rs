@@ -2,6 +2,7 @@
 //! (NULL in, NULL out unless documented otherwise; positions are 1-based and count
 //! characters, not bytes).
 
+mod charset;
 mod regex_match;
 mod url;
 
@@ -19,6 +20,7 @@ use super::{
 };
 use crate::types::{DataType, MAX_LENGTH, TypeKind};
 
+pub use charset::FUNCTIONS as CHARSET_FUNCTIONS;
 pub use regex_match::FUNCTIONS as REGEX_FUNCTIONS;
 pub use url::FUNCTIONS as URL_FUNCTIONS;
 
