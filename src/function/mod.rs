@@ -173,6 +173,7 @@ const FAMILIES: &[&[FunctionDef]] = &[
     string::REGEX_FUNCTIONS,
     string::URL_FUNCTIONS,
     string::CHARSET_FUNCTIONS,
+    string::PRINTF_FUNCTIONS,
     temporal::FUNCTIONS,
     datetime::FUNCTIONS,
     collection::FUNCTIONS,

@@ -3,6 +3,7 @@
 //! characters, not bytes).
 
 mod charset;
+mod printf;
 mod regex_match;
 mod url;
 
@@ -21,6 +22,7 @@ use super::{
 use crate::types::{DataType, MAX_LENGTH, TypeKind};
 
 pub use charset::FUNCTIONS as CHARSET_FUNCTIONS;
+pub use printf::FUNCTIONS as PRINTF_FUNCTIONS;
 pub use regex_match::FUNCTIONS as REGEX_FUNCTIONS;
 pub use url::FUNCTIONS as URL_FUNCTIONS;
 

@@ -1,0 +1,403 @@
+//! PRINTF: Java's `String.format` over the SQL values as Flink hands them to it. A format
+//! that does not suit an argument (`%d` of a string, `%f` of a DECIMAL, which Flink passes as
+//! its own decimal class) gives NULL, as Flink turns Java's format exception into NULL; a NULL
+//! argument prints `null` (`false` under `%b`); a NULL format gives NULL.
+
+use std::fmt::Write;
+use std::sync::Arc;
+
+use arrow_array::builder::StringBuilder;
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Date32Type, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type,
+};
+use arrow_array::{Array, ArrayRef};
+use arrow_schema::DataType as ArrowType;
+
+use super::{expect_strings, strs};
+use crate::function::{EvalContext, EvalError, FunctionDef, Signature, string_type};
+use crate::types::text::{write_decimal, write_java_double, write_java_float};
+use crate::types::{DataType, TypeKind};
+
+pub const FUNCTIONS: &[FunctionDef] = &[def!("PRINTF", resolve_printf, printf)];
+
+fn resolve_printf(args: &[DataType]) -> Result<Signature, String> {
+    let (format, rest) = args.split_first().ok_or("PRINTF expects (format, args…)")?;
+    expect_strings("PRINTF", std::slice::from_ref(format))?;
+    let mut sig = vec![string_type(format.nullable)];
+    sig.extend(rest.iter().map(|a| {
+        if a.kind == TypeKind::Null {
+            string_type(true)
+        } else {
+            a.clone()
+        }
+    }));
+    Ok(Signature::new(sig, string_type(true)))
+}
+
+/// One argument as Java sees it.
+enum Arg {
+    Null,
+    /// An integer and its width in bits (for `%x` of negatives).
+    Int(i64, u32),
+    Float(f64, bool),
+    Bool(bool),
+    /// Text that only `%s` accepts (strings, decimals, other objects).
+    Text(String),
+}
+
+fn arg(array: &ArrayRef, row: usize) -> Arg {
+    if array.is_null(row) {
+        return Arg::Null;
+    }
+    match array.data_type() {
+        ArrowType::Int8 => Arg::Int(array.as_primitive::<Int8Type>().value(row) as i64, 8),
+        ArrowType::Int16 => Arg::Int(array.as_primitive::<Int16Type>().value(row) as i64, 16),
+        ArrowType::Int32 => Arg::Int(array.as_primitive::<Int32Type>().value(row) as i64, 32),
+        ArrowType::Int64 => Arg::Int(array.as_primitive::<Int64Type>().value(row), 64),
+        // Flink passes a DATE as its day number.
+        ArrowType::Date32 => Arg::Int(array.as_primitive::<Date32Type>().value(row) as i64, 32),
+        ArrowType::Float32 => {
+            Arg::Float(array.as_primitive::<Float32Type>().value(row) as f64, true)
+        }
+        ArrowType::Float64 => Arg::Float(array.as_primitive::<Float64Type>().value(row), false),
+        ArrowType::Boolean => Arg::Bool(array.as_boolean().value(row)),
+        ArrowType::Utf8 => Arg::Text(array.as_string::<i32>().value(row).to_string()),
+        ArrowType::Decimal128(_, scale) => {
+            let mut s = String::new();
+            write_decimal(
+                &mut s,
+                array.as_primitive::<Decimal128Type>().value(row),
+                (*scale).max(0) as u8,
+            );
+            Arg::Text(s)
+        }
+        other => Arg::Text(format!("{other}")),
+    }
+}
+
+/// `%[index$][flags][width][.precision]conversion`.
+struct Spec {
+    index: Option<usize>,
+    left: bool,
+    plus: bool,
+    space: bool,
+    zero: bool,
+    group: bool,
+    width: usize,
+    precision: Option<usize>,
+    conversion: char,
+}
+
+fn parse_spec(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Option<Spec> {
+    let mut digits = String::new();
+    while let Some(&c) = chars.peek() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            chars.next();
+        } else {
+            break;
+        }
+    }
+    let mut index = None;
+    if chars.peek() == Some(&'$') {
+        chars.next();
+        index = Some(digits.parse::<usize>().ok()?.checked_sub(1)?);
+        digits.clear();
+    }
+    let mut spec = Spec {
+        index,
+        left: false,
+        plus: false,
+        space: false,
+        zero: false,
+        group: false,
+        width: 0,
+        precision: None,
+        conversion: ' ',
+    };
+    if digits.is_empty() {
+        while let Some(&c) = chars.peek() {
+            match c {
+                '-' => spec.left = true,
+                '+' => spec.plus = true,
+                ' ' => spec.space = true,
+                '0' => spec.zero = true,
+                ',' => spec.group = true,
+                _ => break,
+            }
+            chars.next();
+        }
+        while let Some(&c) = chars.peek() {
+            if c.is_ascii_digit() {
+                digits.push(c);
+                chars.next();
+            } else {
+                break;
+            }
+        }
+    } else if digits.starts_with('0') {
+        spec.zero = true;
+    }
+    spec.width = if digits.is_empty() {
+        0
+    } else {
+        digits.parse().ok()?
+    };
+    if chars.peek() == Some(&'.') {
+        chars.next();
+        let mut p = String::new();
+        while let Some(&c) = chars.peek() {
+            if c.is_ascii_digit() {
+                p.push(c);
+                chars.next();
+            } else {
+                break;
+            }
+        }
+        spec.precision = Some(p.parse().ok()?);
+    }
+    spec.conversion = chars.next()?;
+    Some(spec)
+}
+
+fn group_thousands(digits: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The text of one conversion, or `None` when the argument does not suit it.
+fn convert(spec: &Spec, arg: &Arg) -> Option<String> {
+    let upper = spec.conversion.is_ascii_uppercase();
+    let mut text = match (spec.conversion.to_ascii_lowercase(), arg) {
+        ('s', a) => {
+            let mut s = match a {
+                Arg::Null => "null".to_string(),
+                Arg::Int(v, _) => v.to_string(),
+                Arg::Float(v, true) => {
+                    let mut s = String::new();
+                    write_java_float(&mut s, *v as f32);
+                    s
+                }
+                Arg::Float(v, false) => {
+                    let mut s = String::new();
+                    write_java_double(&mut s, *v);
+                    s
+                }
+                Arg::Bool(b) => b.to_string(),
+                Arg::Text(t) => t.clone(),
+            };
+            if let Some(p) = spec.precision {
+                s = s.chars().take(p).collect();
+            }
+            s
+        }
+        ('b', a) => match a {
+            Arg::Null => "false".into(),
+            Arg::Bool(b) => b.to_string(),
+            _ => "true".into(),
+        },
+        (_, Arg::Null) => "null".into(),
+        ('d', Arg::Int(v, _)) => {
+            let digits = v.unsigned_abs().to_string();
+            let digits = if spec.group {
+                group_thousands(&digits)
+            } else {
+                digits
+            };
+            let sign = if *v < 0 {
+                "-"
+            } else if spec.plus {
+                "+"
+            } else if spec.space {
+                " "
+            } else {
+                ""
+            };
+            let pad = spec.width.saturating_sub(sign.len() + digits.len());
+            if spec.zero && !spec.left {
+                format!("{sign}{}{digits}", "0".repeat(pad))
+            } else {
+                format!("{sign}{digits}")
+            }
+        }
+        ('x' | 'o', Arg::Int(v, bits)) => {
+            let mask = if *bits == 64 {
+                u64::MAX
+            } else {
+                (1u64 << bits) - 1
+            };
+            let u = (*v as u64) & mask;
+            let s = if spec.conversion.eq_ignore_ascii_case(&'x') {
+                format!("{u:x}")
+            } else {
+                format!("{u:o}")
+            };
+            let pad = spec.width.saturating_sub(s.len());
+            if spec.zero && !spec.left {
+                format!("{}{s}", "0".repeat(pad))
+            } else {
+                s
+            }
+        }
+        ('c', Arg::Int(v, _)) => char::from_u32(u32::try_from(*v).ok()?)?.to_string(),
+        ('f' | 'e' | 'g', Arg::Float(v, _)) => {
+            let p = spec.precision.unwrap_or(6);
+            let mut s = match spec.conversion.to_ascii_lowercase() {
+                'f' => format!("{v:.p$}"),
+                'e' => {
+                    // Java writes the exponent with a sign and at least two digits.
+                    let raw = format!("{v:.p$e}");
+                    let (m, e) = raw.split_once('e')?;
+                    let e: i32 = e.parse().ok()?;
+                    format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
+                }
+                _ => format!("{v:.p$}"),
+            };
+            if spec.group {
+                let (int, frac) = s
+                    .split_once('.')
+                    .map_or((s.as_str(), None), |(i, f)| (i, Some(f)));
+                let (sign, int) = int.strip_prefix('-').map_or(("", int), |i| ("-", i));
+                let grouped = group_thousands(int);
+                s = match frac {
+                    Some(f) => format!("{sign}{grouped}.{f}"),
+                    None => format!("{sign}{grouped}"),
+                };
+            }
+            if spec.plus && *v >= 0.0 {
+                s.insert(0, '+');
+            }
+            let pad = spec.width.saturating_sub(s.len());
+            if spec.zero && !spec.left {
+                let at = usize::from(s.starts_with(['-', '+']));
+                s.insert_str(at, &"0".repeat(pad));
+            }
+            s
+        }
+        _ => return None,
+    };
+    if upper {
+        text = text.to_uppercase();
+    }
+    let pad = spec.width.saturating_sub(text.chars().count());
+    if pad > 0 {
+        if spec.left {
+            text.push_str(&" ".repeat(pad));
+        } else {
+            text.insert_str(0, &" ".repeat(pad));
+        }
+    }
+    Some(text)
+}
+
+/// Formats one row; `None` when Java would throw.
+fn format_row(format: &str, args: &[Arg], out: &mut String) -> Option<()> {
+    let mut chars = format.chars().peekable();
+    let mut next = 0;
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.peek() {
+            Some('%') => {
+                chars.next();
+                out.push('%');
+                continue;
+            }
+            Some('n') => {
+                chars.next();
+                out.push('\n');
+                continue;
+            }
+            _ => {}
+        }
+        let spec = parse_spec(&mut chars)?;
+        let index = match spec.index {
+            Some(i) => i,
+            None => {
+                next += 1;
+                next - 1
+            }
+        };
+        let text = convert(&spec, args.get(index)?)?;
+        let _ = write!(out, "{text}");
+    }
+    Some(())
+}
+
+fn printf(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    let formats = strs(&args[0]);
+    let mut b = StringBuilder::with_capacity(ctx.num_rows, 0);
+    let mut out = String::new();
+    let mut row_args = Vec::with_capacity(args.len() - 1);
+    for i in 0..ctx.num_rows {
+        if formats.is_null(i) {
+            b.append_null();
+            continue;
+        }
+        row_args.clear();
+        row_args.extend(args[1..].iter().map(|a| arg(a, i)));
+        out.clear();
+        match format_row(formats.value(i), &row_args, &mut out) {
+            Some(()) => b.append_value(&out),
+            None => b.append_null(),
+        }
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fmt(format: &str, args: &[Arg]) -> Option<String> {
+        let mut out = String::new();
+        format_row(format, args, &mut out).map(|()| out)
+    }
+
+    #[test]
+    fn java_format_subset() {
+        assert_eq!(
+            fmt("%s-%d", &[Arg::Text("a".into()), Arg::Int(5, 32)]).as_deref(),
+            Some("a-5")
+        );
+        assert_eq!(
+            fmt("%s-%d", &[Arg::Null, Arg::Null]).as_deref(),
+            Some("null-null")
+        );
+        assert_eq!(fmt("%d", &[Arg::Text("a".into())]), None);
+        assert_eq!(
+            fmt("%5.2f", &[Arg::Float(std::f64::consts::PI, false)]).as_deref(),
+            Some(" 3.14")
+        );
+        assert_eq!(fmt("%x", &[Arg::Int(255, 32)]).as_deref(), Some("ff"));
+        assert_eq!(fmt("%x", &[Arg::Int(-1, 32)]).as_deref(), Some("ffffffff"));
+        assert_eq!(fmt("%s %s", &[Arg::Text("a".into())]), None);
+        assert_eq!(fmt("%b", &[Arg::Bool(true)]).as_deref(), Some("true"));
+        assert_eq!(fmt("nofmt", &[]).as_deref(), Some("nofmt"));
+        assert_eq!(
+            fmt(
+                "%-4s|%04d|%,d",
+                &[
+                    Arg::Text("a".into()),
+                    Arg::Int(7, 32),
+                    Arg::Int(1234567, 64)
+                ]
+            )
+            .as_deref(),
+            Some("a   |0007|1,234,567")
+        );
+        assert_eq!(
+            fmt("%2$s %1$s", &[Arg::Text("a".into()), Arg::Text("b".into())]).as_deref(),
+            Some("b a")
+        );
+    }
+}
