@@ -164,7 +164,7 @@ fn parse_spec(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Option<Sp
 fn group_thousands(digits: &str) -> String {
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
