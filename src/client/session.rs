@@ -349,14 +349,11 @@ impl Session {
                 )?;
                 let ctx = self.eval_context();
                 let pipelines = build_pipelines(&plan, &ctx)?;
-                let mut sink: Box<dyn Sink> = match table.option("connector").unwrap_or_default() {
-                    "print" => Box::new(PrintSink::new(
-                        plan.schema().clone(),
-                        ctx.zone.clone(),
-                        table.option("print-identifier"),
-                    )),
-                    "blackhole" => Box::new(BlackholeSink::default()),
-                    "filesystem" => Box::new(FileSink::new(
+                // Sinks that can fail on their options are built before the job is submitted.
+                let connector = table.option("connector").unwrap_or_default();
+                let file_sink = match connector {
+                    "print" | "blackhole" => None,
+                    "filesystem" => Some(FileSink::new(
                         &name,
                         &table.options,
                         plan.schema().clone(),
@@ -374,7 +371,20 @@ impl Session {
                 )
                 .map_err(write_failed)?;
                 out.flush().map_err(write_failed)?;
-                runtime::run(pipelines, sink.as_mut(), self.cancel.clone())?;
+                let cancel = self.cancel.clone();
+                match file_sink {
+                    Some(mut sink) => runtime::run(pipelines, &mut sink, cancel)?,
+                    None if connector == "print" => {
+                        let mut sink = PrintSink::new(
+                            plan.schema().clone(),
+                            ctx.zone.clone(),
+                            table.option("print-identifier"),
+                            &mut *out,
+                        );
+                        runtime::run(pipelines, &mut sink, cancel)?;
+                    }
+                    None => runtime::run(pipelines, &mut BlackholeSink::default(), cancel)?,
+                }
                 writeln!(
                     out,
                     "[INFO] Complete execution of the SQL update statement."

@@ -39,6 +39,7 @@ pub fn can_cast(from: &TypeKind, to: &TypeKind) -> bool {
                     .zip(b)
                     .all(|((_, x), (_, y))| can_cast(&x.kind, &y.kind))
         }
+        (Map(ka, va), Map(kb, vb)) => can_cast(&ka.kind, &kb.kind) && can_cast(&va.kind, &vb.kind),
         _ => false,
     }
 }
@@ -154,6 +155,33 @@ pub fn cast(
             Arc::new(
                 arrow_array::StructArray::try_new(fields.into(), columns, row.nulls().cloned())
                     .map_err(|e| EvalError::Invalid(format!("cannot cast to {}: {e}", to.kind)))?,
+            )
+        }
+        (Map(from_key, from_value), Map(to_key, to_value)) => {
+            // Cast keys and values as columns and keep the maps' shape.
+            let map = array.as_map();
+            let keys = cast(map.keys(), from_key, to_key, ctx, try_cast)?;
+            let values = cast(map.values(), from_value, to_value, ctx, try_cast)?;
+            let ArrowType::Map(entries, sorted) = to.to_arrow() else {
+                return Err(EvalError::Internal(format!("MAP typed as {}", to.kind)));
+            };
+            let ArrowType::Struct(fields) = entries.data_type().clone() else {
+                return Err(EvalError::Internal("MAP entries are not a struct".into()));
+            };
+            let invalid = |e: arrow_schema::ArrowError| {
+                EvalError::Invalid(format!("cannot cast to {}: {e}", to.kind))
+            };
+            let entries_array = arrow_array::StructArray::try_new(fields, vec![keys, values], None)
+                .map_err(invalid)?;
+            Arc::new(
+                arrow_array::MapArray::try_new(
+                    entries,
+                    map.offsets().clone(),
+                    entries_array,
+                    map.nulls().cloned(),
+                    sorted,
+                )
+                .map_err(invalid)?,
             )
         }
         (Array(from_element), Array(to_element)) => {

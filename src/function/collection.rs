@@ -17,6 +17,7 @@ use super::{
     EvalContext, EvalError, FunctionDef, Signature, any_nullable, internal_error, string_type,
 };
 use crate::types::coercion::common_type_of;
+use crate::types::java_hash::{hash_map_order, java_string_hash};
 use crate::types::{DataType, TypeKind};
 
 pub const FUNCTIONS: &[FunctionDef] = &[
@@ -433,7 +434,9 @@ fn str_to_map(args: &[ArrayRef], ctx: &EvalContext, t: &DataType) -> Result<Arra
                 }
             }
         }
-        for at in java_hash_order(entries.iter().map(|(k, _)| k.as_str())) {
+        let hashes: Vec<i32> = entries.iter().map(|(k, _)| java_string_hash(k)).collect();
+        // Flink's map is a HashMap sized for the pairs, keyed by Java strings.
+        for at in hash_map_order(&hashes, hashes.len()) {
             keys.append_value(&entries[at].0);
             values.append_option(entries[at].1.as_deref());
         }
@@ -478,25 +481,6 @@ fn java_split<'a>(re: &regex::Regex, text: &'a str, limit: usize) -> Vec<&'a str
         }
     }
     pieces
-}
-
-/// The order in which Java's `HashMap<String, …>` (sized for `keys`) iterates its keys: by
-/// bucket of the spread `String.hashCode`, insertion order within a bucket.
-fn java_hash_order<'a>(keys: impl Iterator<Item = &'a str>) -> Vec<usize> {
-    let hashes: Vec<i32> = keys
-        .map(|k| {
-            k.encode_utf16()
-                .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(c as i32))
-        })
-        .collect();
-    let mut table = hashes.len().max(1).next_power_of_two();
-    while hashes.len() * 4 > table * 3 {
-        table *= 2;
-    }
-    let bucket = |h: i32| ((h ^ ((h as u32) >> 16) as i32) as u32 as usize) & (table - 1);
-    let mut order: Vec<usize> = (0..hashes.len()).collect();
-    order.sort_by_key(|&i| (bucket(hashes[i]), i));
-    order
 }
 
 /// `a[i]` (1-based) and `m[k]`: the element type, NULL when absent.

@@ -107,6 +107,15 @@ pub fn can_assign(from: &TypeKind, to: &TypeKind) -> bool {
         (Date, Timestamp(_) | TimestampLtz(_)) => true,
         (Time(_), Time(_)) => true,
         (Array(a), Array(b)) => can_assign(&a.kind, &b.kind),
+        (Map(ka, va), Map(kb, vb)) => {
+            can_assign(&ka.kind, &kb.kind) && can_assign(&va.kind, &vb.kind)
+        }
+        (Row(a), Row(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|((_, x), (_, y))| can_assign(&x.kind, &y.kind))
+        }
         _ if from.is_numeric() && to.is_numeric() => common_kind(from, to)
             .is_some_and(|c| std::mem::discriminant(&c) == std::mem::discriminant(to)),
         _ => false,

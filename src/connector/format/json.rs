@@ -11,6 +11,8 @@
 //! counted.
 
 use std::collections::HashMap;
+
+use crate::types::java_hash::{flink_string_hash, hash_map_order};
 use std::fmt::Write;
 use std::sync::Arc;
 
@@ -509,8 +511,22 @@ impl Converter<'_> {
                 let mut offsets: Vec<i32> = vec![0];
                 let mut valid = Vec::with_capacity(n);
                 let mut errors = Vec::new();
+                let string_keys = kt.kind.is_string();
+                let mut hashes = Vec::new();
                 for (i, v) in values.iter().enumerate() {
                     match v {
+                        Value::Object(o) if string_keys => {
+                            // Flink fills a HashMap keyed by its StringData, so the map comes
+                            // out in that map's order.
+                            hashes.clear();
+                            hashes.extend(o.keys().map(|k| flink_string_hash(k)));
+                            let entries: Vec<(&String, &Value)> = o.iter().collect();
+                            for at in hash_map_order(&hashes, 16) {
+                                keys.push(entries[at].0.clone());
+                                vals.push(entries[at].1);
+                            }
+                            valid.push(true);
+                        }
                         Value::Object(o) => {
                             for (k, v) in o {
                                 keys.push(k.clone());

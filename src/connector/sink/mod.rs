@@ -11,23 +11,28 @@ use crate::types::Schema;
 use crate::types::text::format_value;
 use crate::types::time::SessionZone;
 
-/// Flink's `print` connector: one `+I[a, b]` line per row on stdout, prefixed by
-/// `print-identifier> ` when set.
-pub struct PrintSink {
+/// Flink's `print` connector: one `+I[a, b]` line per row on the client's output (the
+/// process's stdout), prefixed by `print-identifier> ` when set.
+pub struct PrintSink<'a> {
     schema: Schema,
     zone: SessionZone,
     prefix: String,
-    out: std::io::BufWriter<std::io::Stdout>,
+    out: std::io::BufWriter<&'a mut dyn std::io::Write>,
 }
 
-impl PrintSink {
-    pub fn new(schema: Schema, zone: SessionZone, identifier: Option<&str>) -> Self {
+impl<'a> PrintSink<'a> {
+    pub fn new(
+        schema: Schema,
+        zone: SessionZone,
+        identifier: Option<&str>,
+        out: &'a mut dyn std::io::Write,
+    ) -> Self {
         let prefix = identifier.map_or(String::new(), |id| format!("{id}> "));
         PrintSink {
             schema,
             zone,
             prefix,
-            out: std::io::BufWriter::new(std::io::stdout()),
+            out: std::io::BufWriter::new(out),
         }
     }
 }
@@ -49,7 +54,7 @@ pub fn row_string(
     format!("{kind}[{}]", cells.join(", "))
 }
 
-impl Sink for PrintSink {
+impl Sink for PrintSink<'_> {
     fn write(&mut self, chunk: StreamChunk) -> Result<(), ExecError> {
         use std::io::Write;
         for row in 0..chunk.num_rows() {
