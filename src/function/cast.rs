@@ -10,8 +10,8 @@ use arrow_array::types::*;
 use arrow_array::{Array, ArrayRef, StringArray, new_null_array};
 use arrow_schema::DataType as ArrowType;
 
-use super::operator::{pow10, rescale};
 use super::{EvalContext, EvalError};
+use crate::types::decimal::{pow10_saturating, rescale};
 use crate::types::text::{fit_chars, format_column, parse_column};
 use crate::types::time::truncate_to_precision;
 use crate::types::{DataType, NANOS_PER_DAY, TypeKind};
@@ -261,7 +261,7 @@ fn read_num(array: &ArrayRef, kind: &TypeKind, i: usize) -> Num {
 
 fn to_f64(n: Num) -> f64 {
     match n {
-        Num::Exact(v, s) => v as f64 / pow10(s as u32) as f64,
+        Num::Exact(v, s) => v as f64 / pow10_saturating(s as u32) as f64,
         Num::Approx(f) => f,
     }
 }
@@ -270,7 +270,7 @@ fn to_f64(n: Num) -> f64 {
 /// caller, like Java's `(byte)` casts).
 fn to_i128(n: Num) -> Option<i128> {
     match n {
-        Num::Exact(v, s) => Some(v / pow10(s as u32)),
+        Num::Exact(v, s) => Some(v / pow10_saturating(s as u32)),
         Num::Approx(f) if f.is_nan() => Some(0),
         Num::Approx(f) => Some(f.trunc().clamp(i64::MIN as f64, i64::MAX as f64) as i128),
     }
@@ -320,13 +320,13 @@ fn numeric_cast(
             Arc::new(b.finish())
         }
         TypeKind::Decimal { precision, scale } => {
-            let limit = pow10(*precision as u32);
+            let limit = pow10_saturating(*precision as u32);
             let mut b = Decimal128Builder::with_capacity(n);
             for i in 0..n {
                 let v = get(i).and_then(|v| match v {
-                    Num::Exact(v, s) => rescale(v, s, *scale),
+                    Num::Exact(v, s) => rescale(v, i32::from(s), i32::from(*scale)),
                     Num::Approx(f) => {
-                        let scaled = (f * pow10(*scale as u32) as f64).round();
+                        let scaled = (f * pow10_saturating(*scale as u32) as f64).round();
                         (scaled.is_finite() && scaled.abs() < 1e38).then_some(scaled as i128)
                     }
                 });

@@ -23,6 +23,7 @@ use super::{
     EvalContext, EvalError, Evaluation, FunctionDef, Signature, any_nullable, expect_arg_count,
 };
 use crate::types::coercion::as_decimal;
+use crate::types::decimal::{pow10, remainder, rescale};
 use crate::types::{DataType, MAX_LENGTH, TypeKind};
 
 pub const FUNCTIONS: &[FunctionDef] = &[
@@ -407,20 +408,6 @@ fn decimal_result(values: Vec<Option<i128>>, ret: &DataType) -> Result<ArrayRef,
     Ok(Arc::new(values))
 }
 
-fn pow10(n: u32) -> Option<i128> {
-    10i128.checked_pow(n)
-}
-
-/// Rescales an unscaled decimal from scale `from` to scale `to`, rounding half-up when scale
-/// is lost; None on overflow.
-fn rescale(v: i128, from: i32, to: i32) -> Option<i128> {
-    if to >= from {
-        v.checked_mul(pow10((to - from) as u32)?)
-    } else {
-        Some(round_unscaled(v, (from - to) as u32, Mode::HalfUp)? / pow10((from - to) as u32)?)
-    }
-}
-
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Mode {
     HalfUp,
@@ -652,24 +639,22 @@ fn modulo(args: &[ArrayRef], _: &EvalContext, ret: &DataType) -> Result<ArrayRef
             args[0].as_primitive::<Decimal128Type>(),
             args[1].as_primitive::<Decimal128Type>(),
         );
-        let common = i32::from(s1.max(s2));
         let mut values = Vec::with_capacity(a.len());
         for (x, y) in a.iter().zip(b.iter()) {
             let (Some(x), Some(y)) = (x, y) else {
                 values.push(None);
                 continue;
             };
-            let (Some(x), Some(y)) = (
-                rescale(x, i32::from(s1), common),
-                rescale(y, i32::from(s2), common),
-            ) else {
-                values.push(None);
-                continue;
-            };
             if y == 0 {
                 return Err(by_zero());
             }
-            values.push(rescale(x % y, common, i32::from(scale)));
+            values.push(remainder(
+                x,
+                i32::from(s1),
+                y,
+                i32::from(s2),
+                i32::from(scale),
+            ));
         }
         return decimal_result(values, ret);
     }

@@ -16,6 +16,7 @@ use arrow_ord::cmp;
 
 use super::{EvalContext, EvalError, FunctionDef, Signature};
 use crate::types::coercion::{arithmetic_kind, as_decimal, common_type};
+use crate::types::decimal::{pow10, pow10_saturating, remainder, rescale};
 use crate::types::{DataType, TypeKind};
 
 pub const FUNCTIONS: &[FunctionDef] = &[
@@ -376,23 +377,6 @@ fn has_zero(a: &ArrayRef) -> bool {
     }
 }
 
-/// 10^n for n ≤ 38.
-pub fn pow10(n: u32) -> i128 {
-    10i128.pow(n.min(38))
-}
-
-/// Rescales an unscaled decimal, rounding HALF_UP when digits are dropped.
-pub fn rescale(v: i128, from: u8, to: u8) -> Option<i128> {
-    if to >= from {
-        v.checked_mul(pow10((to - from) as u32))
-    } else {
-        let d = pow10((from - to) as u32);
-        let q = v / d;
-        let r = v % d;
-        Some(if r.abs() * 2 >= d { q + v.signum() } else { q })
-    }
-}
-
 fn decimal_arithmetic(
     op: Op,
     l: &ArrayRef,
@@ -403,7 +387,8 @@ fn decimal_arithmetic(
     let (ls, rs) = (decimal_scale(l), decimal_scale(r));
     let la: &PrimitiveArray<Decimal128Type> = l.as_primitive();
     let ra: &PrimitiveArray<Decimal128Type> = r.as_primitive();
-    let limit = pow10(precision as u32);
+    let limit = pow10_saturating(precision as u32);
+    let (ls, rs, scale) = (i32::from(ls), i32::from(rs), i32::from(scale));
     let mut out = Decimal128Builder::with_capacity(la.len());
     for i in 0..la.len() {
         if la.is_null(i) || ra.is_null(i) {
@@ -426,11 +411,11 @@ fn decimal_arithmetic(
                     None
                 } else {
                     // x / y at `scale`: (x * 10^(scale + rs - ls + 1)) / y, then round.
-                    let shift = scale as i32 + rs as i32 - ls as i32 + 1;
+                    let shift = scale + rs - ls + 1;
                     let num = if shift >= 0 {
-                        x.checked_mul(pow10(shift as u32))
+                        pow10(shift as u32).and_then(|p| x.checked_mul(p))
                     } else {
-                        Some(x / pow10((-shift) as u32))
+                        Some(pow10((-shift) as u32).map_or(0, |p| x / p))
                     };
                     num.map(|n| n / y)
                         .and_then(|q| rescale(q, scale + 1, scale))
@@ -440,11 +425,7 @@ fn decimal_arithmetic(
                 if y == 0 {
                     None
                 } else {
-                    let common = ls.max(rs);
-                    match (rescale(x, ls, common), rescale(y, rs, common)) {
-                        (Some(x), Some(y)) => rescale(x % y, common, scale),
-                        _ => None,
-                    }
+                    remainder(x, ls, y, rs, scale)
                 }
             }
         };

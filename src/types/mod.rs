@@ -6,6 +6,7 @@
 //! (`*ROWTIME*`, `*PROCTIME*`) are not types: they ride on a [`Field`] of a [`Schema`].
 
 pub mod coercion;
+pub mod decimal;
 pub mod java_hash;
 pub mod pattern;
 pub mod text;
