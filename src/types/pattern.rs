@@ -1094,4 +1094,26 @@ mod tests {
             Some("2021-03-07 00:00:00.000")
         );
     }
+
+    proptest::proptest! {
+        /// Formatting with a numeric pattern and parsing the text back with it gives the
+        /// value again, down to the pattern's finest field.
+        #[test]
+        fn modern_format_then_parse_round_trips(
+            nanos in -2_208_988_800_000_000_000i64..4_102_444_800_000_000_000i64,
+            which in 0usize..4,
+        ) {
+            let (pattern, unit) = [
+                ("yyyy-MM-dd HH:mm:ss.SSS", 1_000_000i64),
+                ("yyyyMMddHHmmss", 1_000_000_000),
+                ("dd/MM/yyyy HH:mm", 60_000_000_000),
+                ("yyyy-MM-dd'T'HH:mm:ss.SSSSSS", 1_000),
+            ][which];
+            let p = DateTimePattern::compile(pattern, PatternStyle::Modern).unwrap();
+            let mut text = String::new();
+            p.format(&mut text, &CivilDateTime::from_nanos(nanos), None).unwrap();
+            let back = p.parse(&text, 2026).and_then(|f| f.resolve_strict());
+            proptest::prop_assert_eq!(back, Some(nanos - nanos.rem_euclid(unit)), "{}", text);
+        }
+    }
 }
