@@ -1183,13 +1183,7 @@ mod tests {
     use arrow_array::{Int32Array, Int64Array, StringArray};
 
     fn ctx(n: usize) -> EvalContext {
-        EvalContext {
-            zone: crate::types::time::SessionZone::utc(),
-            clock: Arc::new(crate::clock::SystemClock),
-            query_start: 0,
-            batch_mode: false,
-            num_rows: n,
-        }
+        EvalContext::for_tests(n)
     }
 
     fn dec_type(p: u8, s: u8) -> DataType {

@@ -102,6 +102,18 @@ pub struct EvalContext {
 }
 
 impl EvalContext {
+    /// A UTC, streaming-mode context over the system clock, for kernel tests.
+    #[cfg(test)]
+    pub fn for_tests(num_rows: usize) -> Self {
+        EvalContext {
+            zone: SessionZone::utc(),
+            clock: Arc::new(crate::clock::SystemClock),
+            query_start: 0,
+            batch_mode: false,
+            num_rows,
+        }
+    }
+
     pub fn with_rows(&self, num_rows: usize) -> Self {
         EvalContext {
             num_rows,

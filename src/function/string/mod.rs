@@ -1644,13 +1644,7 @@ mod tests {
     use arrow_array::{BooleanArray, Int32Array};
 
     fn ctx(n: usize) -> EvalContext {
-        EvalContext {
-            zone: crate::types::time::SessionZone::utc(),
-            clock: Arc::new(crate::clock::SystemClock),
-            query_start: 0,
-            batch_mode: false,
-            num_rows: n,
-        }
+        EvalContext::for_tests(n)
     }
 
     fn s(values: &[Option<&str>]) -> ArrayRef {
