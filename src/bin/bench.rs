@@ -35,7 +35,7 @@ fn main() {
     let source = |name: &str, rows: u64| {
         format!(
             "CREATE TABLE {name} (id BIGINT, price DOUBLE, qty INT) WITH ('connector' = 'datagen', \
-             'rows-per-second' = '0', 'number-of-rows' = '{rows}', 'fields.qty.min' = '0', 'fields.qty.max' = '100');\n"
+             'rows-per-second' = '1000000000000', 'number-of-rows' = '{rows}', 'fields.qty.min' = '0', 'fields.qty.max' = '100');\n"
         )
     };
     let baseline = measure(

@@ -49,7 +49,52 @@ fn parse_num<T: std::str::FromStr>(key: &str, value: &str) -> Result<T, Connecto
     value
         .trim()
         .parse()
-        .map_err(|_| ConnectorError(format!("invalid value '{value}' for option '{key}'")))
+        .map_err(|_| ConnectorError(format!("Could not parse value '{value}' for key '{key}'.")))
+}
+
+/// The options a column may have, by its generator kind and type (Flink's datagen factory).
+fn field_options(kind: &str, ty: &TypeKind) -> &'static [&'static str] {
+    match (kind, ty) {
+        ("sequence", _) => &["end", "kind", "start"],
+        (_, k) if k.is_string() || k.is_binary() => &["kind", "length", "null-rate", "var-len"],
+        (_, TypeKind::Boolean) => &["kind", "null-rate"],
+        (
+            _,
+            TypeKind::Date | TypeKind::Time(_) | TypeKind::Timestamp(_) | TypeKind::TimestampLtz(_),
+        ) => &["kind", "max-past", "null-rate"],
+        _ => &["kind", "max", "min", "null-rate"],
+    }
+}
+
+/// Flink's message for options the connector does not take, listing those it does.
+fn unsupported_options(
+    unsupported: &[&str],
+    schema: &Schema,
+    get: impl Fn(&str) -> Option<String>,
+) -> ConnectorError {
+    let mut supported: Vec<String> = [
+        "connector",
+        "number-of-rows",
+        "rows-per-second",
+        "scan.parallelism",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for field in &schema.fields {
+        let kind = get(&format!("fields.{}.kind", field.name)).unwrap_or_else(|| "random".into());
+        for o in field_options(&kind, &field.data_type.kind) {
+            supported.push(format!("fields.{}.{o}", field.name));
+        }
+    }
+    supported.sort();
+    let mut unsupported: Vec<&str> = unsupported.to_vec();
+    unsupported.sort_unstable();
+    ConnectorError(format!(
+        "Unsupported options found for 'datagen'.\n\nUnsupported options:\n\n{}\n\nSupported options:\n\n{}",
+        unsupported.join("\n"),
+        supported.join("\n")
+    ))
 }
 
 impl DatagenSplit {
@@ -64,39 +109,59 @@ impl DatagenSplit {
                 .find(|(key, _)| key == k)
                 .map(|(_, v)| v.as_str())
         };
+        let mut unknown = Vec::new();
         for (key, _) in options {
             let known = matches!(
                 key.as_str(),
                 "connector" | "rows-per-second" | "number-of-rows" | "scan.parallelism"
             ) || key.strip_prefix("fields.").is_some_and(|rest| {
                 rest.rsplit_once('.').is_some_and(|(field, opt)| {
-                    schema.index_of(field).is_some()
-                        && matches!(
-                            opt,
-                            "kind"
-                                | "min"
-                                | "max"
-                                | "length"
-                                | "start"
-                                | "end"
-                                | "null-rate"
-                                | "max-past"
-                                | "var-len"
-                        )
+                    schema
+                        .fields
+                        .iter()
+                        .find(|f| f.name == field)
+                        .is_some_and(|f| {
+                            let kind = get(&format!("fields.{field}.kind")).unwrap_or("random");
+                            field_options(kind, &f.data_type.kind).contains(&opt)
+                        })
                 })
             });
             if !known {
-                return Err(ConnectorError(format!(
-                    "unsupported option '{key}' for connector 'datagen'"
-                )));
+                unknown.push(key.as_str());
             }
         }
+        // Flink checks the sequence fields' bounds before it reports unknown options.
+        for field in &schema.fields {
+            if get(&format!("fields.{}.kind", field.name)) == Some("sequence") {
+                for bound in ["start", "end"] {
+                    let key = format!("fields.{}.{bound}", field.name);
+                    if get(&key).is_none() {
+                        return Err(ConnectorError(format!(
+                            "Could not find required property '{key}' for sequence generator."
+                        )));
+                    }
+                }
+            }
+        }
+        if !unknown.is_empty() {
+            return Err(unsupported_options(&unknown, schema, |k| {
+                get(k).map(str::to_string)
+            }));
+        }
         let rows_per_second = match get("rows-per-second") {
-            Some(v) => Some(parse_num::<u64>("rows-per-second", v)?).filter(|r| *r > 0),
+            Some(v) => match parse_num::<i64>("rows-per-second", v)? {
+                // Flink waits forever here; saying so is kinder.
+                r if r <= 0 => {
+                    return Err(ConnectorError(format!(
+                        "option 'rows-per-second' must be positive, got {r} (Flink would never emit a row)"
+                    )));
+                }
+                r => Some(r as u64),
+            },
             None => Some(10_000),
         };
         let mut remaining = get("number-of-rows")
-            .map(|v| parse_num::<u64>("number-of-rows", v))
+            .map(|v| parse_num::<i64>("number-of-rows", v).map(|n| n.max(0) as u64))
             .transpose()?;
         let mut gens = Vec::new();
         for field in &schema.fields {
@@ -105,50 +170,42 @@ impl DatagenSplit {
             let kind = opt("kind").unwrap_or("random");
             let generator = match kind {
                 "sequence" => {
-                    let start: i64 = parse_num(
-                        &key("start"),
-                        opt("start").ok_or_else(|| {
-                            ConnectorError(format!(
-                                "option '{}' is required for a sequence",
-                                key("start")
-                            ))
-                        })?,
-                    )?;
-                    let end: i64 = parse_num(
-                        &key("end"),
-                        opt("end").ok_or_else(|| {
-                            ConnectorError(format!(
-                                "option '{}' is required for a sequence",
-                                key("end")
-                            ))
-                        })?,
-                    )?;
-                    if end < start {
-                        return Err(ConnectorError(format!(
-                            "'{}' must not be less than '{}'",
-                            key("end"),
-                            key("start")
-                        )));
-                    }
-                    let count = (end - start) as u64 + 1;
+                    let start: i64 = parse_num(&key("start"), opt("start").unwrap_or(""))?;
+                    let end: i64 = parse_num(&key("end"), opt("end").unwrap_or(""))?;
+                    // Flink counts |end - start + 1| values up from start, even when end is
+                    // below start.
+                    let count = (end as i128 - start as i128 + 1).unsigned_abs();
+                    let count = u64::try_from(count).unwrap_or(u64::MAX);
                     remaining = Some(remaining.map_or(count, |r| r.min(count)));
+                    let end = start.saturating_add(count.saturating_sub(1) as i64);
                     FieldGen::Sequence { start, end }
                 }
                 "random" => {
                     let (dmin, dmax) = default_range(&field.data_type.kind);
+                    let min: f64 = opt("min")
+                        .map(|v| parse_num(&key("min"), v))
+                        .transpose()?
+                        .unwrap_or(dmin);
+                    let max: f64 = opt("max")
+                        .map(|v| parse_num(&key("max"), v))
+                        .transpose()?
+                        .unwrap_or(dmax);
+                    if min > max {
+                        return Err(ConnectorError(format!(
+                            "lower bound ({min}) must be strictly less than upper bound ({max})"
+                        )));
+                    }
+                    let length: i64 = opt("length")
+                        .map(|v| parse_num(&key("length"), v))
+                        .transpose()?
+                        .unwrap_or(100);
+                    if length <= 0 {
+                        return Err(ConnectorError(format!("length ({length})")));
+                    }
                     FieldGen::Random {
-                        min: opt("min")
-                            .map(|v| parse_num(&key("min"), v))
-                            .transpose()?
-                            .unwrap_or(dmin),
-                        max: opt("max")
-                            .map(|v| parse_num(&key("max"), v))
-                            .transpose()?
-                            .unwrap_or(dmax),
-                        length: opt("length")
-                            .map(|v| parse_num(&key("length"), v))
-                            .transpose()?
-                            .unwrap_or(100),
+                        min,
+                        max,
+                        length: length as usize,
                         null_rate: opt("null-rate")
                             .map(|v| parse_num(&key("null-rate"), v))
                             .transpose()?
