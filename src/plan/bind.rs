@@ -1434,7 +1434,7 @@ fn resolve_column(
             };
             Err(error(
                 span,
-                format!("column '{shown}' not found in any table"),
+                format!("Column '{shown}' not found in any table"),
             ))
         }
     }
