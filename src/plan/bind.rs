@@ -342,7 +342,7 @@ impl<'a> Binder<'a> {
                         None => {
                             return Err(error(
                                 name.span(),
-                                format!("table or view '{table_name}' does not exist"),
+                                format!("Object '{table_name}' not found"),
                             ));
                         }
                     }
@@ -1227,8 +1227,19 @@ impl<'a> Binder<'a> {
         args: Vec<ScalarExpr>,
         span: Span,
     ) -> Result<ScalarExpr, SqlError> {
-        let function = function::lookup(name)
-            .ok_or_else(|| error(span, format!("no such function: {name}")))?;
+        let function = function::lookup(name).ok_or_else(|| {
+            let shown: Vec<String> = args
+                .iter()
+                .map(|a| a.data_type().kind.to_string())
+                .collect();
+            error(
+                span,
+                format!(
+                    "No match found for function signature {name}({})",
+                    shown.join(", ")
+                ),
+            )
+        })?;
         let types: Vec<DataType> = args.iter().map(|a| a.data_type().clone()).collect();
         let signature = (function.resolve)(&types).map_err(|m| {
             let shown: Vec<String> = types.iter().map(|t| t.kind.to_string()).collect();
