@@ -421,8 +421,11 @@ fn str_to_map(args: &[ArrayRef], ctx: &EvalContext, t: &DataType) -> Result<Arra
         let (_, _, list_re, pair_re) = cache.as_ref().expect("compiled above");
         let text = texts.value(row);
         let mut entries: Vec<(String, Option<String>)> = Vec::new();
+        let mut pairs = 0;
         if !text.is_empty() {
-            for item in java_split(list_re, text, 0) {
+            let items = java_split(list_re, text, 0);
+            pairs = items.len();
+            for item in items {
                 let kv = java_split(pair_re, item, 2);
                 let (k, v) = match kv.as_slice() {
                     [k, v] => (k.to_string(), Some(v.to_string())),
@@ -435,8 +438,9 @@ fn str_to_map(args: &[ArrayRef], ctx: &EvalContext, t: &DataType) -> Result<Arra
             }
         }
         let hashes: Vec<i32> = entries.iter().map(|(k, _)| java_string_hash(k)).collect();
-        // Flink's map is a HashMap sized for the pairs, keyed by Java strings.
-        for at in hash_map_order(&hashes, hashes.len()) {
+        // Flink's map is a HashMap sized for the pairs (before duplicates merge), keyed by
+        // Java strings.
+        for at in hash_map_order(&hashes, pairs) {
             keys.append_value(&entries[at].0);
             values.append_option(entries[at].1.as_deref());
         }

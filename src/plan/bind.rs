@@ -618,20 +618,31 @@ impl<'a> Binder<'a> {
             Expr::Identifier(ident) => resolve_column(scope, None, &ident.value, span),
             Expr::CompoundIdentifier(parts) => {
                 let names: Vec<&str> = parts.iter().map(|p| p.value.as_str()).collect();
-                // `t.c.f…` (a qualified column, then fields) or `c.f…` (a column, then fields).
-                let (column, fields) = match names.as_slice() {
-                    [q, c, rest @ ..] => match resolve_column(scope, Some(q), c, span) {
-                        Ok(column) => (column, rest),
-                        Err(qualified) => match resolve_column(scope, None, q, span) {
-                            Ok(column) => (column, &names[1..]),
-                            Err(_) => return Err(qualified),
-                        },
-                    },
-                    _ => return Err(error(span, "invalid column reference")),
-                };
-                fields
-                    .iter()
-                    .try_fold(column, |value, name| field_access(value, name, span))
+                // The readings, in order: `t.c.f…` (a qualified column, then fields),
+                // `c.f…` (a column, then fields), then `db.t.c…` and `cat.db.t.c…` (prefixes
+                // before the table).
+                let mut first_error = None;
+                for skip in 0..names.len().saturating_sub(1) {
+                    let (q, c, rest) = (names[skip], names[skip + 1], &names[skip + 2..]);
+                    match resolve_column(scope, Some(q), c, span) {
+                        Ok(column) => {
+                            return rest
+                                .iter()
+                                .try_fold(column, |value, name| field_access(value, name, span));
+                        }
+                        Err(e) => {
+                            first_error.get_or_insert(e);
+                        }
+                    }
+                    if skip == 0
+                        && let Ok(column) = resolve_column(scope, None, q, span)
+                    {
+                        return names[1..]
+                            .iter()
+                            .try_fold(column, |value, name| field_access(value, name, span));
+                    }
+                }
+                Err(first_error.unwrap_or_else(|| error(span, "invalid column reference")))
             }
             Expr::Value(v) => literal(&v.value, span),
             Expr::TypedString(ts) => {

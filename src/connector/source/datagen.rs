@@ -45,6 +45,9 @@ pub struct DatagenSplit {
     clock: Arc<dyn Clock>,
 }
 
+/// The longest string or byte string datagen makes (1 MiB): longer ones only exhaust memory.
+const MAX_LENGTH_OPTION: i64 = 1 << 20;
+
 fn parse_num<T: std::str::FromStr>(key: &str, value: &str) -> Result<T, ConnectorError> {
     value
         .trim()
@@ -177,7 +180,8 @@ impl DatagenSplit {
                     let count = (end as i128 - start as i128 + 1).unsigned_abs();
                     let count = u64::try_from(count).unwrap_or(u64::MAX);
                     remaining = Some(remaining.map_or(count, |r| r.min(count)));
-                    let end = start.saturating_add(count.saturating_sub(1) as i64);
+                    let last = i64::try_from(count.saturating_sub(1)).unwrap_or(i64::MAX);
+                    let end = start.saturating_add(last);
                     FieldGen::Sequence { start, end }
                 }
                 "random" => {
@@ -201,6 +205,12 @@ impl DatagenSplit {
                         .unwrap_or(100);
                     if length <= 0 {
                         return Err(ConnectorError(format!("length ({length})")));
+                    }
+                    if length > MAX_LENGTH_OPTION {
+                        return Err(ConnectorError(format!(
+                            "'{}' = {length} is larger than Tideline generates ({MAX_LENGTH_OPTION})",
+                            key("length")
+                        )));
                     }
                     FieldGen::Random {
                         min,
@@ -270,7 +280,7 @@ impl DatagenSplit {
                 FieldGen::Sequence { start, end } => {
                     nulls.push(false);
                     let v = (*start)
-                        .saturating_add((first_row + r as u64) as i64)
+                        .saturating_add(i64::try_from(first_row + r as u64).unwrap_or(i64::MAX))
                         .min(*end);
                     ints.push(v);
                     floats.push(v as f64);

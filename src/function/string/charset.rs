@@ -76,6 +76,8 @@ fn encode(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef
             }
             Charset::Utf16Be => bytes.extend(text.encode_utf16().flat_map(u16::to_be_bytes)),
             Charset::Utf16Le => bytes.extend(text.encode_utf16().flat_map(u16::to_le_bytes)),
+            // Java writes no byte-order mark for an empty string.
+            Charset::Utf16 if text.is_empty() => {}
             Charset::Utf16 => {
                 bytes.extend([0xFE, 0xFF]);
                 bytes.extend(text.encode_utf16().flat_map(u16::to_be_bytes));

@@ -16,7 +16,8 @@ use arrow_schema::DataType as ArrowType;
 
 use super::{expect_strings, strs};
 use crate::function::{EvalContext, EvalError, FunctionDef, Signature, string_type};
-use crate::types::text::{write_decimal, write_java_double, write_java_float};
+use crate::types::text::{format_value, write_decimal, write_java_double, write_java_float};
+use crate::types::time::SessionZone;
 use crate::types::{DataType, TypeKind};
 
 pub const FUNCTIONS: &[FunctionDef] = &[def!("PRINTF", resolve_printf, printf)];
@@ -46,7 +47,7 @@ enum Arg {
     Text(String),
 }
 
-fn arg(array: &ArrayRef, row: usize) -> Arg {
+fn arg(array: &ArrayRef, row: usize, zone: &SessionZone) -> Arg {
     if array.is_null(row) {
         return Arg::Null;
     }
@@ -72,7 +73,10 @@ fn arg(array: &ArrayRef, row: usize) -> Arg {
             );
             Arg::Text(s)
         }
-        other => Arg::Text(format!("{other}")),
+        other => {
+            let ty = DataType::nullable(TypeKind::from_arrow(other));
+            Arg::Text(format_value(array, row, &ty, zone).unwrap_or_else(|| "null".into()))
+        }
     }
 }
 
@@ -158,7 +162,106 @@ fn parse_spec(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Option<Sp
         spec.precision = Some(p.parse().ok()?);
     }
     spec.conversion = chars.next()?;
+    // Java's conversions; only some have an upper-case form.
+    if !"bBhHsScCdoxXeEfgGaA".contains(spec.conversion) {
+        return None;
+    }
+    // Wider or more precise than this is a runaway format; NULL rather than gigabytes.
+    if spec.width > MAX_FIELD || spec.precision.is_some_and(|p| p > MAX_FIELD) {
+        return None;
+    }
     Some(spec)
+}
+
+/// The largest width or precision PRINTF honours.
+const MAX_FIELD: usize = 10_000;
+
+/// `v` in fixed notation with `p` fraction digits, rounded HALF_UP from its shortest decimal
+/// form, as Java's Formatter does (`%.0f` of 2.5 is `3`).
+fn fixed(v: f64, p: usize) -> String {
+    if !v.is_finite() {
+        return non_finite(v);
+    }
+    // Shortest round-trip digits d.ddd and exponent: the value is 0.d1d2… × 10^(exp + 1).
+    let sci = format!("{:e}", v.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i64 = exp.parse().unwrap_or(0);
+    let digits: Vec<u8> = mantissa
+        .bytes()
+        .filter(u8::is_ascii_digit)
+        .map(|b| b - b'0')
+        .collect();
+    // Keep the digits down to the p-th fraction digit, rounding half up on the next one.
+    let keep = exp + 1 + p as i64;
+    let mut kept: Vec<u8> = if keep <= 0 {
+        Vec::new()
+    } else {
+        let mut k: Vec<u8> = digits.iter().copied().take(keep as usize).collect();
+        k.resize(keep as usize, 0);
+        k
+    };
+    let round_up = keep >= 0 && digits.get(keep as usize).is_some_and(|&d| d >= 5);
+    let mut int_len = exp + 1;
+    if round_up {
+        let mut i = kept.len();
+        loop {
+            if i == 0 {
+                kept.insert(0, 1);
+                int_len += 1;
+                break;
+            }
+            i -= 1;
+            if kept[i] == 9 {
+                kept[i] = 0;
+            } else {
+                kept[i] += 1;
+                break;
+            }
+        }
+    }
+    let digit = |d: &u8| (b'0' + d) as char;
+    let int_digits: String = if int_len > 0 {
+        kept.iter().take(int_len as usize).map(digit).collect()
+    } else {
+        "0".to_string()
+    };
+    let mut frac: String = "0".repeat(((-int_len).max(0) as usize).min(p));
+    frac.extend(kept.iter().skip(int_len.max(0) as usize).map(digit));
+    frac.truncate(p);
+    while frac.len() < p {
+        frac.push('0');
+    }
+    let sign = if v.is_sign_negative() && kept.iter().any(|&d| d != 0) {
+        "-"
+    } else {
+        ""
+    };
+    if p == 0 {
+        format!("{sign}{int_digits}")
+    } else {
+        format!("{sign}{int_digits}.{frac}")
+    }
+}
+
+/// `%e`: one digit, `p` fraction digits, and a signed exponent of at least two digits.
+fn scientific(v: f64, p: usize) -> String {
+    if !v.is_finite() {
+        return non_finite(v);
+    }
+    let raw = format!("{v:.p$e}");
+    let (m, e) = raw.split_once('e').unwrap_or((&raw, "0"));
+    let e: i32 = e.parse().unwrap_or(0);
+    format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
+}
+
+fn non_finite(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".into()
+    } else if v > 0.0 {
+        "Infinity".into()
+    } else {
+        "-Infinity".into()
+    }
 }
 
 fn group_thousands(digits: &str) -> String {
@@ -250,15 +353,26 @@ fn convert(spec: &Spec, arg: &Arg) -> Option<String> {
         ('f' | 'e' | 'g', Arg::Float(v, _)) => {
             let p = spec.precision.unwrap_or(6);
             let mut s = match spec.conversion.to_ascii_lowercase() {
-                'f' => format!("{v:.p$}"),
-                'e' => {
-                    // Java writes the exponent with a sign and at least two digits.
-                    let raw = format!("{v:.p$e}");
-                    let (m, e) = raw.split_once('e')?;
-                    let e: i32 = e.parse().ok()?;
-                    format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
+                'f' => fixed(*v, p),
+                'e' => scientific(*v, p),
+                _ => {
+                    // %g: p significant digits; fixed for 10^-4 <= |v| < 10^p, else %e.
+                    let p = p.max(1);
+                    let magnitude = v.abs();
+                    if !v.is_finite()
+                        || magnitude != 0.0
+                            && (magnitude < 1e-4 || magnitude >= 10f64.powi(p as i32))
+                    {
+                        scientific(*v, p - 1)
+                    } else {
+                        let exp = if magnitude == 0.0 {
+                            0
+                        } else {
+                            magnitude.log10().floor() as i64
+                        };
+                        fixed(*v, (p as i64 - 1 - exp).max(0) as usize)
+                    }
                 }
-                _ => format!("{v:.p$}"),
             };
             if spec.group {
                 let (int, frac) = s
@@ -344,7 +458,7 @@ fn printf(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef
             continue;
         }
         row_args.clear();
-        row_args.extend(args[1..].iter().map(|a| arg(a, i)));
+        row_args.extend(args[1..].iter().map(|a| arg(a, i, &ctx.zone)));
         out.clear();
         match format_row(formats.value(i), &row_args, &mut out) {
             Some(()) => b.append_value(&out),
@@ -399,5 +513,33 @@ mod tests {
             fmt("%2$s %1$s", &[Arg::Text("a".into()), Arg::Text("b".into())]).as_deref(),
             Some("b a")
         );
+        let floats = [
+            Arg::Float(2.5, false),
+            Arg::Float(0.125, false),
+            Arg::Float(-0.05, false),
+        ];
+        assert_eq!(
+            fmt("%.0f %.2f %.1f", &floats).as_deref(),
+            Some("3 0.13 -0.1")
+        );
+        let odd = [
+            Arg::Float(f64::INFINITY, false),
+            Arg::Float(f64::NAN, false),
+        ];
+        assert_eq!(fmt("%f %e", &odd).as_deref(), Some("Infinity NaN"));
+        let g = [Arg::Float(3.14, false), Arg::Float(1e-5, false)];
+        assert_eq!(fmt("%g %g", &g).as_deref(), Some("3.14000 1.00000e-05"));
+        assert_eq!(
+            fmt("%.3f", &[Arg::Float(99.9996, false)]).as_deref(),
+            Some("100.000")
+        );
+        assert_eq!(
+            fmt("%.3f", &[Arg::Float(0.0004, false)]).as_deref(),
+            Some("0.000")
+        );
+        assert_eq!(fmt("%D", &[Arg::Int(1, 32)]), None);
+        assert_eq!(fmt("%q", &[Arg::Null]), None);
+        assert_eq!(fmt("%.70000f", &[Arg::Float(1.0, false)]), None);
+        assert_eq!(fmt("%2000000000s", &[Arg::Null]), None);
     }
 }
