@@ -198,7 +198,15 @@ const FAMILIES: &[&[FunctionDef]] = &[
 /// operators, `LIKE`) rather
 /// than functions a user can name.
 const INTERNAL: &[&str] = &[
-    "FLOOR_TO", "CEIL_TO", "NEGATE", "ITEM", "AND", "OR", "NOT", "LIKE",
+    "TIMESTAMPDIFF_NANOS",
+    "FLOOR_TO",
+    "CEIL_TO",
+    "NEGATE",
+    "ITEM",
+    "AND",
+    "OR",
+    "NOT",
+    "LIKE",
 ];
 
 /// Names of all functions, for `SHOW FUNCTIONS` (operators and internal entries left out).

@@ -77,6 +77,11 @@ pub const FUNCTIONS: &[FunctionDef] = &[
     def!("CEIL_TO", resolve_round_to, ceil_to),
     def!("TIMESTAMPADD", resolve_timestamp_add, timestamp_add),
     def!("TIMESTAMPDIFF", resolve_timestamp_diff, timestamp_diff),
+    def!(
+        "TIMESTAMPDIFF_NANOS",
+        resolve_timestamp_diff_nanos,
+        timestamp_diff_nanos
+    ),
 ];
 
 fn clock_type(args: &[DataType], kind: TypeKind) -> Result<Signature, String> {
@@ -765,6 +770,47 @@ fn resolve_timestamp_diff(args: &[DataType]) -> Result<Signature, String> {
             nullable: a.nullable || b.nullable,
         },
     ))
+}
+
+/// TIMESTAMPDIFF(NANOSECOND, …): BIGINT (the binder routes the unit here).
+fn resolve_timestamp_diff_nanos(args: &[DataType]) -> Result<Signature, String> {
+    let sig = resolve_timestamp_diff(args)?;
+    Ok(Signature::new(
+        sig.args,
+        DataType {
+            kind: TypeKind::BigInt,
+            nullable: sig.return_type.nullable,
+        },
+    ))
+}
+
+/// Whole seconds of the difference times 10^9, as Flink computes NANOSECOND (sub-second
+/// parts are lost).
+fn timestamp_diff_nanos(
+    args: &[ArrayRef],
+    ctx: &EvalContext,
+    _: &DataType,
+) -> Result<ArrayRef, EvalError> {
+    let (a, b) = (&args[1], &args[2]);
+    let instants = matches!(a.data_type(), arrow_schema::DataType::Timestamp(_, Some(_)));
+    let point = |array: &ArrayRef, i: usize| {
+        if instants {
+            array.as_primitive::<TimestampNanosecondType>().value(i)
+        } else {
+            wall_clock(array, i, array.data_type(), ctx)
+        }
+    };
+    let mut out = Int64Builder::with_capacity(a.len());
+    for i in 0..a.len() {
+        if a.is_null(i) || b.is_null(i) {
+            out.append_null();
+            continue;
+        }
+        let millis =
+            point(b, i).div_euclid(NANOS_PER_MILLI) - point(a, i).div_euclid(NANOS_PER_MILLI);
+        out.append_value((millis / 1000).wrapping_mul(NANOS_PER_SECOND));
+    }
+    Ok(Arc::new(out.finish()))
 }
 
 /// Flink computes the difference as an interval in milliseconds and converts it with Calcite's

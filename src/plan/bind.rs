@@ -1198,13 +1198,16 @@ impl<'a> Binder<'a> {
                     }) => u.clone(),
                     _ => return Err(error(span, format!("{name} expects a time unit first"))),
                 };
-                if matches!(unit.as_str(), "MICROSECOND" | "NANOSECOND")
-                    && (name == "TIMESTAMPADD" || unit == "NANOSECOND")
-                {
+                if name == "TIMESTAMPADD" && matches!(unit.as_str(), "MICROSECOND" | "NANOSECOND") {
+                    // Flink validates these and then fails to plan them.
                     return Err(error(
                         span,
                         format!("{name} with unit {unit} is not supported"),
                     ));
+                }
+                if name == "TIMESTAMPDIFF" && unit == "NANOSECOND" {
+                    // The one unit whose difference is a BIGINT.
+                    return self.call("TIMESTAMPDIFF_NANOS", args, span);
                 }
                 if name == "TIMESTAMPADD"
                     && let Some(value) = args.get(2)
