@@ -772,6 +772,20 @@ fn resolve_timestamp_diff(args: &[DataType]) -> Result<Signature, String> {
     ))
 }
 
+/// Row `i`'s two sides of a TIMESTAMPDIFF in nanoseconds: instants for TIMESTAMP_LTZ, wall
+/// clocks otherwise.
+fn diff_points(a: &ArrayRef, b: &ArrayRef, i: usize, ctx: &EvalContext) -> (i64, i64) {
+    let instants = matches!(a.data_type(), arrow_schema::DataType::Timestamp(_, Some(_)));
+    let point = |array: &ArrayRef| {
+        if instants {
+            array.as_primitive::<TimestampNanosecondType>().value(i)
+        } else {
+            wall_clock(array, i, array.data_type(), ctx)
+        }
+    };
+    (point(a), point(b))
+}
+
 /// TIMESTAMPDIFF(NANOSECOND, …): BIGINT (the binder routes the unit here).
 fn resolve_timestamp_diff_nanos(args: &[DataType]) -> Result<Signature, String> {
     let sig = resolve_timestamp_diff(args)?;
@@ -792,22 +806,14 @@ fn timestamp_diff_nanos(
     _: &DataType,
 ) -> Result<ArrayRef, EvalError> {
     let (a, b) = (&args[1], &args[2]);
-    let instants = matches!(a.data_type(), arrow_schema::DataType::Timestamp(_, Some(_)));
-    let point = |array: &ArrayRef, i: usize| {
-        if instants {
-            array.as_primitive::<TimestampNanosecondType>().value(i)
-        } else {
-            wall_clock(array, i, array.data_type(), ctx)
-        }
-    };
     let mut out = Int64Builder::with_capacity(a.len());
     for i in 0..a.len() {
         if a.is_null(i) || b.is_null(i) {
             out.append_null();
             continue;
         }
-        let millis =
-            point(b, i).div_euclid(NANOS_PER_MILLI) - point(a, i).div_euclid(NANOS_PER_MILLI);
+        let (start, end) = diff_points(a, b, i, ctx);
+        let millis = end.div_euclid(NANOS_PER_MILLI) - start.div_euclid(NANOS_PER_MILLI);
         out.append_value((millis / 1000).wrapping_mul(NANOS_PER_SECOND));
     }
     Ok(Arc::new(out.finish()))
@@ -824,21 +830,13 @@ fn timestamp_diff(
 ) -> Result<ArrayRef, EvalError> {
     let unit = unit_arg(args)?;
     let (a, b) = (&args[1], &args[2]);
-    let instants = matches!(a.data_type(), arrow_schema::DataType::Timestamp(_, Some(_)));
-    let point = |array: &ArrayRef, i: usize| {
-        if instants {
-            array.as_primitive::<TimestampNanosecondType>().value(i)
-        } else {
-            wall_clock(array, i, array.data_type(), ctx)
-        }
-    };
     let mut out = arrow_array::builder::Int32Builder::with_capacity(a.len());
     for i in 0..a.len() {
         if a.is_null(i) || b.is_null(i) {
             out.append_null();
             continue;
         }
-        let (start, end) = (point(a, i), point(b, i));
+        let (start, end) = diff_points(a, b, i, ctx);
         let millis = end.div_euclid(NANOS_PER_MILLI) - start.div_euclid(NANOS_PER_MILLI);
         let seconds = (millis / 1000) as i32;
         let units = match unit {
