@@ -1,6 +1,6 @@
 //! The `datagen` source, with Flink's options: `rows-per-second` (default 10000),
 //! `number-of-rows` (unbounded when absent), and per field `fields.<f>.kind`
-//! (`random` | `sequence`), `min`, `max`, `length`, `start`, `end`, `null-rate`. A sequence
+//! (`random` | `sequence`), `min`, `max`, `length`, `var-len`, `max-past`, `start`, `end`, `null-rate`. A sequence
 //! field bounds the source: it ends when the sequence is exhausted.
 
 use std::sync::Arc;
@@ -25,6 +25,10 @@ enum FieldGen {
         min: f64,
         max: f64,
         length: usize,
+        /// `var-len`: strings of a random length from 1 to `length`.
+        var_len: bool,
+        /// `max-past` in nanoseconds: date-times up to this long before now.
+        max_past: i64,
         null_rate: f64,
     },
     Sequence {
@@ -43,6 +47,23 @@ pub struct DatagenSplit {
     started: Option<Instant>,
     rng: u64,
     clock: Arc<dyn Clock>,
+}
+
+/// A Flink duration (`5000`, `5 s`, `1 min`, `2 h`, `1 d`; milliseconds without a unit) in
+/// nanoseconds.
+fn parse_duration(text: &str) -> Option<i64> {
+    let text = text.trim();
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    let number: i64 = text[..digits].parse().ok()?;
+    let unit: i64 = match text[digits..].trim().to_ascii_lowercase().as_str() {
+        "" | "ms" | "milli" | "millis" | "millisecond" | "milliseconds" => 1_000_000,
+        "s" | "sec" | "secs" | "second" | "seconds" => 1_000_000_000,
+        "min" | "m" | "minute" | "minutes" => 60_000_000_000,
+        "h" | "hour" | "hours" => 3_600_000_000_000,
+        "d" | "day" | "days" => 86_400_000_000_000,
+        _ => return None,
+    };
+    number.checked_mul(unit)
 }
 
 /// The longest string or byte string datagen makes (1 MiB): longer ones only exhaust memory.
@@ -212,10 +233,32 @@ impl DatagenSplit {
                             key("length")
                         )));
                     }
+                    let var_len = match opt("var-len") {
+                        None => false,
+                        Some(v) if v.eq_ignore_ascii_case("true") => true,
+                        Some(v) if v.eq_ignore_ascii_case("false") => false,
+                        Some(v) => {
+                            return Err(ConnectorError(format!(
+                                "Could not parse value '{v}' for key '{}'.",
+                                key("var-len")
+                            )));
+                        }
+                    };
+                    let max_past = match opt("max-past") {
+                        None => 0,
+                        Some(v) => parse_duration(v).ok_or_else(|| {
+                            ConnectorError(format!(
+                                "Could not parse value '{v}' for key '{}'.",
+                                key("max-past")
+                            ))
+                        })?,
+                    };
                     FieldGen::Random {
                         min,
                         max,
                         length: length as usize,
+                        var_len,
+                        max_past,
                         null_rate: opt("null-rate")
                             .map(|v| parse_num(&key("null-rate"), v))
                             .transpose()?
@@ -344,9 +387,11 @@ impl DatagenSplit {
                 )
             }
             TypeKind::Char(_) | TypeKind::VarChar(_) => {
-                let length = match generator {
-                    FieldGen::Random { length, .. } => length,
-                    FieldGen::Sequence { .. } => 0,
+                let (length, var_len) = match generator {
+                    FieldGen::Random {
+                        length, var_len, ..
+                    } => (length, var_len),
+                    FieldGen::Sequence { .. } => (0, false),
                 };
                 let mut b = StringBuilder::with_capacity(rows, rows * length.max(8));
                 let mut buf = String::new();
@@ -359,6 +404,11 @@ impl DatagenSplit {
                     if matches!(generator, FieldGen::Sequence { .. }) {
                         buf.push_str(&v.to_string());
                     } else {
+                        let length = if var_len {
+                            1 + (self.next_random() % length as u64) as usize
+                        } else {
+                            length
+                        };
                         while buf.len() < length {
                             let word = self.next_random();
                             for i in 0..16 {
@@ -375,24 +425,41 @@ impl DatagenSplit {
                 }
                 Arc::new(b.finish())
             }
-            TypeKind::Date => prim!(
-                Date32Builder,
-                std::iter::repeat_n((now.div_euclid(NANOS_PER_DAY)) as i32, rows)
-            ),
-            TypeKind::Timestamp(_) => prim!(
-                TimestampNanosecondBuilder,
-                std::iter::repeat_n(now - now.rem_euclid(1_000_000), rows)
-            ),
             _ => {
-                let mut b = TimestampNanosecondBuilder::with_capacity(rows);
+                // Date-times: now, or up to `max-past` before it, in milliseconds.
+                let max_past = match generator {
+                    FieldGen::Random { max_past, .. } => max_past,
+                    FieldGen::Sequence { .. } => 0,
+                };
+                let mut instants = Vec::with_capacity(rows);
                 for null in &nulls {
-                    if *null {
-                        b.append_null()
+                    let back = if max_past > 0 {
+                        (self.next_random() % (max_past as u64 + 1)) as i64
                     } else {
-                        b.append_value(now - now.rem_euclid(1_000_000))
-                    }
+                        0
+                    };
+                    let at = now - back;
+                    instants.push((!null).then_some(at - at.rem_euclid(1_000_000)));
                 }
-                Arc::new(b.finish().with_timezone("UTC"))
+                match &ty {
+                    TypeKind::Date => Arc::new(
+                        instants
+                            .into_iter()
+                            .map(|v| v.map(|n| n.div_euclid(NANOS_PER_DAY) as i32))
+                            .collect::<arrow_array::Date32Array>(),
+                    ),
+                    TypeKind::Timestamp(_) => Arc::new(
+                        instants
+                            .into_iter()
+                            .collect::<arrow_array::TimestampNanosecondArray>(),
+                    ),
+                    _ => Arc::new(
+                        instants
+                            .into_iter()
+                            .collect::<arrow_array::TimestampNanosecondArray>()
+                            .with_timezone("UTC"),
+                    ),
+                }
             }
         }
     }
