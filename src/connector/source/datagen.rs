@@ -1,7 +1,7 @@
 //! The `datagen` source, with Flink's options: `rows-per-second` (default 10000),
 //! `number-of-rows` (unbounded when absent), and per field `fields.<f>.kind`
-//! (`random` | `sequence`), `min`, `max`, `length`, `var-len`, `max-past`, `start`, `end`, `null-rate`. A sequence
-//! field bounds the source: it ends when the sequence is exhausted.
+//! (`random` | `sequence`), `min`, `max`, `length`, `var-len`, `max-past`, `start`, `end`,
+//! `null-rate`. A sequence field bounds the source: it ends when the sequence is exhausted.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
