@@ -229,16 +229,26 @@ fn distinct_entries(
     let mut key_positions = Vec::with_capacity(keys.len());
     let mut value_positions = Vec::with_capacity(keys.len());
     let mut kept = Vec::with_capacity(lengths.len());
+    // String keys of long rows are matched through a hash map; others by scanning.
+    let strings = keys.as_string_opt::<i32>();
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut entry = 0;
     for &length in lengths {
         let first = key_positions.len();
+        seen.clear();
         for e in entry..entry + length {
-            match key_positions[first..]
-                .iter()
-                .position(|&k| same(k as usize, e).is_eq())
-            {
+            let earlier = match strings {
+                Some(s) if length > 16 => seen.get(s.value(e)).copied(),
+                _ => key_positions[first..]
+                    .iter()
+                    .position(|&k| same(k as usize, e).is_eq()),
+            };
+            match earlier {
                 Some(at) => value_positions[first + at] = e as u32,
                 None => {
+                    if let Some(s) = strings.filter(|_| length > 16) {
+                        seen.insert(s.value(e), key_positions.len() - first);
+                    }
                     key_positions.push(e as u32);
                     value_positions.push(e as u32);
                 }
