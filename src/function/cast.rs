@@ -146,7 +146,20 @@ pub fn cast(
                 .columns()
                 .iter()
                 .zip(from_fields.iter().zip(to_fields))
-                .map(|(c, ((_, f), (_, t)))| cast(c, f, t, ctx, try_cast))
+                .map(|(c, ((_, f), (_, t)))| {
+                    // Values under a NULL row are placeholders: null them so they cannot fail.
+                    let c = match row.nulls() {
+                        Some(parent) => {
+                            let nulls = arrow_buffer::NullBuffer::union(Some(parent), c.nulls());
+                            let data = c.to_data().into_builder().nulls(nulls).build();
+                            arrow_array::make_array(
+                                data.map_err(|e| EvalError::Internal(e.to_string()))?,
+                            )
+                        }
+                        None => c.clone(),
+                    };
+                    cast(&c, f, t, ctx, try_cast)
+                })
                 .collect::<Result<Vec<_>, _>>()?;
             let fields: Vec<_> = to_fields
                 .iter()
