@@ -68,7 +68,10 @@ impl Sink for PrintSink<'_> {
             writeln!(self.out, "{}{line}", self.prefix)
                 .map_err(|e| ExecError::Sink(e.to_string()))?;
         }
-        Ok(())
+        // A chunk's lines appear as soon as it arrives, even on an endless stream.
+        self.out
+            .flush()
+            .map_err(|e| ExecError::Sink(e.to_string()))
     }
     fn finish(&mut self) -> Result<(), ExecError> {
         use std::io::Write;
