@@ -122,7 +122,11 @@ fn run(dir: &std::path::Path, sql: &str, width: usize, mode: &str) -> Result<Vec
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    // PROPTEST_CASES raises the count for a longer hunt; CI runs the default.
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(48),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn continuous_equals_batch(

@@ -69,9 +69,7 @@ impl Sink for PrintSink<'_> {
                 .map_err(|e| ExecError::Sink(e.to_string()))?;
         }
         // A chunk's lines appear as soon as it arrives, even on an endless stream.
-        self.out
-            .flush()
-            .map_err(|e| ExecError::Sink(e.to_string()))
+        self.out.flush().map_err(|e| ExecError::Sink(e.to_string()))
     }
     fn finish(&mut self) -> Result<(), ExecError> {
         use std::io::Write;
