@@ -1256,10 +1256,14 @@ impl<'a> Binder<'a> {
         })?;
         let types: Vec<DataType> = args.iter().map(|a| a.data_type().clone()).collect();
         let signature = (function.resolve)(&types).map_err(|m| {
-            let shown: Vec<String> = types.iter().map(|t| t.kind.to_string()).collect();
+            // Flink's (Calcite's) wording, then what exactly is wrong.
+            let shown: Vec<String> = types.iter().map(|t| format!("<{}>", t.kind)).collect();
             error(
                 span,
-                format!("invalid call {name}({}): {m}", shown.join(", ")),
+                format!(
+                    "Cannot apply '{name}' to arguments of type '{name}({})': {m}",
+                    shown.join(", ")
+                ),
             )
         })?;
         let args = args
