@@ -339,6 +339,54 @@ fn parse_sql_timestamp(s: &str) -> Option<i64> {
     seconds.checked_mul(NANOS_PER_SECOND)?.checked_add(frac)
 }
 
+/// TO_TIMESTAMP_LTZ(string [, format [, zone]]): the text read as a wall clock in `zone`
+/// (UTC by default, not the session zone), with Flink's default form or a
+/// `DateTimeFormatter` pattern; text that does not parse fails the query, as in Flink.
+pub fn resolve_to_timestamp_ltz_text(args: &[DataType]) -> Result<Signature, String> {
+    if args.is_empty() || args.len() > 3 {
+        return Err("TO_TIMESTAMP_LTZ expects (string [, format [, time zone]])".into());
+    }
+    expect_strings("TO_TIMESTAMP_LTZ", args)?;
+    Ok(Signature::new(
+        strings(args.len(), any_nullable(args)),
+        DataType::nullable(TypeKind::TimestampLtz(3)),
+    ))
+}
+
+pub fn to_timestamp_ltz_text(args: &[ArrayRef]) -> Result<ArrayRef, EvalError> {
+    let texts = args[0].as_string::<i32>();
+    let formats = args.get(1).map(|a| a.as_string::<i32>());
+    let zones = args.get(2).map(|a| a.as_string::<i32>());
+    let mut cache = PatternCache::new(PatternStyle::Modern);
+    let mut zone: Option<(String, SessionZone)> = None;
+    let mut b = TimestampNanosecondBuilder::with_capacity(texts.len());
+    for i in 0..texts.len() {
+        let null = |a: Option<&StringArray>| a.is_some_and(|a| a.is_null(i));
+        if texts.is_null(i) || null(formats) || null(zones) {
+            b.append_null();
+            continue;
+        }
+        let text = texts.value(i);
+        let wall = match formats {
+            None => parse_default_timestamp(text),
+            Some(f) => cache
+                .get(f.value(i))?
+                .parse(text, 0)
+                .and_then(|p| p.resolve_strict()),
+        }
+        .ok_or_else(|| EvalError::Invalid(format!("Text '{text}' could not be parsed")))?;
+        let name = zones.map_or("UTC", |z| z.value(i));
+        if zone.as_ref().is_none_or(|(n, _)| n != name) {
+            let resolved = SessionZone::new(name).map_err(EvalError::Invalid)?;
+            zone = Some((name.to_string(), resolved));
+        }
+        let (_, z) = zone.as_ref().expect("resolved above");
+        let instant = z.from_local(wall);
+        b.append_value(instant - instant.rem_euclid(NANOS_PER_MILLI));
+    }
+    Ok(Arc::new(b.finish().with_timezone("UTC")))
+}
+
 fn resolve_to_date(args: &[DataType]) -> Result<Signature, String> {
     resolve_parse("TO_DATE", args, TypeKind::Date)
 }

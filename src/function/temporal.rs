@@ -152,6 +152,9 @@ fn row_now(_: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, 
 
 /// TO_TIMESTAMP_LTZ(numeric, precision): epoch seconds (0) or milliseconds (3).
 fn resolve_to_timestamp_ltz(args: &[DataType]) -> Result<Signature, String> {
+    if args.first().is_some_and(|a| a.kind.is_string()) {
+        return super::datetime::resolve_to_timestamp_ltz_text(args);
+    }
     let (value, precision_given) = match args {
         [v] => (v, false),
         [v, p] if p.kind.is_integer() => (v, true),
@@ -184,6 +187,9 @@ fn to_timestamp_ltz(
     _: &EvalContext,
     _: &DataType,
 ) -> Result<ArrayRef, EvalError> {
+    if args[0].data_type() == &arrow_schema::DataType::Utf8 {
+        return super::datetime::to_timestamp_ltz_text(args);
+    }
     let precision: Option<&PrimitiveArray<Int32Type>> = args.get(1).map(|p| p.as_primitive());
     let n = args[0].len();
     let mut b = PrimitiveBuilder::<TimestampNanosecondType>::with_capacity(n);
