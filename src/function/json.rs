@@ -23,6 +23,8 @@ pub const FUNCTIONS: &[FunctionDef] = &[
     def!("JSON_STRING", resolve_json_string, json_string),
     def!("JSON_OBJECT", resolve_json_object, json_object),
     def!("JSON_ARRAY", resolve_json_array, json_array),
+    def!("JSON_QUOTE", resolve_text_to_text, json_quote),
+    def!("JSON_UNQUOTE", resolve_text_to_text, json_unquote),
 ];
 
 fn strings(a: &ArrayRef) -> &StringArray {
@@ -763,6 +765,117 @@ fn json_array(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Arra
         b.append_value(&buf);
     }
     Ok(Arc::new(b.finish()))
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON_QUOTE, JSON_UNQUOTE
+// ---------------------------------------------------------------------------------------------
+
+fn resolve_text_to_text(args: &[DataType]) -> Result<Signature, String> {
+    let [text] = args else {
+        return Err("expects one character string".into());
+    };
+    expect_text("JSON_QUOTE", args, &[0])?;
+    Ok(Signature::new(
+        vec![string_type(text.nullable)],
+        string_type(true),
+    ))
+}
+
+fn map_text(args: &[ArrayRef], f: impl Fn(&str, &mut String)) -> Result<ArrayRef, EvalError> {
+    let texts = strings(&args[0]);
+    let mut b = StringBuilder::with_capacity(texts.len(), 0);
+    let mut buf = String::new();
+    for i in 0..texts.len() {
+        if texts.is_null(i) {
+            b.append_null();
+            continue;
+        }
+        buf.clear();
+        f(texts.value(i), &mut buf);
+        b.append_value(&buf);
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+/// JSON_QUOTE: the string as a JSON string literal, as Flink writes it — `"`, `\`, `/` and
+/// the control characters escaped, and every non-ASCII character as `\uXXXX`.
+fn json_quote(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    map_text(args, |s, out| {
+        out.push('"');
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '/' => out.push_str("\\/"),
+                '\u{8}' => out.push_str("\\b"),
+                '\u{c}' => out.push_str("\\f"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                c if c.is_ascii() && !c.is_ascii_control() => out.push(c),
+                c => {
+                    let mut units = [0u16; 2];
+                    for unit in c.encode_utf16(&mut units) {
+                        out.push_str(&format!("\\u{unit:04x}"));
+                    }
+                }
+            }
+        }
+        out.push('"');
+    })
+}
+
+/// JSON_UNQUOTE: a `"…"` value with its escapes resolved; anything else unchanged.
+fn json_unquote(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    map_text(args, |s, out| {
+        let inner = s
+            .strip_prefix('"')
+            .and_then(|rest| rest.strip_suffix('"'))
+            .filter(|_| s.len() >= 2);
+        let Some(inner) = inner else {
+            out.push_str(s);
+            return;
+        };
+        let mut chars = inner.chars().peekable();
+        let mut pending_high: Option<u16> = None;
+        while let Some(c) = chars.next() {
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            match chars.next() {
+                Some('b') => out.push('\u{8}'),
+                Some('f') => out.push('\u{c}'),
+                Some('n') => out.push('\n'),
+                Some('r') => out.push('\r'),
+                Some('t') => out.push('\t'),
+                Some('u') => {
+                    let hex: String = chars.by_ref().take(4).collect();
+                    match u16::from_str_radix(&hex, 16) {
+                        Ok(unit) if (0xD800..0xDC00).contains(&unit) => pending_high = Some(unit),
+                        Ok(unit) => {
+                            let decoded = match pending_high.take() {
+                                Some(high) => char::decode_utf16([high, unit]).next(),
+                                None => char::decode_utf16([unit]).next(),
+                            };
+                            out.push(
+                                decoded
+                                    .and_then(Result::ok)
+                                    .unwrap_or(char::REPLACEMENT_CHARACTER),
+                            );
+                        }
+                        Err(_) => {
+                            out.push_str("\\u");
+                            out.push_str(&hex);
+                        }
+                    }
+                }
+                Some(other) => out.push(other),
+                None => out.push('\\'),
+            }
+        }
+    })
 }
 
 #[cfg(test)]

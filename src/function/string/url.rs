@@ -1,8 +1,9 @@
-//! URL functions as Flink runs them on Java's classes: URL_ENCODE and URL_DECODE
-//! (`java.net.URLEncoder`/`URLDecoder` with UTF-8, so a space is `+`) and PARSE_URL (the parts
-//! `java.net.URL` reports). Malformed input gives NULL.
+//! URL and address functions as Flink runs them: URL_ENCODE and URL_DECODE
+//! (`java.net.URLEncoder`/`URLDecoder` with UTF-8, so a space is `+`), PARSE_URL (the parts
+//! `java.net.URL` reports), INET_ATON and INET_NTOA (IPv4 text ↔ number, MySQL's short forms
+//! included). Malformed input gives NULL.
 
-use arrow_array::ArrayRef;
+use arrow_array::{Array, ArrayRef};
 
 use super::{build_strings, resolve_params, strs};
 use crate::function::{EvalContext, EvalError, FunctionDef, Signature, string_type};
@@ -12,6 +13,8 @@ pub const FUNCTIONS: &[FunctionDef] = &[
     def!("URL_ENCODE", |a| resolve_one("URL_ENCODE", a), url_encode),
     def!("URL_DECODE", |a| resolve_one("URL_DECODE", a), url_decode),
     def!("PARSE_URL", resolve_parse_url, parse_url),
+    def!("INET_ATON", resolve_inet_aton, inet_aton),
+    def!("INET_NTOA", resolve_inet_ntoa, inet_ntoa),
 ];
 
 fn resolve_one(name: &str, args: &[DataType]) -> Result<Signature, String> {
@@ -187,5 +190,72 @@ fn parse_url(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Array
             }
             None => Ok(false),
         }
+    })
+}
+
+fn resolve_inet_aton(args: &[DataType]) -> Result<Signature, String> {
+    let params = resolve_params("INET_ATON", args, "s", 1)?;
+    Ok(Signature::new(
+        params,
+        DataType::nullable(crate::types::TypeKind::BigInt),
+    ))
+}
+
+/// INET_ATON: `a.b.c.d` as a number; `a.b` is `a.0.0.b` and `a.b.c` is `a.b.0.c`, as in
+/// MySQL; anything else (spaces, parts past 255) is NULL.
+fn inet_aton(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    let s = strs(&args[0]);
+    let value = |text: &str| -> Option<i64> {
+        let parts: Vec<i64> = text
+            .split('.')
+            .map(|p| {
+                (!p.is_empty() && p.len() <= 3 && p.bytes().all(|b| b.is_ascii_digit()))
+                    .then(|| p.parse::<i64>().ok())
+                    .flatten()
+                    .filter(|v| *v <= 255)
+            })
+            .collect::<Option<_>>()?;
+        let [a, b, c, d] = match parts.as_slice() {
+            [d] => [0, 0, 0, *d],
+            [a, d] => [*a, 0, 0, *d],
+            [a, b, d] => [*a, *b, 0, *d],
+            [a, b, c, d] => [*a, *b, *c, *d],
+            _ => return None,
+        };
+        Some((a << 24) | (b << 16) | (c << 8) | d)
+    };
+    let out: arrow_array::Int64Array = (0..s.len())
+        .map(|i| (!s.is_null(i)).then(|| value(s.value(i))).flatten())
+        .collect();
+    Ok(std::sync::Arc::new(out))
+}
+
+fn resolve_inet_ntoa(args: &[DataType]) -> Result<Signature, String> {
+    let [n] = args else {
+        return Err("INET_NTOA expects one integer".into());
+    };
+    if !n.kind.is_integer() {
+        return Err(format!("INET_NTOA expects an integer, got {}", n.kind));
+    }
+    Ok(Signature::new(
+        vec![DataType {
+            kind: crate::types::TypeKind::BigInt,
+            nullable: n.nullable,
+        }],
+        string_type(true),
+    ))
+}
+
+/// INET_NTOA: a number from 0 to 2^32 - 1 as `a.b.c.d`, NULL outside that range.
+fn inet_ntoa(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    use arrow_array::cast::AsArray;
+    let n = args[0].as_primitive::<arrow_array::types::Int64Type>();
+    build_strings(args, ctx.num_rows, |i, out| {
+        let Ok(v) = u32::try_from(n.value(i)) else {
+            return Ok(false);
+        };
+        let [a, b, c, d] = v.to_be_bytes();
+        out.push_str(&format!("{a}.{b}.{c}.{d}"));
+        Ok(true)
     })
 }
