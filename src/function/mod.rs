@@ -209,6 +209,27 @@ const INTERNAL: &[&str] = &[
     "LIKE",
 ];
 
+/// Functions the binder rewrites into other expressions, so they have no registry entry.
+const BOUND_BY_BINDER: &[&str] = &[
+    "COALESCE",
+    "IFNULL",
+    "IF",
+    "NULLIF",
+    "TYPEOF",
+    "CAST",
+    "TRY_CAST",
+    "YEAR",
+    "QUARTER",
+    "MONTH",
+    "WEEK",
+    "DAYOFYEAR",
+    "DAYOFMONTH",
+    "DAYOFWEEK",
+    "HOUR",
+    "MINUTE",
+    "SECOND",
+];
+
 /// Names of all functions, for `SHOW FUNCTIONS` (operators and internal entries left out).
 pub fn names() -> Vec<&'static str> {
     let mut names: Vec<_> = FAMILIES
@@ -217,6 +238,7 @@ pub fn names() -> Vec<&'static str> {
         .map(|f| f.name)
         .filter(|n| n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
         .filter(|n| !INTERNAL.contains(n))
+        .chain(BOUND_BY_BINDER.iter().copied())
         .collect();
     names.sort_unstable();
     names.dedup();
