@@ -216,6 +216,7 @@ const BOUND_BY_BINDER: &[&str] = &[
     "IF",
     "NULLIF",
     "TYPEOF",
+    "CURRENT_DATABASE",
     "CAST",
     "TRY_CAST",
     "YEAR",

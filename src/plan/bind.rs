@@ -1152,6 +1152,11 @@ impl<'a> Binder<'a> {
                 }
                 Ok(result)
             }
+            // The session has one catalog and one database, named as Flink's defaults.
+            "CURRENT_DATABASE" if args.is_empty() => Ok(ScalarExpr::Literal {
+                data_type: DataType::not_null(TypeKind::VarChar(MAX_LENGTH)),
+                value: Value::String("default_database".into()),
+            }),
             "TYPEOF" => {
                 let Some(value) = args.first().filter(|_| (1..=2).contains(&args.len())) else {
                     return Err(error(span, "TYPEOF expects (expr [, force_serializable])"));
