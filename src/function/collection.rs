@@ -16,6 +16,7 @@ use arrow_schema::SortOptions;
 use super::{
     EvalContext, EvalError, FunctionDef, Signature, any_nullable, internal_error, string_type,
 };
+use crate::function::string::java_regex::JavaRegex;
 use crate::types::coercion::common_type_of;
 use crate::types::java_hash::{hash_map_order, java_string_hash};
 use crate::types::{DataType, TypeKind};
@@ -403,7 +404,7 @@ fn str_to_map(args: &[ArrayRef], ctx: &EvalContext, t: &DataType) -> Result<Arra
     let mut values = arrow_array::builder::StringBuilder::new();
     let mut lengths = Vec::with_capacity(ctx.num_rows);
     let mut valid = Vec::with_capacity(ctx.num_rows);
-    let mut cache: Option<(String, String, regex::Regex, regex::Regex)> = None;
+    let mut cache: Option<(String, String, JavaRegex, JavaRegex)> = None;
     for row in 0..ctx.num_rows {
         let delimiter = |a: Option<&arrow_array::StringArray>, default: &'static str| match a {
             None => Some(default.to_string()),
@@ -422,7 +423,7 @@ fn str_to_map(args: &[ArrayRef], ctx: &EvalContext, t: &DataType) -> Result<Arra
         }
         if !matches!(&cache, Some((l, k, _, _)) if *l == ld && *k == kd) {
             let compile = |p: &str| {
-                regex::Regex::new(p).map_err(|e| {
+                JavaRegex::new(p).map_err(|e| {
                     EvalError::Invalid(format!("STR_TO_MAP: invalid delimiter '{p}': {e}"))
                 })
             };
@@ -433,10 +434,10 @@ fn str_to_map(args: &[ArrayRef], ctx: &EvalContext, t: &DataType) -> Result<Arra
         let mut entries: Vec<(String, Option<String>)> = Vec::new();
         let mut pairs = 0;
         if !text.is_empty() {
-            let items = java_split(list_re, text, 0);
+            let items = java_split(list_re, text, 0)?;
             pairs = items.len();
             for item in items {
-                let kv = java_split(pair_re, item, 2);
+                let kv = java_split(pair_re, item, 2)?;
                 let (k, v) = match kv.as_slice() {
                     [k, v] => (k.to_string(), Some(v.to_string())),
                     _ => (item.to_string(), None),
@@ -469,22 +470,23 @@ fn str_to_map(args: &[ArrayRef], ctx: &EvalContext, t: &DataType) -> Result<Arra
 
 /// Java's `String.split(regex, limit)`: with limit 0 trailing empty pieces go; a zero-width
 /// match at the start makes no leading empty piece; with limit n at most n pieces.
-fn java_split<'a>(re: &regex::Regex, text: &'a str, limit: usize) -> Vec<&'a str> {
+fn java_split<'a>(re: &JavaRegex, text: &'a str, limit: usize) -> Result<Vec<&'a str>, EvalError> {
     let mut pieces = Vec::new();
     let mut last = 0;
-    for m in re.find_iter(text) {
+    re.for_each_match(text, |start, end| {
         if limit > 0 && pieces.len() + 1 == limit {
-            break;
+            return false;
         }
-        if m.end() == 0 {
-            continue;
+        if end == 0 {
+            return true;
         }
-        if m.start() == m.end() && m.start() >= text.len() {
-            break;
+        if start == end && start >= text.len() {
+            return false;
         }
-        pieces.push(&text[last..m.start()]);
-        last = m.end();
-    }
+        pieces.push(&text[last..start]);
+        last = end;
+        true
+    })?;
     pieces.push(&text[last..]);
     if limit == 0 {
         while pieces.len() > 1 && pieces.last() == Some(&"") {
@@ -494,7 +496,7 @@ fn java_split<'a>(re: &regex::Regex, text: &'a str, limit: usize) -> Vec<&'a str
             pieces.clear();
         }
     }
-    pieces
+    Ok(pieces)
 }
 
 /// `a[i]` (1-based) and `m[k]`: the element type, NULL when absent.

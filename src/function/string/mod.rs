@@ -3,6 +3,7 @@
 //! characters, not bytes).
 
 mod charset;
+pub(crate) mod java_regex;
 mod printf;
 mod regex_match;
 mod url;
@@ -15,6 +16,8 @@ use arrow_array::types::Int64Type;
 use arrow_array::{Array, ArrayRef, BinaryArray, Int64Array, StringArray};
 use md5::Digest;
 use regex::Regex;
+
+use java_regex::JavaRegex;
 
 use super::{
     EvalContext, EvalError, FunctionDef, Signature, any_nullable, expect_arg_count, string_type,
@@ -878,12 +881,12 @@ fn chr(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, E
 // ---------------------------------------------------------------------------------------------
 
 /// The last compiled pattern, reused while the pattern text repeats (literal patterns).
-struct RegexCache {
+struct RegexCache<R = JavaRegex> {
     key: String,
-    compiled: Option<Result<Regex, String>>,
+    compiled: Option<Result<R, String>>,
 }
 
-impl RegexCache {
+impl<R> RegexCache<R> {
     fn new() -> Self {
         RegexCache {
             key: String::new(),
@@ -892,11 +895,7 @@ impl RegexCache {
     }
 
     /// The regex for `key`, built by `build` unless it is the one cached.
-    fn get(
-        &mut self,
-        key: &str,
-        build: impl FnOnce() -> Result<Regex, String>,
-    ) -> &Result<Regex, String> {
+    fn get(&mut self, key: &str, build: impl FnOnce() -> Result<R, String>) -> &Result<R, String> {
         if self.key != key {
             self.compiled = None;
         }
@@ -908,8 +907,9 @@ impl RegexCache {
     }
 }
 
-fn compile(pattern: &str) -> Result<Regex, String> {
-    Regex::new(pattern).map_err(|e| e.to_string())
+/// A pattern as Java reads it (the REGEXP functions).
+fn compile(pattern: &str) -> Result<JavaRegex, String> {
+    JavaRegex::new(pattern)
 }
 
 fn resolve_regexp(args: &[DataType]) -> Result<Signature, String> {
@@ -927,7 +927,7 @@ fn regexp(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef
             return Ok(Some(false));
         }
         Ok(Some(match cache.get(pattern, || compile(pattern)) {
-            Ok(re) => re.is_match(s.value(i)),
+            Ok(re) => re.is_match(s.value(i))?,
             Err(_) => false,
         }))
     })
@@ -961,9 +961,10 @@ fn regexp_extract(
         if g >= re.captures_len() {
             return Ok(false);
         }
-        match re.captures(s.value(i)).and_then(|c| c.get(g)) {
-            Some(m) => {
-                out.push_str(m.as_str());
+        let text = s.value(i);
+        match re.first_group(text, g)? {
+            Some((start, end)) => {
+                out.push_str(&text[start..end]);
                 Ok(true)
             }
             None => Ok(false),
@@ -999,11 +1000,12 @@ fn regexp_replace(
         let v = s.value(i);
         let replacement = r.value(i);
         let mut last = 0;
-        for m in re.find_iter(v) {
-            out.push_str(&v[last..m.start()]);
+        re.for_each_match(v, |start, end| {
+            out.push_str(&v[last..start]);
             out.push_str(replacement);
-            last = m.end();
-        }
+            last = end;
+            true
+        })?;
         out.push_str(&v[last..]);
         Ok(true)
     })
@@ -1123,7 +1125,7 @@ fn pattern_match(
 ) -> Result<ArrayRef, EvalError> {
     let (s, p) = (strs(&args[0]), strs(&args[1]));
     let escape = args.get(2).map(strs);
-    let mut cache = RegexCache::new();
+    let mut cache = RegexCache::<Regex>::new();
     let mut key = String::new();
     build_bools(args, ctx.num_rows, |i| {
         let pattern = p.value(i);
@@ -1137,7 +1139,7 @@ fn pattern_match(
         let compiled = cache.get(&key, || {
             let esc = escape_char(esc).map_err(|e| e.to_string())?;
             let regex = translate(pattern, esc).map_err(|e| e.to_string())?;
-            compile(&regex)
+            Regex::new(&regex).map_err(|e| e.to_string())
         });
         match compiled {
             Ok(re) => Ok(Some(re.is_match(s.value(i)))),

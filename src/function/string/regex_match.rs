@@ -45,7 +45,14 @@ fn regexp_count(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Ar
     build_ints(args, ctx.num_rows, |i| {
         let pattern = p.value(i);
         Ok(match cache.get(pattern, || compile(pattern)) {
-            Ok(re) => i32::try_from(re.find_iter(s.value(i)).count()).ok(),
+            Ok(re) => {
+                let mut count = 0usize;
+                re.for_each_match(s.value(i), |_, _| {
+                    count += 1;
+                    true
+                })?;
+                i32::try_from(count).ok()
+            }
             Err(_) => None,
         })
     })
@@ -59,8 +66,8 @@ fn regexp_instr(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Ar
         let pattern = p.value(i);
         let text = s.value(i);
         Ok(match cache.get(pattern, || compile(pattern)) {
-            Ok(re) => Some(match re.find(text) {
-                Some(m) => text[..m.start()].chars().count() as i32 + 1,
+            Ok(re) => Some(match re.find(text)? {
+                Some((start, _)) => text[..start].chars().count() as i32 + 1,
                 None => 0,
             }),
             Err(_) => None,
@@ -89,9 +96,10 @@ fn regexp_substr(
         let Ok(re) = cache.get(pattern, || compile(pattern)) else {
             return Ok(false);
         };
-        match re.find(s.value(i)) {
-            Some(m) => {
-                out.push_str(m.as_str());
+        let text = s.value(i);
+        match re.find(text)? {
+            Some((start, end)) => {
+                out.push_str(&text[start..end]);
                 Ok(true)
             }
             None => Ok(false),
@@ -140,10 +148,11 @@ fn regexp_extract_all(
             b.append_null();
             continue;
         };
-        for captures in re.captures_iter(s.value(i)) {
+        let text = s.value(i);
+        re.for_each_group(text, g, |m| {
             b.values()
-                .append_option(captures.get(g).map(|m| m.as_str()));
-        }
+                .append_option(m.map(|(start, end)| &text[start..end]));
+        })?;
         b.append(true);
     }
     Ok(Arc::new(b.finish()))
