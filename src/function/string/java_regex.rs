@@ -745,4 +745,18 @@ mod tests {
         // Java's (?U) is Unicode classes, not Rust's swap-greed.
         assert_eq!(first("(?U)a+", "aaa").as_deref(), Some("aaa"));
     }
+
+    proptest::proptest! {
+        /// Any pattern text compiles or is refused, and matching never panics.
+        #[test]
+        fn arbitrary_patterns_do_not_panic(
+            pattern in r"[\\()\[\]{}?*+|^$.:<>=!&\-a-zA-Z0-9pPQEkuxc# \n]{0,24}",
+            text in r"[a-z0-9:\n\r]{0,12}",
+        ) {
+            if let Ok(re) = JavaRegex::new(&pattern) {
+                let _ = re.is_match(&text);
+                let _ = re.for_each_group(&text, 0, |_| {});
+            }
+        }
+    }
 }
