@@ -12,7 +12,7 @@ use arrow_schema::DataType as ArrowType;
 
 use super::{EvalContext, EvalError};
 use crate::types::decimal::{pow10_saturating, rescale};
-use crate::types::text::{fit_chars, format_column, parse_column};
+use crate::types::text::{fit_chars, format_column, parse_column, parse_decimal};
 use crate::types::time::truncate_to_precision;
 use crate::types::{DataType, NANOS_PER_DAY, TypeKind};
 
@@ -90,10 +90,17 @@ pub fn cast(
                     continue;
                 }
                 let (value, ltz_in) = match &from.kind {
-                    Date => (
-                        array.as_primitive::<Date32Type>().value(i) as i64 * NANOS_PER_DAY,
-                        false,
-                    ),
+                    Date => {
+                        let days = i64::from(array.as_primitive::<Date32Type>().value(i));
+                        match days.checked_mul(NANOS_PER_DAY) {
+                            Some(nanos) => (nanos, false),
+                            None if try_cast => {
+                                b.append_null();
+                                continue;
+                            }
+                            None => return Err(super::temporal::out_of_range()),
+                        }
+                    }
                     TimestampLtz(_) => (
                         array.as_primitive::<TimestampNanosecondType>().value(i),
                         true,
@@ -279,16 +286,6 @@ fn to_f64(n: Num) -> f64 {
     }
 }
 
-/// Truncated toward zero, as Java's narrowing (wrapping into the target width happens at the
-/// caller, like Java's `(byte)` casts).
-fn to_i128(n: Num) -> Option<i128> {
-    match n {
-        Num::Exact(v, s) => Some(v / pow10_saturating(s as u32)),
-        Num::Approx(f) if f.is_nan() => Some(0),
-        Num::Approx(f) => Some(f.trunc().clamp(i64::MIN as f64, i64::MAX as f64) as i128),
-    }
-}
-
 fn numeric_cast(
     array: &ArrayRef,
     from: &TypeKind,
@@ -297,11 +294,17 @@ fn numeric_cast(
 ) -> Result<ArrayRef, EvalError> {
     let n = array.len();
     let get = |i: usize| (!array.is_null(i)).then(|| read_num(array, from, i));
+    // Java's narrowing: an exact value wraps into the width; an approximate one saturates at
+    // INT (BIGINT for BIGINT) first, so (byte) of 1e10 is (byte) 2147483647 = -1.
     macro_rules! ints {
-        ($builder:ty, $t:ty) => {{
+        ($builder:ty, $t:ty, $approx:ty) => {{
             let mut b = <$builder>::with_capacity(n);
             for i in 0..n {
-                b.append_option(get(i).and_then(to_i128).map(|v| v as i64 as $t));
+                b.append_option(get(i).and_then(|v| match v {
+                    Num::Approx(f) => Some(f as $approx as $t),
+                    // Truncated toward zero, then wrapped.
+                    Num::Exact(v, s) => Some((v / pow10_saturating(s as u32)) as i64 as $t),
+                }));
             }
             Arc::new(b.finish()) as ArrayRef
         }};
@@ -314,10 +317,10 @@ fn numeric_cast(
             }
             Arc::new(b.finish())
         }
-        TypeKind::TinyInt => ints!(Int8Builder, i8),
-        TypeKind::SmallInt => ints!(Int16Builder, i16),
-        TypeKind::Int => ints!(Int32Builder, i32),
-        TypeKind::BigInt => ints!(Int64Builder, i64),
+        TypeKind::TinyInt => ints!(Int8Builder, i8, i32),
+        TypeKind::SmallInt => ints!(Int16Builder, i16, i32),
+        TypeKind::Int => ints!(Int32Builder, i32, i32),
+        TypeKind::BigInt => ints!(Int64Builder, i64, i64),
         TypeKind::Float => {
             let mut b = Float32Builder::with_capacity(n);
             for i in 0..n {
@@ -338,10 +341,12 @@ fn numeric_cast(
             for i in 0..n {
                 let v = get(i).and_then(|v| match v {
                     Num::Exact(v, s) => rescale(v, i32::from(s), i32::from(*scale)),
-                    Num::Approx(f) => {
-                        let scaled = (f * pow10_saturating(*scale as u32) as f64).round();
-                        (scaled.is_finite() && scaled.abs() < 1e38).then_some(scaled as i128)
+                    // Flink goes through the double's shortest decimal text
+                    // (`Double.toString`), so 1e20 is exactly 10^20 and 0.1 is 0.1.
+                    Num::Approx(f) if f.is_finite() => {
+                        parse_decimal(&format!("{f}"), *precision, *scale).ok()
                     }
+                    Num::Approx(_) => None,
                 });
                 match v {
                     Some(v) if v.abs() < limit => b.append_value(v),

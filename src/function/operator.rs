@@ -12,11 +12,12 @@ use arrow_array::builder::{BooleanBuilder, Decimal128Builder};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Decimal128Type, Int8Type, Int16Type, Int32Type, Int64Type};
 use arrow_array::{Array, ArrayRef, BooleanArray, PrimitiveArray};
+use arrow_buffer::i256;
 use arrow_ord::cmp;
 
 use super::{EvalContext, EvalError, FunctionDef, Signature};
 use crate::types::coercion::{arithmetic_kind, as_decimal, common_type};
-use crate::types::decimal::{pow10, pow10_saturating, remainder, rescale};
+use crate::types::decimal::{pow10_saturating, remainder, rescale};
 use crate::types::{DataType, TypeKind};
 
 pub const FUNCTIONS: &[FunctionDef] = &[
@@ -206,9 +207,8 @@ fn arith_sig(op: &str, a: &DataType, b: &DataType, nullable: bool) -> Result<Sig
             nullable: t.nullable,
         },
     };
-    // Division and MOD by zero fail for integers and give NULL for DECIMAL in Flink, so
-    // the result may be NULL even for NOT NULL operands.
-    let nullable = nullable || (matches!(kind, Decimal { .. }) && op != "+" && op != "-");
+    // DECIMAL division by zero and overflow give NULL in Flink, yet the type stays NOT NULL
+    // for NOT NULL operands, as Flink derives it.
     Ok(Signature::new(
         vec![operand(a), operand(b)],
         DataType { kind, nullable },
@@ -351,12 +351,41 @@ fn arithmetic(
                 Op::Add => numeric::add_wrapping(l, r),
                 Op::Sub => numeric::sub_wrapping(l, r),
                 Op::Mul => numeric::mul_wrapping(l, r),
-                Op::Div => numeric::div(l, r),
-                Op::Rem => numeric::rem(l, r),
+                // Java's division wraps MIN / -1 (and its remainder is 0).
+                Op::Div => wrapping_int(l, r, |x, y| x.wrapping_div(y)),
+                Op::Rem => wrapping_int(l, r, |x, y| x.wrapping_rem(y)),
             }
             .map_err(err)
         }
         _ => super::temporal::interval_arithmetic(op == Op::Sub, l, r, ctx, result),
+    }
+}
+
+/// `f` over two integer columns of one type (no zero divisor: checked before).
+fn wrapping_int(
+    l: &ArrayRef,
+    r: &ArrayRef,
+    f: fn(i64, i64) -> i64,
+) -> Result<ArrayRef, arrow_schema::ArrowError> {
+    fn typed<T: arrow_array::ArrowPrimitiveType>(
+        l: &ArrayRef,
+        r: &ArrayRef,
+        f: impl Fn(T::Native, T::Native) -> T::Native,
+    ) -> Result<ArrayRef, arrow_schema::ArrowError> {
+        let out: PrimitiveArray<T> =
+            arrow_arith::arity::binary(l.as_primitive::<T>(), r.as_primitive::<T>(), f)?;
+        Ok(Arc::new(out))
+    }
+    // Narrow types wrap at their own width: (byte) (-128 / -1) is -128.
+    match l.data_type() {
+        arrow_schema::DataType::Int8 => typed::<Int8Type>(l, r, |x, y| f(x.into(), y.into()) as i8),
+        arrow_schema::DataType::Int16 => {
+            typed::<Int16Type>(l, r, |x, y| f(x.into(), y.into()) as i16)
+        }
+        arrow_schema::DataType::Int32 => {
+            typed::<Int32Type>(l, r, |x, y| f(x.into(), y.into()) as i32)
+        }
+        _ => typed::<Int64Type>(l, r, f),
     }
 }
 
@@ -405,20 +434,27 @@ fn decimal_arithmetic(
                     _ => None,
                 }
             }
-            Op::Mul => x.checked_mul(y).and_then(|p| rescale(p, ls + rs, scale)),
+            // Exact in 256 bits, then rounded to the result scale: a product of two
+            // 38-digit values needs up to 76 digits before the scale is cut.
+            Op::Mul => wide_rescale(
+                i256::from_i128(x).wrapping_mul(i256::from_i128(y)),
+                ls + rs,
+                scale,
+            ),
             Op::Div => {
                 if y == 0 {
                     None
                 } else {
                     // x / y at `scale`: (x * 10^(scale + rs - ls + 1)) / y, then round.
                     let shift = scale + rs - ls + 1;
+                    let x = i256::from_i128(x);
                     let num = if shift >= 0 {
-                        pow10(shift as u32).and_then(|p| x.checked_mul(p))
+                        wide_pow10(shift).and_then(|p| x.checked_mul(p))
                     } else {
-                        Some(pow10((-shift) as u32).map_or(0, |p| x / p))
+                        Some(wide_pow10(-shift).map_or(i256::ZERO, |p| x.wrapping_div(p)))
                     };
-                    num.map(|n| n / y)
-                        .and_then(|q| rescale(q, scale + 1, scale))
+                    num.and_then(|n| n.checked_div(i256::from_i128(y)))
+                        .and_then(|q| wide_rescale(q, scale + 1, scale))
                 }
             }
             Op::Rem => {
@@ -439,6 +475,32 @@ fn decimal_arithmetic(
         .with_precision_and_scale(precision, scale as i8)
         .map_err(err)?;
     Ok(Arc::new(array))
+}
+
+fn wide_pow10(n: i32) -> Option<i256> {
+    i256::from_i128(10).checked_pow(u32::try_from(n).ok()?)
+}
+
+/// A 256-bit value at scale `from` rounded HALF_UP to scale `to ≤ from`, if it fits an i128.
+fn wide_rescale(v: i256, from: i32, to: i32) -> Option<i128> {
+    if from <= to {
+        return rescale(v.to_i128()?, from, to);
+    }
+    let Some(d) = wide_pow10(from - to) else {
+        return Some(0);
+    };
+    let (q, r) = (v.wrapping_div(d), v.wrapping_rem(d));
+    let twice = r.wrapping_abs().wrapping_mul(i256::from_i128(2));
+    let q = if twice >= d {
+        q.wrapping_add(if v.is_negative() {
+            i256::MINUS_ONE
+        } else {
+            i256::ONE
+        })
+    } else {
+        q
+    };
+    q.to_i128()
 }
 
 fn decimal_scale(a: &ArrayRef) -> u8 {

@@ -15,7 +15,9 @@ use arrow_array::{Array, ArrayRef, ArrowPrimitiveType, PrimitiveArray, Timestamp
 
 use super::{EvalContext, EvalError, Evaluation, FunctionDef, Signature};
 use crate::types::coercion::common_kind;
-use crate::types::time::{CivilDateTime, days_from_civil, days_in_month, truncate_to_precision};
+use crate::types::time::{
+    CivilDateTime, civil_from_days, days_from_civil, days_in_month, truncate_to_precision,
+};
 use crate::types::{DataType, NANOS_PER_DAY, NANOS_PER_MILLI, NANOS_PER_SECOND, TypeKind};
 
 pub const FUNCTIONS: &[FunctionDef] = &[
@@ -244,6 +246,8 @@ pub enum TimeUnit {
     DayOfWeek,
     DayOfYear,
     Epoch,
+    IsoDayOfWeek,
+    IsoYear,
 }
 
 pub fn parse_unit(name: &str) -> Option<TimeUnit> {
@@ -265,6 +269,8 @@ pub fn parse_unit(name: &str) -> Option<TimeUnit> {
         "DOW" | "DAYOFWEEK" => TimeUnit::DayOfWeek,
         "DOY" | "DAYOFYEAR" => TimeUnit::DayOfYear,
         "EPOCH" => TimeUnit::Epoch,
+        "ISODOW" => TimeUnit::IsoDayOfWeek,
+        "ISOYEAR" => TimeUnit::IsoYear,
         _ => return None,
     })
 }
@@ -293,18 +299,24 @@ fn resolve_extract(args: &[DataType]) -> Result<Signature, String> {
     ))
 }
 
-/// Wall-clock nanoseconds of a date/time value (LTZ through the session zone).
-fn wall_clock(array: &ArrayRef, i: usize, kind: &arrow_schema::DataType, ctx: &EvalContext) -> i64 {
-    match kind {
-        arrow_schema::DataType::Date32 => {
-            array.as_primitive::<Date32Type>().value(i) as i64 * NANOS_PER_DAY
-        }
+/// Wall-clock nanoseconds of a date/time value (LTZ through the session zone); an error for a
+/// DATE beyond the nanosecond range (functions that can work on days take them first).
+fn wall_clock(
+    array: &ArrayRef,
+    i: usize,
+    kind: &arrow_schema::DataType,
+    ctx: &EvalContext,
+) -> Result<i64, EvalError> {
+    Ok(match kind {
+        arrow_schema::DataType::Date32 => i64::from(array.as_primitive::<Date32Type>().value(i))
+            .checked_mul(NANOS_PER_DAY)
+            .ok_or_else(out_of_range)?,
         arrow_schema::DataType::Time64(_) => array.as_primitive::<Time64NanosecondType>().value(i),
         arrow_schema::DataType::Timestamp(_, Some(_)) => ctx
             .zone
             .to_local(array.as_primitive::<TimestampNanosecondType>().value(i)),
         _ => array.as_primitive::<TimestampNanosecondType>().value(i),
-    }
+    })
 }
 
 fn unit_arg(args: &[ArrayRef]) -> Result<TimeUnit, EvalError> {
@@ -355,7 +367,11 @@ fn extract(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRe
                     }
                 }
             }
-            _ => extract_field(unit, wall_clock(value, i, &kind, ctx)),
+            arrow_schema::DataType::Date32 => {
+                let seconds = i64::from(value.as_primitive::<Date32Type>().value(i)) * 86_400;
+                extract_civil(unit, &CivilDateTime::from_seconds(seconds, 0), seconds)
+            }
+            _ => extract_field(unit, wall_clock(value, i, &kind, ctx)?),
         };
         b.append_value(v);
     }
@@ -364,7 +380,16 @@ fn extract(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRe
 
 /// A calendar field of a wall-clock timestamp.
 pub fn extract_field(unit: TimeUnit, wall: i64) -> i64 {
-    let c = CivilDateTime::from_nanos(wall);
+    extract_civil(
+        unit,
+        &CivilDateTime::from_nanos(wall),
+        wall.div_euclid(NANOS_PER_SECOND),
+    )
+}
+
+/// A calendar field of civil fields whose epoch second is `seconds`. The sub-second units are
+/// the fraction only, as Flink has them (58.987 s has MILLISECOND 987).
+fn extract_civil(unit: TimeUnit, c: &CivilDateTime, seconds: i64) -> i64 {
     match unit {
         TimeUnit::Millennium => (c.year + 999).div_euclid(1000),
         TimeUnit::Century => (c.year + 99).div_euclid(100),
@@ -372,18 +397,26 @@ pub fn extract_field(unit: TimeUnit, wall: i64) -> i64 {
         TimeUnit::Year => c.year,
         TimeUnit::Quarter => (c.month as i64 - 1) / 3 + 1,
         TimeUnit::Month => c.month as i64,
-        TimeUnit::Week => iso_week(&c),
+        TimeUnit::Week => iso_week(c),
         TimeUnit::Day => c.day as i64,
         TimeUnit::Hour => c.hour as i64,
         TimeUnit::Minute => c.minute as i64,
         TimeUnit::Second => c.second as i64,
-        TimeUnit::Millisecond => c.second as i64 * 1000 + c.nano as i64 / 1_000_000,
-        TimeUnit::Microsecond => c.second as i64 * 1_000_000 + c.nano as i64 / 1000,
-        TimeUnit::Nanosecond => c.second as i64 * 1_000_000_000 + c.nano as i64,
+        TimeUnit::Millisecond => c.nano as i64 / 1_000_000,
+        TimeUnit::Microsecond => c.nano as i64 / 1000,
+        TimeUnit::Nanosecond => c.nano as i64,
         // Sunday = 1 … Saturday = 7, as Flink (Calcite).
         TimeUnit::DayOfWeek => c.day_of_week_iso() as i64 % 7 + 1,
         TimeUnit::DayOfYear => c.day_of_year() as i64,
-        TimeUnit::Epoch => wall.div_euclid(NANOS_PER_SECOND),
+        TimeUnit::Epoch => seconds,
+        TimeUnit::IsoDayOfWeek => c.day_of_week_iso() as i64,
+        // The year the ISO week belongs to: early January days of week 52/53 belong to the
+        // year before, late December days of week 1 to the year after.
+        TimeUnit::IsoYear => match (c.month, iso_week(c)) {
+            (1, w) if w >= 52 => c.year - 1,
+            (12, 1) => c.year + 1,
+            _ => c.year,
+        },
     }
 }
 
@@ -432,31 +465,16 @@ fn ceil_to(args: &[ArrayRef], ctx: &EvalContext, t: &DataType) -> Result<ArrayRe
     round_to(args, ctx, t, true)
 }
 
-/// Rounds a wall clock down to `unit`.
-fn floor_wall(unit: TimeUnit, wall: i64) -> Result<i64, EvalError> {
-    let fixed = |step: i64| Ok(wall - wall.rem_euclid(step));
-    let c = CivilDateTime::from_nanos(wall);
-    let date = |y: i64, m: u32| days_from_civil(y, m, 1) * NANOS_PER_DAY;
-    match unit {
-        TimeUnit::Millisecond => fixed(NANOS_PER_MILLI),
-        TimeUnit::Second => fixed(NANOS_PER_SECOND),
-        TimeUnit::Minute => fixed(60 * NANOS_PER_SECOND),
-        TimeUnit::Hour => fixed(3600 * NANOS_PER_SECOND),
-        TimeUnit::Day => fixed(NANOS_PER_DAY),
-        TimeUnit::Week => {
-            // Weeks start on Sunday (Calcite's FLOOR TO WEEK).
-            let days = wall.div_euclid(NANOS_PER_DAY);
-            let dow_sunday0 = (days + 4).rem_euclid(7);
-            Ok((days - dow_sunday0) * NANOS_PER_DAY)
-        }
-        TimeUnit::Month => Ok(date(c.year, c.month)),
-        TimeUnit::Quarter => Ok(date(c.year, (c.month - 1) / 3 * 3 + 1)),
-        TimeUnit::Year => Ok(date(c.year, 1)),
-        TimeUnit::Decade => Ok(date(c.year.div_euclid(10) * 10, 1)),
-        TimeUnit::Century => Ok(date((c.year - 1).div_euclid(100) * 100 + 1, 1)),
-        TimeUnit::Millennium => Ok(date((c.year - 1).div_euclid(1000) * 1000 + 1, 1)),
-        other => Err(EvalError::Invalid(format!("cannot round to {other:?}"))),
-    }
+/// A unit of fixed length (DAY and below), for FLOOR/CEIL of a wall clock.
+fn fixed_unit(unit: TimeUnit) -> Result<i64, EvalError> {
+    Ok(match unit {
+        TimeUnit::Millisecond => NANOS_PER_MILLI,
+        TimeUnit::Second => NANOS_PER_SECOND,
+        TimeUnit::Minute => 60 * NANOS_PER_SECOND,
+        TimeUnit::Hour => 3600 * NANOS_PER_SECOND,
+        TimeUnit::Day => NANOS_PER_DAY,
+        other => return Err(EvalError::Invalid(format!("cannot round to {other:?}"))),
+    })
 }
 
 fn round_to(
@@ -474,17 +492,42 @@ fn round_to(
             out.push(None);
             continue;
         }
-        let wall = wall_clock(value, i, &kind, ctx);
-        let mut r = floor_wall(unit, wall)?;
+        let date = matches!(kind, arrow_schema::DataType::Date32)
+            .then(|| i64::from(value.as_primitive::<Date32Type>().value(i)));
+        if let Some(days) = calendar_unit(unit)
+            .map(|u| -> Result<i64, EvalError> {
+                let days = match date {
+                    Some(d) => d,
+                    None => wall_clock(value, i, &kind, ctx)?.div_euclid(NANOS_PER_DAY),
+                };
+                Ok(calendar_round(u, days, ceil))
+            })
+            .transpose()?
+        {
+            out.push(Some(if date.is_some() {
+                days
+            } else {
+                days.checked_mul(NANOS_PER_DAY).ok_or_else(out_of_range)?
+            }));
+            continue;
+        }
+        if let Some(days) = date {
+            // A DATE is already whole days.
+            out.push(Some(days));
+            continue;
+        }
+        let wall = wall_clock(value, i, &kind, ctx)?;
+        let step = fixed_unit(unit)?;
+        let mut r = wall - wall.rem_euclid(step);
         if ceil && r != wall {
-            r = floor_wall(unit, add_unit(unit, r)?)?;
+            r = r.checked_add(step).ok_or_else(out_of_range)?;
         }
         out.push(Some(r));
     }
     Ok(match t.kind {
         TypeKind::Date => Arc::new(
             out.into_iter()
-                .map(|v| v.map(|n| n.div_euclid(NANOS_PER_DAY) as i32))
+                .map(|v| v.map(|days| days as i32))
                 .collect::<PrimitiveArray<Date32Type>>(),
         ),
         TypeKind::Time(_) => Arc::new(
@@ -501,22 +544,75 @@ fn round_to(
     })
 }
 
-/// A wall clock moved forward by one unit (for CEIL: floor(floor(x) + unit)).
-fn add_unit(unit: TimeUnit, wall: i64) -> Result<i64, EvalError> {
-    let fixed = |step: i64| wall.checked_add(step).ok_or_else(out_of_range);
+/// The units FLOOR/CEIL round on the date alone (Calcite's `julianDateFloor`).
+#[derive(Clone, Copy)]
+enum CalendarUnit {
+    Week,
+    Month,
+    Quarter,
+    Year,
+    Decade,
+    Century,
+    Millennium,
+}
+
+fn calendar_unit(unit: TimeUnit) -> Option<CalendarUnit> {
+    Some(match unit {
+        TimeUnit::Week => CalendarUnit::Week,
+        TimeUnit::Month => CalendarUnit::Month,
+        TimeUnit::Quarter => CalendarUnit::Quarter,
+        TimeUnit::Year => CalendarUnit::Year,
+        TimeUnit::Decade => CalendarUnit::Decade,
+        TimeUnit::Century => CalendarUnit::Century,
+        TimeUnit::Millennium => CalendarUnit::Millennium,
+        _ => return None,
+    })
+}
+
+/// FLOOR/CEIL of a day number to a calendar unit, as Flink 2.3 computes it: on the date only
+/// (the time of day is dropped, so CEIL('2024-07-01 12:00' TO MONTH) is July 1st), and with
+/// Flink's quirks (oracle, Q11): CEIL TO QUARTER moves on from every day but January 1st, and
+/// CEIL TO DECADE/CENTURY/MILLENNIUM always moves on, even from the first day.
+fn calendar_round(unit: CalendarUnit, days: i64, ceil: bool) -> i64 {
+    let (year, month, day) = civil_from_days(days);
+    let first = |y: i64, m: i64| {
+        days_from_civil(
+            y + (m - 1).div_euclid(12),
+            ((m - 1).rem_euclid(12) + 1) as u32,
+            1,
+        )
+    };
+    let m = i64::from(month);
     match unit {
-        TimeUnit::Millisecond => fixed(NANOS_PER_MILLI),
-        TimeUnit::Second => fixed(NANOS_PER_SECOND),
-        TimeUnit::Minute => fixed(60 * NANOS_PER_SECOND),
-        TimeUnit::Hour => fixed(3600 * NANOS_PER_SECOND),
-        TimeUnit::Day => fixed(NANOS_PER_DAY),
-        TimeUnit::Week => fixed(7 * NANOS_PER_DAY),
-        TimeUnit::Month => add_months(wall, 1),
-        TimeUnit::Quarter => add_months(wall, 3),
-        TimeUnit::Year => add_months(wall, 12),
-        TimeUnit::Decade => add_months(wall, 120),
-        TimeUnit::Century => add_months(wall, 1200),
-        _ => add_months(wall, 12000),
+        CalendarUnit::Week => {
+            let dow = (days + 4).rem_euclid(7); // Sunday = 0
+            if ceil && dow > 0 {
+                days - dow + 7
+            } else {
+                days - dow
+            }
+        }
+        CalendarUnit::Month if ceil && day > 1 => first(year, m + 1),
+        CalendarUnit::Month => first(year, m),
+        CalendarUnit::Quarter => {
+            let start = (m - 1) / 3 * 3 + 1;
+            if ceil && (month > 1 || day > 1) {
+                first(year, start + 3)
+            } else {
+                first(year, start)
+            }
+        }
+        CalendarUnit::Year if ceil && (month > 1 || day > 1) => first(year + 1, 1),
+        CalendarUnit::Year => first(year, 1),
+        CalendarUnit::Decade => first(10 * (year / 10 + i64::from(ceil)), 1),
+        CalendarUnit::Century => {
+            let c = 100 * ((year + 99) / 100);
+            first(if ceil { c + 1 } else { c - 99 }, 1)
+        }
+        CalendarUnit::Millennium => {
+            let c = 1000 * ((year + 999) / 1000);
+            first(if ceil { c + 1 } else { c - 999 }, 1)
+        }
     }
 }
 
@@ -604,21 +700,47 @@ fn shift(
 ) -> Result<i64, EvalError> {
     let kind = value.data_type();
     let start = match kind {
+        arrow_schema::DataType::Date32 => {
+            // Days, not nanoseconds: a DATE spans years 0000–9999.
+            let days = i64::from(value.as_primitive::<Date32Type>().value(i));
+            return shift_date(days, months, nanos);
+        }
         arrow_schema::DataType::Timestamp(_, Some(_)) => {
             value.as_primitive::<TimestampNanosecondType>().value(i)
         }
         arrow_schema::DataType::Time64(_) => {
-            return Ok(wall_clock(value, i, kind, ctx).wrapping_add(nanos % NANOS_PER_DAY));
+            return Ok(wall_clock(value, i, kind, ctx)?.wrapping_add(nanos % NANOS_PER_DAY));
         }
-        _ => wall_clock(value, i, kind, ctx),
+        _ => wall_clock(value, i, kind, ctx)?,
     };
     add_months(start, months)?
         .checked_add(nanos)
         .ok_or_else(out_of_range)
 }
 
-/// A column of `kind` from nanoseconds (wall clocks; instants for TIMESTAMP_LTZ), or
-/// milliseconds / months for the interval kinds.
+/// A DATE (a day number) moved by calendar months, clamping the day to the month's length,
+/// then by the whole days in `nanos`.
+fn shift_date(days: i64, months: i64, nanos: i64) -> Result<i64, EvalError> {
+    let (y, m, d) = civil_from_days(days);
+    let total = (y * 12 + i64::from(m) - 1)
+        .checked_add(months)
+        .ok_or_else(date_out_of_range)?;
+    let (y, m) = (total.div_euclid(12), (total.rem_euclid(12) + 1) as u32);
+    if y.abs() > 5_000_000 {
+        return Err(date_out_of_range());
+    }
+    let days = days_from_civil(y, m, d.min(days_in_month(y, m))) + nanos.div_euclid(NANOS_PER_DAY);
+    i32::try_from(days)
+        .map(i64::from)
+        .map_err(|_| date_out_of_range())
+}
+
+fn date_out_of_range() -> EvalError {
+    EvalError::Invalid("DATE value out of range".into())
+}
+
+/// A column of `kind` from nanoseconds (wall clocks; instants for TIMESTAMP_LTZ), day numbers
+/// for DATE, or milliseconds / months for the interval kinds.
 fn temporal_column(out: Vec<Option<i64>>, kind: &TypeKind) -> ArrayRef {
     match kind {
         TypeKind::IntervalDayTime => Arc::new(
@@ -632,7 +754,7 @@ fn temporal_column(out: Vec<Option<i64>>, kind: &TypeKind) -> ArrayRef {
         ),
         TypeKind::Date => Arc::new(
             out.into_iter()
-                .map(|v| v.map(|n| n.div_euclid(NANOS_PER_DAY) as i32))
+                .map(|v| v.map(|days| days as i32))
                 .collect::<PrimitiveArray<Date32Type>>(),
         ),
         TypeKind::Time(_) => Arc::new(
@@ -778,18 +900,27 @@ fn resolve_timestamp_diff(args: &[DataType]) -> Result<Signature, String> {
     ))
 }
 
-/// Row `i`'s two sides of a TIMESTAMPDIFF in nanoseconds: instants for TIMESTAMP_LTZ, wall
-/// clocks otherwise.
-fn diff_points(a: &ArrayRef, b: &ArrayRef, i: usize, ctx: &EvalContext) -> (i64, i64) {
+/// Row `i`'s two sides of a TIMESTAMPDIFF in milliseconds (Flink's resolution here):
+/// instants for TIMESTAMP_LTZ, wall clocks otherwise; a DATE from its day number, so every
+/// DATE fits.
+fn diff_points(
+    a: &ArrayRef,
+    b: &ArrayRef,
+    i: usize,
+    ctx: &EvalContext,
+) -> Result<(i64, i64), EvalError> {
     let instants = matches!(a.data_type(), arrow_schema::DataType::Timestamp(_, Some(_)));
-    let point = |array: &ArrayRef| {
-        if instants {
-            array.as_primitive::<TimestampNanosecondType>().value(i)
-        } else {
-            wall_clock(array, i, array.data_type(), ctx)
-        }
+    let point = |array: &ArrayRef| -> Result<i64, EvalError> {
+        let nanos = match array.data_type() {
+            arrow_schema::DataType::Date32 => {
+                return Ok(i64::from(array.as_primitive::<Date32Type>().value(i)) * 86_400_000);
+            }
+            _ if instants => array.as_primitive::<TimestampNanosecondType>().value(i),
+            kind => wall_clock(array, i, kind, ctx)?,
+        };
+        Ok(nanos.div_euclid(NANOS_PER_MILLI))
     };
-    (point(a), point(b))
+    Ok((point(a)?, point(b)?))
 }
 
 /// TIMESTAMPDIFF(NANOSECOND, …): BIGINT (the binder routes the unit here).
@@ -818,9 +949,8 @@ fn timestamp_diff_nanos(
             out.append_null();
             continue;
         }
-        let (start, end) = diff_points(a, b, i, ctx);
-        let millis = end.div_euclid(NANOS_PER_MILLI) - start.div_euclid(NANOS_PER_MILLI);
-        out.append_value((millis / 1000).wrapping_mul(NANOS_PER_SECOND));
+        let (start, end) = diff_points(a, b, i, ctx)?;
+        out.append_value(((end - start) / 1000).wrapping_mul(NANOS_PER_SECOND));
     }
     Ok(Arc::new(out.finish()))
 }
@@ -842,8 +972,8 @@ fn timestamp_diff(
             out.append_null();
             continue;
         }
-        let (start, end) = diff_points(a, b, i, ctx);
-        let millis = end.div_euclid(NANOS_PER_MILLI) - start.div_euclid(NANOS_PER_MILLI);
+        let (start, end) = diff_points(a, b, i, ctx)?;
+        let millis = end - start;
         let seconds = (millis / 1000) as i32;
         let units = match unit {
             TimeUnit::Second => seconds,
@@ -867,16 +997,21 @@ fn timestamp_diff(
     Ok(Arc::new(out.finish()))
 }
 
-/// Whole months from `t1` to `t0` (both nanoseconds), negative when `t0` is earlier: the
-/// largest count that, added to `t1` as calendar months, does not pass `t0`.
+/// Whole months from `t1` to `t0` (both milliseconds), negative when `t0` is earlier: the
+/// largest count that, added to `t1` as calendar months (the day clamped to the month's
+/// length), does not pass `t0`.
 fn months_between(t0: i64, t1: i64) -> i64 {
     if t0 < t1 {
         return -months_between(t1, t0);
     }
-    let c0 = CivilDateTime::from_nanos(t0);
-    let c1 = CivilDateTime::from_nanos(t1);
-    let mut months = (c0.year - c1.year) * 12 + c0.month as i64 - c1.month as i64;
-    if !add_months(t1, months).is_ok_and(|moved| moved <= t0) {
+    let civil = |ms: i64| {
+        let (y, m, d) = civil_from_days(ms.div_euclid(86_400_000));
+        (y, m, d, ms.rem_euclid(86_400_000))
+    };
+    let (y0, m0, d0, time0) = civil(t0);
+    let (y1, m1, d1, time1) = civil(t1);
+    let mut months = (y0 - y1) * 12 + i64::from(m0) - i64::from(m1);
+    if (d1.min(days_in_month(y0, m0)), time1) > (d0, time0) {
         months -= 1;
     }
     months

@@ -1271,6 +1271,24 @@ impl<'a> Binder<'a> {
                 ),
             )
         })?;
+        let mut data_type = signature.return_type;
+        // ROUND/TRUNCATE(decimal, d) with a literal d: Flink types the result by d.
+        if let (
+            "ROUND" | "TRUNCATE",
+            Some(TypeKind::Decimal { precision, scale }),
+            Some(ScalarExpr::Literal {
+                value: Value::Int(d),
+                ..
+            }),
+        ) = (name, types.first().map(|t| &t.kind), args.get(1))
+        {
+            let (precision, scale) = function::math::round_decimal_type(
+                *precision,
+                *scale,
+                i32::try_from(*d).unwrap_or(i32::MAX),
+            );
+            data_type.kind = TypeKind::Decimal { precision, scale };
+        }
         let args = args
             .into_iter()
             .zip(&signature.args)
@@ -1279,7 +1297,7 @@ impl<'a> Binder<'a> {
         Ok(ScalarExpr::Call {
             function,
             args,
-            data_type: signature.return_type,
+            data_type,
         })
     }
 }

@@ -146,6 +146,16 @@ pub fn arithmetic_kind(op: &str, a: &TypeKind, b: &TypeKind) -> Option<TypeKind>
         || matches!(b, TypeKind::Float | TypeKind::Double);
     let has_decimal =
         matches!(a, TypeKind::Decimal { .. }) || matches!(b, TypeKind::Decimal { .. });
+    let both_approximate = matches!(a, TypeKind::Float | TypeKind::Double)
+        && matches!(b, TypeKind::Float | TypeKind::Double);
+    if both_approximate && op != "%" {
+        // Flink types FLOAT op DOUBLE by its left operand: FLOAT + DOUBLE is FLOAT.
+        return Some(a.clone());
+    }
+    if approximate && has_decimal {
+        // … and FLOAT op DECIMAL is DOUBLE.
+        return Some(TypeKind::Double);
+    }
     if approximate || !has_decimal {
         if op == "%" && !approximate {
             // MOD returns the type of the divisor.
@@ -161,7 +171,7 @@ pub fn arithmetic_kind(op: &str, a: &TypeKind, b: &TypeKind) -> Option<TypeKind>
             let scale = s1.max(s2);
             ((p1 - s1).max(p2 - s2) + scale + 1, scale)
         }
-        "*" => (p1 + p2, s1 + s2),
+        "*" => (p1 + p2 + 1, s1 + s2),
         "/" => {
             let int_digits = p1 - s1 + s2;
             let scale = 6.max(s1 + p2 + 1);
@@ -207,7 +217,21 @@ mod tests {
         assert_eq!(arithmetic_kind("+", &d(10, 2), &d(5, 3)), Some(d(12, 3)));
         assert_eq!(
             arithmetic_kind("*", &d(10, 2), &TypeKind::Int),
-            Some(d(20, 2))
+            Some(d(21, 2))
+        );
+        assert_eq!(arithmetic_kind("*", &d(38, 20), &d(38, 20)), Some(d(38, 6)));
+        // Flink's FLOAT quirks: typed by the left operand against DOUBLE, DOUBLE with DECIMAL.
+        assert_eq!(
+            arithmetic_kind("+", &TypeKind::Float, &TypeKind::Double),
+            Some(TypeKind::Float)
+        );
+        assert_eq!(
+            arithmetic_kind("+", &TypeKind::Double, &TypeKind::Float),
+            Some(TypeKind::Double)
+        );
+        assert_eq!(
+            arithmetic_kind("/", &TypeKind::Float, &d(5, 2)),
+            Some(TypeKind::Double)
         );
         assert_eq!(arithmetic_kind("/", &d(38, 10), &d(38, 10)), Some(d(38, 6)));
         assert_eq!(

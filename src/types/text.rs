@@ -838,20 +838,19 @@ pub fn fit_chars(s: &str, n: usize, pad: bool) -> String {
     out
 }
 
-/// Boolean text. CAST accepts `true t yes y 1` / `false f no n 0` in any case; the formats
-/// read as Java's `Boolean.parseBoolean`.
+/// Boolean text. CAST accepts `true t yes y 1` / `false f no n 0` in any case, untrimmed
+/// (`' true'` is NULL in Flink 2.3); the formats read as Java's `Boolean.parseBoolean`.
 pub fn parse_bool(s: &str, dialect: TextDialect) -> Option<bool> {
-    let t = trim(s);
     match dialect {
         TextDialect::Cast => {
-            let l = t.to_ascii_lowercase();
+            let l = s.to_ascii_lowercase();
             match l.as_str() {
                 "true" | "t" | "yes" | "y" | "1" => Some(true),
                 "false" | "f" | "no" | "n" | "0" => Some(false),
                 _ => None,
             }
         }
-        TextDialect::Format => Some(t.eq_ignore_ascii_case("true")),
+        TextDialect::Format => Some(trim(s).eq_ignore_ascii_case("true")),
     }
 }
 
@@ -1644,12 +1643,18 @@ mod tests {
         let (a, _) = parse(&[Some("abcdef")], TypeKind::VarChar(5));
         assert_eq!(a.as_string::<i32>().value(0), "abcde");
         let (a, e) = parse(
-            &[Some(" TRUE"), Some("yes"), Some("0"), Some("maybe")],
+            &[
+                Some("TRUE"),
+                Some("yes"),
+                Some("0"),
+                Some("maybe"),
+                Some(" true"),
+            ],
             TypeKind::Boolean,
         );
         let a = a.as_boolean();
-        assert!(a.value(0) && a.value(1) && !a.value(2) && a.is_null(3));
-        assert_eq!(e.len(), 1);
+        assert!(a.value(0) && a.value(1) && !a.value(2) && a.is_null(3) && a.is_null(4));
+        assert_eq!(e.len(), 2);
         assert_eq!(parse_bool("maybe", TextDialect::Format), Some(false));
         let (a, _) = parse(
             &[Some("héllo")],

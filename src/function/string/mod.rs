@@ -31,7 +31,7 @@ pub use url::FUNCTIONS as URL_FUNCTIONS;
 
 pub const FUNCTIONS: &[FunctionDef] = &[
     def!("||", resolve_concat, concat),
-    def!("CONCAT", resolve_concat, concat),
+    def!("CONCAT", resolve_concat_function, concat),
     def!("UPPER", resolve_string_to_string, upper),
     def!("LOWER", resolve_string_to_string, lower),
     def!("CHAR_LENGTH", resolve_length, char_length),
@@ -121,6 +121,13 @@ fn resolve_concat(args: &[DataType]) -> Result<Signature, String> {
     ))
 }
 
+/// CONCAT(…) is STRING, where `||` sums the lengths.
+fn resolve_concat_function(args: &[DataType]) -> Result<Signature, String> {
+    let mut signature = resolve_concat(args)?;
+    signature.return_type.kind = TypeKind::VarChar(MAX_LENGTH);
+    Ok(signature)
+}
+
 fn resolve_string_to_string(args: &[DataType]) -> Result<Signature, String> {
     one_string_type(args)?;
     Ok(Signature::new(vec![args[0].clone()], args[0].clone()))
@@ -187,7 +194,12 @@ fn upper(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, E
 
 fn lower(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
     Ok(map_strings(&args[0], |s, out| {
-        out.extend(s.chars().flat_map(char::to_lowercase))
+        if s.contains('Σ') {
+            // A capital sigma that ends a word becomes ς (Java's and Rust's string rule).
+            out.push_str(&s.to_lowercase());
+        } else {
+            out.extend(s.chars().flat_map(char::to_lowercase));
+        }
     }))
 }
 
