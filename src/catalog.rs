@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use sqlparser::ast::{Expr, Query};
 
-use crate::types::{DataType, Field, Schema, TimeAttribute};
+use crate::types::{DataType, Field, Schema, TimeAttribute, serializable_type_text};
 
 // Built once per statement or column, never on a hot path: boxing would only add noise.
 #[allow(clippy::large_enum_variant)]
@@ -95,9 +95,14 @@ impl TableDef {
             let mut line = format!("  `{}` ", c.name);
             match &c.source {
                 ColumnSource::Computed { text, .. } => line.push_str(&format!("AS {text}")),
-                ColumnSource::Physical => line.push_str(&c.data_type.to_string()),
+                ColumnSource::Physical => {
+                    line.push_str(&serializable_type_text(&c.data_type.to_string()))
+                }
                 ColumnSource::Metadata { key, is_virtual } => {
-                    line.push_str(&format!("{} METADATA", c.data_type));
+                    line.push_str(&format!(
+                        "{} METADATA",
+                        serializable_type_text(&c.data_type.to_string())
+                    ));
                     if let Some(k) = key {
                         line.push_str(&format!(" FROM '{k}'"));
                     }
@@ -141,7 +146,7 @@ impl TableDef {
                 )
             })
             .collect();
-        out.push_str(&format!(" WITH (\n{}\n)\n", options.join(",\n")));
+        out.push_str(&format!("\nWITH (\n{}\n)\n", options.join(",\n")));
         out
     }
 }
@@ -159,30 +164,55 @@ pub enum CatalogEntry {
     View(Arc<ViewDef>),
 }
 
+/// The session's tables and views. As in Flink, temporary objects live in their own namespace
+/// and shadow permanent ones of the same name.
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
-    entries: BTreeMap<String, CatalogEntry>,
+    permanent: BTreeMap<String, CatalogEntry>,
+    temporary: BTreeMap<String, CatalogEntry>,
 }
 
 impl Catalog {
+    /// The object a query sees: the temporary one when both exist.
     pub fn get(&self, name: &str) -> Option<&CatalogEntry> {
-        self.entries.get(name)
+        self.temporary
+            .get(name)
+            .or_else(|| self.permanent.get(name))
     }
 
-    pub fn contains(&self, name: &str) -> bool {
-        self.entries.contains_key(name)
+    /// The object of one namespace.
+    pub fn get_in(&self, name: &str, temporary: bool) -> Option<&CatalogEntry> {
+        self.namespace(temporary).get(name)
     }
 
-    pub fn insert(&mut self, name: String, entry: CatalogEntry) {
-        self.entries.insert(name, entry);
+    pub fn insert(&mut self, name: String, entry: CatalogEntry, temporary: bool) {
+        self.namespace_mut(temporary).insert(name, entry);
     }
 
-    pub fn remove(&mut self, name: &str) -> Option<CatalogEntry> {
-        self.entries.remove(name)
+    pub fn remove(&mut self, name: &str, temporary: bool) -> Option<CatalogEntry> {
+        self.namespace_mut(temporary).remove(name)
     }
 
-    /// Tables and views, sorted by name (Flink's `SHOW TABLES` lists both).
+    /// Tables and views, sorted by name, each name once (Flink's `SHOW TABLES` lists both).
     pub fn names(&self) -> impl Iterator<Item = (&String, &CatalogEntry)> {
-        self.entries.iter()
+        let mut all: BTreeMap<&String, &CatalogEntry> = self.permanent.iter().collect();
+        all.extend(self.temporary.iter());
+        all.into_iter()
+    }
+
+    fn namespace(&self, temporary: bool) -> &BTreeMap<String, CatalogEntry> {
+        if temporary {
+            &self.temporary
+        } else {
+            &self.permanent
+        }
+    }
+
+    fn namespace_mut(&mut self, temporary: bool) -> &mut BTreeMap<String, CatalogEntry> {
+        if temporary {
+            &mut self.temporary
+        } else {
+            &mut self.permanent
+        }
     }
 }

@@ -135,17 +135,32 @@ impl Session {
             }
             Statement::CreateTable(create) => {
                 let name = object_name_last(&create.name);
-                if self.is_new(&name, create.if_not_exists, "table", parsed)? {
+                if self.is_new(
+                    &name,
+                    create.temporary,
+                    create.if_not_exists,
+                    "table",
+                    parsed,
+                )? {
                     let table =
                         Binder::new(&self.catalog, &parsed.hints).bind_create_table(create)?;
-                    self.catalog
-                        .insert(name, CatalogEntry::Table(Arc::new(table)));
+                    self.catalog.insert(
+                        name,
+                        CatalogEntry::Table(Arc::new(table)),
+                        create.temporary,
+                    );
                 }
                 succeeded(out)?;
             }
             Statement::CreateView(create) => {
                 let name = object_name_last(&create.name);
-                if self.is_new(&name, create.if_not_exists, "view", parsed)? {
+                if self.is_new(
+                    &name,
+                    create.temporary,
+                    create.if_not_exists,
+                    "view",
+                    parsed,
+                )? {
                     let plan =
                         Binder::new(&self.catalog, &parsed.hints).bind_query(&create.query)?;
                     let schema = plan
@@ -159,22 +174,41 @@ impl Session {
                             query: create.query.clone(),
                             schema,
                         })),
+                        create.temporary,
                     );
                 }
                 succeeded(out)?;
             }
             Statement::Drop(drop) => {
                 let name = object_name_last(&drop.name);
-                let matches = match (self.catalog.get(&name), drop.kind) {
+                let what = if drop.kind == ObjectKind::Table {
+                    "table"
+                } else {
+                    "view"
+                };
+                if !drop.temporary && self.catalog.get_in(&name, true).is_some() {
+                    // Flink will not drop a permanent object a temporary one shadows.
+                    return Err(position_error(
+                        parsed,
+                        format!(
+                            "Temporary {what} with identifier '`default_catalog`.`default_database`.`{name}`' exists. Drop it first before removing the permanent {what}."
+                        ),
+                    ));
+                }
+                let matches = match (self.catalog.get_in(&name, drop.temporary), drop.kind) {
                     (Some(CatalogEntry::Table(_)), ObjectKind::Table)
                     | (Some(CatalogEntry::View(_)), ObjectKind::View) => true,
-                    (None, _) if drop.if_exists => false,
+                    // IF EXISTS never fails, not even on an object of the other kind.
+                    _ if drop.if_exists => false,
+                    (None, _) if drop.temporary => {
+                        return Err(position_error(
+                            parsed,
+                            format!(
+                                "Temporary table or view with identifier 'default_catalog.default_database.{name}' does not exist."
+                            ),
+                        ));
+                    }
                     _ => {
-                        let what = if drop.kind == ObjectKind::Table {
-                            "table"
-                        } else {
-                            "view"
-                        };
                         return Err(position_error(
                             parsed,
                             format!("{what} '{name}' does not exist"),
@@ -182,7 +216,7 @@ impl Session {
                     }
                 };
                 if matches {
-                    self.catalog.remove(&name);
+                    self.catalog.remove(&name, drop.temporary);
                 }
                 succeeded(out)?;
             }
@@ -397,14 +431,19 @@ impl Session {
 
     /// Whether `name` is free for a CREATE; `false` when it is taken and IF NOT EXISTS was
     /// written, an error when it is taken without it.
+    /// Whether `name` is free in its namespace (temporary objects may shadow permanent ones).
     fn is_new(
         &self,
         name: &str,
+        temporary: bool,
         if_not_exists: bool,
         what: &str,
         parsed: &ParsedStatement,
     ) -> Result<bool, StatementError> {
-        match (self.catalog.contains(name), if_not_exists) {
+        match (
+            self.catalog.get_in(name, temporary).is_some(),
+            if_not_exists,
+        ) {
             (false, _) => Ok(true),
             (true, true) => Ok(false),
             (true, false) => Err(position_error(

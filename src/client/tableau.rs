@@ -47,8 +47,9 @@ pub fn widths_by_content(names: &[String], rows: &[Vec<String>], cap: Option<usi
     let mut widths: Vec<usize> = names.iter().map(|n| display_width(n)).collect();
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
-            let cell_width = cell.lines().map(display_width).max().unwrap_or(0);
-            *w = (*w).max(cell_width);
+            // The whole text, newlines included, as Flink measures it: a multi-line cell (SHOW
+            // CREATE TABLE) is printed raw in a column as wide as its full length.
+            *w = (*w).max(display_width(cell));
         }
     }
     if let Some(cap) = cap {

@@ -1170,7 +1170,7 @@ impl<'a> Binder<'a> {
                         ..
                     })
                 ) {
-                    text = serializable_type_text(&text);
+                    text = crate::types::serializable_type_text(&text);
                 }
                 Ok(ScalarExpr::Literal {
                     data_type: DataType::nullable(TypeKind::VarChar(MAX_LENGTH)),
@@ -1395,36 +1395,6 @@ fn check_constant_zero(divisor: &ScalarExpr, span: Span) -> Result<(), SqlError>
     } else {
         Ok(())
     }
-}
-
-/// A type summary with STRING and BYTES spelled out (TYPEOF's serializable form); field
-/// names in backquotes are left alone.
-fn serializable_type_text(summary: &str) -> String {
-    let mut out = String::with_capacity(summary.len() + 16);
-    let mut word = String::new();
-    let mut quoted = false;
-    let flush = |word: &mut String, out: &mut String| {
-        match word.as_str() {
-            "STRING" => out.push_str(&format!("VARCHAR({MAX_LENGTH})")),
-            "BYTES" => out.push_str(&format!("VARBINARY({MAX_LENGTH})")),
-            w => out.push_str(w),
-        }
-        word.clear();
-    };
-    for c in summary.chars() {
-        if c == '`' {
-            flush(&mut word, &mut out);
-            quoted = !quoted;
-            out.push(c);
-        } else if !quoted && (c.is_ascii_alphanumeric() || c == '_') {
-            word.push(c);
-        } else {
-            flush(&mut word, &mut out);
-            out.push(c);
-        }
-    }
-    flush(&mut word, &mut out);
-    out
 }
 
 fn unit_literal(unit: &str) -> ScalarExpr {

@@ -216,15 +216,16 @@ impl TypeReader<'_, '_> {
             }
             "CHAR" | "CHARACTER" => {
                 if self.keyword("VARYING") {
-                    TypeKind::VarChar(self.optional_length(1)?)
+                    TypeKind::VarChar(self.optional_length(MAX_LENGTH)?)
                 } else {
                     TypeKind::Char(self.optional_length(1)?)
                 }
             }
-            "VARCHAR" => TypeKind::VarChar(self.optional_length(1)?),
+            // Without a length VARCHAR and VARBINARY are STRING and BYTES, as in Flink.
+            "VARCHAR" => TypeKind::VarChar(self.optional_length(MAX_LENGTH)?),
             "STRING" => TypeKind::VarChar(MAX_LENGTH),
             "BINARY" => TypeKind::Binary(self.optional_length(1)?),
-            "VARBINARY" => TypeKind::VarBinary(self.optional_length(1)?),
+            "VARBINARY" => TypeKind::VarBinary(self.optional_length(MAX_LENGTH)?),
             "BYTES" => TypeKind::VarBinary(MAX_LENGTH),
             "DATE" => TypeKind::Date,
             "TIME" => {

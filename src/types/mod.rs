@@ -374,3 +374,48 @@ pub const NANOS_PER_MILLI: i64 = 1_000_000;
 pub const NANOS_PER_SECOND: i64 = 1_000_000_000;
 pub const MILLIS_PER_DAY: i64 = 86_400_000;
 pub const NANOS_PER_DAY: i64 = 86_400 * NANOS_PER_SECOND;
+
+/// A type summary in Flink's serializable form (TYPEOF's `force_serializable`, SHOW CREATE
+/// TABLE): STRING and BYTES spelled out, TIMESTAMP_LTZ(p) as TIMESTAMP(p) WITH LOCAL TIME ZONE;
+/// field names in backquotes are left alone.
+pub fn serializable_type_text(summary: &str) -> String {
+    let mut out = String::with_capacity(summary.len() + 16);
+    let mut word = String::new();
+    let mut quoted = false;
+    let flush = |word: &mut String, out: &mut String| {
+        match word.as_str() {
+            "STRING" => out.push_str(&format!("VARCHAR({MAX_LENGTH})")),
+            "BYTES" => out.push_str(&format!("VARBINARY({MAX_LENGTH})")),
+            w => out.push_str(w),
+        }
+        word.clear();
+    };
+    for c in summary.chars() {
+        if c == '`' {
+            flush(&mut word, &mut out);
+            quoted = !quoted;
+            out.push(c);
+        } else if !quoted && (c.is_ascii_alphanumeric() || c == '_') {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    // `TIMESTAMP_LTZ(p)` → `TIMESTAMP(p) WITH LOCAL TIME ZONE`.
+    let mut rest = out.as_str();
+    let mut spelled = String::with_capacity(out.len());
+    while let Some(at) = rest.find("TIMESTAMP_LTZ(") {
+        let (before, after) = rest.split_at(at);
+        spelled.push_str(before);
+        let after = &after["TIMESTAMP_LTZ".len()..];
+        let close = after.find(')').map_or(after.len(), |c| c + 1);
+        spelled.push_str("TIMESTAMP");
+        spelled.push_str(&after[..close]);
+        spelled.push_str(" WITH LOCAL TIME ZONE");
+        rest = &after[close..];
+    }
+    spelled.push_str(rest);
+    spelled
+}
