@@ -22,8 +22,8 @@ use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType as ArrowType;
 
 use crate::types::text::{
-    TextDialect, base64_encode, parse_column_as, write_decimal_normalized, write_java_double,
-    write_java_float,
+    TextDialect, base64_decode, base64_encode, parse_column_as, write_decimal_normalized,
+    write_java_double, write_java_float,
 };
 use crate::types::time::{SessionZone, write_date, write_time};
 use crate::types::{DataType, NANOS_PER_DAY, NANOS_PER_SECOND, Schema, TypeKind};
@@ -354,8 +354,7 @@ impl CsvFormat {
                 true
             }
             TypeKind::Time(_) => {
-                let t = prim!(Time64NanosecondType).rem_euclid(NANOS_PER_DAY);
-                write_time(out, t - t % NANOS_PER_SECOND, 0);
+                write_time_trimmed(out, prim!(Time64NanosecondType).rem_euclid(NANOS_PER_DAY));
                 true
             }
             TypeKind::Timestamp(_) => {
@@ -420,7 +419,8 @@ impl CsvFormat {
     }
 
     /// Jackson's loose check: quote text longer than 24 characters, or holding a character
-    /// below the highest of the delimiter, quote, escape and line feed, or a quote/escape.
+    /// below the highest of the delimiter, quote, escape and line feed, or a quote, escape or
+    /// backslash.
     fn needs_quotes(&self, s: &str) -> bool {
         let Some(quote) = self.quote_character else {
             return false;
@@ -435,8 +435,9 @@ impl CsvFormat {
         if s.chars().count() > 24 {
             return true;
         }
-        s.chars()
-            .any(|c| (c as u32) < min_safe || c == quote || Some(c) == self.escape_character)
+        s.chars().any(|c| {
+            (c as u32) < min_safe || c == quote || c == '\\' || Some(c) == self.escape_character
+        })
     }
 
     fn push_quoted(&self, line: &mut String, s: &str) {
@@ -460,10 +461,13 @@ impl CsvFormat {
 /// `yyyy-MM-dd HH:mm:ss[.f…]` with the fraction's trailing zeros dropped (java.time's ISO
 /// local time), `sep` between date and time.
 pub(crate) fn write_iso_timestamp(out: &mut String, nanos: i64, sep: char) {
-    let days = nanos.div_euclid(NANOS_PER_DAY);
-    let in_day = nanos.rem_euclid(NANOS_PER_DAY);
-    write_date(out, days);
+    write_date(out, nanos.div_euclid(NANOS_PER_DAY));
     out.push(sep);
+    write_time_trimmed(out, nanos.rem_euclid(NANOS_PER_DAY));
+}
+
+/// `HH:mm:ss[.f…]` with the fraction's trailing zeros dropped, as the formats write TIME.
+pub(crate) fn write_time_trimmed(out: &mut String, in_day: i64) {
     write_time(out, in_day - in_day % NANOS_PER_SECOND, 0);
     let frac = in_day % NANOS_PER_SECOND;
     if frac != 0 {
@@ -583,6 +587,12 @@ impl CsvDecoder {
     /// Adds one line (without its terminator). A quoted field may continue on later lines.
     pub fn push_line(&mut self, line: &str, line_number: u64) -> Result<(), FormatError> {
         let line = line.strip_suffix('\r').unwrap_or(line);
+        // A byte-order mark opens the file, not the first field.
+        let line = if line_number == 1 {
+            line.strip_prefix('\u{feff}').unwrap_or(line)
+        } else {
+            line
+        };
         let (record, first_line) = match self.pending.take() {
             Some((mut text, first)) => {
                 text.push('\n');
@@ -590,7 +600,9 @@ impl CsvDecoder {
                 (std::borrow::Cow::Owned(text), first)
             }
             None => {
-                if line.is_empty() || (self.format.allow_comments && line.starts_with('#')) {
+                // An empty line is a record of one empty field, as Flink (Jackson) reads it;
+                // a comment may follow leading spaces.
+                if self.format.allow_comments && line.trim_start_matches(' ').starts_with('#') {
                     return Ok(());
                 }
                 (std::borrow::Cow::Borrowed(line), line_number)
@@ -671,6 +683,23 @@ impl CsvDecoder {
 
     fn add_record(&mut self, line_number: u64) -> Result<(), FormatError> {
         let expected = self.schema.len();
+        if self.fields.len() > expected {
+            // Flink fails the row (or skips it when ignoring parse errors), never cuts it.
+            if self.format.ignore_parse_errors {
+                self.skipped += 1;
+                return Ok(());
+            }
+            let &(a, b) = &self.fields[expected];
+            let extra = self.field.get(a..b).unwrap_or("");
+            return Err(FormatError {
+                line: line_number,
+                column: None,
+                message: format!(
+                    "Too many entries: expected at most {expected} (value #{expected} ({} chars) \"{extra}\")",
+                    extra.chars().count()
+                ),
+            });
+        }
         if self.fields.len() < expected && !self.format.ignore_parse_errors {
             return Err(FormatError {
                 line: line_number,
@@ -826,6 +855,22 @@ impl CsvDecoder {
                     ),
                 }
             }
+            // BYTES are base64 text, as the CSV sink writes them.
+            TypeKind::Binary(_) | TypeKind::VarBinary(_) => {
+                let mut errors = Vec::new();
+                let values: arrow_array::BinaryArray = text
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| {
+                        let decoded = base64_decode(s?);
+                        if decoded.is_none() {
+                            errors.push((i, format!("cannot decode '{}' as base64", s?)));
+                        }
+                        decoded
+                    })
+                    .collect();
+                (Arc::new(values), errors)
+            }
             _ => parse_column_as(text, ty, &self.zone, TextDialect::Format),
         }
     }
@@ -962,8 +1007,8 @@ mod tests {
         d.push_line("2,\"with, comma\",NULL", 3).unwrap();
         d.push_line("3,\"say \"\"hi\"\"\",  2.005 \r", 4).unwrap();
         d.push_line("4,\"multi", 5).unwrap();
-        d.push_line("line\",0,extra", 6).unwrap();
-        d.push_line("", 7).unwrap();
+        d.push_line("line\",0", 6).unwrap();
+        d.push_line("  # a comment after spaces", 7).unwrap();
         d.push_line("NULL,,-1", 8).unwrap();
         let b = d.finish_batch().unwrap();
         assert_eq!(b.num_rows(), 5);
@@ -976,6 +1021,31 @@ mod tests {
         assert_eq!(col(0, 4), None);
         assert_eq!(col(1, 4).as_deref(), Some(""));
         assert_eq!(col(2, 0).as_deref(), Some("1.50"));
+    }
+
+    #[test]
+    fn rows_of_the_wrong_length_fail_or_are_skipped() {
+        let s = schema();
+        let mut d = CsvFormat::default()
+            .decoder(&s, &SessionZone::utc())
+            .unwrap();
+        let e = d.push_line("1,a,1.5,extra", 1).unwrap_err();
+        assert!(
+            e.message
+                .starts_with("Too many entries: expected at most 3"),
+            "{e:?}"
+        );
+        // An empty line is one empty field: too few.
+        assert!(d.push_line("", 2).is_err());
+        let f = CsvFormat::from_options(&opts(&[("csv.ignore-parse-errors", "true")])).unwrap();
+        let mut d = f.decoder(&s, &SessionZone::utc()).unwrap();
+        d.push_line("\u{feff}1,a,1.5", 1).unwrap();
+        d.push_line("2,b,2.5,extra", 2).unwrap();
+        d.push_line("", 3).unwrap();
+        let b = d.finish_batch().unwrap();
+        assert_eq!((b.num_rows(), d.rows_skipped()), (2, 1));
+        assert_eq!(cell(&b, 0, 0, &s).as_deref(), Some("1"));
+        assert_eq!(cell(&b, 0, 1, &s), None);
     }
 
     #[test]
@@ -1044,7 +1114,7 @@ mod tests {
             .decoder(&s, &SessionZone::new("Asia/Shanghai").unwrap())
             .unwrap();
         d.push_line(
-            "1;2;3,2021-01-01 00:00:00.5,2021-01-01 00:00:00Z,TRUE,2021-01-02,hi",
+            "1;2;3,2021-01-01 00:00:00.5,2021-01-01 00:00:00Z,TRUE,2021-01-02,aGk=",
             1,
         )
         .unwrap();

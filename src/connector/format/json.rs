@@ -25,13 +25,13 @@ use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType as ArrowType;
 use serde_json::Value;
 
-use super::csv::{FormatError, bool_option, build_batch, write_iso_timestamp};
+use super::csv::{FormatError, bool_option, build_batch, write_iso_timestamp, write_time_trimmed};
 use crate::types::text::{
     TextDialect, TextStyle, base64_decode, base64_encode, java_double_to_string, parse_column_as,
     write_cell, write_decimal, write_decimal_normalized, write_java_double, write_java_float,
 };
-use crate::types::time::{SessionZone, write_date, write_time};
-use crate::types::{DataType, NANOS_PER_DAY, NANOS_PER_SECOND, Schema, TypeKind};
+use crate::types::time::{SessionZone, write_date};
+use crate::types::{DataType, NANOS_PER_DAY, Schema, TypeKind};
 
 /// `json.timestamp-format.standard`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -247,9 +247,8 @@ impl JsonFormat {
                 out.push('"');
             }
             TypeKind::Time(_) => {
-                let t = prim!(Time64NanosecondType).rem_euclid(NANOS_PER_DAY);
                 out.push('"');
-                write_time(out, t - t % NANOS_PER_SECOND, 0);
+                write_time_trimmed(out, prim!(Time64NanosecondType).rem_euclid(NANOS_PER_DAY));
                 out.push('"');
             }
             TypeKind::Timestamp(_) | TypeKind::TimestampLtz(_) => {
@@ -372,6 +371,12 @@ impl JsonDecoder {
 
     /// Adds one line holding a JSON object; blank lines are skipped.
     pub fn push_line(&mut self, line: &str, line_number: u64) -> Result<(), FormatError> {
+        // A byte-order mark opens the file, not the first value.
+        let line = if line_number == 1 {
+            line.strip_prefix('\u{feff}').unwrap_or(line)
+        } else {
+            line
+        };
         if line.trim().is_empty() {
             return Ok(());
         }

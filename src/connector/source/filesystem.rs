@@ -87,10 +87,8 @@ impl<R: BufRead + Send> SourceSplit for LineSplit<R> {
                 break;
             }
             self.line_number += 1;
+            // Empty lines go to the decoder too: one is a CSV row (or part of a quoted field).
             let line = self.buf.trim_end_matches(['\n', '\r']);
-            if line.is_empty() {
-                continue;
-            }
             self.decoder
                 .push_line(line, self.line_number)
                 .map_err(|e| {
