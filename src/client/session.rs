@@ -411,7 +411,6 @@ impl Session {
                     None if connector == "print" => {
                         let mut sink = PrintSink::new(
                             plan.schema().clone(),
-                            ctx.zone.clone(),
                             table.option("print-identifier"),
                             &mut *out,
                         );

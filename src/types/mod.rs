@@ -8,6 +8,7 @@
 pub mod coercion;
 pub mod decimal;
 pub mod java_hash;
+pub mod java_text;
 pub mod pattern;
 pub mod text;
 pub mod time;

@@ -8,50 +8,38 @@ use crate::exec::chunk::StreamChunk;
 use crate::exec::operator::ExecError;
 use crate::exec::runtime::Sink;
 use crate::types::Schema;
-use crate::types::text::format_value;
-use crate::types::time::SessionZone;
+use crate::types::java_text::write_java_value;
 
 /// Flink's `print` connector: one `+I[a, b]` line per row on the client's output (the
 /// process's stdout), prefixed by `print-identifier> ` when set.
 pub struct PrintSink<'a> {
     schema: Schema,
-    zone: SessionZone,
     prefix: String,
     out: std::io::BufWriter<&'a mut dyn std::io::Write>,
 }
 
 impl<'a> PrintSink<'a> {
-    pub fn new(
-        schema: Schema,
-        zone: SessionZone,
-        identifier: Option<&str>,
-        out: &'a mut dyn std::io::Write,
-    ) -> Self {
+    pub fn new(schema: Schema, identifier: Option<&str>, out: &'a mut dyn std::io::Write) -> Self {
         let prefix = identifier.map_or(String::new(), |id| format!("{id}> "));
         PrintSink {
             schema,
-            zone,
             prefix,
             out: std::io::BufWriter::new(out),
         }
     }
 }
 
-/// `+I[1, a, NULL]`: Flink's `Row.toString`.
-pub fn row_string(
-    batch: &RecordBatch,
-    row: usize,
-    kind: &str,
-    schema: &Schema,
-    zone: &SessionZone,
-) -> String {
-    let cells: Vec<String> = batch
-        .columns()
-        .iter()
-        .zip(&schema.fields)
-        .map(|(c, f)| format_value(c, row, &f.data_type, zone).unwrap_or_else(|| "NULL".into()))
-        .collect();
-    format!("{kind}[{}]", cells.join(", "))
+/// `+I[1, a, null]`: Flink's `Row.toString` of the row's Java objects.
+pub fn row_string(batch: &RecordBatch, row: usize, kind: &str, schema: &Schema) -> String {
+    let mut line = format!("{kind}[");
+    for (j, (column, field)) in batch.columns().iter().zip(&schema.fields).enumerate() {
+        if j > 0 {
+            line.push_str(", ");
+        }
+        write_java_value(&mut line, column.as_ref(), row, &field.data_type);
+    }
+    line.push(']');
+    line
 }
 
 impl Sink for PrintSink<'_> {
@@ -63,7 +51,6 @@ impl Sink for PrintSink<'_> {
                 row,
                 chunk.kind(row).short_string(),
                 &self.schema,
-                &self.zone,
             );
             writeln!(self.out, "{}{line}", self.prefix)
                 .map_err(|e| ExecError::Sink(e.to_string()))?;
