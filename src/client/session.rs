@@ -11,6 +11,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::connector::sink::filesystem::FileSink;
 use crate::connector::sink::{BlackholeSink, PrintSink};
 use crate::exec::chunk::{RowKind, StreamChunk};
+use crate::exec::not_null::NotNullEnforcer;
 use crate::exec::operator::ExecError;
 use crate::exec::runtime::{self, Sink};
 use crate::function::EvalContext;
@@ -27,7 +28,8 @@ use crate::types::time::SessionZone;
 use super::tableau::{self, NULL_TEXT, border, row_line, widths_by_type};
 
 pub const LOCAL_TIME_ZONE: &str = "table.local-time-zone";
-pub const RUNTIME_MODE: &str = "execution.runtime-mode";
+pub const NOT_NULL_ENFORCER: &str = "table.exec.sink.not-null-enforcer";
+const RUNTIME_MODE: &str = "execution.runtime-mode";
 pub const RESULT_MODE: &str = "sql-client.execution.result-mode";
 pub const MAX_COLUMN_WIDTH: &str = "sql-client.display.max-column-width";
 
@@ -380,18 +382,62 @@ impl Session {
                     &insert.query,
                     &name,
                     &sink_schema,
+                    &insert.columns,
                 )?;
                 let ctx = self.eval_context();
-                let pipelines = build_pipelines(&plan, &ctx)?;
+                let mut pipelines = build_pipelines(&plan, &ctx)?;
+                // NULLs bound for NOT NULL sink columns: Flink's enforcer.
+                let not_null: Vec<(usize, String)> = sink_schema
+                    .fields
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, f)| !f.data_type.nullable)
+                    .map(|(i, f)| (i, f.name.clone()))
+                    .collect();
+                if !not_null.is_empty() {
+                    let drop = match self
+                        .options
+                        .get(NOT_NULL_ENFORCER)
+                        .map(|v| v.to_ascii_uppercase())
+                    {
+                        None => false,
+                        Some(v) if v == "ERROR" => false,
+                        Some(v) if v == "DROP" => true,
+                        Some(v) => {
+                            return Err(StatementError::Job(format!(
+                                "Could not parse value '{v}' for key '{NOT_NULL_ENFORCER}': expected one of [ERROR, DROP]"
+                            )));
+                        }
+                    };
+                    for p in &mut pipelines {
+                        p.operators
+                            .push(Box::new(NotNullEnforcer::new(not_null.clone(), drop)));
+                    }
+                }
                 // Sinks that can fail on their options are built before the job is submitted.
                 let connector = table.option("connector").unwrap_or_default();
                 let file_sink = match connector {
+                    "print" | "blackhole" if insert.overwrite => {
+                        return Err(position_error(
+                            parsed,
+                            format!(
+                                "INSERT OVERWRITE requires that the underlying DynamicTableSink of table 'default_catalog.default_database.{name}' implements the SupportsOverwrite interface."
+                            ),
+                        ));
+                    }
                     "print" | "blackhole" => None,
+                    "filesystem" if insert.overwrite && !self.batch_mode() => {
+                        return Err(position_error(
+                            parsed,
+                            "Streaming mode not support overwrite.",
+                        ));
+                    }
                     "filesystem" => Some(FileSink::new(
                         &name,
                         &table.options,
                         plan.schema().clone(),
                         self.batch_mode(),
+                        insert.overwrite,
                     )?),
                     other => {
                         return Err(StatementError::Job(format!(

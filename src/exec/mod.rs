@@ -9,6 +9,7 @@
 pub mod calc;
 pub mod chunk;
 pub mod eval;
+pub mod not_null;
 pub mod operator;
 pub mod runtime;
 pub mod values;

@@ -81,13 +81,19 @@ impl<'a> Binder<'a> {
 
     /// Binds the query of `INSERT INTO table …` and casts its columns to the sink's types,
     /// where Flink casts implicitly; other mismatches fail as Flink words them.
+    /// `INSERT INTO table [(columns)] query`: the query's columns placed on the sink's (a
+    /// column list names where each goes; the others get NULL), checked and cast as Flink does.
     pub fn bind_insert(
         &mut self,
         query: &Query,
         table: &str,
         sink: &Schema,
+        columns: &[String],
     ) -> Result<LogicalPlan, SqlError> {
-        let plan = self.bind_query(query)?;
+        let mut plan = self.bind_query(query)?;
+        if !columns.is_empty() {
+            plan = place_columns(plan, sink, columns).map_err(|m| error(query.span(), m))?;
+        }
         let show = |schema: &Schema| {
             let fields: Vec<String> = schema
                 .fields
@@ -112,8 +118,9 @@ impl<'a> Binder<'a> {
         for (i, (from, to)) in plan.schema().fields.iter().zip(&sink.fields).enumerate() {
             if !can_assign(&from.data_type.kind, &to.data_type.kind) {
                 return Err(mismatch(format!(
-                    "Incompatible types for sink column '{}' at position {i}.",
-                    to.name
+                    "Incompatible types for sink column '{}' at position {}.",
+                    to.name,
+                    i + 1
                 )));
             }
         }
@@ -1725,6 +1732,57 @@ fn rename(plan: LogicalPlan, names: &[String], span: Span) -> Result<LogicalPlan
 
 /// A Calc over `plan` casting each column to the kind of the matching field of `targets`
 /// (nullability kept from the input) and naming it after it.
+/// The query's columns moved to the sink positions `columns` names, NULL in the others.
+fn place_columns(
+    plan: LogicalPlan,
+    sink: &Schema,
+    columns: &[String],
+) -> Result<LogicalPlan, String> {
+    let mut positions: Vec<usize> = Vec::with_capacity(columns.len());
+    for name in columns {
+        let at = sink
+            .fields
+            .iter()
+            .position(|f| f.name == *name)
+            .ok_or_else(|| format!("Unknown target column '{name}'"))?;
+        if positions.contains(&at) {
+            return Err(format!("Target column '{name}' is assigned more than once"));
+        }
+        positions.push(at);
+    }
+    if plan.schema().len() != columns.len() {
+        return Err("Number of columns must match number of query columns".into());
+    }
+    let mut exprs = Vec::with_capacity(sink.len());
+    let mut fields = Vec::with_capacity(sink.len());
+    for (j, target) in sink.fields.iter().enumerate() {
+        let expr = match positions.iter().position(|&p| p == j) {
+            Some(k) => ScalarExpr::Column {
+                index: k,
+                data_type: plan.schema().fields[k].data_type.clone(),
+            },
+            None if !target.data_type.nullable => {
+                return Err(format!(
+                    "Column '{}' has no default value and does not allow NULLs",
+                    target.name
+                ));
+            }
+            None => ScalarExpr::Literal {
+                data_type: target.data_type.clone(),
+                value: Value::Null,
+            },
+        };
+        fields.push(Field::new(&target.name, expr.data_type().clone()));
+        exprs.push(expr);
+    }
+    Ok(LogicalPlan::Calc(LogicalCalc {
+        input: Box::new(plan),
+        filter: None,
+        exprs,
+        schema: Schema::new(fields),
+    }))
+}
+
 fn cast_columns(plan: LogicalPlan, targets: &[Field]) -> LogicalPlan {
     let exprs: Vec<ScalarExpr> = plan
         .schema()

@@ -27,6 +27,8 @@ pub struct FileSink {
     encoder: LineEncoder,
     prefix: String,
     batch: bool,
+    /// INSERT OVERWRITE: the files already in the directory go once the job has written.
+    overwrite: bool,
     roll_size: u64,
     next_part: u64,
     buffer: String,
@@ -46,6 +48,7 @@ impl FileSink {
         options: &[(String, String)],
         schema: Schema,
         batch: bool,
+        overwrite: bool,
     ) -> Result<Self, ConnectorError> {
         let option = |key: &str| {
             options
@@ -81,6 +84,7 @@ impl FileSink {
             encoder,
             prefix: format!("part-{}", random_uuid()),
             batch,
+            overwrite,
             roll_size,
             next_part: 0,
             buffer: String::new(),
@@ -112,6 +116,22 @@ impl FileSink {
             out: BufWriter::new(file),
             bytes: 0,
         });
+        Ok(())
+    }
+
+    /// The visible files of the directory this job did not write (INSERT OVERWRITE).
+    fn remove_older_files(&self) -> Result<(), ExecError> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Ok(());
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let hidden = name.starts_with('.') || name.starts_with('_');
+            if hidden || name.starts_with(&self.prefix) || !entry.path().is_file() {
+                continue;
+            }
+            std::fs::remove_file(entry.path()).map_err(|e| self.io_error(&entry.path(), e))?;
+        }
         Ok(())
     }
 
@@ -160,7 +180,11 @@ impl Sink for FileSink {
     }
 
     fn finish(&mut self) -> Result<(), ExecError> {
-        self.close_part()
+        self.close_part()?;
+        if self.overwrite {
+            self.remove_older_files()?;
+        }
+        Ok(())
     }
 }
 
