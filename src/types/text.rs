@@ -571,8 +571,28 @@ pub enum TextDialect {
     Cast,
     /// Flink's CSV and JSON converters: booleans as Java's `Boolean.parseBoolean` (anything
     /// but `true` is FALSE); strict integers; DECIMAL overflow is NULL without error; strings
-    /// as they are; TIMESTAMP_LTZ text is UTC with an optional trailing `Z`.
-    Format,
+    /// as they are; dates and times in the format's own forms; TIMESTAMP_LTZ text is UTC.
+    Format(TemporalText),
+}
+
+/// The date/time forms a format reads (Flink's `CsvToRowDataConverters` and
+/// `JsonToRowDataConverters`); anything else is a parse error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TemporalText {
+    /// DATE as `java.sql.Date.valueOf` (`yyyy-[m]m-[d]d`), TIME as ISO (`HH:mm[:ss[.f]]`),
+    /// TIMESTAMP `yyyy-MM-dd HH:mm:ss[.f]`, TIMESTAMP_LTZ the same with `Z`.
+    Csv,
+    /// `json.timestamp-format.standard` = SQL: DATE `yyyy-MM-dd`, TIME `HH:mm:ss[.f]`,
+    /// TIMESTAMP `yyyy-MM-dd HH:mm:ss[.f]`, TIMESTAMP_LTZ the same with `Z`.
+    JsonSql,
+    /// … = ISO-8601: TIMESTAMP `yyyy-MM-ddTHH:mm[:ss[.f]]`, TIMESTAMP_LTZ with `Z`.
+    JsonIso,
+}
+
+impl TextDialect {
+    fn is_format(self) -> bool {
+        matches!(self, TextDialect::Format(_))
+    }
 }
 
 /// `CAST(STRING AS target)` for a whole column.
@@ -641,7 +661,7 @@ pub fn parse_column_as(
                     None => None,
                     Some(s) => match parse_decimal(s, p, sc) {
                         Ok(v) => Some(v),
-                        Err(DecimalError::Overflow) if dialect == TextDialect::Format => None,
+                        Err(DecimalError::Overflow) if dialect.is_format() => None,
                         Err(e) => {
                             errors.push((i, cast_error_why(s, target, e.reason())));
                             None
@@ -657,7 +677,7 @@ pub fn parse_column_as(
             )
         }
         TypeKind::Char(n) | TypeKind::VarChar(n) => {
-            if dialect == TextDialect::Format || *n == super::MAX_LENGTH {
+            if dialect.is_format() || *n == super::MAX_LENGTH {
                 Arc::new(strings.clone())
             } else {
                 let pad = matches!(target.kind, TypeKind::Char(_));
@@ -690,48 +710,53 @@ pub fn parse_column_as(
             Arc::new(out)
         }
         TypeKind::Date => parse_prim::<Date32Type>(strings, target, &mut errors, |s| {
-            let s = s.trim();
-            let date = match dialect {
-                TextDialect::Cast => s.split_once(' ').map_or(s, |(d, _)| d),
-                TextDialect::Format => s,
+            let days = match dialect {
+                TextDialect::Cast => {
+                    let s = s.trim();
+                    parse_date_text(s.split_once(' ').map_or(s, |(d, _)| d))
+                }
+                TextDialect::Format(TemporalText::Csv) => {
+                    parse_date_text(s).filter(|_| s.split('-').next().is_some_and(|y| y.len() == 4))
+                }
+                TextDialect::Format(_) => parse_iso_date(s),
             };
-            let days = parse_date_text(date).ok_or("invalid date")?;
-            i32::try_from(days).map_err(|_| "out of range")
+            i32::try_from(days.ok_or("invalid date")?).map_err(|_| "out of range")
         }),
         TypeKind::Time(p) => {
             let p = (*p).min(3);
             parse_prim::<Time64NanosecondType>(strings, target, &mut errors, |s| {
-                let t = parse_time_text(s.trim()).ok_or("invalid time")?;
-                Ok(truncate_to_precision(t, p))
+                let t = match dialect {
+                    TextDialect::Cast => parse_time_text(s.trim()),
+                    TextDialect::Format(TemporalText::Csv) => parse_strict_time(s, false),
+                    TextDialect::Format(_) => parse_strict_time(s, true),
+                };
+                Ok(truncate_to_precision(t.ok_or("invalid time")?, p))
             })
         }
         TypeKind::Timestamp(p) => {
             let p = *p;
             parse_prim::<TimestampNanosecondType>(strings, target, &mut errors, |s| {
-                let s = s.trim();
-                let s = match dialect {
-                    TextDialect::Cast => s,
-                    TextDialect::Format => s.strip_suffix('Z').unwrap_or(s),
+                let ts = match dialect {
+                    TextDialect::Cast => parse_timestamp_text(s.trim()),
+                    TextDialect::Format(text) => parse_format_timestamp(s, text),
                 };
-                let ts = parse_timestamp_text(s, dialect).ok_or("invalid timestamp")?;
-                Ok(truncate_to_precision(ts, p))
+                Ok(truncate_to_precision(ts.ok_or("invalid timestamp")?, p))
             })
         }
         TypeKind::TimestampLtz(p) => {
             let p = *p;
             parse_prim::<TimestampNanosecondType>(strings, target, &mut errors, |s| {
-                let s = s.trim();
-                match dialect {
-                    TextDialect::Cast => {
-                        let local = parse_timestamp_text(s, dialect).ok_or("invalid timestamp")?;
-                        Ok(truncate_to_precision(zone.from_local(local), p))
-                    }
-                    TextDialect::Format => {
-                        let s = s.strip_suffix('Z').unwrap_or(s);
-                        let ts = parse_timestamp_text(s, dialect).ok_or("invalid timestamp")?;
-                        Ok(truncate_to_precision(ts, p))
-                    }
-                }
+                let instant = match dialect {
+                    TextDialect::Cast => parse_timestamp_text(s.trim()).map(|l| zone.from_local(l)),
+                    // Written in UTC with a `Z`, which the formats require.
+                    TextDialect::Format(text) => s
+                        .strip_suffix('Z')
+                        .and_then(|s| parse_format_timestamp(s, text)),
+                };
+                Ok(truncate_to_precision(
+                    instant.ok_or("invalid timestamp")?,
+                    p,
+                ))
             })
         }
         TypeKind::IntervalYearMonth => {
@@ -850,7 +875,7 @@ pub fn parse_bool(s: &str, dialect: TextDialect) -> Option<bool> {
                 _ => None,
             }
         }
-        TextDialect::Format => Some(trim(s).eq_ignore_ascii_case("true")),
+        TextDialect::Format(_) => Some(trim(s).eq_ignore_ascii_case("true")),
     }
 }
 
@@ -1132,14 +1157,10 @@ fn parse_time_text(s: &str) -> Option<i64> {
     Some(((h * 60 + m) * 60 + sec) * NANOS_PER_SECOND + nanos)
 }
 
-/// `yyyy-MM-dd` or `yyyy-MM-dd HH:mm[:ss[.f…]]`; the formats also take `T` as the separator.
-fn parse_timestamp_text(s: &str, dialect: TextDialect) -> Option<i64> {
-    let sep = match dialect {
-        TextDialect::Cast => s.find(' '),
-        TextDialect::Format => s.find([' ', 'T']),
-    };
-    let (date, time) = match sep {
-        // The separators are ASCII, so `i + 1` is a char boundary.
+/// `yyyy-MM-dd` or `yyyy-MM-dd HH:mm[:ss[.f…]]` (CAST).
+fn parse_timestamp_text(s: &str) -> Option<i64> {
+    let (date, time) = match s.find(' ') {
+        // The separator is ASCII, so `i + 1` is a char boundary.
         Some(i) => (&s[..i], Some(trim(&s[i + 1..]))),
         None => (s, None),
     };
@@ -1149,6 +1170,73 @@ fn parse_timestamp_text(s: &str, dialect: TextDialect) -> Option<i64> {
         None => 0,
     };
     days.checked_mul(NANOS_PER_DAY)?.checked_add(nanos)
+}
+
+/// A format's TIMESTAMP text: `yyyy-MM-dd HH:mm:ss[.f]`, or for ISO-8601 JSON
+/// `yyyy-MM-ddTHH:mm[:ss[.f]]`.
+fn parse_format_timestamp(s: &str, text: TemporalText) -> Option<i64> {
+    let (sep, seconds_required) = match text {
+        TemporalText::JsonIso => ('T', false),
+        TemporalText::Csv | TemporalText::JsonSql => (' ', true),
+    };
+    let (date, time) = s.split_once(sep)?;
+    let days = parse_iso_date(date)?;
+    let nanos = parse_strict_time(time, seconds_required)?;
+    days.checked_mul(NANOS_PER_DAY)?.checked_add(nanos)
+}
+
+/// java.time's ISO_LOCAL_DATE: `yyyy-MM-dd` with two-digit month and day.
+fn parse_iso_date(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    let digits =
+        |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+    if b.len() != 10
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || !digits(0..4)
+        || !digits(5..7)
+        || !digits(8..10)
+    {
+        return None;
+    }
+    parse_date(s)
+}
+
+/// `HH:mm:ss[.f…]` with two-digit fields (ISO_LOCAL_TIME also takes `HH:mm`).
+fn parse_strict_time(s: &str, seconds_required: bool) -> Option<i64> {
+    let b = s.as_bytes();
+    let two = |at: usize| -> Option<i64> {
+        let d = b.get(at..at + 2)?;
+        d.iter()
+            .all(u8::is_ascii_digit)
+            .then(|| i64::from(d[0] - b'0') * 10 + i64::from(d[1] - b'0'))
+    };
+    let (h, m) = (two(0)?, two(3)?);
+    if b.get(2) != Some(&b':') || h > 23 || m > 59 {
+        return None;
+    }
+    let mut nanos = (h * 60 + m) * 60 * NANOS_PER_SECOND;
+    if b.len() == 5 {
+        return (!seconds_required).then_some(nanos);
+    }
+    let sec = two(6)?;
+    if b.get(5) != Some(&b':') || sec > 59 {
+        return None;
+    }
+    nanos += sec * NANOS_PER_SECOND;
+    match &b[8..] {
+        [] => Some(nanos),
+        [b'.', fraction @ ..]
+            if (1..=9).contains(&fraction.len()) && fraction.iter().all(u8::is_ascii_digit) =>
+        {
+            let mut f = 0i64;
+            for d in fraction {
+                f = f * 10 + i64::from(d - b'0');
+            }
+            Some(nanos + f * 10i64.pow(9 - fraction.len() as u32))
+        }
+        _ => None,
+    }
 }
 
 /// `[+-]y-m` or a number of months.
@@ -1566,7 +1654,7 @@ mod tests {
                 scale: 2,
             }),
             &utc(),
-            TextDialect::Format,
+            TextDialect::Format(TemporalText::Csv),
         );
         assert!(a.is_null(0) && e.is_empty());
         assert_eq!(format_decimal(-1, 5), "-0.00001");
@@ -1655,7 +1743,10 @@ mod tests {
         let a = a.as_boolean();
         assert!(a.value(0) && a.value(1) && !a.value(2) && a.is_null(3) && a.is_null(4));
         assert_eq!(e.len(), 2);
-        assert_eq!(parse_bool("maybe", TextDialect::Format), Some(false));
+        assert_eq!(
+            parse_bool("maybe", TextDialect::Format(TemporalText::Csv)),
+            Some(false)
+        );
         let (a, _) = parse(
             &[Some("héllo")],
             TypeKind::VarBinary(super::super::MAX_LENGTH),
@@ -1699,7 +1790,11 @@ mod tests {
                 TypeKind::Binary(2), TypeKind::Date, TypeKind::Time(3), TypeKind::Timestamp(9),
                 TypeKind::TimestampLtz(3), TypeKind::IntervalDayTime, TypeKind::IntervalYearMonth,
             ] {
-                for dialect in [TextDialect::Cast, TextDialect::Format] {
+                for dialect in [
+                    TextDialect::Cast,
+                    TextDialect::Format(TemporalText::Csv),
+                    TextDialect::Format(TemporalText::JsonIso),
+                ] {
                     let (a, _) = parse_column_as(&strings, &dt(kind.clone()), &utc(), dialect);
                     let _ = format_column(&a, &dt(kind.clone()), &utc());
                 }

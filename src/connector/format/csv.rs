@@ -22,8 +22,8 @@ use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType as ArrowType;
 
 use crate::types::text::{
-    TextDialect, base64_decode, base64_encode, parse_column_as, write_decimal_normalized,
-    write_java_double, write_java_float,
+    TemporalText, TextDialect, base64_decode, base64_encode, parse_column_as,
+    write_decimal_normalized, write_java_double, write_java_float,
 };
 use crate::types::time::{SessionZone, write_date, write_time};
 use crate::types::{DataType, NANOS_PER_DAY, NANOS_PER_SECOND, Schema, TypeKind};
@@ -871,7 +871,7 @@ impl CsvDecoder {
                     .collect();
                 (Arc::new(values), errors)
             }
-            _ => parse_column_as(text, ty, &self.zone, TextDialect::Format),
+            _ => parse_column_as(text, ty, &self.zone, TextDialect::Format(TemporalText::Csv)),
         }
     }
 }
@@ -1024,6 +1024,46 @@ mod tests {
     }
 
     #[test]
+    fn dates_and_times_take_flinks_csv_forms_only() {
+        let s = Schema::new(vec![
+            Field::new("d", DataType::nullable(TypeKind::Date)),
+            Field::new("t", DataType::nullable(TypeKind::Time(3))),
+            Field::new("ts", DataType::nullable(TypeKind::Timestamp(3))),
+            Field::new("ltz", DataType::nullable(TypeKind::TimestampLtz(3))),
+        ]);
+        let f = CsvFormat::from_options(&opts(&[("csv.ignore-parse-errors", "true")])).unwrap();
+        let mut d = f.decoder(&s, &SessionZone::utc()).unwrap();
+        d.push_line(
+            "2021-1-2,01:02,2021-01-02 03:04:05.1234567,2021-01-02 03:04:05Z",
+            1,
+        )
+        .unwrap();
+        d.push_line(
+            "2021-01-02 ,1:2:3,2021-01-02T03:04:05,2021-01-02 03:04:05",
+            2,
+        )
+        .unwrap();
+        d.push_line("21-01-02,01:02:03.5,2021-01-02,2021-01-02T03:04:05Z", 3)
+            .unwrap();
+        let b = d.finish_batch().unwrap();
+        let cells: Vec<Vec<Option<String>>> = (0..3)
+            .map(|r| (0..4).map(|c| cell(&b, c, r, &s)).collect())
+            .collect();
+        let some = |v: &str| Some(v.to_string());
+        assert_eq!(
+            cells[0],
+            [
+                some("2021-01-02"),
+                some("01:02:00.0"),
+                some("2021-01-02 03:04:05.123"),
+                some("2021-01-02 03:04:05.000")
+            ]
+        );
+        assert_eq!(cells[1], [None, None, None, None]);
+        assert_eq!(cells[2], [None, some("01:02:03.5"), None, None]);
+    }
+
+    #[test]
     fn rows_of_the_wrong_length_fail_or_are_skipped() {
         let s = schema();
         let mut d = CsvFormat::default()
@@ -1118,8 +1158,11 @@ mod tests {
             1,
         )
         .unwrap();
-        d.push_line(",2021-01-01T01:02:03,2021-01-01 00:00:00,nope,2021-1-2,", 2)
-            .unwrap();
+        d.push_line(
+            ",2021-01-01 01:02:03,2021-01-01 00:00:00Z,nope,2021-1-2,",
+            2,
+        )
+        .unwrap();
         let b = d.finish_batch().unwrap();
         let z = SessionZone::new("Asia/Shanghai").unwrap();
         let cellz = |c: usize, r| format_value(b.column(c), r, &s.fields[c].data_type, &z);

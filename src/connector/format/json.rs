@@ -27,8 +27,9 @@ use serde_json::Value;
 
 use super::csv::{FormatError, bool_option, build_batch, write_iso_timestamp, write_time_trimmed};
 use crate::types::text::{
-    TextDialect, TextStyle, base64_decode, base64_encode, java_double_to_string, parse_column_as,
-    write_cell, write_decimal, write_decimal_normalized, write_java_double, write_java_float,
+    TemporalText, TextDialect, TextStyle, base64_decode, base64_encode, java_double_to_string,
+    parse_column_as, write_cell, write_decimal, write_decimal_normalized, write_java_double,
+    write_java_float,
 };
 use crate::types::time::{SessionZone, write_date};
 use crate::types::{DataType, NANOS_PER_DAY, Schema, TypeKind};
@@ -98,14 +99,16 @@ impl JsonFormat {
                     .into(),
             );
         }
-        let timestamp_standard = match options.get("json.timestamp-format.standard") {
+        let timestamp_standard = match options
+            .get("json.timestamp-format.standard")
+            .map(String::as_str)
+        {
             None => TimestampStandard::Sql,
-            Some(v) if v.eq_ignore_ascii_case("SQL") => TimestampStandard::Sql,
-            Some(v) if v.eq_ignore_ascii_case("ISO-8601") => TimestampStandard::Iso8601,
+            Some("SQL") => TimestampStandard::Sql,
+            Some("ISO-8601") => TimestampStandard::Iso8601,
             Some(v) => {
                 return Err(format!(
-                    "unsupported value '{v}' for option 'json.timestamp-format.standard'; \
-                     supported values are 'SQL' and 'ISO-8601'"
+                    "Unsupported value '{v}' for timestamp-format.standard. Supported values are [SQL, ISO-8601]."
                 ));
             }
         };
@@ -431,7 +434,14 @@ impl JsonDecoder {
         let mut arrays = Vec::with_capacity(columns.len());
         for (values, field) in columns.iter().zip(&self.schema.fields) {
             let refs: Vec<&Value> = values.iter().collect();
-            let conv = Converter { zone: &self.zone };
+            let text = match self.format.timestamp_standard {
+                TimestampStandard::Sql => TemporalText::JsonSql,
+                TimestampStandard::Iso8601 => TemporalText::JsonIso,
+            };
+            let conv = Converter {
+                zone: &self.zone,
+                dialect: TextDialect::Format(text),
+            };
             let (array, errors) = conv.column(&refs, &field.data_type);
             if let Some((row, message)) = errors.into_iter().next()
                 && !self.format.ignore_parse_errors
@@ -468,6 +478,7 @@ fn json_kind(v: &Value) -> &'static str {
 
 struct Converter<'a> {
     zone: &'a SessionZone,
+    dialect: TextDialect,
 }
 
 type Errors = Vec<(usize, String)>;
@@ -551,12 +562,8 @@ impl Converter<'_> {
                     offsets.push(i32::try_from(keys.len()).unwrap_or(i32::MAX));
                 }
                 let key_text = StringArray::from_iter_values(keys.iter());
-                let (key_array, key_errors) = parse_column_as(
-                    &key_text,
-                    &kt.with_nullable(false),
-                    self.zone,
-                    TextDialect::Format,
-                );
+                let (key_array, key_errors) =
+                    parse_column_as(&key_text, &kt.with_nullable(false), self.zone, self.dialect);
                 let (value_array, value_errors) = self.column(&vals, vt);
                 errors.extend(remap(key_errors, &offsets));
                 errors.extend(remap(value_errors, &offsets));
@@ -656,8 +663,7 @@ impl Converter<'_> {
                         }
                     })
                     .collect();
-                let (array, parse_errors) =
-                    parse_column_as(&texts, ty, self.zone, TextDialect::Format);
+                let (array, parse_errors) = parse_column_as(&texts, ty, self.zone, self.dialect);
                 errors.extend(parse_errors);
                 errors.sort_by_key(|e| e.0);
                 (array, errors)
@@ -790,7 +796,12 @@ mod tests {
         );
         let e = JsonFormat::from_options(&opts(&[("json.timestamp-format.standard", "X")]))
             .unwrap_err();
-        assert!(e.contains("json.timestamp-format.standard"), "{e}");
+        assert!(e.contains("timestamp-format.standard"), "{e}");
+        // Flink reads the value case-sensitively.
+        assert!(
+            JsonFormat::from_options(&opts(&[("json.timestamp-format.standard", "iso-8601")]))
+                .is_err()
+        );
         let e = JsonFormat::from_options(&opts(&[
             ("json.fail-on-missing-field", "true"),
             ("json.ignore-parse-errors", "true"),
@@ -808,7 +819,7 @@ mod tests {
         let z = SessionZone::utc();
         let mut d = f.decoder(&s, &z).unwrap();
         d.push_line(r#"{"id": 1, "name": "a\"b", "price": 12.345, "ts": "2021-01-01 00:00:00.5", "tags": ["x", null], "m": {"k": 1}, "r": {"a": 2, "b": 1e10}, "bin": "aGk=", "ok": true, "extra": 0}"#, 1).unwrap();
-        d.push_line(r#"{"id": "7", "name": 1.0, "price": "99999999999", "ts": "2021-01-01T01:02:03", "r": null, "ok": "TRUE"}"#, 2).unwrap();
+        d.push_line(r#"{"id": "7", "name": 1.0, "price": "99999999999", "ts": "2021-01-01 01:02:03", "r": null, "ok": "TRUE"}"#, 2).unwrap();
         d.push_line("", 3).unwrap();
         d.push_line(r#"{"id": 2.9, "name": {"x": [1]}}"#, 4)
             .unwrap();
