@@ -78,6 +78,7 @@ pub fn build_pipelines(
                     operators: vec![],
                 }]),
                 "filesystem" => {
+                    filesystem::check_options(&table.options)?;
                     let path = table.option("path").ok_or_else(|| {
                         ConnectorError(format!(
                             "table '{}': option 'path' is required for connector 'filesystem'",

@@ -65,31 +65,9 @@ impl Default for JsonFormat {
     }
 }
 
-const JSON_OPTIONS: &[&str] = &[
-    "fail-on-missing-field",
-    "ignore-parse-errors",
-    "timestamp-format.standard",
-    "map-null-key.mode",
-    "map-null-key.literal",
-    "encode.decimal-as-plain-number",
-    "encode.ignore-null-fields",
-    "decode.json-parser.enabled",
-];
-
 impl JsonFormat {
     /// Reads the `json.*` options of a table; other keys are ignored.
     pub fn from_options(options: &HashMap<String, String>) -> Result<Self, String> {
-        let mut unknown: Vec<&String> = options
-            .keys()
-            .filter(|k| {
-                k.strip_prefix("json.")
-                    .is_some_and(|o| !JSON_OPTIONS.contains(&o))
-            })
-            .collect();
-        unknown.sort();
-        if let Some(k) = unknown.first() {
-            return Err(format!("unsupported option '{k}' for format 'json'"));
-        }
         let fail_on_missing_field = bool_option(options, "json.fail-on-missing-field", false)?;
         let ignore_parse_errors = bool_option(options, "json.ignore-parse-errors", false)?;
         if fail_on_missing_field && ignore_parse_errors {

@@ -56,6 +56,7 @@ impl FileSink {
                 .find(|(k, _)| k == key)
                 .map(|(_, v)| v.as_str())
         };
+        crate::connector::source::filesystem::check_options(options)?;
         let path = option("path").ok_or_else(|| {
             ConnectorError(format!(
                 "table '{table}': option 'path' is required for connector 'filesystem'"

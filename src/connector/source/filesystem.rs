@@ -15,6 +15,68 @@ use crate::exec::runtime::SourceSplit;
 const BATCH_LINES: usize = 8192;
 
 /// The files under `path`, sorted, one split each.
+/// The options Flink 2.3's `filesystem` factory knows (its own; the format's keys, under the
+/// format's name, are the format's to read).
+const FILESYSTEM_OPTIONS: &[&str] = &[
+    "auto-compaction",
+    "compaction.file-size",
+    "connector",
+    "format",
+    "partition.default-name",
+    "partition.time-extractor.class",
+    "partition.time-extractor.kind",
+    "partition.time-extractor.timestamp-formatter",
+    "partition.time-extractor.timestamp-pattern",
+    "path",
+    "property-version",
+    "scan.watermark.alignment.group",
+    "scan.watermark.alignment.max-drift",
+    "scan.watermark.alignment.update-interval",
+    "scan.watermark.emit.strategy",
+    "scan.watermark.idle-timeout",
+    "sink.parallelism",
+    "sink.partition-commit.delay",
+    "sink.partition-commit.policy.class",
+    "sink.partition-commit.policy.class.parameters",
+    "sink.partition-commit.policy.kind",
+    "sink.partition-commit.success-file.name",
+    "sink.partition-commit.trigger",
+    "sink.partition-commit.watermark-time-zone",
+    "sink.rolling-policy.check-interval",
+    "sink.rolling-policy.file-size",
+    "sink.rolling-policy.inactivity-interval",
+    "sink.rolling-policy.rollover-interval",
+    "sink.shuffle-by-partition.enable",
+    "source.monitor-interval",
+    "source.path.regex-pattern",
+    "source.report-statistics",
+];
+
+/// Flink's check of a `filesystem` table's options: every key is the connector's or starts
+/// with the format's name (`csv.…`); another format's keys are unsupported too.
+pub fn check_options(options: &[(String, String)]) -> Result<(), ConnectorError> {
+    let format = options
+        .iter()
+        .find(|(k, _)| k == "format")
+        .map(|(_, v)| format!("{v}."));
+    let mut unsupported: Vec<&str> = options
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .filter(|k| {
+            !FILESYSTEM_OPTIONS.contains(k) && format.as_deref().is_none_or(|f| !k.starts_with(f))
+        })
+        .collect();
+    if unsupported.is_empty() {
+        return Ok(());
+    }
+    unsupported.sort_unstable();
+    Err(ConnectorError(format!(
+        "Unsupported options found for 'filesystem'.\n\nUnsupported options:\n\n{}\n\nSupported options:\n\n{}",
+        unsupported.join("\n"),
+        FILESYSTEM_OPTIONS.join("\n")
+    )))
+}
+
 pub fn list_files(path: &str) -> Result<Vec<PathBuf>, ConnectorError> {
     let p = Path::new(path.strip_prefix("file://").unwrap_or(path));
     let meta = std::fs::metadata(p)
