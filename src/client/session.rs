@@ -16,7 +16,7 @@ use crate::exec::operator::ExecError;
 use crate::exec::runtime::{self, Sink};
 use crate::function::EvalContext;
 use crate::job::build_pipelines;
-use crate::plan::bind::Binder;
+use crate::plan::bind::{Binder, output_names, repeated_name};
 use crate::plan::logical::LogicalPlan;
 use crate::sql::SqlError;
 use crate::sql::ast::{ObjectKind, ParsedStatement, Statement};
@@ -165,6 +165,14 @@ impl Session {
                 )? {
                     let plan =
                         Binder::new(&self.catalog, &parsed.hints).bind_query(&create.query)?;
+                    if create.columns.is_empty()
+                        && let Some(name) = repeated_name(plan.schema())
+                    {
+                        return Err(position_error(
+                            parsed,
+                            format!("A column with the same name `{name}` has been defined"),
+                        ));
+                    }
                     let schema = plan
                         .schema()
                         .renamed(&create.columns)
@@ -311,11 +319,20 @@ impl Session {
                         .collect(),
                     _ => vec![String::new(); schema.len()],
                 };
+                // Flink adds a `comment` column when some column has a comment.
+                let comments: Vec<Option<String>> = match self.catalog.get(&name) {
+                    Some(CatalogEntry::Table(t)) => {
+                        t.columns.iter().map(|c| c.comment.clone()).collect()
+                    }
+                    _ => vec![None; schema.len()],
+                };
+                let with_comments = comments.iter().any(Option::is_some);
                 let rows: Vec<Vec<String>> = schema
                     .fields
                     .iter()
                     .zip(extras)
-                    .map(|(f, extra)| {
+                    .zip(comments)
+                    .map(|((f, extra), comment)| {
                         let key = match &pk {
                             Some(cols) if cols.contains(&f.name) => {
                                 format!("PRI({})", cols.join(", "))
@@ -326,7 +343,7 @@ impl Session {
                             Some(w) if w.column == f.name => w.text.clone(),
                             _ => String::new(),
                         };
-                        vec![
+                        let mut row = vec![
                             f.name.clone(),
                             f.describe_type(),
                             if f.data_type.nullable {
@@ -338,11 +355,28 @@ impl Session {
                             key,
                             extra,
                             wm,
-                        ]
+                        ];
+                        if with_comments {
+                            row.push(comment.unwrap_or_default());
+                        }
+                        row
                     })
                     .collect();
-                let header = ["name", "type", "null", "key", "extras", "watermark"];
-                print_rows(out, &header, rows, None)?;
+                let header = [
+                    "name",
+                    "type",
+                    "null",
+                    "key",
+                    "extras",
+                    "watermark",
+                    "comment",
+                ];
+                let header = if with_comments {
+                    &header[..]
+                } else {
+                    &header[..6]
+                };
+                print_rows(out, header, rows, None)?;
             }
             Statement::Explain(inner) => {
                 let plan = match inner.as_ref() {
@@ -364,6 +398,7 @@ impl Session {
             }
             Statement::Query(query) => {
                 let plan = Binder::new(&self.catalog, &parsed.hints).bind_query(query)?;
+                let plan = output_names(plan);
                 self.run_query(&plan, out)?;
             }
             Statement::Insert(insert) => {

@@ -250,6 +250,18 @@ impl<'a> Binder<'a> {
         for item in &select.projection {
             match item {
                 SelectItem::Wildcard(_) => {
+                    // `*` over an input with two columns of one name is ambiguous in Flink.
+                    for (i, c) in scope.iter().enumerate() {
+                        if scope[..i]
+                            .iter()
+                            .any(|o| o.field.name == c.field.name && o.qualifier == c.qualifier)
+                        {
+                            return Err(error(
+                                item.span(),
+                                format!("Column '{}' is ambiguous", c.field.name),
+                            ));
+                        }
+                    }
                     for (i, c) in scope.iter().enumerate() {
                         exprs.push(ScalarExpr::Column {
                             index: i,
@@ -300,7 +312,8 @@ impl<'a> Binder<'a> {
                 other => return Err(error(other.span(), "unsupported select item")),
             }
         }
-        uniquify(&mut fields);
+        // Names stay as written (a later reference to a repeated one is ambiguous); the result
+        // of a query makes them unique (`output_names`).
         Ok(LogicalPlan::Calc(LogicalCalc {
             input: Box::new(input),
             filter,
@@ -497,13 +510,27 @@ impl<'a> Binder<'a> {
     pub fn bind_create_table(&mut self, create: &CreateTable) -> Result<TableDef, SqlError> {
         let name = object_name_last(&create.name);
         let mut columns: Vec<TableColumn> = Vec::new();
+        // Computed columns see the physical ones, primary key columns as NOT NULL.
+        let in_key = |name: &str| {
+            create
+                .primary_key
+                .as_ref()
+                .is_some_and(|pk| pk.iter().any(|k| k == name))
+        };
         let physical_scope: Vec<ScopeColumn> = create
             .columns
             .iter()
             .filter_map(|c| match &c.kind {
                 ColumnKind::Physical(t) => Some(ScopeColumn {
                     qualifier: None,
-                    field: Field::new(c.name.clone(), t.clone()),
+                    field: Field::new(
+                        c.name.clone(),
+                        if in_key(&c.name) {
+                            t.with_nullable(false)
+                        } else {
+                            t.clone()
+                        },
+                    ),
                 }),
                 _ => None,
             })
@@ -1446,7 +1473,7 @@ fn resolve_column(
     for (i, c) in scope.iter().enumerate() {
         if c.field.name == name && (qualifier.is_none() || c.qualifier.as_deref() == qualifier) {
             if found.is_some() {
-                return Err(error(span, format!("column '{name}' is ambiguous")));
+                return Err(error(span, format!("Column '{name}' is ambiguous")));
             }
             found = Some(i);
         }
@@ -1680,7 +1707,29 @@ fn derived_name(expr: &Expr, position: usize) -> String {
     }
 }
 
-/// Makes duplicate output names unique as Calcite does (`a`, `a0`, `a1`, …).
+/// A query's result with duplicate column names made unique as Calcite does (`a`, `a0`, …).
+pub fn output_names(plan: LogicalPlan) -> LogicalPlan {
+    let mut fields = plan.schema().fields.clone();
+    uniquify(&mut fields);
+    if fields
+        .iter()
+        .zip(&plan.schema().fields)
+        .all(|(a, b)| a.name == b.name)
+    {
+        return plan;
+    }
+    let names: Vec<String> = fields.into_iter().map(|f| f.name).collect();
+    rename(plan, &names, Span::empty()).expect("as many names as columns")
+}
+
+/// The first name that two columns share.
+pub fn repeated_name(schema: &Schema) -> Option<&str> {
+    let fields = &schema.fields;
+    (1..fields.len())
+        .find(|&i| fields[..i].iter().any(|f| f.name == fields[i].name))
+        .map(|i| fields[i].name.as_str())
+}
+
 fn uniquify(fields: &mut [Field]) {
     for i in 1..fields.len() {
         if fields[..i].iter().any(|f| f.name == fields[i].name) {
@@ -1730,8 +1779,6 @@ fn rename(plan: LogicalPlan, names: &[String], span: Span) -> Result<LogicalPlan
     }))
 }
 
-/// A Calc over `plan` casting each column to the kind of the matching field of `targets`
-/// (nullability kept from the input) and naming it after it.
 /// The query's columns moved to the sink positions `columns` names, NULL in the others.
 fn place_columns(
     plan: LogicalPlan,
@@ -1783,6 +1830,8 @@ fn place_columns(
     }))
 }
 
+/// A Calc over `plan` casting each column to the kind of the matching field of `targets`
+/// (nullability kept from the input) and naming it after it.
 fn cast_columns(plan: LogicalPlan, targets: &[Field]) -> LogicalPlan {
     let exprs: Vec<ScalarExpr> = plan
         .schema()
