@@ -20,7 +20,7 @@ use crate::plan::bind::{Binder, output_names, repeated_name};
 use crate::plan::logical::LogicalPlan;
 use crate::sql::SqlError;
 use crate::sql::ast::{ObjectKind, ParsedStatement, Statement};
-use crate::sql::parser::object_name_last;
+use crate::sql::parser::session_object_name;
 use crate::types::Schema;
 use crate::types::text::format_value;
 use crate::types::time::SessionZone;
@@ -136,7 +136,8 @@ impl Session {
                 succeeded(out)?;
             }
             Statement::CreateTable(create) => {
-                let name = object_name_last(&create.name);
+                let name =
+                    session_object_name(&create.name).map_err(|m| position_error(parsed, m))?;
                 if self.is_new(
                     &name,
                     create.temporary,
@@ -155,7 +156,8 @@ impl Session {
                 succeeded(out)?;
             }
             Statement::CreateView(create) => {
-                let name = object_name_last(&create.name);
+                let name =
+                    session_object_name(&create.name).map_err(|m| position_error(parsed, m))?;
                 if self.is_new(
                     &name,
                     create.temporary,
@@ -190,7 +192,8 @@ impl Session {
                 succeeded(out)?;
             }
             Statement::Drop(drop) => {
-                let name = object_name_last(&drop.name);
+                let name =
+                    session_object_name(&drop.name).map_err(|m| position_error(parsed, m))?;
                 let what = if drop.kind == ObjectKind::Table {
                     "table"
                 } else {
@@ -252,8 +255,11 @@ impl Session {
                     .collect();
                 print_rows(out, &["function name"], rows, None)?;
             }
+            Statement::ShowSingle { header, value } => {
+                print_rows(out, &[header], vec![vec![value.to_string()]], None)?;
+            }
             Statement::ShowCreateTable(name) | Statement::ShowCreateView(name) => {
-                let name = object_name_last(name);
+                let name = session_object_name(name).map_err(|m| position_error(parsed, m))?;
                 let text = match self.catalog.get(&name) {
                     Some(CatalogEntry::Table(t))
                         if matches!(parsed.statement, Statement::ShowCreateTable(_)) =>
@@ -278,7 +284,7 @@ impl Session {
                 print_rows(out, &["result"], vec![vec![text]], None)?;
             }
             Statement::Describe(name) => {
-                let name = object_name_last(name);
+                let name = session_object_name(name).map_err(|m| position_error(parsed, m))?;
                 let (schema, pk, watermark) = match self.catalog.get(&name) {
                     Some(CatalogEntry::Table(t)) => {
                         (t.schema(), t.primary_key.clone(), t.watermark.clone())
@@ -402,7 +408,8 @@ impl Session {
                 self.run_query(&plan, out)?;
             }
             Statement::Insert(insert) => {
-                let name = object_name_last(&insert.table);
+                let name =
+                    session_object_name(&insert.table).map_err(|m| position_error(parsed, m))?;
                 let table = match self.catalog.get(&name) {
                     Some(CatalogEntry::Table(t)) => t.clone(),
                     _ => {

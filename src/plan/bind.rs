@@ -20,7 +20,7 @@ use crate::catalog::{Catalog, CatalogEntry, ColumnSource, TableColumn, TableDef,
 use crate::function::{self, cast::can_cast, temporal};
 use crate::sql::SqlError;
 use crate::sql::ast::{ColumnKind, CreateTable, TableHint};
-use crate::sql::parser::object_name_last;
+use crate::sql::parser::{object_name_last, session_object_name};
 use crate::sql::types::parse_type_text;
 use crate::sql::unparse::{type_text, unparse};
 use crate::types::coercion::{can_assign, common_type_of, string_literal_kind};
@@ -333,7 +333,9 @@ impl<'a> Binder<'a> {
                 if args.is_some() {
                     return Err(error(name.span(), "table functions are not supported yet"));
                 }
-                let table_name = object_name_last(name);
+                // A catalog or database other than the session's: not found.
+                let table_name = session_object_name(name)
+                    .map_err(|_| error(name.span(), format!("Object '{name}' not found")))?;
                 let qualifier = alias
                     .as_ref()
                     .map_or(table_name.clone(), |a| a.name.value.clone());

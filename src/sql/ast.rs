@@ -31,6 +31,12 @@ pub enum Statement {
     ShowTables,
     ShowViews,
     ShowFunctions,
+    /// `SHOW CATALOGS`, `SHOW DATABASES`, `SHOW CURRENT CATALOG|DATABASE`: a one-column,
+    /// one-row answer (the session has Flink's default catalog and database only).
+    ShowSingle {
+        header: &'static str,
+        value: &'static str,
+    },
     ShowCreateTable(ObjectName),
     ShowCreateView(ObjectName),
     Describe(ObjectName),

@@ -522,6 +522,33 @@ impl StatementParser<'_, '_> {
             Ok(Statement::ShowViews)
         } else if self.keyword("FUNCTIONS") {
             Ok(Statement::ShowFunctions)
+        } else if self.keyword("CATALOGS") {
+            Ok(Statement::ShowSingle {
+                header: "catalog name",
+                value: "default_catalog",
+            })
+        } else if self.keyword("DATABASES") {
+            Ok(Statement::ShowSingle {
+                header: "database name",
+                value: "default_database",
+            })
+        } else if self.keywords(&["CURRENT", "CATALOG"]) {
+            Ok(Statement::ShowSingle {
+                header: "current catalog name",
+                value: "default_catalog",
+            })
+        } else if self.keywords(&["CURRENT", "DATABASE"]) {
+            Ok(Statement::ShowSingle {
+                header: "current database name",
+                value: "default_database",
+            })
+        } else if self.keyword("COLUMNS") {
+            // SHOW COLUMNS FROM|IN t prints what DESC does.
+            if !self.keyword("FROM") && !self.keyword("IN") {
+                let at = self.parser.peek_token_ref().span;
+                return Err(error_at(at, "expected FROM or IN after SHOW COLUMNS"));
+            }
+            Ok(Statement::Describe(self.parser.parse_object_name(false)?))
         } else if self.keywords(&["CREATE", "TABLE"]) {
             Ok(Statement::ShowCreateTable(
                 self.parser.parse_object_name(false)?,
@@ -573,6 +600,31 @@ impl StatementParser<'_, '_> {
             query,
         }))
     }
+}
+
+/// The object a `[catalog.][database.]name` reference names in the session, which has Flink's
+/// one catalog and database (`default_catalog`.`default_database`); Flink's error otherwise.
+pub fn session_object_name(name: &ObjectName) -> Result<String, String> {
+    let parts: Vec<String> = name
+        .0
+        .iter()
+        .map(|p| p.as_ident().map(|i| i.value.clone()).unwrap_or_default())
+        .collect();
+    let (catalog, database) = match parts.as_slice() {
+        [_] => (None, None),
+        [db, _] => (None, Some(db)),
+        [cat, db, _] => (Some(cat), Some(db)),
+        _ => return Err(format!("invalid object name '{name}'")),
+    };
+    if let Some(cat) = catalog.filter(|c| *c != "default_catalog") {
+        return Err(format!("Catalog {cat} does not exist."));
+    }
+    if let Some(db) = database.filter(|d| *d != "default_database") {
+        return Err(format!(
+            "Database {db} does not exist in Catalog default_catalog."
+        ));
+    }
+    Ok(parts.last().cloned().unwrap_or_default())
 }
 
 /// The last identifier of a possibly qualified name (`cat.db.t` → `t`).
