@@ -86,6 +86,20 @@ impl Session {
         }
     }
 
+    /// Runs a job; in batch mode its rows reach the sink in a fixed order (split by split).
+    fn run_job(
+        &self,
+        pipelines: Vec<crate::exec::runtime::Pipeline>,
+        sink: &mut dyn Sink,
+        cancel: Arc<AtomicBool>,
+    ) -> Result<(), ExecError> {
+        if self.batch_mode() {
+            runtime::run_in_order(pipelines, sink, cancel)
+        } else {
+            runtime::run(pipelines, sink, cancel)
+        }
+    }
+
     fn batch_mode(&self) -> bool {
         self.options
             .get(RUNTIME_MODE)
@@ -495,16 +509,16 @@ impl Session {
                 out.flush().map_err(write_failed)?;
                 let cancel = self.cancel.clone();
                 match file_sink {
-                    Some(mut sink) => runtime::run(pipelines, &mut sink, cancel)?,
+                    Some(mut sink) => self.run_job(pipelines, &mut sink, cancel)?,
                     None if connector == "print" => {
                         let mut sink = PrintSink::new(
                             plan.schema().clone(),
                             table.option("print-identifier"),
                             &mut *out,
                         );
-                        runtime::run(pipelines, &mut sink, cancel)?;
+                        self.run_job(pipelines, &mut sink, cancel)?;
                     }
-                    None => runtime::run(pipelines, &mut BlackholeSink::default(), cancel)?,
+                    None => self.run_job(pipelines, &mut BlackholeSink::default(), cancel)?,
                 }
                 writeln!(
                     out,
@@ -562,12 +576,12 @@ impl Session {
         // tableau and changelog mode print every change as it arrives.
         if self.batch_mode() || mode == "table" {
             let mut sink = MaterializeSink::new(schema.clone(), ctx.zone.clone());
-            runtime::run(pipelines, &mut sink, self.cancel.clone())?;
+            self.run_job(pipelines, &mut sink, self.cancel.clone())?;
             let names: Vec<&str> = schema.fields.iter().map(|f| f.name.as_str()).collect();
             return print_rows(out, &names, sink.rows(), Some(cap));
         }
         let mut sink = StreamingTableauSink::new(schema, ctx.zone.clone(), out);
-        runtime::run(pipelines, &mut sink, self.cancel.clone())?;
+        self.run_job(pipelines, &mut sink, self.cancel.clone())?;
         Ok(())
     }
 }

@@ -1,5 +1,6 @@
 //! The runtime: one thread per source split running the split's operator chain, a bounded
-//! channel into the sink, which runs on the caller's thread.
+//! channel into the sink, which runs on the caller's thread (in batch mode one channel per
+//! split, drained in turn, for a fixed output order).
 //!
 //! Backpressure comes from the channel bound; a failure anywhere cancels every split and is
 //! returned to the caller; the end of every split's input ends the job.
@@ -154,47 +155,87 @@ fn run_pipeline(
 }
 
 /// Runs the pipelines to completion (or to the first error, or until `cancel` is set) and
-/// writes every chunk into `sink`. The flag is cleared when the job starts: a failure sets it
-/// to stop the job's other splits, and must not cancel the session's next job.
+/// writes every chunk into `sink`, in the order chunks arrive. The flag is cleared when the job
+/// starts: a failure sets it to stop the job's other splits, and must not cancel the session's
+/// next job.
 pub fn run(
     pipelines: Vec<Pipeline>,
     sink: &mut dyn Sink,
     cancel: Arc<AtomicBool>,
 ) -> Result<(), ExecError> {
+    run_with(pipelines, sink, cancel, false)
+}
+
+/// [`run`] for bounded input in batch mode: the splits still run at once, but the sink takes
+/// the first split's rows, then the second's, … — the order Flink gives at parallelism 1 (a
+/// directory's files in order, UNION ALL inputs left to right), the same on every run.
+pub fn run_in_order(
+    pipelines: Vec<Pipeline>,
+    sink: &mut dyn Sink,
+    cancel: Arc<AtomicBool>,
+) -> Result<(), ExecError> {
+    run_with(pipelines, sink, cancel, true)
+}
+
+fn run_with(
+    pipelines: Vec<Pipeline>,
+    sink: &mut dyn Sink,
+    cancel: Arc<AtomicBool>,
+    ordered: bool,
+) -> Result<(), ExecError> {
+    type Channel = Receiver<Result<Message, ExecError>>;
     cancel.store(false, Ordering::Relaxed);
-    let (tx, rx): (SyncSender<Result<Message, ExecError>>, Receiver<_>) =
-        sync_channel(CHANNEL_BOUND);
-    let mut running = pipelines.len();
+    // One channel for all splits, or one per split to drain in turn.
+    let mut receivers: Vec<Channel> = Vec::new();
+    let mut shared: Option<SyncSender<Result<Message, ExecError>>> = None;
     let mut handles = Vec::new();
     for pipeline in pipelines {
-        let tx = tx.clone();
+        let tx = match &shared {
+            Some(tx) if !ordered => tx.clone(),
+            _ => {
+                let (tx, rx) = sync_channel(CHANNEL_BOUND);
+                receivers.push(rx);
+                if !ordered {
+                    shared = Some(tx.clone());
+                }
+                tx
+            }
+        };
         let cancel = cancel.clone();
         handles.push(std::thread::spawn(move || {
             run_pipeline(pipeline, tx, cancel)
         }));
     }
-    drop(tx);
+    let running = handles.len();
+    drop(shared);
     let mut result = Ok(());
-    while running > 0 {
-        match rx.recv() {
-            Ok(Ok(Message::Chunk(chunk))) => {
-                if let Err(e) = sink.write(chunk) {
-                    result = Err(e);
-                    break;
+    let mut ended = 0;
+    'drain: for rx in &receivers {
+        // Shared: every split's End arrives here; ordered: this split's only.
+        let ends_here = if ordered { 1 } else { running };
+        let mut ends = 0;
+        while ends < ends_here {
+            match rx.recv() {
+                Ok(Ok(Message::Chunk(chunk))) => {
+                    if let Err(e) = sink.write(chunk) {
+                        result = Err(e);
+                        break 'drain;
+                    }
                 }
+                Ok(Ok(Message::Watermark(_))) => {}
+                Ok(Ok(Message::End)) => ends += 1,
+                Ok(Err(e)) => {
+                    result = Err(e);
+                    break 'drain;
+                }
+                Err(_) => break 'drain,
             }
-            Ok(Ok(Message::Watermark(_))) => {}
-            Ok(Ok(Message::End)) => running -= 1,
-            Ok(Err(e)) => {
-                result = Err(e);
-                break;
-            }
-            Err(_) => break,
         }
+        ended += ends;
     }
     if result.is_err() {
         cancel.store(true, Ordering::Relaxed);
-        drop(rx);
+        drop(receivers);
     }
     for h in handles {
         // A split that panicked ends the job with an error: its rows would be missing.
@@ -208,6 +249,9 @@ pub fn run(
                 .unwrap_or_default();
             result = Err(ExecError::Internal(format!("a split failed: {what}")));
         }
+    }
+    if result.is_ok() && ended < running {
+        result = Err(ExecError::Internal("a split stopped without ending".into()));
     }
     result?;
     sink.finish()
@@ -253,5 +297,68 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(err.to_string(), "internal error: a split failed: boom");
+    }
+
+    /// Yields `batches` one-row batches holding `id`, sleeping `delay_ms` before each.
+    struct Numbered {
+        id: i32,
+        batches: usize,
+        delay_ms: u64,
+    }
+
+    impl SourceSplit for Numbered {
+        fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
+            if self.batches == 0 {
+                return Ok(None);
+            }
+            self.batches -= 1;
+            std::thread::sleep(std::time::Duration::from_millis(self.delay_ms));
+            let column = arrow_array::Int32Array::from(vec![self.id]);
+            Ok(Some(RecordBatch::try_from_iter([(
+                "id",
+                Arc::new(column) as _,
+            )])?))
+        }
+        fn describe(&self) -> String {
+            format!("split {}", self.id)
+        }
+    }
+
+    struct Collecting(Vec<i32>);
+
+    impl Sink for Collecting {
+        fn write(&mut self, chunk: StreamChunk) -> Result<(), ExecError> {
+            let ids = chunk
+                .batch
+                .column(0)
+                .as_any()
+                .downcast_ref::<arrow_array::Int32Array>();
+            self.0.extend(ids.into_iter().flatten().flatten());
+            Ok(())
+        }
+        fn finish(&mut self) -> Result<(), ExecError> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn in_order_runs_take_the_splits_one_after_another() {
+        // The first split is the slowest, and more batches than the channel holds wait behind it.
+        let pipelines: Vec<Pipeline> = (0..4)
+            .map(|id| Pipeline {
+                split: Box::new(Numbered {
+                    id,
+                    batches: CHANNEL_BOUND + 3,
+                    delay_ms: if id == 0 { 2 } else { 0 },
+                }),
+                operators: vec![],
+            })
+            .collect();
+        let mut sink = Collecting(Vec::new());
+        run_in_order(pipelines, &mut sink, Arc::new(AtomicBool::new(false))).unwrap();
+        let expected: Vec<i32> = (0..4)
+            .flat_map(|id| std::iter::repeat_n(id, CHANNEL_BOUND + 3))
+            .collect();
+        assert_eq!(sink.0, expected);
     }
 }
