@@ -1077,8 +1077,10 @@ pub fn like_to_regex(pattern: &str, escape: Option<char>) -> Result<String, Eval
     Ok(out)
 }
 
-/// Translates a SIMILAR TO pattern to an anchored regex: `%` and `_` as in LIKE; `|`, `*`,
-/// `+`, `?`, `{m,n}`, `(…)` and `[…]` as in regular expressions; everything else literal.
+/// Translates a SIMILAR TO pattern to an anchored regex as Flink (Calcite) does: `%` any run of
+/// characters, `_` and `.` any one but a line terminator (Java's `.`); `|`, `*`, `+`, `?`,
+/// `{m,n}`, `(…)`, `[…]` and a `^` anchor (which never matches inside) as in regular
+/// expressions; everything else literal.
 pub fn similar_to_regex(pattern: &str, escape: Option<char>) -> Result<String, EvalError> {
     let invalid = || EvalError::Invalid(format!("invalid SIMILAR TO pattern '{pattern}'"));
     let mut out = String::with_capacity(pattern.len() * 2 + 8);
@@ -1093,8 +1095,8 @@ pub fn similar_to_regex(pattern: &str, escape: Option<char>) -> Result<String, E
         }
         match c {
             '%' => out.push_str("(?s:.*)"),
-            '_' => out.push_str("(?s:.)"),
-            '|' | '*' | '+' | '?' | '(' | ')' | '{' | '}' => out.push(c),
+            '_' | '.' => out.push_str(JAVA_DOT),
+            '|' | '*' | '+' | '?' | '(' | ')' | '{' | '}' | '^' => out.push(c),
             '[' => {
                 out.push('[');
                 if chars.peek() == Some(&'^') {
