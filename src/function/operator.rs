@@ -180,6 +180,33 @@ fn arith_sig(op: &str, a: &DataType, b: &DataType, nullable: bool) -> Result<Sig
         {
             Some(a.kind.clone())
         }
+        // An interval times a whole number, either way round (the number as BIGINT).
+        (IntervalDayTime | IntervalYearMonth, k) if op == "*" && k.is_integer() => {
+            let count = DataType {
+                kind: BigInt,
+                nullable: b.nullable,
+            };
+            return Ok(Signature::new(
+                vec![a.clone(), count],
+                DataType {
+                    kind: a.kind.clone(),
+                    nullable,
+                },
+            ));
+        }
+        (k, IntervalDayTime | IntervalYearMonth) if op == "*" && k.is_integer() => {
+            let count = DataType {
+                kind: BigInt,
+                nullable: a.nullable,
+            };
+            return Ok(Signature::new(
+                vec![count, b.clone()],
+                DataType {
+                    kind: b.kind.clone(),
+                    nullable,
+                },
+            ));
+        }
         _ => None,
     };
     if let Some(kind) = temporal {
@@ -356,6 +383,9 @@ fn arithmetic(
                 Op::Rem => wrapping_int(l, r, |x, y| x.wrapping_rem(y)),
             }
             .map_err(err)
+        }
+        TypeKind::IntervalDayTime | TypeKind::IntervalYearMonth if op == Op::Mul => {
+            super::temporal::interval_times(l, r, result)
         }
         _ => super::temporal::interval_arithmetic(op == Op::Sub, l, r, ctx, result),
     }

@@ -646,6 +646,43 @@ pub fn add_months(wall: i64, months: i64) -> Result<i64, EvalError> {
         .ok_or_else(out_of_range)
 }
 
+/// `interval * n` and `n * interval` (n a BIGINT): months or milliseconds times n.
+pub fn interval_times(
+    l: &ArrayRef,
+    r: &ArrayRef,
+    result: &DataType,
+) -> Result<ArrayRef, EvalError> {
+    let (interval, count) = if matches!(l.data_type(), arrow_schema::DataType::Int64) {
+        (r, l.as_primitive::<Int64Type>())
+    } else {
+        (l, r.as_primitive::<Int64Type>())
+    };
+    let overflow = || EvalError::Invalid("interval value out of range".into());
+    let mut out: Vec<Option<i64>> = Vec::with_capacity(interval.len());
+    for i in 0..interval.len() {
+        if interval.is_null(i) || count.is_null(i) {
+            out.push(None);
+            continue;
+        }
+        let n = count.value(i);
+        out.push(Some(match result.kind {
+            TypeKind::IntervalYearMonth => {
+                let months = i64::from(interval.as_primitive::<IntervalYearMonthType>().value(i));
+                months
+                    .checked_mul(n)
+                    .filter(|m| i32::try_from(*m).is_ok())
+                    .ok_or_else(overflow)?
+            }
+            _ => interval
+                .as_primitive::<DurationMillisecondType>()
+                .value(i)
+                .checked_mul(n)
+                .ok_or_else(overflow)?,
+        }));
+    }
+    Ok(temporal_column(out, &result.kind))
+}
+
 /// `temporal ± interval` and `interval ± interval`.
 pub fn interval_arithmetic(
     subtract: bool,

@@ -88,6 +88,62 @@ impl Dialect for FlinkDialect {
         )
     }
 
+    /// `x [NOT] BETWEEN SYMMETRIC a AND b` (either order of the bounds) and `… ASYMMETRIC …`
+    /// (the plain BETWEEN), which sqlparser does not know.
+    fn parse_infix(
+        &self,
+        parser: &mut Parser,
+        expr: &Expr,
+        _precedence: u8,
+    ) -> Option<Result<Expr, ParserError>> {
+        let word_at = |parser: &Parser, n: usize, name: &str| {
+            matches!(&parser.peek_nth_token_ref(n).token,
+                Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(name))
+        };
+        let negated = word_at(parser, 0, "NOT");
+        let at = usize::from(negated);
+        if !word_at(parser, at, "BETWEEN") {
+            return None;
+        }
+        let symmetric = word_at(parser, at + 1, "SYMMETRIC");
+        if !symmetric && !word_at(parser, at + 1, "ASYMMETRIC") {
+            return None;
+        }
+        for _ in 0..at + 2 {
+            parser.next_token();
+        }
+        Some(parser.parse_between(expr.clone(), false).map(|between| {
+            let either = match between {
+                Expr::Between {
+                    expr, low, high, ..
+                } if symmetric => Expr::Nested(Box::new(Expr::BinaryOp {
+                    left: Box::new(Expr::Between {
+                        expr: expr.clone(),
+                        negated: false,
+                        low: low.clone(),
+                        high: high.clone(),
+                    }),
+                    op: sqlparser::ast::BinaryOperator::Or,
+                    right: Box::new(Expr::Between {
+                        expr,
+                        negated: false,
+                        low: high,
+                        high: low,
+                    }),
+                })),
+                other => other,
+            };
+            if negated {
+                Expr::UnaryOp {
+                    op: sqlparser::ast::UnaryOperator::Not,
+                    expr: Box::new(Expr::Nested(Box::new(either))),
+                }
+            } else {
+                either
+            }
+        }))
+    }
+
     fn parse_data_type(&self, parser: &mut Parser) -> Option<Result<SqlDataType, ParserError>> {
         let Token::Word(word) = &parser.peek_token_ref().token else {
             return None;

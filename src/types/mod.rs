@@ -252,8 +252,10 @@ impl fmt::Display for TypeKind {
             TypeKind::Time(p) => write!(f, "TIME({p})"),
             TypeKind::Timestamp(p) => write!(f, "TIMESTAMP({p})"),
             TypeKind::TimestampLtz(p) => write!(f, "TIMESTAMP_LTZ({p})"),
-            TypeKind::IntervalYearMonth => write!(f, "INTERVAL YEAR(2) TO MONTH"),
-            TypeKind::IntervalDayTime => write!(f, "INTERVAL DAY(2) TO SECOND(3)"),
+            // How Flink 2.3 shows an interval-typed expression (DESC, TYPEOF), whatever its
+            // qualifier: every day-time interval is INTERVAL SECOND(3).
+            TypeKind::IntervalYearMonth => write!(f, "INTERVAL MONTH"),
+            TypeKind::IntervalDayTime => write!(f, "INTERVAL SECOND(3)"),
             TypeKind::Array(element) => write!(f, "ARRAY<{element}>"),
             TypeKind::Map(key, value) => write!(f, "MAP<{key}, {value}>"),
             TypeKind::Row(fields) => {
