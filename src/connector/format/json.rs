@@ -372,18 +372,22 @@ impl JsonDecoder {
             }
             Err(e) => return self.malformed(line_number, format!("malformed json: {e}")),
         };
-        if self.format.fail_on_missing_field
-            && let Some(f) = self
-                .schema
-                .fields
-                .iter()
-                .find(|f| !object.contains_key(&f.name))
-        {
-            return Err(FormatError {
-                line: line_number,
-                column: Some(f.name.clone()),
-                message: "field is missing".into(),
-            });
+        if self.format.fail_on_missing_field {
+            for f in &self.schema.fields {
+                let missing = match object.get(&f.name) {
+                    None => Some(f.name.clone()),
+                    // Nested rows are checked too, as Flink's converters do.
+                    Some(v) => missing_nested_field(v, &f.data_type)
+                        .map(|path| format!("{}.{path}", f.name)),
+                };
+                if let Some(path) = missing {
+                    return Err(FormatError {
+                        line: line_number,
+                        column: Some(path),
+                        message: "field is missing".into(),
+                    });
+                }
+            }
         }
         for (field, col) in self.schema.fields.iter().zip(self.columns.iter_mut()) {
             col.push(object.remove(&field.name).unwrap_or(Value::Null));
@@ -451,6 +455,28 @@ fn json_kind(v: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+/// The path of the first field of a nested ROW (inside rows, arrays and maps) that `value`
+/// lacks.
+fn missing_nested_field(value: &Value, ty: &DataType) -> Option<String> {
+    match (&ty.kind, value) {
+        (TypeKind::Row(fields), Value::Object(object)) => {
+            fields
+                .iter()
+                .find_map(|(name, fty)| match object.get(name) {
+                    None => Some(name.clone()),
+                    Some(v) => missing_nested_field(v, fty).map(|path| format!("{name}.{path}")),
+                })
+        }
+        (TypeKind::Array(element), Value::Array(items)) => {
+            items.iter().find_map(|v| missing_nested_field(v, element))
+        }
+        (TypeKind::Map(_, value_type), Value::Object(object)) => object
+            .values()
+            .find_map(|v| missing_nested_field(v, value_type)),
+        _ => None,
     }
 }
 
@@ -764,6 +790,24 @@ mod tests {
             Field::new("bin", DataType::nullable(TypeKind::VarBinary(MAX_LENGTH))),
             Field::new("ok", DataType::nullable(TypeKind::Boolean)),
         ])
+    }
+
+    #[test]
+    fn missing_nested_fields_fail_when_asked() {
+        let row = TypeKind::Row(vec![
+            ("x".into(), DataType::nullable(TypeKind::Int)),
+            ("z".into(), DataType::nullable(TypeKind::Int)),
+        ]);
+        let s = Schema::new(vec![Field::new("r", DataType::nullable(row))]);
+        let f = JsonFormat::from_options(&opts(&[("json.fail-on-missing-field", "true")])).unwrap();
+        let mut d = f.decoder(&s, &SessionZone::utc()).unwrap();
+        d.push_line(r#"{"r": {"x": 1, "z": 2}}"#, 1).unwrap();
+        let e = d.push_line(r#"{"r": {"x": 1}}"#, 2).unwrap_err();
+        assert_eq!(e.column.as_deref(), Some("r.z"));
+        let mut d = JsonFormat::default()
+            .decoder(&s, &SessionZone::utc())
+            .unwrap();
+        d.push_line(r#"{"r": {"x": 1}}"#, 1).unwrap();
     }
 
     #[test]
