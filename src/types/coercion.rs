@@ -101,6 +101,8 @@ pub fn can_assign(from: &TypeKind, to: &TypeKind) -> bool {
     let datetime = |k: &TypeKind| matches!(k, Date | Timestamp(_) | TimestampLtz(_));
     match (from, to) {
         _ if from == to || *from == Null => true,
+        // A VARCHAR is not implicitly a CHAR (Flink's sink check refuses VARCHAR(4) → CHAR(3)).
+        (VarChar(_), Char(_)) => false,
         _ if from.is_string() && to.is_string() => true,
         _ if from.is_binary() && to.is_binary() => true,
         (Timestamp(_) | TimestampLtz(_), t) if datetime(t) && *t != Date => true,
