@@ -9,7 +9,7 @@ use crate::connector::ConnectorError;
 use crate::connector::format::new_decoder;
 use crate::connector::source::{datagen::DatagenSplit, filesystem, socket};
 use crate::exec::calc::CalcOperator;
-use crate::exec::runtime::Pipeline;
+use crate::exec::runtime::{Pipeline, SourceSplit};
 use crate::exec::values::ValuesSplit;
 use crate::function::EvalContext;
 use crate::plan::logical::LogicalPlan;
@@ -86,17 +86,28 @@ pub fn build_pipelines(
                         ))
                     })?;
                     let mut pipelines = Vec::new();
+                    let physical = scan.physical_schema();
                     for file in filesystem::list_files(path)? {
-                        let decoder = new_decoder(&table.options, &scan.schema, &ctx.zone)?;
+                        let decoder = new_decoder(&table.options, &physical, &ctx.zone)?;
+                        let split = filesystem::open_file(&file, decoder)?;
+                        let split: Box<dyn SourceSplit> = if scan.metadata.is_empty() {
+                            Box::new(split)
+                        } else {
+                            Box::new(filesystem::WithFileMetadata::new(
+                                split,
+                                &file,
+                                &scan.metadata,
+                            )?)
+                        };
                         pipelines.push(Pipeline {
-                            split: Box::new(filesystem::open_file(&file, decoder)?),
+                            split,
                             operators: vec![],
                         });
                     }
                     Ok(pipelines)
                 }
                 "socket" => {
-                    let decoder = new_decoder(&table.options, &scan.schema, &ctx.zone)?;
+                    let decoder = new_decoder(&table.options, &scan.physical_schema(), &ctx.zone)?;
                     let split: filesystem::LineSplit<BufReader<std::net::TcpStream>> =
                         socket::connect(&table.options, decoder)?;
                     Ok(vec![Pipeline {

@@ -462,9 +462,23 @@ impl<'a> Binder<'a> {
                 field: f.clone(),
             })
             .collect();
+        // Metadata columns read their key's value after the physical columns.
+        let mut metadata: Vec<String> = Vec::new();
+        let mut scan_fields = physical.fields.clone();
+        for column in &table.columns {
+            if let ColumnSource::Metadata { key, .. } = &column.source {
+                let key = key.clone().unwrap_or_else(|| column.name.clone());
+                if !metadata.contains(&key) {
+                    let kind = metadata_kind(&table, &key, &column.name)?;
+                    scan_fields.push(Field::new(&key, DataType::not_null(kind)));
+                    metadata.push(key);
+                }
+            }
+        }
         let scan = LogicalPlan::Scan(LogicalScan {
             table: table.clone(),
-            schema: physical.clone(),
+            schema: Schema::new(scan_fields.clone()),
+            metadata: metadata.clone(),
         });
         if table
             .columns
@@ -486,11 +500,17 @@ impl<'a> Binder<'a> {
                     }
                 }
                 ColumnSource::Computed { expr, .. } => binder.bind_expr(expr, &physical_scope)?,
-                ColumnSource::Metadata { .. } => {
-                    return Err(SqlError::without_position(format!(
-                        "metadata column '{}' of table '{}' is not supported by its connector",
-                        column.name, table.name
-                    )));
+                ColumnSource::Metadata { key, .. } => {
+                    let key = key.as_deref().unwrap_or(&column.name);
+                    let at = metadata.iter().position(|k| k == key).unwrap_or(0);
+                    let index = physical.len() + at;
+                    coerce(
+                        ScalarExpr::Column {
+                            index,
+                            data_type: scan_fields[index].data_type.clone(),
+                        },
+                        &column.data_type,
+                    )
                 }
             };
             exprs.push(expr);
@@ -1706,6 +1726,37 @@ fn derived_name(expr: &Expr, position: usize) -> String {
         }
         Expr::Nested(inner) => derived_name(inner, position),
         _ => format!("EXPR${position}"),
+    }
+}
+
+/// The metadata keys of the `filesystem` connector, and their types.
+pub const FILE_METADATA: &[(&str, TypeKind)] = &[
+    ("file.path", TypeKind::VarChar(MAX_LENGTH)),
+    ("file.name", TypeKind::VarChar(MAX_LENGTH)),
+    ("file.size", TypeKind::BigInt),
+    ("file.modification-time", TypeKind::TimestampLtz(3)),
+];
+
+/// The type of metadata `key` of `table`'s connector (only `filesystem` has any).
+fn metadata_kind(table: &TableDef, key: &str, column: &str) -> Result<TypeKind, SqlError> {
+    let known = match table.option("connector") {
+        Some("filesystem") => FILE_METADATA,
+        _ => &[],
+    };
+    match known.iter().find(|(k, _)| *k == key) {
+        Some((_, kind)) => Ok(kind.clone()),
+        None if known.is_empty() => Err(SqlError::without_position(format!(
+            "metadata column '{column}' of table '{}' is not supported by its connector",
+            table.name
+        ))),
+        None => {
+            let keys: Vec<&str> = known.iter().map(|(k, _)| *k).collect();
+            Err(SqlError::without_position(format!(
+                "Invalid metadata key '{key}' in column '{column}' of table 'default_catalog.default_database.{}'. The connector supports the following metadata keys for reading:\n{}",
+                table.name,
+                keys.join("\n")
+            )))
+        }
     }
 }
 

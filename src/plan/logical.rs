@@ -22,8 +22,18 @@ pub enum LogicalPlan {
 #[derive(Debug, Clone)]
 pub struct LogicalScan {
     pub table: Arc<TableDef>,
-    /// The physical columns, as the source produces them.
+    /// The columns the source produces: the physical ones, then one per metadata key.
     pub schema: Schema,
+    /// The metadata keys read (`file.path`, …), in the order their columns follow.
+    pub metadata: Vec<String>,
+}
+
+impl LogicalScan {
+    /// The physical columns alone, as the format decodes them.
+    pub fn physical_schema(&self) -> Schema {
+        let n = self.schema.len() - self.metadata.len();
+        Schema::new(self.schema.fields[..n].to_vec())
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -5,7 +5,9 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use arrow_array::RecordBatch;
+use std::sync::Arc;
+
+use arrow_array::{Int64Array, RecordBatch, StringArray, TimestampNanosecondArray};
 
 use super::super::{ConnectorError, LineDecoder};
 use crate::exec::operator::ExecError;
@@ -174,6 +176,91 @@ impl<R: BufRead + Send> SourceSplit for LineSplit<R> {
 
     fn describe(&self) -> String {
         self.name.clone()
+    }
+}
+
+/// A file's split with the file's metadata columns (`file.path`, `file.name`, `file.size`,
+/// `file.modification-time`) after the decoded ones, the same value on every row.
+pub struct WithFileMetadata<S> {
+    inner: S,
+    values: Vec<ScalarValue>,
+}
+
+enum ScalarValue {
+    Text(String),
+    Long(i64),
+    /// Milliseconds since the epoch, as TIMESTAMP_LTZ(3).
+    Instant(i64),
+}
+
+impl<S: SourceSplit> WithFileMetadata<S> {
+    pub fn new(inner: S, path: &Path, keys: &[String]) -> Result<Self, ConnectorError> {
+        let meta = std::fs::metadata(path)
+            .map_err(|e| ConnectorError(format!("cannot read '{}': {e}", path.display())))?;
+        let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let values = keys
+            .iter()
+            .map(|key| match key.as_str() {
+                "file.path" => Ok(ScalarValue::Text(absolute.display().to_string())),
+                "file.name" => Ok(ScalarValue::Text(
+                    path.file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                )),
+                "file.size" => Ok(ScalarValue::Long(
+                    i64::try_from(meta.len()).unwrap_or(i64::MAX),
+                )),
+                "file.modification-time" => {
+                    let millis = meta
+                        .modified()
+                        .ok()
+                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+                    Ok(ScalarValue::Instant(millis))
+                }
+                other => Err(ConnectorError(format!(
+                    "the filesystem connector has no metadata key '{other}'"
+                ))),
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(WithFileMetadata { inner, values })
+    }
+}
+
+impl<S: SourceSplit> SourceSplit for WithFileMetadata<S> {
+    fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
+        let Some(batch) = self.inner.next_batch()? else {
+            return Ok(None);
+        };
+        let n = batch.num_rows();
+        let mut fields: Vec<arrow_schema::FieldRef> = batch.schema().fields().to_vec();
+        let mut columns = batch.columns().to_vec();
+        for (i, value) in self.values.iter().enumerate() {
+            let column: arrow_array::ArrayRef = match value {
+                ScalarValue::Text(s) => Arc::new(StringArray::from(vec![s.as_str(); n])),
+                ScalarValue::Long(v) => Arc::new(Int64Array::from(vec![*v; n])),
+                ScalarValue::Instant(ms) => Arc::new(
+                    TimestampNanosecondArray::from(vec![ms.saturating_mul(1_000_000); n])
+                        .with_timezone("UTC"),
+                ),
+            };
+            fields.push(Arc::new(arrow_schema::Field::new(
+                format!("metadata{i}"),
+                column.data_type().clone(),
+                true,
+            )));
+            columns.push(column);
+        }
+        let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(n));
+        Ok(Some(RecordBatch::try_new_with_options(
+            Arc::new(arrow_schema::Schema::new(fields)),
+            columns,
+            &options,
+        )?))
+    }
+
+    fn describe(&self) -> String {
+        self.inner.describe()
     }
 }
 
