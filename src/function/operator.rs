@@ -372,7 +372,7 @@ fn arithmetic(
         }
         kind if kind.is_integer() => {
             if matches!(op, Op::Div | Op::Rem) && has_zero(r) {
-                return Err(EvalError::Invalid("division by zero".into()));
+                return Err(EvalError::Invalid("/ by zero".into()));
             }
             match op {
                 Op::Add => numeric::add_wrapping(l, r),
@@ -473,7 +473,7 @@ fn decimal_arithmetic(
             ),
             Op::Div => {
                 if y == 0 {
-                    None
+                    return Err(EvalError::Invalid("Division by zero".into()));
                 } else {
                     // x / y at `scale`: (x * 10^(scale + rs - ls + 1)) / y, then round.
                     let shift = scale + rs - ls + 1;
