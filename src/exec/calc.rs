@@ -42,7 +42,12 @@ impl Operator for CalcOperator {
         } = chunk;
         if let Some(predicate) = &self.filter {
             let mask = evaluate(predicate, &batch, &self.ctx)?;
-            let mask = mask.as_boolean();
+            let Some(mask) = mask.as_boolean_opt() else {
+                return Err(ExecError::Internal(format!(
+                    "a filter evaluated to {}, not BOOLEAN",
+                    mask.data_type()
+                )));
+            };
             if mask.true_count() == 0 {
                 return Ok(());
             }

@@ -75,7 +75,13 @@ pub fn evaluate(
             };
             for (condition, value) in branches.iter().rev() {
                 let mask = evaluate(condition, batch, ctx)?;
-                let mask = true_mask(mask.as_boolean());
+                let Some(mask) = mask.as_boolean_opt() else {
+                    return Err(EvalError::Internal(format!(
+                        "a CASE condition evaluated to {}, not BOOLEAN",
+                        mask.data_type()
+                    )));
+                };
+                let mask = true_mask(mask);
                 let value = evaluate(value, batch, ctx)?;
                 result =
                     zip(&mask, &value, &result).map_err(|e| EvalError::Internal(e.to_string()))?;

@@ -229,8 +229,12 @@ impl<'a> Binder<'a> {
         };
         let filter = match &select.selection {
             Some(predicate) => {
-                let bound = self.bind_expr(predicate, &scope)?;
-                if !matches!(bound.data_type().kind, TypeKind::Boolean | TypeKind::Null) {
+                let mut bound = self.bind_expr(predicate, &scope)?;
+                // `WHERE NULL`: Flink types the bare NULL as BOOLEAN here.
+                if bound.data_type().kind == TypeKind::Null {
+                    bound = coerce(bound, &DataType::nullable(TypeKind::Boolean));
+                }
+                if bound.data_type().kind != TypeKind::Boolean {
                     return Err(error(
                         predicate.span(),
                         format!(
@@ -1425,9 +1429,18 @@ fn case(
             format!("the branches have no common type: {}", shown.join(", ")),
         )
     })?;
+    // A bare NULL condition is a BOOLEAN one, never true.
+    let boolean = DataType::nullable(TypeKind::Boolean);
     let branches = branches
         .into_iter()
-        .map(|(c, r)| (c, coerce(r, &result)))
+        .map(|(c, r)| {
+            let c = if c.data_type().kind == TypeKind::Null {
+                coerce(c, &boolean)
+            } else {
+                c
+            };
+            (c, coerce(r, &result))
+        })
         .collect();
     let otherwise = otherwise.map(|e| Box::new(coerce(e, &result)));
     Ok(ScalarExpr::Case {
