@@ -275,8 +275,15 @@ impl<'a> Binder<'a> {
                     }
                 }
                 SelectItem::QualifiedWildcard(kind, _) => {
-                    let qualifier = kind.to_string();
-                    let qualifier = qualifier.trim_matches('`');
+                    let qualifier = match kind {
+                        ast::SelectItemQualifiedWildcardKind::ObjectName(name) => {
+                            object_name_last(name)
+                        }
+                        ast::SelectItemQualifiedWildcardKind::Expr(e) => {
+                            return Err(error(e.span(), "a star needs a table name before it"));
+                        }
+                    };
+                    let qualifier = qualifier.as_str();
                     let mut any = false;
                     for (i, c) in scope.iter().enumerate() {
                         if c.qualifier.as_deref() == Some(qualifier) {
@@ -289,7 +296,10 @@ impl<'a> Binder<'a> {
                         }
                     }
                     if !any {
-                        return Err(error(item.span(), format!("unknown table '{qualifier}'")));
+                        return Err(error(
+                            item.span(),
+                            format!("Unknown identifier '{qualifier}'"),
+                        ));
                     }
                 }
                 SelectItem::UnnamedExpr(e) => {
