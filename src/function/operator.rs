@@ -378,9 +378,10 @@ fn arithmetic(
                 Op::Add => numeric::add_wrapping(l, r),
                 Op::Sub => numeric::sub_wrapping(l, r),
                 Op::Mul => numeric::mul_wrapping(l, r),
-                // Java's division wraps MIN / -1 (and its remainder is 0).
-                Op::Div => wrapping_int(l, r, |x, y| x.wrapping_div(y)),
-                Op::Rem => wrapping_int(l, r, |x, y| x.wrapping_rem(y)),
+                // Java's division wraps MIN / -1 (and its remainder is 0). A zero divisor
+                // here sits under a NULL (valid zeros were refused above): its slot is NULL.
+                Op::Div => wrapping_int(l, r, |x, y| if y == 0 { 0 } else { x.wrapping_div(y) }),
+                Op::Rem => wrapping_int(l, r, |x, y| if y == 0 { 0 } else { x.wrapping_rem(y) }),
             }
             .map_err(err)
         }
@@ -391,7 +392,7 @@ fn arithmetic(
     }
 }
 
-/// `f` over two integer columns of one type (no zero divisor: checked before).
+/// `f` over two integer columns of one type; `f` also sees the values under NULL slots.
 fn wrapping_int(
     l: &ArrayRef,
     r: &ArrayRef,
