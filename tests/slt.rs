@@ -21,7 +21,7 @@
 //!
 //! `${TMP}` stands for a fresh directory per file. A `file` record also fails when the
 //! directory holds hidden (in-progress) files. Lines starting with `#` outside records are
-//! comments.
+//! comments. `SLT=<text>` in the environment runs only the files whose path contains it.
 
 use std::path::{Path, PathBuf};
 
@@ -171,6 +171,11 @@ fn sqllogictests() {
         &mut files,
     );
     assert!(!files.is_empty(), "no .slt files found");
+    // `SLT=window` runs only the files whose path contains "window" (a quick loop while
+    // working on one feature; CI runs them all).
+    if let Ok(only) = std::env::var("SLT") {
+        files.retain(|f| f.to_string_lossy().contains(&only));
+    }
     let mut failures = Vec::new();
     for f in &files {
         failures.extend(run_file(f));
