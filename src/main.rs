@@ -4,53 +4,115 @@
 //!     tideline -f job.sql      run a script and exit (non-zero on the first error)
 //!     tideline -i init.sql     run an init script, then the REPL (or -f / -e)
 //!     tideline -e "SELECT 1"   run one statement
+//!     tideline --version       print the version
 
 use std::io::Write;
 use std::process::ExitCode;
 
-use tideline::client::{Session, run_script};
+use tideline::client::{Session, decode_script, run_script};
 
 const USAGE: &str = "usage: tideline [-i init.sql] [-f script.sql | -e 'statement;']\n\
   -f FILE   run the statements of FILE and exit\n\
   -i FILE   run FILE first (e.g. DDL), then continue\n\
   -e SQL    run SQL and exit\n\
-  -h        this help";
+  -h        this help\n\
+  --version the version";
 
-fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+/// What the command line asks for.
+enum Command {
+    Run {
+        init: Vec<String>,
+        /// `-f FILE` or `-e SQL`: at most one (a second would silently replace the first).
+        script: Option<(String, String)>,
+    },
+    Exit(ExitCode),
+}
+
+fn parse_args(args: Vec<std::ffi::OsString>) -> Command {
     let mut init = Vec::new();
     let mut script: Option<(String, String)> = None;
-    let mut i = 0;
-    while i < args.len() {
-        let value = args.get(i + 1);
-        match (args[i].as_str(), value) {
-            ("-h" | "--help", _) => {
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        let arg = match text_argument(arg, "an argument") {
+            Ok(a) => a,
+            Err(e) => return fail(&e, 2),
+        };
+        match arg.as_str() {
+            "-h" | "--help" => {
                 println!("{USAGE}");
-                return ExitCode::SUCCESS;
+                return Command::Exit(ExitCode::SUCCESS);
             }
-            ("-i" | "--init", Some(file)) => init.push(file.clone()),
-            ("-f" | "--file", Some(file)) => match std::fs::read_to_string(file) {
-                Ok(text) => script = Some((file.clone(), text)),
-                Err(e) => {
-                    eprintln!("[ERROR] cannot read {file}: {e}");
-                    return ExitCode::FAILURE;
+            "-v" | "--version" => {
+                println!("Tideline {}", env!("CARGO_PKG_VERSION"));
+                return Command::Exit(ExitCode::SUCCESS);
+            }
+            "-i" | "--init" | "-f" | "--file" | "-e" | "--execute" => {
+                let Some(value) = args.next() else {
+                    return fail(&format!("option '{arg}' needs a value\n{USAGE}"), 2);
+                };
+                let is_init = matches!(arg.as_str(), "-i" | "--init");
+                if !is_init && script.is_some() {
+                    return fail(
+                        &format!(
+                            "only one script may be given: -f and -e take one value, once\n{USAGE}"
+                        ),
+                        2,
+                    );
                 }
-            },
-            ("-e" | "--execute", Some(sql)) => script = Some(("-e".into(), sql.clone())),
-            (other, _) => {
-                eprintln!("[ERROR] unknown or incomplete argument '{other}'\n{USAGE}");
-                return ExitCode::from(2);
+                if matches!(arg.as_str(), "-e" | "--execute") {
+                    match text_argument(value, "the statement of -e") {
+                        Ok(sql) => script = Some(("-e".into(), sql)),
+                        Err(e) => return fail(&e, 2),
+                    }
+                    continue;
+                }
+                let file = match text_argument(value, &format!("the file name of '{arg}'")) {
+                    Ok(f) => f,
+                    Err(e) => return fail(&e, 2),
+                };
+                if is_init {
+                    init.push(file);
+                } else {
+                    match read_script(&file) {
+                        Ok(text) => script = Some((file, text)),
+                        Err(e) => return fail(&e, 1),
+                    }
+                }
             }
+            other => return fail(&format!("unknown argument '{other}'\n{USAGE}"), 2),
         }
-        i += 2;
     }
+    Command::Run { init, script }
+}
+
+fn fail(message: &str, code: u8) -> Command {
+    eprintln!("[ERROR] {message}");
+    Command::Exit(ExitCode::from(code))
+}
+
+/// An argument as text; invalid UTF-8 is named with the position of the first bad byte.
+fn text_argument(arg: std::ffi::OsString, what: &str) -> Result<String, String> {
+    use std::os::unix::ffi::OsStringExt;
+    decode_script(arg.into_vec()).map_err(|e| format!("{what} is not valid UTF-8: {e}"))
+}
+
+fn read_script(file: &str) -> Result<String, String> {
+    let bytes = std::fs::read(file).map_err(|e| format!("cannot read {file}: {e}"))?;
+    decode_script(bytes).map_err(|e| format!("cannot read {file}: invalid UTF-8 {e}"))
+}
+
+fn main() -> ExitCode {
+    let (init, script) = match parse_args(std::env::args_os().skip(1).collect()) {
+        Command::Run { init, script } => (init, script),
+        Command::Exit(code) => return code,
+    };
     let mut session = Session::default();
     let stdout = std::io::stdout();
     for file in &init {
-        let text = match std::fs::read_to_string(file) {
+        let text = match read_script(file) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("[ERROR] cannot read {file}: {e}");
+                eprintln!("[ERROR] {e}");
                 return ExitCode::FAILURE;
             }
         };

@@ -29,6 +29,23 @@ pub fn run_script(session: &mut Session, script: &str, out: &mut dyn Write) -> b
     true
 }
 
+/// A script's bytes as text: a leading UTF-8 byte-order mark is skipped (as the CSV and JSON
+/// readers skip it); invalid UTF-8 is an error naming its line, column and byte offset.
+pub fn decode_script(mut bytes: Vec<u8>) -> Result<String, String> {
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        bytes.drain(..3);
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let valid = e.utf8_error().valid_up_to();
+        // The prefix is valid: count its lines and characters.
+        let before = std::str::from_utf8(&bytes[..valid]).unwrap_or_default();
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        format!("at line {line}, column {column} (byte {valid})")
+    })
+}
+
 pub fn render_error(e: &StatementError, script: &str) -> String {
     let detail = match e {
         StatementError::Sql(sql) => sql.render(script),
