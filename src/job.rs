@@ -2,14 +2,14 @@
 //! followed by the operators above it (stateless operators commute with UNION ALL, so each
 //! split gets its own chain), and a sink.
 
-use std::io::BufReader;
 use std::sync::Arc;
 
 use crate::connector::ConnectorError;
 use crate::connector::format::new_decoder;
 use crate::connector::source::{datagen::DatagenSplit, filesystem, socket};
 use crate::exec::calc::CalcOperator;
-use crate::exec::runtime::{Pipeline, SourceSplit};
+use crate::exec::operator::ExecError;
+use crate::exec::runtime::{DeferredSplit, Pipeline, SourceSplit};
 use crate::exec::values::ValuesSplit;
 use crate::function::EvalContext;
 use crate::plan::logical::LogicalPlan;
@@ -85,33 +85,47 @@ pub fn build_pipelines(
                             table.name
                         ))
                     })?;
-                    let mut pipelines = Vec::new();
                     let physical = scan.physical_schema();
+                    // The format's options are checked now; each file is opened (with a
+                    // decoder of its own) only when its split is first read.
+                    new_decoder(&table.options, &physical, &ctx.zone)?;
+                    let mut pipelines = Vec::new();
                     for file in filesystem::list_files(path)? {
-                        let decoder = new_decoder(&table.options, &physical, &ctx.zone)?;
-                        let split = filesystem::open_file(&file, decoder)?;
-                        let split: Box<dyn SourceSplit> = if scan.metadata.is_empty() {
-                            Box::new(split)
-                        } else {
-                            Box::new(filesystem::WithFileMetadata::new(
-                                split,
-                                &file,
-                                &scan.metadata,
-                            )?)
+                        let (options, physical, zone) =
+                            (table.options.clone(), physical.clone(), ctx.zone.clone());
+                        let metadata = scan.metadata.clone();
+                        let name = format!("file {}", file.display());
+                        let open = move || -> Result<Box<dyn SourceSplit>, ExecError> {
+                            let failed = |e: ConnectorError| ExecError::Source(e.0);
+                            let decoder =
+                                new_decoder(&options, &physical, &zone).map_err(failed)?;
+                            let split = filesystem::open_file(&file, decoder).map_err(failed)?;
+                            Ok(if metadata.is_empty() {
+                                Box::new(split)
+                            } else {
+                                Box::new(
+                                    filesystem::WithFileMetadata::new(split, &file, &metadata)
+                                        .map_err(failed)?,
+                                )
+                            })
                         };
                         pipelines.push(Pipeline {
-                            split,
+                            split: Box::new(DeferredSplit::new(name, open)),
                             operators: vec![],
                         });
                     }
                     Ok(pipelines)
                 }
                 "socket" => {
-                    let decoder = new_decoder(&table.options, &scan.physical_schema(), &ctx.zone)?;
-                    let split: filesystem::LineSplit<BufReader<std::net::TcpStream>> =
-                        socket::connect(&table.options, decoder)?;
+                    let (options, physical, zone) = (
+                        table.options.clone(),
+                        scan.physical_schema(),
+                        ctx.zone.clone(),
+                    );
+                    let new_decoder: socket::DecoderFactory =
+                        Box::new(move || new_decoder(&options, &physical, &zone).map_err(|e| e.0));
                     Ok(vec![Pipeline {
-                        split: Box::new(split),
+                        split: Box::new(socket::connect(&table.options, new_decoder)?),
                         operators: vec![],
                     }])
                 }

@@ -8,6 +8,8 @@
 
 use std::io::Write;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tideline::client::{Session, decode_script, run_script};
 
@@ -107,6 +109,7 @@ fn main() -> ExitCode {
         Command::Exit(code) => return code,
     };
     let mut session = Session::default();
+    handle_interrupts(session.cancel.clone());
     let stdout = std::io::stdout();
     for file in &init {
         let text = match read_script(file) {
@@ -117,7 +120,7 @@ fn main() -> ExitCode {
             }
         };
         if !run_script(&mut session, &text, &mut stdout.lock()) {
-            return ExitCode::FAILURE;
+            return failed(&session);
         }
     }
     match script {
@@ -125,10 +128,35 @@ fn main() -> ExitCode {
             if run_script(&mut session, &text, &mut stdout.lock()) {
                 ExitCode::SUCCESS
             } else {
-                ExitCode::FAILURE
+                failed(&session)
             }
         }
         None => repl(&mut session),
+    }
+}
+
+/// The exit code of a script that stopped: 130 (the shell's code for SIGINT) when the user
+/// interrupted it, 1 for an error.
+fn failed(session: &Session) -> ExitCode {
+    if session.cancel.load(Ordering::Relaxed) {
+        ExitCode::from(130)
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// Ctrl-C cancels the running statement (its job ends, the REPL keeps its prompt, tables and
+/// settings; a script stops). At the REPL's prompt the line editor reads Ctrl-C as a key and
+/// no signal arrives. A second Ctrl-C before the first was honoured leaves at once.
+fn handle_interrupts(cancel: Arc<AtomicBool>) {
+    let installed = ctrlc::set_handler(move || {
+        if cancel.swap(true, Ordering::Relaxed) {
+            let _ = std::io::stdout().flush();
+            std::process::exit(130);
+        }
+    });
+    if let Err(e) = installed {
+        eprintln!("[WARNING] Ctrl-C will end the client: {e}");
     }
 }
 
@@ -172,6 +200,8 @@ fn repl(session: &mut Session) -> ExitCode {
                 if trimmed.eq_ignore_ascii_case("quit") || trimmed.eq_ignore_ascii_case("exit") {
                     break;
                 }
+                // A Ctrl-C of an earlier statement is spent.
+                session.cancel.store(false, Ordering::Relaxed);
                 run_script(session, &text, &mut std::io::stdout().lock());
                 let _ = std::io::stdout().flush();
             }

@@ -91,3 +91,50 @@ fn a_byte_order_mark_starts_a_script_like_nothing() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("ok"));
 }
+
+#[test]
+fn ctrl_c_ends_a_script_query_cleanly_with_a_non_zero_code() {
+    use std::io::Read;
+    let path = script(
+        "endless.sql",
+        b"CREATE TABLE g (a INT) WITH ('connector' = 'datagen', 'rows-per-second' = '20');\n\
+          SELECT a FROM g;\nSELECT 'not reached' AS x;\n",
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tideline"))
+        .args(["-f".as_ref(), path.as_os_str()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the first rows, then interrupt as a terminal's Ctrl-C does.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !text(&seen).contains("| +I |") {
+        let n = stdout.read(&mut buf).unwrap();
+        assert!(n > 0, "the query printed no rows: {}", text(&seen));
+        seen.extend_from_slice(&buf[..n]);
+    }
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    stdout.read_to_end(&mut seen).unwrap();
+    let status = child.wait().unwrap();
+    let out = text(&seen);
+    assert_eq!(status.code(), Some(130), "{out}");
+    assert!(
+        out.contains("Query terminated, received a total of "),
+        "{out}"
+    );
+    assert!(!out.contains("not reached"), "{out}");
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+}

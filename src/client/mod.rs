@@ -12,16 +12,23 @@ use crate::sql::split::split_statements;
 pub use session::{Session, StatementError};
 
 /// Runs every statement of a script in order; stops at the first error, which is printed to
-/// stderr with its position. Returns whether all statements succeeded.
+/// stderr with its position, or at a cancel (the session's flag: Ctrl-C). Returns whether all
+/// statements succeeded.
 pub fn run_script(session: &mut Session, script: &str, out: &mut dyn Write) -> bool {
     let (statements, _) = split_statements(script);
     for stmt in &statements {
+        if session.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            return false;
+        }
         let result = parse_statement(stmt)
             .map_err(StatementError::from)
             .and_then(|parsed| session.execute(&parsed, out));
         if let Err(e) = result {
             let _ = out.flush();
-            eprintln!("{}", render_error(&e, script));
+            // A cancelled query has said so on `out` already.
+            if !matches!(e, StatementError::Interrupted) {
+                eprintln!("{}", render_error(&e, script));
+            }
             return false;
         }
         let _ = out.flush();
@@ -50,6 +57,7 @@ pub fn render_error(e: &StatementError, script: &str) -> String {
     let detail = match e {
         StatementError::Sql(sql) => sql.render(script),
         StatementError::Job(message) => message.clone(),
+        StatementError::Interrupted => e.to_string(),
     };
     format!("[ERROR] Could not execute SQL statement. Reason:\n{detail}")
 }

@@ -40,6 +40,10 @@ pub enum StatementError {
     Sql(#[from] SqlError),
     #[error("{0}")]
     Job(String),
+    /// The user cancelled a query (Ctrl-C): the rows printed so far stand, followed by Flink's
+    /// "Query terminated" line.
+    #[error("the query was cancelled")]
+    Interrupted,
 }
 
 impl From<ExecError> for StatementError {
@@ -576,13 +580,29 @@ impl Session {
         // tableau and changelog mode print every change as it arrives.
         if self.batch_mode() || mode == "table" {
             let mut sink = MaterializeSink::new(schema.clone(), ctx.zone.clone());
-            self.run_job(pipelines, &mut sink, self.cancel.clone())?;
+            // Nothing was printed yet: Flink reports a cancelled batch result as 0 rows.
+            self.run_job(pipelines, &mut sink, self.cancel.clone())
+                .map_err(|e| terminated(e, 0, out))?;
             let names: Vec<&str> = schema.fields.iter().map(|f| f.name.as_str()).collect();
             return print_rows(out, &names, sink.rows(), Some(cap));
         }
         let mut sink = StreamingTableauSink::new(schema, ctx.zone.clone(), out);
-        self.run_job(pipelines, &mut sink, self.cancel.clone())?;
-        Ok(())
+        let result = self.run_job(pipelines, &mut sink, self.cancel.clone());
+        let rows = sink.rows;
+        result.map_err(|e| terminated(e, rows, out))
+    }
+}
+
+/// A query's failure; a cancel (the user's Ctrl-C) ends the printed rows with Flink's line.
+fn terminated(e: ExecError, rows: u64, out: &mut dyn Write) -> StatementError {
+    match e {
+        ExecError::Cancelled => {
+            let unit = if rows > 1 { "rows" } else { "row" };
+            let _ = writeln!(out, "Query terminated, received a total of {rows} {unit}");
+            let _ = out.flush();
+            StatementError::Interrupted
+        }
+        e => e.into(),
     }
 }
 

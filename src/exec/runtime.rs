@@ -1,13 +1,23 @@
-//! The runtime: one thread per source split running the split's operator chain, a bounded
-//! channel into the sink, which runs on the caller's thread (in batch mode one channel per
-//! split, drained in turn, for a fixed output order).
+//! The runtime: one thread per running source split, each running the split's operator
+//! chain into a bounded channel to the sink, which runs on the caller's thread (in batch mode
+//! one channel per split, drained in turn, for a fixed output order).
 //!
-//! Backpressure comes from the channel bound; a failure anywhere cancels every split and is
-//! returned to the caller; the end of every split's input ends the job.
+//! Backpressure comes from the channel bound. A failure anywhere (an error or a panic in a
+//! split, an error in the sink) or a cancel from the client (Ctrl-C) ends the job at once: the
+//! sink side waits on its channel with a timeout and checks the job's cancel flag, so neither a
+//! quiet unbounded split nor a split blocked behind a full channel can hold the job open.
+//!
+//! Bounded splits run a few at a time (a directory of 25,000 files must not open 25,000 files
+//! or threads); unbounded ones (a socket, an endless datagen) start at once, since each may
+//! never end and would starve the splits queued behind it.
 
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 use arrow_array::RecordBatch;
 
@@ -17,13 +27,58 @@ use super::operator::{ExecError, Operator, Output};
 /// Chunks in flight per job before producers wait.
 const CHANNEL_BOUND: usize = 16;
 
-/// One split of a source: yields batches until exhausted (`None`). A split of an unbounded
-/// source blocks in `next_batch` until data arrives; it must check its cancel flag between
-/// reads.
+/// How long the sink side waits for a message before it looks at the cancel flag again.
+const POLL_INTERVAL: Duration = Duration::from_millis(50);
+
+/// One split of a source: yields batches until exhausted (`None`). A split must not block in
+/// `next_batch` for long while no data arrives: it returns an empty batch after a short wait
+/// (the runtime checks for cancellation between calls).
 pub trait SourceSplit: Send {
     fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError>;
     /// For error messages: the source and split (`file /tmp/a.csv`).
     fn describe(&self) -> String;
+    /// Whether the split ends by itself. Unbounded splits are never queued behind others.
+    fn is_bounded(&self) -> bool {
+        true
+    }
+}
+
+/// Opens a [`DeferredSplit`]'s split.
+pub type OpenSplit = Box<dyn FnOnce() -> Result<Box<dyn SourceSplit>, ExecError> + Send>;
+
+/// A split made when it is first read, so a pending split holds no file or socket open.
+pub struct DeferredSplit {
+    name: String,
+    open: Option<OpenSplit>,
+    split: Option<Box<dyn SourceSplit>>,
+}
+
+impl DeferredSplit {
+    pub fn new(
+        name: String,
+        open: impl FnOnce() -> Result<Box<dyn SourceSplit>, ExecError> + Send + 'static,
+    ) -> Self {
+        DeferredSplit {
+            name,
+            open: Some(Box::new(open)),
+            split: None,
+        }
+    }
+}
+
+impl SourceSplit for DeferredSplit {
+    fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
+        if let Some(open) = self.open.take() {
+            self.split = Some(open()?);
+        }
+        match &mut self.split {
+            Some(split) => split.next_batch(),
+            None => Ok(None),
+        }
+    }
+    fn describe(&self) -> String {
+        self.name.clone()
+    }
 }
 
 /// Where the job's results go.
@@ -118,46 +173,94 @@ fn forward(
     Ok(())
 }
 
-fn run_pipeline(
-    mut pipeline: Pipeline,
-    tx: SyncSender<Result<Message, ExecError>>,
-    cancel: Arc<AtomicBool>,
-) {
-    let result = (|| -> Result<(), ExecError> {
-        let mut out = ChannelOutput { tx: &tx };
-        while !cancel.load(Ordering::Relaxed) {
-            match pipeline.split.next_batch()? {
-                Some(batch) if batch.num_rows() == 0 => continue,
-                Some(batch) => push_chunk(
-                    &mut pipeline.operators,
-                    StreamChunk::inserts(batch),
-                    &mut out,
-                )?,
-                None => {
-                    // A bounded input ends with the final watermark, which fires everything.
-                    push_watermark(&mut pipeline.operators, i64::MAX, &mut out)?;
-                    for i in 0..pipeline.operators.len() {
-                        let (head, rest) = pipeline.operators.split_at_mut(i + 1);
-                        let mut collected = Collected::default();
-                        head[i].finish(&mut collected)?;
-                        forward(rest, collected, &mut out)?;
-                    }
-                    return Ok(());
-                }
-            }
+/// The first failure of a job, kept until the sink side reports it.
+#[derive(Default)]
+struct Failure(Mutex<Option<ExecError>>);
+
+impl Failure {
+    /// Records `e` unless an earlier failure was recorded, and cancels the job's splits.
+    fn record(&self, e: ExecError, cancel: &AtomicBool) {
+        if let Ok(mut first) = self.0.lock()
+            && first.is_none()
+        {
+            *first = Some(e);
         }
-        Err(ExecError::Cancelled)
-    })();
-    let _ = match result {
-        Ok(()) => tx.send(Ok(Message::End)),
-        Err(e) => tx.send(Err(e)),
-    };
+        cancel.store(true, Ordering::Relaxed);
+    }
+    fn take(&self) -> Option<ExecError> {
+        self.0.lock().ok().and_then(|mut f| f.take())
+    }
 }
 
-/// Runs the pipelines to completion (or to the first error, or until `cancel` is set) and
-/// writes every chunk into `sink`, in the order chunks arrive. The flag is cleared when the job
-/// starts: a failure sets it to stop the job's other splits, and must not cancel the session's
-/// next job.
+type Channel = Receiver<Result<Message, ExecError>>;
+
+fn panic_text(panic: Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default()
+}
+
+fn run_pipeline(
+    mut pipeline: Pipeline,
+    tx: &SyncSender<Result<Message, ExecError>>,
+    cancel: &AtomicBool,
+) -> Result<(), ExecError> {
+    let mut out = ChannelOutput { tx };
+    while !cancel.load(Ordering::Relaxed) {
+        match pipeline.split.next_batch()? {
+            Some(batch) if batch.num_rows() == 0 => continue,
+            Some(batch) => push_chunk(
+                &mut pipeline.operators,
+                StreamChunk::inserts(batch),
+                &mut out,
+            )?,
+            None => {
+                // A bounded input ends with the final watermark, which fires everything.
+                push_watermark(&mut pipeline.operators, i64::MAX, &mut out)?;
+                for i in 0..pipeline.operators.len() {
+                    let (head, rest) = pipeline.operators.split_at_mut(i + 1);
+                    let mut collected = Collected::default();
+                    head[i].finish(&mut collected)?;
+                    forward(rest, collected, &mut out)?;
+                }
+                return tx.send(Ok(Message::End)).map_err(|_| ExecError::Cancelled);
+            }
+        }
+    }
+    Err(ExecError::Cancelled)
+}
+
+/// Starts a split's thread. Its error or panic is recorded as the job's failure at once (the
+/// sink side may be draining another split's channel), before its channel closes: a channel
+/// that closes without an `End` always has a failure behind it.
+fn spawn(
+    pipeline: Pipeline,
+    tx: SyncSender<Result<Message, ExecError>>,
+    stop: Arc<AtomicBool>,
+    failure: Arc<Failure>,
+) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let result =
+            std::panic::catch_unwind(AssertUnwindSafe(|| run_pipeline(pipeline, &tx, &stop)));
+        match result {
+            Ok(Ok(())) | Ok(Err(ExecError::Cancelled)) => {}
+            Ok(Err(e)) => failure.record(e, &stop),
+            // A split that panicked ends the job with an error: its rows would be missing.
+            Err(panic) => failure.record(
+                ExecError::Internal(format!("a split failed: {}", panic_text(panic))),
+                &stop,
+            ),
+        }
+        drop(tx);
+    })
+}
+
+/// Runs the pipelines to completion (or to the first error, or until `cancel` is set: the
+/// client's Ctrl-C) and writes every chunk into `sink`, in the order chunks arrive. The job
+/// only reads `cancel`; its own failures stop its splits through a flag of its own, which
+/// cannot cancel the session's next job.
 pub fn run(
     pipelines: Vec<Pipeline>,
     sink: &mut dyn Sink,
@@ -166,9 +269,9 @@ pub fn run(
     run_with(pipelines, sink, cancel, false)
 }
 
-/// [`run`] for bounded input in batch mode: the splits still run at once, but the sink takes
-/// the first split's rows, then the second's, … — the order Flink gives at parallelism 1 (a
-/// directory's files in order, UNION ALL inputs left to right), the same on every run.
+/// [`run`] for bounded input in batch mode: the sink takes the first split's rows, then the
+/// second's, … — the order Flink gives at parallelism 1 (a directory's files in order, UNION
+/// ALL inputs left to right), the same on every run. The next few splits run ahead meanwhile.
 pub fn run_in_order(
     pipelines: Vec<Pipeline>,
     sink: &mut dyn Sink,
@@ -177,81 +280,98 @@ pub fn run_in_order(
     run_with(pipelines, sink, cancel, true)
 }
 
+/// Bounded splits running at once: enough to keep the cores busy, few enough that their
+/// channels (`CHANNEL_BOUND` chunks each in batch mode) and open files stay small.
+fn bounded_window() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get()) + 1
+}
+
 fn run_with(
     pipelines: Vec<Pipeline>,
     sink: &mut dyn Sink,
     cancel: Arc<AtomicBool>,
     ordered: bool,
 ) -> Result<(), ExecError> {
-    type Channel = Receiver<Result<Message, ExecError>>;
-    cancel.store(false, Ordering::Relaxed);
-    // One channel for all splits, or one per split to drain in turn.
-    let mut receivers: Vec<Channel> = Vec::new();
-    let mut shared: Option<SyncSender<Result<Message, ExecError>>> = None;
+    // What the splits watch: set by a failure, or passed on from `cancel`.
+    let stop = Arc::new(AtomicBool::new(false));
+    let failure = Arc::new(Failure::default());
+    let total = pipelines.len();
+    let mut pending: VecDeque<Pipeline> = VecDeque::new();
     let mut handles = Vec::new();
-    for pipeline in pipelines {
-        let tx = match &shared {
-            Some(tx) if !ordered => tx.clone(),
-            _ => {
-                let (tx, rx) = sync_channel(CHANNEL_BOUND);
-                receivers.push(rx);
-                if !ordered {
-                    shared = Some(tx.clone());
-                }
-                tx
-            }
+    // Unordered: one channel for every split; ordered: one per split, in split order.
+    let (shared_tx, shared_rx) = sync_channel(CHANNEL_BOUND);
+    let mut receivers: VecDeque<Channel> = VecDeque::new();
+    let mut start = |pipeline: Pipeline, receivers: &mut VecDeque<Channel>| {
+        let tx = if ordered {
+            let (tx, rx) = sync_channel(CHANNEL_BOUND);
+            receivers.push_back(rx);
+            tx
+        } else {
+            shared_tx.clone()
         };
-        let cancel = cancel.clone();
-        handles.push(std::thread::spawn(move || {
-            run_pipeline(pipeline, tx, cancel)
-        }));
+        handles.push(spawn(pipeline, tx, stop.clone(), failure.clone()));
+    };
+    let mut running_bounded = 0;
+    for pipeline in pipelines {
+        // Ordered runs start splits strictly in order (their channels are drained in order).
+        if !ordered && !pipeline.split.is_bounded() {
+            start(pipeline, &mut receivers);
+        } else if running_bounded < bounded_window() {
+            running_bounded += 1;
+            start(pipeline, &mut receivers);
+        } else {
+            pending.push_back(pipeline);
+        }
     }
-    let running = handles.len();
-    drop(shared);
-    let mut result = Ok(());
+    if !ordered {
+        receivers.push_back(shared_rx);
+    }
     let mut ended = 0;
-    'drain: for rx in &receivers {
-        // Shared: every split's End arrives here; ordered: this split's only.
-        let ends_here = if ordered { 1 } else { running };
-        let mut ends = 0;
-        while ends < ends_here {
-            match rx.recv() {
-                Ok(Ok(Message::Chunk(chunk))) => {
-                    if let Err(e) = sink.write(chunk) {
-                        result = Err(e);
-                        break 'drain;
-                    }
+    let result = loop {
+        if ended == total {
+            break Ok(());
+        }
+        if stop.load(Ordering::Relaxed) || cancel.load(Ordering::Relaxed) {
+            break Err(failure.take().unwrap_or(ExecError::Cancelled));
+        }
+        let Some(rx) = receivers.front() else {
+            break Err(ExecError::Internal("a split stopped without ending".into()));
+        };
+        match rx.recv_timeout(POLL_INTERVAL) {
+            Ok(Ok(Message::Chunk(chunk))) => {
+                if let Err(e) = sink.write(chunk) {
+                    failure.record(e, &stop);
                 }
-                Ok(Ok(Message::Watermark(_))) => {}
-                Ok(Ok(Message::End)) => ends += 1,
-                Ok(Err(e)) => {
-                    result = Err(e);
-                    break 'drain;
+            }
+            Ok(Ok(Message::Watermark(_))) => {}
+            Ok(Ok(Message::End)) => {
+                ended += 1;
+                if ordered {
+                    receivers.pop_front();
                 }
-                Err(_) => break 'drain,
+                if let Some(next) = pending.pop_front() {
+                    start(next, &mut receivers);
+                }
+            }
+            Ok(Err(e)) => failure.record(e, &stop),
+            Err(RecvTimeoutError::Timeout) => {}
+            // Every sender is gone without an End: the split's thread recorded why (and set
+            // the cancel flag) before it closed the channel.
+            Err(RecvTimeoutError::Disconnected) => {
+                if !stop.load(Ordering::Relaxed) {
+                    break Err(ExecError::Internal("a split stopped without ending".into()));
+                }
             }
         }
-        ended += ends;
-    }
+    };
     if result.is_err() {
-        cancel.store(true, Ordering::Relaxed);
-        drop(receivers);
+        stop.store(true, Ordering::Relaxed);
     }
+    // Senders blocked on a full channel fail once the receivers are gone.
+    drop(receivers);
+    drop(pending);
     for h in handles {
-        // A split that panicked ends the job with an error: its rows would be missing.
-        if let Err(panic) = h.join()
-            && result.is_ok()
-        {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            result = Err(ExecError::Internal(format!("a split failed: {what}")));
-        }
-    }
-    if result.is_ok() && ended < running {
-        result = Err(ExecError::Internal("a split stopped without ending".into()));
+        let _ = h.join();
     }
     result?;
     sink.finish()
@@ -360,5 +480,193 @@ mod tests {
             .flat_map(|id| std::iter::repeat_n(id, CHANNEL_BOUND + 3))
             .collect();
         assert_eq!(sink.0, expected);
+    }
+
+    /// An endless split: a one-row batch every `delay_ms`, or an empty one (a quiet socket).
+    struct Endless {
+        rows: bool,
+        delay_ms: u64,
+    }
+
+    impl SourceSplit for Endless {
+        fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
+            std::thread::sleep(std::time::Duration::from_millis(self.delay_ms));
+            let column = arrow_array::Int32Array::from(if self.rows { vec![7] } else { vec![] });
+            Ok(Some(RecordBatch::try_from_iter([(
+                "id",
+                Arc::new(column) as _,
+            )])?))
+        }
+        fn describe(&self) -> String {
+            "endless".into()
+        }
+        fn is_bounded(&self) -> bool {
+            false
+        }
+    }
+
+    /// Fails (by panic or by error) on its `after`-th call.
+    struct FailsAfter {
+        after: usize,
+        panics: bool,
+    }
+
+    impl SourceSplit for FailsAfter {
+        fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
+            if self.after == 0 {
+                if self.panics {
+                    panic!("boom");
+                }
+                return Err(ExecError::Source("bad row".into()));
+            }
+            self.after -= 1;
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            let column = arrow_array::Int32Array::from(vec![1]);
+            Ok(Some(RecordBatch::try_from_iter([(
+                "id",
+                Arc::new(column) as _,
+            )])?))
+        }
+        fn describe(&self) -> String {
+            "failing".into()
+        }
+    }
+
+    fn pipeline(split: impl SourceSplit + 'static) -> Pipeline {
+        Pipeline {
+            split: Box::new(split),
+            operators: vec![],
+        }
+    }
+
+    // Each of these hung before: the job waited for its unbounded (or slow, or quiet) sibling.
+    #[test]
+    fn a_panicking_split_ends_the_job_beside_an_endless_one() {
+        let pipelines = vec![
+            pipeline(Endless {
+                rows: true,
+                delay_ms: 1,
+            }),
+            pipeline(FailsAfter {
+                after: 3,
+                panics: true,
+            }),
+        ];
+        let err = run(pipelines, &mut Counting(0), Arc::default()).unwrap_err();
+        assert_eq!(err.to_string(), "internal error: a split failed: boom");
+    }
+
+    #[test]
+    fn a_failing_split_ends_the_job_beside_a_quiet_one() {
+        let pipelines = vec![
+            pipeline(Endless {
+                rows: false,
+                delay_ms: 20,
+            }),
+            pipeline(FailsAfter {
+                after: 2,
+                panics: false,
+            }),
+        ];
+        let err = run(pipelines, &mut Counting(0), Arc::default()).unwrap_err();
+        assert_eq!(err.to_string(), "bad row");
+    }
+
+    #[test]
+    fn in_order_a_later_split_failing_ends_the_job_at_once() {
+        // The first split would take 10^6 batches; the second fails while it is drained.
+        let pipelines = vec![
+            pipeline(Numbered {
+                id: 0,
+                batches: 1_000_000,
+                delay_ms: 1,
+            }),
+            pipeline(FailsAfter {
+                after: 1,
+                panics: false,
+            }),
+        ];
+        let mut sink = Collecting(Vec::new());
+        let err = run_in_order(pipelines, &mut sink, Arc::default()).unwrap_err();
+        assert_eq!(err.to_string(), "bad row");
+        assert!(sink.0.len() < 1_000_000);
+    }
+
+    #[test]
+    fn cancelling_from_outside_ends_a_quiet_job() {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let flag = cancel.clone();
+        let canceller = std::thread::spawn(move || {
+            // Cancel once the job runs (its splits are quiet, never ending by themselves).
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            flag.store(true, Ordering::Relaxed);
+        });
+        let pipelines = vec![pipeline(Endless {
+            rows: false,
+            delay_ms: 10,
+        })];
+        let err = run(pipelines, &mut Counting(0), cancel).unwrap_err();
+        assert!(matches!(err, ExecError::Cancelled), "{err}");
+        canceller.join().unwrap();
+    }
+
+    /// A bounded split that counts how many of its kind are open at once.
+    struct Tracked {
+        id: i32,
+        open: Arc<std::sync::atomic::AtomicUsize>,
+        most: Arc<std::sync::atomic::AtomicUsize>,
+        batches: usize,
+        started: bool,
+    }
+
+    impl SourceSplit for Tracked {
+        fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
+            if !self.started {
+                self.started = true;
+                let now = self.open.fetch_add(1, Ordering::SeqCst) + 1;
+                self.most.fetch_max(now, Ordering::SeqCst);
+            }
+            if self.batches == 0 {
+                self.open.fetch_sub(1, Ordering::SeqCst);
+                return Ok(None);
+            }
+            self.batches -= 1;
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            let column = arrow_array::Int32Array::from(vec![self.id]);
+            Ok(Some(RecordBatch::try_from_iter([(
+                "id",
+                Arc::new(column) as _,
+            )])?))
+        }
+        fn describe(&self) -> String {
+            format!("tracked {}", self.id)
+        }
+    }
+
+    #[test]
+    fn bounded_splits_run_a_few_at_a_time_in_both_modes() {
+        for ordered in [false, true] {
+            let open = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let most = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let pipelines: Vec<Pipeline> = (0..40)
+                .map(|id| {
+                    pipeline(Tracked {
+                        id,
+                        open: open.clone(),
+                        most: most.clone(),
+                        batches: 3,
+                        started: false,
+                    })
+                })
+                .collect();
+            let mut sink = Collecting(Vec::new());
+            run_with(pipelines, &mut sink, Arc::default(), ordered).unwrap();
+            assert!(most.load(Ordering::SeqCst) <= bounded_window());
+            assert_eq!(sink.0.len(), 120);
+            if ordered {
+                let expected: Vec<i32> = (0..40).flat_map(|id| [id; 3]).collect();
+                assert_eq!(sink.0, expected);
+            }
+        }
     }
 }

@@ -524,4 +524,8 @@ impl SourceSplit for DatagenSplit {
     fn describe(&self) -> String {
         "datagen".into()
     }
+
+    fn is_bounded(&self) -> bool {
+        self.remaining.is_some()
+    }
 }

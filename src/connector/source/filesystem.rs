@@ -109,7 +109,7 @@ pub fn list_files(path: &str) -> Result<Vec<PathBuf>, ConnectorError> {
     Ok(files)
 }
 
-/// Reads lines from any reader into batches; shared by the file and socket sources.
+/// Reads the lines of a file into batches of `BATCH_LINES`.
 pub struct LineSplit<R: BufRead + Send> {
     reader: R,
     decoder: Box<dyn LineDecoder>,
