@@ -32,6 +32,8 @@ pub const NOT_NULL_ENFORCER: &str = "table.exec.sink.not-null-enforcer";
 const RUNTIME_MODE: &str = "execution.runtime-mode";
 pub const RESULT_MODE: &str = "sql-client.execution.result-mode";
 pub const MAX_COLUMN_WIDTH: &str = "sql-client.display.max-column-width";
+/// Rows a `table`-mode result keeps (Flink's default 1,000,000; 0 or less: no bound).
+const MAX_TABLE_RESULT_ROWS: &str = "sql-client.execution.max-table-result.rows";
 
 /// An error of one statement: bad SQL (with position) or a failed job.
 #[derive(Debug, thiserror::Error)]
@@ -580,6 +582,14 @@ impl Session {
         // tableau and changelog mode print every change as it arrives.
         if self.batch_mode() || mode == "table" {
             let mut sink = MaterializeSink::new(schema.clone(), ctx.zone.clone());
+            // Flink bounds the table view (keeping the newest rows), not batch tableau.
+            if mode == "table" {
+                let max = self
+                    .options
+                    .get(MAX_TABLE_RESULT_ROWS)
+                    .map_or(1_000_000, |v| v.parse::<i64>().unwrap_or(1_000_000));
+                sink.limit = usize::try_from(max).ok().filter(|&m| m > 0);
+            }
             // Nothing was printed yet: Flink reports a cancelled batch result as 0 rows.
             self.run_job(pipelines, &mut sink, self.cancel.clone())
                 .map_err(|e| terminated(e, 0, out))?;
@@ -669,6 +679,9 @@ fn validate_option(key: &str, value: &str, parsed: &ParsedStatement) -> Result<(
         "parallelism.default" if value.parse::<u32>().map_or(true, |p| p == 0) => {
             return Err(bad("expected a positive integer"));
         }
+        MAX_TABLE_RESULT_ROWS if value.parse::<i32>().is_err() => {
+            return Err(bad("expected an integer"));
+        }
         _ => {}
     }
     Ok(())
@@ -691,13 +704,17 @@ fn cells(chunk: &StreamChunk, row: usize, schema: &Schema, zone: &SessionZone) -
 /// one, as Flink's materialized result view does. A removal leaves a hole that
 /// [`Self::rows`] skips, and the holes are compacted away once they are the majority. An
 /// index from a row's hash to its places is built at the first retraction, so an insert-only
-/// result pays nothing for it, and a retraction costs a hash lookup.
+/// result pays nothing for it, and a retraction costs a hash lookup. With a `limit`, the
+/// oldest rows give way to new ones past it, as in Flink's table view.
 struct MaterializeSink {
     schema: Schema,
     zone: SessionZone,
     slots: Vec<Option<Vec<String>>>,
     holes: usize,
     positions: Option<std::collections::HashMap<u64, Vec<usize>>>,
+    limit: Option<usize>,
+    /// No row lives before this slot.
+    oldest: usize,
 }
 
 fn row_hash(row: &[String]) -> u64 {
@@ -715,6 +732,39 @@ impl MaterializeSink {
             slots: Vec::new(),
             holes: 0,
             positions: None,
+            limit: None,
+            oldest: 0,
+        }
+    }
+
+    /// Removes the row in slot `at` (which holds one).
+    fn remove(&mut self, at: usize) {
+        if let (Some(positions), Some(row)) = (&mut self.positions, &self.slots[at])
+            && let Some(places) = positions.get_mut(&row_hash(row))
+        {
+            places.retain(|&p| p != at);
+        }
+        self.slots[at] = None;
+        self.holes += 1;
+        if self.holes > 1024 && self.holes * 2 > self.slots.len() {
+            self.slots.retain(Option::is_some);
+            self.holes = 0;
+            self.oldest = 0;
+            if self.positions.is_some() {
+                self.positions = Some(Self::index(&self.slots));
+            }
+        }
+    }
+
+    /// Drops the oldest rows while more than `limit` live.
+    fn enforce_limit(&mut self) {
+        let Some(limit) = self.limit else { return };
+        while self.slots.len() - self.holes > limit {
+            while self.slots[self.oldest].is_none() {
+                self.oldest += 1;
+            }
+            let at = self.oldest;
+            self.remove(at);
         }
     }
 
@@ -745,14 +795,8 @@ impl MaterializeSink {
         else {
             return;
         };
-        let at = places.remove(i);
-        self.slots[at] = None;
-        self.holes += 1;
-        if self.holes > 1024 && self.holes * 2 > self.slots.len() {
-            self.slots.retain(Option::is_some);
-            self.holes = 0;
-            self.positions = Some(Self::index(&self.slots));
-        }
+        let at = places[i];
+        self.remove(at);
     }
 }
 
@@ -769,6 +813,7 @@ impl Sink for MaterializeSink {
                             .push(self.slots.len());
                     }
                     self.slots.push(Some(values));
+                    self.enforce_limit();
                 }
                 RowKind::UpdateBefore | RowKind::Delete => self.retract(&values),
             }
