@@ -21,6 +21,7 @@ use crate::function::{self, cast::can_cast, temporal};
 use crate::sql::SqlError;
 use crate::sql::ast::{ColumnKind, CreateTable, TableHint};
 use crate::sql::parser::{object_name_last, session_object_name};
+use crate::sql::interval::{IntervalQualifier, IntervalValue};
 use crate::sql::types::parse_type_text;
 use crate::sql::unparse::{type_text, unparse};
 use crate::types::coercion::{can_assign, common_type_of, string_literal_kind};
@@ -1670,72 +1671,21 @@ fn interval_literal(interval: &ast::Interval, span: Span) -> Result<ScalarExpr, 
             ));
         }
     };
-    let unit = |f: &Option<ast::DateTimeField>| {
-        f.as_ref().map(|f| {
-            f.to_string()
-                .to_uppercase()
-                .trim_end_matches('S')
-                .to_string()
-        })
-    };
+    let unit = |f: &Option<ast::DateTimeField>| f.as_ref().map(|f| f.to_string());
     let leading =
         unit(&interval.leading_field).ok_or_else(|| error(span, "interval needs a unit"))?;
-    let last = unit(&interval.last_field).unwrap_or_else(|| leading.clone());
-    let bad = || {
-        error(
-            span,
-            format!("invalid interval literal '{text}' for {leading} TO {last}"),
-        )
-    };
-    let trimmed = text.trim();
-    let (negative, body) = match trimmed.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, trimmed.strip_prefix('+').unwrap_or(trimmed)),
-    };
-    const ORDER: [&str; 6] = ["YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND"];
-    let from = ORDER.iter().position(|u| *u == leading).ok_or_else(bad)?;
-    let to = ORDER.iter().position(|u| *u == last).ok_or_else(bad)?;
-    if to < from || (from < 2 && to >= 2) {
-        return Err(bad());
-    }
-    let parts: Vec<&str> = body
-        .split([' ', ':', '-'])
-        .filter(|p| !p.is_empty())
-        .collect();
-    if parts.len() != to - from + 1 {
-        return Err(bad());
-    }
-    let sign = if negative { -1 } else { 1 };
-    if from < 2 {
-        let mut months = 0i64;
-        for (unit, part) in ORDER[from..=to].iter().zip(&parts) {
-            let v: i64 = part.parse().map_err(|_| bad())?;
-            months += if *unit == "YEAR" { v * 12 } else { v };
-        }
-        let months = i32::try_from(sign * months).map_err(|_| bad())?;
-        return Ok(ScalarExpr::Literal {
+    let last = unit(&interval.last_field);
+    let qualifier = IntervalQualifier::new(&leading, last.as_deref(), interval.leading_precision)
+        .map_err(|m| error(span, m))?;
+    Ok(match qualifier.evaluate(&text).map_err(|m| error(span, m))? {
+        IntervalValue::Months(months) => ScalarExpr::Literal {
             value: Value::IntervalMonths(months),
             data_type: DataType::not_null(TypeKind::IntervalYearMonth),
-        });
-    }
-    let mut millis = 0i64;
-    for (unit, part) in ORDER[from..=to].iter().zip(&parts) {
-        let scale = match *unit {
-            "DAY" => 86_400_000,
-            "HOUR" => 3_600_000,
-            "MINUTE" => 60_000,
-            _ => 1000,
-        };
-        let v: f64 = if *unit == "SECOND" {
-            part.parse().map_err(|_| bad())?
-        } else {
-            part.parse::<i64>().map_err(|_| bad())? as f64
-        };
-        millis += (v * scale as f64).round() as i64;
-    }
-    Ok(ScalarExpr::Literal {
-        value: Value::IntervalMillis(sign * millis),
-        data_type: DataType::not_null(TypeKind::IntervalDayTime),
+        },
+        IntervalValue::Millis(millis) => ScalarExpr::Literal {
+            value: Value::IntervalMillis(millis),
+            data_type: DataType::not_null(TypeKind::IntervalDayTime),
+        },
     })
 }
 
