@@ -11,7 +11,8 @@ use sqlparser::dialect::Dialect;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::Token;
 
-/// The name of the custom `sqlparser` type that carries a Flink type's canonical text.
+/// The name of the custom `sqlparser` type that carries a Flink type's canonical text (and,
+/// for an interval type, its qualifier as written, second).
 pub const FLINK_TYPE: &str = "$FLINK_TYPE";
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -155,12 +156,16 @@ impl Dialect for FlinkDialect {
         if word.quote_style.is_some() || !super::types::is_type_name(&word.value) {
             return None;
         }
-        Some(super::types::parse_data_type(parser).map(|ty| {
-            SqlDataType::Custom(
-                ObjectName::from(vec![Ident::new(FLINK_TYPE)]),
-                vec![sqlparser::ast::TypeModifier::String(ty.to_string())],
-            )
-        }))
+        // Types in expressions (CAST, RETURNING) have no top-level NOT NULL in Flink.
+        Some(
+            super::types::parse_cast_type(parser).map(|(ty, qualifier)| {
+                let mut modifiers = vec![sqlparser::ast::TypeModifier::String(ty.to_string())];
+                if let Some(q) = qualifier {
+                    modifiers.push(sqlparser::ast::TypeModifier::String(q.sql()));
+                }
+                SqlDataType::Custom(ObjectName::from(vec![Ident::new(FLINK_TYPE)]), modifiers)
+            }),
+        )
     }
 }
 
