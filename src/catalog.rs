@@ -156,6 +156,32 @@ pub struct ViewDef {
     pub name: String,
     pub query: Box<Query>,
     pub schema: Schema,
+    pub comment: Option<String>,
+    pub temporary: bool,
+}
+
+impl ViewDef {
+    /// `SHOW CREATE VIEW`, formatted as Flink prints it: the column names always listed, the
+    /// comment, then the query.
+    pub fn show_create(&self) -> String {
+        let columns: Vec<String> = self
+            .schema
+            .fields
+            .iter()
+            .map(|f| format!("  `{}`", f.name.replace('`', "``")))
+            .collect();
+        let mut out = format!(
+            "CREATE {}VIEW `default_catalog`.`default_database`.`{}` (\n{}\n)\n",
+            if self.temporary { "TEMPORARY " } else { "" },
+            self.name.replace('`', "``"),
+            columns.join(",\n")
+        );
+        if let Some(comment) = &self.comment {
+            out.push_str(&format!("COMMENT '{}'\n", comment.replace('\'', "''")));
+        }
+        out.push_str(&format!("AS {}\n", self.query));
+        out
+    }
 }
 
 #[derive(Debug, Clone)]

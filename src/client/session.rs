@@ -19,9 +19,11 @@ use crate::job::build_pipelines;
 use crate::plan::bind::{Binder, output_names, repeated_name};
 use crate::plan::logical::LogicalPlan;
 use crate::sql::SqlError;
-use crate::sql::ast::{ObjectKind, ParsedStatement, Statement};
-use crate::sql::parser::session_object_name;
+use crate::function::string::like_to_regex;
+use crate::sql::ast::{ObjectKind, ParsedStatement, ShowLike, Statement};
+use crate::sql::parser::{object_name_last, session_object_name};
 use crate::types::Schema;
+use sqlparser::ast::ObjectName;
 use crate::types::text::format_value;
 use crate::types::time::SessionZone;
 
@@ -187,9 +189,25 @@ impl Session {
                 )? {
                     let plan =
                         Binder::new(&self.catalog, &parsed.hints).bind_query(&create.query)?;
-                    if create.columns.is_empty()
-                        && let Some(name) = repeated_name(plan.schema())
-                    {
+                    let input = plan.schema();
+                    if !create.columns.is_empty() && create.columns.len() != input.len() {
+                        let names: Vec<&str> =
+                            input.fields.iter().map(|f| f.name.as_str()).collect();
+                        return Err(position_error(
+                            parsed,
+                            format!(
+                                "VIEW definition and input fields not match:\n\tDef fields: [{}].\n\tInput fields: [{}].",
+                                create.columns.join(", "),
+                                names.join(", ")
+                            ),
+                        ));
+                    }
+                    let repeated = if create.columns.is_empty() {
+                        repeated_name(input)
+                    } else {
+                        repeated_column(&create.columns)
+                    };
+                    if let Some(name) = repeated {
                         return Err(position_error(
                             parsed,
                             format!("A column with the same name `{name}` has been defined"),
@@ -205,6 +223,8 @@ impl Session {
                             name,
                             query: create.query.clone(),
                             schema,
+                            comment: create.comment.clone(),
+                            temporary: create.temporary,
                         })),
                         create.temporary,
                     );
@@ -253,13 +273,20 @@ impl Session {
                 }
                 succeeded(out)?;
             }
-            Statement::ShowTables | Statement::ShowViews => {
-                let views_only = matches!(parsed.statement, Statement::ShowViews);
-                let rows: Vec<Vec<String>> = self
+            Statement::ShowTables { database, like } | Statement::ShowViews { database, like } => {
+                let views_only = matches!(parsed.statement, Statement::ShowViews { .. });
+                if let Some(db) = database {
+                    show_database(db, "TABLES").map_err(|m| position_error(parsed, m))?;
+                }
+                let names = self
                     .catalog
                     .names()
                     .filter(|(_, e)| !views_only || matches!(e, CatalogEntry::View(_)))
-                    .map(|(n, _)| vec![n.clone()])
+                    .map(|(n, _)| n.clone());
+                let rows = show_filter(like.as_ref(), names)
+                    .map_err(|m| position_error(parsed, m))?
+                    .into_iter()
+                    .map(|n| vec![n])
                     .collect();
                 let header = if views_only {
                     "view name"
@@ -268,15 +295,47 @@ impl Session {
                 };
                 print_rows(out, &[header], rows, None)?;
             }
-            Statement::ShowFunctions => {
-                let rows = crate::function::names()
+            Statement::ShowFunctions {
+                user_only,
+                database,
+                like,
+            } => {
+                if let Some(db) = database {
+                    show_database(db, "FUNCTIONS").map_err(|m| position_error(parsed, m))?;
+                }
+                // The session has no user-defined functions.
+                let names = crate::function::names()
                     .into_iter()
-                    .map(|n| vec![n.to_string()])
+                    .filter(|_| !user_only)
+                    .map(str::to_string);
+                let rows = show_filter(like.as_ref(), names)
+                    .map_err(|m| position_error(parsed, m))?
+                    .into_iter()
+                    .map(|n| vec![n])
                     .collect();
                 print_rows(out, &["function name"], rows, None)?;
             }
-            Statement::ShowSingle { header, value } => {
-                print_rows(out, &[header], vec![vec![value.to_string()]], None)?;
+            Statement::ShowSingle {
+                header,
+                value,
+                scope,
+                like,
+            } => {
+                if let Some(catalog) = scope {
+                    let catalog = object_name_last(catalog);
+                    if catalog != "default_catalog" {
+                        return Err(position_error(
+                            parsed,
+                            format!("Catalog {catalog} does not exist"),
+                        ));
+                    }
+                }
+                let rows = show_filter(like.as_ref(), std::iter::once(value.to_string()))
+                    .map_err(|m| position_error(parsed, m))?
+                    .into_iter()
+                    .map(|n| vec![n])
+                    .collect();
+                print_rows(out, &[header], rows, None)?;
             }
             Statement::ShowCreateTable(name) | Statement::ShowCreateView(name) => {
                 let name = session_object_name(name).map_err(|m| position_error(parsed, m))?;
@@ -289,22 +348,42 @@ impl Session {
                     Some(CatalogEntry::View(v))
                         if matches!(parsed.statement, Statement::ShowCreateView(_)) =>
                     {
-                        format!(
-                            "CREATE VIEW `default_catalog`.`default_database`.`{}` AS\n{}\n",
-                            v.name, v.query
-                        )
+                        v.show_create()
                     }
-                    _ => {
+                    found => {
+                        let (asked, other) = match parsed.statement {
+                            Statement::ShowCreateTable(_) => ("TABLE", "VIEW"),
+                            _ => ("VIEW", "TABLE"),
+                        };
+                        let id = format!("`default_catalog`.`default_database`.`{name}`");
                         return Err(position_error(
                             parsed,
-                            format!("table or view '{name}' does not exist"),
+                            match found {
+                                None => format!(
+                                    "Could not execute SHOW CREATE {asked}. {} with identifier {id} does not exist.",
+                                    if asked == "TABLE" { "Table" } else { "View" }
+                                ),
+                                Some(_) => format!(
+                                    "SHOW CREATE {asked} is only supported for {}s, but {id} is a {}. Please use SHOW CREATE {other} instead.",
+                                    asked.to_ascii_lowercase(),
+                                    other.to_ascii_lowercase()
+                                ),
+                            },
                         ));
                     }
                 };
                 print_rows(out, &["result"], vec![vec![text]], None)?;
             }
-            Statement::Describe(name) => {
+            Statement::Describe { name, like } => {
                 let name = session_object_name(name).map_err(|m| position_error(parsed, m))?;
+                if like.is_some() && self.catalog.get(&name).is_none() {
+                    return Err(position_error(
+                        parsed,
+                        format!(
+                            "Tables or views with the identifier 'default_catalog.default_database.{name}' doesn't exist."
+                        ),
+                    ));
+                }
                 let (schema, pk, watermark) = match self.catalog.get(&name) {
                     Some(CatalogEntry::Table(t)) => {
                         (t.schema(), t.primary_key.clone(), t.watermark.clone())
@@ -402,6 +481,8 @@ impl Session {
                 } else {
                     &header[..6]
                 };
+                let keep = show_matcher(like.as_ref()).map_err(|m| position_error(parsed, m))?;
+                let rows = rows.into_iter().filter(|r| keep(&r[0])).collect();
                 print_rows(out, header, rows, None)?;
             }
             Statement::Explain(inner) => {
@@ -641,6 +722,87 @@ fn print_rows(
     let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
     write!(out, "{}", tableau::table(&header, &rows, cap)).map_err(write_failed)?;
     writeln!(out, "{} row{} in set", rows.len(), plural(rows.len())).map_err(write_failed)
+}
+
+/// The first name written twice in a view's column list.
+fn repeated_column(names: &[String]) -> Option<&str> {
+    (1..names.len())
+        .find(|&i| names[..i].contains(&names[i]))
+        .map(|i| names[i].as_str())
+}
+
+/// Whether a name passes the `[NOT] LIKE` / `[NOT] ILIKE` of a `SHOW` statement; a bad pattern
+/// is Flink's error.
+fn show_matcher(like: Option<&ShowLike>) -> Result<Box<dyn Fn(&str) -> bool>, String> {
+    let Some(like) = like else {
+        return Ok(Box::new(|_| true));
+    };
+    let regex = like_to_regex(&like.pattern, Some('\\'))
+        .map_err(|_| invalid_escape_message(&like.pattern))?;
+    let regex = if like.case_insensitive {
+        format!("(?i){regex}")
+    } else {
+        regex
+    };
+    let regex = regex::Regex::new(&regex).map_err(|e| e.to_string())?;
+    let negated = like.negated;
+    Ok(Box::new(move |name| regex.is_match(name) != negated))
+}
+
+/// Flink's `Invalid escape sequence '<pattern>', <index>`: the index of the escape character
+/// that is not followed by `_`, `%` or itself.
+fn invalid_escape_message(pattern: &str) -> String {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] == '\\' {
+            match chars.get(i + 1) {
+                Some('_' | '%' | '\\') => i += 2,
+                _ => break,
+            }
+        } else {
+            i += 1;
+        }
+    }
+    format!("Invalid escape sequence '{pattern}', {i}")
+}
+
+/// The names of a `SHOW` listing that pass its `LIKE`, in their order.
+fn show_filter(
+    like: Option<&ShowLike>,
+    names: impl Iterator<Item = String>,
+) -> Result<Vec<String>, String> {
+    let keep = show_matcher(like)?;
+    Ok(names.filter(|n| keep(n)).collect())
+}
+
+/// Checks the `FROM|IN [catalog.]database` of `SHOW TABLES|VIEWS|FUNCTIONS` against the
+/// session's one catalog and database, with Flink's errors.
+fn show_database(name: &ObjectName, what: &str) -> Result<(), String> {
+    let parts: Vec<String> = name
+        .0
+        .iter()
+        .map(|p| p.as_ident().map(|i| i.value.clone()).unwrap_or_default())
+        .collect();
+    let (catalog, database) = match parts.as_slice() {
+        [db] => ("default_catalog", db.as_str()),
+        [cat, db] => (cat.as_str(), db.as_str()),
+        _ => {
+            return Err(format!(
+                "SHOW {what} from/in identifier [ {} ] format error, it should be [catalog_name.]database_name.",
+                parts.join(".")
+            ));
+        }
+    };
+    if catalog != "default_catalog" {
+        return Err(format!("Catalog {catalog} does not exist"));
+    }
+    if database != "default_database" {
+        return Err(format!(
+            "Database '{catalog}'.'{database}' doesn't exist."
+        ));
+    }
+    Ok(())
 }
 
 fn position_error(parsed: &ParsedStatement, message: impl Into<String>) -> StatementError {

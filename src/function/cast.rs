@@ -29,6 +29,8 @@ pub fn can_cast(from: &TypeKind, to: &TypeKind) -> bool {
         (f, t) if f.is_binary() && t.is_binary() => true,
         (Timestamp(_) | TimestampLtz(_) | Date, Timestamp(_) | TimestampLtz(_) | Date) => true,
         (Timestamp(_) | TimestampLtz(_), Time(_)) => true,
+        // TIME becomes that time of 1970-01-01.
+        (Time(_), Timestamp(_) | TimestampLtz(_)) => true,
         (Time(_), Time(_)) => true,
         (f, TimestampLtz(_)) if f.is_integer() => false,
         (TimestampLtz(_), t) if t.is_numeric() => false,
@@ -138,6 +140,38 @@ pub fn cast(
                 _ => unreachable_kind(to)?,
             }
         }
+        (Time(_), Timestamp(p) | TimestampLtz(p)) => {
+            // The time of day on 1970-01-01, a wall-clock time in the session zone for LTZ.
+            let ltz = matches!(to.kind, TimestampLtz(_));
+            let time = array.as_primitive::<Time64NanosecondType>();
+            let out = time.unary::<_, TimestampNanosecondType>(|v| {
+                let wall = truncate_to_precision(v, *p);
+                if ltz { ctx.zone.from_local(wall) } else { wall }
+            });
+            if ltz {
+                Arc::new(out.with_timezone("UTC"))
+            } else {
+                Arc::new(out)
+            }
+        }
+        // An integer cast to an interval is its internal count (see the binder's
+        // `cast_to_interval`, which admits only integers here).
+        (f, IntervalDayTime) if f.is_integer() => {
+            let millis = numeric_cast(array, f, &BigInt, try_cast)?;
+            Arc::new(
+                millis
+                    .as_primitive::<Int64Type>()
+                    .unary::<_, DurationMillisecondType>(|v| v),
+            )
+        }
+        (f, IntervalYearMonth) if f.is_integer() => {
+            let months = numeric_cast(array, f, &Int, try_cast)?;
+            Arc::new(
+                months
+                    .as_primitive::<Int32Type>()
+                    .unary::<_, IntervalYearMonthType>(|v| v),
+            )
+        }
         (Time(_), Time(p)) => Arc::new(
             array
                 .as_primitive::<Time64NanosecondType>()
@@ -226,6 +260,17 @@ pub fn cast(
         }
     };
     Ok(out)
+}
+
+/// The name Calcite gives a type in its messages (`INTEGER`, not `INT`).
+pub fn calcite_type_name(kind: &TypeKind) -> String {
+    match kind {
+        TypeKind::Int => "INTEGER".to_string(),
+        TypeKind::VarChar(n) if *n == crate::types::MAX_LENGTH => {
+            format!("VARCHAR({n})")
+        }
+        other => other.to_string(),
+    }
 }
 
 fn unreachable_kind(to: &DataType) -> Result<ArrayRef, EvalError> {

@@ -21,8 +21,9 @@ use crate::function::{self, cast::can_cast, temporal};
 use crate::sql::SqlError;
 use crate::sql::ast::{ColumnKind, CreateTable, TableHint};
 use crate::sql::parser::{object_name_last, session_object_name};
+use crate::sql::interval::{IntervalQualifier, IntervalValue};
 use crate::sql::types::parse_type_text;
-use crate::sql::unparse::{type_text, unparse};
+use crate::sql::unparse::{interval_qualifier, type_text, unparse};
 use crate::types::coercion::{can_assign, common_type_of, string_literal_kind};
 use crate::types::time::{parse_date, parse_time, parse_timestamp};
 use crate::types::value::Value;
@@ -908,6 +909,16 @@ impl<'a> Binder<'a> {
                 let value = self.bind_expr(e, scope)?;
                 let target = flink_type(data_type, span)?;
                 let try_cast = matches!(kind, CastKind::TryCast | CastKind::SafeCast);
+                if let Some(qualifier) = interval_qualifier(data_type)
+                    && value.data_type().kind != TypeKind::Null
+                    && !matches!(
+                        value.data_type().kind,
+                        TypeKind::IntervalDayTime | TypeKind::IntervalYearMonth
+                    )
+                    && !value.data_type().kind.is_string()
+                {
+                    return cast_to_interval(value, is_number_literal(e), qualifier, try_cast, span);
+                }
                 if !can_cast(&value.data_type().kind, &target.kind) {
                     return Err(error(
                         span,
@@ -1613,6 +1624,86 @@ fn number_literal(text: &str) -> Option<(Value, TypeKind)> {
     }
 }
 
+/// Whether an expression is a number as written (`5`, `-5.5`), which Calcite folds when it is
+/// cast to an interval.
+fn is_number_literal(expr: &Expr) -> bool {
+    match expr {
+        Expr::Value(v) => matches!(v.value, ast::Value::Number(..)),
+        Expr::UnaryOp {
+            op: UnaryOperator::Minus | UnaryOperator::Plus,
+            expr,
+        } => is_number_literal(expr),
+        Expr::Nested(inner) => is_number_literal(inner),
+        _ => false,
+    }
+}
+
+/// `CAST(number AS INTERVAL unit)`. A number as written is that many units (Calcite folds it,
+/// truncating below the interval's millisecond or month); any other exact integer is the
+/// interval's internal count — milliseconds or months — as Flink's runtime cast has it. Only
+/// single-unit qualifiers take a number, and only exact numbers.
+fn cast_to_interval(
+    value: ScalarExpr,
+    literal: bool,
+    qualifier: IntervalQualifier,
+    try_cast: bool,
+    span: Span,
+) -> Result<ScalarExpr, SqlError> {
+    let from = value.data_type().clone();
+    let refuse = || {
+        error(
+            span,
+            format!(
+                "Cast function cannot convert value of type {} to type {}",
+                function::cast::calcite_type_name(&from.kind),
+                qualifier.sql()
+            ),
+        )
+    };
+    let exact = from.kind.is_integer() || matches!(from.kind, TypeKind::Decimal { .. });
+    if !qualifier.is_single_unit() || !exact {
+        return Err(refuse());
+    }
+    let kind = if qualifier.is_year_month() {
+        TypeKind::IntervalYearMonth
+    } else {
+        TypeKind::IntervalDayTime
+    };
+    if literal && let ScalarExpr::Literal { value: v, .. } = &value {
+        let (unscaled, scale) = match (v, &from.kind) {
+            (Value::Int(i), _) => (i128::from(*i), 0),
+            (Value::Decimal(d), TypeKind::Decimal { scale, .. }) => (*d, u32::from(*scale)),
+            _ => return Err(refuse()),
+        };
+        let count = unscaled * i128::from(qualifier.unit_size()) / 10i128.pow(scale);
+        let overflow = || error(span, format!("interval value {count} is out of range"));
+        let value = if qualifier.is_year_month() {
+            Value::IntervalMonths(i32::try_from(count).map_err(|_| overflow())?)
+        } else {
+            Value::IntervalMillis(i64::try_from(count).map_err(|_| overflow())?)
+        };
+        return Ok(ScalarExpr::Literal {
+            value,
+            data_type: DataType::not_null(kind),
+        });
+    }
+    let target = DataType {
+        kind,
+        nullable: from.nullable || try_cast,
+    };
+    if !from.kind.is_integer() {
+        return Err(error(
+            span,
+            format!("Unsupported cast from '{from}' to '{target}'."),
+        ));
+    }
+    Ok(ScalarExpr::Cast {
+        expr: Box::new(value),
+        data_type: target,
+        try_cast,
+    })
+}
+
 fn flink_type(data_type: &ast::DataType, span: Span) -> Result<DataType, SqlError> {
     let text = type_text(data_type);
     parse_type_text(&text).map_err(|_| error(span, format!("unsupported type {text}")))
@@ -1670,72 +1761,21 @@ fn interval_literal(interval: &ast::Interval, span: Span) -> Result<ScalarExpr, 
             ));
         }
     };
-    let unit = |f: &Option<ast::DateTimeField>| {
-        f.as_ref().map(|f| {
-            f.to_string()
-                .to_uppercase()
-                .trim_end_matches('S')
-                .to_string()
-        })
-    };
+    let unit = |f: &Option<ast::DateTimeField>| f.as_ref().map(|f| f.to_string());
     let leading =
         unit(&interval.leading_field).ok_or_else(|| error(span, "interval needs a unit"))?;
-    let last = unit(&interval.last_field).unwrap_or_else(|| leading.clone());
-    let bad = || {
-        error(
-            span,
-            format!("invalid interval literal '{text}' for {leading} TO {last}"),
-        )
-    };
-    let trimmed = text.trim();
-    let (negative, body) = match trimmed.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, trimmed.strip_prefix('+').unwrap_or(trimmed)),
-    };
-    const ORDER: [&str; 6] = ["YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND"];
-    let from = ORDER.iter().position(|u| *u == leading).ok_or_else(bad)?;
-    let to = ORDER.iter().position(|u| *u == last).ok_or_else(bad)?;
-    if to < from || (from < 2 && to >= 2) {
-        return Err(bad());
-    }
-    let parts: Vec<&str> = body
-        .split([' ', ':', '-'])
-        .filter(|p| !p.is_empty())
-        .collect();
-    if parts.len() != to - from + 1 {
-        return Err(bad());
-    }
-    let sign = if negative { -1 } else { 1 };
-    if from < 2 {
-        let mut months = 0i64;
-        for (unit, part) in ORDER[from..=to].iter().zip(&parts) {
-            let v: i64 = part.parse().map_err(|_| bad())?;
-            months += if *unit == "YEAR" { v * 12 } else { v };
-        }
-        let months = i32::try_from(sign * months).map_err(|_| bad())?;
-        return Ok(ScalarExpr::Literal {
+    let last = unit(&interval.last_field);
+    let qualifier = IntervalQualifier::new(&leading, last.as_deref(), interval.leading_precision)
+        .map_err(|m| error(span, m))?;
+    Ok(match qualifier.evaluate(&text).map_err(|m| error(span, m))? {
+        IntervalValue::Months(months) => ScalarExpr::Literal {
             value: Value::IntervalMonths(months),
             data_type: DataType::not_null(TypeKind::IntervalYearMonth),
-        });
-    }
-    let mut millis = 0i64;
-    for (unit, part) in ORDER[from..=to].iter().zip(&parts) {
-        let scale = match *unit {
-            "DAY" => 86_400_000,
-            "HOUR" => 3_600_000,
-            "MINUTE" => 60_000,
-            _ => 1000,
-        };
-        let v: f64 = if *unit == "SECOND" {
-            part.parse().map_err(|_| bad())?
-        } else {
-            part.parse::<i64>().map_err(|_| bad())? as f64
-        };
-        millis += (v * scale as f64).round() as i64;
-    }
-    Ok(ScalarExpr::Literal {
-        value: Value::IntervalMillis(sign * millis),
-        data_type: DataType::not_null(TypeKind::IntervalDayTime),
+        },
+        IntervalValue::Millis(millis) => ScalarExpr::Literal {
+            value: Value::IntervalMillis(millis),
+            data_type: DataType::not_null(TypeKind::IntervalDayTime),
+        },
     })
 }
 

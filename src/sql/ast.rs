@@ -28,21 +28,51 @@ pub enum Statement {
     Reset {
         key: Option<String>,
     },
-    ShowTables,
-    ShowViews,
-    ShowFunctions,
+    /// `SHOW TABLES [FROM|IN [catalog.]database] [[NOT] LIKE '…']`; `database` is the name
+    /// written after FROM/IN, checked against the session's one database when run.
+    ShowTables {
+        database: Option<ObjectName>,
+        like: Option<ShowLike>,
+    },
+    /// `SHOW VIEWS`, with the same optional parts as `SHOW TABLES`.
+    ShowViews {
+        database: Option<ObjectName>,
+        like: Option<ShowLike>,
+    },
+    /// `SHOW [USER] FUNCTIONS [[NOT] LIKE '…']`; the session has no user functions.
+    ShowFunctions {
+        user_only: bool,
+        database: Option<ObjectName>,
+        like: Option<ShowLike>,
+    },
     /// `SHOW CATALOGS`, `SHOW DATABASES`, `SHOW CURRENT CATALOG|DATABASE`: a one-column,
     /// one-row answer (the session has Flink's default catalog and database only).
     ShowSingle {
         header: &'static str,
         value: &'static str,
+        /// The catalog of `SHOW DATABASES FROM|IN catalog`.
+        scope: Option<ObjectName>,
+        like: Option<ShowLike>,
     },
     ShowCreateTable(ObjectName),
     ShowCreateView(ObjectName),
-    Describe(ObjectName),
+    /// `DESC t`, or `SHOW COLUMNS FROM|IN t [[NOT] LIKE '…']` (the same table, filtered).
+    Describe {
+        name: ObjectName,
+        like: Option<ShowLike>,
+    },
     Explain(Box<Statement>),
     Query(Box<Query>),
     Insert(Insert),
+}
+
+/// The `[NOT] LIKE 'pattern'` filter of a `SHOW` statement: SQL LIKE on the listed names,
+/// with `\` as the escape character (as Flink's `SHOW … LIKE` has it); `ILIKE` ignores case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShowLike {
+    pub negated: bool,
+    pub case_insensitive: bool,
+    pub pattern: String,
 }
 
 #[derive(Debug, Clone)]
@@ -93,6 +123,8 @@ pub struct CreateView {
     pub temporary: bool,
     pub if_not_exists: bool,
     pub columns: Vec<String>,
+    /// `COMMENT '…'` between the column list and `AS`.
+    pub comment: Option<String>,
     pub query: Box<Query>,
 }
 

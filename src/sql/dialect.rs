@@ -3,14 +3,16 @@
 //! Identifiers are quoted with backticks, types are Flink's (parsed by [`super::types`] and
 //! handed to `sqlparser` as a custom type carrying their canonical text), and `TABLE t`
 //! inside a table function call (`TUMBLE(TABLE t, …)`) becomes `Expr::Prefixed { prefix:
-//! TABLE, value: t }`.
+//! TABLE, value: t }`. Unicode literals (`U&'\0041' UESCAPE '…'`) are decoded here into plain
+//! string literals.
 
 use sqlparser::ast::{DataType as SqlDataType, Expr, Ident, ObjectName};
 use sqlparser::dialect::Dialect;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::Token;
 
-/// The name of the custom `sqlparser` type that carries a Flink type's canonical text.
+/// The name of the custom `sqlparser` type that carries a Flink type's canonical text (and,
+/// for an interval type, its qualifier as written, second).
 pub const FLINK_TYPE: &str = "$FLINK_TYPE";
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -43,6 +45,9 @@ impl Dialect for FlinkDialect {
 
     fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
         if let Some(literal) = typed_literal(parser) {
+            return Some(literal);
+        }
+        if let Some(literal) = unicode_literal(parser) {
             return Some(literal);
         }
         if let Some(json) = super::json::parse_json_call(parser) {
@@ -151,12 +156,16 @@ impl Dialect for FlinkDialect {
         if word.quote_style.is_some() || !super::types::is_type_name(&word.value) {
             return None;
         }
-        Some(super::types::parse_data_type(parser).map(|ty| {
-            SqlDataType::Custom(
-                ObjectName::from(vec![Ident::new(FLINK_TYPE)]),
-                vec![sqlparser::ast::TypeModifier::String(ty.to_string())],
-            )
-        }))
+        // Types in expressions (CAST, RETURNING) have no top-level NOT NULL in Flink.
+        Some(
+            super::types::parse_cast_type(parser).map(|(ty, qualifier)| {
+                let mut modifiers = vec![sqlparser::ast::TypeModifier::String(ty.to_string())];
+                if let Some(q) = qualifier {
+                    modifiers.push(sqlparser::ast::TypeModifier::String(q.sql()));
+                }
+                SqlDataType::Custom(ObjectName::from(vec![Ident::new(FLINK_TYPE)]), modifiers)
+            }),
+        )
     }
 }
 
@@ -197,6 +206,127 @@ fn typed_literal(parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
         },
         uses_odbc_syntax: false,
     })))
+}
+
+/// `U&'…'` with an optional `UESCAPE 'c'` (default `\\`): a string literal whose escape
+/// character followed by four hex digits is that UTF-16 unit, and doubled is itself.
+/// The tokenizer sees `U`, `&` and a string; they form the literal only when adjacent.
+fn unicode_literal(parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+    let (u, amp, string) = (
+        parser.peek_nth_token_ref(0),
+        parser.peek_nth_token_ref(1),
+        parser.peek_nth_token_ref(2),
+    );
+    let is_u = matches!(&u.token,
+        Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("U"));
+    let Token::SingleQuotedString(text) = &string.token else {
+        return None;
+    };
+    if !is_u
+        || amp.token != Token::Ampersand
+        || u.span.end != amp.span.start
+        || amp.span.end != string.span.start
+    {
+        return None;
+    }
+    let (text, span) = (text.clone(), string.span);
+    let start = u.span;
+    for _ in 0..3 {
+        parser.next_token();
+    }
+    let mut escape = '\\';
+    let uescape = matches!(&parser.peek_token_ref().token,
+        Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("UESCAPE"));
+    if uescape {
+        parser.next_token();
+        let given = parser.next_token();
+        let Token::SingleQuotedString(c) = &given.token else {
+            return Some(Err(super::parser::error_at(
+                given.span,
+                format!("expected a quoted character after UESCAPE, found {}", given.token),
+            )));
+        };
+        escape = match unicode_escape_char(c) {
+            Ok(e) => e,
+            Err(message) => return Some(Err(super::parser::error_at(given.span, message))),
+        };
+    }
+    Some(
+        unescape_unicode(&text, escape)
+            .map_err(|message| super::parser::error_at(start, message))
+            .map(|value| {
+                Expr::Value(sqlparser::ast::ValueWithSpan {
+                    value: sqlparser::ast::Value::SingleQuotedString(value),
+                    span,
+                })
+            }),
+    )
+}
+
+/// The character of `UESCAPE '…'`, refused as Calcite refuses it.
+fn unicode_escape_char(text: &str) -> Result<char, String> {
+    let mut chars = text.chars();
+    let (Some(c), None) = (chars.next(), chars.next()) else {
+        return Err(format!("UESCAPE '{text}' must be exactly one character"));
+    };
+    if c.is_ascii_hexdigit() || c.is_whitespace() || c == '+' || c == '"' {
+        return Err(format!(
+            "UESCAPE '{text}' may not be hex digit, whitespace, plus sign, or double quote"
+        ));
+    }
+    Ok(c)
+}
+
+/// Calcite's reading of a Unicode literal's body. The four characters after the escape go
+/// through Java's `Integer.parseInt(…, 16)`, which also takes a leading sign (`\\+01F` is
+/// U+001F), and become one UTF-16 unit; a surrogate pair becomes its character and a lone
+/// surrogate the `?` Java's UTF-8 encoder writes for it. Errors name the escape's index in
+/// UTF-16 units, as Java counts.
+fn unescape_unicode(text: &str, escape: char) -> Result<String, String> {
+    let units: Vec<u16> = text.encode_utf16().collect();
+    let escape_unit = {
+        let mut buf = [0u16; 2];
+        let e = escape.encode_utf16(&mut buf);
+        (e.len() == 1).then_some(e[0])
+    };
+    let mut out: Vec<u16> = Vec::with_capacity(units.len());
+    let mut i = 0;
+    while i < units.len() {
+        if Some(units[i]) != escape_unit {
+            out.push(units[i]);
+            i += 1;
+            continue;
+        }
+        if units.get(i + 1) == escape_unit.as_ref() {
+            out.push(units[i]);
+            i += 2;
+            continue;
+        }
+        let malformed =
+            || format!("Unicode escape sequence starting at character {i} is not exactly four hex digits");
+        let digits = units.get(i + 1..i + 5).ok_or_else(malformed)?;
+        let digits = String::from_utf16(digits).map_err(|_| malformed())?;
+        let value = java_parse_hex(&digits).ok_or_else(malformed)?;
+        out.push((value & 0xFFFF) as u16);
+        i += 5;
+    }
+    Ok(char::decode_utf16(out)
+        .map(|c| c.unwrap_or('?'))
+        .collect())
+}
+
+/// `Integer.parseInt(s, 16)` for the short strings above: an optional sign, then hex digits.
+fn java_parse_hex(s: &str) -> Option<i64> {
+    let (negative, digits) = match s.as_bytes().first()? {
+        b'+' => (false, &s[1..]),
+        b'-' => (true, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    let v = i64::from_str_radix(digits, 16).ok()?;
+    Some(if negative { -v } else { v })
 }
 
 fn object_name_expr(name: ObjectName) -> Expr {

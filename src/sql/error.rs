@@ -94,10 +94,15 @@ pub fn from_parser_error(err: &sqlparser::parser::ParserError) -> SqlError {
         None => (text, 0, 0),
     };
     let message = message.replacen("sql parser error: ", "", 1);
+    // Lower-case the first letter of a sentence, not of a keyword (`UESCAPE '+' may not …`).
+    let keyword_first = message
+        .split(' ')
+        .next()
+        .is_some_and(|w| w.len() > 1 && w.chars().all(|c| c.is_ascii_uppercase()));
     let mut chars = message.chars();
     let message = match chars.next() {
-        Some(c) => c.to_lowercase().chain(chars).collect(),
-        None => message,
+        Some(c) if !keyword_first => c.to_lowercase().chain(chars).collect(),
+        _ => message,
     };
     SqlError::new(format!("syntax error: {message}"), line, column)
 }

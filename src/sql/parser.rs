@@ -216,7 +216,8 @@ impl StatementParser<'_, '_> {
             "DESC" | "DESCRIBE" => {
                 self.parser.next_token();
                 self.keyword("EXTENDED");
-                Ok(Statement::Describe(self.parser.parse_object_name(false)?))
+                let name = self.parser.parse_object_name(false)?;
+                Ok(Statement::Describe { name, like: None })
             }
             "EXPLAIN" => {
                 self.parser.next_token();
@@ -257,6 +258,11 @@ impl StatementParser<'_, '_> {
                 }
                 self.parser.expect_token(&Token::RParen)?;
             }
+            let comment = if self.keyword("COMMENT") {
+                Some(self.parser.parse_literal_string()?)
+            } else {
+                None
+            };
             self.expect_keyword("AS")?;
             let query = self.parser.parse_query()?;
             Ok(Statement::CreateView(CreateView {
@@ -264,6 +270,7 @@ impl StatementParser<'_, '_> {
                 temporary,
                 if_not_exists,
                 columns,
+                comment,
                 query,
             }))
         } else {
@@ -514,41 +521,76 @@ impl StatementParser<'_, '_> {
         Ok(text)
     }
 
+    /// `SHOW …`. Which statements take `FROM|IN`, `[NOT] LIKE` and `ILIKE` is Flink's grammar:
+    /// TABLES, VIEWS and COLUMNS take LIKE only; FUNCTIONS, DATABASES and CATALOGS take
+    /// ILIKE too.
     fn show(&mut self) -> Result<Statement, ParserError> {
         self.parser.next_token();
         if self.keyword("TABLES") {
-            Ok(Statement::ShowTables)
+            let database = self.show_from()?;
+            let like = self.show_like(false)?;
+            Ok(Statement::ShowTables { database, like })
         } else if self.keyword("VIEWS") {
-            Ok(Statement::ShowViews)
-        } else if self.keyword("FUNCTIONS") {
-            Ok(Statement::ShowFunctions)
+            let database = self.show_from()?;
+            let like = self.show_like(false)?;
+            Ok(Statement::ShowViews { database, like })
+        } else if self.peek_word(0).as_deref() == Some("FUNCTIONS")
+            || self.peek_word(1).as_deref() == Some("FUNCTIONS")
+                && self.peek_word(0).as_deref() == Some("USER")
+        {
+            let user_only = self.keyword("USER");
+            self.expect_keyword("FUNCTIONS")?;
+            let database = self.show_from()?;
+            let like = self.show_like(true)?;
+            Ok(Statement::ShowFunctions {
+                user_only,
+                database,
+                like,
+            })
         } else if self.keyword("CATALOGS") {
+            let like = self.show_like(true)?;
             Ok(Statement::ShowSingle {
                 header: "catalog name",
                 value: "default_catalog",
+                scope: None,
+                like,
             })
         } else if self.keyword("DATABASES") {
+            let scope = if self.keyword("FROM") || self.keyword("IN") {
+                Some(self.parser.parse_object_name(false)?)
+            } else {
+                None
+            };
+            let like = self.show_like(true)?;
             Ok(Statement::ShowSingle {
                 header: "database name",
                 value: "default_database",
+                scope,
+                like,
             })
         } else if self.keywords(&["CURRENT", "CATALOG"]) {
             Ok(Statement::ShowSingle {
                 header: "current catalog name",
                 value: "default_catalog",
+                scope: None,
+                like: None,
             })
         } else if self.keywords(&["CURRENT", "DATABASE"]) {
             Ok(Statement::ShowSingle {
                 header: "current database name",
                 value: "default_database",
+                scope: None,
+                like: None,
             })
         } else if self.keyword("COLUMNS") {
-            // SHOW COLUMNS FROM|IN t prints what DESC does.
+            // SHOW COLUMNS FROM|IN t prints what DESC does, filtered by the LIKE.
             if !self.keyword("FROM") && !self.keyword("IN") {
                 let at = self.parser.peek_token_ref().span;
                 return Err(error_at(at, "expected FROM or IN after SHOW COLUMNS"));
             }
-            Ok(Statement::Describe(self.parser.parse_object_name(false)?))
+            let name = self.parser.parse_object_name(false)?;
+            let like = self.show_like(false)?;
+            Ok(Statement::Describe { name, like })
         } else if self.keywords(&["CREATE", "TABLE"]) {
             Ok(Statement::ShowCreateTable(
                 self.parser.parse_object_name(false)?,
@@ -564,6 +606,48 @@ impl StatementParser<'_, '_> {
                 format!("unsupported SHOW {}", found.token),
             ))
         }
+    }
+
+    /// The optional `FROM|IN [catalog.]database` of `SHOW TABLES|VIEWS|FUNCTIONS`.
+    fn show_from(&mut self) -> Result<Option<ObjectName>, ParserError> {
+        if self.keyword("FROM") || self.keyword("IN") {
+            Ok(Some(self.parser.parse_object_name(false)?))
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// The optional `[NOT] LIKE 'pattern'` (and `[NOT] ILIKE` where `ilike` says Flink takes
+    /// it) that ends a `SHOW` statement. The pattern must be a quoted string, as in Flink.
+    fn show_like(&mut self, ilike: bool) -> Result<Option<ShowLike>, ParserError> {
+        let negated = self.keyword("NOT");
+        let case_insensitive = if self.keyword("LIKE") {
+            false
+        } else if ilike && self.keyword("ILIKE") {
+            true
+        } else if negated {
+            let found = self.parser.peek_token_ref().clone();
+            let expected = if ilike { "LIKE or ILIKE" } else { "LIKE" };
+            return Err(error_at(
+                found.span,
+                format!("expected {expected} after NOT, found {}", found.token),
+            ));
+        } else {
+            return Ok(None);
+        };
+        let next = self.parser.peek_token_ref().clone();
+        let Token::SingleQuotedString(pattern) = next.token else {
+            return Err(error_at(
+                next.span,
+                format!("expected a quoted LIKE pattern, found {}", next.token),
+            ));
+        };
+        self.parser.next_token();
+        Ok(Some(ShowLike {
+            negated,
+            case_insensitive,
+            pattern,
+        }))
     }
 
     fn insert(&mut self) -> Result<Statement, ParserError> {

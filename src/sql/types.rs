@@ -6,6 +6,7 @@
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::Token;
 
+use super::interval::IntervalQualifier;
 use crate::types::{DEFAULT_TIMESTAMP_PRECISION, DataType, MAX_LENGTH, TypeKind};
 
 const TYPE_NAMES: &[&str] = &[
@@ -51,12 +52,38 @@ pub fn parse_data_type(parser: &mut Parser) -> Result<DataType, ParserError> {
     let mut reader = TypeReader {
         parser,
         pending_gt: false,
+        qualifier: None,
     };
     let ty = reader.data_type()?;
     if reader.pending_gt {
         return Err(reader.error("unmatched '>' in type"));
     }
     Ok(ty)
+}
+
+/// Parses the target type of `CAST(… AS type)`: Flink's grammar has no `NULL` / `NOT NULL`
+/// after it (nested types may still say `ARRAY<INT NOT NULL>`), so a following `NOT` is left
+/// for the caller to refuse. An interval type also returns its qualifier as written
+/// (`DAY`, `DAY TO SECOND`), which decides what a number cast to it means.
+pub fn parse_cast_type(
+    parser: &mut Parser,
+) -> Result<(DataType, Option<IntervalQualifier>), ParserError> {
+    let mut reader = TypeReader {
+        parser,
+        pending_gt: false,
+        qualifier: None,
+    };
+    let kind = reader.kind()?;
+    if reader.pending_gt {
+        return Err(reader.error("unmatched '>' in type"));
+    }
+    Ok((
+        DataType {
+            kind,
+            nullable: true,
+        },
+        reader.qualifier,
+    ))
 }
 
 /// Parses the canonical text of a type (as [`DataType`]'s `Display` writes it).
@@ -70,6 +97,8 @@ struct TypeReader<'a, 'b> {
     parser: &'a mut Parser<'b>,
     /// A `>>` token closed two nested types; the inner one consumed it.
     pending_gt: bool,
+    /// The qualifier of the last INTERVAL type read.
+    qualifier: Option<IntervalQualifier>,
 }
 
 impl TypeReader<'_, '_> {
@@ -309,30 +338,52 @@ impl TypeReader<'_, '_> {
             return Err(self.error("expected an interval unit"));
         };
         self.parser.next_token();
-        match unit.as_str() {
+        let leading_precision = |reader: &mut Self| -> Result<Option<u64>, ParserError> {
+            if reader.parser.peek_token_ref().token == Token::LParen {
+                let default = if unit == "SECOND" { 6 } else { 2 };
+                let max = if unit == "YEAR" { 4 } else { 9 };
+                Ok(Some(u64::from(reader.optional_precision(default, max)?)))
+            } else {
+                Ok(None)
+            }
+        };
+        let (kind, precision, last) = match unit.as_str() {
             "YEAR" => {
-                self.optional_precision(2, 4)?;
-                if self.keyword("TO") && !self.keyword("MONTH") {
-                    return Err(self.error("expected MONTH"));
-                }
-                Ok(TypeKind::IntervalYearMonth)
-            }
-            "MONTH" => Ok(TypeKind::IntervalYearMonth),
-            "DAY" | "HOUR" | "MINUTE" | "SECOND" => {
-                self.optional_precision(if unit == "SECOND" { 6 } else { 2 }, 9)?;
-                if self.keyword("TO") {
-                    match self.word().as_deref() {
-                        Some("HOUR" | "MINUTE" | "SECOND") => {
-                            self.parser.next_token();
-                            self.optional_precision(6, 9)?;
-                        }
-                        _ => return Err(self.error("expected HOUR, MINUTE or SECOND")),
+                let precision = leading_precision(self)?;
+                let last = if self.keyword("TO") {
+                    if !self.keyword("MONTH") {
+                        return Err(self.error("expected MONTH"));
                     }
-                }
-                Ok(TypeKind::IntervalDayTime)
+                    Some("MONTH")
+                } else {
+                    None
+                };
+                (TypeKind::IntervalYearMonth, precision, last)
             }
-            _ => Err(self.error("expected an interval unit")),
-        }
+            "MONTH" => (TypeKind::IntervalYearMonth, None, None),
+            "DAY" | "HOUR" | "MINUTE" | "SECOND" => {
+                let precision = leading_precision(self)?;
+                let last = if self.keyword("TO") {
+                    let last = match self.word().as_deref() {
+                        Some("HOUR") => "HOUR",
+                        Some("MINUTE") => "MINUTE",
+                        Some("SECOND") => "SECOND",
+                        _ => return Err(self.error("expected HOUR, MINUTE or SECOND")),
+                    };
+                    self.parser.next_token();
+                    self.optional_precision(6, 9)?;
+                    Some(last)
+                } else {
+                    None
+                };
+                (TypeKind::IntervalDayTime, precision, last)
+            }
+            _ => return Err(self.error("expected an interval unit")),
+        };
+        self.qualifier = Some(
+            IntervalQualifier::new(&unit, last, precision).map_err(|m| self.error(&m))?,
+        );
+        Ok(kind)
     }
 }
 

@@ -119,11 +119,30 @@ fn write_expr(out: &mut String, expr: &Expr) {
 pub fn type_text(data_type: &sqlparser::ast::DataType) -> String {
     match data_type {
         sqlparser::ast::DataType::Custom(name, modifiers)
-            if name.to_string() == super::dialect::FLINK_TYPE && modifiers.len() == 1 =>
+            if name.to_string() == super::dialect::FLINK_TYPE && !modifiers.is_empty() =>
         {
             modifiers[0].to_string().trim_matches('\'').to_string()
         }
         other => other.to_string(),
+    }
+}
+
+/// The interval qualifier an interval type was written with (`CAST(x AS INTERVAL DAY)`).
+pub fn interval_qualifier(
+    data_type: &sqlparser::ast::DataType,
+) -> Option<super::interval::IntervalQualifier> {
+    match data_type {
+        sqlparser::ast::DataType::Custom(name, modifiers)
+            if name.to_string() == super::dialect::FLINK_TYPE && modifiers.len() == 2 =>
+        {
+            let text = modifiers[1].to_string();
+            let dialect = super::dialect::FlinkDialect;
+            let mut parser = sqlparser::parser::Parser::new(&dialect)
+                .try_with_sql(text.trim_matches('\''))
+                .ok()?;
+            super::types::parse_cast_type(&mut parser).ok()?.1
+        }
+        _ => None,
     }
 }
 
