@@ -51,6 +51,8 @@ pub struct TableDef {
     pub watermark: Option<WatermarkSpec>,
     pub primary_key: Option<Vec<String>>,
     pub comment: Option<String>,
+    /// `PARTITIONED BY` keys, physical columns, in the order written.
+    pub partition_keys: Vec<String>,
     /// `WITH` options in the order written.
     pub options: Vec<(String, String)>,
 }
@@ -134,6 +136,14 @@ impl TableDef {
         );
         if let Some(comment) = &self.comment {
             out.push_str(&format!("\nCOMMENT '{}'", comment.replace('\'', "''")));
+        }
+        if !self.partition_keys.is_empty() {
+            let keys: Vec<String> = self
+                .partition_keys
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect();
+            out.push_str(&format!("\nPARTITIONED BY ({})", keys.join(", ")));
         }
         let options: Vec<String> = self
             .options

@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 
 use crate::catalog::{Catalog, CatalogEntry, ViewDef};
 use crate::clock::{Clock, SystemClock};
-use crate::connector::sink::filesystem::FileSink;
+use crate::connector::sink::filesystem::{FileSink, FileSinkTarget};
 use crate::connector::sink::{BlackholeSink, PrintSink};
 use crate::exec::chunk::{RowKind, StreamChunk};
 use crate::exec::not_null::NotNullEnforcer;
@@ -433,7 +433,33 @@ impl Session {
                         ));
                     }
                 };
-                let sink_schema = table.physical_schema();
+                // `PARTITION (k = 'v')` names columns the query then does not provide.
+                let physical = table.physical_schema();
+                for (key, _) in &insert.static_partitions {
+                    if !physical.fields.iter().any(|f| &f.name == key) {
+                        return Err(position_error(
+                            parsed,
+                            format!("Unknown target column '{key}'"),
+                        ));
+                    }
+                    if !table.partition_keys.contains(key) {
+                        return Err(position_error(
+                            parsed,
+                            format!(
+                                "Static partition column '{key}' should be in the partition keys list [{}] for table 'default_catalog.default_database.{name}'.",
+                                table.partition_keys.join(", ")
+                            ),
+                        ));
+                    }
+                }
+                let sink_schema = crate::types::Schema::new(
+                    physical
+                        .fields
+                        .iter()
+                        .filter(|f| !insert.static_partitions.iter().any(|(k, _)| k == &f.name))
+                        .cloned()
+                        .collect(),
+                );
                 let plan = Binder::new(&self.catalog, &parsed.hints).bind_insert(
                     &insert.query,
                     &name,
@@ -489,11 +515,16 @@ impl Session {
                         ));
                     }
                     "filesystem" => Some(FileSink::new(
-                        &name,
-                        &table.options,
-                        plan.schema().clone(),
-                        self.batch_mode(),
-                        insert.overwrite,
+                        FileSinkTarget {
+                            table: &name,
+                            options: &table.options,
+                            schema: &physical,
+                            partition_keys: &table.partition_keys,
+                            static_partitions: &insert.static_partitions,
+                            batch: self.batch_mode(),
+                            overwrite: insert.overwrite,
+                        },
+                        self.clock.clone(),
                     )?),
                     other => {
                         return Err(StatementError::Job(format!(

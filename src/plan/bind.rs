@@ -672,12 +672,38 @@ impl<'a> Binder<'a> {
             }
             None => None,
         };
+        // Flink's two checks of `PARTITIONED BY`: the key names a column, and a physical one.
+        for key in &create.partition_keys {
+            match columns.iter().find(|c| &c.name == key) {
+                None => {
+                    let names: Vec<String> =
+                        columns.iter().map(|c| format!("'{}'", c.name)).collect();
+                    return Err(SqlError::without_position(format!(
+                        "Partition column '{key}' not defined in the table schema. Available columns: [{}]",
+                        names.join(", ")
+                    )));
+                }
+                Some(c) if !matches!(c.source, ColumnSource::Physical) => {
+                    let physical: Vec<&str> = columns
+                        .iter()
+                        .filter(|c| matches!(c.source, ColumnSource::Physical))
+                        .map(|c| c.name.as_str())
+                        .collect();
+                    return Err(SqlError::without_position(format!(
+                        "Invalid partition key '{key}'. A partition key must reference a physical column in the schema. Available columns are: [{}]",
+                        physical.join(", ")
+                    )));
+                }
+                Some(_) => {}
+            }
+        }
         Ok(TableDef {
             name,
             columns,
             watermark,
             primary_key: create.primary_key.clone(),
             comment: create.comment.clone(),
+            partition_keys: create.partition_keys.clone(),
             options: create.options.clone(),
         })
     }

@@ -12,6 +12,7 @@ use arrow_schema::SchemaRef;
 
 use crate::clock::Clock;
 use crate::connector::ConnectorError;
+use crate::connector::option_value::parse_duration;
 use crate::exec::operator::ExecError;
 use crate::exec::runtime::SourceSplit;
 use crate::types::{DataType, NANOS_PER_DAY, Schema, TypeKind};
@@ -47,23 +48,6 @@ pub struct DatagenSplit {
     started: Option<Instant>,
     rng: u64,
     clock: Arc<dyn Clock>,
-}
-
-/// A Flink duration (`5000`, `5 s`, `1 min`, `2 h`, `1 d`; milliseconds without a unit) in
-/// nanoseconds.
-fn parse_duration(text: &str) -> Option<i64> {
-    let text = text.trim();
-    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
-    let number: i64 = text[..digits].parse().ok()?;
-    let unit: i64 = match text[digits..].trim().to_ascii_lowercase().as_str() {
-        "" | "ms" | "milli" | "millis" | "millisecond" | "milliseconds" => 1_000_000,
-        "s" | "sec" | "secs" | "second" | "seconds" => 1_000_000_000,
-        "min" | "m" | "minute" | "minutes" => 60_000_000_000,
-        "h" | "hour" | "hours" => 3_600_000_000_000,
-        "d" | "day" | "days" => 86_400_000_000_000,
-        _ => return None,
-    };
-    number.checked_mul(unit)
 }
 
 /// The longest string or byte string datagen makes (1 MiB): longer ones only exhaust memory.
