@@ -145,9 +145,11 @@ impl TableDef {
                 .collect();
             out.push_str(&format!("\nPARTITIONED BY ({})", keys.join(", ")));
         }
-        let options: Vec<String> = self
-            .options
-            .iter()
+        // Flink prints the options sorted by key, whatever the order written.
+        let mut sorted: Vec<&(String, String)> = self.options.iter().collect();
+        sorted.sort_by(|a, b| a.0.cmp(&b.0));
+        let options: Vec<String> = sorted
+            .into_iter()
             .map(|(k, v)| {
                 format!(
                     "  '{}' = '{}'",

@@ -87,11 +87,38 @@ pub fn build_pipelines(
                     })?;
                     let mut pipelines = Vec::new();
                     let physical = scan.physical_schema();
+                    // Of a partitioned table the files hold the other columns.
+                    let keys = &table.partition_keys;
+                    let decoded = Schema::new(
+                        physical
+                            .fields
+                            .iter()
+                            .filter(|f| !keys.contains(&f.name))
+                            .cloned()
+                            .collect(),
+                    );
+                    let root = std::path::Path::new(path.strip_prefix("file://").unwrap_or(path));
+                    let default_name = table
+                        .option("partition.default-name")
+                        .unwrap_or(crate::connector::partition::DEFAULT_PARTITION_NAME);
                     for file in filesystem::list_files(path)? {
-                        let decoder = new_decoder(&table.options, &physical, &ctx.zone)?;
+                        let decoder = new_decoder(&table.options, &decoded, &ctx.zone)?;
                         let split = filesystem::open_file(&file, decoder)?;
-                        let split: Box<dyn SourceSplit> = if scan.metadata.is_empty() {
+                        let split: Box<dyn SourceSplit> = if keys.is_empty() {
                             Box::new(split)
+                        } else {
+                            let dir = file.parent().unwrap_or(root);
+                            let relative = dir.strip_prefix(root).unwrap_or(dir);
+                            Box::new(filesystem::WithPartitionValues::new(
+                                split,
+                                &physical,
+                                keys,
+                                relative,
+                                default_name,
+                            ))
+                        };
+                        let split: Box<dyn SourceSplit> = if scan.metadata.is_empty() {
+                            split
                         } else {
                             Box::new(filesystem::WithFileMetadata::new(
                                 split,

@@ -411,6 +411,11 @@ impl FileSink {
     /// Writes rows of one partition, rolling by size between rows as Flink does.
     fn write_rows(&mut self, partition: &str, rows: &RecordBatch) -> Result<(), ExecError> {
         self.buffer.clear();
+        // When every column is a partition key the rows leave only their directory, and an
+        // empty file (Flink writes no line for them).
+        if self.data_schema.fields.is_empty() {
+            return self.append(partition, "");
+        }
         self.encoder
             .encode_batch(rows, &self.data_schema, &mut self.buffer);
         let fits = self.batch
