@@ -51,6 +51,8 @@ pub struct TableDef {
     pub watermark: Option<WatermarkSpec>,
     pub primary_key: Option<Vec<String>>,
     pub comment: Option<String>,
+    /// `PARTITIONED BY` keys, physical columns, in the order written.
+    pub partition_keys: Vec<String>,
     /// `WITH` options in the order written.
     pub options: Vec<(String, String)>,
 }
@@ -135,9 +137,19 @@ impl TableDef {
         if let Some(comment) = &self.comment {
             out.push_str(&format!("\nCOMMENT '{}'", comment.replace('\'', "''")));
         }
-        let options: Vec<String> = self
-            .options
-            .iter()
+        if !self.partition_keys.is_empty() {
+            let keys: Vec<String> = self
+                .partition_keys
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect();
+            out.push_str(&format!("\nPARTITIONED BY ({})", keys.join(", ")));
+        }
+        // Flink prints the options sorted by key, whatever the order written.
+        let mut sorted: Vec<&(String, String)> = self.options.iter().collect();
+        sorted.sort_by(|a, b| a.0.cmp(&b.0));
+        let options: Vec<String> = sorted
+            .into_iter()
             .map(|(k, v)| {
                 format!(
                     "  '{}' = '{}'",

@@ -86,22 +86,56 @@ pub fn build_pipelines(
                         ))
                     })?;
                     let physical = scan.physical_schema();
-                    // The format's options are checked now; each file is opened (with a
-                    // decoder of its own) only when its split is first read.
-                    new_decoder(&table.options, &physical, &ctx.zone)?;
+                    // Of a partitioned table the files hold the other columns; the format's
+                    // options are checked now, and each file is opened (with a decoder of its
+                    // own) only when its split is first read.
+                    let keys = table.partition_keys.clone();
+                    let decoded = Schema::new(
+                        physical
+                            .fields
+                            .iter()
+                            .filter(|f| !keys.contains(&f.name))
+                            .cloned()
+                            .collect(),
+                    );
+                    new_decoder(&table.options, &decoded, &ctx.zone)?;
+                    let root =
+                        std::path::PathBuf::from(path.strip_prefix("file://").unwrap_or(path));
+                    let default_name = table
+                        .option("partition.default-name")
+                        .unwrap_or(crate::connector::partition::DEFAULT_PARTITION_NAME)
+                        .to_string();
                     let mut pipelines = Vec::new();
                     for file in filesystem::list_files(path)? {
-                        let (options, physical, zone) =
-                            (table.options.clone(), physical.clone(), ctx.zone.clone());
+                        let (options, decoded, physical, zone) = (
+                            table.options.clone(),
+                            decoded.clone(),
+                            physical.clone(),
+                            ctx.zone.clone(),
+                        );
+                        let (keys, root, default_name) =
+                            (keys.clone(), root.clone(), default_name.clone());
                         let metadata = scan.metadata.clone();
                         let name = format!("file {}", file.display());
                         let open = move || -> Result<Box<dyn SourceSplit>, ExecError> {
                             let failed = |e: ConnectorError| ExecError::Source(e.0);
-                            let decoder =
-                                new_decoder(&options, &physical, &zone).map_err(failed)?;
+                            let decoder = new_decoder(&options, &decoded, &zone).map_err(failed)?;
                             let split = filesystem::open_file(&file, decoder).map_err(failed)?;
-                            Ok(if metadata.is_empty() {
+                            let split: Box<dyn SourceSplit> = if keys.is_empty() {
                                 Box::new(split)
+                            } else {
+                                let dir = file.parent().unwrap_or(&root);
+                                let relative = dir.strip_prefix(&root).unwrap_or(dir);
+                                Box::new(filesystem::WithPartitionValues::new(
+                                    split,
+                                    &physical,
+                                    &keys,
+                                    relative,
+                                    &default_name,
+                                ))
+                            };
+                            Ok(if metadata.is_empty() {
+                                split
                             } else {
                                 Box::new(
                                     filesystem::WithFileMetadata::new(split, &file, &metadata)

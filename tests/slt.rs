@@ -16,7 +16,8 @@
 //!
 //! file ${TMP}/dir
 //! ----
-//! <the exact contents of the directory's files, concatenated in name order>
+//! <the exact contents of the directory's files, concatenated in name order; those of each
+//!  subdirectory after a line `-- <subdirectory>/`>
 //! ```
 //!
 //! `${TMP}` stands for a fresh directory per file. A `file` record also fails when the
@@ -58,20 +59,44 @@ fn run(session: &mut Session, sql: &str) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
-/// The contents of the files in `dir`, in name order, or an error naming hidden files.
+/// The contents of the files in `dir`, in name order, or an error naming hidden files. Files
+/// in subdirectories (a partitioned table's `k=v/`) follow those of `dir`, each directory's
+/// under a line `-- <directory below dir>/`.
 fn directory_contents(dir: &Path) -> Result<String, String> {
-    let mut names: Vec<_> = std::fs::read_dir(dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    if let Some(hidden) = names.iter().find(|n| n.starts_with('.')) {
-        return Err(format!("hidden file left behind: {hidden}"));
+    fn collect(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))?
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        entries.sort();
+        let (dirs, files): (Vec<PathBuf>, Vec<PathBuf>) =
+            entries.into_iter().partition(|p| p.is_dir());
+        for path in files.iter().chain(&dirs) {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            if name.starts_with('.') {
+                let shown = path.strip_prefix(root).unwrap_or(path);
+                return Err(format!("hidden file left behind: {}", shown.display()));
+            }
+        }
+        out.extend(files);
+        for d in dirs {
+            collect(root, &d, out)?;
+        }
+        Ok(())
     }
+    let mut files = Vec::new();
+    collect(dir, dir, &mut files)?;
     let mut all = String::new();
-    for n in names {
-        all.push_str(&std::fs::read_to_string(dir.join(n)).map_err(|e| e.to_string())?);
+    let mut current = PathBuf::new();
+    for file in files {
+        let relative = file.strip_prefix(dir).unwrap_or(&file);
+        let parent = relative.parent().unwrap_or(Path::new("")).to_path_buf();
+        if parent != current {
+            all.push_str(&format!("-- {}/\n", parent.display()));
+            current = parent;
+        }
+        all.push_str(&std::fs::read_to_string(&file).map_err(|e| e.to_string())?);
     }
     Ok(all)
 }

@@ -8,24 +8,24 @@ use std::sync::atomic::AtomicBool;
 
 use crate::catalog::{Catalog, CatalogEntry, ViewDef};
 use crate::clock::{Clock, SystemClock};
-use crate::connector::sink::filesystem::FileSink;
+use crate::connector::sink::filesystem::{FileSink, FileSinkTarget};
 use crate::connector::sink::{BlackholeSink, PrintSink};
 use crate::exec::chunk::{RowKind, StreamChunk};
 use crate::exec::not_null::NotNullEnforcer;
 use crate::exec::operator::ExecError;
 use crate::exec::runtime::{self, Sink};
 use crate::function::EvalContext;
+use crate::function::string::like_to_regex;
 use crate::job::build_pipelines;
 use crate::plan::bind::{Binder, output_names, repeated_name};
 use crate::plan::logical::LogicalPlan;
 use crate::sql::SqlError;
-use crate::function::string::like_to_regex;
 use crate::sql::ast::{ObjectKind, ParsedStatement, ShowLike, Statement};
 use crate::sql::parser::{object_name_last, session_object_name};
 use crate::types::Schema;
-use sqlparser::ast::ObjectName;
 use crate::types::text::format_value;
 use crate::types::time::SessionZone;
+use sqlparser::ast::ObjectName;
 
 use super::tableau::{self, NULL_TEXT, border, row_line, widths_by_type};
 
@@ -520,7 +520,33 @@ impl Session {
                         ));
                     }
                 };
-                let sink_schema = table.physical_schema();
+                // `PARTITION (k = 'v')` names columns the query then does not provide.
+                let physical = table.physical_schema();
+                for (key, _) in &insert.static_partitions {
+                    if !physical.fields.iter().any(|f| &f.name == key) {
+                        return Err(position_error(
+                            parsed,
+                            format!("Unknown target column '{key}'"),
+                        ));
+                    }
+                    if !table.partition_keys.contains(key) {
+                        return Err(position_error(
+                            parsed,
+                            format!(
+                                "Static partition column '{key}' should be in the partition keys list [{}] for table 'default_catalog.default_database.{name}'.",
+                                table.partition_keys.join(", ")
+                            ),
+                        ));
+                    }
+                }
+                let sink_schema = crate::types::Schema::new(
+                    physical
+                        .fields
+                        .iter()
+                        .filter(|f| !insert.static_partitions.iter().any(|(k, _)| k == &f.name))
+                        .cloned()
+                        .collect(),
+                );
                 let plan = Binder::new(&self.catalog, &parsed.hints).bind_insert(
                     &insert.query,
                     &name,
@@ -576,11 +602,16 @@ impl Session {
                         ));
                     }
                     "filesystem" => Some(FileSink::new(
-                        &name,
-                        &table.options,
-                        plan.schema().clone(),
-                        self.batch_mode(),
-                        insert.overwrite,
+                        FileSinkTarget {
+                            table: &name,
+                            options: &table.options,
+                            schema: &physical,
+                            partition_keys: &table.partition_keys,
+                            static_partitions: &insert.static_partitions,
+                            batch: self.batch_mode(),
+                            overwrite: insert.overwrite,
+                        },
+                        self.clock.clone(),
                     )?),
                     other => {
                         return Err(StatementError::Job(format!(
@@ -798,9 +829,7 @@ fn show_database(name: &ObjectName, what: &str) -> Result<(), String> {
         return Err(format!("Catalog {catalog} does not exist"));
     }
     if database != "default_database" {
-        return Err(format!(
-            "Database '{catalog}'.'{database}' doesn't exist."
-        ));
+        return Err(format!("Database '{catalog}'.'{database}' doesn't exist."));
     }
     Ok(())
 }

@@ -4,6 +4,8 @@
 //! `sink/`) move bytes. A format never knows where its bytes come from.
 
 pub mod format;
+pub mod option_value;
+pub mod partition;
 pub mod sink;
 pub mod source;
 

@@ -84,6 +84,8 @@ pub struct CreateTable {
     pub watermark: Option<WatermarkDef>,
     pub primary_key: Option<Vec<String>>,
     pub comment: Option<String>,
+    /// `PARTITIONED BY (k, …)`, in the order written.
+    pub partition_keys: Vec<String>,
     pub options: Vec<(String, String)>,
 }
 
@@ -145,6 +147,8 @@ pub struct Drop {
 #[derive(Debug, Clone)]
 pub struct Insert {
     pub table: ObjectName,
+    /// `PARTITION (k = 'v', …)`: each key with its literal's text.
+    pub static_partitions: Vec<(String, String)>,
     pub columns: Vec<String>,
     pub overwrite: bool,
     pub query: Box<Query>,

@@ -243,7 +243,10 @@ fn unicode_literal(parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
         let Token::SingleQuotedString(c) = &given.token else {
             return Some(Err(super::parser::error_at(
                 given.span,
-                format!("expected a quoted character after UESCAPE, found {}", given.token),
+                format!(
+                    "expected a quoted character after UESCAPE, found {}",
+                    given.token
+                ),
             )));
         };
         escape = match unicode_escape_char(c) {
@@ -302,17 +305,18 @@ fn unescape_unicode(text: &str, escape: char) -> Result<String, String> {
             i += 2;
             continue;
         }
-        let malformed =
-            || format!("Unicode escape sequence starting at character {i} is not exactly four hex digits");
+        let malformed = || {
+            format!(
+                "Unicode escape sequence starting at character {i} is not exactly four hex digits"
+            )
+        };
         let digits = units.get(i + 1..i + 5).ok_or_else(malformed)?;
         let digits = String::from_utf16(digits).map_err(|_| malformed())?;
         let value = java_parse_hex(&digits).ok_or_else(malformed)?;
         out.push((value & 0xFFFF) as u16);
         i += 5;
     }
-    Ok(char::decode_utf16(out)
-        .map(|c| c.unwrap_or('?'))
-        .collect())
+    Ok(char::decode_utf16(out).map(|c| c.unwrap_or('?')).collect())
 }
 
 /// `Integer.parseInt(s, 16)` for the short strings above: an optional sign, then hex digits.

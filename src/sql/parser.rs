@@ -301,6 +301,7 @@ impl StatementParser<'_, '_> {
             watermark: None,
             primary_key: None,
             comment: None,
+            partition_keys: Vec::new(),
             options: Vec::new(),
         };
         loop {
@@ -314,8 +315,16 @@ impl StatementParser<'_, '_> {
             table.comment = Some(self.parser.parse_literal_string()?);
         }
         if self.keywords(&["PARTITIONED", "BY"]) {
-            let at = self.parser.get_current_token().span;
-            return Err(error_at(at, "PARTITIONED BY is not supported yet"));
+            self.parser.expect_token(&Token::LParen)?;
+            loop {
+                table
+                    .partition_keys
+                    .push(self.parser.parse_identifier()?.value);
+                if !self.parser.consume_token(&Token::Comma) {
+                    break;
+                }
+            }
+            self.parser.expect_token(&Token::RParen)?;
         }
         if self.keyword("WITH") {
             table.options = self.options()?;
@@ -650,6 +659,51 @@ impl StatementParser<'_, '_> {
         }))
     }
 
+    /// `(k = literal, …)` after `INSERT … PARTITION`; a value is kept as the literal's text
+    /// (`'x'` → `x`, `12` → `12`), which is what names the partition's directory.
+    fn static_partitions(&mut self) -> Result<Vec<(String, String)>, ParserError> {
+        use sqlparser::ast::{Expr, UnaryOperator, Value};
+        self.parser.expect_token(&Token::LParen)?;
+        let mut pairs = Vec::new();
+        loop {
+            let key = self.parser.parse_identifier()?.value;
+            self.parser.expect_token(&Token::Eq)?;
+            let at = self.parser.peek_token_ref().span;
+            let literal = |v: &Value| match v {
+                Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => Some(s.clone()),
+                Value::Number(n, _) => Some(n.clone()),
+                Value::Boolean(b) => Some(b.to_string().to_ascii_uppercase()),
+                _ => None,
+            };
+            let text = match self.parser.parse_expr()? {
+                Expr::Value(v) => literal(&v.value),
+                Expr::UnaryOp {
+                    op: UnaryOperator::Minus,
+                    expr,
+                } => match *expr {
+                    Expr::Value(v) => match &v.value {
+                        Value::Number(n, _) => Some(format!("-{n}")),
+                        _ => None,
+                    },
+                    _ => None,
+                },
+                _ => None,
+            };
+            let text = text.ok_or_else(|| {
+                error_at(
+                    at,
+                    "not a literal: a static partition value must be a literal other than NULL",
+                )
+            })?;
+            pairs.push((key, text));
+            if !self.parser.consume_token(&Token::Comma) {
+                break;
+            }
+        }
+        self.parser.expect_token(&Token::RParen)?;
+        Ok(pairs)
+    }
+
     fn insert(&mut self) -> Result<Statement, ParserError> {
         self.parser.next_token();
         let overwrite = if self.keyword("OVERWRITE") {
@@ -660,6 +714,11 @@ impl StatementParser<'_, '_> {
         };
         self.keyword("TABLE");
         let table = self.parser.parse_object_name(false)?;
+        let static_partitions = if self.keyword("PARTITION") {
+            self.static_partitions()?
+        } else {
+            Vec::new()
+        };
         let mut columns = Vec::new();
         if self.parser.peek_token_ref().token == Token::LParen
             && !matches!(
@@ -679,6 +738,7 @@ impl StatementParser<'_, '_> {
         let query = self.parser.parse_query()?;
         Ok(Statement::Insert(Insert {
             table,
+            static_partitions,
             columns,
             overwrite,
             query,

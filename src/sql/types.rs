@@ -380,9 +380,8 @@ impl TypeReader<'_, '_> {
             }
             _ => return Err(self.error("expected an interval unit")),
         };
-        self.qualifier = Some(
-            IntervalQualifier::new(&unit, last, precision).map_err(|m| self.error(&m))?,
-        );
+        self.qualifier =
+            Some(IntervalQualifier::new(&unit, last, precision).map_err(|m| self.error(&m))?);
         Ok(kind)
     }
 }

@@ -1,63 +1,189 @@
 //! Flink's `filesystem` connector as an append-only sink: rows are encoded by the table's
-//! format into part files inside the directory `path`. A part file is written under a hidden
-//! in-progress name and renamed when it is complete, so a reader of the directory never sees
-//! half a file; a new part starts when the current one reaches
-//! `sink.rolling-policy.file-size`. Names follow Flink's: `part-<uuid>-<subtask>-<n>` in
-//! streaming mode, `part-<uuid>-task-<subtask>-file-<n>` in batch mode.
+//! format into part files inside the directory `path` (of a partitioned table, inside its
+//! `k=v/` partition directories, without the partition columns). No reader of the directory
+//! sees a file before it is complete, and a failed job leaves nothing that looks like output:
+//!
+//! - **Batch mode** (Flink's `FileSystemOutputFormat`): parts are written into a hidden
+//!   staging directory `path/.staging_<millis>_<uuid>`, one per partition, and moved into place
+//!   only when every split has ended. `INSERT OVERWRITE` deletes, at that moment, the visible
+//!   entries of the table (unpartitioned) or of each partition that received rows. A failed
+//!   job drops the staging directory; a killed process leaves it behind, hidden, as Flink does.
+//! - **Streaming mode** (Flink's `StreamingFileSink`): a part is written under a hidden
+//!   in-progress name and renamed when it rolls — on `sink.rolling-policy.file-size`, on
+//!   `rollover-interval` since it was opened, on `inactivity-interval` since its last row
+//!   (both checked every `check-interval`) — and at the end of the input.
+//!
+//! Every part is fsynced before the rename that makes it visible. Names follow Flink's:
+//! `part-<uuid>-<subtask>-<n>` in streaming mode, `part-<uuid>-task-<subtask>-file-<n>` in
+//! batch mode.
+//!
+//! The sink is called only when a chunk arrives (or the input ends), so the time-based rolls
+//! happen at the first write after they are due, not while the input is quiet.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use arrow_array::{RecordBatch, UInt32Array};
+
+use crate::clock::Clock;
 use crate::connector::ConnectorError;
 use crate::connector::format::{LineEncoder, new_encoder};
+use crate::connector::option_value::{parse_duration, parse_memory_size};
+use crate::connector::partition::{self, DEFAULT_PARTITION_NAME};
 use crate::exec::chunk::{RowKind, StreamChunk};
 use crate::exec::operator::ExecError;
 use crate::exec::runtime::Sink;
 use crate::function::math::random_uuid;
-use crate::types::Schema;
+use crate::types::{DataType, Schema};
 
-/// Flink's default `sink.rolling-policy.file-size`.
+/// Flink's defaults for `sink.rolling-policy.*`: 128 MB, 30 min, 30 min, 1 min.
 const DEFAULT_ROLL_SIZE: u64 = 128 * 1024 * 1024;
+const DEFAULT_ROLLOVER_NANOS: i64 = 30 * 60 * 1_000_000_000;
+const DEFAULT_INACTIVITY_NANOS: i64 = 30 * 60 * 1_000_000_000;
+const DEFAULT_CHECK_NANOS: i64 = 60 * 1_000_000_000;
+
+/// When a streaming part is finished (Flink's `TableRollingPolicy`).
+#[derive(Debug, Clone, Copy)]
+struct RollingPolicy {
+    file_size: u64,
+    rollover: i64,
+    inactivity: i64,
+    check_interval: i64,
+}
+
+/// Where the value of a partition key comes from.
+#[derive(Debug, Clone)]
+enum PartitionValue {
+    /// A column of the incoming chunks.
+    Column(usize, DataType),
+    /// `INSERT … PARTITION (k = 'v')`.
+    Static(String),
+}
+
+#[derive(Debug, Clone)]
+struct Partitioning {
+    keys: Vec<String>,
+    values: Vec<PartitionValue>,
+    default_name: String,
+}
+
+/// The table-level description of one INSERT into a filesystem table.
+pub struct FileSinkTarget<'a> {
+    pub table: &'a str,
+    pub options: &'a [(String, String)],
+    /// The table's physical columns, in order.
+    pub schema: &'a Schema,
+    pub partition_keys: &'a [String],
+    /// `PARTITION (k = 'v', …)`: these columns are not in the incoming chunks.
+    pub static_partitions: &'a [(String, String)],
+    pub batch: bool,
+    pub overwrite: bool,
+}
 
 pub struct FileSink {
     dir: PathBuf,
     table: String,
-    schema: Schema,
+    /// The columns written into the files, by their position in the incoming chunks.
+    data_columns: Vec<usize>,
+    data_schema: Schema,
     encoder: LineEncoder,
+    partitioning: Option<Partitioning>,
     prefix: String,
     batch: bool,
-    /// INSERT OVERWRITE: the files already in the directory go once the job has written.
     overwrite: bool,
-    roll_size: u64,
+    rolling: RollingPolicy,
+    clock: Arc<dyn Clock>,
     next_part: u64,
+    /// Batch mode: the hidden directory the parts are written into until the commit.
+    staging: Option<PathBuf>,
+    /// The open part of each partition directory (`""` when the table is unpartitioned).
+    parts: BTreeMap<String, PartFile>,
+    /// Batch mode: the partition directories that received rows.
+    written: BTreeSet<String>,
+    /// The last time the time-based rolls were checked.
+    last_check: i64,
+    done: bool,
     buffer: String,
-    current: Option<PartFile>,
 }
 
 struct PartFile {
-    in_progress: PathBuf,
+    /// Where it is written (hidden: in progress, or in the staging directory).
+    writing: PathBuf,
+    /// Where it goes when it is complete (streaming mode; batch parts move at the commit).
     finished: PathBuf,
     out: BufWriter<File>,
     bytes: u64,
+    opened_at: i64,
+    written_at: i64,
+}
+
+fn option<'a>(options: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    options
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+}
+
+fn parse_error(key: &str, text: &str) -> ConnectorError {
+    ConnectorError(format!(
+        "Invalid value for option '{key}'.\nCould not parse value '{text}' for key '{key}'."
+    ))
+}
+
+impl RollingPolicy {
+    fn from_options(options: &[(String, String)]) -> Result<Self, ConnectorError> {
+        let size_key = "sink.rolling-policy.file-size";
+        let file_size = match option(options, size_key) {
+            Some(text) => parse_memory_size(text).ok_or_else(|| parse_error(size_key, text))?,
+            None => DEFAULT_ROLL_SIZE,
+        };
+        let duration = |key: &str, default: i64| -> Result<i64, ConnectorError> {
+            match option(options, key) {
+                Some(text) => parse_duration(text).ok_or_else(|| parse_error(key, text)),
+                None => Ok(default),
+            }
+        };
+        let policy = RollingPolicy {
+            file_size,
+            rollover: duration(
+                "sink.rolling-policy.rollover-interval",
+                DEFAULT_ROLLOVER_NANOS,
+            )?,
+            inactivity: duration(
+                "sink.rolling-policy.inactivity-interval",
+                DEFAULT_INACTIVITY_NANOS,
+            )?,
+            check_interval: duration("sink.rolling-policy.check-interval", DEFAULT_CHECK_NANOS)?,
+        };
+        Ok(policy)
+    }
+
+    /// Flink checks its arguments only when it builds the streaming writer: a zero size or
+    /// interval fails the job there (a bare `IllegalArgumentException`).
+    fn check_streaming(&self, table: &str) -> Result<(), ConnectorError> {
+        for (key, positive) in [
+            ("file-size", self.file_size > 0),
+            ("rollover-interval", self.rollover > 0),
+            ("inactivity-interval", self.inactivity > 0),
+        ] {
+            if !positive {
+                return Err(ConnectorError(format!(
+                    "java.lang.IllegalArgumentException: option 'sink.rolling-policy.{key}' of table '{table}' must be positive"
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 impl FileSink {
-    pub fn new(
-        table: &str,
-        options: &[(String, String)],
-        schema: Schema,
-        batch: bool,
-        overwrite: bool,
-    ) -> Result<Self, ConnectorError> {
-        let option = |key: &str| {
-            options
-                .iter()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| v.as_str())
-        };
-        crate::connector::source::filesystem::check_options(options)?;
-        let path = option("path").ok_or_else(|| {
+    pub fn new(target: FileSinkTarget<'_>, clock: Arc<dyn Clock>) -> Result<Self, ConnectorError> {
+        let table = target.table;
+        crate::connector::source::filesystem::check_options(target.options)?;
+        let path = option(target.options, "path").ok_or_else(|| {
             ConnectorError(format!(
                 "table '{table}': option 'path' is required for connector 'filesystem'"
             ))
@@ -69,27 +195,79 @@ impl FileSink {
                 dir.display()
             )));
         }
-        let roll_size = match option("sink.rolling-policy.file-size") {
-            Some(text) => parse_memory_size(text).ok_or_else(|| {
-                ConnectorError(format!(
-                    "table '{table}': invalid value '{text}' for option 'sink.rolling-policy.file-size'"
-                ))
-            })?,
-            None => DEFAULT_ROLL_SIZE,
+        let rolling = RollingPolicy::from_options(target.options)?;
+        if !target.batch {
+            rolling.check_streaming(table)?;
+        }
+        // The incoming chunks carry the table's columns except the statically given ones.
+        let incoming: Vec<&crate::types::Field> = target
+            .schema
+            .fields
+            .iter()
+            .filter(|f| !target.static_partitions.iter().any(|(k, _)| k == &f.name))
+            .collect();
+        let position = |name: &str| incoming.iter().position(|f| f.name == name);
+        let partitioning = if target.partition_keys.is_empty() {
+            None
+        } else {
+            let mut values = Vec::new();
+            for key in target.partition_keys {
+                let value = match target.static_partitions.iter().find(|(k, _)| k == key) {
+                    Some((_, v)) => PartitionValue::Static(v.clone()),
+                    None => {
+                        let i = position(key).ok_or_else(|| {
+                            ConnectorError(format!(
+                                "table '{table}': partition column '{key}' is not a column"
+                            ))
+                        })?;
+                        let data_type = incoming[i].data_type.clone();
+                        if !partition::is_partition_type(&data_type.kind) {
+                            return Err(ConnectorError(format!(
+                                "table '{table}': partition column '{key}' has type {}, whose values cannot name a directory",
+                                data_type.kind
+                            )));
+                        }
+                        PartitionValue::Column(i, data_type)
+                    }
+                };
+                values.push(value);
+            }
+            Some(Partitioning {
+                keys: target.partition_keys.to_vec(),
+                values,
+                default_name: option(target.options, "partition.default-name")
+                    .unwrap_or(DEFAULT_PARTITION_NAME)
+                    .to_string(),
+            })
         };
-        let encoder = new_encoder(options, &schema)?;
+        let data_columns: Vec<usize> = incoming
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| !target.partition_keys.contains(&f.name))
+            .map(|(i, _)| i)
+            .collect();
+        let data_schema = Schema::new(data_columns.iter().map(|&i| incoming[i].clone()).collect());
+        let encoder = new_encoder(target.options, &data_schema)?;
+        let now = clock.now_nanos();
         Ok(FileSink {
             dir,
             table: table.to_string(),
-            schema,
+            data_columns,
+            data_schema,
             encoder,
+            partitioning,
             prefix: format!("part-{}", random_uuid()),
-            batch,
-            overwrite,
-            roll_size,
+            batch: target.batch,
+            overwrite: target.overwrite,
+            rolling,
+            clock,
             next_part: 0,
+            staging: None,
+            parts: BTreeMap::new(),
+            written: BTreeSet::new(),
+            last_check: now,
+            done: false,
             buffer: String::new(),
-            current: None,
         })
     }
 
@@ -101,52 +279,244 @@ impl FileSink {
         ))
     }
 
-    fn open_part(&mut self) -> Result<(), ExecError> {
-        std::fs::create_dir_all(&self.dir).map_err(|e| self.io_error(&self.dir, e))?;
-        let name = if self.batch {
-            format!("{}-task-0-file-{}", self.prefix, self.next_part)
+    fn staging_dir(&mut self) -> Result<PathBuf, ExecError> {
+        if let Some(staging) = &self.staging {
+            return Ok(staging.clone());
+        }
+        let millis = self.clock.now_nanos().div_euclid(1_000_000);
+        let staging = self
+            .dir
+            .join(format!(".staging_{millis}_{}", random_uuid()));
+        std::fs::create_dir_all(&staging).map_err(|e| self.io_error(&staging, e))?;
+        self.staging = Some(staging.clone());
+        Ok(staging)
+    }
+
+    fn open_part(&mut self, partition: &str) -> Result<(), ExecError> {
+        let (name, writing, finished) = if self.batch {
+            let name = format!("{}-task-0-file-{}", self.prefix, self.next_part);
+            let dir = self.staging_dir()?.join(partition);
+            (
+                name.clone(),
+                dir.join(&name),
+                self.dir.join(partition).join(&name),
+            )
         } else {
-            format!("{}-0-{}", self.prefix, self.next_part)
+            let name = format!("{}-0-{}", self.prefix, self.next_part);
+            let dir = self.dir.join(partition);
+            (
+                name.clone(),
+                dir.join(format!(".{name}.inprogress")),
+                dir.join(&name),
+            )
         };
+        let _ = name;
+        let parent = writing.parent().unwrap_or(&self.dir).to_path_buf();
+        std::fs::create_dir_all(&parent).map_err(|e| self.io_error(&parent, e))?;
         self.next_part += 1;
-        let in_progress = self.dir.join(format!(".{name}.inprogress"));
-        let file = File::create(&in_progress).map_err(|e| self.io_error(&in_progress, e))?;
-        self.current = Some(PartFile {
-            in_progress,
-            finished: self.dir.join(name),
-            out: BufWriter::new(file),
-            bytes: 0,
-        });
+        let file = File::create(&writing).map_err(|e| self.io_error(&writing, e))?;
+        let now = self.clock.now_nanos();
+        self.parts.insert(
+            partition.to_string(),
+            PartFile {
+                writing,
+                finished,
+                out: BufWriter::new(file),
+                bytes: 0,
+                opened_at: now,
+                written_at: now,
+            },
+        );
         Ok(())
     }
 
-    /// The visible files of the directory this job did not write (INSERT OVERWRITE).
-    fn remove_older_files(&self) -> Result<(), ExecError> {
-        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+    /// Flushes and fsyncs a part; in streaming mode also renames it to its visible name (and
+    /// fsyncs the directory, so the rename survives a crash).
+    fn close_part(&mut self, partition: &str) -> Result<(), ExecError> {
+        let Some(part) = self.parts.remove(partition) else {
             return Ok(());
         };
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let hidden = name.starts_with('.') || name.starts_with('_');
-            if hidden || name.starts_with(&self.prefix) || !entry.path().is_file() {
-                continue;
-            }
-            std::fs::remove_file(entry.path()).map_err(|e| self.io_error(&entry.path(), e))?;
+        let file = part
+            .out
+            .into_inner()
+            .map_err(|e| self.io_error(&part.writing, e.into_error()))?;
+        file.sync_all()
+            .map_err(|e| self.io_error(&part.writing, e))?;
+        drop(file);
+        if !self.batch {
+            std::fs::rename(&part.writing, &part.finished)
+                .map_err(|e| self.io_error(&part.finished, e))?;
+            sync_dir(part.finished.parent().unwrap_or(&self.dir))
+                .map_err(|e| self.io_error(&part.finished, e))?;
         }
         Ok(())
     }
 
-    fn close_part(&mut self) -> Result<(), ExecError> {
-        let Some(mut part) = self.current.take() else {
+    /// Streaming mode: finishes the parts whose time is up, at most once per check interval
+    /// (Flink's processing-time timer).
+    fn roll_on_time(&mut self) -> Result<(), ExecError> {
+        if self.batch {
+            return Ok(());
+        }
+        let now = self.clock.now_nanos();
+        if now.saturating_sub(self.last_check) < self.rolling.check_interval {
+            return Ok(());
+        }
+        self.last_check = now;
+        let due: Vec<String> = self
+            .parts
+            .iter()
+            .filter(|(_, p)| {
+                now.saturating_sub(p.opened_at) >= self.rolling.rollover
+                    || now.saturating_sub(p.written_at) >= self.rolling.inactivity
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+        for partition in due {
+            self.close_part(&partition)?;
+        }
+        Ok(())
+    }
+
+    /// The partition directory of each row, and the rows of each directory in input order.
+    fn group_rows(&self, batch: &RecordBatch) -> Vec<(String, Vec<u32>)> {
+        let Some(p) = &self.partitioning else {
+            return vec![(String::new(), (0..batch.num_rows() as u32).collect())];
+        };
+        let mut groups: Vec<(String, Vec<u32>)> = Vec::new();
+        let mut index: BTreeMap<String, usize> = BTreeMap::new();
+        for row in 0..batch.num_rows() {
+            let values: Vec<Option<String>> = p
+                .values
+                .iter()
+                .map(|v| match v {
+                    PartitionValue::Static(s) => Some(s.clone()),
+                    PartitionValue::Column(i, t) => {
+                        partition::value_text(batch.column(*i).as_ref(), row, t)
+                    }
+                })
+                .collect();
+            let dir = partition::directory_of(&p.keys, &values, &p.default_name);
+            match index.get(&dir) {
+                Some(&g) => groups[g].1.push(row as u32),
+                None => {
+                    index.insert(dir.clone(), groups.len());
+                    groups.push((dir, vec![row as u32]));
+                }
+            }
+        }
+        groups
+    }
+
+    /// Writes rows of one partition, rolling by size between rows as Flink does.
+    fn write_rows(&mut self, partition: &str, rows: &RecordBatch) -> Result<(), ExecError> {
+        self.buffer.clear();
+        // When every column is a partition key the rows leave only their directory, and an
+        // empty file (Flink writes no line for them).
+        if self.data_schema.fields.is_empty() {
+            return self.append(partition, "");
+        }
+        self.encoder
+            .encode_batch(rows, &self.data_schema, &mut self.buffer);
+        let fits = self.batch
+            || self
+                .parts
+                .get(partition)
+                .map_or(0, |p| p.bytes)
+                .saturating_add(self.buffer.len() as u64)
+                <= self.rolling.file_size;
+        if fits {
+            let text = std::mem::take(&mut self.buffer);
+            let result = self.append(partition, &text);
+            self.buffer = text;
+            return result;
+        }
+        // The chunk crosses the size limit: row by row, a part ends once it is past the limit.
+        let mut line = String::new();
+        for row in 0..rows.num_rows() {
+            line.clear();
+            self.encoder
+                .encode_batch(&rows.slice(row, 1), &self.data_schema, &mut line);
+            self.append(partition, &line)?;
+        }
+        Ok(())
+    }
+
+    fn append(&mut self, partition: &str, text: &str) -> Result<(), ExecError> {
+        if !self.parts.contains_key(partition) {
+            self.open_part(partition)?;
+        }
+        let now = self.clock.now_nanos();
+        let part = self.parts.get_mut(partition).expect("opened above");
+        if let Err(e) = part.out.write_all(text.as_bytes()) {
+            let path = part.writing.clone();
+            return Err(self.io_error(&path, e));
+        }
+        part.bytes += text.len() as u64;
+        part.written_at = now;
+        if !self.batch && part.bytes > self.rolling.file_size {
+            self.close_part(partition)?;
+        }
+        Ok(())
+    }
+
+    /// Batch mode: moves the staged parts into place, after deleting what INSERT OVERWRITE
+    /// replaces (Flink's `PartitionLoader`).
+    fn commit(&mut self) -> Result<(), ExecError> {
+        std::fs::create_dir_all(&self.dir).map_err(|e| self.io_error(&self.dir, e))?;
+        if self.overwrite {
+            if self.partitioning.is_none() {
+                self.remove_visible(&self.dir.clone())?;
+            } else {
+                for partition in self.written.clone() {
+                    self.remove_visible(&self.dir.join(&partition))?;
+                }
+            }
+        }
+        let Some(staging) = self.staging.clone() else {
             return Ok(());
         };
-        part.out
-            .flush()
-            .map_err(|e| self.io_error(&part.in_progress, e))?;
-        drop(part.out);
-        std::fs::rename(&part.in_progress, &part.finished)
-            .map_err(|e| self.io_error(&part.finished, e))
+        for partition in self.written.clone() {
+            let from = staging.join(&partition);
+            let to = self.dir.join(&partition);
+            std::fs::create_dir_all(&to).map_err(|e| self.io_error(&to, e))?;
+            let entries = std::fs::read_dir(&from).map_err(|e| self.io_error(&from, e))?;
+            for entry in entries {
+                let entry = entry.map_err(|e| self.io_error(&from, e))?;
+                let target = to.join(entry.file_name());
+                std::fs::rename(entry.path(), &target).map_err(|e| self.io_error(&target, e))?;
+            }
+            sync_dir(&to).map_err(|e| self.io_error(&to, e))?;
+        }
+        std::fs::remove_dir_all(&staging).map_err(|e| self.io_error(&staging, e))?;
+        self.staging = None;
+        Ok(())
     }
+
+    /// The entries of `dir` a reader sees (not starting with `.` or `_`), directories too.
+    fn remove_visible(&self, dir: &Path) -> Result<(), ExecError> {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Ok(());
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') || name.starts_with('_') {
+                continue;
+            }
+            let path = entry.path();
+            let removed = if path.is_dir() {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+            removed.map_err(|e| self.io_error(&path, e))?;
+        }
+        Ok(())
+    }
+}
+
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    File::open(dir)?.sync_all()
 }
 
 impl Sink for FileSink {
@@ -159,64 +529,283 @@ impl Sink for FileSink {
                 self.table
             )));
         }
+        self.roll_on_time()?;
         if chunk.num_rows() == 0 {
             return Ok(());
         }
-        self.buffer.clear();
-        self.encoder
-            .encode_batch(&chunk.batch, &self.schema, &mut self.buffer);
-        if self.current.is_none() {
-            self.open_part()?;
-        }
-        let part = self.current.as_mut().expect("opened above");
-        if let Err(e) = part.out.write_all(self.buffer.as_bytes()) {
-            let path = part.in_progress.clone();
-            return Err(self.io_error(&path, e));
-        }
-        part.bytes += self.buffer.len() as u64;
-        if part.bytes >= self.roll_size {
-            self.close_part()?;
+        let data = chunk.batch.project(&self.data_columns)?;
+        for (partition, rows) in self.group_rows(&chunk.batch) {
+            let rows = if rows.len() == data.num_rows() {
+                data.clone()
+            } else {
+                let indices = UInt32Array::from(rows);
+                let columns = data
+                    .columns()
+                    .iter()
+                    .map(|c| arrow_select::take::take(c.as_ref(), &indices, None))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let options =
+                    arrow_array::RecordBatchOptions::new().with_row_count(Some(indices.len()));
+                RecordBatch::try_new_with_options(data.schema(), columns, &options)?
+            };
+            if self.batch {
+                self.written.insert(partition.clone());
+            }
+            self.write_rows(&partition, &rows)?;
         }
         Ok(())
     }
 
     fn finish(&mut self) -> Result<(), ExecError> {
-        self.close_part()?;
-        if self.overwrite {
-            self.remove_older_files()?;
+        self.roll_on_time()?;
+        let open: Vec<String> = self.parts.keys().cloned().collect();
+        for partition in open {
+            self.close_part(&partition)?;
         }
+        if self.batch {
+            self.commit()?;
+        }
+        self.done = true;
         Ok(())
     }
 }
 
-/// Flink's memory sizes: a number with an optional unit (`b`, `kb`/`k`, `mb`/`m`, `gb`/`g`,
-/// `tb`/`t`, also spelled `bytes`, `kibibytes`, …), case-insensitive.
-fn parse_memory_size(text: &str) -> Option<u64> {
-    let text = text.trim();
-    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
-    let number: u64 = text[..digits].parse().ok()?;
-    let unit = text[digits..].trim().to_ascii_lowercase();
-    let shift = match unit.as_str() {
-        "" | "b" | "bytes" => 0,
-        "k" | "kb" | "kibibytes" => 10,
-        "m" | "mb" | "mebibytes" => 20,
-        "g" | "gb" | "gibibytes" => 30,
-        "t" | "tb" | "tebibytes" => 40,
-        _ => return None,
-    };
-    number.checked_mul(1u64 << shift)
+impl Drop for FileSink {
+    /// A job that did not finish leaves no trace a reader would take for output: the staging
+    /// directory (batch) or the in-progress parts (streaming) go.
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        for part in std::mem::take(&mut self.parts).into_values() {
+            drop(part.out);
+            let _ = std::fs::remove_file(&part.writing);
+        }
+        if let Some(staging) = self.staging.take() {
+            let _ = std::fs::remove_dir_all(staging);
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::ManualClock;
+    use crate::types::{Field, TypeKind};
+    use arrow_array::Int32Array;
+
+    const SECOND: i64 = 1_000_000_000;
+
+    fn int_schema() -> Schema {
+        Schema::new(vec![Field::new("a", DataType::nullable(TypeKind::Int))])
+    }
+
+    fn chunk(values: &[i32]) -> StreamChunk {
+        let schema = Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new(
+            "a",
+            arrow_schema::DataType::Int32,
+            true,
+        )]));
+        StreamChunk::inserts(
+            RecordBatch::try_new(schema, vec![Arc::new(Int32Array::from(values.to_vec()))])
+                .unwrap(),
+        )
+    }
+
+    fn sink(dir: &Path, extra: &[(&str, &str)], batch: bool, clock: Arc<ManualClock>) -> FileSink {
+        let mut options = vec![
+            ("connector".to_string(), "filesystem".to_string()),
+            ("path".to_string(), dir.display().to_string()),
+            ("format".to_string(), "csv".to_string()),
+        ];
+        options.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        FileSink::new(
+            FileSinkTarget {
+                table: "t",
+                options: &options,
+                schema: &int_schema(),
+                partition_keys: &[],
+                static_partitions: &[],
+                batch,
+                overwrite: false,
+            },
+            clock,
+        )
+        .unwrap()
+    }
+
+    /// (visible files, hidden entries) of a directory, files with their contents, sorted.
+    fn listing(dir: &Path) -> (Vec<String>, Vec<String>) {
+        let mut visible = Vec::new();
+        let mut hidden = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') {
+                hidden.push(name);
+            } else {
+                visible.push(std::fs::read_to_string(entry.path()).unwrap());
+            }
+        }
+        visible.sort();
+        (visible, hidden)
+    }
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("tideline-file-sink-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
 
     #[test]
-    fn memory_sizes() {
-        assert_eq!(parse_memory_size("128MB"), Some(128 << 20));
-        assert_eq!(parse_memory_size("1 kb"), Some(1024));
-        assert_eq!(parse_memory_size("10"), Some(10));
-        assert_eq!(parse_memory_size("ten"), None);
-        assert_eq!(parse_memory_size("1 parsec"), None);
+    fn streaming_parts_roll_over_after_the_interval() {
+        let dir = temp_dir("rollover");
+        let clock = ManualClock::new(0);
+        let mut s = sink(
+            &dir,
+            &[
+                ("sink.rolling-policy.rollover-interval", "10 s"),
+                ("sink.rolling-policy.check-interval", "1 s"),
+            ],
+            false,
+            clock.clone(),
+        );
+        s.write(chunk(&[1, 2])).unwrap();
+        clock.set(5 * SECOND);
+        s.write(chunk(&[3])).unwrap();
+        // Nothing is visible while the part is young.
+        assert_eq!(listing(&dir).0.len(), 0);
+        clock.set(11 * SECOND);
+        s.write(chunk(&[4])).unwrap();
+        assert_eq!(listing(&dir).0, vec!["1\n2\n3\n".to_string()]);
+        s.finish().unwrap();
+        let (visible, hidden) = listing(&dir);
+        assert_eq!(visible, vec!["1\n2\n3\n".to_string(), "4\n".to_string()]);
+        assert!(hidden.is_empty(), "{hidden:?}");
+    }
+
+    #[test]
+    fn streaming_parts_roll_when_inactive_and_only_at_check_times() {
+        let dir = temp_dir("inactivity");
+        let clock = ManualClock::new(0);
+        let mut s = sink(
+            &dir,
+            &[
+                ("sink.rolling-policy.inactivity-interval", "2 s"),
+                ("sink.rolling-policy.check-interval", "5 s"),
+            ],
+            false,
+            clock.clone(),
+        );
+        s.write(chunk(&[1])).unwrap();
+        // Inactive for 3 s, but the next check is at 5 s.
+        clock.set(3 * SECOND);
+        s.write(chunk(&[2])).unwrap();
+        assert_eq!(listing(&dir).0.len(), 0);
+        clock.set(6 * SECOND);
+        s.write(chunk(&[3])).unwrap();
+        // At 6 s the part was last written at 3 s: inactive for 3 s > 2 s.
+        assert_eq!(listing(&dir).0, vec!["1\n2\n".to_string()]);
+        s.finish().unwrap();
+        assert_eq!(listing(&dir).0.len(), 2);
+    }
+
+    #[test]
+    fn streaming_parts_roll_on_size_between_rows() {
+        let dir = temp_dir("size");
+        let clock = ManualClock::new(0);
+        let mut s = sink(
+            &dir,
+            &[("sink.rolling-policy.file-size", "3b")],
+            false,
+            clock,
+        );
+        s.write(chunk(&[1, 2, 3, 4, 5])).unwrap();
+        s.finish().unwrap();
+        // A part ends once it holds more than 3 bytes: two lines each, the rest in the last.
+        assert_eq!(
+            listing(&dir).0,
+            vec![
+                "1\n2\n".to_string(),
+                "3\n4\n".to_string(),
+                "5\n".to_string()
+            ]
+        );
+    }
+
+    #[test]
+    fn a_batch_job_that_does_not_finish_leaves_nothing() {
+        let dir = temp_dir("batch-fail");
+        let clock = ManualClock::new(0);
+        let mut s = sink(
+            &dir,
+            &[("sink.rolling-policy.file-size", "1b")],
+            true,
+            clock,
+        );
+        for i in 0..100 {
+            s.write(chunk(&[i, i + 1])).unwrap();
+        }
+        // Before the commit only the hidden staging directory exists.
+        let (visible, hidden) = listing(&dir);
+        assert!(visible.is_empty());
+        assert_eq!(hidden.len(), 1);
+        assert!(hidden[0].starts_with(".staging_"), "{hidden:?}");
+        drop(s);
+        assert_eq!(listing(&dir), (vec![], vec![]));
+    }
+
+    #[test]
+    fn a_killed_batch_job_leaves_only_its_hidden_staging_directory() {
+        let dir = temp_dir("batch-killed");
+        let mut s = sink(&dir, &[], true, ManualClock::new(0));
+        s.write(chunk(&[1])).unwrap();
+        // A killed process runs no destructor.
+        std::mem::forget(s);
+        let (visible, hidden) = listing(&dir);
+        assert!(visible.is_empty());
+        assert_eq!(hidden.len(), 1);
+        let files =
+            crate::connector::source::filesystem::list_files(&dir.display().to_string()).unwrap();
+        assert!(files.is_empty(), "a reader sees {files:?}");
+    }
+
+    #[test]
+    fn a_batch_job_writes_one_file_whatever_the_size() {
+        let dir = temp_dir("batch-one");
+        let mut s = sink(
+            &dir,
+            &[("sink.rolling-policy.file-size", "1b")],
+            true,
+            ManualClock::new(0),
+        );
+        s.write(chunk(&[1, 2])).unwrap();
+        s.write(chunk(&[3])).unwrap();
+        s.finish().unwrap();
+        assert_eq!(listing(&dir), (vec!["1\n2\n3\n".to_string()], vec![]));
+    }
+
+    #[test]
+    fn bad_rolling_options() {
+        let options = |k: &str, v: &str| {
+            vec![
+                ("connector".to_string(), "filesystem".to_string()),
+                ("path".to_string(), "/nonexistent-dir-x".to_string()),
+                (k.to_string(), v.to_string()),
+            ]
+        };
+        let err =
+            RollingPolicy::from_options(&options("sink.rolling-policy.rollover-interval", "abc"))
+                .unwrap_err();
+        assert!(
+            err.0.contains(
+                "Could not parse value 'abc' for key 'sink.rolling-policy.rollover-interval'."
+            ),
+            "{err}"
+        );
+        let zero =
+            RollingPolicy::from_options(&options("sink.rolling-policy.rollover-interval", "0 s"))
+                .unwrap();
+        assert!(zero.check_streaming("t").is_err());
     }
 }

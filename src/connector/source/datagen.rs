@@ -12,6 +12,7 @@ use arrow_schema::SchemaRef;
 
 use crate::clock::Clock;
 use crate::connector::ConnectorError;
+use crate::connector::option_value::parse_duration;
 use crate::exec::operator::ExecError;
 use crate::exec::runtime::SourceSplit;
 use crate::types::{DataType, NANOS_PER_DAY, Schema, TypeKind};
@@ -31,10 +32,9 @@ enum FieldGen {
         max_past: i64,
         null_rate: f64,
     },
-    Sequence {
-        start: i64,
-        end: i64,
-    },
+    /// Values `start`, `start + 1`, … in wrapping long arithmetic, each then narrowed to the
+    /// column's type as Java narrows (`(byte) 130` is -126).
+    Sequence { start: i64 },
 }
 
 pub struct DatagenSplit {
@@ -47,23 +47,6 @@ pub struct DatagenSplit {
     started: Option<Instant>,
     rng: u64,
     clock: Arc<dyn Clock>,
-}
-
-/// A Flink duration (`5000`, `5 s`, `1 min`, `2 h`, `1 d`; milliseconds without a unit) in
-/// nanoseconds.
-fn parse_duration(text: &str) -> Option<i64> {
-    let text = text.trim();
-    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
-    let number: i64 = text[..digits].parse().ok()?;
-    let unit: i64 = match text[digits..].trim().to_ascii_lowercase().as_str() {
-        "" | "ms" | "milli" | "millis" | "millisecond" | "milliseconds" => 1_000_000,
-        "s" | "sec" | "secs" | "second" | "seconds" => 1_000_000_000,
-        "min" | "m" | "minute" | "minutes" => 60_000_000_000,
-        "h" | "hour" | "hours" => 3_600_000_000_000,
-        "d" | "day" | "days" => 86_400_000_000_000,
-        _ => return None,
-    };
-    number.checked_mul(unit)
 }
 
 /// The longest string or byte string datagen makes (1 MiB): longer ones only exhaust memory.
@@ -194,36 +177,81 @@ impl DatagenSplit {
             let kind = opt("kind").unwrap_or("random");
             let generator = match kind {
                 "sequence" => {
-                    let start: i64 = parse_num(&key("start"), opt("start").unwrap_or(""))?;
-                    let end: i64 = parse_num(&key("end"), opt("end").unwrap_or(""))?;
+                    let ty = &field.data_type.kind;
+                    let start = parse_bound(ty, &key("start"), opt("start").unwrap_or(""))?;
+                    let end = parse_bound(ty, &key("end"), opt("end").unwrap_or(""))?;
                     // Flink counts |end - start + 1| values up from start, even when end is
-                    // below start.
-                    let count = (end as i128 - start as i128 + 1).unsigned_abs();
-                    let count = u64::try_from(count).unwrap_or(u64::MAX);
+                    // below start, in wrapping long arithmetic; a split holds at most
+                    // Integer.MAX_VALUE of them (`SequenceGenerator.safeDivide`).
+                    let count = end.wrapping_sub(start).wrapping_add(1).wrapping_abs();
+                    if !(0..=i32::MAX as i64).contains(&count) {
+                        return Err(ConnectorError(format!(
+                            "java.lang.IllegalArgumentException: the sequence '{}'..'{}' of field '{}' has more values than one datagen split emits ({})",
+                            opt("start").unwrap_or_default(),
+                            opt("end").unwrap_or_default(),
+                            field.name,
+                            i32::MAX
+                        )));
+                    }
+                    let count = count as u64;
                     remaining = Some(remaining.map_or(count, |r| r.min(count)));
-                    let last = i64::try_from(count.saturating_sub(1)).unwrap_or(i64::MAX);
-                    let end = start.saturating_add(last);
-                    FieldGen::Sequence { start, end }
+                    FieldGen::Sequence { start }
                 }
                 "random" => {
-                    let (dmin, dmax) = default_range(&field.data_type.kind);
-                    let min: f64 = opt("min")
-                        .map(|v| parse_num(&key("min"), v))
+                    let ty = &field.data_type.kind;
+                    let (dmin, dmax) = default_range(ty);
+                    let min = opt("min")
+                        .map(|v| parse_random_bound(ty, &key("min"), v))
                         .transpose()?
                         .unwrap_or(dmin);
-                    let max: f64 = opt("max")
-                        .map(|v| parse_num(&key("max"), v))
+                    let max = opt("max")
+                        .map(|v| parse_random_bound(ty, &key("max"), v))
                         .transpose()?
                         .unwrap_or(dmax);
                     if min > max {
                         return Err(ConnectorError(format!(
-                            "lower bound ({min}) must be strictly less than upper bound ({max})"
+                            "lower bound ({}) must be strictly less than upper bound ({})",
+                            java_message_number(min),
+                            java_message_number(max)
                         )));
                     }
-                    let length: i64 = opt("length")
+                    if !min.is_finite() || !max.is_finite() {
+                        return Err(ConnectorError("interval bounds must be finite".to_string()));
+                    }
+                    let declared = match ty {
+                        TypeKind::Char(n) | TypeKind::VarChar(n) => Some(*n as i64),
+                        _ => None,
+                    };
+                    if opt("length").is_some() && matches!(ty, TypeKind::Char(_)) {
+                        return Err(ConnectorError(format!(
+                            "Custom length for fixed-length type (CHAR/BINARY) field '{}' is not supported.",
+                            field.name
+                        )));
+                    }
+                    if opt("var-len").is_some() && matches!(ty, TypeKind::Char(_)) {
+                        return Err(ConnectorError(format!(
+                            "Only supports specifying 'fields.#.var-len' option for variable-length types (VARCHAR/STRING/VARBINARY/BYTES). The type of field '{}' is not within this range.",
+                            field.name
+                        )));
+                    }
+                    let custom: Option<i64> = opt("length")
                         .map(|v| parse_num(&key("length"), v))
-                        .transpose()?
-                        .unwrap_or(100);
+                        .transpose()?;
+                    if let (Some(custom), Some(n)) = (custom, declared)
+                        && custom > n
+                    {
+                        return Err(ConnectorError(format!(
+                            "Custom length '{custom}' for variable-length type (VARCHAR/STRING/VARBINARY/BYTES) field '{}' should be shorter than '{n}' defined in the schema.",
+                            field.name
+                        )));
+                    }
+                    // Without `length`: a CHAR(n) is n characters; other strings are 100,
+                    // or fewer when the type holds fewer (VARCHAR(4) gives 4).
+                    let length = match (custom, ty) {
+                        (Some(custom), _) => custom,
+                        (None, TypeKind::Char(n)) => *n as i64,
+                        (None, _) => declared.map_or(100, |n| n.min(100)),
+                    };
                     if length <= 0 {
                         return Err(ConnectorError(format!("length ({length})")));
                     }
@@ -320,11 +348,9 @@ impl DatagenSplit {
         let mut floats = Vec::with_capacity(rows);
         for r in 0..rows {
             match &generator {
-                FieldGen::Sequence { start, end } => {
+                FieldGen::Sequence { start } => {
                     nulls.push(false);
-                    let v = (*start)
-                        .saturating_add(i64::try_from(first_row + r as u64).unwrap_or(i64::MAX))
-                        .min(*end);
+                    let v = start.wrapping_add((first_row + r as u64) as i64);
                     ints.push(v);
                     floats.push(v as f64);
                 }
@@ -465,6 +491,63 @@ impl DatagenSplit {
     }
 }
 
+/// A sequence bound as Flink reads it for the column's type: an int for TINYINT, SMALLINT,
+/// INT, FLOAT, DOUBLE and DECIMAL (narrowed to a byte, a short, and for FLOAT a short too),
+/// a long for BIGINT and the string types.
+fn parse_bound(kind: &TypeKind, key: &str, text: &str) -> Result<i64, ConnectorError> {
+    Ok(match kind {
+        TypeKind::TinyInt => parse_num::<i32>(key, text)? as i8 as i64,
+        TypeKind::SmallInt | TypeKind::Float => parse_num::<i32>(key, text)? as i16 as i64,
+        TypeKind::Int | TypeKind::Double | TypeKind::Decimal { .. } => {
+            parse_num::<i32>(key, text)? as i64
+        }
+        _ => parse_num::<i64>(key, text)?,
+    })
+}
+
+/// A random generator's `min` / `max` as Flink reads it for the column's type: an int (then
+/// narrowed) for TINYINT, SMALLINT and INT, a long for BIGINT, a float for FLOAT (so `1e50`
+/// is infinite) and a double otherwise.
+fn parse_random_bound(kind: &TypeKind, key: &str, text: &str) -> Result<f64, ConnectorError> {
+    Ok(match kind {
+        TypeKind::TinyInt => parse_num::<i32>(key, text)? as i8 as f64,
+        TypeKind::SmallInt => parse_num::<i32>(key, text)? as i16 as f64,
+        TypeKind::Int => parse_num::<i32>(key, text)? as f64,
+        TypeKind::BigInt => parse_num::<i64>(key, text)? as f64,
+        TypeKind::Float => parse_num::<f32>(key, text)? as f64,
+        _ => parse_num::<f64>(key, text)?,
+    })
+}
+
+/// A number as Java's `MessageFormat` puts it in commons-math's messages (`NumberFormat`'s
+/// default pattern `#,##0.###`): grouped thousands, at most three fraction digits.
+fn java_message_number(v: f64) -> String {
+    if v.is_nan() {
+        return "\u{FFFD}".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "∞" } else { "-∞" }.into();
+    }
+    let text = format!("{:.3}", v.abs());
+    let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
+    let frac = frac.trim_end_matches('0');
+    let mut out = String::new();
+    if v < 0.0 && (int != "0" || !frac.is_empty()) {
+        out.push('-');
+    }
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if !frac.is_empty() {
+        out.push('.');
+        out.push_str(frac);
+    }
+    out
+}
+
 fn default_range(kind: &TypeKind) -> (f64, f64) {
     match kind {
         TypeKind::TinyInt => (i8::MIN as f64, i8::MAX as f64),
@@ -527,5 +610,36 @@ impl SourceSplit for DatagenSplit {
 
     fn is_bounded(&self) -> bool {
         self.remaining.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_numbers_as_java_formats_them() {
+        assert_eq!(java_message_number(-25536.0), "-25,536");
+        assert_eq!(java_message_number(5.0), "5");
+        assert_eq!(java_message_number(1234.5678), "1,234.568");
+        assert_eq!(java_message_number(0.5), "0.5");
+        assert_eq!(java_message_number(2147483647.0), "2,147,483,647");
+        assert_eq!(java_message_number(f64::INFINITY), "∞");
+    }
+
+    #[test]
+    fn bounds_are_read_in_the_column_type() {
+        assert_eq!(parse_bound(&TypeKind::TinyInt, "k", "300").unwrap(), 44);
+        assert_eq!(parse_bound(&TypeKind::Float, "k", "40000").unwrap(), -25536);
+        assert!(parse_bound(&TypeKind::Int, "k", "3000000000").is_err());
+        assert_eq!(
+            parse_bound(&TypeKind::BigInt, "k", "3000000000").unwrap(),
+            3_000_000_000
+        );
+        assert!(
+            parse_random_bound(&TypeKind::Float, "k", "1e50")
+                .unwrap()
+                .is_infinite()
+        );
     }
 }

@@ -1,5 +1,7 @@
 //! The `filesystem` source: `path` is a file or a directory (one split per file, hidden
-//! files skipped), read line by line through the table's format.
+//! files and directories skipped, subdirectories read too), read line by line through the
+//! table's format. Of a partitioned table the format decodes the other columns; the partition
+//! columns come from the file's `k=v/` directories (`connector/partition.rs`).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -261,6 +263,105 @@ impl<S: SourceSplit> SourceSplit for WithFileMetadata<S> {
 
     fn describe(&self) -> String {
         self.inner.describe()
+    }
+}
+
+/// A file's split of a partitioned table: the decoded columns with the partition columns put
+/// back at their places, each the value its directory names (NULL for the default name, or
+/// for a key the path does not name).
+pub struct WithPartitionValues<S> {
+    inner: S,
+    /// The table's physical columns: a partition value, or the next decoded column.
+    columns: Vec<PartitionedColumn>,
+    schema: arrow_schema::SchemaRef,
+    describe: String,
+}
+
+enum PartitionedColumn {
+    Decoded,
+    Partition(Option<String>, crate::types::DataType),
+}
+
+impl<S: SourceSplit> WithPartitionValues<S> {
+    /// `physical` is the table's physical schema, `keys` its partition keys, `relative_dir`
+    /// the file's directory below the table's path.
+    pub fn new(
+        inner: S,
+        physical: &crate::types::Schema,
+        keys: &[String],
+        relative_dir: &Path,
+        default_name: &str,
+    ) -> Self {
+        let spec = crate::connector::partition::spec_of_path(relative_dir);
+        let columns = physical
+            .fields
+            .iter()
+            .map(|f| {
+                if keys.contains(&f.name) {
+                    let value = spec
+                        .iter()
+                        .rev()
+                        .find(|(k, _)| k == &f.name)
+                        .map(|(_, v)| v.clone())
+                        .filter(|v| v != default_name);
+                    PartitionedColumn::Partition(value, f.data_type.clone())
+                } else {
+                    PartitionedColumn::Decoded
+                }
+            })
+            .collect();
+        WithPartitionValues {
+            describe: inner.describe(),
+            inner,
+            columns,
+            schema: crate::job::runtime_schema(physical),
+        }
+    }
+}
+
+impl<S: SourceSplit> SourceSplit for WithPartitionValues<S> {
+    fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
+        let Some(batch) = self.inner.next_batch()? else {
+            return Ok(None);
+        };
+        let n = batch.num_rows();
+        let mut decoded = batch.columns().iter();
+        let mut columns = Vec::with_capacity(self.columns.len());
+        for column in &self.columns {
+            match column {
+                PartitionedColumn::Decoded => columns.push(
+                    decoded
+                        .next()
+                        .cloned()
+                        .ok_or_else(|| ExecError::Internal("a decoded column is missing".into()))?,
+                ),
+                PartitionedColumn::Partition(value, data_type) => columns.push(
+                    crate::connector::partition::value_column(value.as_deref(), n, data_type)
+                        .map_err(|e| ExecError::Source(format!("{}: {e}", self.describe)))?,
+                ),
+            }
+        }
+        let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(n));
+        Ok(Some(RecordBatch::try_new_with_options(
+            self.schema.clone(),
+            columns,
+            &options,
+        )?))
+    }
+
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+}
+
+/// A boxed split is a split, so the wrappers above stack.
+impl SourceSplit for Box<dyn SourceSplit> {
+    fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
+        (**self).next_batch()
+    }
+
+    fn describe(&self) -> String {
+        (**self).describe()
     }
 }
 
