@@ -20,5 +20,8 @@ pub trait LineDecoder: Send {
     /// (and count) such lines.
     fn push_line(&mut self, line: &str, line_number: u64) -> Result<(), String>;
     fn flush(&mut self) -> Result<RecordBatch, String>;
+    /// The input has ended: a record left open (a CSV quoted field holding line breaks) is an
+    /// error now, not earlier; `flush` keeps such a record for the next batch.
+    fn end_of_input(&mut self) -> Result<(), String>;
     fn rows_skipped(&self) -> u64;
 }

@@ -396,6 +396,11 @@ impl JsonDecoder {
         Ok(())
     }
 
+    /// The input has ended; a JSON record never spans lines, so nothing is left open.
+    pub fn end_of_input(&mut self) -> Result<(), FormatError> {
+        Ok(())
+    }
+
     fn malformed(&mut self, line: u64, message: String) -> Result<(), FormatError> {
         if self.format.ignore_parse_errors {
             self.skipped += 1;

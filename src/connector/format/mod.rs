@@ -89,6 +89,9 @@ macro_rules! line_decoder {
             fn flush(&mut self) -> Result<arrow_array::RecordBatch, String> {
                 self.finish_batch().map_err(|e| e.to_string())
             }
+            fn end_of_input(&mut self) -> Result<(), String> {
+                <$decoder>::end_of_input(self).map_err(|e| e.to_string())
+            }
             fn rows_skipped(&self) -> u64 {
                 <$decoder>::rows_skipped(self)
             }

@@ -117,6 +117,7 @@ pub struct LineSplit<R: BufRead + Send> {
     line_number: u64,
     done: bool,
     buf: String,
+    batch_lines: usize,
 }
 
 impl<R: BufRead + Send> LineSplit<R> {
@@ -128,7 +129,14 @@ impl<R: BufRead + Send> LineSplit<R> {
             line_number: 0,
             done: false,
             buf: String::new(),
+            batch_lines: BATCH_LINES,
         }
+    }
+
+    /// Lines read per batch (tests move the batch boundary with it).
+    pub fn with_batch_lines(mut self, lines: usize) -> Self {
+        self.batch_lines = lines.max(1);
+        self
     }
 }
 
@@ -138,7 +146,7 @@ impl<R: BufRead + Send> SourceSplit for LineSplit<R> {
             return Ok(None);
         }
         let mut lines = 0;
-        while lines < BATCH_LINES {
+        while lines < self.batch_lines {
             self.buf.clear();
             let read = self.reader.read_line(&mut self.buf).map_err(|e| {
                 ExecError::Source(format!(
@@ -148,11 +156,15 @@ impl<R: BufRead + Send> SourceSplit for LineSplit<R> {
             })?;
             if read == 0 {
                 self.done = true;
+                self.decoder
+                    .end_of_input()
+                    .map_err(|e| ExecError::Source(format!("{}: {e}", self.name)))?;
                 break;
             }
             self.line_number += 1;
             // Empty lines go to the decoder too: one is a CSV row (or part of a quoted field).
-            let line = self.buf.trim_end_matches(['\n', '\r']);
+            // A `\r` before the `\n` stays: inside a quoted CSV field the CRLF is kept.
+            let line = self.buf.strip_suffix('\n').unwrap_or(&self.buf);
             self.decoder
                 .push_line(line, self.line_number)
                 .map_err(|e| {
