@@ -18,9 +18,10 @@ use arrow_array::types::*;
 use arrow_array::{
     Array, ArrayRef, BooleanArray, ListArray, RecordBatch, StringArray, StructArray,
 };
-use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType as ArrowType;
 
+use super::ColumnText;
 use crate::types::text::{
     TemporalText, TextDialect, base64_decode, base64_encode, parse_column_as,
     write_decimal_normalized, write_java_double, write_java_float,
@@ -486,47 +487,6 @@ fn check_csv_type(ty: &DataType, name: &str) -> Result<(), String> {
     }
 }
 
-/// The text of one column of the current batch.
-#[derive(Debug, Default)]
-struct ColumnText {
-    data: String,
-    offsets: Vec<i32>,
-    valid: Vec<bool>,
-}
-
-impl ColumnText {
-    fn push(&mut self, s: Option<&str>) {
-        if self.offsets.is_empty() {
-            self.offsets.push(0);
-        }
-        match s {
-            Some(s) => {
-                self.data.push_str(s);
-                self.valid.push(true);
-            }
-            None => self.valid.push(false),
-        }
-        self.offsets
-            .push(i32::try_from(self.data.len()).unwrap_or(i32::MAX));
-    }
-
-    fn take(&mut self) -> StringArray {
-        let offsets = std::mem::take(&mut self.offsets);
-        let offsets = if offsets.is_empty() { vec![0] } else { offsets };
-        let data = std::mem::take(&mut self.data);
-        let valid = std::mem::take(&mut self.valid);
-        let len = valid.len();
-        let nulls = NullBuffer::from(valid);
-        let nulls = (nulls.null_count() > 0).then_some(nulls);
-        StringArray::try_new(
-            OffsetBuffer::new(ScalarBuffer::from(offsets)),
-            arrow_buffer::Buffer::from(data.into_bytes()),
-            nulls,
-        )
-        .unwrap_or_else(|_| StringArray::new_null(len))
-    }
-}
-
 /// Where the splitting of a record stands when its line ends inside a quoted field: the
 /// record continues on the next line, from this state. Kept instead of the record's text so
 /// that a long multi-line record is scanned once, not once per line.
@@ -787,8 +747,18 @@ impl CsvDecoder {
         let lines = std::mem::take(&mut self.lines);
         let mut arrays = Vec::with_capacity(self.columns.len());
         for j in 0..self.columns.len() {
-            let text = self.columns[j].take();
             let field = self.schema.fields[j].clone();
+            let text = match self.columns[j].take() {
+                Ok(text) => text,
+                Err(message) => {
+                    self.clear();
+                    return Err(FormatError {
+                        line: lines.first().copied().unwrap_or(0),
+                        column: Some(field.name),
+                        message,
+                    });
+                }
+            };
             let (array, errors) = self.parse_field(&text, &field.data_type);
             if let Some((row, message)) = errors.into_iter().next()
                 && !self.format.ignore_parse_errors
@@ -814,7 +784,7 @@ impl CsvDecoder {
 
     fn clear(&mut self) {
         for c in &mut self.columns {
-            c.take();
+            let _ = c.take();
         }
         self.lines.clear();
     }
@@ -839,7 +809,16 @@ impl CsvDecoder {
                     }
                     offsets.push(count);
                 }
-                let element_text = elements.take();
+                // The elements are shorter than the cells they come from, which fit.
+                let element_text = match elements.take() {
+                    Ok(t) => t,
+                    Err(e) => {
+                        return (
+                            arrow_array::new_null_array(&ty.to_arrow(), text.len()),
+                            vec![(0, e)],
+                        );
+                    }
+                };
                 let (values, element_errors) = self.parse_field(&element_text, element);
                 let mut errors = Vec::new();
                 if let Some((i, msg)) = element_errors.into_iter().next() {
@@ -880,7 +859,16 @@ impl CsvDecoder {
                 let mut arrays = Vec::new();
                 let mut errors = Vec::new();
                 for (p, (_, fty)) in parts.iter_mut().zip(fields) {
-                    let (a, e) = self.parse_field(&p.take(), fty);
+                    let part = match p.take() {
+                        Ok(t) => t,
+                        Err(e) => {
+                            return (
+                                arrow_array::new_null_array(&ty.to_arrow(), text.len()),
+                                vec![(0, e)],
+                            );
+                        }
+                    };
+                    let (a, e) = self.parse_field(&part, fty);
                     errors.extend(e.into_iter().take(1));
                     arrays.push(a);
                 }
