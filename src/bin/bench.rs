@@ -4,7 +4,9 @@
 //! the runtime with no operator), and reported both in rows/s and as a ratio to it:
 //! 1. datagen → filter → project → blackhole (the stateless pipeline on one core);
 //! 2. CSV decoding: a generated 3-column file → blackhole;
-//! 3. CSV encoding: datagen → filesystem sink in CSV.
+//! 3. CSV encoding: datagen → filesystem sink in CSV;
+//! 4. JSON decoding: a generated file of 4-field objects (~80 bytes a line) → blackhole;
+//! 5. JSON encoding: datagen → filesystem sink in JSON.
 
 use std::io::Write;
 use std::time::Instant;
@@ -94,6 +96,48 @@ fn main() {
         "datagen → csv file",
         lines,
     );
+
+    let json_path = dir.join("input.json");
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&json_path).expect("temp file"));
+    for i in 0..lines {
+        writeln!(
+            file,
+            r#"{{"id":{},"user":"user_{}","amount":{}.{:02},"ts":"2024-01-{:02} 12:34:56.{:03}"}}"#,
+            1_000_000 + i,
+            i % 1000,
+            i % 500,
+            i % 100,
+            1 + i % 28,
+            i % 1000
+        )
+        .expect("write");
+    }
+    drop(file);
+    let json_decode = measure(
+        &mut session,
+        &format!(
+            "CREATE TABLE json_src (id BIGINT, `user` STRING, amount DECIMAL(10, 2), ts TIMESTAMP(3)) WITH ('connector' = 'filesystem', \
+             'path' = '{}', 'format' = 'json');\n\
+             CREATE TABLE sink3 (id BIGINT, `user` STRING, amount DECIMAL(10, 2), ts TIMESTAMP(3)) WITH ('connector' = 'blackhole');\n\
+             INSERT INTO sink3 SELECT * FROM json_src;",
+            json_path.display()
+        ),
+        "json file → blackhole",
+        lines,
+    );
+
+    let json_encode = measure(
+        &mut session,
+        &format!(
+            "{}CREATE TABLE json_out (id BIGINT, price DOUBLE, qty INT) WITH ('connector' = 'filesystem', \
+             'path' = '{}', 'format' = 'json');\n\
+             INSERT INTO json_out SELECT * FROM json_enc_src;",
+            source("json_enc_src", lines),
+            dir.join("out-json").display()
+        ),
+        "datagen → json file",
+        lines,
+    );
     let _ = std::fs::remove_dir_all(&dir);
 
     println!("ratios to the baseline (1.00 = as fast as generating rows):");
@@ -101,6 +145,8 @@ fn main() {
         ("filter+project", pipeline),
         ("csv decode", decode),
         ("csv encode", encode),
+        ("json decode", json_decode),
+        ("json encode", json_encode),
     ] {
         println!("  {what}: {:.2}", rate / baseline);
     }
