@@ -24,4 +24,7 @@ pub trait LineDecoder: Send {
     /// error now, not earlier; `flush` keeps such a record for the next batch.
     fn end_of_input(&mut self) -> Result<(), String>;
     fn rows_skipped(&self) -> u64;
+    /// Bytes of text the largest column holds for the next batch: a batch's string column
+    /// addresses at most `i32::MAX` bytes, so the sources end a batch before that.
+    fn buffered_bytes(&self) -> usize;
 }

@@ -21,7 +21,7 @@ use arrow_array::{
 use arrow_buffer::{OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType as ArrowType;
 
-use super::ColumnText;
+use super::{CellWriter, ColumnText, push_integer};
 use crate::types::text::{
     TemporalText, TextDialect, base64_decode, base64_encode, parse_column_as,
     write_decimal_normalized, write_java_double, write_java_float,
@@ -227,9 +227,14 @@ impl CsvFormat {
     pub fn encode_batch(&self, batch: &RecordBatch, schema: &Schema, out: &mut String) {
         let mut cell = String::new();
         let delim = self.field_delimiter;
-        let columns: Vec<_> = schema.fields.iter().zip(batch.columns()).collect();
+        let columns: Vec<_> = schema
+            .fields
+            .iter()
+            .zip(batch.columns())
+            .map(|(f, c)| (f, c, CellWriter::new(c.as_ref(), &f.data_type)))
+            .collect();
         for row in 0..batch.num_rows() {
-            for (j, (field, col)) in columns.iter().enumerate() {
+            for (j, (field, col, writer)) in columns.iter().enumerate() {
                 if j > 0 {
                     out.push(delim);
                 }
@@ -239,12 +244,30 @@ impl CsvFormat {
                     }
                     continue;
                 }
-                cell.clear();
-                let textual = self.write_csv_value(&mut cell, col.as_ref(), row, &field.data_type);
-                if textual && self.needs_quotes(&cell) {
-                    self.push_quoted(out, &cell);
-                } else {
-                    out.push_str(&cell);
+                match writer {
+                    CellWriter::Int32(a) => push_integer(out, a.value(row).into()),
+                    CellWriter::Int64(a) => push_integer(out, a.value(row)),
+                    CellWriter::Float64(a) if a.value(row).is_finite() => {
+                        write_java_double(out, a.value(row))
+                    }
+                    CellWriter::Text(a) => {
+                        let s = a.value(row);
+                        if self.needs_quotes(s) {
+                            self.push_quoted(out, s);
+                        } else {
+                            out.push_str(s);
+                        }
+                    }
+                    _ => {
+                        cell.clear();
+                        let textual =
+                            self.write_csv_value(&mut cell, col.as_ref(), row, &field.data_type);
+                        if textual && self.needs_quotes(&cell) {
+                            self.push_quoted(out, &cell);
+                        } else {
+                            out.push_str(&cell);
+                        }
+                    }
                 }
             }
             out.push('\n');
@@ -410,12 +433,20 @@ impl CsvFormat {
             min_safe = min_safe.max(e as u32);
         }
         let min_safe = min_safe + 1;
-        if s.chars().count() > 24 {
+        // Up to 24 bytes are at most 24 characters; longer text is counted.
+        if s.len() > 24 && s.chars().count() > 24 {
             return true;
         }
-        s.chars().any(|c| {
-            (c as u32) < min_safe || c == quote || c == '\\' || Some(c) == self.escape_character
-        })
+        let special = |c: u32| {
+            c < min_safe
+                || c == quote as u32
+                || c == '\\' as u32
+                || Some(c) == self.escape_character.map(|e| e as u32)
+        };
+        if s.is_ascii() {
+            return s.bytes().any(|b| special(b as u32));
+        }
+        s.chars().any(|c| special(c as u32))
     }
 
     fn push_quoted(&self, line: &mut String, s: &str) {
@@ -537,6 +568,15 @@ impl CsvDecoder {
         self.lines.len()
     }
 
+    /// Bytes of text buffered for the next batch in the largest column.
+    pub fn buffered_bytes(&self) -> usize {
+        self.columns
+            .iter()
+            .map(ColumnText::bytes)
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Adds one line (without its `\n`; a `\r` before it is the rest of a CRLF break). A
     /// quoted field may continue on later lines.
     pub fn push_line(&mut self, line: &str, line_number: u64) -> Result<(), FormatError> {
@@ -563,7 +603,7 @@ impl CsvDecoder {
                 self.fields.clear();
                 self.field.clear();
                 if self.split_plain(line) {
-                    return self.add_record(line_number);
+                    return self.add_record(line_number, Some(line));
                 }
                 let fresh = OpenRecord {
                     first_line: line_number,
@@ -580,12 +620,13 @@ impl CsvDecoder {
                 self.pending = Some(OpenRecord { crlf, ..open });
                 Ok(())
             }
-            None => self.add_record(state.first_line),
+            None => self.add_record(state.first_line, None),
         }
     }
 
-    /// Splits a line without quote or escape characters; returns false (and does nothing)
-    /// when the line has one.
+    /// Splits a line without quote or escape characters into `self.fields` (ranges into the
+    /// line itself, which needs no unquoting); returns false (and does nothing) when the line
+    /// has one.
     fn split_plain(&mut self, record: &str) -> bool {
         let delim = self.format.field_delimiter;
         let plain = self
@@ -599,7 +640,6 @@ impl CsvDecoder {
         if !plain {
             return false;
         }
-        self.field.push_str(record);
         let mut start = 0;
         for (i, _) in record.match_indices(delim) {
             self.fields.push((start, i));
@@ -668,7 +708,10 @@ impl CsvDecoder {
         None
     }
 
-    fn add_record(&mut self, line_number: u64) -> Result<(), FormatError> {
+    /// Adds the split record as a row; its field ranges index `plain` (a line split by
+    /// `split_plain`) or else `self.field`.
+    fn add_record(&mut self, line_number: u64, plain: Option<&str>) -> Result<(), FormatError> {
+        let source: &str = plain.unwrap_or(&self.field);
         let expected = self.schema.len();
         if self.fields.len() > expected {
             // Flink fails the row (or skips it when ignoring parse errors), never cuts it.
@@ -677,7 +720,7 @@ impl CsvDecoder {
                 return Ok(());
             }
             let &(a, b) = &self.fields[expected];
-            let extra = self.field.get(a..b).unwrap_or("");
+            let extra = source.get(a..b).unwrap_or("");
             return Err(FormatError {
                 line: line_number,
                 column: None,
@@ -701,7 +744,7 @@ impl CsvDecoder {
             match self.fields.get(j) {
                 None => col.push(None),
                 Some(&(a, b)) => {
-                    let text = self.field.get(a..b).unwrap_or("");
+                    let text = source.get(a..b).unwrap_or("");
                     if self.format.null_literal.as_deref() == Some(text) {
                         col.push(None);
                     } else {

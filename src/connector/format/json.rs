@@ -25,8 +25,8 @@ use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType as ArrowType;
 use std::borrow::Cow;
 
-use super::ColumnText;
 use super::json_scan::{Kind, Node, Scanner, SyntaxError, is_floating, write_json_string};
+use super::{CellWriter, ColumnText, push_integer};
 
 use super::csv::{FormatError, bool_option, build_batch, write_iso_timestamp, write_time_trimmed};
 use crate::types::text::{
@@ -144,21 +144,49 @@ impl JsonFormat {
     /// Appends a batch as JSON lines, each ended by `\n`, fields in schema order, as Flink's
     /// JSON serializer writes them.
     pub fn encode_batch(&self, batch: &RecordBatch, schema: &Schema, out: &mut String) {
-        let columns: Vec<_> = schema.fields.iter().zip(batch.columns()).collect();
+        // Each member's `"name":`, escaped once per batch.
+        let columns: Vec<_> = schema
+            .fields
+            .iter()
+            .zip(batch.columns())
+            .map(|(field, col)| {
+                let mut key = String::new();
+                write_json_string(&mut key, &field.name);
+                key.push(':');
+                (
+                    field,
+                    col,
+                    key,
+                    CellWriter::new(col.as_ref(), &field.data_type),
+                )
+            })
+            .collect();
         for row in 0..batch.num_rows() {
             out.push('{');
             let mut first = true;
-            for (field, col) in &columns {
-                if col.is_null(row) && self.encode_ignore_null_fields {
+            for (field, col, key, writer) in &columns {
+                let null = col.is_null(row);
+                if null && self.encode_ignore_null_fields {
                     continue;
                 }
                 if !first {
                     out.push(',');
                 }
                 first = false;
-                push_json_string(out, &field.name);
-                out.push(':');
-                self.write_json_value(out, col.as_ref(), row, &field.data_type);
+                out.push_str(key);
+                if null {
+                    out.push_str("null");
+                    continue;
+                }
+                match writer {
+                    CellWriter::Int32(a) => push_integer(out, a.value(row).into()),
+                    CellWriter::Int64(a) => push_integer(out, a.value(row)),
+                    CellWriter::Float64(a) if a.value(row).is_finite() => {
+                        write_java_double(out, a.value(row))
+                    }
+                    CellWriter::Text(a) => write_json_string(out, a.value(row)),
+                    _ => self.write_json_value(out, col.as_ref(), row, &field.data_type),
+                }
             }
             out.push_str("}\n");
         }

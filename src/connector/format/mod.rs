@@ -20,9 +20,28 @@ pub(crate) struct ColumnText {
     valid: Vec<bool>,
     /// The text passed `i32::MAX` bytes, which Arrow's offsets cannot address.
     overflow: bool,
+    /// A lower limit than `i32::MAX`, for tests of the overflow (0: none).
+    #[cfg(test)]
+    limit: usize,
 }
 
 impl ColumnText {
+    fn max_bytes(&self) -> usize {
+        #[cfg(test)]
+        if self.limit > 0 {
+            return self.limit;
+        }
+        i32::MAX as usize
+    }
+
+    #[cfg(test)]
+    pub(crate) fn with_limit(limit: usize) -> Self {
+        ColumnText {
+            limit,
+            ..ColumnText::default()
+        }
+    }
+
     pub(crate) fn push(&mut self, s: Option<&str>) {
         if self.offsets.is_empty() {
             self.offsets.push(0);
@@ -34,10 +53,13 @@ impl ColumnText {
             }
             None => self.valid.push(false),
         }
-        let end = i32::try_from(self.data.len()).unwrap_or_else(|_| {
-            self.overflow = true;
-            i32::MAX
-        });
+        let end = match i32::try_from(self.data.len()) {
+            Ok(end) if self.data.len() <= self.max_bytes() => end,
+            _ => {
+                self.overflow = true;
+                i32::MAX
+            }
+        };
         self.offsets.push(end);
     }
 
@@ -55,8 +77,10 @@ impl ColumnText {
         let valid = std::mem::take(&mut self.valid);
         if std::mem::take(&mut self.overflow) {
             return Err(format!(
-                "the column's text in one batch is {} bytes, more than a string column holds (2 GiB)",
-                data.len()
+                "the column's text in one batch is {} bytes, more than a string column holds \
+                 ({} bytes)",
+                data.len(),
+                self.max_bytes()
             ));
         }
         let nulls = arrow_buffer::NullBuffer::from(valid);
@@ -68,6 +92,57 @@ impl ColumnText {
         )
         .map_err(|e| format!("cannot build a string column: {e}"))
     }
+}
+
+/// One column of a batch being encoded, resolved once per batch so that the row loop writes
+/// the common types without a downcast per cell.
+pub(crate) enum CellWriter<'a> {
+    Int32(&'a arrow_array::Int32Array),
+    Int64(&'a arrow_array::Int64Array),
+    Float64(&'a arrow_array::Float64Array),
+    Text(&'a arrow_array::StringArray),
+    /// Any other type: the format's general path.
+    Other,
+}
+
+impl<'a> CellWriter<'a> {
+    pub(crate) fn new(array: &'a dyn arrow_array::Array, ty: &crate::types::DataType) -> Self {
+        use crate::types::TypeKind;
+        use arrow_array::cast::AsArray;
+        use arrow_array::types::{Float64Type, Int32Type, Int64Type};
+        let resolved = match ty.kind {
+            TypeKind::Int => array.as_primitive_opt::<Int32Type>().map(CellWriter::Int32),
+            TypeKind::BigInt => array.as_primitive_opt::<Int64Type>().map(CellWriter::Int64),
+            TypeKind::Double => array
+                .as_primitive_opt::<Float64Type>()
+                .map(CellWriter::Float64),
+            TypeKind::Char(_) | TypeKind::VarChar(_) => {
+                array.as_string_opt::<i32>().map(CellWriter::Text)
+            }
+            _ => None,
+        };
+        resolved.unwrap_or(CellWriter::Other)
+    }
+}
+
+/// Appends an integer's decimal digits (what `write!` prints, without its machinery).
+pub(crate) fn push_integer(out: &mut String, v: i64) {
+    let mut buf = [0u8; 20];
+    let mut at = buf.len();
+    let mut n = v.unsigned_abs();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        out.push('-');
+    }
+    // The bytes are ASCII digits.
+    out.push_str(std::str::from_utf8(&buf[at..]).unwrap_or_default());
 }
 
 /// The decoder for a table's `format` option (`csv`, `json`).
@@ -156,9 +231,45 @@ macro_rules! line_decoder {
             fn rows_skipped(&self) -> u64 {
                 <$decoder>::rows_skipped(self)
             }
+            fn buffered_bytes(&self) -> usize {
+                <$decoder>::buffered_bytes(self)
+            }
         }
     };
 }
 
 line_decoder!(csv::CsvDecoder);
 line_decoder!(json::JsonDecoder);
+
+#[cfg(test)]
+mod tests {
+    use super::ColumnText;
+    use arrow_array::Array;
+
+    #[test]
+    fn integers_print_as_write_does() {
+        for v in [0, 7, -7, 10, 1234567890, i64::MIN, i64::MAX, -1] {
+            let mut s = String::new();
+            super::push_integer(&mut s, v);
+            assert_eq!(s, v.to_string());
+        }
+    }
+
+    #[test]
+    fn column_text_past_its_limit_is_an_error_not_a_cut() {
+        let mut text = ColumnText::with_limit(8);
+        text.push(Some("abcd"));
+        text.push(None);
+        text.push(Some("efgh"));
+        let a = text.take().unwrap();
+        assert_eq!((a.len(), a.value(2), a.null_count()), (3, "efgh", 1));
+        let mut text = ColumnText::with_limit(8);
+        text.push(Some("abcd"));
+        text.push(Some("efghi"));
+        let e = text.take().unwrap_err();
+        assert!(e.contains("9 bytes"), "{e}");
+        // The column is usable again after the error.
+        text.push(Some("x"));
+        assert_eq!(text.take().unwrap().value(0), "x");
+    }
+}
