@@ -384,6 +384,8 @@ struct Span {
     start: usize,
     end: usize,
     kind: Kind,
+    /// A string with an escape, whose text is not its bytes between the quotes.
+    escaped: bool,
 }
 
 /// Turns JSON lines into batches.
@@ -514,6 +516,9 @@ impl JsonDecoder {
                             };
                             text.push(Some(&value));
                         }
+                        Kind::String if !span.escaped => {
+                            text.push(raw.get(1..raw.len() - 1));
+                        }
                         Kind::String => match parse_span(line, span) {
                             Node::String(s) => text.push(Some(&s)),
                             _ => text.push(None),
@@ -560,6 +565,7 @@ impl JsonDecoder {
         }
         scanner.eat(b'{');
         scanner.skip_whitespace();
+        let mut next = 0;
         if !scanner.eat(b'}') {
             loop {
                 scanner.skip_whitespace();
@@ -570,12 +576,24 @@ impl JsonDecoder {
                 scanner.expect(b':', "expected `:`").map_err(syntax)?;
                 scanner.skip_whitespace();
                 let start = scanner.position();
-                let kind = scanner.skip_value(1).map_err(syntax)?;
-                if let Some(j) = self.column_of(&name) {
+                let (kind, escaped) = if scanner.peek() == Some(b'"') {
+                    let text = scanner.string().map_err(syntax)?;
+                    (Kind::String, matches!(text, Cow::Owned(_)))
+                } else {
+                    (scanner.skip_value(1).map_err(syntax)?, false)
+                };
+                // Members mostly come in the schema's order: try the column after the last.
+                let j = match self.schema.fields.get(next) {
+                    Some(f) if f.name == *name => Some(next),
+                    _ => self.column_of(&name),
+                };
+                if let Some(j) = j {
+                    next = j + 1;
                     self.spans[j] = Some(Span {
                         start,
                         end: scanner.position(),
                         kind,
+                        escaped,
                     });
                 }
                 scanner.skip_whitespace();
