@@ -1,5 +1,6 @@
 //! Throughput benchmarks: `cargo run --release --bin bench`.
 //!
+//! `BENCH_ONLY=json` runs only the workloads whose name holds `json` (and the baseline).
 //! Each workload is timed in the same run as a baseline, datagen → blackhole (generation and
 //! the runtime with no operator), and reported both in rows/s and as a ratio to it:
 //! 1. datagen → filter → project → blackhole (the stateless pipeline on one core);
@@ -31,7 +32,15 @@ fn cpu_seconds() -> Option<f64> {
 
 /// Runs `sql` and returns the rate, in rows per CPU-second (per wall second where CPU time is
 /// not available), at which it moved `rows` rows.
+/// `BENCH_ONLY=<text>` runs only the workloads whose name holds the text (and the baseline),
+/// for profiling one of them.
 fn measure(session: &mut Session, sql: &str, what: &str, rows: u64) -> f64 {
+    if let Ok(only) = std::env::var("BENCH_ONLY")
+        && !what.contains(&only)
+        && !what.starts_with("baseline")
+    {
+        return f64::NAN;
+    }
     let start = Instant::now();
     let cpu_start = cpu_seconds();
     assert!(tideline::client::run_script(

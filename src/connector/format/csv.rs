@@ -629,6 +629,28 @@ impl CsvDecoder {
     /// has one.
     fn split_plain(&mut self, record: &str) -> bool {
         let delim = self.format.field_delimiter;
+        // The usual options, all ASCII: one pass over the bytes finds the delimiters and
+        // gives up at a quote or escape.
+        if delim.is_ascii()
+            && self.format.quote_character.is_none_or(|q| q.is_ascii())
+            && self.format.escape_character.is_none_or(|e| e.is_ascii())
+        {
+            let delim = delim as u8;
+            let quote = self.format.quote_character.map(|q| q as u8);
+            let escape = self.format.escape_character.map(|e| e as u8);
+            let mut start = 0;
+            for (i, &b) in record.as_bytes().iter().enumerate() {
+                if b == delim {
+                    self.fields.push((start, i));
+                    start = i + 1;
+                } else if Some(b) == quote || Some(b) == escape {
+                    self.fields.clear();
+                    return false;
+                }
+            }
+            self.fields.push((start, record.len()));
+            return true;
+        }
         let plain = self
             .format
             .quote_character
