@@ -391,18 +391,17 @@ impl<'a> Scanner<'a> {
 
     /// `null`, `true`, `false` or a number.
     fn scalar(&mut self) -> Result<Node<'a>, SyntaxError> {
-        let rest = &self.bytes[self.pos..];
-        for (word, node) in [
-            (&b"null"[..], Node::Null),
-            (b"true", Node::Bool(true)),
-            (b"false", Node::Bool(false)),
-        ] {
-            if rest.starts_with(word) {
-                self.pos += word.len();
-                return Ok(node);
-            }
+        let (word, node): (&[u8], Node<'a>) = match self.peek() {
+            Some(b'n') => (b"null", Node::Null),
+            Some(b't') => (b"true", Node::Bool(true)),
+            Some(b'f') => (b"false", Node::Bool(false)),
+            _ => return self.number().map(|n| Node::Number(Cow::Borrowed(n))),
+        };
+        if !self.bytes[self.pos..].starts_with(word) {
+            return Err(self.error("expected a value"));
         }
-        self.number().map(|n| Node::Number(Cow::Borrowed(n)))
+        self.pos += word.len();
+        Ok(node)
     }
 
     /// A number by RFC 8259's grammar: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
