@@ -1220,13 +1220,16 @@ mod tests {
         );
     }
 
+    /// Decoded rows, every cell as text.
+    type Rows = Vec<Vec<Option<String>>>;
+
     /// Splits `text` into lines as the filesystem source does (`\n` ends a line).
     fn decode_text(
         f: &CsvFormat,
         s: &Schema,
         text: &str,
         batch_lines: usize,
-    ) -> Result<(Vec<Vec<Option<String>>>, u64), FormatError> {
+    ) -> Result<(Rows, u64), FormatError> {
         let mut d = f.decoder(s, &SessionZone::utc()).unwrap();
         let mut rows = Vec::new();
         let mut collect = |b: RecordBatch| {
@@ -1258,7 +1261,7 @@ mod tests {
         // empty continuation line, CRLF breaks inside and after a field.
         let text =
             "1,\"a\nb\"\n2,plain\n3,\"\nx\n\n\"\n4,\"c\r\nd\"\r\n5,\"e\"\"\nf\"\"\"\n6,\"\"\n";
-        let expected: Vec<Vec<Option<String>>> = [
+        let expected: Rows = [
             (1, "a\nb"),
             (2, "plain"),
             (3, "\nx\n\n"),
