@@ -113,11 +113,13 @@ fn a_malformed_line_fails_the_job_after_the_valid_lines_before_it() {
 #[test]
 fn the_last_line_needs_no_newline_when_the_peer_closes() {
     let (mut peer, out, done, _cancel) = start_query();
-    peer.write_all(b"1,a\n2,b").unwrap();
+    // A CRLF line (a Windows peer) is the same row as an LF one.
+    peer.write_all(b"1,crlf\r\n2,b").unwrap();
     drop(peer);
     done.recv_timeout(Duration::from_secs(20))
         .expect("the job ends")
         .unwrap();
     let seen: String = out.try_iter().collect();
     assert!(seen.contains("Received a total of 2 rows"), "{seen}");
+    assert!(seen.contains(" crlf |"), "{seen:?}");
 }

@@ -22,5 +22,11 @@ pub trait LineDecoder: Send {
     /// (and count) such lines.
     fn push_line(&mut self, line: &str, line_number: u64) -> Result<(), String>;
     fn flush(&mut self) -> Result<RecordBatch, String>;
+    /// The input has ended: a record left open (a CSV quoted field holding line breaks) is an
+    /// error now, not earlier; `flush` keeps such a record for the next batch.
+    fn end_of_input(&mut self) -> Result<(), String>;
     fn rows_skipped(&self) -> u64;
+    /// Bytes of text the largest column holds for the next batch: a batch's string column
+    /// addresses at most `i32::MAX` bytes, so the sources end a batch before that.
+    fn buffered_bytes(&self) -> usize;
 }

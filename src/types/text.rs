@@ -1016,6 +1016,9 @@ pub fn parse_decimal(s: &str, precision: u8, scale: u8) -> Result<i128, DecimalE
         Some(b'+') => (false, &t[1..]),
         _ => (false, t),
     };
+    if let Some(v) = parse_plain_decimal(rest, precision, scale) {
+        return v.map(|v| if neg { -v } else { v });
+    }
     let (mantissa, exp) = match rest.iter().position(|&b| b == b'e' || b == b'E') {
         Some(i) => (&rest[..i], Some(&rest[i + 1..])),
         None => (rest, None),
@@ -1103,6 +1106,48 @@ pub fn parse_decimal(s: &str, precision: u8, scale: u8) -> Result<i128, DecimalE
         return Err(DecimalError::Overflow);
     }
     Ok(if neg { -v } else { v })
+}
+
+/// The common case of [`parse_decimal`] without its digit buffer: unsigned digits with at most
+/// one point, no exponent, and no more fraction digits than the scale (nothing to round).
+/// `None` when the text is not of that form (the general path decides).
+fn parse_plain_decimal(
+    digits: &[u8],
+    precision: u8,
+    scale: u8,
+) -> Option<Result<i128, DecimalError>> {
+    // 38 digits and a point: more is the general path's (which skips leading zeros).
+    if digits.is_empty() || digits.len() > 39 {
+        return None;
+    }
+    let mut v: i128 = 0;
+    let mut count = 0;
+    let mut fraction: Option<u32> = None;
+    for &b in digits {
+        if b.is_ascii_digit() {
+            if count == 38 {
+                return None;
+            }
+            v = v * 10 + i128::from(b - b'0');
+            count += 1;
+            if let Some(f) = fraction.as_mut() {
+                *f += 1;
+            }
+        } else if b == b'.' && fraction.is_none() {
+            fraction = Some(0);
+        } else {
+            return None;
+        }
+    }
+    let fraction = fraction.unwrap_or(0);
+    if count == 0 || fraction > u32::from(scale) {
+        return None;
+    }
+    let v = v.checked_mul(10i128.checked_pow(u32::from(scale) - fraction)?)?;
+    if v >= 10i128.pow(u32::from(precision.min(38))) {
+        return Some(Err(DecimalError::Overflow));
+    }
+    Some(Ok(v))
 }
 
 /// `yyyy-[m]m-[d]d`, the year of 1 to 4 digits, a date that exists (Flink's CAST).
@@ -1724,6 +1769,21 @@ mod tests {
         assert!(a.is_null(3));
         assert_eq!(a.value(4), 2.0);
         assert_eq!(e.len(), 1);
+    }
+
+    proptest::proptest! {
+        /// The plain-digits fast path agrees with the general one (which an exponent forces).
+        #[test]
+        fn plain_decimals_parse_as_the_general_path(
+            text in "-?[0-9]{0,40}(\\.[0-9]{0,12})?",
+            precision in 1u8..=38,
+            scale in 0u8..=12,
+        ) {
+            let scale = scale.min(precision);
+            let fast = parse_decimal(&text, precision, scale).ok();
+            let general = parse_decimal(&format!("{text}e0"), precision, scale).ok();
+            proptest::prop_assert_eq!(fast, general, "{}", text);
+        }
     }
 
     #[test]

@@ -18,9 +18,10 @@ use arrow_array::types::*;
 use arrow_array::{
     Array, ArrayRef, BooleanArray, ListArray, RecordBatch, StringArray, StructArray,
 };
-use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType as ArrowType;
 
+use super::{CellWriter, ColumnText, push_integer};
 use crate::types::text::{
     TemporalText, TextDialect, base64_decode, base64_encode, parse_column_as,
     write_decimal_normalized, write_java_double, write_java_float,
@@ -226,9 +227,14 @@ impl CsvFormat {
     pub fn encode_batch(&self, batch: &RecordBatch, schema: &Schema, out: &mut String) {
         let mut cell = String::new();
         let delim = self.field_delimiter;
-        let columns: Vec<_> = schema.fields.iter().zip(batch.columns()).collect();
+        let columns: Vec<_> = schema
+            .fields
+            .iter()
+            .zip(batch.columns())
+            .map(|(f, c)| (f, c, CellWriter::new(c.as_ref(), &f.data_type)))
+            .collect();
         for row in 0..batch.num_rows() {
-            for (j, (field, col)) in columns.iter().enumerate() {
+            for (j, (field, col, writer)) in columns.iter().enumerate() {
                 if j > 0 {
                     out.push(delim);
                 }
@@ -238,12 +244,30 @@ impl CsvFormat {
                     }
                     continue;
                 }
-                cell.clear();
-                let textual = self.write_csv_value(&mut cell, col.as_ref(), row, &field.data_type);
-                if textual && self.needs_quotes(&cell) {
-                    self.push_quoted(out, &cell);
-                } else {
-                    out.push_str(&cell);
+                match writer {
+                    CellWriter::Int32(a) => push_integer(out, a.value(row).into()),
+                    CellWriter::Int64(a) => push_integer(out, a.value(row)),
+                    CellWriter::Float64(a) if a.value(row).is_finite() => {
+                        write_java_double(out, a.value(row))
+                    }
+                    CellWriter::Text(a) => {
+                        let s = a.value(row);
+                        if self.needs_quotes(s) {
+                            self.push_quoted(out, s);
+                        } else {
+                            out.push_str(s);
+                        }
+                    }
+                    _ => {
+                        cell.clear();
+                        let textual =
+                            self.write_csv_value(&mut cell, col.as_ref(), row, &field.data_type);
+                        if textual && self.needs_quotes(&cell) {
+                            self.push_quoted(out, &cell);
+                        } else {
+                            out.push_str(&cell);
+                        }
+                    }
                 }
             }
             out.push('\n');
@@ -409,12 +433,20 @@ impl CsvFormat {
             min_safe = min_safe.max(e as u32);
         }
         let min_safe = min_safe + 1;
-        if s.chars().count() > 24 {
+        // Up to 24 bytes are at most 24 characters; longer text is counted.
+        if s.len() > 24 && s.chars().count() > 24 {
             return true;
         }
-        s.chars().any(|c| {
-            (c as u32) < min_safe || c == quote || c == '\\' || Some(c) == self.escape_character
-        })
+        let special = |c: u32| {
+            c < min_safe
+                || c == quote as u32
+                || c == '\\' as u32
+                || Some(c) == self.escape_character.map(|e| e as u32)
+        };
+        if s.is_ascii() {
+            return s.bytes().any(|b| special(b as u32));
+        }
+        s.chars().any(|c| special(c as u32))
     }
 
     fn push_quoted(&self, line: &mut String, s: &str) {
@@ -486,55 +518,28 @@ fn check_csv_type(ty: &DataType, name: &str) -> Result<(), String> {
     }
 }
 
-/// The text of one column of the current batch.
-#[derive(Debug, Default)]
-struct ColumnText {
-    data: String,
-    offsets: Vec<i32>,
-    valid: Vec<bool>,
-}
-
-impl ColumnText {
-    fn push(&mut self, s: Option<&str>) {
-        if self.offsets.is_empty() {
-            self.offsets.push(0);
-        }
-        match s {
-            Some(s) => {
-                self.data.push_str(s);
-                self.valid.push(true);
-            }
-            None => self.valid.push(false),
-        }
-        self.offsets
-            .push(i32::try_from(self.data.len()).unwrap_or(i32::MAX));
-    }
-
-    fn take(&mut self) -> StringArray {
-        let offsets = std::mem::take(&mut self.offsets);
-        let offsets = if offsets.is_empty() { vec![0] } else { offsets };
-        let data = std::mem::take(&mut self.data);
-        let valid = std::mem::take(&mut self.valid);
-        let len = valid.len();
-        let nulls = NullBuffer::from(valid);
-        let nulls = (nulls.null_count() > 0).then_some(nulls);
-        StringArray::try_new(
-            OffsetBuffer::new(ScalarBuffer::from(offsets)),
-            arrow_buffer::Buffer::from(data.into_bytes()),
-            nulls,
-        )
-        .unwrap_or_else(|_| StringArray::new_null(len))
-    }
-}
-
-/// Outcome of splitting one record.
-enum Split {
-    Done,
-    /// A quoted field runs past the end of the text.
-    Open,
+/// Where the splitting of a record stands when its line ends inside a quoted field: the
+/// record continues on the next line, from this state. Kept instead of the record's text so
+/// that a long multi-line record is scanned once, not once per line.
+#[derive(Debug, Clone, Copy)]
+struct OpenRecord {
+    /// The line the record starts on (the row's line number).
+    first_line: u64,
+    /// Byte offset in `CsvDecoder::field` where the open field starts.
+    field_start: usize,
+    /// The line and the 1-based character position of the quote that opened the field.
+    quote_line: u64,
+    quote_position: usize,
+    /// The line that left the record open ended with `\r\n`: Flink keeps the break as it
+    /// was written inside a quoted field.
+    crlf: bool,
 }
 
 /// Turns CSV lines into batches; see the module documentation for the error rules.
+///
+/// A quoted field may hold line breaks: such a record stays open across `push_line` calls and
+/// across batches (`finish_batch` emits only complete records), and only the end of the input
+/// ([`CsvDecoder::end_of_input`]) makes a still-open record an error.
 #[derive(Debug)]
 pub struct CsvDecoder {
     format: CsvFormat,
@@ -543,10 +548,12 @@ pub struct CsvDecoder {
     columns: Vec<ColumnText>,
     /// Line number of each buffered row.
     lines: Vec<u64>,
-    /// A record whose quoted field continues on the next line, and its first line number.
-    pending: Option<(String, u64)>,
+    /// The record whose quoted field continues on the next line.
+    pending: Option<OpenRecord>,
     skipped: u64,
+    /// The fields of the current record: byte ranges into `field`.
     fields: Vec<(usize, usize)>,
+    /// The unquoted text of the current record's fields, concatenated.
     field: String,
 }
 
@@ -561,8 +568,19 @@ impl CsvDecoder {
         self.lines.len()
     }
 
-    /// Adds one line (without its terminator). A quoted field may continue on later lines.
+    /// Bytes of text buffered for the next batch in the largest column.
+    pub fn buffered_bytes(&self) -> usize {
+        self.columns
+            .iter()
+            .map(ColumnText::bytes)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Adds one line (without its `\n`; a `\r` before it is the rest of a CRLF break). A
+    /// quoted field may continue on later lines.
     pub fn push_line(&mut self, line: &str, line_number: u64) -> Result<(), FormatError> {
+        let crlf = line.ends_with('\r');
         let line = line.strip_suffix('\r').unwrap_or(line);
         // A byte-order mark opens the file, not the first field.
         let line = if line_number == 1 {
@@ -570,11 +588,11 @@ impl CsvDecoder {
         } else {
             line
         };
-        let (record, first_line) = match self.pending.take() {
-            Some((mut text, first)) => {
-                text.push('\n');
-                text.push_str(line);
-                (std::borrow::Cow::Owned(text), first)
+        let (state, continued) = match self.pending.take() {
+            Some(open) => {
+                // The line break belongs to the quoted field.
+                self.field.push_str(if open.crlf { "\r\n" } else { "\n" });
+                (open, true)
             }
             None => {
                 // An empty line is a record of one empty field, as Flink (Jackson) reads it;
@@ -582,51 +600,103 @@ impl CsvDecoder {
                 if self.format.allow_comments && line.trim_start_matches(' ').starts_with('#') {
                     return Ok(());
                 }
-                (std::borrow::Cow::Borrowed(line), line_number)
+                self.fields.clear();
+                self.field.clear();
+                if self.split_plain(line) {
+                    return self.add_record(line_number, Some(line));
+                }
+                let fresh = OpenRecord {
+                    first_line: line_number,
+                    field_start: 0,
+                    quote_line: line_number,
+                    quote_position: 0,
+                    crlf,
+                };
+                (fresh, false)
             }
         };
-        match self.split(&record) {
-            Split::Open => {
-                self.pending = Some((record.into_owned(), first_line));
+        match self.split(line, line_number, state, continued) {
+            Some(open) => {
+                self.pending = Some(OpenRecord { crlf, ..open });
                 Ok(())
             }
-            Split::Done => self.add_record(first_line),
+            None => self.add_record(state.first_line, None),
         }
     }
 
-    /// Splits `record` into `self.field` (unquoted text of all fields, concatenated) and
-    /// `self.fields` (byte ranges into it).
-    fn split(&mut self, record: &str) -> Split {
-        self.fields.clear();
-        self.field.clear();
+    /// Splits a line without quote or escape characters into `self.fields` (ranges into the
+    /// line itself, which needs no unquoting); returns false (and does nothing) when the line
+    /// has one.
+    fn split_plain(&mut self, record: &str) -> bool {
+        let delim = self.format.field_delimiter;
+        // The usual options, all ASCII: one pass over the bytes finds the delimiters and
+        // gives up at a quote or escape.
+        if delim.is_ascii()
+            && self.format.quote_character.is_none_or(|q| q.is_ascii())
+            && self.format.escape_character.is_none_or(|e| e.is_ascii())
+        {
+            let delim = delim as u8;
+            let quote = self.format.quote_character.map(|q| q as u8);
+            let escape = self.format.escape_character.map(|e| e as u8);
+            let mut start = 0;
+            for (i, &b) in record.as_bytes().iter().enumerate() {
+                if b == delim {
+                    self.fields.push((start, i));
+                    start = i + 1;
+                } else if Some(b) == quote || Some(b) == escape {
+                    self.fields.clear();
+                    return false;
+                }
+            }
+            self.fields.push((start, record.len()));
+            return true;
+        }
+        let plain = self
+            .format
+            .quote_character
+            .is_none_or(|q| !record.contains(q))
+            && self
+                .format
+                .escape_character
+                .is_none_or(|e| !record.contains(e));
+        if !plain {
+            return false;
+        }
+        let mut start = 0;
+        for (i, _) in record.match_indices(delim) {
+            self.fields.push((start, i));
+            start = i + delim.len_utf8();
+        }
+        self.fields.push((start, record.len()));
+        true
+    }
+
+    /// Continues splitting the current record with `line`, appending unquoted text to
+    /// `self.field` and field ranges to `self.fields`. `in_quotes` says whether the line
+    /// starts inside the quoted field of `state`. Returns the state to continue from when the
+    /// line ends inside a quoted field, `None` when the record is complete.
+    fn split(
+        &mut self,
+        line: &str,
+        line_number: u64,
+        mut state: OpenRecord,
+        mut in_quotes: bool,
+    ) -> Option<OpenRecord> {
         let delim = self.format.field_delimiter;
         let quote = self.format.quote_character;
         let escape = self.format.escape_character;
-        let plain =
-            quote.is_none_or(|q| !record.contains(q)) && escape.is_none_or(|e| !record.contains(e));
-        if plain {
-            self.field.push_str(record);
-            let mut start = 0;
-            for (i, _) in record.match_indices(delim) {
-                self.fields.push((start, i));
-                start = i + delim.len_utf8();
-            }
-            self.fields.push((start, record.len()));
-            return Split::Done;
-        }
-        let mut start = 0;
-        let mut in_quotes = false;
-        let mut at_field_start = true;
-        let mut chars = record.chars().peekable();
-        while let Some(c) = chars.next() {
+        let mut at_field_start = !in_quotes;
+        let mut chars = line.chars().enumerate().peekable();
+        while let Some((position, c)) = chars.next() {
             if in_quotes {
                 if Some(c) == escape {
-                    match chars.next() {
-                        Some(n) => self.field.push(n),
-                        None => return Split::Open,
+                    // An escape at the end of the line escapes the line break, which the next
+                    // line adds.
+                    if let Some((_, n)) = chars.next() {
+                        self.field.push(n);
                     }
                 } else if Some(c) == quote {
-                    if chars.peek().copied() == quote {
+                    if chars.peek().map(|&(_, n)| n) == quote {
                         chars.next();
                         self.field.push(c);
                     } else {
@@ -636,14 +706,16 @@ impl CsvDecoder {
                     self.field.push(c);
                 }
             } else if c == delim {
-                self.fields.push((start, self.field.len()));
-                start = self.field.len();
+                self.fields.push((state.field_start, self.field.len()));
+                state.field_start = self.field.len();
                 at_field_start = true;
                 continue;
             } else if Some(c) == quote && at_field_start {
                 in_quotes = true;
+                state.quote_line = line_number;
+                state.quote_position = position + 1;
             } else if Some(c) == escape {
-                if let Some(n) = chars.next() {
+                if let Some((_, n)) = chars.next() {
                     self.field.push(n);
                 }
             } else {
@@ -652,13 +724,16 @@ impl CsvDecoder {
             at_field_start = false;
         }
         if in_quotes {
-            return Split::Open;
+            return Some(state);
         }
-        self.fields.push((start, self.field.len()));
-        Split::Done
+        self.fields.push((state.field_start, self.field.len()));
+        None
     }
 
-    fn add_record(&mut self, line_number: u64) -> Result<(), FormatError> {
+    /// Adds the split record as a row; its field ranges index `plain` (a line split by
+    /// `split_plain`) or else `self.field`.
+    fn add_record(&mut self, line_number: u64, plain: Option<&str>) -> Result<(), FormatError> {
+        let source: &str = plain.unwrap_or(&self.field);
         let expected = self.schema.len();
         if self.fields.len() > expected {
             // Flink fails the row (or skips it when ignoring parse errors), never cuts it.
@@ -667,7 +742,7 @@ impl CsvDecoder {
                 return Ok(());
             }
             let &(a, b) = &self.fields[expected];
-            let extra = self.field.get(a..b).unwrap_or("");
+            let extra = source.get(a..b).unwrap_or("");
             return Err(FormatError {
                 line: line_number,
                 column: None,
@@ -691,7 +766,7 @@ impl CsvDecoder {
             match self.fields.get(j) {
                 None => col.push(None),
                 Some(&(a, b)) => {
-                    let text = self.field.get(a..b).unwrap_or("");
+                    let text = source.get(a..b).unwrap_or("");
                     if self.format.null_literal.as_deref() == Some(text) {
                         col.push(None);
                     } else {
@@ -704,25 +779,51 @@ impl CsvDecoder {
         Ok(())
     }
 
-    /// Parses the buffered rows into a batch of the schema (possibly empty).
-    pub fn finish_batch(&mut self) -> Result<RecordBatch, FormatError> {
-        if let Some((_, first)) = self.pending.take() {
-            if self.format.ignore_parse_errors {
-                self.skipped += 1;
-            } else {
-                self.clear();
-                return Err(FormatError {
-                    line: first,
-                    column: None,
-                    message: "unterminated quoted field".into(),
-                });
-            }
+    /// The input has ended: a record still inside a quoted field is an error naming where
+    /// the quote opened (or, when ignoring parse errors, is skipped and counted).
+    pub fn end_of_input(&mut self) -> Result<(), FormatError> {
+        let Some(open) = self.pending.take() else {
+            return Ok(());
+        };
+        if self.format.ignore_parse_errors {
+            self.skipped += 1;
+            return Ok(());
         }
+        let column = self.fields.len();
+        Err(FormatError {
+            line: open.quote_line,
+            column: Some(
+                self.schema
+                    .fields
+                    .get(column)
+                    .map_or_else(|| format!("#{}", column + 1), |f| f.name.clone()),
+            ),
+            // Flink's (Jackson's) words, then where the field opened.
+            message: format!(
+                "Missing closing quote for value: the quote at character {} is not closed before the end of the input",
+                open.quote_position
+            ),
+        })
+    }
+
+    /// Parses the buffered complete rows into a batch of the schema (possibly empty); a
+    /// record still open in a quoted field stays for the next batch.
+    pub fn finish_batch(&mut self) -> Result<RecordBatch, FormatError> {
         let lines = std::mem::take(&mut self.lines);
         let mut arrays = Vec::with_capacity(self.columns.len());
         for j in 0..self.columns.len() {
-            let text = self.columns[j].take();
             let field = self.schema.fields[j].clone();
+            let text = match self.columns[j].take() {
+                Ok(text) => text,
+                Err(message) => {
+                    self.clear();
+                    return Err(FormatError {
+                        line: lines.first().copied().unwrap_or(0),
+                        column: Some(field.name),
+                        message,
+                    });
+                }
+            };
             let (array, errors) = self.parse_field(&text, &field.data_type);
             if let Some((row, message)) = errors.into_iter().next()
                 && !self.format.ignore_parse_errors
@@ -748,7 +849,7 @@ impl CsvDecoder {
 
     fn clear(&mut self) {
         for c in &mut self.columns {
-            c.take();
+            let _ = c.take();
         }
         self.lines.clear();
     }
@@ -773,7 +874,16 @@ impl CsvDecoder {
                     }
                     offsets.push(count);
                 }
-                let element_text = elements.take();
+                // The elements are shorter than the cells they come from, which fit.
+                let element_text = match elements.take() {
+                    Ok(t) => t,
+                    Err(e) => {
+                        return (
+                            arrow_array::new_null_array(&ty.to_arrow(), text.len()),
+                            vec![(0, e)],
+                        );
+                    }
+                };
                 let (values, element_errors) = self.parse_field(&element_text, element);
                 let mut errors = Vec::new();
                 if let Some((i, msg)) = element_errors.into_iter().next() {
@@ -814,7 +924,16 @@ impl CsvDecoder {
                 let mut arrays = Vec::new();
                 let mut errors = Vec::new();
                 for (p, (_, fty)) in parts.iter_mut().zip(fields) {
-                    let (a, e) = self.parse_field(&p.take(), fty);
+                    let part = match p.take() {
+                        Ok(t) => t,
+                        Err(e) => {
+                            return (
+                                arrow_array::new_null_array(&ty.to_arrow(), text.len()),
+                                vec![(0, e)],
+                            );
+                        }
+                    };
+                    let (a, e) = self.parse_field(&part, fty);
                     errors.extend(e.into_iter().take(1));
                     arrays.push(a);
                 }
@@ -1088,9 +1207,103 @@ mod tests {
         // The decoder is usable after an error.
         d.push_line("5,e,5", 4).unwrap();
         assert_eq!(d.finish_batch().unwrap().num_rows(), 1);
+        // A record open in a quoted field waits for its next line, across batches; only the
+        // end of the input makes it an error, naming where the quote opened.
         d.push_line("6,\"open", 9).unwrap();
-        let e = d.finish_batch().unwrap_err();
-        assert_eq!(e.to_string(), "line 9: unterminated quoted field");
+        assert_eq!(d.finish_batch().unwrap().num_rows(), 0);
+        d.push_line("still open", 10).unwrap();
+        let e = d.end_of_input().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 9, column 'name': Missing closing quote for value: the quote at character 3 \
+             is not closed before the end of the input"
+        );
+    }
+
+    /// Decoded rows, every cell as text.
+    type Rows = Vec<Vec<Option<String>>>;
+
+    /// Splits `text` into lines as the filesystem source does (`\n` ends a line).
+    fn decode_text(
+        f: &CsvFormat,
+        s: &Schema,
+        text: &str,
+        batch_lines: usize,
+    ) -> Result<(Rows, u64), FormatError> {
+        let mut d = f.decoder(s, &SessionZone::utc()).unwrap();
+        let mut rows = Vec::new();
+        let mut collect = |b: RecordBatch| {
+            for r in 0..b.num_rows() {
+                rows.push((0..s.len()).map(|c| cell(&b, c, r, s)).collect::<Vec<_>>());
+            }
+        };
+        let mut lines = text.split_inclusive('\n').peekable();
+        let mut n = 0;
+        while lines.peek().is_some() {
+            for line in lines.by_ref().take(batch_lines) {
+                n += 1;
+                d.push_line(line.strip_suffix('\n').unwrap_or(line), n)?;
+            }
+            collect(d.finish_batch()?);
+        }
+        d.end_of_input()?;
+        collect(d.finish_batch()?);
+        Ok((rows, d.rows_skipped()))
+    }
+
+    #[test]
+    fn quoted_line_breaks_carry_over_batch_boundaries() {
+        let s = Schema::new(vec![
+            Field::new("id", DataType::nullable(TypeKind::Int)),
+            Field::new("s", DataType::string()),
+        ]);
+        // Records of one to four lines, a break at a field's first and last character, an
+        // empty continuation line, CRLF breaks inside and after a field.
+        let text =
+            "1,\"a\nb\"\n2,plain\n3,\"\nx\n\n\"\n4,\"c\r\nd\"\r\n5,\"e\"\"\nf\"\"\"\n6,\"\"\n";
+        let expected: Rows = [
+            (1, "a\nb"),
+            (2, "plain"),
+            (3, "\nx\n\n"),
+            (4, "c\r\nd"),
+            (5, "e\"\nf\""),
+            (6, ""),
+        ]
+        .iter()
+        .map(|(i, v)| vec![Some(i.to_string()), Some(v.to_string())])
+        .collect();
+        let lines = text.matches('\n').count();
+        // Every batch size puts the boundary at every position, including right after the line
+        // whose break is inside the quotes.
+        for batch_lines in 1..=lines + 1 {
+            for f in [
+                CsvFormat::default(),
+                CsvFormat::from_options(&opts(&[("csv.ignore-parse-errors", "true")])).unwrap(),
+            ] {
+                let (rows, skipped) = decode_text(&f, &s, text, batch_lines).unwrap();
+                assert_eq!(rows, expected, "batch of {batch_lines} lines");
+                assert_eq!(skipped, 0);
+            }
+        }
+    }
+
+    #[test]
+    fn input_ending_in_a_quoted_field_fails_or_is_skipped() {
+        let s = Schema::new(vec![
+            Field::new("id", DataType::nullable(TypeKind::Int)),
+            Field::new("s", DataType::string()),
+        ]);
+        let text = "1,a\n2,x\n3,\"open\nmore\n";
+        for batch_lines in 1..=4 {
+            let e = decode_text(&CsvFormat::default(), &s, text, batch_lines).unwrap_err();
+            assert_eq!((e.line, e.column.as_deref()), (3, Some("s")));
+            assert!(e.message.contains("character 3"), "{e}");
+            let lenient =
+                CsvFormat::from_options(&opts(&[("csv.ignore-parse-errors", "true")])).unwrap();
+            let (rows, skipped) = decode_text(&lenient, &s, text, batch_lines).unwrap();
+            assert_eq!(rows.len(), 2, "{rows:?}");
+            assert_eq!(skipped, 1);
+        }
     }
 
     #[test]
@@ -1105,6 +1318,7 @@ mod tests {
         d.push_line("x,2.5", 2).unwrap();
         d.push_line("3", 3).unwrap();
         d.push_line("4,\"unterminated", 4).unwrap();
+        d.end_of_input().unwrap();
         let b = d.finish_batch().unwrap();
         assert_eq!(b.num_rows(), 2);
         assert_eq!(cell(&b, 0, 0, &s).as_deref(), Some("1"));
@@ -1225,6 +1439,7 @@ mod tests {
             for (n, l) in lines.iter().enumerate() {
                 let _ = d.push_line(l, n as u64);
             }
+            let _ = d.end_of_input();
             if let Ok(b) = d.finish_batch() {
                 f.encode_batch(&b, &s, &mut String::new());
             }

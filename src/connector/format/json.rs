@@ -23,13 +23,15 @@ use arrow_array::{
 };
 use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType as ArrowType;
-use serde_json::Value;
+use std::borrow::Cow;
+
+use super::json_scan::{Kind, Node, Scanner, SyntaxError, is_floating, write_json_string};
+use super::{CellWriter, ColumnText, push_integer};
 
 use super::csv::{FormatError, bool_option, build_batch, write_iso_timestamp, write_time_trimmed};
 use crate::types::text::{
-    TemporalText, TextDialect, TextStyle, base64_decode, base64_encode, java_double_to_string,
-    parse_column_as, write_cell, write_decimal, write_decimal_normalized, write_java_double,
-    write_java_float,
+    TemporalText, TextDialect, TextStyle, base64_decode, base64_encode, parse_column_as,
+    write_cell, write_decimal, write_decimal_normalized, write_java_double, write_java_float,
 };
 use crate::types::time::{SessionZone, write_date};
 use crate::types::{DataType, NANOS_PER_DAY, Schema, TypeKind};
@@ -123,30 +125,68 @@ impl JsonFormat {
             format: self.clone(),
             schema: schema.clone(),
             zone: zone.clone(),
-            columns: schema.fields.iter().map(|_| Vec::new()).collect(),
+            columns: new_columns(schema),
+            spans: Vec::new(),
+            by_name: (schema.len() > NAME_SCAN_LIMIT).then(|| {
+                let mut map = HashMap::new();
+                // A repeated column name: the first column takes the member.
+                for (i, f) in schema.fields.iter().enumerate().rev() {
+                    map.insert(f.name.clone(), i);
+                }
+                map
+            }),
             lines: Vec::new(),
             skipped: 0,
+            scratch: String::new(),
         })
     }
 
     /// Appends a batch as JSON lines, each ended by `\n`, fields in schema order, as Flink's
     /// JSON serializer writes them.
     pub fn encode_batch(&self, batch: &RecordBatch, schema: &Schema, out: &mut String) {
-        let columns: Vec<_> = schema.fields.iter().zip(batch.columns()).collect();
+        // Each member's `"name":`, escaped once per batch.
+        let columns: Vec<_> = schema
+            .fields
+            .iter()
+            .zip(batch.columns())
+            .map(|(field, col)| {
+                let mut key = String::new();
+                write_json_string(&mut key, &field.name);
+                key.push(':');
+                (
+                    field,
+                    col,
+                    key,
+                    CellWriter::new(col.as_ref(), &field.data_type),
+                )
+            })
+            .collect();
         for row in 0..batch.num_rows() {
             out.push('{');
             let mut first = true;
-            for (field, col) in &columns {
-                if col.is_null(row) && self.encode_ignore_null_fields {
+            for (field, col, key, writer) in &columns {
+                let null = col.is_null(row);
+                if null && self.encode_ignore_null_fields {
                     continue;
                 }
                 if !first {
                     out.push(',');
                 }
                 first = false;
-                push_json_string(out, &field.name);
-                out.push(':');
-                self.write_json_value(out, col.as_ref(), row, &field.data_type);
+                out.push_str(key);
+                if null {
+                    out.push_str("null");
+                    continue;
+                }
+                match writer {
+                    CellWriter::Int32(a) => push_integer(out, a.value(row).into()),
+                    CellWriter::Int64(a) => push_integer(out, a.value(row)),
+                    CellWriter::Float64(a) if a.value(row).is_finite() => {
+                        write_java_double(out, a.value(row))
+                    }
+                    CellWriter::Text(a) => write_json_string(out, a.value(row)),
+                    _ => self.write_json_value(out, col.as_ref(), row, &field.data_type),
+                }
             }
             out.push_str("}\n");
         }
@@ -322,22 +362,82 @@ impl JsonFormat {
 }
 
 pub fn push_json_string(out: &mut String, s: &str) {
-    match serde_json::to_string(s) {
-        Ok(q) => out.push_str(&q),
-        Err(_) => out.push_str("\"\""),
-    }
+    write_json_string(out, s);
+}
+
+/// Where one column's values wait for the end of the batch.
+#[derive(Debug)]
+enum ColumnValues {
+    /// A scalar column: each row's text, parsed by the shared text parser at the end of the
+    /// batch (as the CSV format's columns are), and the first value that had no text form.
+    Text {
+        text: ColumnText,
+        error: Option<(usize, String)>,
+    },
+    /// ARRAY, MAP, ROW and BYTES columns: each row's value as a tree.
+    Tree(Vec<Node<'static>>),
+}
+
+/// A top-level member's value in the current line: its byte span and kind.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    start: usize,
+    end: usize,
+    kind: Kind,
+    /// A string with an escape, whose text is not its bytes between the quotes.
+    escaped: bool,
 }
 
 /// Turns JSON lines into batches.
+///
+/// A line's top-level object is scanned once ([`Scanner`]); a member of a scalar column goes
+/// straight into that column's text, a nested one becomes a tree, and an unknown member is
+/// only checked.
 #[derive(Debug)]
 pub struct JsonDecoder {
     format: JsonFormat,
     schema: Schema,
     zone: SessionZone,
-    /// Each column's values for the buffered rows (`Null` for missing).
-    columns: Vec<Vec<Value>>,
+    columns: Vec<ColumnValues>,
+    /// Each column's value in the line being decoded (a repeated name: the last one).
+    spans: Vec<Option<Span>>,
+    /// Column index by name, for schemas too wide to scan the names.
+    by_name: Option<HashMap<String, usize>>,
     lines: Vec<u64>,
     skipped: u64,
+    scratch: String,
+}
+
+/// Schemas up to this many columns find a member's column by comparing names in order.
+const NAME_SCAN_LIMIT: usize = 16;
+
+/// Whether values of `ty` wait as trees rather than text.
+fn is_tree_type(ty: &DataType) -> bool {
+    matches!(
+        ty.kind,
+        TypeKind::Array(_)
+            | TypeKind::Map(..)
+            | TypeKind::Row(_)
+            | TypeKind::Binary(_)
+            | TypeKind::VarBinary(_)
+    )
+}
+
+fn new_columns(schema: &Schema) -> Vec<ColumnValues> {
+    schema
+        .fields
+        .iter()
+        .map(|f| {
+            if is_tree_type(&f.data_type) {
+                ColumnValues::Tree(Vec::new())
+            } else {
+                ColumnValues::Text {
+                    text: ColumnText::default(),
+                    error: None,
+                }
+            }
+        })
+        .collect()
 }
 
 impl JsonDecoder {
@@ -350,6 +450,25 @@ impl JsonDecoder {
         self.lines.len()
     }
 
+    /// Bytes of text buffered for the next batch in the largest column.
+    pub fn buffered_bytes(&self) -> usize {
+        self.columns
+            .iter()
+            .map(|c| match c {
+                ColumnValues::Text { text, .. } => text.bytes(),
+                ColumnValues::Tree(_) => 0,
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    fn column_of(&self, name: &str) -> Option<usize> {
+        match &self.by_name {
+            Some(map) => map.get(name).copied(),
+            None => self.schema.fields.iter().position(|f| f.name == name),
+        }
+    }
+
     /// Adds one line holding a JSON object; blank lines are skipped.
     pub fn push_line(&mut self, line: &str, line_number: u64) -> Result<(), FormatError> {
         // A byte-order mark opens the file, not the first value.
@@ -358,41 +477,163 @@ impl JsonDecoder {
         } else {
             line
         };
-        if line.trim().is_empty() {
+        let mut scanner = Scanner::new(line);
+        scanner.skip_whitespace();
+        if scanner.peek().is_none() {
             return Ok(());
         }
-        let parsed: Result<Value, String> = serde_json::from_str(line).map_err(|e| e.to_string());
-        let mut object = match parsed {
-            Ok(Value::Object(o)) => o,
-            Ok(other) => {
-                return self.malformed(
-                    line_number,
-                    format!("expected a json object but was {}", json_kind(&other)),
-                );
-            }
-            Err(e) => return self.malformed(line_number, format!("malformed json: {e}")),
-        };
+        if let Err(e) = self.scan_object(&mut scanner) {
+            return self.malformed(line_number, e);
+        }
         if self.format.fail_on_missing_field {
-            for f in &self.schema.fields {
-                let missing = match object.get(&f.name) {
-                    None => Some(f.name.clone()),
-                    // Nested rows are checked too, as Flink's converters do.
-                    Some(v) => missing_nested_field(v, &f.data_type)
-                        .map(|path| format!("{}.{path}", f.name)),
-                };
-                if let Some(path) = missing {
-                    return Err(FormatError {
-                        line: line_number,
-                        column: Some(path),
-                        message: "field is missing".into(),
-                    });
+            self.check_missing(line, line_number)?;
+        }
+        let row = self.lines.len();
+        for j in 0..self.columns.len() {
+            let span = self.spans[j];
+            let ty = &self.schema.fields[j].data_type;
+            match &mut self.columns[j] {
+                ColumnValues::Tree(values) => {
+                    let node = match span {
+                        None => Node::Null,
+                        Some(span) => parse_span(line, span).into_owned(),
+                    };
+                    values.push(node);
+                }
+                ColumnValues::Text { text, error } => {
+                    let Some(span) = span else {
+                        text.push(None);
+                        continue;
+                    };
+                    let raw = &line[span.start..span.end];
+                    match span.kind {
+                        Kind::Null => text.push(None),
+                        Kind::Bool | Kind::Number => {
+                            let value = if span.kind == Kind::Number {
+                                number_text(raw, ty)
+                            } else {
+                                Cow::Borrowed(raw)
+                            };
+                            text.push(Some(&value));
+                        }
+                        Kind::String if !span.escaped => {
+                            text.push(raw.get(1..raw.len() - 1));
+                        }
+                        Kind::String => match parse_span(line, span) {
+                            Node::String(s) => text.push(Some(&s)),
+                            _ => text.push(None),
+                        },
+                        Kind::Array | Kind::Object => {
+                            if ty.kind.is_string() {
+                                self.scratch.clear();
+                                parse_span(line, span).write_compact(&mut self.scratch);
+                                text.push(Some(&self.scratch));
+                            } else {
+                                if error.is_none() {
+                                    *error = Some((
+                                        row,
+                                        format!(
+                                            "expected a {} value but was {}",
+                                            ty.kind,
+                                            span.kind.describe()
+                                        ),
+                                    ));
+                                }
+                                text.push(None);
+                            }
+                        }
+                    }
                 }
             }
         }
-        for (field, col) in self.schema.fields.iter().zip(self.columns.iter_mut()) {
-            col.push(object.remove(&field.name).unwrap_or(Value::Null));
-        }
         self.lines.push(line_number);
+        Ok(())
+    }
+
+    /// Scans a line's object, noting the span of each column's member in `self.spans`.
+    fn scan_object(&mut self, scanner: &mut Scanner<'_>) -> Result<(), String> {
+        self.spans.clear();
+        self.spans.resize(self.columns.len(), None);
+        let syntax = |e: SyntaxError| format!("malformed json: {e}");
+        if scanner.peek() != Some(b'{') {
+            let kind = scanner.skip_value(0).map_err(syntax)?;
+            scanner.expect_end().map_err(syntax)?;
+            return Err(format!(
+                "expected a json object but was {}",
+                kind.describe()
+            ));
+        }
+        scanner.eat(b'{');
+        scanner.skip_whitespace();
+        let mut next = 0;
+        if !scanner.eat(b'}') {
+            loop {
+                scanner.skip_whitespace();
+                if scanner.peek() != Some(b'"') {
+                    return Err(syntax(scanner.error("expected a member name")));
+                }
+                let name = scanner.string().map_err(syntax)?;
+                scanner.expect(b':', "expected `:`").map_err(syntax)?;
+                scanner.skip_whitespace();
+                let start = scanner.position();
+                let (kind, escaped) = if scanner.peek() == Some(b'"') {
+                    let text = scanner.string().map_err(syntax)?;
+                    (Kind::String, matches!(text, Cow::Owned(_)))
+                } else {
+                    (scanner.skip_value(1).map_err(syntax)?, false)
+                };
+                // Members mostly come in the schema's order: try the column after the last.
+                let j = match self.schema.fields.get(next) {
+                    Some(f) if f.name == *name => Some(next),
+                    _ => self.column_of(&name),
+                };
+                if let Some(j) = j {
+                    next = j + 1;
+                    self.spans[j] = Some(Span {
+                        start,
+                        end: scanner.position(),
+                        kind,
+                        escaped,
+                    });
+                }
+                scanner.skip_whitespace();
+                if scanner.eat(b',') {
+                    continue;
+                }
+                if scanner.eat(b'}') {
+                    break;
+                }
+                return Err(syntax(scanner.error("expected `,` or `}`")));
+            }
+        }
+        scanner.expect_end().map_err(syntax)
+    }
+
+    /// `json.fail-on-missing-field`: every column's member, and every field of nested rows.
+    fn check_missing(&self, line: &str, line_number: u64) -> Result<(), FormatError> {
+        for (f, span) in self.schema.fields.iter().zip(&self.spans) {
+            let missing = match span {
+                None => Some(f.name.clone()),
+                // Nested rows are checked too, as Flink's converters do.
+                Some(span) if is_tree_type(&f.data_type) => {
+                    missing_nested_field(&parse_span(line, *span), &f.data_type)
+                        .map(|path| format!("{}.{path}", f.name))
+                }
+                Some(_) => None,
+            };
+            if let Some(path) = missing {
+                return Err(FormatError {
+                    line: line_number,
+                    column: Some(path),
+                    message: "field is missing".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The input has ended; a JSON record never spans lines, so nothing is left open.
+    pub fn end_of_input(&mut self) -> Result<(), FormatError> {
         Ok(())
     }
 
@@ -412,20 +653,40 @@ impl JsonDecoder {
     /// Converts the buffered rows into a batch of the schema (possibly empty).
     pub fn finish_batch(&mut self) -> Result<RecordBatch, FormatError> {
         let lines = std::mem::take(&mut self.lines);
-        let columns: Vec<Vec<Value>> = self.columns.iter_mut().map(std::mem::take).collect();
+        let columns = std::mem::replace(&mut self.columns, new_columns(&self.schema));
+        let text = match self.format.timestamp_standard {
+            TimestampStandard::Sql => TemporalText::JsonSql,
+            TimestampStandard::Iso8601 => TemporalText::JsonIso,
+        };
+        let conv = Converter {
+            zone: &self.zone,
+            dialect: TextDialect::Format(text),
+        };
         let mut arrays = Vec::with_capacity(columns.len());
-        for (values, field) in columns.iter().zip(&self.schema.fields) {
-            let refs: Vec<&Value> = values.iter().collect();
-            let text = match self.format.timestamp_standard {
-                TimestampStandard::Sql => TemporalText::JsonSql,
-                TimestampStandard::Iso8601 => TemporalText::JsonIso,
+        for (values, field) in columns.into_iter().zip(&self.schema.fields) {
+            let (array, first_error) = match values {
+                ColumnValues::Tree(values) => {
+                    let refs: Vec<&Node<'static>> = values.iter().collect();
+                    let (array, errors) = conv.column(&refs, &field.data_type);
+                    (array, errors.into_iter().min_by_key(|e| e.0))
+                }
+                ColumnValues::Text { mut text, error } => {
+                    let strings = text.take().map_err(|message| FormatError {
+                        line: lines.first().copied().unwrap_or(0),
+                        column: Some(field.name.clone()),
+                        message,
+                    })?;
+                    let (array, errors) =
+                        parse_column_as(&strings, &field.data_type, conv.zone, conv.dialect);
+                    let first = errors.into_iter().next();
+                    let first = match (first, error) {
+                        (Some(a), Some(b)) => Some(if b.0 < a.0 { b } else { a }),
+                        (a, b) => a.or(b),
+                    };
+                    (array, first)
+                }
             };
-            let conv = Converter {
-                zone: &self.zone,
-                dialect: TextDialect::Format(text),
-            };
-            let (array, errors) = conv.column(&refs, &field.data_type);
-            if let Some((row, message)) = errors.into_iter().next()
+            if let Some((row, message)) = first_error
                 && !self.format.ignore_parse_errors
             {
                 return Err(FormatError {
@@ -447,35 +708,47 @@ impl JsonDecoder {
     }
 }
 
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+/// The tree of a member's value, whose span the scanner has already checked.
+fn parse_span(line: &str, span: Span) -> Node<'_> {
+    Scanner::new(&line[span.start..span.end])
+        .parse_value(1)
+        .unwrap_or(Node::Null)
+}
+
+/// A number's text for a column of `ty`, exact: the literal text, except that an INT or
+/// BIGINT column cuts the fraction of a floating number as Jackson's `getIntValue` and
+/// `getLongValue` do (through a double; out of the range of BIGINT it stays as written, and
+/// then fails to parse). TINYINT and SMALLINT parse the text (`Byte.parseByte`), so `2.9`
+/// is an error there.
+fn number_text<'a>(number: &'a str, ty: &DataType) -> Cow<'a, str> {
+    if matches!(ty.kind, TypeKind::Int | TypeKind::BigInt) && is_floating(number) {
+        // 2^63 as a double: the doubles in [-2^63, 2^63) convert to a long.
+        const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+        if let Ok(f) = number.parse::<f64>()
+            && (-LIMIT..LIMIT).contains(&f)
+        {
+            return Cow::Owned((f.trunc() as i64).to_string());
+        }
     }
+    Cow::Borrowed(number)
 }
 
 /// The path of the first field of a nested ROW (inside rows, arrays and maps) that `value`
 /// lacks.
-fn missing_nested_field(value: &Value, ty: &DataType) -> Option<String> {
+fn missing_nested_field(value: &Node<'_>, ty: &DataType) -> Option<String> {
     match (&ty.kind, value) {
-        (TypeKind::Row(fields), Value::Object(object)) => {
-            fields
-                .iter()
-                .find_map(|(name, fty)| match object.get(name) {
-                    None => Some(name.clone()),
-                    Some(v) => missing_nested_field(v, fty).map(|path| format!("{name}.{path}")),
-                })
+        (TypeKind::Row(fields), Node::Object(_)) => {
+            fields.iter().find_map(|(name, fty)| match value.get(name) {
+                None => Some(name.clone()),
+                Some(v) => missing_nested_field(v, fty).map(|path| format!("{name}.{path}")),
+            })
         }
-        (TypeKind::Array(element), Value::Array(items)) => {
+        (TypeKind::Array(element), Node::Array(items)) => {
             items.iter().find_map(|v| missing_nested_field(v, element))
         }
-        (TypeKind::Map(_, value_type), Value::Object(object)) => object
-            .values()
-            .find_map(|v| missing_nested_field(v, value_type)),
+        (TypeKind::Map(_, value_type), Node::Object(members)) => members
+            .iter()
+            .find_map(|(_, v)| missing_nested_field(v, value_type)),
         _ => None,
     }
 }
@@ -489,25 +762,25 @@ type Errors = Vec<(usize, String)>;
 
 impl Converter<'_> {
     /// Converts one column of JSON values; errors carry the index of the value.
-    fn column(&self, values: &[&Value], ty: &DataType) -> (ArrayRef, Errors) {
+    fn column(&self, values: &[&Node<'_>], ty: &DataType) -> (ArrayRef, Errors) {
         let n = values.len();
         match &ty.kind {
             TypeKind::Array(element) => {
-                let mut items: Vec<&Value> = Vec::new();
+                let mut items: Vec<&Node<'_>> = Vec::new();
                 let mut offsets: Vec<i32> = vec![0];
                 let mut valid = Vec::with_capacity(n);
                 let mut errors = Vec::new();
                 for (i, v) in values.iter().enumerate() {
                     match v {
-                        Value::Array(a) => {
+                        Node::Array(a) => {
                             items.extend(a.iter());
                             valid.push(true);
                         }
-                        Value::Null => valid.push(false),
+                        Node::Null => valid.push(false),
                         other => {
                             errors.push((
                                 i,
-                                format!("expected an array but was {}", json_kind(other)),
+                                format!("expected an array but was {}", other.kind().describe()),
                             ));
                             valid.push(false);
                         }
@@ -527,7 +800,7 @@ impl Converter<'_> {
             }
             TypeKind::Map(kt, vt) => {
                 let mut keys: Vec<String> = Vec::new();
-                let mut vals: Vec<&Value> = Vec::new();
+                let mut vals: Vec<&Node<'_>> = Vec::new();
                 let mut offsets: Vec<i32> = vec![0];
                 let mut valid = Vec::with_capacity(n);
                 let mut errors = Vec::new();
@@ -535,30 +808,29 @@ impl Converter<'_> {
                 let mut hashes = Vec::new();
                 for (i, v) in values.iter().enumerate() {
                     match v {
-                        Value::Object(o) if string_keys => {
+                        Node::Object(o) if string_keys => {
                             // Flink fills a HashMap keyed by its StringData, so the map comes
                             // out in that map's order.
                             hashes.clear();
-                            hashes.extend(o.keys().map(|k| flink_string_hash(k)));
-                            let entries: Vec<(&String, &Value)> = o.iter().collect();
+                            hashes.extend(o.iter().map(|(k, _)| flink_string_hash(k)));
                             for at in hash_map_order(&hashes, 16) {
-                                keys.push(entries[at].0.clone());
-                                vals.push(entries[at].1);
+                                keys.push(o[at].0.to_string());
+                                vals.push(&o[at].1);
                             }
                             valid.push(true);
                         }
-                        Value::Object(o) => {
+                        Node::Object(o) => {
                             for (k, v) in o {
-                                keys.push(k.clone());
+                                keys.push(k.to_string());
                                 vals.push(v);
                             }
                             valid.push(true);
                         }
-                        Value::Null => valid.push(false),
+                        Node::Null => valid.push(false),
                         other => {
                             errors.push((
                                 i,
-                                format!("expected an object but was {}", json_kind(other)),
+                                format!("expected an object but was {}", other.kind().describe()),
                             ));
                             valid.push(false);
                         }
@@ -597,23 +869,23 @@ impl Converter<'_> {
             TypeKind::Row(fields) => {
                 let mut errors = Vec::new();
                 let mut valid = Vec::with_capacity(n);
-                let mut per_field: Vec<Vec<&Value>> =
+                let mut per_field: Vec<Vec<&Node<'_>>> =
                     fields.iter().map(|_| Vec::with_capacity(n)).collect();
                 for (i, v) in values.iter().enumerate() {
                     let object = match v {
-                        Value::Object(o) => Some(o),
-                        Value::Null => None,
+                        Node::Object(_) => Some(*v),
+                        Node::Null => None,
                         other => {
                             errors.push((
                                 i,
-                                format!("expected an object but was {}", json_kind(other)),
+                                format!("expected an object but was {}", other.kind().describe()),
                             ));
                             None
                         }
                     };
                     valid.push(object.is_some());
                     for ((name, _), col) in fields.iter().zip(per_field.iter_mut()) {
-                        col.push(object.and_then(|o| o.get(name)).unwrap_or(&Value::Null));
+                        col.push(object.and_then(|o| o.get(name)).unwrap_or(&Node::Null));
                     }
                 }
                 let mut arrays = Vec::new();
@@ -634,8 +906,8 @@ impl Converter<'_> {
                     .iter()
                     .enumerate()
                     .map(|(i, v)| match v {
-                        Value::Null => None,
-                        Value::String(s) => match base64_decode(s) {
+                        Node::Null => None,
+                        Node::String(s) => match base64_decode(s) {
                             Some(b) => Some(b),
                             None => {
                                 errors.push((i, format!("cannot decode '{s}' as base64")));
@@ -645,7 +917,10 @@ impl Converter<'_> {
                         other => {
                             errors.push((
                                 i,
-                                format!("expected a base64 string but was {}", json_kind(other)),
+                                format!(
+                                    "expected a base64 string but was {}",
+                                    other.kind().describe()
+                                ),
                             ));
                             None
                         }
@@ -675,33 +950,22 @@ impl Converter<'_> {
         }
     }
 
-    fn scalar_text(&self, v: &Value, ty: &DataType) -> Result<Option<String>, String> {
+    fn scalar_text(&self, v: &Node<'_>, ty: &DataType) -> Result<Option<String>, String> {
         Ok(match v {
-            Value::Null => None,
-            Value::Bool(b) => Some(b.to_string()),
-            Value::String(s) => Some(s.clone()),
-            Value::Number(num) => Some(if ty.kind.is_integer() {
-                match (num.as_i64(), num.as_f64()) {
-                    (Some(i), _) => i.to_string(),
-                    // Jackson's asInt/asLong cut a fraction.
-                    (None, Some(f)) if f.is_finite() && f.abs() < 9.3e18 => {
-                        (f.trunc() as i64).to_string()
-                    }
-                    _ => num.to_string(),
-                }
-            } else if num.is_f64() && ty.kind.is_string() {
-                java_double_to_string(num.as_f64().unwrap_or(0.0))
-            } else {
-                num.to_string()
-            }),
-            Value::Array(_) | Value::Object(_) => {
+            Node::Null => None,
+            Node::Bool(b) => Some(b.to_string()),
+            Node::String(s) => Some(s.to_string()),
+            Node::Number(n) => Some(number_text(n, ty).into_owned()),
+            Node::Array(_) | Node::Object(_) => {
                 if ty.kind.is_string() {
-                    Some(v.to_string())
+                    let mut text = String::new();
+                    v.write_compact(&mut text);
+                    Some(text)
                 } else {
                     return Err(format!(
                         "expected a {} value but was {}",
                         ty.kind,
-                        json_kind(v)
+                        v.kind().describe()
                     ));
                 }
             }

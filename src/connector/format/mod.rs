@@ -2,12 +2,148 @@
 
 pub mod csv;
 pub mod json;
+mod json_scan;
 
 use std::collections::HashMap;
 
 use super::{ConnectorError, LineDecoder};
 use crate::types::Schema;
 use crate::types::time::SessionZone;
+
+/// The text of one column of the batch being decoded, as Arrow's string layout (bytes,
+/// offsets, validity): decoders append each row's text, then the shared text parser reads
+/// the column at the end of the batch.
+#[derive(Debug, Default)]
+pub(crate) struct ColumnText {
+    data: String,
+    offsets: Vec<i32>,
+    valid: Vec<bool>,
+    /// The text passed `i32::MAX` bytes, which Arrow's offsets cannot address.
+    overflow: bool,
+    /// A lower limit than `i32::MAX`, for tests of the overflow (0: none).
+    #[cfg(test)]
+    limit: usize,
+}
+
+impl ColumnText {
+    fn max_bytes(&self) -> usize {
+        #[cfg(test)]
+        if self.limit > 0 {
+            return self.limit;
+        }
+        i32::MAX as usize
+    }
+
+    #[cfg(test)]
+    pub(crate) fn with_limit(limit: usize) -> Self {
+        ColumnText {
+            limit,
+            ..ColumnText::default()
+        }
+    }
+
+    pub(crate) fn push(&mut self, s: Option<&str>) {
+        if self.offsets.is_empty() {
+            self.offsets.push(0);
+        }
+        match s {
+            Some(s) => {
+                self.data.push_str(s);
+                self.valid.push(true);
+            }
+            None => self.valid.push(false),
+        }
+        let end = match i32::try_from(self.data.len()) {
+            Ok(end) if self.data.len() <= self.max_bytes() => end,
+            _ => {
+                self.overflow = true;
+                i32::MAX
+            }
+        };
+        self.offsets.push(end);
+    }
+
+    /// Bytes of text so far.
+    pub(crate) fn bytes(&self) -> usize {
+        self.data.len()
+    }
+
+    /// The column so far as a string array, leaving this one empty. Text past `i32::MAX`
+    /// bytes is an error: the sources end a batch well before (see `LineDecoder::flush`).
+    pub(crate) fn take(&mut self) -> Result<arrow_array::StringArray, String> {
+        let offsets = std::mem::take(&mut self.offsets);
+        let offsets = if offsets.is_empty() { vec![0] } else { offsets };
+        let data = std::mem::take(&mut self.data);
+        let valid = std::mem::take(&mut self.valid);
+        if std::mem::take(&mut self.overflow) {
+            return Err(format!(
+                "the column's text in one batch is {} bytes, more than a string column holds \
+                 ({} bytes)",
+                data.len(),
+                self.max_bytes()
+            ));
+        }
+        let nulls = arrow_buffer::NullBuffer::from(valid);
+        let nulls = (nulls.null_count() > 0).then_some(nulls);
+        arrow_array::StringArray::try_new(
+            arrow_buffer::OffsetBuffer::new(arrow_buffer::ScalarBuffer::from(offsets)),
+            arrow_buffer::Buffer::from(data.into_bytes()),
+            nulls,
+        )
+        .map_err(|e| format!("cannot build a string column: {e}"))
+    }
+}
+
+/// One column of a batch being encoded, resolved once per batch so that the row loop writes
+/// the common types without a downcast per cell.
+pub(crate) enum CellWriter<'a> {
+    Int32(&'a arrow_array::Int32Array),
+    Int64(&'a arrow_array::Int64Array),
+    Float64(&'a arrow_array::Float64Array),
+    Text(&'a arrow_array::StringArray),
+    /// Any other type: the format's general path.
+    Other,
+}
+
+impl<'a> CellWriter<'a> {
+    pub(crate) fn new(array: &'a dyn arrow_array::Array, ty: &crate::types::DataType) -> Self {
+        use crate::types::TypeKind;
+        use arrow_array::cast::AsArray;
+        use arrow_array::types::{Float64Type, Int32Type, Int64Type};
+        let resolved = match ty.kind {
+            TypeKind::Int => array.as_primitive_opt::<Int32Type>().map(CellWriter::Int32),
+            TypeKind::BigInt => array.as_primitive_opt::<Int64Type>().map(CellWriter::Int64),
+            TypeKind::Double => array
+                .as_primitive_opt::<Float64Type>()
+                .map(CellWriter::Float64),
+            TypeKind::Char(_) | TypeKind::VarChar(_) => {
+                array.as_string_opt::<i32>().map(CellWriter::Text)
+            }
+            _ => None,
+        };
+        resolved.unwrap_or(CellWriter::Other)
+    }
+}
+
+/// Appends an integer's decimal digits (what `write!` prints, without its machinery).
+pub(crate) fn push_integer(out: &mut String, v: i64) {
+    let mut buf = [0u8; 20];
+    let mut at = buf.len();
+    let mut n = v.unsigned_abs();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        out.push('-');
+    }
+    // The bytes are ASCII digits.
+    out.push_str(std::str::from_utf8(&buf[at..]).unwrap_or_default());
+}
 
 /// The decoder for a table's `format` option (`csv`, `json`).
 pub fn new_decoder(
@@ -89,8 +225,14 @@ macro_rules! line_decoder {
             fn flush(&mut self) -> Result<arrow_array::RecordBatch, String> {
                 self.finish_batch().map_err(|e| e.to_string())
             }
+            fn end_of_input(&mut self) -> Result<(), String> {
+                <$decoder>::end_of_input(self).map_err(|e| e.to_string())
+            }
             fn rows_skipped(&self) -> u64 {
                 <$decoder>::rows_skipped(self)
+            }
+            fn buffered_bytes(&self) -> usize {
+                <$decoder>::buffered_bytes(self)
             }
         }
     };
@@ -98,3 +240,36 @@ macro_rules! line_decoder {
 
 line_decoder!(csv::CsvDecoder);
 line_decoder!(json::JsonDecoder);
+
+#[cfg(test)]
+mod tests {
+    use super::ColumnText;
+    use arrow_array::Array;
+
+    #[test]
+    fn integers_print_as_write_does() {
+        for v in [0, 7, -7, 10, 1234567890, i64::MIN, i64::MAX, -1] {
+            let mut s = String::new();
+            super::push_integer(&mut s, v);
+            assert_eq!(s, v.to_string());
+        }
+    }
+
+    #[test]
+    fn column_text_past_its_limit_is_an_error_not_a_cut() {
+        let mut text = ColumnText::with_limit(8);
+        text.push(Some("abcd"));
+        text.push(None);
+        text.push(Some("efgh"));
+        let a = text.take().unwrap();
+        assert_eq!((a.len(), a.value(2), a.null_count()), (3, "efgh", 1));
+        let mut text = ColumnText::with_limit(8);
+        text.push(Some("abcd"));
+        text.push(Some("efghi"));
+        let e = text.take().unwrap_err();
+        assert!(e.contains("9 bytes"), "{e}");
+        // The column is usable again after the error.
+        text.push(Some("x"));
+        assert_eq!(text.take().unwrap().value(0), "x");
+    }
+}

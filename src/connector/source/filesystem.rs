@@ -18,6 +18,10 @@ use crate::exec::runtime::SourceSplit;
 /// Lines per batch.
 const BATCH_LINES: usize = 8192;
 
+/// Text bytes per column per batch, at most: Arrow's string columns address `i32::MAX`
+/// bytes. A batch ends early rather than let a line take a column past it.
+const BATCH_BYTES: usize = i32::MAX as usize;
+
 /// The files under `path`, sorted, one split each.
 /// The options Flink 2.3's `filesystem` factory knows (its own; the format's keys, under the
 /// format's name, are the format's to read).
@@ -119,6 +123,10 @@ pub struct LineSplit<R: BufRead + Send> {
     line_number: u64,
     done: bool,
     buf: String,
+    /// `buf` holds a line read but not decoded: the batch was full.
+    held: bool,
+    batch_lines: usize,
+    batch_bytes: usize,
 }
 
 impl<R: BufRead + Send> LineSplit<R> {
@@ -130,7 +138,22 @@ impl<R: BufRead + Send> LineSplit<R> {
             line_number: 0,
             done: false,
             buf: String::new(),
+            held: false,
+            batch_lines: BATCH_LINES,
+            batch_bytes: BATCH_BYTES,
         }
+    }
+
+    /// Lines read per batch (tests move the batch boundary with it).
+    pub fn with_batch_lines(mut self, lines: usize) -> Self {
+        self.batch_lines = lines.max(1);
+        self
+    }
+
+    /// Text bytes per column per batch (tests lower it from `i32::MAX`).
+    pub fn with_batch_bytes(mut self, bytes: usize) -> Self {
+        self.batch_bytes = bytes;
+        self
     }
 }
 
@@ -140,21 +163,37 @@ impl<R: BufRead + Send> SourceSplit for LineSplit<R> {
             return Ok(None);
         }
         let mut lines = 0;
-        while lines < BATCH_LINES {
-            self.buf.clear();
-            let read = self.reader.read_line(&mut self.buf).map_err(|e| {
-                ExecError::Source(format!(
-                    "{}: read failed after line {}: {e}",
-                    self.name, self.line_number
-                ))
-            })?;
-            if read == 0 {
-                self.done = true;
+        while lines < self.batch_lines {
+            if !self.held {
+                self.buf.clear();
+                let read = self.reader.read_line(&mut self.buf).map_err(|e| {
+                    ExecError::Source(format!(
+                        "{}: read failed after line {}: {e}",
+                        self.name, self.line_number
+                    ))
+                })?;
+                if read == 0 {
+                    self.done = true;
+                    self.decoder
+                        .end_of_input()
+                        .map_err(|e| ExecError::Source(format!("{}: {e}", self.name)))?;
+                    break;
+                }
+                self.line_number += 1;
+            }
+            // Empty lines go to the decoder too: one is a CSV row (or part of a quoted field).
+            // A `\r` before the `\n` stays: inside a quoted CSV field the CRLF is kept.
+            let line = self.buf.strip_suffix('\n').unwrap_or(&self.buf);
+            // A column's text never holds more than the line, so a line that could take a
+            // column past the limit waits for the next batch (a first line always goes: a
+            // value too long for any batch is the decoder's error).
+            if lines > 0
+                && self.decoder.buffered_bytes().saturating_add(line.len()) > self.batch_bytes
+            {
+                self.held = true;
                 break;
             }
-            self.line_number += 1;
-            // Empty lines go to the decoder too: one is a CSV row (or part of a quoted field).
-            let line = self.buf.trim_end_matches(['\n', '\r']);
+            self.held = false;
             self.decoder
                 .push_line(line, self.line_number)
                 .map_err(|e| {
@@ -376,4 +415,100 @@ pub fn open_file(
         decoder,
         format!("file {}", path.display()),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::connector::format::new_decoder;
+    use crate::types::time::SessionZone;
+    use crate::types::{DataType, Field, Schema, TypeKind};
+    use arrow_array::cast::AsArray;
+
+    fn schema() -> Schema {
+        Schema::new(vec![
+            Field::new("id", DataType::nullable(TypeKind::Int)),
+            Field::new("s", DataType::string()),
+        ])
+    }
+
+    fn split(format: &str, text: &str) -> LineSplit<std::io::Cursor<Vec<u8>>> {
+        let options = vec![("format".to_string(), format.to_string())];
+        let decoder = new_decoder(&options, &schema(), &SessionZone::utc()).unwrap();
+        LineSplit::new(
+            std::io::Cursor::new(text.as_bytes().to_vec()),
+            decoder,
+            "test".into(),
+        )
+    }
+
+    /// Every batch's rows as `(id, s)`.
+    fn batches(
+        mut split: LineSplit<std::io::Cursor<Vec<u8>>>,
+    ) -> Result<Vec<Vec<(i32, String)>>, ExecError> {
+        let mut out = Vec::new();
+        while let Some(b) = split.next_batch()? {
+            let ids = b.column(0).as_primitive::<arrow_array::types::Int32Type>();
+            let s = b.column(1).as_string::<i32>();
+            out.push(
+                (0..b.num_rows())
+                    .map(|i| (ids.value(i), s.value(i).to_string()))
+                    .collect(),
+            );
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn csv_records_over_line_breaks_cross_every_batch_boundary() {
+        let text = "1,\"a\r\nb\"\r\n2,c\r\n3,\"x\n\ny\"\n4,\"\n\"\n";
+        let expected = vec![
+            (1, "a\r\nb".to_string()),
+            (2, "c".into()),
+            (3, "x\n\ny".into()),
+            (4, "\n".into()),
+        ];
+        for lines in 1..=9 {
+            let rows: Vec<_> = batches(split("csv", text).with_batch_lines(lines))
+                .unwrap()
+                .concat();
+            assert_eq!(rows, expected, "{lines} lines a batch");
+        }
+        let e = batches(split("csv", "1,a\n2,\"open\n").with_batch_lines(1)).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("line 2, column 's': Missing closing quote"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_batch_ends_before_a_column_passes_the_byte_limit() {
+        let values: Vec<String> = (0..40).map(|i| "x".repeat(i % 13)).collect();
+        let csv: String = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| format!("{i},{v}\n"))
+            .collect();
+        let json: String = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| format!("{{\"id\": {i}, \"s\": \"{v}\"}}\n"))
+            .collect();
+        for (format, text) in [("csv", csv), ("json", json)] {
+            for limit in [1, 12, 16, 30, 100] {
+                let got = batches(split(format, &text).with_batch_bytes(limit)).unwrap();
+                for b in &got {
+                    let bytes: usize = b.iter().map(|(_, s)| s.len()).sum();
+                    assert!(
+                        bytes <= limit || b.len() == 1,
+                        "{format}, limit {limit}: {bytes} bytes in {} rows",
+                        b.len()
+                    );
+                }
+                let rows: Vec<String> = got.concat().into_iter().map(|(_, s)| s).collect();
+                assert_eq!(rows, values, "{format}, limit {limit}");
+            }
+        }
+    }
 }

@@ -20,6 +20,8 @@ use crate::exec::runtime::SourceSplit;
 
 /// Lines per batch at most, when they arrive faster than they are taken.
 const BATCH_LINES: usize = 8192;
+/// Text bytes per column per batch: an Arrow string column addresses `i32::MAX` bytes.
+const BATCH_BYTES: usize = i32::MAX as usize;
 /// How long `next_batch` waits for the first bytes of a batch.
 const QUIET_WAIT: Duration = Duration::from_millis(100);
 /// Reads in flight between the reader thread and the split (backpressure on the peer).
@@ -113,28 +115,48 @@ fn read_connection(mut stream: TcpStream, tx: SyncSender<std::io::Result<Vec<u8>
 }
 
 impl SocketSplit {
-    /// Moves the complete lines of `self.partial` into the decoder (and into `self.lines`).
+    /// Moves the complete lines of `self.partial` into the decoder (and into `self.lines`),
+    /// until a line could take a column past [`BATCH_BYTES`]: it waits for the next batch.
     fn take_lines(&mut self, at_end: bool) -> Result<(), ExecError> {
         let mut start = 0;
-        while let Some(pos) = self.partial[start..].iter().position(|&b| b == b'\n') {
-            let end = start + pos;
-            self.push_line(start, end)?;
-            start = end + 1;
-        }
-        if at_end && start < self.partial.len() {
-            // The last line needs no newline.
-            self.push_line(start, self.partial.len())?;
-            start = self.partial.len();
-        }
+        let result = loop {
+            let end = match self.partial[start..].iter().position(|&b| b == b'\n') {
+                Some(pos) => start + pos,
+                // The last line needs no newline.
+                None if at_end && start < self.partial.len() => self.partial.len(),
+                None => break Ok(()),
+            };
+            if self.full(end - start) {
+                break Ok(());
+            }
+            if let Err(e) = self.push_line(start, end) {
+                break Err(e);
+            }
+            start = (end + 1).min(self.partial.len());
+        };
         self.partial.drain(..start);
-        Ok(())
+        if at_end && self.partial.is_empty() && result.is_ok() {
+            self.decoder
+                .end_of_input()
+                .map_err(|e| self.error(e.to_string()))?;
+        }
+        result
+    }
+
+    /// Whether the batch must end before a line of `len` bytes (never before its first line:
+    /// a value too long for any batch is the decoder's error).
+    fn full(&self, len: usize) -> bool {
+        !self.lines.is_empty()
+            && (self.lines.len() >= BATCH_LINES
+                || self.decoder.buffered_bytes().saturating_add(len) > BATCH_BYTES)
     }
 
     fn push_line(&mut self, start: usize, end: usize) -> Result<(), ExecError> {
         self.line_number += 1;
         let number = self.line_number;
+        // A `\r` before the `\n` stays: the format drops it (inside a quoted CSV field the
+        // CRLF is kept).
         let bytes = &self.partial[start..end];
-        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
         let line = match std::str::from_utf8(bytes) {
             Ok(line) => line.to_string(),
             Err(e) => {
@@ -200,19 +222,31 @@ impl SourceSplit for SocketSplit {
         if let Some(e) = self.failed.take() {
             return Err(e);
         }
-        if self.closed {
+        if self.closed && self.partial.is_empty() {
             return Ok(None);
         }
-        // Wait a little for the first bytes, then take what has arrived since, up to a batch.
-        let mut step = match self.reads.recv_timeout(QUIET_WAIT) {
-            Ok(read) => self.receive(read),
-            Err(RecvTimeoutError::Timeout) => return self.flush().map(Some),
-            Err(RecvTimeoutError::Disconnected) => {
-                self.closed = true;
-                self.take_lines(true)
+        if self.closed {
+            // Lines held back when the last batch was full.
+            return match self.take_lines(true).and_then(|()| self.flush()) {
+                Ok(batch) => Ok(Some(batch)),
+                Err(e) => self.salvage(e).map(Some),
+            };
+        }
+        // Lines held back by a full batch go first; else wait a little for the first bytes.
+        // Then take what has arrived since, up to a batch.
+        let mut step = if self.partial.contains(&b'\n') {
+            self.take_lines(false)
+        } else {
+            match self.reads.recv_timeout(QUIET_WAIT) {
+                Ok(read) => self.receive(read),
+                Err(RecvTimeoutError::Timeout) => return self.flush().map(Some),
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.closed = true;
+                    self.take_lines(true)
+                }
             }
         };
-        while step.is_ok() && !self.closed && self.lines.len() < BATCH_LINES {
+        while step.is_ok() && !self.closed && !self.full(0) && self.partial.len() < BATCH_BYTES {
             step = match self.reads.try_recv() {
                 Ok(read) => self.receive(read),
                 Err(TryRecvError::Empty) => break,
