@@ -220,7 +220,15 @@ impl FileSink {
             let mut values = Vec::new();
             for key in target.partition_keys {
                 let value = match target.static_partitions.iter().find(|(k, _)| k == key) {
-                    Some((_, v)) => PartitionValue::Static(v.clone()),
+                    Some((_, v)) => {
+                        let column = target.schema.fields.iter().find(|f| &f.name == key);
+                        let text = match column {
+                            Some(f) => partition::static_value_text(v, &f.data_type)
+                                .map_err(|e| ConnectorError(format!("table '{table}': {e}")))?,
+                            None => v.clone(),
+                        };
+                        PartitionValue::Static(text)
+                    }
                     None => {
                         let i = position(key).ok_or_else(|| {
                             ConnectorError(format!(
