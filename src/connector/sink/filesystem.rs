@@ -780,6 +780,21 @@ mod tests {
     }
 
     #[test]
+    fn a_streaming_job_that_fails_keeps_its_finished_parts_and_drops_the_one_in_progress() {
+        let dir = temp_dir("streaming-fail");
+        let mut s = sink(
+            &dir,
+            &[("sink.rolling-policy.file-size", "3b")],
+            false,
+            ManualClock::new(0),
+        );
+        s.write(chunk(&[1, 2, 3])).unwrap();
+        // "1\n2\n" is finished, "3\n" in progress when the job fails.
+        drop(s);
+        assert_eq!(listing(&dir), (vec!["1\n2\n".to_string()], vec![]));
+    }
+
+    #[test]
     fn a_killed_batch_job_leaves_only_its_hidden_staging_directory() {
         let dir = temp_dir("batch-killed");
         let mut s = sink(&dir, &[], true, ManualClock::new(0));
