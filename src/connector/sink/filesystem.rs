@@ -317,24 +317,15 @@ impl FileSink {
         {
             self.close_part(&idle)?;
         }
-        let (name, writing, finished) = if self.batch {
+        let (writing, finished) = if self.batch {
             let name = format!("{}-task-0-file-{}", self.prefix, self.next_part);
             let dir = self.staging_dir()?.join(partition);
-            (
-                name.clone(),
-                dir.join(&name),
-                self.dir.join(partition).join(&name),
-            )
+            (dir.join(&name), self.dir.join(partition).join(&name))
         } else {
             let name = format!("{}-0-{}", self.prefix, self.next_part);
             let dir = self.dir.join(partition);
-            (
-                name.clone(),
-                dir.join(format!(".{name}.inprogress")),
-                dir.join(&name),
-            )
+            (dir.join(format!(".{name}.inprogress")), dir.join(&name))
         };
-        let _ = name;
         let parent = writing.parent().unwrap_or(&self.dir).to_path_buf();
         std::fs::create_dir_all(&parent).map_err(|e| self.io_error(&parent, e))?;
         self.next_part += 1;
