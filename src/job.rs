@@ -63,7 +63,12 @@ pub fn build_pipelines(
             let table = &scan.table;
             let connector = table.option("connector").unwrap_or_default();
             match connector {
-                "datagen" if ctx.batch_mode && table.option("number-of-rows").is_none() => {
+                // Unbounded sources, refused in batch mode before they connect: datagen
+                // without a row count, a socket.
+                "datagen" | "socket"
+                    if ctx.batch_mode
+                        && (connector == "socket" || table.option("number-of-rows").is_none()) =>
+                {
                     Err(ConnectorError(format!(
                         "Querying an unbounded table 'default_catalog.default_database.{}' in batch mode is not allowed. The table source is unbounded.",
                         table.name

@@ -594,6 +594,16 @@ impl Session {
                             ),
                         ));
                     }
+                    "print" | "blackhole" if !insert.static_partitions.is_empty() => {
+                        // Flink prints the static values in the rows and a `k=v> ` prefix;
+                        // the rows here lack those columns.
+                        return Err(position_error(
+                            parsed,
+                            format!(
+                                "INSERT … PARTITION into a '{connector}' table is not supported yet"
+                            ),
+                        ));
+                    }
                     "print" | "blackhole" => None,
                     "filesystem" if insert.overwrite && !self.batch_mode() => {
                         return Err(position_error(

@@ -1,7 +1,7 @@
 //! Hive-style partition directories of the `filesystem` connector, as Flink writes and reads
 //! them (`PartitionPathUtils`, `RowDataPartitionComputer`): a partitioned table's files live in
 //! `k1=v1/k2=v2/` below the table's path, keys in `PARTITIONED BY` order, values escaped, and a
-//! NULL or blank value spelled by `partition.default-name`. The sink asks this module for the
+//! NULL or empty value spelled by `partition.default-name`. The sink asks this module for the
 //! directory of a row; the source asks it for the values of a file's directory.
 
 use arrow_array::{Array, ArrayRef, StringArray};
@@ -88,7 +88,8 @@ pub fn spec_of_path(relative_dir: &std::path::Path) -> Vec<(String, String)> {
         .collect()
 }
 
-/// `k1=v1/k2=v2` for the values of one row (NULL and blank values are the default name).
+/// `k1=v1/k2=v2` for the values of one row (NULL and empty values are the default name; a
+/// value of spaces is kept, as Flink 2.3 keeps it).
 pub fn directory_of(keys: &[String], values: &[Option<String>], default_name: &str) -> String {
     let mut path = String::new();
     for (key, value) in keys.iter().zip(values) {
@@ -96,7 +97,7 @@ pub fn directory_of(keys: &[String], values: &[Option<String>], default_name: &s
             path.push('/');
         }
         let value = match value {
-            Some(v) if !v.trim().is_empty() => v.as_str(),
+            Some(v) if !v.is_empty() => v.as_str(),
             _ => default_name,
         };
         path.push_str(&escape(key));
@@ -226,6 +227,29 @@ pub fn value_column(
     }
 }
 
+/// A static partition's literal (`PARTITION (k = '012')`) as the key's type names it: Flink
+/// casts the literal to the column's type first, so `'012'` of an INT key is `12`, and a
+/// literal the type cannot hold fails the job.
+pub fn static_value_text(literal: &str, data_type: &DataType) -> Result<String, String> {
+    if data_type.kind.is_string() {
+        return Ok(literal.to_string());
+    }
+    let strings = StringArray::from(vec![Some(literal)]);
+    let (array, errors) = parse_column_as(
+        &strings,
+        &data_type.with_nullable(true),
+        &SessionZone::utc(),
+        TextDialect::Cast,
+    );
+    if !errors.is_empty() || array.is_null(0) {
+        return Err(format!(
+            "For input string: '{literal}'. Invalid character found. (static partition value of type {})",
+            data_type.kind
+        ));
+    }
+    value_text(array.as_ref(), 0, data_type).ok_or_else(|| format!("not a literal: {literal}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,7 +278,7 @@ mod tests {
         assert_eq!(dir, "k2=a%2Fb/k1=__DEFAULT_PARTITION__");
         assert_eq!(
             directory_of(&keys, &[Some(" ".into()), Some("".into())], "NONE"),
-            "k2=NONE/k1=NONE"
+            "k2= /k1=NONE"
         );
         assert_eq!(
             spec_of_path(std::path::Path::new(&dir)),

@@ -45,6 +45,13 @@ const DEFAULT_ROLLOVER_NANOS: i64 = 30 * 60 * 1_000_000_000;
 const DEFAULT_INACTIVITY_NANOS: i64 = 30 * 60 * 1_000_000_000;
 const DEFAULT_CHECK_NANOS: i64 = 60 * 1_000_000_000;
 
+/// Open parts at most, one per partition being written. Flink's batch sink sorts the rows by
+/// partition and so keeps one open; rows arrive here unsorted, and a table with thousands of
+/// partitions would exhaust the process's file descriptors. Past the limit the part written
+/// least recently is closed (finished, in streaming mode), and its partition's next rows go
+/// into a new part.
+const MAX_OPEN_PARTS: usize = 256;
+
 /// When a streaming part is finished (Flink's `TableRollingPolicy`).
 #[derive(Debug, Clone, Copy)]
 struct RollingPolicy {
@@ -213,7 +220,15 @@ impl FileSink {
             let mut values = Vec::new();
             for key in target.partition_keys {
                 let value = match target.static_partitions.iter().find(|(k, _)| k == key) {
-                    Some((_, v)) => PartitionValue::Static(v.clone()),
+                    Some((_, v)) => {
+                        let column = target.schema.fields.iter().find(|f| &f.name == key);
+                        let text = match column {
+                            Some(f) => partition::static_value_text(v, &f.data_type)
+                                .map_err(|e| ConnectorError(format!("table '{table}': {e}")))?,
+                            None => v.clone(),
+                        };
+                        PartitionValue::Static(text)
+                    }
                     None => {
                         let i = position(key).ok_or_else(|| {
                             ConnectorError(format!(
@@ -293,24 +308,24 @@ impl FileSink {
     }
 
     fn open_part(&mut self, partition: &str) -> Result<(), ExecError> {
-        let (name, writing, finished) = if self.batch {
+        if self.parts.len() >= MAX_OPEN_PARTS
+            && let Some(idle) = self
+                .parts
+                .iter()
+                .min_by_key(|(_, p)| p.written_at)
+                .map(|(k, _)| k.clone())
+        {
+            self.close_part(&idle)?;
+        }
+        let (writing, finished) = if self.batch {
             let name = format!("{}-task-0-file-{}", self.prefix, self.next_part);
             let dir = self.staging_dir()?.join(partition);
-            (
-                name.clone(),
-                dir.join(&name),
-                self.dir.join(partition).join(&name),
-            )
+            (dir.join(&name), self.dir.join(partition).join(&name))
         } else {
             let name = format!("{}-0-{}", self.prefix, self.next_part);
             let dir = self.dir.join(partition);
-            (
-                name.clone(),
-                dir.join(format!(".{name}.inprogress")),
-                dir.join(&name),
-            )
+            (dir.join(format!(".{name}.inprogress")), dir.join(&name))
         };
-        let _ = name;
         let parent = writing.parent().unwrap_or(&self.dir).to_path_buf();
         std::fs::create_dir_all(&parent).map_err(|e| self.io_error(&parent, e))?;
         self.next_part += 1;
@@ -756,6 +771,21 @@ mod tests {
     }
 
     #[test]
+    fn a_streaming_job_that_fails_keeps_its_finished_parts_and_drops_the_one_in_progress() {
+        let dir = temp_dir("streaming-fail");
+        let mut s = sink(
+            &dir,
+            &[("sink.rolling-policy.file-size", "3b")],
+            false,
+            ManualClock::new(0),
+        );
+        s.write(chunk(&[1, 2, 3])).unwrap();
+        // "1\n2\n" is finished, "3\n" in progress when the job fails.
+        drop(s);
+        assert_eq!(listing(&dir), (vec!["1\n2\n".to_string()], vec![]));
+    }
+
+    #[test]
     fn a_killed_batch_job_leaves_only_its_hidden_staging_directory() {
         let dir = temp_dir("batch-killed");
         let mut s = sink(&dir, &[], true, ManualClock::new(0));
@@ -783,6 +813,73 @@ mod tests {
         s.write(chunk(&[3])).unwrap();
         s.finish().unwrap();
         assert_eq!(listing(&dir), (vec!["1\n2\n3\n".to_string()], vec![]));
+    }
+
+    #[test]
+    fn many_partitions_keep_few_files_open() {
+        let dir = temp_dir("many-partitions");
+        let mut options = vec![
+            ("connector".to_string(), "filesystem".to_string()),
+            ("path".to_string(), dir.display().to_string()),
+            ("format".to_string(), "csv".to_string()),
+        ];
+        options.push(("partition.default-name".into(), "none".into()));
+        let schema = Schema::new(vec![
+            Field::new("v", DataType::nullable(TypeKind::Int)),
+            Field::new("k", DataType::nullable(TypeKind::Int)),
+        ]);
+        let mut s = FileSink::new(
+            FileSinkTarget {
+                table: "t",
+                options: &options,
+                schema: &schema,
+                partition_keys: &["k".to_string()],
+                static_partitions: &[],
+                batch: true,
+                overwrite: false,
+            },
+            ManualClock::new(0),
+        )
+        .unwrap();
+        let arrow_schema = Arc::new(arrow_schema::Schema::new(vec![
+            arrow_schema::Field::new("v", arrow_schema::DataType::Int32, true),
+            arrow_schema::Field::new("k", arrow_schema::DataType::Int32, true),
+        ]));
+        let partitions = (MAX_OPEN_PARTS * 2) as i32;
+        // Two rounds over every partition, so each partition's part is closed in between.
+        for round in 0..2 {
+            let keys: Vec<i32> = (0..partitions).collect();
+            let values: Vec<i32> = keys.iter().map(|k| k * 10 + round).collect();
+            let batch = RecordBatch::try_new(
+                arrow_schema.clone(),
+                vec![
+                    Arc::new(Int32Array::from(values)),
+                    Arc::new(Int32Array::from(keys)),
+                ],
+            )
+            .unwrap();
+            s.write(StreamChunk::inserts(batch)).unwrap();
+            assert!(s.parts.len() <= MAX_OPEN_PARTS);
+        }
+        s.finish().unwrap();
+        for k in [0, partitions - 1] {
+            let mut lines: Vec<String> = std::fs::read_dir(dir.join(format!("k={k}")))
+                .unwrap()
+                .flatten()
+                .flat_map(|e| {
+                    std::fs::read_to_string(e.path())
+                        .unwrap()
+                        .lines()
+                        .map(str::to_string)
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            lines.sort();
+            assert_eq!(
+                lines,
+                vec![format!("{}", k * 10), format!("{}", k * 10 + 1)]
+            );
+        }
     }
 
     #[test]

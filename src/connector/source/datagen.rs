@@ -245,12 +245,12 @@ impl DatagenSplit {
                             field.name
                         )));
                     }
-                    // Without `length`: a CHAR(n) is n characters; other strings are 100,
-                    // or fewer when the type holds fewer (VARCHAR(4) gives 4).
-                    let length = match (custom, ty) {
+                    // Without `length`: CHAR(n) and VARCHAR(n) are n characters, STRING
+                    // (VARCHAR(2147483647)) is 100 (Flink 2.3: VARCHAR(4) 4, VARCHAR(150) 150).
+                    let length = match (custom, declared) {
                         (Some(custom), _) => custom,
-                        (None, TypeKind::Char(n)) => *n as i64,
-                        (None, _) => declared.map_or(100, |n| n.min(100)),
+                        (None, Some(n)) if n < i32::MAX as i64 => n,
+                        (None, _) => 100,
                     };
                     if length <= 0 {
                         return Err(ConnectorError(format!("length ({length})")));

@@ -353,7 +353,15 @@ impl<S: SourceSplit> WithPartitionValues<S> {
             describe: inner.describe(),
             inner,
             columns,
-            schema: crate::job::runtime_schema(physical),
+            // Nullable like every column operators see (a NOT NULL column may read NULL here
+            // and is then caught where Flink catches it, not by Arrow).
+            schema: std::sync::Arc::new(arrow_schema::Schema::new(
+                physical
+                    .fields
+                    .iter()
+                    .map(|f| f.data_type.with_nullable(true).to_arrow_field(&f.name))
+                    .collect::<Vec<_>>(),
+            )),
         }
     }
 }
