@@ -177,6 +177,9 @@ pub fn run_in_order(
     run_with(pipelines, sink, cancel, true)
 }
 
+/// The stack of a pipeline thread (reserved, not committed, until used).
+const PIPELINE_STACK: usize = 64 << 20;
+
 fn run_with(
     pipelines: Vec<Pipeline>,
     sink: &mut dyn Sink,
@@ -201,10 +204,22 @@ fn run_with(
                 tx
             }
         };
-        let cancel = cancel.clone();
-        handles.push(std::thread::spawn(move || {
-            run_pipeline(pipeline, tx, cancel)
-        }));
+        let stop = cancel.clone();
+        // Expressions nest up to `MAX_EXPR_DEPTH` levels; evaluating one grows the stack on
+        // the heap, but dropping one recurses on the thread's own stack.
+        let spawned = std::thread::Builder::new()
+            .name("pipeline".into())
+            .stack_size(PIPELINE_STACK)
+            .spawn(move || run_pipeline(pipeline, tx, stop));
+        match spawned {
+            Ok(handle) => handles.push(handle),
+            Err(e) => {
+                cancel.store(true, Ordering::Relaxed);
+                return Err(ExecError::Internal(format!(
+                    "cannot start a pipeline thread: {e}"
+                )));
+            }
+        }
     }
     let running = handles.len();
     drop(shared);

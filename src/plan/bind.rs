@@ -43,6 +43,11 @@ pub struct Binder<'a> {
     catalog: &'a Catalog,
     hints: &'a [TableHint],
     ctes: HashMap<String, LogicalPlan>,
+    /// The views being expanded, outermost first: a view met again is a cycle (temporary
+    /// views shadow permanent ones, so a view can come to read itself).
+    expanding: Vec<String>,
+    /// How deep `bind_expr` is in the expression being bound.
+    nesting: usize,
 }
 
 impl<'a> Binder<'a> {
@@ -51,6 +56,8 @@ impl<'a> Binder<'a> {
             catalog,
             hints,
             ctes: HashMap::new(),
+            expanding: Vec::new(),
+            nesting: 0,
         }
     }
 
@@ -362,7 +369,12 @@ impl<'a> Binder<'a> {
                             self.scan_table(table, hint)?
                         }
                         Some(CatalogEntry::View(view)) => {
+                            if self.expanding.contains(&table_name) {
+                                return Err(view_cycle(&self.expanding, &table_name, name.span()));
+                            }
                             let mut binder = Binder::new(self.catalog, &[]);
+                            binder.expanding = self.expanding.clone();
+                            binder.expanding.push(table_name.clone());
                             let plan = binder.bind_query(&view.query)?;
                             rename(
                                 plan,
@@ -682,7 +694,40 @@ impl<'a> Binder<'a> {
         })
     }
 
+    /// Binds an expression. The recursion follows the expression's nesting, which has no
+    /// bound in the text, so the stack grows on the heap as needed (`stacker`); a bound
+    /// expression deeper than [`MAX_EXPR_DEPTH`] is refused, as evaluating and printing it
+    /// would recurse as deep again.
     fn bind_expr(&mut self, expr: &Expr, scope: &[ScopeColumn]) -> Result<ScalarExpr, SqlError> {
+        self.nesting += 1;
+        let bound = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
+            self.bind_expr_nested(expr, scope)
+        });
+        self.nesting -= 1;
+        let bound = bound?;
+        if self.nesting == 0 {
+            let depth = bound.depth();
+            if depth > MAX_EXPR_DEPTH {
+                return Err(error(
+                    expr.span(),
+                    format!(
+                        "expression is nested too deeply: {depth} levels, at most {MAX_EXPR_DEPTH} are supported"
+                    ),
+                ));
+            }
+        }
+        Ok(bound)
+    }
+
+    fn bind_expr_nested(
+        &mut self,
+        expr: &Expr,
+        scope: &[ScopeColumn],
+    ) -> Result<ScalarExpr, SqlError> {
+        // Before `span()`, which recurses through the whole chain.
+        if let Expr::BinaryOp { .. } = expr {
+            return self.bind_operator_chain(expr, scope);
+        }
         let span = expr.span();
         match expr {
             Expr::Identifier(ident) => resolve_column(scope, None, &ident.value, span),
@@ -756,34 +801,7 @@ impl<'a> Binder<'a> {
                     other => Err(error(span, format!("operator {other} is not supported"))),
                 }
             }
-            Expr::BinaryOp { left, op, right } => {
-                let name = match op {
-                    BinaryOperator::Plus => "+",
-                    BinaryOperator::Minus => "-",
-                    BinaryOperator::Multiply => "*",
-                    BinaryOperator::Divide => "/",
-                    BinaryOperator::Modulo => "%",
-                    BinaryOperator::StringConcat => "||",
-                    BinaryOperator::Eq => "=",
-                    BinaryOperator::NotEq => "<>",
-                    BinaryOperator::Lt => "<",
-                    BinaryOperator::LtEq => "<=",
-                    BinaryOperator::Gt => ">",
-                    BinaryOperator::GtEq => ">=",
-                    BinaryOperator::And => "AND",
-                    BinaryOperator::Or => "OR",
-                    other => return Err(error(span, format!("operator {other} is not supported"))),
-                };
-                let l = self.bind_expr(left, scope)?;
-                let r = self.bind_expr(right, scope)?;
-                // Flink folds constant expressions while planning: a constant division by zero
-                // fails there; with a runtime operand it fails (or gives ±Infinity/NaN for
-                // DOUBLE) when it runs.
-                if (name == "/" || name == "%") && matches!(l, ScalarExpr::Literal { .. }) {
-                    check_constant_zero(&r, right.span())?;
-                }
-                self.call(name, vec![l, r], span)
-            }
+            Expr::BinaryOp { .. } => self.bind_operator_chain(expr, scope),
             Expr::IsNull(e) => self.unary_call("IS NULL", e, scope, span),
             Expr::IsNotNull(e) => self.unary_call("IS NOT NULL", e, scope, span),
             Expr::IsTrue(e) => self.unary_call("IS TRUE", e, scope, span),
@@ -824,17 +842,12 @@ impl<'a> Binder<'a> {
                     return Err(error(span, "IN with a subquery is not supported yet"));
                 };
                 let value = self.bind_expr(e, scope)?;
-                let mut result: Option<ScalarExpr> = None;
-                for item in list {
-                    let item = self.bind_expr(item, scope)?;
-                    let eq = self.call("=", vec![value.clone(), item], span)?;
-                    result = Some(match result {
-                        None => eq,
-                        Some(acc) => self.call("OR", vec![acc, eq], span)?,
-                    });
-                }
-                let result = result.ok_or_else(|| error(span, "IN needs at least one value"))?;
-                self.negate_if(*negated, result, span)
+                let items = list
+                    .iter()
+                    .map(|item| self.bind_expr(item, scope))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let test = self.in_list(value, items, span)?;
+                self.negate_if(*negated, test, span)
             }
             Expr::Like {
                 negated,
@@ -1094,6 +1107,140 @@ impl<'a> Binder<'a> {
         }
     }
 
+    /// A chain of binary operators (`a + b - c …`, `p AND q AND …`), which the parser nests
+    /// to the left. Bound walking down the left spine in a loop, so that a chain of
+    /// thousands of operands costs no recursion; runs of AND, OR and `||` become one call
+    /// over all their operands, as Calcite flattens them.
+    fn bind_operator_chain(
+        &mut self,
+        expr: &Expr,
+        scope: &[ScopeColumn],
+    ) -> Result<ScalarExpr, SqlError> {
+        let mut spine = Vec::new();
+        let mut leftmost = expr;
+        while let Expr::BinaryOp { left, op, right } = leftmost {
+            spine.push((op, right.as_ref()));
+            leftmost = left;
+        }
+        // `span()` of a node recurses over the chain below it: each node's span is built
+        // from the leftmost operand's and its right operand's instead.
+        let start = leftmost.span();
+        // The levels the chain adds: one per operator, but one per run of a flattened one.
+        let mut levels = 0;
+        let mut previous = None;
+        for (op, _) in spine.iter().rev() {
+            let name = binary_operator_name(op);
+            if !(matches!(name, Some("AND" | "OR" | "||")) && name == previous) {
+                levels += 1;
+            }
+            previous = name;
+        }
+        if levels >= MAX_EXPR_DEPTH {
+            return Err(error(
+                start,
+                format!(
+                    "expression is nested too deeply: {levels} levels of operators, at most {} are supported",
+                    MAX_EXPR_DEPTH - 1
+                ),
+            ));
+        }
+        let mut acc = self.bind_expr(leftmost, scope)?;
+        // The operands of the run of one flattening operator being collected.
+        let mut run: Option<(&'static str, Vec<ScalarExpr>, Span)> = None;
+        for (op, right) in spine.into_iter().rev() {
+            let span = start.union(&right.span());
+            let name = binary_operator_name(op)
+                .ok_or_else(|| error(span, format!("operator {op} is not supported")))?;
+            let r = self.bind_expr(right, scope)?;
+            if matches!(name, "AND" | "OR" | "||") {
+                match &mut run {
+                    Some((current, operands, run_span)) if *current == name => {
+                        operands.push(r);
+                        *run_span = span;
+                    }
+                    _ => {
+                        if let Some((current, operands, run_span)) = run.take() {
+                            acc = self.call(current, operands, run_span)?;
+                        }
+                        run = Some((name, vec![acc_placeholder(&mut acc), r], span));
+                    }
+                }
+                continue;
+            }
+            if let Some((current, operands, run_span)) = run.take() {
+                acc = self.call(current, operands, run_span)?;
+            }
+            // Flink folds constant expressions while planning: a constant division by zero
+            // fails there; with a runtime operand it fails (or gives ±Infinity/NaN for
+            // DOUBLE) when it runs.
+            if (name == "/" || name == "%") && matches!(acc, ScalarExpr::Literal { .. }) {
+                check_constant_zero(&r, right.span())?;
+            }
+            let left = acc_placeholder(&mut acc);
+            acc = self.call(name, vec![left, r], span)?;
+        }
+        if let Some((current, operands, run_span)) = run.take() {
+            acc = self.call(current, operands, run_span)?;
+        }
+        Ok(acc)
+    }
+
+    /// `value IN (items)`: with constant items one lookup ([`ScalarExpr::InList`]); otherwise
+    /// `value = i1 OR value = i2 …`, evaluated left to right as Flink does (an item is only
+    /// computed for the rows no earlier item matched). The items are typed as each
+    /// comparison `value = item` would type them.
+    fn in_list(
+        &mut self,
+        value: ScalarExpr,
+        items: Vec<ScalarExpr>,
+        span: Span,
+    ) -> Result<ScalarExpr, SqlError> {
+        if items.is_empty() {
+            return Err(error(span, "IN needs at least one value"));
+        }
+        let mut comparisons = items
+            .into_iter()
+            .map(|item| self.call("=", vec![value.clone(), item], span))
+            .collect::<Result<Vec<_>, _>>()?;
+        if comparisons.len() == 1 {
+            return Ok(comparisons.remove(0));
+        }
+        // One lookup needs the value typed alike in every comparison and constant items.
+        let mut lookup = Vec::with_capacity(comparisons.len());
+        let mut probe: Option<ScalarExpr> = None;
+        let mut nullable = false;
+        for c in &comparisons {
+            let ScalarExpr::Call {
+                args, data_type, ..
+            } = c
+            else {
+                break;
+            };
+            let [left, item] = args.as_slice() else { break };
+            if !item.is_constant()
+                || probe
+                    .as_ref()
+                    .is_some_and(|p| p.data_type().kind != left.data_type().kind)
+            {
+                break;
+            }
+            probe.get_or_insert_with(|| left.clone());
+            nullable |= data_type.nullable;
+            lookup.push(item.clone());
+        }
+        match probe {
+            Some(probe) if lookup.len() == comparisons.len() => Ok(ScalarExpr::InList {
+                expr: Box::new(probe),
+                list: lookup,
+                data_type: DataType {
+                    kind: TypeKind::Boolean,
+                    nullable,
+                },
+            }),
+            _ => self.call("OR", comparisons, span),
+        }
+    }
+
     /// `value LIKE pattern [ESCAPE e]` and `value SIMILAR TO pattern [ESCAPE e]`.
     fn pattern_match(
         &mut self,
@@ -1210,20 +1357,7 @@ impl<'a> Binder<'a> {
                     };
                     return Err(error(span, format!("{name} expects {expected} arguments")));
                 }
-                // NULL only when every argument can be (Calcite's COALESCE; for IFNULL, when
-                // the replacement can be).
-                let nullable = args.iter().all(|a| a.data_type().nullable);
-                let last = args.pop();
-                let mut branches = Vec::new();
-                for a in args {
-                    let test = self.call("IS NOT NULL", vec![a.clone()], span)?;
-                    branches.push((test, a));
-                }
-                let mut result = case(branches, last, span)?;
-                if let ScalarExpr::Case { data_type, .. } = &mut result {
-                    data_type.nullable = nullable;
-                }
-                Ok(result)
+                self.call(&name, args, span)
             }
             // The session has one catalog and one database, named as Flink's defaults.
             "CURRENT_DATABASE" if args.is_empty() => Ok(ScalarExpr::Literal {
@@ -1417,6 +1551,63 @@ fn coerce(expr: ScalarExpr, target: &DataType) -> ScalarExpr {
         data_type: target.with_nullable(nullable),
         try_cast: false,
     }
+}
+
+/// How deep a bound expression may nest. The evaluator and EXPLAIN recurse once per level
+/// (with the stack grown as needed); the limit keeps a runaway expression from taking
+/// unbounded memory and time, and is far above what Flink itself plans (see
+/// `tests/deep_expressions.rs`).
+pub const MAX_EXPR_DEPTH: usize = 20_000;
+
+/// When less than this much stack is left, a recursion step continues on a new segment ...
+pub const STACK_RED_ZONE: usize = 256 * 1024;
+/// ... of this size, allocated on the heap.
+pub const STACK_SEGMENT: usize = 4 * 1024 * 1024;
+
+fn binary_operator_name(op: &BinaryOperator) -> Option<&'static str> {
+    Some(match op {
+        BinaryOperator::Plus => "+",
+        BinaryOperator::Minus => "-",
+        BinaryOperator::Multiply => "*",
+        BinaryOperator::Divide => "/",
+        BinaryOperator::Modulo => "%",
+        BinaryOperator::StringConcat => "||",
+        BinaryOperator::Eq => "=",
+        BinaryOperator::NotEq => "<>",
+        BinaryOperator::Lt => "<",
+        BinaryOperator::LtEq => "<=",
+        BinaryOperator::Gt => ">",
+        BinaryOperator::GtEq => ">=",
+        BinaryOperator::And => "AND",
+        BinaryOperator::Or => "OR",
+        _ => return None,
+    })
+}
+
+/// Takes the expression out of `slot`, leaving a cheap placeholder behind.
+fn acc_placeholder(slot: &mut ScalarExpr) -> ScalarExpr {
+    std::mem::replace(
+        slot,
+        ScalarExpr::Literal {
+            value: Value::Null,
+            data_type: DataType::nullable(TypeKind::Null),
+        },
+    )
+}
+
+/// Flink's planner overflows its stack on a view that reads itself and reports it as a
+/// failed parse; Tideline names the cycle instead.
+fn view_cycle(expanding: &[String], name: &str, span: Span) -> SqlError {
+    let start = expanding.iter().position(|v| v == name).unwrap_or(0);
+    let mut path: Vec<&str> = expanding[start..].iter().map(String::as_str).collect();
+    path.push(name);
+    error(
+        span,
+        format!(
+            "View '{name}' is defined through itself: {}",
+            path.join(" -> ")
+        ),
+    )
 }
 
 fn case(

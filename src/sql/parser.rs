@@ -30,17 +30,54 @@ pub fn parse_statement(stmt: &StatementText) -> Result<ParsedStatement, SqlError
         line: stmt.line,
         column: stmt.column,
     };
-    let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
+    // The last character of the statement: where Flink places an error at the end of input.
+    let end = tokens
+        .iter()
+        .rev()
+        .find(|t| !matches!(t.token, Token::Whitespace(_) | Token::EOF))
+        .map(|t| last_character(t.span));
+    let mut parser = Parser::new(&dialect)
+        .with_recursion_limit(PARSER_RECURSION_LIMIT)
+        .with_tokens_with_locations(tokens);
     let statement = StatementParser {
         parser: &mut parser,
     }
-    .statement()
-    .map_err(|e| from_parser_error(&e))?;
+    .statement();
+    let statement = statement.map_err(|e| {
+        let mut error = from_parser_error(&e);
+        if error.line == 0 {
+            // sqlparser gives no position at the end of input, nor where nesting became too
+            // deep: the token the parser stopped at, or the statement's last character.
+            let at = match parser.peek_token_ref() {
+                t if t.token != Token::EOF && t.span.start.line > 0 => Some(t.span.start),
+                _ => end,
+            };
+            if let Some(at) = at {
+                error.line = at.line;
+                error.column = at.column;
+            }
+        }
+        error
+    })?;
     Ok(ParsedStatement {
         statement,
         hints,
         position,
     })
+}
+
+/// How deep sqlparser may recurse (its stack grows on the heap past that of the thread).
+/// Its default, 50, refuses `ABS(ABS(…))` 50 deep, which Flink plans; Flink's own parser
+/// overflows its stack near 1,000 levels.
+const PARSER_RECURSION_LIMIT: usize = 2_000;
+
+/// The position of a token's last character (sqlparser's span ends after it).
+fn last_character(span: Span) -> Location {
+    if span.end.line == span.start.line && span.end.column > span.start.column {
+        Location::new(span.end.line, span.end.column - 1)
+    } else {
+        span.start
+    }
 }
 
 fn shift(loc: Location, stmt: &StatementText) -> Location {
