@@ -279,6 +279,10 @@ fn resolve_arithmetic(op: &str, args: &[DataType]) -> Result<Signature, String> 
     let [a, b] = args else {
         return Err("expects 2 operands".into());
     };
+    let approximate = |t: &DataType| matches!(t.kind, TypeKind::Float | TypeKind::Double);
+    if op == "%" && (approximate(a) || approximate(b)) {
+        return Err("Supported form(s): '<EXACT_NUMERIC> % <EXACT_NUMERIC>'".into());
+    }
     arith_sig(op, a, b, a.nullable || b.nullable)
 }
 

@@ -45,7 +45,8 @@ pub struct Binder<'a> {
     ctes: HashMap<String, LogicalPlan>,
     /// The views being expanded, outermost first: a view met again is a cycle (temporary
     /// views shadow permanent ones, so a view can come to read itself).
-    expanding: Vec<String>,
+    /// With the first one's position in the statement (the others' are in view texts).
+    expanding: Vec<(String, Span)>,
     /// How deep `bind_expr` is in the expression being bound.
     nesting: usize,
 }
@@ -369,12 +370,12 @@ impl<'a> Binder<'a> {
                             self.scan_table(table, hint)?
                         }
                         Some(CatalogEntry::View(view)) => {
-                            if self.expanding.contains(&table_name) {
-                                return Err(view_cycle(&self.expanding, &table_name, name.span()));
+                            if self.expanding.iter().any(|(v, _)| v == &table_name) {
+                                return Err(view_cycle(&self.expanding, &table_name));
                             }
                             let mut binder = Binder::new(self.catalog, &[]);
                             binder.expanding = self.expanding.clone();
-                            binder.expanding.push(table_name.clone());
+                            binder.expanding.push((table_name.clone(), name.span()));
                             let plan = binder.bind_query(&view.query)?;
                             rename(
                                 plan,
@@ -468,6 +469,13 @@ impl<'a> Binder<'a> {
     ) -> Result<LogicalPlan, SqlError> {
         let table = match hint {
             Some(h) => {
+                if h.options.is_empty() {
+                    return Err(SqlError::new(
+                        "Hint [OPTIONS] only support non empty key value options",
+                        h.position.line,
+                        h.position.column,
+                    ));
+                }
                 let mut t = (**table).clone();
                 for (k, v) in &h.options {
                     match t.options.iter_mut().find(|(key, _)| key == k) {
@@ -627,22 +635,46 @@ impl<'a> Binder<'a> {
             });
         }
         if let Some(pk) = &create.primary_key {
-            for key in pk {
+            // Flink's messages, each at the key column it is about.
+            for (i, key) in pk.iter().enumerate() {
+                let at = |message: String| match create.primary_key_at.get(i) {
+                    Some(p) => SqlError::new(message, p.line, p.column),
+                    None => SqlError::without_position(message),
+                };
                 match columns.iter_mut().find(|c| &c.name == key) {
                     Some(c) if matches!(c.source, ColumnSource::Physical) => {
                         c.data_type.nullable = false
                     }
                     Some(_) => {
-                        return Err(SqlError::without_position(format!(
-                            "primary key column '{key}' must be a physical column"
+                        return Err(at(format!(
+                            "Could not create a PRIMARY KEY with column '{key}'"
                         )));
                     }
                     None => {
-                        return Err(SqlError::without_position(format!(
-                            "primary key column '{key}' does not exist"
+                        return Err(at(format!(
+                            "Primary key column '{key}' is not defined in the schema"
                         )));
                     }
                 }
+            }
+            let mut seen = std::collections::HashSet::new();
+            let repeated: Vec<&str> = pk
+                .iter()
+                .filter(|k| !seen.insert(k.as_str()))
+                .map(String::as_str)
+                .collect();
+            if !repeated.is_empty() {
+                let mut repeated = repeated;
+                repeated.dedup();
+                return Err(SqlError::new(
+                    format!(
+                        "Invalid primary key 'PK_{}'. A primary key must not contain duplicate columns. Found: [{}]",
+                        pk.join("_"),
+                        repeated.join(", ")
+                    ),
+                    create.primary_key_at.first().map_or(0, |p| p.line),
+                    create.primary_key_at.first().map_or(0, |p| p.column),
+                ));
             }
         }
         let watermark = match &create.watermark {
@@ -769,6 +801,24 @@ impl<'a> Binder<'a> {
             }
             Expr::Interval(interval) => interval_literal(interval, span),
             Expr::Nested(inner) => self.bind_expr(inner, scope),
+            // A minus written before a number is part of the literal, as in Calcite:
+            // `-2147483648` is an INT, `-9223372036854775809` out of range.
+            Expr::UnaryOp {
+                op: UnaryOperator::Minus,
+                expr: inner,
+            } if matches!(
+                inner.as_ref(),
+                Expr::Value(v) if matches!(v.value, ast::Value::Number(..))
+            ) =>
+            {
+                let Expr::Value(v) = inner.as_ref() else {
+                    unreachable!("matched above")
+                };
+                let ast::Value::Number(text, _) = &v.value else {
+                    unreachable!("matched above")
+                };
+                number_literal(&format!("-{text}"), span)
+            }
             Expr::UnaryOp { op, expr: inner } => {
                 let arg = self.bind_expr(inner, scope)?;
                 match op {
@@ -919,7 +969,11 @@ impl<'a> Binder<'a> {
                 ..
             } => {
                 let value = self.bind_expr(e, scope)?;
-                let target = flink_type(data_type, span)?;
+                let mut target = flink_type(data_type, span)?;
+                // Flink plans a cast to TIME(p) for p > 3 as one to TIME(3).
+                if let TypeKind::Time(p) = &mut target.kind {
+                    *p = (*p).min(MAX_TIME_PRECISION);
+                }
                 let try_cast = matches!(kind, CastKind::TryCast | CastKind::SafeCast);
                 if !can_cast(&value.data_type().kind, &target.kind) {
                     return Err(error(
@@ -1093,6 +1147,9 @@ impl<'a> Binder<'a> {
                 self.call(name, args, span)
             }
             Expr::Function(f) => self.bind_function(f, scope, span),
+            Expr::Prefixed { prefix, .. } if prefix.value == "ARRAY" => {
+                Err(error(prefix.span, "Require at least 1 argument"))
+            }
             Expr::Prefixed { prefix, .. } if prefix.value.eq_ignore_ascii_case("TABLE") => {
                 Err(error(
                     span,
@@ -1346,7 +1403,13 @@ impl<'a> Binder<'a> {
                 let [cond, then, otherwise]: [ScalarExpr; 3] = args
                     .try_into()
                     .map_err(|_| error(span, "IF expects 3 arguments"))?;
-                case(vec![(cond, then)], Some(otherwise), span)
+                // Unlike CASE, Flink's IF is nullable when its condition is.
+                let nullable_condition = cond.data_type().nullable;
+                let mut result = case(vec![(cond, then)], Some(otherwise), span)?;
+                if let ScalarExpr::Case { data_type, .. } = &mut result {
+                    data_type.nullable |= nullable_condition;
+                }
+                Ok(result)
             }
             "COALESCE" | "IFNULL" => {
                 if args.is_empty() || (name == "IFNULL" && args.len() != 2) {
@@ -1597,17 +1660,19 @@ fn acc_placeholder(slot: &mut ScalarExpr) -> ScalarExpr {
 
 /// Flink's planner overflows its stack on a view that reads itself and reports it as a
 /// failed parse; Tideline names the cycle instead.
-fn view_cycle(expanding: &[String], name: &str, span: Span) -> SqlError {
-    let start = expanding.iter().position(|v| v == name).unwrap_or(0);
-    let mut path: Vec<&str> = expanding[start..].iter().map(String::as_str).collect();
+/// The error points at the statement's reference to the outermost view.
+fn view_cycle(expanding: &[(String, Span)], name: &str) -> SqlError {
+    let start = expanding.iter().position(|(v, _)| v == name).unwrap_or(0);
+    let mut path: Vec<&str> = expanding[start..].iter().map(|(v, _)| v.as_str()).collect();
     path.push(name);
-    error(
-        span,
-        format!(
-            "View '{name}' is defined through itself: {}",
-            path.join(" -> ")
-        ),
-    )
+    let message = format!(
+        "View '{name}' is defined through itself: {}",
+        path.join(" -> ")
+    );
+    match expanding.first() {
+        Some((_, span)) => error(*span, message),
+        None => SqlError::without_position(message),
+    }
 }
 
 fn case(
@@ -1623,13 +1688,36 @@ fn case(
         Some(e) => types.push(e.data_type().clone()),
         None => types.push(DataType::nullable(TypeKind::Null)),
     }
-    let result = common_type_of(&types).ok_or_else(|| {
-        let shown: Vec<String> = types.iter().map(|t| t.kind.to_string()).collect();
-        error(
-            span,
-            format!("the branches have no common type: {}", shown.join(", ")),
-        )
-    })?;
+    let mixes_date_and_timestamp = types.iter().any(|t| t.kind == TypeKind::Date)
+        && types
+            .iter()
+            .any(|t| matches!(t.kind, TypeKind::Timestamp(_) | TypeKind::TimestampLtz(_)));
+    let mut result = common_type_of(&types)
+        .filter(|_| !mixes_date_and_timestamp)
+        .ok_or_else(|| {
+            let shown: Vec<String> = types.iter().map(|t| t.kind.to_string()).collect();
+            error(
+                span,
+                format!(
+                    "Illegal mixing of types in CASE or COALESCE statement: {}",
+                    shown.join(", ")
+                ),
+            )
+        })?;
+    // Calcite's CASE keeps the first floating-point type it meets among FLOAT and DOUBLE
+    // (`CASE … THEN f ELSE d END` is FLOAT, the other way round DOUBLE); a DECIMAL branch
+    // still makes it DOUBLE.
+    if result.kind == TypeKind::Double
+        && !types
+            .iter()
+            .any(|t| matches!(t.kind, TypeKind::Decimal { .. }))
+        && types
+            .iter()
+            .find(|t| matches!(t.kind, TypeKind::Float | TypeKind::Double))
+            .is_some_and(|t| t.kind == TypeKind::Float)
+    {
+        result.kind = TypeKind::Float;
+    }
     // A bare NULL condition is a BOOLEAN one, never true.
     let boolean = DataType::nullable(TypeKind::Boolean);
     let branches = branches
@@ -1737,9 +1825,7 @@ fn resolve_column(
 
 fn literal(value: &ast::Value, span: Span) -> Result<ScalarExpr, SqlError> {
     let (value, kind) = match value {
-        ast::Value::Number(text, _) => {
-            number_literal(text).ok_or_else(|| error(span, format!("invalid number {text}")))?
-        }
+        ast::Value::Number(text, _) => return number_literal(text, span),
         ast::Value::SingleQuotedString(s) => (Value::String(s.clone()), string_literal_kind(s)),
         ast::Value::Boolean(b) => (Value::Boolean(*b), TypeKind::Boolean),
         ast::Value::Null => {
@@ -1749,12 +1835,19 @@ fn literal(value: &ast::Value, span: Span) -> Result<ScalarExpr, SqlError> {
             });
         }
         ast::Value::HexStringLiteral(h) => {
+            if h.len() % 2 == 1 {
+                return Err(error(
+                    span,
+                    "Binary literal string must contain an even number of hexits",
+                ));
+            }
             let bytes = (0..h.len() / 2)
                 .map(|i| u8::from_str_radix(h.get(2 * i..2 * i + 2).unwrap_or("zz"), 16))
                 .collect::<Result<Vec<u8>, _>>()
                 .map_err(|_| error(span, "invalid binary literal"))?;
+            // `X''` is BINARY(0), as in Flink.
             let n = bytes.len() as u32;
-            (Value::Bytes(bytes), TypeKind::Binary(n.max(1)))
+            (Value::Bytes(bytes), TypeKind::Binary(n))
         }
         other => return Err(error(span, format!("unsupported literal {other}"))),
     };
@@ -1764,45 +1857,72 @@ fn literal(value: &ast::Value, span: Span) -> Result<ScalarExpr, SqlError> {
     })
 }
 
-/// Flink's literal types: INT when it fits, else BIGINT, else DECIMAL; `1.5` is DECIMAL(2, 1);
-/// `1e0` is DOUBLE.
-fn number_literal(text: &str) -> Option<(Value, TypeKind)> {
-    if text.contains(['e', 'E']) {
-        return Some((Value::Float(text.parse().ok()?), TypeKind::Double));
-    }
-    if let Some((int, frac)) = text.split_once('.') {
-        let digits = format!("{int}{frac}");
-        let unscaled: i128 = digits.parse().ok()?;
-        let trimmed = digits.trim_start_matches('0');
-        let precision = trimmed.len().max(frac.len()).max(1);
-        if precision > 38 {
-            return Some((Value::Float(text.parse().ok()?), TypeKind::Double));
+/// A numeric literal typed as Calcite types it: a whole number is INT when it fits, else
+/// BIGINT; a number with a point is DECIMAL with a precision of its digits as written (leading
+/// zeros included: `0.001` is DECIMAL(4, 3)) and a scale of the digits after the point; one
+/// with an exponent is DOUBLE. Calcite refuses an exact literal whose digits, without the
+/// point, do not fit a BIGINT ("out of range"). `text` may start with a minus.
+fn number_literal(text: &str, span: Span) -> Result<ScalarExpr, SqlError> {
+    let negative = text.starts_with('-');
+    let unsigned = text.trim_start_matches('-');
+    let out_of_range = |shown: &str| error(span, format!("Numeric literal '{shown}' out of range"));
+    if unsigned.contains(['e', 'E']) {
+        let v: f64 = text
+            .parse()
+            .map_err(|_| error(span, format!("invalid number {text}")))?;
+        if !v.is_finite() {
+            return Err(out_of_range(&text.to_uppercase()));
         }
-        return Some((
-            Value::Decimal(unscaled),
-            TypeKind::Decimal {
-                precision: precision as u8,
-                scale: frac.len() as u8,
-            },
-        ));
+        return Ok(ScalarExpr::Literal {
+            value: Value::Float(v),
+            data_type: DataType::not_null(TypeKind::Double),
+        });
     }
-    let v: i128 = text.parse().ok()?;
-    if let Ok(i) = i32::try_from(v) {
-        Some((Value::Int(i as i64), TypeKind::Int))
-    } else if let Ok(i) = i64::try_from(v) {
-        Some((Value::Int(i), TypeKind::BigInt))
-    } else if text.len() <= 38 {
-        Some((
-            Value::Decimal(v),
-            TypeKind::Decimal {
-                precision: text.len() as u8,
-                scale: 0,
-            },
-        ))
+    // `5.` is the whole number 5.
+    let (int, frac) = match unsigned.split_once('.') {
+        Some((int, frac)) => (int, frac),
+        None => (unsigned, ""),
+    };
+    // The number as Java's BigDecimal prints it, for the message.
+    let shown = {
+        let int = int.trim_start_matches('0');
+        let int = if int.is_empty() { "0" } else { int };
+        let sign = if negative { "-" } else { "" };
+        if frac.is_empty() {
+            format!("{sign}{int}")
+        } else {
+            format!("{sign}{int}.{frac}")
+        }
+    };
+    let digits = format!("{int}{frac}");
+    let unscaled = digits
+        .parse::<i128>()
+        .ok()
+        .map(|v| if negative { -v } else { v })
+        .and_then(|v| i64::try_from(v).ok())
+        .ok_or_else(|| out_of_range(&shown))?;
+    let (value, kind) = if frac.is_empty() {
+        match i32::try_from(unscaled) {
+            Ok(i) => (Value::Int(i64::from(i)), TypeKind::Int),
+            Err(_) => (Value::Int(unscaled), TypeKind::BigInt),
+        }
     } else {
-        None
-    }
+        (
+            Value::Decimal(i128::from(unscaled)),
+            TypeKind::Decimal {
+                precision: digits.len().clamp(1, 38) as u8,
+                scale: frac.len().min(38) as u8,
+            },
+        )
+    };
+    Ok(ScalarExpr::Literal {
+        value,
+        data_type: DataType::not_null(kind),
+    })
 }
+
+/// The finest TIME Flink computes with: milliseconds.
+const MAX_TIME_PRECISION: u8 = 3;
 
 fn flink_type(data_type: &ast::DataType, span: Span) -> Result<DataType, SqlError> {
     let text = type_text(data_type);
@@ -1826,10 +1946,14 @@ fn typed_literal(
             Value::Date(parse_date(text).ok_or_else(bad)? as i32),
             TypeKind::Date,
         ),
-        TypeKind::Time(_) => (
-            Value::Time(parse_time(text).ok_or_else(bad)?),
-            TypeKind::Time(fraction_digits(text)),
-        ),
+        // Flink keeps TIME to the millisecond: `TIME '01:02:03.123456'` is TIME(3).
+        TypeKind::Time(_) => {
+            let nanos = parse_time(text).ok_or_else(bad)?;
+            (
+                Value::Time(nanos - nanos % 1_000_000),
+                TypeKind::Time(fraction_digits(text).min(MAX_TIME_PRECISION)),
+            )
+        }
         TypeKind::Timestamp(_) => (
             Value::Timestamp(parse_timestamp(text).ok_or_else(bad)?),
             TypeKind::Timestamp(fraction_digits(text)),

@@ -71,6 +71,13 @@ pub fn parse_statement(stmt: &StatementText) -> Result<ParsedStatement, SqlError
 /// overflows its stack near 1,000 levels.
 const PARSER_RECURSION_LIMIT: usize = 2_000;
 
+fn position_of(span: Span) -> Position {
+    Position {
+        line: span.start.line,
+        column: span.start.column,
+    }
+}
+
 /// The position of a token's last character (sqlparser's span ends after it).
 fn last_character(span: Span) -> Location {
     if span.end.line == span.start.line && span.end.column > span.start.column {
@@ -330,6 +337,7 @@ impl StatementParser<'_, '_> {
             columns: Vec::new(),
             watermark: None,
             primary_key: None,
+            primary_key_at: Vec::new(),
             comment: None,
             options: Vec::new(),
         };
@@ -402,7 +410,8 @@ impl StatementParser<'_, '_> {
             self.parser.expect_token(&Token::LParen)?;
             let mut columns = Vec::new();
             loop {
-                columns.push(self.parser.parse_identifier()?.value);
+                let column = self.parser.parse_identifier()?;
+                columns.push((column.value, position_of(column.span)));
                 if !self.parser.consume_token(&Token::Comma) {
                     break;
                 }
@@ -431,7 +440,8 @@ impl StatementParser<'_, '_> {
             } else {
                 if self.keywords(&["PRIMARY", "KEY"]) {
                     self.not_enforced(start)?;
-                    self.set_primary_key(table, vec![name.value.clone()], start)?;
+                    let column = (name.value.clone(), position_of(name.span));
+                    self.set_primary_key(table, vec![column], start)?;
                 }
                 ColumnKind::Physical(data_type)
             }
@@ -464,13 +474,15 @@ impl StatementParser<'_, '_> {
     fn set_primary_key(
         &mut self,
         table: &mut CreateTable,
-        columns: Vec<String>,
+        columns: Vec<(String, Position)>,
         at: Span,
     ) -> Result<(), ParserError> {
         if table.primary_key.is_some() {
-            return Err(error_at(at, "a table can have only one PRIMARY KEY"));
+            return Err(error_at(at, "Duplicate primary key definition"));
         }
-        table.primary_key = Some(columns);
+        let (names, positions) = columns.into_iter().unzip();
+        table.primary_key = Some(names);
+        table.primary_key_at = positions;
         Ok(())
     }
 
