@@ -582,9 +582,9 @@ impl<'a> Binder<'a> {
                     field: Field::new(
                         c.name.clone(),
                         if in_key(&c.name) {
-                            t.with_nullable(false)
+                            millisecond_time(t).with_nullable(false)
                         } else {
-                            t.clone()
+                            millisecond_time(t)
                         },
                     ),
                 }),
@@ -600,7 +600,7 @@ impl<'a> Binder<'a> {
                 ));
             }
             let (data_type, source, time_attribute) = match &column.kind {
-                ColumnKind::Physical(t) => (t.clone(), ColumnSource::Physical, None),
+                ColumnKind::Physical(t) => (millisecond_time(t), ColumnSource::Physical, None),
                 ColumnKind::Computed(expr) => {
                     let bound = self.bind_expr(expr, &physical_scope)?;
                     let attr = bound.time_attribute(&[]);
@@ -806,17 +806,8 @@ impl<'a> Binder<'a> {
             Expr::UnaryOp {
                 op: UnaryOperator::Minus,
                 expr: inner,
-            } if matches!(
-                inner.as_ref(),
-                Expr::Value(v) if matches!(v.value, ast::Value::Number(..))
-            ) =>
-            {
-                let Expr::Value(v) = inner.as_ref() else {
-                    unreachable!("matched above")
-                };
-                let ast::Value::Number(text, _) = &v.value else {
-                    unreachable!("matched above")
-                };
+            } if unparenthesized_number(inner).is_some() => {
+                let text = unparenthesized_number(inner).unwrap_or_default();
                 number_literal(&format!("-{text}"), span)
             }
             Expr::UnaryOp { op, expr: inner } => {
@@ -969,11 +960,9 @@ impl<'a> Binder<'a> {
                 ..
             } => {
                 let value = self.bind_expr(e, scope)?;
-                let mut target = flink_type(data_type, span)?;
+                let target = flink_type(data_type, span)?;
                 // Flink plans a cast to TIME(p) for p > 3 as one to TIME(3).
-                if let TypeKind::Time(p) = &mut target.kind {
-                    *p = (*p).min(MAX_TIME_PRECISION);
-                }
+                let target = millisecond_time(&target);
                 let try_cast = matches!(kind, CastKind::TryCast | CastKind::SafeCast);
                 if !can_cast(&value.data_type().kind, &target.kind) {
                     return Err(error(
@@ -1695,13 +1684,9 @@ fn case(
     let mut result = common_type_of(&types)
         .filter(|_| !mixes_date_and_timestamp)
         .ok_or_else(|| {
-            let shown: Vec<String> = types.iter().map(|t| t.kind.to_string()).collect();
             error(
                 span,
-                format!(
-                    "Illegal mixing of types in CASE or COALESCE statement: {}",
-                    shown.join(", ")
-                ),
+                "Illegal mixing of types in CASE or COALESCE statement",
             )
         })?;
     // Calcite's CASE keeps the first floating-point type it meets among FLOAT and DOUBLE
@@ -1857,6 +1842,18 @@ fn literal(value: &ast::Value, span: Span) -> Result<ScalarExpr, SqlError> {
     })
 }
 
+/// The text of a number literal, under any parentheses (`-(2147483648)` is an INT too).
+fn unparenthesized_number(expr: &Expr) -> Option<&str> {
+    match expr {
+        Expr::Nested(inner) => unparenthesized_number(inner),
+        Expr::Value(v) => match &v.value {
+            ast::Value::Number(text, _) => Some(text),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// A numeric literal typed as Calcite types it: a whole number is INT when it fits, else
 /// BIGINT; a number with a point is DECIMAL with a precision of its digits as written (leading
 /// zeros included: `0.001` is DECIMAL(4, 3)) and a scale of the digits after the point; one
@@ -1923,6 +1920,17 @@ fn number_literal(text: &str, span: Span) -> Result<ScalarExpr, SqlError> {
 
 /// The finest TIME Flink computes with: milliseconds.
 const MAX_TIME_PRECISION: u8 = 3;
+
+/// `t`, with a TIME finer than milliseconds made TIME(3), as Flink types casts and columns.
+fn millisecond_time(t: &DataType) -> DataType {
+    match t.kind {
+        TypeKind::Time(p) if p > MAX_TIME_PRECISION => DataType {
+            kind: TypeKind::Time(MAX_TIME_PRECISION),
+            nullable: t.nullable,
+        },
+        _ => t.clone(),
+    }
+}
 
 fn flink_type(data_type: &ast::DataType, span: Span) -> Result<DataType, SqlError> {
     let text = type_text(data_type);
