@@ -131,7 +131,7 @@ fn primary_key_columns() {
 #[test]
 fn empty_options_hint() {
     assert_error(
-        "CREATE TABLE t (a INT) WITH ('connector' = 'datagen');\nSELECT * FROM t /*+ OPTIONS() */;",
+        "CREATE TABLE t (a INT) WITH ('connector' = 'datagen', 'number-of-rows' = '1');\nSELECT * FROM t /*+ OPTIONS() */;",
         "Hint [OPTIONS] only support non empty key value options\n  at line 2, column 17:\n  SELECT * FROM t /*+ OPTIONS() */;\n                  ^",
     );
 }

@@ -242,7 +242,10 @@ fn evaluate_logic(
                 0 => break,
                 k if k == batch.num_rows() => evaluate(arg, batch, ctx)?,
                 // The rows not evaluated get NULL, which the dominating value absorbs.
-                _ => spread_values(&evaluate_on(arg, batch, &open, ctx)?, &open)?,
+                _ => {
+                    let sub = evaluate_on(arg, batch, &open, ctx)?;
+                    Arc::new(spread_booleans(as_condition(&sub, what)?, &open))
+                }
             }
         };
         let next = as_condition(&next, what)?;
@@ -316,21 +319,23 @@ fn spread_mask(within: &BooleanArray, sub: &BooleanArray) -> BooleanArray {
     BooleanArray::new(bits.finish(), None)
 }
 
-/// Values computed on the rows `rows` selects, placed back at those rows, NULL elsewhere.
-fn spread_values(values: &ArrayRef, rows: &BooleanArray) -> Result<ArrayRef, EvalError> {
-    let null = new_null_array(values.data_type(), 1);
-    let mut next = 0;
-    let picks: Vec<(usize, usize)> = (0..rows.len())
-        .map(|row| {
-            if rows.value(row) {
-                next += 1;
-                (0, next - 1)
-            } else {
-                (1, 0)
-            }
-        })
-        .collect();
-    interleave(&[values.as_ref(), null.as_ref()], &picks).map_err(internal)
+/// Booleans computed on the rows `rows` selects, placed back at those rows, NULL elsewhere.
+fn spread_booleans(values: &BooleanArray, rows: &BooleanArray) -> BooleanArray {
+    let n = rows.len();
+    let mut bits = BooleanBufferBuilder::new(n);
+    bits.append_n(n, false);
+    let mut valid = BooleanBufferBuilder::new(n);
+    valid.append_n(n, false);
+    for (k, row) in rows.values().set_indices().enumerate() {
+        if values.is_valid(k) {
+            valid.set_bit(row, true);
+            bits.set_bit(row, values.value(k));
+        }
+    }
+    BooleanArray::new(
+        bits.finish(),
+        Some(arrow_buffer::NullBuffer::new(valid.finish())),
+    )
 }
 
 fn as_condition<'a>(array: &'a ArrayRef, what: &str) -> Result<&'a BooleanArray, EvalError> {
