@@ -43,9 +43,9 @@ pub struct Binder<'a> {
     catalog: &'a Catalog,
     hints: &'a [TableHint],
     ctes: HashMap<String, LogicalPlan>,
-    /// The views being expanded, outermost first: a view met again is a cycle (temporary
-    /// views shadow permanent ones, so a view can come to read itself).
-    /// With the first one's position in the statement (the others' are in view texts).
+    /// The views being expanded, outermost first, each with where it is named (only the
+    /// first position is in the statement, the others are in view texts). A view met again
+    /// is a cycle: temporary views shadow permanent ones, so a view can come to read itself.
     expanding: Vec<(String, Span)>,
     /// How deep `bind_expr` is in the expression being bound.
     nesting: usize,
@@ -842,7 +842,6 @@ impl<'a> Binder<'a> {
                     other => Err(error(span, format!("operator {other} is not supported"))),
                 }
             }
-            Expr::BinaryOp { .. } => self.bind_operator_chain(expr, scope),
             Expr::IsNull(e) => self.unary_call("IS NULL", e, scope, span),
             Expr::IsNotNull(e) => self.unary_call("IS NOT NULL", e, scope, span),
             Expr::IsTrue(e) => self.unary_call("IS TRUE", e, scope, span),
