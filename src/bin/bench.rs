@@ -3,7 +3,9 @@
 //! `BENCH_ONLY=json` runs only the workloads whose name holds `json` (and the baseline).
 //! Each workload is timed in the same run as a baseline, datagen → blackhole (generation and
 //! the runtime with no operator), and reported both in rows/s and as a ratio to it:
-//! 1. datagen → filter → project → blackhole (the stateless pipeline on one core);
+//! 1. datagen → filter → project → blackhole (the stateless pipeline on one core), and the
+//!    same with a CASE and an AND whose later operands can fail (a division), which are
+//!    evaluated only on the rows that reach them;
 //! 2. CSV decoding: a generated 3-column file → blackhole;
 //! 3. CSV encoding: datagen → filesystem sink in CSV;
 //! 4. JSON decoding: a generated file of 4-field objects (~80 bytes a line) → blackhole;
@@ -89,6 +91,18 @@ fn main() {
         ROWS,
     );
 
+    let guarded = measure(
+        &mut session,
+        &format!(
+            "{}CREATE TABLE guarded_sink (id BIGINT, ratio BIGINT) WITH ('connector' = 'blackhole');\n\
+             INSERT INTO guarded_sink SELECT id, CASE WHEN qty < 5 THEN -1 ELSE id / qty END \
+             FROM guarded_src WHERE qty > 2 AND id / qty > 1;",
+            source("guarded_src", ROWS).replace("'fields.qty.min' = '0'", "'fields.qty.min' = '1'")
+        ),
+        "datagen → filter with a division → CASE with a division → blackhole",
+        ROWS,
+    );
+
     let lines: u64 = 2_000_000;
     let dir = std::env::temp_dir().join(format!("tideline-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
@@ -170,6 +184,7 @@ fn main() {
     println!("ratios to the baseline (1.00 = as fast as generating rows):");
     for (what, rate) in [
         ("filter+project", pipeline),
+        ("guarded division", guarded),
         ("csv decode", decode),
         ("csv encode", encode),
         ("json decode", json_decode),

@@ -20,9 +20,16 @@ pub fn run_script(session: &mut Session, script: &str, out: &mut dyn Write) -> b
         if session.cancel.load(std::sync::atomic::Ordering::Relaxed) {
             return false;
         }
-        let result = parse_statement(stmt)
-            .map_err(StatementError::from)
-            .and_then(|parsed| session.execute(&parsed, out));
+        // Parsing, binding and dropping a statement recurse as deep as its expressions nest,
+        // which only the statement's length bounds (`1+1+…` nests once per two characters);
+        // sqlparser's own code recurses without growing the stack. So each statement runs
+        // on a stack sized by its length, allocated as it is touched.
+        let stack = STATEMENT_STACK + stmt.text.len().saturating_mul(STACK_PER_BYTE);
+        let result = stacker::maybe_grow(stack, stack, || {
+            parse_statement(stmt)
+                .map_err(StatementError::from)
+                .and_then(|parsed| session.execute(&parsed, out))
+        });
         if let Err(e) = result {
             let _ = out.flush();
             // A cancelled query has said so on `out` already.
@@ -52,6 +59,12 @@ pub fn decode_script(mut bytes: Vec<u8>) -> Result<String, String> {
         format!("at line {line}, column {column} (byte {valid})")
     })
 }
+
+/// The stack every statement starts with, whatever its length.
+const STATEMENT_STACK: usize = 64 << 20;
+/// Stack per byte of statement text: a level of nesting takes at least two bytes of text and
+/// less than 1 KiB of stack in the recursive code that does not grow the stack itself.
+const STACK_PER_BYTE: usize = 512;
 
 pub fn render_error(e: &StatementError, script: &str) -> String {
     let detail = match e {

@@ -232,29 +232,50 @@ fn run_pipeline(
     Err(ExecError::Cancelled)
 }
 
+/// The stack of a pipeline thread (reserved, not committed, until used).
+const PIPELINE_STACK: usize = 64 << 20;
+
 /// Starts a split's thread. Its error or panic is recorded as the job's failure at once (the
 /// sink side may be draining another split's channel), before its channel closes: a channel
-/// that closes without an `End` always has a failure behind it.
+/// that closes without an `End` always has a failure behind it. A thread that cannot start
+/// is the job's failure too.
 fn spawn(
     pipeline: Pipeline,
     tx: SyncSender<Result<Message, ExecError>>,
     stop: Arc<AtomicBool>,
     failure: Arc<Failure>,
-) -> JoinHandle<()> {
-    std::thread::spawn(move || {
-        let result =
-            std::panic::catch_unwind(AssertUnwindSafe(|| run_pipeline(pipeline, &tx, &stop)));
-        match result {
-            Ok(Ok(())) | Ok(Err(ExecError::Cancelled)) => {}
-            Ok(Err(e)) => failure.record(e, &stop),
-            // A split that panicked ends the job with an error: its rows would be missing.
-            Err(panic) => failure.record(
-                ExecError::Internal(format!("a split failed: {}", panic_text(panic))),
-                &stop,
-            ),
+) -> Option<JoinHandle<()>> {
+    let (stop_here, failure_here) = (stop.clone(), failure.clone());
+    // Expressions nest up to `MAX_EXPR_DEPTH` levels; evaluating one grows the stack on the
+    // heap, but dropping one recurses on the thread's own stack.
+    let spawned = std::thread::Builder::new()
+        .name("pipeline".into())
+        .stack_size(PIPELINE_STACK)
+        .spawn(move || {
+            let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                run_pipeline(pipeline, &tx, &stop)
+            }));
+            match result {
+                Ok(Ok(())) | Ok(Err(ExecError::Cancelled)) => {}
+                Ok(Err(e)) => failure.record(e, &stop),
+                // A split that panicked ends the job with an error: its rows would be missing.
+                Err(panic) => failure.record(
+                    ExecError::Internal(format!("a split failed: {}", panic_text(panic))),
+                    &stop,
+                ),
+            }
+            drop(tx);
+        });
+    match spawned {
+        Ok(handle) => Some(handle),
+        Err(e) => {
+            failure_here.record(
+                ExecError::Internal(format!("cannot start a pipeline thread: {e}")),
+                &stop_here,
+            );
+            None
         }
-        drop(tx);
-    })
+    }
 }
 
 /// Runs the pipelines to completion (or to the first error, or until `cancel` is set: the
@@ -320,7 +341,7 @@ fn run_with(
                 handles.push(h);
             }
         }
-        handles.push(spawn(pipeline, tx, stop.clone(), failure.clone()));
+        handles.extend(spawn(pipeline, tx, stop.clone(), failure.clone()));
     };
     let mut running_bounded = 0;
     for pipeline in pipelines {

@@ -211,8 +211,6 @@ const INTERNAL: &[&str] = &[
 
 /// Functions the binder rewrites into other expressions, so they have no registry entry.
 const BOUND_BY_BINDER: &[&str] = &[
-    "COALESCE",
-    "IFNULL",
     "IF",
     "NULLIF",
     "TYPEOF",

@@ -44,6 +44,8 @@ pub const FUNCTIONS: &[FunctionDef] = &[
     def!("/", |a| resolve_arithmetic("/", a), div),
     def!("%", |a| resolve_arithmetic("%", a), rem),
     def!("NEGATE", resolve_negate, negate_number),
+    def!("COALESCE", resolve_coalesce, coalesce),
+    def!("IFNULL", resolve_coalesce, coalesce),
     def!("GREATEST", resolve_extreme, greatest),
     def!("LEAST", resolve_extreme, least),
 ];
@@ -124,6 +126,124 @@ fn least(a: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, Eval
     extreme(a, false)
 }
 
+/// COALESCE / IFNULL: the arguments' common type, NULL only when every argument can be
+/// (Calcite's COALESCE). Unlike CASE, Flink evaluates every argument on every row (a
+/// division by zero in a later argument fails even where an earlier one is not NULL).
+fn resolve_coalesce(args: &[DataType]) -> Result<Signature, String> {
+    let common = crate::types::coercion::common_type_of(args).ok_or_else(|| {
+        let shown: Vec<String> = args.iter().map(|a| a.kind.to_string()).collect();
+        format!("the arguments have no common type: {}", shown.join(", "))
+    })?;
+    let nullable = args.iter().all(|a| a.nullable);
+    Ok(Signature::new(
+        args.iter()
+            .map(|a| common.with_nullable(a.nullable))
+            .collect(),
+        common.with_nullable(nullable),
+    ))
+}
+
+/// The first non-NULL argument of each row.
+fn coalesce(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
+    let Some((last, rest)) = args.split_last() else {
+        return Err(EvalError::Internal("COALESCE without arguments".into()));
+    };
+    let mut result = last.clone();
+    for arg in rest.iter().rev() {
+        if arg.null_count() == 0 {
+            result = arg.clone();
+            continue;
+        }
+        let present = is_not_null(arg).map_err(err)?;
+        result = arrow_select::zip::zip(&present, arg, &result).map_err(err)?;
+    }
+    Ok(result)
+}
+
+/// `value IN (items)` for a column of values and the list's items (of the same type, the
+/// constants of the list): TRUE where one item equals the value, else NULL where the value or
+/// an item is NULL, else FALSE. Long lists are looked up in a hash set rather than compared
+/// one by one.
+pub fn in_list(value: &ArrayRef, items: &ArrayRef) -> Result<ArrayRef, EvalError> {
+    use arrow_array::types::*;
+    use arrow_schema::{DataType as Arrow, IntervalUnit, TimeUnit};
+    let found = match value.data_type() {
+        Arrow::Int8 => found_in_set::<Int8Type>(value, items),
+        Arrow::Int16 => found_in_set::<Int16Type>(value, items),
+        Arrow::Int32 => found_in_set::<Int32Type>(value, items),
+        Arrow::Int64 => found_in_set::<Int64Type>(value, items),
+        Arrow::Date32 => found_in_set::<Date32Type>(value, items),
+        Arrow::Time64(TimeUnit::Nanosecond) => found_in_set::<Time64NanosecondType>(value, items),
+        Arrow::Timestamp(TimeUnit::Nanosecond, _) => {
+            found_in_set::<TimestampNanosecondType>(value, items)
+        }
+        Arrow::Decimal128(..) => found_in_set::<Decimal128Type>(value, items),
+        Arrow::Interval(IntervalUnit::YearMonth) => {
+            found_in_set::<IntervalYearMonthType>(value, items)
+        }
+        Arrow::Duration(TimeUnit::Millisecond) => {
+            found_in_set::<DurationMillisecondType>(value, items)
+        }
+        Arrow::Utf8 => {
+            let set: std::collections::HashSet<&str> =
+                items.as_string::<i32>().iter().flatten().collect();
+            let v = value.as_string::<i32>();
+            (0..v.len()).map(|i| set.contains(v.value(i))).collect()
+        }
+        Arrow::Binary => {
+            let set: std::collections::HashSet<&[u8]> =
+                items.as_binary::<i32>().iter().flatten().collect();
+            let v = value.as_binary::<i32>();
+            (0..v.len()).map(|i| set.contains(v.value(i))).collect()
+        }
+        // The other types (floating point, BOOLEAN, nested) compare item by item, with `=`'s
+        // own kernel.
+        _ => {
+            let mut found = vec![false; value.len()];
+            for k in (0..items.len()).filter(|k| items.is_valid(*k)) {
+                let item = arrow_array::Scalar::new(items.slice(k, 1));
+                let equal = cmp::eq(value, &item).map_err(err)?;
+                for (f, e) in found.iter_mut().zip(equal.values().iter()) {
+                    *f |= e;
+                }
+            }
+            found
+        }
+    };
+    let list_has_null = items.null_count() > 0;
+    let result: BooleanArray = found
+        .iter()
+        .enumerate()
+        .map(|(i, &hit)| {
+            if value.is_null(i) {
+                None
+            } else if hit {
+                Some(true)
+            } else if list_has_null {
+                None
+            } else {
+                Some(false)
+            }
+        })
+        .collect();
+    boxed(result)
+}
+
+/// For each value (NULL or not), whether the items hold it.
+fn found_in_set<T: arrow_array::ArrowPrimitiveType>(value: &ArrayRef, items: &ArrayRef) -> Vec<bool>
+where
+    T::Native: std::hash::Hash + Eq,
+{
+    let set: std::collections::HashSet<T::Native> =
+        items.as_primitive::<T>().iter().flatten().collect();
+    value
+        .as_primitive::<T>()
+        .values()
+        .iter()
+        .map(|v| set.contains(v))
+        .collect()
+}
+
 fn resolve_distinct(args: &[DataType]) -> Result<Signature, String> {
     let sig = resolve_comparison(args)?;
     Ok(Signature::new(sig.args, boolean(false)))
@@ -159,6 +279,10 @@ fn resolve_arithmetic(op: &str, args: &[DataType]) -> Result<Signature, String> 
     let [a, b] = args else {
         return Err("expects 2 operands".into());
     };
+    let approximate = |t: &DataType| matches!(t.kind, TypeKind::Float | TypeKind::Double);
+    if op == "%" && (approximate(a) || approximate(b)) {
+        return Err("Supported form(s): '<EXACT_NUMERIC> % <EXACT_NUMERIC>'".into());
+    }
     arith_sig(op, a, b, a.nullable || b.nullable)
 }
 
@@ -289,11 +413,29 @@ fn distinct(a: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, E
 fn not_distinct(a: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
     boxed(cmp::not_distinct(&a[0], &a[1]).map_err(err)?)
 }
+/// `a AND b AND …` over operands evaluated in full (the executor evaluates them lazily,
+/// `exec/eval.rs`; this is the same logic for callers holding every operand).
 fn and(a: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
-    boxed(and_kleene(a[0].as_boolean(), a[1].as_boolean()).map_err(err)?)
+    fold_logic(a, and_kleene)
 }
 fn or(a: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
-    boxed(or_kleene(a[0].as_boolean(), a[1].as_boolean()).map_err(err)?)
+    fold_logic(a, or_kleene)
+}
+
+fn fold_logic(
+    args: &[ArrayRef],
+    op: fn(&BooleanArray, &BooleanArray) -> Result<BooleanArray, arrow_schema::ArrowError>,
+) -> Result<ArrayRef, EvalError> {
+    let Some((first, rest)) = args.split_first() else {
+        return Err(EvalError::Internal(
+            "a logical operator without operands".into(),
+        ));
+    };
+    let mut acc = first.as_boolean().clone();
+    for next in rest {
+        acc = op(&acc, next.as_boolean()).map_err(err)?;
+    }
+    boxed(acc)
 }
 fn negate(a: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
     boxed(not(a[0].as_boolean()).map_err(err)?)

@@ -44,6 +44,12 @@ pub struct Binder<'a> {
     catalog: &'a Catalog,
     hints: &'a [TableHint],
     ctes: HashMap<String, LogicalPlan>,
+    /// The views being expanded, outermost first, each with where it is named (only the
+    /// first position is in the statement, the others are in view texts). A view met again
+    /// is a cycle: temporary views shadow permanent ones, so a view can come to read itself.
+    expanding: Vec<(String, Span)>,
+    /// How deep `bind_expr` is in the expression being bound.
+    nesting: usize,
 }
 
 impl<'a> Binder<'a> {
@@ -52,6 +58,8 @@ impl<'a> Binder<'a> {
             catalog,
             hints,
             ctes: HashMap::new(),
+            expanding: Vec::new(),
+            nesting: 0,
         }
     }
 
@@ -363,7 +371,12 @@ impl<'a> Binder<'a> {
                             self.scan_table(table, hint)?
                         }
                         Some(CatalogEntry::View(view)) => {
+                            if self.expanding.iter().any(|(v, _)| v == &table_name) {
+                                return Err(view_cycle(&self.expanding, &table_name));
+                            }
                             let mut binder = Binder::new(self.catalog, &[]);
+                            binder.expanding = self.expanding.clone();
+                            binder.expanding.push((table_name.clone(), name.span()));
                             let plan = binder.bind_query(&view.query)?;
                             rename(
                                 plan,
@@ -457,6 +470,13 @@ impl<'a> Binder<'a> {
     ) -> Result<LogicalPlan, SqlError> {
         let table = match hint {
             Some(h) => {
+                if h.options.is_empty() {
+                    return Err(SqlError::new(
+                        "Hint [OPTIONS] only support non empty key value options",
+                        h.position.line,
+                        h.position.column,
+                    ));
+                }
                 let mut t = (**table).clone();
                 for (k, v) in &h.options {
                     match t.options.iter_mut().find(|(key, _)| key == k) {
@@ -563,9 +583,9 @@ impl<'a> Binder<'a> {
                     field: Field::new(
                         c.name.clone(),
                         if in_key(&c.name) {
-                            t.with_nullable(false)
+                            millisecond_time(t).with_nullable(false)
                         } else {
-                            t.clone()
+                            millisecond_time(t)
                         },
                     ),
                 }),
@@ -581,7 +601,7 @@ impl<'a> Binder<'a> {
                 ));
             }
             let (data_type, source, time_attribute) = match &column.kind {
-                ColumnKind::Physical(t) => (t.clone(), ColumnSource::Physical, None),
+                ColumnKind::Physical(t) => (millisecond_time(t), ColumnSource::Physical, None),
                 ColumnKind::Computed(expr) => {
                     let bound = self.bind_expr(expr, &physical_scope)?;
                     let attr = bound.time_attribute(&[]);
@@ -616,22 +636,46 @@ impl<'a> Binder<'a> {
             });
         }
         if let Some(pk) = &create.primary_key {
-            for key in pk {
+            // Flink's messages, each at the key column it is about.
+            for (i, key) in pk.iter().enumerate() {
+                let at = |message: String| match create.primary_key_at.get(i) {
+                    Some(p) => SqlError::new(message, p.line, p.column),
+                    None => SqlError::without_position(message),
+                };
                 match columns.iter_mut().find(|c| &c.name == key) {
                     Some(c) if matches!(c.source, ColumnSource::Physical) => {
                         c.data_type.nullable = false
                     }
                     Some(_) => {
-                        return Err(SqlError::without_position(format!(
-                            "primary key column '{key}' must be a physical column"
+                        return Err(at(format!(
+                            "Could not create a PRIMARY KEY with column '{key}'"
                         )));
                     }
                     None => {
-                        return Err(SqlError::without_position(format!(
-                            "primary key column '{key}' does not exist"
+                        return Err(at(format!(
+                            "Primary key column '{key}' is not defined in the schema"
                         )));
                     }
                 }
+            }
+            let mut seen = std::collections::HashSet::new();
+            let repeated: Vec<&str> = pk
+                .iter()
+                .filter(|k| !seen.insert(k.as_str()))
+                .map(String::as_str)
+                .collect();
+            if !repeated.is_empty() {
+                let mut repeated = repeated;
+                repeated.dedup();
+                return Err(SqlError::new(
+                    format!(
+                        "Invalid primary key 'PK_{}'. A primary key must not contain duplicate columns. Found: [{}]",
+                        pk.join("_"),
+                        repeated.join(", ")
+                    ),
+                    create.primary_key_at.first().map_or(0, |p| p.line),
+                    create.primary_key_at.first().map_or(0, |p| p.column),
+                ));
             }
         }
         let watermark = match &create.watermark {
@@ -709,7 +753,40 @@ impl<'a> Binder<'a> {
         })
     }
 
+    /// Binds an expression. The recursion follows the expression's nesting, which has no
+    /// bound in the text, so the stack grows on the heap as needed (`stacker`); a bound
+    /// expression deeper than [`MAX_EXPR_DEPTH`] is refused, as evaluating and printing it
+    /// would recurse as deep again.
     fn bind_expr(&mut self, expr: &Expr, scope: &[ScopeColumn]) -> Result<ScalarExpr, SqlError> {
+        self.nesting += 1;
+        let bound = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
+            self.bind_expr_nested(expr, scope)
+        });
+        self.nesting -= 1;
+        let bound = bound?;
+        if self.nesting == 0 {
+            let depth = bound.depth();
+            if depth > MAX_EXPR_DEPTH {
+                return Err(error(
+                    expr.span(),
+                    format!(
+                        "expression is nested too deeply: {depth} levels, at most {MAX_EXPR_DEPTH} are supported"
+                    ),
+                ));
+            }
+        }
+        Ok(bound)
+    }
+
+    fn bind_expr_nested(
+        &mut self,
+        expr: &Expr,
+        scope: &[ScopeColumn],
+    ) -> Result<ScalarExpr, SqlError> {
+        // Before `span()`, which recurses through the whole chain.
+        if let Expr::BinaryOp { .. } = expr {
+            return self.bind_operator_chain(expr, scope);
+        }
         let span = expr.span();
         match expr {
             Expr::Identifier(ident) => resolve_column(scope, None, &ident.value, span),
@@ -751,6 +828,15 @@ impl<'a> Binder<'a> {
             }
             Expr::Interval(interval) => interval_literal(interval, span),
             Expr::Nested(inner) => self.bind_expr(inner, scope),
+            // A minus written before a number is part of the literal, as in Calcite:
+            // `-2147483648` is an INT, `-9223372036854775809` out of range.
+            Expr::UnaryOp {
+                op: UnaryOperator::Minus,
+                expr: inner,
+            } if unparenthesized_number(inner).is_some() => {
+                let text = unparenthesized_number(inner).unwrap_or_default();
+                number_literal(&format!("-{text}"), span)
+            }
             Expr::UnaryOp { op, expr: inner } => {
                 let arg = self.bind_expr(inner, scope)?;
                 match op {
@@ -782,34 +868,6 @@ impl<'a> Binder<'a> {
                     },
                     other => Err(error(span, format!("operator {other} is not supported"))),
                 }
-            }
-            Expr::BinaryOp { left, op, right } => {
-                let name = match op {
-                    BinaryOperator::Plus => "+",
-                    BinaryOperator::Minus => "-",
-                    BinaryOperator::Multiply => "*",
-                    BinaryOperator::Divide => "/",
-                    BinaryOperator::Modulo => "%",
-                    BinaryOperator::StringConcat => "||",
-                    BinaryOperator::Eq => "=",
-                    BinaryOperator::NotEq => "<>",
-                    BinaryOperator::Lt => "<",
-                    BinaryOperator::LtEq => "<=",
-                    BinaryOperator::Gt => ">",
-                    BinaryOperator::GtEq => ">=",
-                    BinaryOperator::And => "AND",
-                    BinaryOperator::Or => "OR",
-                    other => return Err(error(span, format!("operator {other} is not supported"))),
-                };
-                let l = self.bind_expr(left, scope)?;
-                let r = self.bind_expr(right, scope)?;
-                // Flink folds constant expressions while planning: a constant division by zero
-                // fails there; with a runtime operand it fails (or gives ±Infinity/NaN for
-                // DOUBLE) when it runs.
-                if (name == "/" || name == "%") && matches!(l, ScalarExpr::Literal { .. }) {
-                    check_constant_zero(&r, right.span())?;
-                }
-                self.call(name, vec![l, r], span)
             }
             Expr::IsNull(e) => self.unary_call("IS NULL", e, scope, span),
             Expr::IsNotNull(e) => self.unary_call("IS NOT NULL", e, scope, span),
@@ -851,17 +909,12 @@ impl<'a> Binder<'a> {
                     return Err(error(span, "IN with a subquery is not supported yet"));
                 };
                 let value = self.bind_expr(e, scope)?;
-                let mut result: Option<ScalarExpr> = None;
-                for item in list {
-                    let item = self.bind_expr(item, scope)?;
-                    let eq = self.call("=", vec![value.clone(), item], span)?;
-                    result = Some(match result {
-                        None => eq,
-                        Some(acc) => self.call("OR", vec![acc, eq], span)?,
-                    });
-                }
-                let result = result.ok_or_else(|| error(span, "IN needs at least one value"))?;
-                self.negate_if(*negated, result, span)
+                let items = list
+                    .iter()
+                    .map(|item| self.bind_expr(item, scope))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let test = self.in_list(value, items, span)?;
+                self.negate_if(*negated, test, span)
             }
             Expr::Like {
                 negated,
@@ -934,6 +987,8 @@ impl<'a> Binder<'a> {
             } => {
                 let value = self.bind_expr(e, scope)?;
                 let target = flink_type(data_type, span)?;
+                // Flink plans a cast to TIME(p) for p > 3 as one to TIME(3).
+                let target = millisecond_time(&target);
                 let try_cast = matches!(kind, CastKind::TryCast | CastKind::SafeCast);
                 if let Some(qualifier) = interval_qualifier(data_type)
                     && value.data_type().kind != TypeKind::Null
@@ -1123,6 +1178,9 @@ impl<'a> Binder<'a> {
                 self.call(name, args, span)
             }
             Expr::Function(f) => self.bind_function(f, scope, span),
+            Expr::Prefixed { prefix, .. } if prefix.value == "ARRAY" => {
+                Err(error(prefix.span, "Require at least 1 argument"))
+            }
             Expr::Prefixed { prefix, .. } if prefix.value.eq_ignore_ascii_case("TABLE") => {
                 Err(error(
                     span,
@@ -1134,6 +1192,140 @@ impl<'a> Binder<'a> {
                 "subqueries in expressions are not supported yet",
             )),
             other => Err(error(span, format!("unsupported expression: {other}"))),
+        }
+    }
+
+    /// A chain of binary operators (`a + b - c …`, `p AND q AND …`), which the parser nests
+    /// to the left. Bound walking down the left spine in a loop, so that a chain of
+    /// thousands of operands costs no recursion; runs of AND, OR and `||` become one call
+    /// over all their operands, as Calcite flattens them.
+    fn bind_operator_chain(
+        &mut self,
+        expr: &Expr,
+        scope: &[ScopeColumn],
+    ) -> Result<ScalarExpr, SqlError> {
+        let mut spine = Vec::new();
+        let mut leftmost = expr;
+        while let Expr::BinaryOp { left, op, right } = leftmost {
+            spine.push((op, right.as_ref()));
+            leftmost = left;
+        }
+        // `span()` of a node recurses over the chain below it: each node's span is built
+        // from the leftmost operand's and its right operand's instead.
+        let start = leftmost.span();
+        // The levels the chain adds: one per operator, but one per run of a flattened one.
+        let mut levels = 0;
+        let mut previous = None;
+        for (op, _) in spine.iter().rev() {
+            let name = binary_operator_name(op);
+            if !(matches!(name, Some("AND" | "OR" | "||")) && name == previous) {
+                levels += 1;
+            }
+            previous = name;
+        }
+        if levels >= MAX_EXPR_DEPTH {
+            return Err(error(
+                start,
+                format!(
+                    "expression is nested too deeply: {levels} levels of operators, at most {} are supported",
+                    MAX_EXPR_DEPTH - 1
+                ),
+            ));
+        }
+        let mut acc = self.bind_expr(leftmost, scope)?;
+        // The operands of the run of one flattening operator being collected.
+        let mut run: Option<(&'static str, Vec<ScalarExpr>, Span)> = None;
+        for (op, right) in spine.into_iter().rev() {
+            let span = start.union(&right.span());
+            let name = binary_operator_name(op)
+                .ok_or_else(|| error(span, format!("operator {op} is not supported")))?;
+            let r = self.bind_expr(right, scope)?;
+            if matches!(name, "AND" | "OR" | "||") {
+                match &mut run {
+                    Some((current, operands, run_span)) if *current == name => {
+                        operands.push(r);
+                        *run_span = span;
+                    }
+                    _ => {
+                        if let Some((current, operands, run_span)) = run.take() {
+                            acc = self.call(current, operands, run_span)?;
+                        }
+                        run = Some((name, vec![acc_placeholder(&mut acc), r], span));
+                    }
+                }
+                continue;
+            }
+            if let Some((current, operands, run_span)) = run.take() {
+                acc = self.call(current, operands, run_span)?;
+            }
+            // Flink folds constant expressions while planning: a constant division by zero
+            // fails there; with a runtime operand it fails (or gives ±Infinity/NaN for
+            // DOUBLE) when it runs.
+            if (name == "/" || name == "%") && matches!(acc, ScalarExpr::Literal { .. }) {
+                check_constant_zero(&r, right.span())?;
+            }
+            let left = acc_placeholder(&mut acc);
+            acc = self.call(name, vec![left, r], span)?;
+        }
+        if let Some((current, operands, run_span)) = run.take() {
+            acc = self.call(current, operands, run_span)?;
+        }
+        Ok(acc)
+    }
+
+    /// `value IN (items)`: with constant items one lookup ([`ScalarExpr::InList`]); otherwise
+    /// `value = i1 OR value = i2 …`, evaluated left to right as Flink does (an item is only
+    /// computed for the rows no earlier item matched). The items are typed as each
+    /// comparison `value = item` would type them.
+    fn in_list(
+        &mut self,
+        value: ScalarExpr,
+        items: Vec<ScalarExpr>,
+        span: Span,
+    ) -> Result<ScalarExpr, SqlError> {
+        if items.is_empty() {
+            return Err(error(span, "IN needs at least one value"));
+        }
+        let mut comparisons = items
+            .into_iter()
+            .map(|item| self.call("=", vec![value.clone(), item], span))
+            .collect::<Result<Vec<_>, _>>()?;
+        if comparisons.len() == 1 {
+            return Ok(comparisons.remove(0));
+        }
+        // One lookup needs the value typed alike in every comparison and constant items.
+        let mut lookup = Vec::with_capacity(comparisons.len());
+        let mut probe: Option<ScalarExpr> = None;
+        let mut nullable = false;
+        for c in &comparisons {
+            let ScalarExpr::Call {
+                args, data_type, ..
+            } = c
+            else {
+                break;
+            };
+            let [left, item] = args.as_slice() else { break };
+            if !item.is_constant()
+                || probe
+                    .as_ref()
+                    .is_some_and(|p| p.data_type().kind != left.data_type().kind)
+            {
+                break;
+            }
+            probe.get_or_insert_with(|| left.clone());
+            nullable |= data_type.nullable;
+            lookup.push(item.clone());
+        }
+        match probe {
+            Some(probe) if lookup.len() == comparisons.len() => Ok(ScalarExpr::InList {
+                expr: Box::new(probe),
+                list: lookup,
+                data_type: DataType {
+                    kind: TypeKind::Boolean,
+                    nullable,
+                },
+            }),
+            _ => self.call("OR", comparisons, span),
         }
     }
 
@@ -1242,7 +1434,13 @@ impl<'a> Binder<'a> {
                 let [cond, then, otherwise]: [ScalarExpr; 3] = args
                     .try_into()
                     .map_err(|_| error(span, "IF expects 3 arguments"))?;
-                case(vec![(cond, then)], Some(otherwise), span)
+                // Unlike CASE, Flink's IF is nullable when its condition is.
+                let nullable_condition = cond.data_type().nullable;
+                let mut result = case(vec![(cond, then)], Some(otherwise), span)?;
+                if let ScalarExpr::Case { data_type, .. } = &mut result {
+                    data_type.nullable |= nullable_condition;
+                }
+                Ok(result)
             }
             "COALESCE" | "IFNULL" => {
                 if args.is_empty() || (name == "IFNULL" && args.len() != 2) {
@@ -1253,20 +1451,7 @@ impl<'a> Binder<'a> {
                     };
                     return Err(error(span, format!("{name} expects {expected} arguments")));
                 }
-                // NULL only when every argument can be (Calcite's COALESCE; for IFNULL, when
-                // the replacement can be).
-                let nullable = args.iter().all(|a| a.data_type().nullable);
-                let last = args.pop();
-                let mut branches = Vec::new();
-                for a in args {
-                    let test = self.call("IS NOT NULL", vec![a.clone()], span)?;
-                    branches.push((test, a));
-                }
-                let mut result = case(branches, last, span)?;
-                if let ScalarExpr::Case { data_type, .. } = &mut result {
-                    data_type.nullable = nullable;
-                }
-                Ok(result)
+                self.call(&name, args, span)
             }
             // The session has one catalog and one database, named as Flink's defaults.
             "CURRENT_DATABASE" if args.is_empty() => Ok(ScalarExpr::Literal {
@@ -1462,6 +1647,65 @@ fn coerce(expr: ScalarExpr, target: &DataType) -> ScalarExpr {
     }
 }
 
+/// How deep a bound expression may nest. The evaluator and EXPLAIN recurse once per level
+/// (with the stack grown as needed); the limit keeps a runaway expression from taking
+/// unbounded memory and time, and is far above what Flink itself plans (see
+/// `tests/deep_expressions.rs`).
+pub const MAX_EXPR_DEPTH: usize = 20_000;
+
+/// When less than this much stack is left, a recursion step continues on a new segment ...
+pub const STACK_RED_ZONE: usize = 256 * 1024;
+/// ... of this size, allocated on the heap.
+pub const STACK_SEGMENT: usize = 4 * 1024 * 1024;
+
+fn binary_operator_name(op: &BinaryOperator) -> Option<&'static str> {
+    Some(match op {
+        BinaryOperator::Plus => "+",
+        BinaryOperator::Minus => "-",
+        BinaryOperator::Multiply => "*",
+        BinaryOperator::Divide => "/",
+        BinaryOperator::Modulo => "%",
+        BinaryOperator::StringConcat => "||",
+        BinaryOperator::Eq => "=",
+        BinaryOperator::NotEq => "<>",
+        BinaryOperator::Lt => "<",
+        BinaryOperator::LtEq => "<=",
+        BinaryOperator::Gt => ">",
+        BinaryOperator::GtEq => ">=",
+        BinaryOperator::And => "AND",
+        BinaryOperator::Or => "OR",
+        _ => return None,
+    })
+}
+
+/// Takes the expression out of `slot`, leaving a cheap placeholder behind.
+fn acc_placeholder(slot: &mut ScalarExpr) -> ScalarExpr {
+    std::mem::replace(
+        slot,
+        ScalarExpr::Literal {
+            value: Value::Null,
+            data_type: DataType::nullable(TypeKind::Null),
+        },
+    )
+}
+
+/// Flink's planner overflows its stack on a view that reads itself and reports it as a
+/// failed parse; Tideline names the cycle instead.
+/// The error points at the statement's reference to the outermost view.
+fn view_cycle(expanding: &[(String, Span)], name: &str) -> SqlError {
+    let start = expanding.iter().position(|(v, _)| v == name).unwrap_or(0);
+    let mut path: Vec<&str> = expanding[start..].iter().map(|(v, _)| v.as_str()).collect();
+    path.push(name);
+    let message = format!(
+        "View '{name}' is defined through itself: {}",
+        path.join(" -> ")
+    );
+    match expanding.first() {
+        Some((_, span)) => error(*span, message),
+        None => SqlError::without_position(message),
+    }
+}
+
 fn case(
     branches: Vec<(ScalarExpr, ScalarExpr)>,
     otherwise: Option<ScalarExpr>,
@@ -1475,13 +1719,32 @@ fn case(
         Some(e) => types.push(e.data_type().clone()),
         None => types.push(DataType::nullable(TypeKind::Null)),
     }
-    let result = common_type_of(&types).ok_or_else(|| {
-        let shown: Vec<String> = types.iter().map(|t| t.kind.to_string()).collect();
-        error(
-            span,
-            format!("the branches have no common type: {}", shown.join(", ")),
-        )
-    })?;
+    let mixes_date_and_timestamp = types.iter().any(|t| t.kind == TypeKind::Date)
+        && types
+            .iter()
+            .any(|t| matches!(t.kind, TypeKind::Timestamp(_) | TypeKind::TimestampLtz(_)));
+    let mut result = common_type_of(&types)
+        .filter(|_| !mixes_date_and_timestamp)
+        .ok_or_else(|| {
+            error(
+                span,
+                "Illegal mixing of types in CASE or COALESCE statement",
+            )
+        })?;
+    // Calcite's CASE keeps the first floating-point type it meets among FLOAT and DOUBLE
+    // (`CASE … THEN f ELSE d END` is FLOAT, the other way round DOUBLE); a DECIMAL branch
+    // still makes it DOUBLE.
+    if result.kind == TypeKind::Double
+        && !types
+            .iter()
+            .any(|t| matches!(t.kind, TypeKind::Decimal { .. }))
+        && types
+            .iter()
+            .find(|t| matches!(t.kind, TypeKind::Float | TypeKind::Double))
+            .is_some_and(|t| t.kind == TypeKind::Float)
+    {
+        result.kind = TypeKind::Float;
+    }
     // A bare NULL condition is a BOOLEAN one, never true.
     let boolean = DataType::nullable(TypeKind::Boolean);
     let branches = branches
@@ -1589,9 +1852,7 @@ fn resolve_column(
 
 fn literal(value: &ast::Value, span: Span) -> Result<ScalarExpr, SqlError> {
     let (value, kind) = match value {
-        ast::Value::Number(text, _) => {
-            number_literal(text).ok_or_else(|| error(span, format!("invalid number {text}")))?
-        }
+        ast::Value::Number(text, _) => return number_literal(text, span),
         ast::Value::SingleQuotedString(s) => (Value::String(s.clone()), string_literal_kind(s)),
         ast::Value::Boolean(b) => (Value::Boolean(*b), TypeKind::Boolean),
         ast::Value::Null => {
@@ -1601,12 +1862,19 @@ fn literal(value: &ast::Value, span: Span) -> Result<ScalarExpr, SqlError> {
             });
         }
         ast::Value::HexStringLiteral(h) => {
+            if h.len() % 2 == 1 {
+                return Err(error(
+                    span,
+                    "Binary literal string must contain an even number of hexits",
+                ));
+            }
             let bytes = (0..h.len() / 2)
                 .map(|i| u8::from_str_radix(h.get(2 * i..2 * i + 2).unwrap_or("zz"), 16))
                 .collect::<Result<Vec<u8>, _>>()
                 .map_err(|_| error(span, "invalid binary literal"))?;
+            // `X''` is BINARY(0), as in Flink.
             let n = bytes.len() as u32;
-            (Value::Bytes(bytes), TypeKind::Binary(n.max(1)))
+            (Value::Bytes(bytes), TypeKind::Binary(n))
         }
         other => return Err(error(span, format!("unsupported literal {other}"))),
     };
@@ -1616,43 +1884,93 @@ fn literal(value: &ast::Value, span: Span) -> Result<ScalarExpr, SqlError> {
     })
 }
 
-/// Flink's literal types: INT when it fits, else BIGINT, else DECIMAL; `1.5` is DECIMAL(2, 1);
-/// `1e0` is DOUBLE.
-fn number_literal(text: &str) -> Option<(Value, TypeKind)> {
-    if text.contains(['e', 'E']) {
-        return Some((Value::Float(text.parse().ok()?), TypeKind::Double));
+/// The text of a number literal, under any parentheses (`-(2147483648)` is an INT too).
+fn unparenthesized_number(expr: &Expr) -> Option<&str> {
+    match expr {
+        Expr::Nested(inner) => unparenthesized_number(inner),
+        Expr::Value(v) => match &v.value {
+            ast::Value::Number(text, _) => Some(text),
+            _ => None,
+        },
+        _ => None,
     }
-    if let Some((int, frac)) = text.split_once('.') {
-        let digits = format!("{int}{frac}");
-        let unscaled: i128 = digits.parse().ok()?;
-        let trimmed = digits.trim_start_matches('0');
-        let precision = trimmed.len().max(frac.len()).max(1);
-        if precision > 38 {
-            return Some((Value::Float(text.parse().ok()?), TypeKind::Double));
+}
+
+/// A numeric literal typed as Calcite types it: a whole number is INT when it fits, else
+/// BIGINT; a number with a point is DECIMAL with a precision of its digits as written (leading
+/// zeros included: `0.001` is DECIMAL(4, 3)) and a scale of the digits after the point; one
+/// with an exponent is DOUBLE. Calcite refuses an exact literal whose digits, without the
+/// point, do not fit a BIGINT ("out of range"). `text` may start with a minus.
+fn number_literal(text: &str, span: Span) -> Result<ScalarExpr, SqlError> {
+    let negative = text.starts_with('-');
+    let unsigned = text.trim_start_matches('-');
+    let out_of_range = |shown: &str| error(span, format!("Numeric literal '{shown}' out of range"));
+    if unsigned.contains(['e', 'E']) {
+        let v: f64 = text
+            .parse()
+            .map_err(|_| error(span, format!("invalid number {text}")))?;
+        if !v.is_finite() {
+            return Err(out_of_range(&text.to_uppercase()));
         }
-        return Some((
-            Value::Decimal(unscaled),
-            TypeKind::Decimal {
-                precision: precision as u8,
-                scale: frac.len() as u8,
-            },
-        ));
+        return Ok(ScalarExpr::Literal {
+            value: Value::Float(v),
+            data_type: DataType::not_null(TypeKind::Double),
+        });
     }
-    let v: i128 = text.parse().ok()?;
-    if let Ok(i) = i32::try_from(v) {
-        Some((Value::Int(i as i64), TypeKind::Int))
-    } else if let Ok(i) = i64::try_from(v) {
-        Some((Value::Int(i), TypeKind::BigInt))
-    } else if text.len() <= 38 {
-        Some((
-            Value::Decimal(v),
-            TypeKind::Decimal {
-                precision: text.len() as u8,
-                scale: 0,
-            },
-        ))
+    // `5.` is the whole number 5.
+    let (int, frac) = match unsigned.split_once('.') {
+        Some((int, frac)) => (int, frac),
+        None => (unsigned, ""),
+    };
+    // The number as Java's BigDecimal prints it, for the message.
+    let shown = {
+        let int = int.trim_start_matches('0');
+        let int = if int.is_empty() { "0" } else { int };
+        let sign = if negative { "-" } else { "" };
+        if frac.is_empty() {
+            format!("{sign}{int}")
+        } else {
+            format!("{sign}{int}.{frac}")
+        }
+    };
+    let digits = format!("{int}{frac}");
+    let unscaled = digits
+        .parse::<i128>()
+        .ok()
+        .map(|v| if negative { -v } else { v })
+        .and_then(|v| i64::try_from(v).ok())
+        .ok_or_else(|| out_of_range(&shown))?;
+    let (value, kind) = if frac.is_empty() {
+        match i32::try_from(unscaled) {
+            Ok(i) => (Value::Int(i64::from(i)), TypeKind::Int),
+            Err(_) => (Value::Int(unscaled), TypeKind::BigInt),
+        }
     } else {
-        None
+        (
+            Value::Decimal(i128::from(unscaled)),
+            TypeKind::Decimal {
+                precision: digits.len().clamp(1, 38) as u8,
+                scale: frac.len().min(38) as u8,
+            },
+        )
+    };
+    Ok(ScalarExpr::Literal {
+        value,
+        data_type: DataType::not_null(kind),
+    })
+}
+
+/// The finest TIME Flink computes with: milliseconds.
+const MAX_TIME_PRECISION: u8 = 3;
+
+/// `t`, with a TIME finer than milliseconds made TIME(3), as Flink types casts and columns.
+fn millisecond_time(t: &DataType) -> DataType {
+    match t.kind {
+        TypeKind::Time(p) if p > MAX_TIME_PRECISION => DataType {
+            kind: TypeKind::Time(MAX_TIME_PRECISION),
+            nullable: t.nullable,
+        },
+        _ => t.clone(),
     }
 }
 
@@ -1758,10 +2076,14 @@ fn typed_literal(
             Value::Date(parse_date(text).ok_or_else(bad)? as i32),
             TypeKind::Date,
         ),
-        TypeKind::Time(_) => (
-            Value::Time(parse_time(text).ok_or_else(bad)?),
-            TypeKind::Time(fraction_digits(text)),
-        ),
+        // Flink keeps TIME to the millisecond: `TIME '01:02:03.123456'` is TIME(3).
+        TypeKind::Time(_) => {
+            let nanos = parse_time(text).ok_or_else(bad)?;
+            (
+                Value::Time(nanos - nanos % 1_000_000),
+                TypeKind::Time(fraction_digits(text).min(MAX_TIME_PRECISION)),
+            )
+        }
         TypeKind::Timestamp(_) => (
             Value::Timestamp(parse_timestamp(text).ok_or_else(bad)?),
             TypeKind::Timestamp(fraction_digits(text)),

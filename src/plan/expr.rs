@@ -34,6 +34,14 @@ pub enum ScalarExpr {
         name: String,
         data_type: DataType,
     },
+    /// `expr IN (c1, c2, …)` over constant items (literals, or casts of them) already of
+    /// `expr`'s type: TRUE when one equals it, else NULL when `expr` or an item is NULL, else
+    /// FALSE.
+    InList {
+        expr: Box<ScalarExpr>,
+        list: Vec<ScalarExpr>,
+        data_type: DataType,
+    },
     /// `CASE WHEN c1 THEN r1 … ELSE e END`; a missing ELSE is NULL.
     Case {
         branches: Vec<(ScalarExpr, ScalarExpr)>,
@@ -50,7 +58,50 @@ impl ScalarExpr {
             | ScalarExpr::Call { data_type, .. }
             | ScalarExpr::Cast { data_type, .. }
             | ScalarExpr::Field { data_type, .. }
+            | ScalarExpr::InList { data_type, .. }
             | ScalarExpr::Case { data_type, .. } => data_type,
+        }
+    }
+
+    /// The operands, in order.
+    pub fn children(&self) -> Vec<&ScalarExpr> {
+        match self {
+            ScalarExpr::Column { .. } | ScalarExpr::Literal { .. } => Vec::new(),
+            ScalarExpr::Call { args, .. } => args.iter().collect(),
+            ScalarExpr::Cast { expr, .. } | ScalarExpr::Field { expr, .. } => vec![expr],
+            ScalarExpr::InList { expr, list, .. } => {
+                std::iter::once(expr.as_ref()).chain(list).collect()
+            }
+            ScalarExpr::Case {
+                branches,
+                otherwise,
+                ..
+            } => branches
+                .iter()
+                .flat_map(|(c, r)| [c, r])
+                .chain(otherwise.as_deref())
+                .collect(),
+        }
+    }
+
+    /// Levels of nesting (a column or literal is 1), counted without recursion so that it
+    /// can measure expressions too deep to recurse over.
+    pub fn depth(&self) -> usize {
+        let mut deepest = 0;
+        let mut stack = vec![(self, 1)];
+        while let Some((e, level)) = stack.pop() {
+            deepest = deepest.max(level);
+            stack.extend(e.children().into_iter().map(|c| (c, level + 1)));
+        }
+        deepest
+    }
+
+    /// A literal, or a cast of a constant: the same value on every row.
+    pub fn is_constant(&self) -> bool {
+        match self {
+            ScalarExpr::Literal { .. } => true,
+            ScalarExpr::Cast { expr, .. } => expr.is_constant(),
+            _ => false,
         }
     }
 
@@ -80,6 +131,17 @@ impl ScalarExpr {
 impl fmt::Display for ScalarExpr {
     /// The EXPLAIN form: `$0` for input columns, `+($0, 1)` for calls.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Printing recurses once per level of nesting: grow the stack as the binder does.
+        stacker::maybe_grow(
+            crate::plan::bind::STACK_RED_ZONE,
+            crate::plan::bind::STACK_SEGMENT,
+            || self.fmt_nested(f),
+        )
+    }
+}
+
+impl ScalarExpr {
+    fn fmt_nested(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ScalarExpr::Column { index, .. } => write!(f, "${index}"),
             ScalarExpr::Literal { value, data_type } => match value {
@@ -109,6 +171,17 @@ impl fmt::Display for ScalarExpr {
                 write!(f, "{name}({expr} AS {data_type})")
             }
             ScalarExpr::Field { expr, name, .. } => write!(f, "{expr}.{name}"),
+            // Calcite's form for a list of constants.
+            ScalarExpr::InList { expr, list, .. } => {
+                write!(f, "SEARCH({expr}, Sarg[")?;
+                for (i, item) in list.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{item}")?;
+                }
+                write!(f, "])")
+            }
             ScalarExpr::Case {
                 branches,
                 otherwise,

@@ -83,6 +83,8 @@ pub struct CreateTable {
     pub columns: Vec<ColumnDef>,
     pub watermark: Option<WatermarkDef>,
     pub primary_key: Option<Vec<String>>,
+    /// Where each primary key column is named, for errors about it.
+    pub primary_key_at: Vec<Position>,
     pub comment: Option<String>,
     /// `PARTITIONED BY (k, …)`, in the order written.
     pub partition_keys: Vec<String>,

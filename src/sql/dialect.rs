@@ -73,6 +73,24 @@ impl Dialect for FlinkDialect {
                 })
             }));
         }
+        // `ARRAY[]`: sqlparser's node keeps no position; kept as `ARRAY` prefixing the empty
+        // array literal so that the binder can point at it.
+        let is_array = parser.peek_token_ref().token == Token::make_keyword("ARRAY");
+        if is_array
+            && parser.peek_nth_token_ref(1).token == Token::LBracket
+            && parser.peek_nth_token_ref(2).token == Token::RBracket
+        {
+            let array = parser.next_token();
+            parser.next_token();
+            parser.next_token();
+            return Some(Ok(Expr::Prefixed {
+                prefix: Ident::with_span(array.span, "ARRAY"),
+                value: Box::new(Expr::Array(sqlparser::ast::Array {
+                    elem: Vec::new(),
+                    named: true,
+                })),
+            }));
+        }
         let is_table_arg = parser.peek_token_ref().token == Token::make_keyword("TABLE")
             && matches!(parser.peek_nth_token_ref(1).token, Token::Word(_));
         if !is_table_arg {

@@ -30,22 +30,33 @@ impl SqlError {
 
     /// The message, then (when the position is known) `at line L, column C:`, the line of
     /// `source` and a caret under the column.
+    ///
+    /// `column` counts characters; the column printed counts UTF-16 code units as Flink's
+    /// (Java's) does, so that a character outside the BMP (an emoji) counts twice. The caret
+    /// line copies the tabs of the source line and has a space for every other character,
+    /// so that it lines up under the character whatever the tab width.
     pub fn render(&self, source: &str) -> String {
         let mut out = self.message.clone();
         if self.line == 0 {
             return out;
         }
-        out.push_str(&format!(
-            "\n  at line {}, column {}:",
-            self.line, self.column
-        ));
-        if let Some(text) = source.lines().nth(self.line as usize - 1) {
-            let width: usize = text
-                .chars()
-                .take(self.column.saturating_sub(1) as usize)
-                .map(|c| if c == '\t' { 1 } else { c.len_utf8().min(2) })
-                .sum();
-            out.push_str(&format!("\n  {text}\n  {}^", " ".repeat(width)));
+        let text = source.lines().nth(self.line as usize - 1);
+        let before: Vec<char> = text
+            .map(|t| {
+                t.chars()
+                    .take(self.column.saturating_sub(1) as usize)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let column = before.iter().map(|c| c.len_utf16() as u64).sum::<u64>()
+            + self.column.saturating_sub(before.len() as u64).max(1);
+        out.push_str(&format!("\n  at line {}, column {column}:", self.line));
+        if let Some(text) = text {
+            let pad: String = before
+                .iter()
+                .map(|&c| if c == '\t' { '\t' } else { ' ' })
+                .collect();
+            out.push_str(&format!("\n  {text}\n  {pad}^"));
         }
         out
     }

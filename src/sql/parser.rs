@@ -30,17 +30,61 @@ pub fn parse_statement(stmt: &StatementText) -> Result<ParsedStatement, SqlError
         line: stmt.line,
         column: stmt.column,
     };
-    let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
+    // The last character of the statement: where Flink places an error at the end of input.
+    let end = tokens
+        .iter()
+        .rev()
+        .find(|t| !matches!(t.token, Token::Whitespace(_) | Token::EOF))
+        .map(|t| last_character(t.span));
+    let mut parser = Parser::new(&dialect)
+        .with_recursion_limit(PARSER_RECURSION_LIMIT)
+        .with_tokens_with_locations(tokens);
     let statement = StatementParser {
         parser: &mut parser,
     }
-    .statement()
-    .map_err(|e| from_parser_error(&e))?;
+    .statement();
+    let statement = statement.map_err(|e| {
+        let mut error = from_parser_error(&e);
+        if error.line == 0 {
+            // sqlparser gives no position at the end of input, nor where nesting became too
+            // deep: the token the parser stopped at, or the statement's last character.
+            let at = match parser.peek_token_ref() {
+                t if t.token != Token::EOF && t.span.start.line > 0 => Some(t.span.start),
+                _ => end,
+            };
+            if let Some(at) = at {
+                error.line = at.line;
+                error.column = at.column;
+            }
+        }
+        error
+    })?;
     Ok(ParsedStatement {
         statement,
         hints,
         position,
     })
+}
+
+/// How deep sqlparser may recurse (its stack grows on the heap past that of the thread).
+/// Its default, 50, refuses `ABS(ABS(…))` 50 deep, which Flink plans; Flink's own parser
+/// overflows its stack near 1,000 levels.
+const PARSER_RECURSION_LIMIT: usize = 2_000;
+
+fn position_of(span: Span) -> Position {
+    Position {
+        line: span.start.line,
+        column: span.start.column,
+    }
+}
+
+/// The position of a token's last character (sqlparser's span ends after it).
+fn last_character(span: Span) -> Location {
+    if span.end.line == span.start.line && span.end.column > span.start.column {
+        Location::new(span.end.line, span.end.column - 1)
+    } else {
+        span.start
+    }
 }
 
 fn shift(loc: Location, stmt: &StatementText) -> Location {
@@ -300,6 +344,7 @@ impl StatementParser<'_, '_> {
             columns: Vec::new(),
             watermark: None,
             primary_key: None,
+            primary_key_at: Vec::new(),
             comment: None,
             partition_keys: Vec::new(),
             options: Vec::new(),
@@ -381,7 +426,8 @@ impl StatementParser<'_, '_> {
             self.parser.expect_token(&Token::LParen)?;
             let mut columns = Vec::new();
             loop {
-                columns.push(self.parser.parse_identifier()?.value);
+                let column = self.parser.parse_identifier()?;
+                columns.push((column.value, position_of(column.span)));
                 if !self.parser.consume_token(&Token::Comma) {
                     break;
                 }
@@ -410,7 +456,8 @@ impl StatementParser<'_, '_> {
             } else {
                 if self.keywords(&["PRIMARY", "KEY"]) {
                     self.not_enforced(start)?;
-                    self.set_primary_key(table, vec![name.value.clone()], start)?;
+                    let column = (name.value.clone(), position_of(name.span));
+                    self.set_primary_key(table, vec![column], start)?;
                 }
                 ColumnKind::Physical(data_type)
             }
@@ -443,13 +490,15 @@ impl StatementParser<'_, '_> {
     fn set_primary_key(
         &mut self,
         table: &mut CreateTable,
-        columns: Vec<String>,
+        columns: Vec<(String, Position)>,
         at: Span,
     ) -> Result<(), ParserError> {
         if table.primary_key.is_some() {
-            return Err(error_at(at, "a table can have only one PRIMARY KEY"));
+            return Err(error_at(at, "Duplicate primary key definition"));
         }
-        table.primary_key = Some(columns);
+        let (names, positions) = columns.into_iter().unzip();
+        table.primary_key = Some(names);
+        table.primary_key_at = positions;
         Ok(())
     }
 

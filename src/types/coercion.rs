@@ -52,6 +52,8 @@ pub fn common_kind(a: &TypeKind, b: &TypeKind) -> Option<TypeKind> {
     }
     match (a, b) {
         (Null, other) | (other, Null) => Some(other.clone()),
+        // FLOAT has too few digits for a DECIMAL: they meet in a DOUBLE.
+        (Float, Decimal { .. }) | (Decimal { .. }, Float) => Some(Double),
         _ if a.is_numeric() && b.is_numeric() => {
             if let (Some((p1, s1)), Some((p2, s2))) = (as_decimal(a), as_decimal(b))
                 && (matches!(a, Decimal { .. }) || matches!(b, Decimal { .. }))
