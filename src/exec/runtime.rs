@@ -85,6 +85,11 @@ impl SourceSplit for DeferredSplit {
 pub trait Sink {
     fn write(&mut self, chunk: StreamChunk) -> Result<(), ExecError>;
     fn finish(&mut self) -> Result<(), ExecError>;
+    /// Called while no chunk arrives (about every `POLL_INTERVAL`), so a sink can act on time
+    /// alone: the filesystem sink finishes parts whose rollover or inactivity time is up.
+    fn on_idle(&mut self) -> Result<(), ExecError> {
+        Ok(())
+    }
 }
 
 /// A split and the operators its rows pass through before the sink.
@@ -252,9 +257,8 @@ fn spawn(
         .name("pipeline".into())
         .stack_size(PIPELINE_STACK)
         .spawn(move || {
-            let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                run_pipeline(pipeline, &tx, &stop)
-            }));
+            let result =
+                std::panic::catch_unwind(AssertUnwindSafe(|| run_pipeline(pipeline, &tx, &stop)));
             match result {
                 Ok(Ok(())) | Ok(Err(ExecError::Cancelled)) => {}
                 Ok(Err(e)) => failure.record(e, &stop),
@@ -386,7 +390,11 @@ fn run_with(
                 }
             }
             Ok(Err(e)) => failure.record(e, &stop),
-            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Timeout) => {
+                if let Err(e) = sink.on_idle() {
+                    failure.record(e, &stop);
+                }
+            }
             // Every sender is gone without an End: the split's thread recorded why (and set
             // the cancel flag) before it closed the channel.
             Err(RecvTimeoutError::Disconnected) => {
@@ -640,6 +648,36 @@ mod tests {
         let err = run(pipelines, &mut Counting(0), cancel).unwrap_err();
         assert!(matches!(err, ExecError::Cancelled), "{err}");
         canceller.join().unwrap();
+    }
+
+    /// Counts the idle calls it gets.
+    struct Idle(usize);
+
+    impl Sink for Idle {
+        fn write(&mut self, _: StreamChunk) -> Result<(), ExecError> {
+            Ok(())
+        }
+        fn finish(&mut self) -> Result<(), ExecError> {
+            Ok(())
+        }
+        fn on_idle(&mut self) -> Result<(), ExecError> {
+            self.0 += 1;
+            if self.0 == 3 {
+                return Err(ExecError::Sink("idle three times".into()));
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_quiet_job_wakes_its_sink() {
+        let pipelines = vec![pipeline(Endless {
+            rows: false,
+            delay_ms: 10,
+        })];
+        let mut sink = Idle(0);
+        let err = run(pipelines, &mut sink, Arc::default()).unwrap_err();
+        assert_eq!(err.to_string(), "idle three times");
     }
 
     /// A bounded split that counts how many of its kind are open at once.
