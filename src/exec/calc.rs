@@ -5,10 +5,10 @@ use arrow_array::{RecordBatch, RecordBatchOptions};
 use arrow_schema::SchemaRef;
 use arrow_select::filter::filter_record_batch;
 
-use super::chunk::StreamChunk;
+use super::chunk::{RowKind, StreamChunk};
 use super::eval::evaluate;
 use super::operator::{ExecError, Operator, Output};
-use crate::function::EvalContext;
+use crate::function::{EvalContext, EvalError};
 use crate::plan::expr::ScalarExpr;
 
 pub struct CalcOperator {
@@ -34,6 +34,63 @@ impl CalcOperator {
     }
 }
 
+impl CalcOperator {
+    /// Emits the projection of `batch`. Results too large for one Arrow column (2 GiB of
+    /// text) are computed and emitted half a batch at a time, so no row is lost.
+    fn project(
+        &self,
+        batch: RecordBatch,
+        kinds: Option<Vec<RowKind>>,
+        out: &mut dyn Output,
+    ) -> Result<(), ExecError> {
+        let columns = self
+            .exprs
+            .iter()
+            .map(|e| evaluate(e, &batch, &self.ctx))
+            .collect::<Result<Vec<_>, _>>();
+        let columns = match columns {
+            Err(EvalError::TooLarge) if batch.num_rows() > 1 => {
+                let (first, rest) = halves(batch, kinds);
+                self.project(first.batch, first.kinds, out)?;
+                return self.project(rest.batch, rest.kinds, out);
+            }
+            Err(EvalError::TooLarge) => {
+                return Err(EvalError::Invalid("string result too large".into()).into());
+            }
+            other => other?,
+        };
+        let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+        let projected = RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;
+        out.emit(StreamChunk {
+            batch: projected,
+            kinds,
+        })
+    }
+}
+
+/// The first and second half of a batch's rows, with their row kinds.
+fn halves(batch: RecordBatch, kinds: Option<Vec<RowKind>>) -> (StreamChunk, StreamChunk) {
+    let half = batch.num_rows() / 2;
+    let rest = batch.num_rows() - half;
+    let (first_kinds, rest_kinds) = match kinds {
+        Some(mut k) => {
+            let tail = k.split_off(half);
+            (Some(k), Some(tail))
+        }
+        None => (None, None),
+    };
+    (
+        StreamChunk {
+            batch: batch.slice(0, half),
+            kinds: first_kinds,
+        },
+        StreamChunk {
+            batch: batch.slice(half, rest),
+            kinds: rest_kinds,
+        },
+    )
+}
+
 impl Operator for CalcOperator {
     fn process(&mut self, chunk: StreamChunk, out: &mut dyn Output) -> Result<(), ExecError> {
         let StreamChunk {
@@ -41,7 +98,17 @@ impl Operator for CalcOperator {
             mut kinds,
         } = chunk;
         if let Some(predicate) = &self.filter {
-            let mask = evaluate(predicate, &batch, &self.ctx)?;
+            let mask = match evaluate(predicate, &batch, &self.ctx) {
+                Err(EvalError::TooLarge) if batch.num_rows() > 1 => {
+                    let (first, rest) = halves(batch, kinds);
+                    self.process(first, out)?;
+                    return self.process(rest, out);
+                }
+                Err(EvalError::TooLarge) => {
+                    return Err(EvalError::Invalid("string result too large".into()).into());
+                }
+                mask => mask?,
+            };
             let Some(mask) = mask.as_boolean_opt() else {
                 return Err(ExecError::Internal(format!(
                     "a filter evaluated to {}, not BOOLEAN",
@@ -64,16 +131,6 @@ impl Operator for CalcOperator {
                 }
             }
         }
-        let columns = self
-            .exprs
-            .iter()
-            .map(|e| evaluate(e, &batch, &self.ctx))
-            .collect::<Result<Vec<_>, _>>()?;
-        let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
-        let projected = RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;
-        out.emit(StreamChunk {
-            batch: projected,
-            kinds,
-        })
+        self.project(batch, kinds, out)
     }
 }

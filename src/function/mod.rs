@@ -129,6 +129,10 @@ pub enum EvalError {
     Invalid(String),
     #[error("internal error: {0}")]
     Internal(String),
+    /// The results of a batch would pass what one Arrow column addresses (2 GiB of text): the
+    /// caller evaluates fewer rows at a time.
+    #[error("the results of one batch pass 2 GiB")]
+    TooLarge,
 }
 
 /// `STRING` (VARCHAR of the maximum length), nullable or not.

@@ -310,6 +310,7 @@ fn build_strings(
 ) -> Result<ArrayRef, EvalError> {
     let mut builder = StringBuilder::with_capacity(n, 0);
     let mut buf = String::new();
+    let mut bytes = 0usize;
     for i in 0..n {
         if any_null(args, i) {
             builder.append_null();
@@ -317,6 +318,16 @@ fn build_strings(
         }
         buf.clear();
         if f(i, &mut buf)? {
+            // A column addresses i32::MAX bytes: past that, fewer rows at a time (a single
+            // value that long is too large for Flink's Java strings too).
+            bytes += buf.len();
+            if bytes > i32::MAX as usize {
+                return Err(if buf.len() > i32::MAX as usize || n == 1 {
+                    too_large()
+                } else {
+                    EvalError::TooLarge
+                });
+            }
             builder.append_value(&buf);
         } else {
             builder.append_null();
