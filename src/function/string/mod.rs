@@ -152,26 +152,46 @@ fn one_string_type(args: &[DataType]) -> Result<(), String> {
 }
 
 /// Applies `f` to every non-null string of a string array.
-pub fn map_strings(array: &ArrayRef, mut f: impl FnMut(&str, &mut String)) -> ArrayRef {
+pub fn map_strings(
+    array: &ArrayRef,
+    mut f: impl FnMut(&str, &mut String),
+) -> Result<ArrayRef, EvalError> {
     let input = array.as_string::<i32>();
     let mut builder = StringBuilder::with_capacity(input.len(), input.values().len());
     let mut buf = String::new();
+    let mut bytes = 0;
     for i in 0..input.len() {
         if input.is_null(i) {
             builder.append_null();
         } else {
             buf.clear();
             f(input.value(i), &mut buf);
+            bytes = fits_column(bytes, buf.len(), input.len())?;
             builder.append_value(&buf);
         }
     }
-    Arc::new(builder.finish())
+    Ok(Arc::new(builder.finish()))
+}
+
+/// The text bytes of a string column after adding a value of `len` bytes, if one Arrow
+/// column (i32 offsets) still holds them: else `TooLarge` (the caller evaluates fewer of the
+/// batch's `rows` at a time) or, for a single value that long, Flink's "too large" error.
+fn fits_column(bytes: usize, len: usize, rows: usize) -> Result<usize, EvalError> {
+    let total = bytes.saturating_add(len);
+    if total <= i32::MAX as usize {
+        Ok(total)
+    } else if len > i32::MAX as usize || rows == 1 {
+        Err(too_large())
+    } else {
+        Err(EvalError::TooLarge)
+    }
 }
 
 fn concat(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
     let strings: Vec<&StringArray> = args.iter().map(|a| a.as_string::<i32>()).collect();
     let mut builder = StringBuilder::with_capacity(ctx.num_rows, 0);
     let mut buf = String::new();
+    let mut bytes = 0;
     for i in 0..ctx.num_rows {
         if strings.iter().any(|s| s.is_null(i)) {
             builder.append_null();
@@ -181,26 +201,27 @@ fn concat(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef
         for s in &strings {
             buf.push_str(s.value(i));
         }
+        bytes = fits_column(bytes, buf.len(), ctx.num_rows)?;
         builder.append_value(&buf);
     }
     Ok(Arc::new(builder.finish()))
 }
 
 fn upper(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
-    Ok(map_strings(&args[0], |s, out| {
+    map_strings(&args[0], |s, out| {
         out.extend(s.chars().flat_map(char::to_uppercase))
-    }))
+    })
 }
 
 fn lower(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
-    Ok(map_strings(&args[0], |s, out| {
+    map_strings(&args[0], |s, out| {
         if s.contains('Σ') {
             // A capital sigma that ends a word becomes ς (Java's and Rust's string rule).
             out.push_str(&s.to_lowercase());
         } else {
             out.extend(s.chars().flat_map(char::to_lowercase));
         }
-    }))
+    })
 }
 
 fn char_length(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
@@ -310,7 +331,7 @@ fn build_strings(
 ) -> Result<ArrayRef, EvalError> {
     let mut builder = StringBuilder::with_capacity(n, 0);
     let mut buf = String::new();
-    let mut bytes = 0usize;
+    let mut bytes = 0;
     for i in 0..n {
         if any_null(args, i) {
             builder.append_null();
@@ -318,16 +339,7 @@ fn build_strings(
         }
         buf.clear();
         if f(i, &mut buf)? {
-            // A column addresses i32::MAX bytes: past that, fewer rows at a time (a single
-            // value that long is too large for Flink's Java strings too).
-            bytes += buf.len();
-            if bytes > i32::MAX as usize {
-                return Err(if buf.len() > i32::MAX as usize || n == 1 {
-                    too_large()
-                } else {
-                    EvalError::TooLarge
-                });
-            }
+            bytes = fits_column(bytes, buf.len(), n)?;
             builder.append_value(&buf);
         } else {
             builder.append_null();
@@ -645,7 +657,7 @@ fn resolve_string_force_nullable(args: &[DataType]) -> Result<Signature, String>
 }
 
 fn reverse(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
-    Ok(map_strings(&args[0], |s, out| out.extend(s.chars().rev())))
+    map_strings(&args[0], |s, out| out.extend(s.chars().rev()))
 }
 
 fn resolve_pad(args: &[DataType]) -> Result<Signature, String> {
@@ -709,7 +721,7 @@ fn resolve_initcap(args: &[DataType]) -> Result<Signature, String> {
 /// Calcite's INITCAP (which Flink calls): words are runs of ASCII letters and digits; the first
 /// letter of a word is upper-cased and the rest lower-cased; other characters are kept.
 fn initcap(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
-    Ok(map_strings(&args[0], |s, out| {
+    map_strings(&args[0], |s, out| {
         let mut start = true;
         for c in s.chars() {
             if c.is_ascii_alphanumeric() {
@@ -724,7 +736,7 @@ fn initcap(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef,
                 start = true;
             }
         }
-    }))
+    })
 }
 
 fn resolve_split_index(args: &[DataType]) -> Result<Signature, String> {
