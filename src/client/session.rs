@@ -274,19 +274,18 @@ impl Session {
             }
             Statement::ShowCreateTable(name) | Statement::ShowCreateView(name) => {
                 let name = session_object_name(name).map_err(|m| position_error(parsed, m))?;
+                // The object a query sees is the temporary one when both exist.
+                let temporary = self.catalog.get_in(&name, true).is_some();
                 let text = match self.catalog.get(&name) {
                     Some(CatalogEntry::Table(t))
                         if matches!(parsed.statement, Statement::ShowCreateTable(_)) =>
                     {
-                        t.show_create()
+                        t.show_create(temporary)
                     }
                     Some(CatalogEntry::View(v))
                         if matches!(parsed.statement, Statement::ShowCreateView(_)) =>
                     {
-                        format!(
-                            "CREATE VIEW `default_catalog`.`default_database`.`{}` AS\n{}\n",
-                            v.name, v.query
-                        )
+                        v.show_create(temporary, &self.catalog)
                     }
                     _ => {
                         return Err(position_error(
