@@ -226,6 +226,9 @@ impl PathCache {
     }
 }
 
+/// The error of a JSON null where a strict path wants a value.
+const STRICT_NULL: &str = "Strict jsonpath mode requires a non-null value, and the actual value is: 'null'";
+
 /// What a query function found in row `i`.
 enum Found {
     Value(Json),
@@ -341,8 +344,11 @@ fn json_value(args: &[ArrayRef], ctx: &EvalContext, t: &DataType) -> Result<Arra
         let value = if docs.is_null(i) || paths.is_null(i) {
             None
         } else {
+            let strict = cache.get(paths.value(i)).is_some_and(|p| p.strict);
             let found = match find(docs, paths, i, &mut cache) {
-                // A JSON null counts as nothing found, as in Calcite.
+                // A JSON null is an empty result in lax mode and, as not a scalar, an error in
+                // strict mode (Flink 2.3).
+                Found::Value(Json::Null) if strict => Found::Error(STRICT_NULL.to_string()),
                 Found::Value(Json::Null) => Found::Empty,
                 Found::Value(Json::Array(_) | Json::Object(_))
                     if cache.get(paths.value(i)).is_some_and(|p| !p.strict) =>
@@ -476,6 +482,8 @@ fn json_query(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Arra
         }
         let strict = cache.get(paths.value(i)).is_none_or(|p| p.strict);
         let found = match find(docs, paths, i, &mut cache) {
+            // As for JSON_VALUE: empty in lax mode (so never wrapped), an error in strict mode.
+            Found::Value(Json::Null) if strict => Found::Error(STRICT_NULL.to_string()),
             Found::Value(Json::Null) => Found::Empty,
             Found::Value(v) => {
                 let structured = v.is_array() || v.is_object();
