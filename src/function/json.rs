@@ -586,10 +586,12 @@ fn is_json(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef,
 // JSON_STRING, JSON_OBJECT, JSON_ARRAY
 // ---------------------------------------------------------------------------------------------
 
-/// How the constructors print values: Flink keeps a DECIMAL's scale here (`1.50`).
+/// How the constructors print values: Flink keeps a DECIMAL's scale here (`1.50`) and writes a
+/// DOUBLE as a `BigDecimal` (`1.0E+20`).
 fn value_writer() -> JsonFormat {
     JsonFormat {
         encode_decimal_as_plain_number: true,
+        encode_double_as_big_decimal: true,
         ..JsonFormat::default()
     }
 }

@@ -364,6 +364,52 @@ pub fn write_java_float(out: &mut String, v: f32) {
     super::floating_decimal::float_to_string(out, v);
 }
 
+/// `BigDecimal.valueOf(v).toString()` — Java 17's `Double.toString` digits with their scale,
+/// in `BigDecimal`'s notation (`1.0E+20`, `0.000010`, `100.0`), as Flink's JSON functions write
+/// a DOUBLE. NaN and infinities keep `Double.toString`'s text.
+pub fn write_java_double_as_big_decimal(out: &mut String, v: f64) {
+    let text = java_double_to_string(v);
+    if !v.is_finite() {
+        out.push_str(&text);
+        return;
+    }
+    let (negative, text) = match text.strip_prefix('-') {
+        Some(t) => (true, t),
+        None => (false, text.as_str()),
+    };
+    let (mantissa, exp) = text.split_once('E').unwrap_or((text, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all = format!("{int_part}{frac_part}");
+    let trimmed = all.trim_start_matches('0');
+    let digits = if trimmed.is_empty() { "0" } else { trimmed };
+    let scale = frac_part.len() as i32 - exp;
+    let adjusted = digits.len() as i32 - 1 - scale;
+    if negative {
+        out.push('-');
+    }
+    if scale >= 0 && adjusted >= -6 {
+        let len = digits.len() as i32;
+        if scale == 0 {
+            out.push_str(digits);
+        } else if len > scale {
+            let (i, f) = digits.split_at((len - scale) as usize);
+            let _ = write!(out, "{i}.{f}");
+        } else {
+            out.push_str("0.");
+            out.extend(std::iter::repeat_n('0', (scale - len) as usize));
+            out.push_str(digits);
+        }
+    } else {
+        out.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        let _ = write!(out, "E{}{adjusted}", if adjusted >= 0 { "+" } else { "" });
+    }
+}
+
 pub fn java_double_to_string(v: f64) -> String {
     let mut s = String::new();
     write_java_double(&mut s, v);
