@@ -12,7 +12,7 @@ use arrow_array::{Array, ArrayRef, BooleanArray, StringArray};
 use serde_json::Value as Json;
 
 use super::{EvalContext, EvalError, FunctionDef, Signature, string_type};
-use crate::connector::format::json::{JsonFormat, push_json_string};
+use crate::connector::format::json::{JsonFormat, TimestampStandard, push_json_string};
 use crate::types::{DataType, TypeKind};
 
 pub const FUNCTIONS: &[FunctionDef] = &[
@@ -501,7 +501,7 @@ fn json_query(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Arra
             other => other,
         };
         match found {
-            Found::Value(v) => b.append_value(v.to_string()),
+            Found::Value(v) => b.append_value(sorted_keys(v).to_string()),
             Found::Empty => b.append_option(behave(
                 on_empty,
                 "Empty result of JSON_QUERY function is not allowed".into(),
@@ -510,6 +510,25 @@ fn json_query(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Arra
         }
     }
     Ok(Arc::new(b.finish()))
+}
+
+/// JSON_QUERY's result as Flink writes it: every object's keys in Java `String` order (UTF-16
+/// code units), at every depth.
+fn sorted_keys(v: Json) -> Json {
+    match v {
+        Json::Object(map) => {
+            let mut entries: Vec<(String, Json)> = map.into_iter().collect();
+            entries.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+            Json::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k, sorted_keys(v)))
+                    .collect(),
+            )
+        }
+        Json::Array(items) => Json::Array(items.into_iter().map(sorted_keys).collect()),
+        other => other,
+    }
 }
 
 fn resolve_json_exists(args: &[DataType]) -> Result<Signature, String> {
@@ -587,11 +606,13 @@ fn is_json(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef,
 // ---------------------------------------------------------------------------------------------
 
 /// How the constructors print values: Flink keeps a DECIMAL's scale here (`1.50`) and writes a
-/// DOUBLE as a `BigDecimal` (`1.0E+20`).
+/// DOUBLE as a `BigDecimal` (`1.0E+20`); a TIMESTAMP is ISO text with its fraction trimmed
+/// (`2024-01-02T03:00:00.5`), a TIMESTAMP_LTZ the UTC instant with `Z`.
 fn value_writer() -> JsonFormat {
     JsonFormat {
         encode_decimal_as_plain_number: true,
         encode_double_as_big_decimal: true,
+        timestamp_standard: TimestampStandard::Iso8601,
         ..JsonFormat::default()
     }
 }
@@ -612,8 +633,6 @@ fn check_json_type(name: &str, t: &DataType) -> Result<(), String> {
             k,
             TypeKind::Date
                 | TypeKind::Time(_)
-                | TypeKind::Timestamp(_)
-                | TypeKind::TimestampLtz(_)
                 | TypeKind::IntervalDayTime
                 | TypeKind::IntervalYearMonth
         )
