@@ -325,7 +325,7 @@ fn resolve_json_value(args: &[DataType]) -> Result<Signature, String> {
 fn scalar_text(v: &Json) -> Option<String> {
     match v {
         Json::String(s) => Some(s.clone()),
-        Json::Number(n) => Some(n.to_string()),
+        Json::Number(n) => Some(number_text(n)),
         Json::Bool(b) => Some(b.to_string()),
         _ => None,
     }
@@ -467,6 +467,7 @@ fn json_query(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Arra
     let (wrapper, on_empty, on_error) = (clause(&args[2]), clause(&args[3]), clause(&args[4]));
     let mut cache = PathCache::default();
     let mut b = StringBuilder::with_capacity(ctx.num_rows, 0);
+    let mut buf = String::new();
     let behave = |mode: &str, what: String| -> Result<Option<&'static str>, EvalError> {
         match mode {
             "ERROR" => Err(EvalError::Invalid(what)),
@@ -501,7 +502,11 @@ fn json_query(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Arra
             other => other,
         };
         match found {
-            Found::Value(v) => b.append_value(sorted_keys(v).to_string()),
+            Found::Value(v) => {
+                buf.clear();
+                write_query_result(&mut buf, &v);
+                b.append_value(&buf);
+            }
             Found::Empty => b.append_option(behave(
                 on_empty,
                 "Empty result of JSON_QUERY function is not allowed".into(),
@@ -513,22 +518,46 @@ fn json_query(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Arra
 }
 
 /// JSON_QUERY's result as Flink writes it: every object's keys in Java `String` order (UTF-16
-/// code units), at every depth.
-fn sorted_keys(v: Json) -> Json {
+/// code units), at every depth, and numbers in `BigDecimal` text.
+fn write_query_result(out: &mut String, v: &Json) {
     match v {
         Json::Object(map) => {
-            let mut entries: Vec<(String, Json)> = map.into_iter().collect();
+            let mut entries: Vec<(&String, &Json)> = map.iter().collect();
             entries.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
-            Json::Object(
-                entries
-                    .into_iter()
-                    .map(|(k, v)| (k, sorted_keys(v)))
-                    .collect(),
-            )
+            out.push('{');
+            for (i, (k, v)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                push_json_string(out, k);
+                out.push(':');
+                write_query_result(out, v);
+            }
+            out.push('}');
         }
-        Json::Array(items) => Json::Array(items.into_iter().map(sorted_keys).collect()),
-        other => other,
+        Json::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_query_result(out, item);
+            }
+            out.push(']');
+        }
+        Json::Number(n) => out.push_str(&number_text(n)),
+        other => out.push_str(&other.to_string()),
     }
+}
+
+/// A number of a parsed document as Flink writes it back: an integer as written, any other
+/// number as Java's `BigDecimal` of its text (`1e2` → `1E+2`, `1.50` stays, `-0.0` → `0.0`).
+fn number_text(n: &serde_json::Number) -> String {
+    let text = n.to_string();
+    if n.is_i64() || n.is_u64() || !text.contains(['.', 'e', 'E']) {
+        return text;
+    }
+    crate::types::text::big_decimal_text(&text).unwrap_or(text)
 }
 
 fn resolve_json_exists(args: &[DataType]) -> Result<Signature, String> {

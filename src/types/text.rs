@@ -369,23 +369,36 @@ pub fn write_java_float(out: &mut String, v: f32) {
 /// a DOUBLE. NaN and infinities keep `Double.toString`'s text.
 pub fn write_java_double_as_big_decimal(out: &mut String, v: f64) {
     let text = java_double_to_string(v);
-    if !v.is_finite() {
-        out.push_str(&text);
-        return;
+    match big_decimal_text(&text) {
+        Some(t) if v.is_finite() => out.push_str(&t),
+        _ => out.push_str(&text),
     }
-    let (negative, text) = match text.strip_prefix('-') {
+}
+
+/// `new BigDecimal(text).toString()` for a decimal number's text (`1e2` → `1E+2`, `-0.0` →
+/// `0.0`, `1.50` stays); `None` when the text is not a number.
+pub fn big_decimal_text(text: &str) -> Option<String> {
+    let (negative, body) = match text.strip_prefix('-') {
         Some(t) => (true, t),
-        None => (false, text.as_str()),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
     };
-    let (mantissa, exp) = text.split_once('E').unwrap_or((text, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
+    let (mantissa, exp) = match body.find(['e', 'E']) {
+        Some(i) => (&body[..i], body[i + 1..].parse::<i32>().ok()?),
+        None => (body, 0),
+    };
     let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if int_part.is_empty() && frac_part.is_empty()
+        || !int_part.bytes().chain(frac_part.bytes()).all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
     let all = format!("{int_part}{frac_part}");
     let trimmed = all.trim_start_matches('0');
     let digits = if trimmed.is_empty() { "0" } else { trimmed };
     let scale = frac_part.len() as i32 - exp;
     let adjusted = digits.len() as i32 - 1 - scale;
-    if negative {
+    let mut out = String::new();
+    if negative && digits != "0" {
         out.push('-');
     }
     if scale >= 0 && adjusted >= -6 {
@@ -408,6 +421,7 @@ pub fn write_java_double_as_big_decimal(out: &mut String, v: f64) {
         }
         let _ = write!(out, "E{}{adjusted}", if adjusted >= 0 { "+" } else { "" });
     }
+    Some(out)
 }
 
 pub fn java_double_to_string(v: f64) -> String {
