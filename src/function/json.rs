@@ -227,7 +227,8 @@ impl PathCache {
 }
 
 /// The error of a JSON null where a strict path wants a value.
-const STRICT_NULL: &str = "Strict jsonpath mode requires a non-null value, and the actual value is: 'null'";
+const STRICT_NULL: &str =
+    "Strict jsonpath mode requires a non-null value, and the actual value is: 'null'";
 
 /// What a query function found in row `i`.
 enum Found {

@@ -204,7 +204,11 @@ impl Writer<'_> {
     fn operator(&mut self, expr: &Expr, left: u32, right: u32) {
         match expr {
             Expr::Nested(inner) => self.expr(inner, left, right),
-            Expr::BinaryOp { left: l, op, right: r } => {
+            Expr::BinaryOp {
+                left: l,
+                op,
+                right: r,
+            } => {
                 let p = binary_prec(op);
                 let text = match op {
                     BinaryOperator::StringConcat => "||".to_string(),
@@ -265,7 +269,15 @@ impl Writer<'_> {
                 pattern,
                 escape_char,
                 ..
-            } => self.like(e, "LIKE", *negated, pattern, escape_char.as_deref(), left, right),
+            } => self.like(
+                e,
+                "LIKE",
+                *negated,
+                pattern,
+                escape_char.as_deref(),
+                left,
+                right,
+            ),
             Expr::SimilarTo {
                 negated,
                 expr: e,
@@ -474,14 +486,7 @@ impl Writer<'_> {
                 for when in conditions {
                     self.push(" WHEN ");
                     match operand {
-                        Some(x) => self.binary(
-                            x,
-                            "=",
-                            &when.condition,
-                            prec::COMPARISON,
-                            0,
-                            0,
-                        ),
+                        Some(x) => self.binary(x, "=", &when.condition, prec::COMPARISON, 0, 0),
                         None => self.expr(&when.condition, 0, 0),
                     }
                     self.push(" THEN ");
@@ -600,7 +605,18 @@ impl Writer<'_> {
             _ => Vec::new(),
         };
         match (name.as_str(), args.as_slice()) {
-            ("JSON_VALUE", [json, path, returning, empty, empty_default, error, error_default]) => {
+            (
+                "JSON_VALUE",
+                [
+                    json,
+                    path,
+                    returning,
+                    empty,
+                    empty_default,
+                    error,
+                    error_default,
+                ],
+            ) => {
                 self.json_call("JSON_VALUE(", json, path);
                 if let Expr::Cast { data_type, .. } = returning
                     && !matches!(data_type, DataType::String(None))
@@ -767,7 +783,8 @@ fn operator_prec(expr: &Expr) -> Option<(u32, u32)> {
             op: UnaryOperator::Not,
             ..
         } => prec::NOT,
-        Expr::UnaryOp { expr, .. } if matches!(expr.as_ref(), Expr::Value(v)
+        Expr::UnaryOp { expr, .. }
+            if matches!(expr.as_ref(), Expr::Value(v)
             if matches!(v.value, Value::Number(..))) =>
         {
             return None;
@@ -881,20 +898,6 @@ fn scientific(text: &str) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn approximate_literals_print_as_calcite_does() {
-        assert_eq!(scientific("1.5e0"), "1.5E0");
-        assert_eq!(scientific("15e-1"), "1.5E0");
-        assert_eq!(scientific("100e0"), "1E2");
-        assert_eq!(scientific("1.50e0"), "1.50E0");
-        assert_eq!(scientific("1e10"), "1E10");
-    }
-}
-
 /// What the view writer needs from the catalog: the columns of a table or view by name.
 pub trait ViewScope {
     fn columns(&self, table: &str) -> Option<Vec<String>>;
@@ -994,15 +997,27 @@ fn write_select(out: &mut String, select: &sqlparser::ast::Select, scope: &dyn V
             SelectItem::Wildcard(_) => {
                 for r in &relations {
                     for c in &r.columns {
-                        items.push(format!("{}.{}", quote_identifier(&r.alias), quote_identifier(c)));
+                        items.push(format!(
+                            "{}.{}",
+                            quote_identifier(&r.alias),
+                            quote_identifier(c)
+                        ));
                     }
                 }
             }
             SelectItem::QualifiedWildcard(SelectItemQualifiedWildcardKind::ObjectName(name), _) => {
-                let last = name.0.last().and_then(|p| p.as_ident()).map(|i| i.value.clone());
+                let last = name
+                    .0
+                    .last()
+                    .and_then(|p| p.as_ident())
+                    .map(|i| i.value.clone());
                 for r in relations.iter().filter(|r| Some(&r.alias) == last.as_ref()) {
                     for c in &r.columns {
-                        items.push(format!("{}.{}", quote_identifier(&r.alias), quote_identifier(c)));
+                        items.push(format!(
+                            "{}.{}",
+                            quote_identifier(&r.alias),
+                            quote_identifier(c)
+                        ));
                     }
                 }
             }
@@ -1051,7 +1066,9 @@ fn write_relation(
                 .unwrap_or_default();
             out.push_str("`default_catalog`.`default_database`.");
             out.push_str(&quote_identifier(&table));
-            let alias_name = alias.as_ref().map_or(table.clone(), |a| a.name.value.clone());
+            let alias_name = alias
+                .as_ref()
+                .map_or(table.clone(), |a| a.name.value.clone());
             let renamed = alias_columns(alias);
             write_alias(out, &alias_name, &renamed);
             let columns = if renamed.is_empty() {
@@ -1147,8 +1164,24 @@ fn qualify_name(parts: &[Ident], relations: &[Relation]) -> Option<Vec<String>> 
         }
     }
     let first = names.first()?;
-    let r = relations.iter().find(|r| r.columns.iter().any(|c| c == first))?;
+    let r = relations
+        .iter()
+        .find(|r| r.columns.iter().any(|c| c == first))?;
     let mut out = vec![r.alias.clone()];
     out.extend(names.iter().map(|s| s.to_string()));
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn approximate_literals_print_as_calcite_does() {
+        assert_eq!(scientific("1.5e0"), "1.5E0");
+        assert_eq!(scientific("15e-1"), "1.5E0");
+        assert_eq!(scientific("100e0"), "1E2");
+        assert_eq!(scientific("1.50e0"), "1.50E0");
+        assert_eq!(scientific("1e10"), "1E10");
+    }
 }

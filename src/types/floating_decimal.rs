@@ -75,7 +75,11 @@ pub fn float_to_string(out: &mut String, v: f32) {
         fract |= 1 << 23;
         significant_bits = 24;
     }
-    let digits = dtoa(bin_exp - 127, u64::from(fract) << (52 - 23), significant_bits);
+    let digits = dtoa(
+        bin_exp - 127,
+        u64::from(fract) << (52 - 23),
+        significant_bits,
+    );
     digits.write(out, negative);
 }
 
@@ -154,16 +158,16 @@ impl Digits {
 
 /// ceil(log2(5^i)), approximately, as `FloatingDecimal.N_5_BITS` has it.
 const N_5_BITS: [i32; 27] = [
-    0, 3, 5, 7, 10, 12, 14, 17, 19, 21, 24, 26, 28, 31, 33, 35, 38, 40, 42, 45, 47, 49, 52, 54,
-    56, 59, 61,
+    0, 3, 5, 7, 10, 12, 14, 17, 19, 21, 24, 26, 28, 31, 33, 35, 38, 40, 42, 45, 47, 49, 52, 54, 56,
+    59, 61,
 ];
 
 /// The decimal digits dropped from an integer value with `p2` binary digits below its
 /// precision (`insignificantDigits(1L << p2)`).
 const INSIGNIFICANT_DIGITS: [i32; 64] = [
-    0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 8, 8, 8, 9,
-    9, 9, 9, 10, 10, 10, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13, 14, 14, 14, 15, 15, 15, 15, 16,
-    16, 16, 17, 17, 17, 18, 18, 18, 19,
+    0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 8, 8, 8, 9, 9,
+    9, 9, 10, 10, 10, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13, 14, 14, 14, 15, 15, 15, 15, 16, 16,
+    16, 17, 17, 17, 18, 18, 18, 19,
 ];
 
 fn pow5_u64(n: i32) -> u64 {
@@ -405,6 +409,9 @@ fn long_digits(mut value: u64, insignificant: i32) -> Digits {
 
 /// `estimateDecExp`: floor(log10(v)) from a linear approximation of log10 of the mantissa,
 /// sometimes one too high (the digit loop then drops a leading zero).
+// Java's own literal, which is not the nearest double to log10(2): replacing it with
+// `LOG10_2` could change the estimate.
+#[allow(clippy::approx_constant)]
 fn estimate_dec_exp(fract: u64, bin_exp: i32) -> i32 {
     let d2 = f64::from_bits((1023u64 << 52) | (fract & ((1 << 52) - 1)));
     let d = (d2 - 1.5) * 0.289529654 + 0.176091259 + f64::from(bin_exp) * 0.301029995663981;
@@ -903,10 +910,21 @@ mod tests {
     fn java17_is_not_shortest() {
         assert_eq!(d(2.0e23), "1.9999999999999998E23");
         assert_eq!(d(1.0e23), "9.999999999999999E22");
-        assert_eq!(d(f64::from_bits(0x445561bf17bf2d72)), "1.5776999999999999E21");
-        assert_eq!(d(f64::from_bits(0x4398a0086e9f2b4d)), "4.4360688109845382E17");
-        assert_eq!(d(f64::from_bits(0xc534698e0ffe101f)), "-2.4676985463028642E25");
-        assert_eq!(d(f64::from_bits(0x43e0e5ef4b14f2f6)), "9.741139040213119E18");
+        assert_eq!(
+            d(f64::from_bits(0x445561bf17bf2d72)),
+            "1.5776999999999999E21"
+        );
+        assert_eq!(
+            d(f64::from_bits(0x4398a0086e9f2b4d)),
+            "4.4360688109845382E17"
+        );
+        assert_eq!(
+            d(f64::from_bits(0xc534698e0ffe101f)),
+            "-2.4676985463028642E25"
+        );
+        assert_eq!(
+            d(f64::from_bits(0x43e0e5ef4b14f2f6)),
+            "9.741139040213119E18"
+        );
     }
 }
-

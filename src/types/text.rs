@@ -388,7 +388,10 @@ pub fn big_decimal_text(text: &str) -> Option<String> {
     };
     let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
     if int_part.is_empty() && frac_part.is_empty()
-        || !int_part.bytes().chain(frac_part.bytes()).all(|b| b.is_ascii_digit())
+        || !int_part
+            .bytes()
+            .chain(frac_part.bytes())
+            .all(|b| b.is_ascii_digit())
     {
         return None;
     }

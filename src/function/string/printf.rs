@@ -544,7 +544,10 @@ mod tests {
         );
         assert_eq!(fmt("%D", &[Arg::Int(1, 32)]), None);
         assert_eq!(fmt("%q", &[Arg::Null]), None);
-        assert_eq!(fmt("%.2f|%5.1f|%S", &[Arg::Null, Arg::Null, Arg::Null]).as_deref(), Some("nu|    n|NULL"));
+        assert_eq!(
+            fmt("%.2f|%5.1f|%S", &[Arg::Null, Arg::Null, Arg::Null]).as_deref(),
+            Some("nu|    n|NULL")
+        );
         assert_eq!(fmt("%.70000f", &[Arg::Float(1.0, false)]), None);
         assert_eq!(fmt("%2000000000s", &[Arg::Null]), None);
     }
