@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use sqlparser::ast::{Expr, Query};
 
+use crate::sql::unparse::quote_identifier;
 use crate::types::{DataType, Field, Schema, TimeAttribute, serializable_type_text};
 
 // Built once per statement or column, never on a hot path: boxing would only add noise.
@@ -90,11 +91,12 @@ impl TableDef {
             .map(|(_, v)| v.as_str())
     }
 
-    /// `SHOW CREATE TABLE`, formatted as Flink prints it.
-    pub fn show_create(&self) -> String {
+    /// `SHOW CREATE TABLE`, formatted as Flink prints it: names in backquotes (a backquote
+    /// doubled), `CREATE TEMPORARY TABLE` for a temporary one, options sorted by key.
+    pub fn show_create(&self, temporary: bool) -> String {
         let mut lines = Vec::new();
         for c in &self.columns {
-            let mut line = format!("  `{}` ", c.name);
+            let mut line = format!("  {} ", quote_identifier(&c.name));
             match &c.source {
                 ColumnSource::Computed { text, .. } => line.push_str(&format!("AS {text}")),
                 ColumnSource::Physical => {
@@ -119,19 +121,24 @@ impl TableDef {
             lines.push(line);
         }
         if let Some(wm) = &self.watermark {
-            lines.push(format!("  WATERMARK FOR `{}` AS {}", wm.column, wm.text));
+            lines.push(format!(
+                "  WATERMARK FOR {} AS {}",
+                quote_identifier(&wm.column),
+                wm.text
+            ));
         }
         if let Some(pk) = &self.primary_key {
-            let cols: Vec<String> = pk.iter().map(|c| format!("`{c}`")).collect();
+            let cols: Vec<String> = pk.iter().map(|c| quote_identifier(c)).collect();
             lines.push(format!(
-                "  CONSTRAINT `PK_{}` PRIMARY KEY ({}) NOT ENFORCED",
-                pk.join("_"),
+                "  CONSTRAINT {} PRIMARY KEY ({}) NOT ENFORCED",
+                quote_identifier(&format!("PK_{}", pk.join("_"))),
                 cols.join(", ")
             ));
         }
         let mut out = format!(
-            "CREATE TABLE `default_catalog`.`default_database`.`{}` (\n{}\n)",
-            self.name,
+            "CREATE {}TABLE `default_catalog`.`default_database`.{} (\n{}\n)",
+            if temporary { "TEMPORARY " } else { "" },
+            quote_identifier(&self.name),
             lines.join(",\n")
         );
         if let Some(comment) = &self.comment {
@@ -141,7 +148,7 @@ impl TableDef {
             let keys: Vec<String> = self
                 .partition_keys
                 .iter()
-                .map(|k| format!("`{k}`"))
+                .map(|k| format!("`{}`", k.replace('`', "``")))
                 .collect();
             out.push_str(&format!("\nPARTITIONED BY ({})", keys.join(", ")));
         }
@@ -170,30 +177,6 @@ pub struct ViewDef {
     pub schema: Schema,
     pub comment: Option<String>,
     pub temporary: bool,
-}
-
-impl ViewDef {
-    /// `SHOW CREATE VIEW`, formatted as Flink prints it: the column names always listed, the
-    /// comment, then the query.
-    pub fn show_create(&self) -> String {
-        let columns: Vec<String> = self
-            .schema
-            .fields
-            .iter()
-            .map(|f| format!("  `{}`", f.name.replace('`', "``")))
-            .collect();
-        let mut out = format!(
-            "CREATE {}VIEW `default_catalog`.`default_database`.`{}` (\n{}\n)\n",
-            if self.temporary { "TEMPORARY " } else { "" },
-            self.name.replace('`', "``"),
-            columns.join(",\n")
-        );
-        if let Some(comment) = &self.comment {
-            out.push_str(&format!("COMMENT '{}'\n", comment.replace('\'', "''")));
-        }
-        out.push_str(&format!("AS {}\n", self.query));
-        out
-    }
 }
 
 #[derive(Debug, Clone)]
@@ -252,5 +235,43 @@ impl Catalog {
         } else {
             &mut self.permanent
         }
+    }
+}
+
+/// Column names for writing a view's query back (`SHOW CREATE VIEW`).
+impl crate::sql::unparse::ViewScope for Catalog {
+    fn columns(&self, table: &str) -> Option<Vec<String>> {
+        let schema = match self.get(table)? {
+            CatalogEntry::Table(t) => t.schema(),
+            CatalogEntry::View(v) => v.schema.clone(),
+        };
+        Some(schema.fields.iter().map(|f| f.name.clone()).collect())
+    }
+}
+
+impl ViewDef {
+    /// `SHOW CREATE VIEW`, as Flink prints it: the column list, the comment, then the
+    /// expanded query.
+    pub fn show_create(&self, temporary: bool, catalog: &Catalog) -> String {
+        let columns: Vec<String> = self
+            .schema
+            .fields
+            .iter()
+            .map(|f| format!("  {}", quote_identifier(&f.name)))
+            .collect();
+        let mut out = format!(
+            "CREATE {}VIEW `default_catalog`.`default_database`.{} (\n{}\n)\n",
+            if temporary { "TEMPORARY " } else { "" },
+            quote_identifier(&self.name),
+            columns.join(",\n"),
+        );
+        if let Some(comment) = &self.comment {
+            out.push_str(&format!("COMMENT '{}'\n", comment.replace('\'', "''")));
+        }
+        out.push_str(&format!(
+            "AS {}\n",
+            crate::sql::unparse::unparse_view_query(&self.query, catalog)
+        ));
+        out
     }
 }

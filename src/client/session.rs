@@ -33,7 +33,9 @@ pub const LOCAL_TIME_ZONE: &str = "table.local-time-zone";
 pub const NOT_NULL_ENFORCER: &str = "table.exec.sink.not-null-enforcer";
 const RUNTIME_MODE: &str = "execution.runtime-mode";
 pub const RESULT_MODE: &str = "sql-client.execution.result-mode";
-pub const MAX_COLUMN_WIDTH: &str = "sql-client.display.max-column-width";
+/// The SQL client's column cap. Flink 2.3 reads only this key: the older
+/// `sql-client.display.max-column-width` is gone from it and, set, changes nothing.
+pub const MAX_COLUMN_WIDTH: &str = "table.display.max-column-width";
 /// Rows a `table`-mode result keeps (Flink's default 1,000,000; 0 or less: no bound).
 const MAX_TABLE_RESULT_ROWS: &str = "sql-client.execution.max-table-result.rows";
 
@@ -339,16 +341,18 @@ impl Session {
             }
             Statement::ShowCreateTable(name) | Statement::ShowCreateView(name) => {
                 let name = session_object_name(name).map_err(|m| position_error(parsed, m))?;
+                // The object a query sees is the temporary one when both exist.
+                let temporary = self.catalog.get_in(&name, true).is_some();
                 let text = match self.catalog.get(&name) {
                     Some(CatalogEntry::Table(t))
                         if matches!(parsed.statement, Statement::ShowCreateTable(_)) =>
                     {
-                        t.show_create()
+                        t.show_create(temporary)
                     }
                     Some(CatalogEntry::View(v))
                         if matches!(parsed.statement, Statement::ShowCreateView(_)) =>
                     {
-                        v.show_create()
+                        v.show_create(temporary, &self.catalog)
                     }
                     found => {
                         let (asked, other) = match parsed.statement {
@@ -682,15 +686,30 @@ impl Session {
         }
     }
 
+    /// `table.display.max-column-width`, read when a result is printed (as Flink reads it: a
+    /// bad value is accepted by SET and fails the query that would print).
+    fn max_column_width(&self) -> Result<usize, StatementError> {
+        let Some(value) = self.options.get(MAX_COLUMN_WIDTH) else {
+            return Ok(tableau::MAX_COLUMN_WIDTH);
+        };
+        let width: i32 = value.trim().parse().map_err(|_| {
+            StatementError::Job(format!(
+                "Could not parse value '{value}' for key '{MAX_COLUMN_WIDTH}'."
+            ))
+        })?;
+        if width <= 0 {
+            return Err(StatementError::Job(
+                "maxColumnWidth should be greater than 0".into(),
+            ));
+        }
+        Ok(width as usize)
+    }
+
     fn run_query(&mut self, plan: &LogicalPlan, out: &mut dyn Write) -> Result<(), StatementError> {
         let ctx = self.eval_context();
         let pipelines = build_pipelines(plan, &ctx)?;
         let schema = plan.schema().clone();
-        let cap = self
-            .options
-            .get(MAX_COLUMN_WIDTH)
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(tableau::MAX_COLUMN_WIDTH);
+        let cap = self.max_column_width()?;
         let mode = self
             .options
             .get(RESULT_MODE)
@@ -718,7 +737,7 @@ impl Session {
             let names: Vec<&str> = schema.fields.iter().map(|f| f.name.as_str()).collect();
             return print_rows(out, &names, sink.rows(), Some(cap));
         }
-        let mut sink = StreamingTableauSink::new(schema, ctx.zone.clone(), out);
+        let mut sink = StreamingTableauSink::new(schema, ctx.zone.clone(), cap, out);
         let result = self.run_job(pipelines, &mut sink, self.cancel.clone());
         let rows = sink.rows;
         result.map_err(|e| terminated(e, rows, out))
@@ -1036,14 +1055,14 @@ struct StreamingTableauSink<'a> {
 }
 
 impl<'a> StreamingTableauSink<'a> {
-    fn new(schema: Schema, zone: SessionZone, out: &'a mut dyn Write) -> Self {
+    fn new(schema: Schema, zone: SessionZone, max_width: usize, out: &'a mut dyn Write) -> Self {
         let mut names = vec!["op".to_string()];
         names.extend(schema.fields.iter().map(|f| f.name.clone()));
         let mut types = vec![crate::types::DataType::not_null(
             crate::types::TypeKind::Char(2),
         )];
         types.extend(schema.fields.iter().map(|f| f.data_type.clone()));
-        let mut widths = widths_by_type(&names, &types);
+        let mut widths = widths_by_type(&names, &types, max_width);
         widths[0] = 2;
         let _ = writeln!(out, "{}", border(&widths));
         let _ = writeln!(out, "{}", row_line(&widths, &names));

@@ -12,7 +12,7 @@ use arrow_array::{Array, ArrayRef, BooleanArray, StringArray};
 use serde_json::Value as Json;
 
 use super::{EvalContext, EvalError, FunctionDef, Signature, string_type};
-use crate::connector::format::json::{JsonFormat, push_json_string};
+use crate::connector::format::json::{JsonFormat, TimestampStandard, push_json_string};
 use crate::types::{DataType, TypeKind};
 
 pub const FUNCTIONS: &[FunctionDef] = &[
@@ -226,6 +226,10 @@ impl PathCache {
     }
 }
 
+/// The error of a JSON null where a strict path wants a value.
+const STRICT_NULL: &str =
+    "Strict jsonpath mode requires a non-null value, and the actual value is: 'null'";
+
 /// What a query function found in row `i`.
 enum Found {
     Value(Json),
@@ -322,7 +326,7 @@ fn resolve_json_value(args: &[DataType]) -> Result<Signature, String> {
 fn scalar_text(v: &Json) -> Option<String> {
     match v {
         Json::String(s) => Some(s.clone()),
-        Json::Number(n) => Some(n.to_string()),
+        Json::Number(n) => Some(number_text(n)),
         Json::Bool(b) => Some(b.to_string()),
         _ => None,
     }
@@ -341,8 +345,11 @@ fn json_value(args: &[ArrayRef], ctx: &EvalContext, t: &DataType) -> Result<Arra
         let value = if docs.is_null(i) || paths.is_null(i) {
             None
         } else {
+            let strict = cache.get(paths.value(i)).is_some_and(|p| p.strict);
             let found = match find(docs, paths, i, &mut cache) {
-                // A JSON null counts as nothing found, as in Calcite.
+                // A JSON null is an empty result in lax mode and, as not a scalar, an error in
+                // strict mode (Flink 2.3).
+                Found::Value(Json::Null) if strict => Found::Error(STRICT_NULL.to_string()),
                 Found::Value(Json::Null) => Found::Empty,
                 Found::Value(Json::Array(_) | Json::Object(_))
                     if cache.get(paths.value(i)).is_some_and(|p| !p.strict) =>
@@ -461,6 +468,7 @@ fn json_query(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Arra
     let (wrapper, on_empty, on_error) = (clause(&args[2]), clause(&args[3]), clause(&args[4]));
     let mut cache = PathCache::default();
     let mut b = StringBuilder::with_capacity(ctx.num_rows, 0);
+    let mut buf = String::new();
     let behave = |mode: &str, what: String| -> Result<Option<&'static str>, EvalError> {
         match mode {
             "ERROR" => Err(EvalError::Invalid(what)),
@@ -476,6 +484,8 @@ fn json_query(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Arra
         }
         let strict = cache.get(paths.value(i)).is_none_or(|p| p.strict);
         let found = match find(docs, paths, i, &mut cache) {
+            // As for JSON_VALUE: empty in lax mode (so never wrapped), an error in strict mode.
+            Found::Value(Json::Null) if strict => Found::Error(STRICT_NULL.to_string()),
             Found::Value(Json::Null) => Found::Empty,
             Found::Value(v) => {
                 let structured = v.is_array() || v.is_object();
@@ -493,7 +503,11 @@ fn json_query(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Arra
             other => other,
         };
         match found {
-            Found::Value(v) => b.append_value(v.to_string()),
+            Found::Value(v) => {
+                buf.clear();
+                write_query_result(&mut buf, &v);
+                b.append_value(&buf);
+            }
             Found::Empty => b.append_option(behave(
                 on_empty,
                 "Empty result of JSON_QUERY function is not allowed".into(),
@@ -502,6 +516,49 @@ fn json_query(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Arra
         }
     }
     Ok(Arc::new(b.finish()))
+}
+
+/// JSON_QUERY's result as Flink writes it: every object's keys in Java `String` order (UTF-16
+/// code units), at every depth, and numbers in `BigDecimal` text.
+fn write_query_result(out: &mut String, v: &Json) {
+    match v {
+        Json::Object(map) => {
+            let mut entries: Vec<(&String, &Json)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+            out.push('{');
+            for (i, (k, v)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                push_json_string(out, k);
+                out.push(':');
+                write_query_result(out, v);
+            }
+            out.push('}');
+        }
+        Json::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_query_result(out, item);
+            }
+            out.push(']');
+        }
+        Json::Number(n) => out.push_str(&number_text(n)),
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// A number of a parsed document as Flink writes it back: an integer as written, any other
+/// number as Java's `BigDecimal` of its text (`1e2` → `1E+2`, `1.50` stays, `-0.0` → `0.0`).
+fn number_text(n: &serde_json::Number) -> String {
+    let text = n.to_string();
+    if n.is_i64() || n.is_u64() || !text.contains(['.', 'e', 'E']) {
+        return text;
+    }
+    crate::types::text::big_decimal_text(&text).unwrap_or(text)
 }
 
 fn resolve_json_exists(args: &[DataType]) -> Result<Signature, String> {
@@ -578,10 +635,14 @@ fn is_json(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef,
 // JSON_STRING, JSON_OBJECT, JSON_ARRAY
 // ---------------------------------------------------------------------------------------------
 
-/// How the constructors print values: Flink keeps a DECIMAL's scale here (`1.50`).
+/// How the constructors print values: Flink keeps a DECIMAL's scale here (`1.50`) and writes a
+/// DOUBLE as a `BigDecimal` (`1.0E+20`); a TIMESTAMP is ISO text with its fraction trimmed
+/// (`2024-01-02T03:00:00.5`), a TIMESTAMP_LTZ the UTC instant with `Z`.
 fn value_writer() -> JsonFormat {
     JsonFormat {
         encode_decimal_as_plain_number: true,
+        encode_double_as_big_decimal: true,
+        timestamp_standard: TimestampStandard::Iso8601,
         ..JsonFormat::default()
     }
 }
@@ -602,8 +663,6 @@ fn check_json_type(name: &str, t: &DataType) -> Result<(), String> {
             k,
             TypeKind::Date
                 | TypeKind::Time(_)
-                | TypeKind::Timestamp(_)
-                | TypeKind::TimestampLtz(_)
                 | TypeKind::IntervalDayTime
                 | TypeKind::IntervalYearMonth
         )

@@ -443,25 +443,27 @@ fn round_unscaled(v: i128, k: u32, mode: Mode) -> Option<i128> {
 }
 
 /// Rounds a double to `d` decimal digits as Flink does: through `BigDecimal.valueOf(x)` (the
-/// shortest decimal representation), then back to the nearest double. NaN and infinities are
-/// returned unchanged.
+/// digits of Java 17's `Double.toString`), then back to the nearest double. NaN and infinities
+/// are returned unchanged; a zero result has no sign, as a `BigDecimal` zero has none.
 fn round_double(x: f64, d: i32, mode: Mode) -> f64 {
-    if !x.is_finite() || x == 0.0 {
+    if !x.is_finite() {
         return x;
     }
-    // Shortest round-trip digits: x = digits × 10^(exp - (n - 1)).
-    let repr = format!("{:e}", x.abs());
-    let Some((mantissa, exp)) = repr.split_once('e') else {
-        return x;
-    };
+    if x == 0.0 {
+        return 0.0;
+    }
+    // Java's text of |x|: `ddd.ddd` or `d.dddE±n`; x = digits × 10^-scale.
+    let repr = crate::types::text::java_double_to_string(x.abs());
+    let (mantissa, exp) = repr.split_once('E').unwrap_or((&repr, "0"));
     let Ok(exp) = exp.parse::<i32>() else {
         return x;
     };
-    let digits: String = mantissa.chars().filter(|c| c.is_ascii_digit()).collect();
+    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = format!("{int_part}{frac_part}");
     let Ok(unscaled) = digits.parse::<i128>() else {
         return x;
     };
-    let scale = digits.len() as i32 - 1 - exp;
+    let scale = frac_part.len() as i32 - exp;
     if d >= scale {
         return x;
     }
@@ -473,7 +475,7 @@ fn round_double(x: f64, d: i32, mode: Mode) -> f64 {
     let Some(q) = pow10(k).map(|p| rounded / p) else {
         return 0.0;
     };
-    format!("{q}e{}", -d).parse().unwrap_or(x)
+    format!("{q}e{}", -d).parse::<f64>().map_or(x, |r| r + 0.0)
 }
 
 /// Reads an integer column of any width as i64 values.

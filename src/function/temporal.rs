@@ -487,7 +487,20 @@ fn round_to(
     let value = &args[1];
     let kind = value.data_type().clone();
     let mut out: Vec<Option<i64>> = Vec::with_capacity(value.len());
+    // A TIMESTAMP_LTZ is rounded on its wall clock and turned back into an instant with the
+    // offset of the input instant, as Flink does, not with the offset at the result: on a
+    // DST-change day FLOOR(… TO DAY) can be 01:00 or 23:00 local time.
+    let ltz = matches!(kind, arrow_schema::DataType::Timestamp(_, Some(_)));
+    let mut offsets: Vec<i64> = Vec::with_capacity(if ltz { value.len() } else { 0 });
     for i in 0..value.len() {
+        if ltz {
+            offsets.push(if value.is_null(i) {
+                0
+            } else {
+                ctx.zone
+                    .offset_nanos_at(value.as_primitive::<TimestampNanosecondType>().value(i))
+            });
+        }
         if value.is_null(i) {
             out.push(None);
             continue;
@@ -536,7 +549,8 @@ fn round_to(
         ),
         TypeKind::TimestampLtz(_) => Arc::new(
             out.into_iter()
-                .map(|v| v.map(|n| ctx.zone.from_local(n)))
+                .enumerate()
+                .map(|(i, v)| v.map(|n| n.saturating_sub(offsets.get(i).copied().unwrap_or(0))))
                 .collect::<TimestampNanosecondArray>()
                 .with_timezone("UTC"),
         ),

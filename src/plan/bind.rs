@@ -861,7 +861,13 @@ impl<'a> Binder<'a> {
                             value: Value::Float(v),
                             data_type,
                         } => Ok(ScalarExpr::Literal {
-                            value: Value::Float(-v),
+                            // Flink's parser reads `-0.0e0` as one decimal literal, whose
+                            // zero has no sign; a negated expression keeps Java's -0.0.
+                            value: Value::Float(if v == 0.0 && matches!(**inner, Expr::Value(_)) {
+                                0.0
+                            } else {
+                                -v
+                            }),
                             data_type,
                         }),
                         other => self.call("NEGATE", vec![other], span),
@@ -1912,6 +1918,9 @@ fn number_literal(text: &str, span: Span) -> Result<ScalarExpr, SqlError> {
         if !v.is_finite() {
             return Err(out_of_range(&text.to_uppercase()));
         }
+        // Flink's parser reads `-0.0e0` as one decimal literal, whose zero has no sign (a
+        // negated expression keeps Java's -0.0).
+        let v = if v == 0.0 { 0.0 } else { v };
         return Ok(ScalarExpr::Literal {
             value: Value::Float(v),
             data_type: DataType::not_null(TypeKind::Double),

@@ -174,10 +174,17 @@ impl Dialect for FlinkDialect {
         if word.quote_style.is_some() || !super::types::is_type_name(&word.value) {
             return None;
         }
-        // Types in expressions (CAST, RETURNING) have no top-level NOT NULL in Flink.
+        // Types in expressions (CAST, RETURNING) have no top-level NOT NULL in Flink. The
+        // modifiers: the canonical type, its spelling as written (what a printed CAST shows)
+        // and, for an interval, its qualifier.
+        let start = parser.index();
         Some(
             super::types::parse_cast_type(parser).map(|(ty, qualifier)| {
-                let mut modifiers = vec![sqlparser::ast::TypeModifier::String(ty.to_string())];
+                let spelling = written_spelling(parser, start);
+                let mut modifiers = vec![
+                    sqlparser::ast::TypeModifier::String(ty.to_string()),
+                    sqlparser::ast::TypeModifier::String(spelling),
+                ];
                 if let Some(q) = qualifier {
                     modifiers.push(sqlparser::ast::TypeModifier::String(q.sql()));
                 }
@@ -185,6 +192,64 @@ impl Dialect for FlinkDialect {
             }),
         )
     }
+}
+
+/// The type the parser just read, spelled as Calcite prints a type it parsed (`CAST(x AS …)` in
+/// `DESC`): the words as written, upper case, with the SQL names of Flink's aliases (`INT` →
+/// `INTEGER`, `DEC` / `NUMERIC` → `DECIMAL`, `DOUBLE PRECISION` → `DOUBLE`), `WITHOUT TIME
+/// ZONE` dropped, `DECIMAL(5, 1)` and `ARRAY< BIGINT >` spaced as Calcite spaces them.
+fn written_spelling(parser: &mut Parser, start: usize) -> String {
+    let end = parser.index();
+    // Back to the type's first token: stepping back skips whitespace and may land on the
+    // token before `start`, which stepping forward consumes again.
+    while parser.index() > start {
+        parser.prev_token();
+    }
+    while parser.index() < start {
+        parser.next_token();
+    }
+    let mut words: Vec<String> = Vec::new();
+    while parser.index() < end {
+        let token = parser.next_token().token;
+        words.push(match token {
+            Token::Word(w) => w.value.to_ascii_uppercase(),
+            other => other.to_string(),
+        });
+    }
+    let mut out = String::new();
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i].as_str();
+        let next = words.get(i + 1).map(String::as_str);
+        let piece = match (w, next) {
+            ("DOUBLE", Some("PRECISION")) => {
+                i += 1;
+                "DOUBLE".to_string()
+            }
+            ("WITHOUT", _) => {
+                i += 3;
+                continue;
+            }
+            ("INT", _) => "INTEGER".to_string(),
+            ("DEC" | "NUMERIC", _) => "DECIMAL".to_string(),
+            _ => w.to_string(),
+        };
+        i += 1;
+        match piece.as_str() {
+            "(" | ")" => out.push_str(&piece),
+            "," => out.push_str(", "),
+            "<" => out.push_str("< "),
+            ">" => out.push_str(" >"),
+            ">>" => out.push_str(" > >"),
+            _ => {
+                if !out.is_empty() && !out.ends_with(['(', ' ']) {
+                    out.push(' ');
+                }
+                out.push_str(&piece);
+            }
+        }
+    }
+    out
 }
 
 /// `TIMESTAMP '…'`, `DATE '…'`, `TIME '…'`, `TIMESTAMP_LTZ '…'`.

@@ -13,7 +13,9 @@
 //! JSON_ARRAY(on_null, nested1, value1, …)             JSON_OBJECT/JSON_ARRAY call
 //! ```
 //!
-//! The behaviours (`'NULL'`, `'ERROR'`, `'DEFAULT'`, `'EMPTY ARRAY'`, …) are string literals.
+//! The behaviours (`'NULL'`, `'ERROR'`, `'DEFAULT'`, `'EMPTY ARRAY'`, …) are string literals;
+//! a JSON_VALUE or JSON_EXISTS clause not written is `''` (its default behaviour), because
+//! Flink prints those clauses back only when they were written.
 
 use sqlparser::ast::{
     CastKind, DataType as SqlDataType, Expr, Function, FunctionArg, FunctionArgExpr,
@@ -156,8 +158,9 @@ fn json_value(parser: &mut Parser) -> Result<Vec<Expr>, ParserError> {
     let choices = ["NULL", "ERROR"];
     let empty = behaviour(parser, "EMPTY", &choices, true)?;
     let error = behaviour(parser, "ERROR", &choices, true)?;
-    let (empty_mode, empty_default) = empty.unwrap_or(("NULL".into(), null()));
-    let (error_mode, error_default) = error.unwrap_or(("NULL".into(), null()));
+    // An unwritten clause is the empty behaviour: NULL, but not printed back (`DESC`).
+    let (empty_mode, empty_default) = empty.unwrap_or((String::new(), null()));
+    let (error_mode, error_default) = error.unwrap_or((String::new(), null()));
     Ok(vec![
         json,
         path,
@@ -227,7 +230,8 @@ fn json_exists(parser: &mut Parser) -> Result<Vec<Expr>, ParserError> {
     Ok(vec![
         json,
         path,
-        text(&error.map_or("FALSE".into(), |b| b.0)),
+        // Unwritten: the empty behaviour, FALSE, not printed back.
+        text(&error.map_or(String::new(), |b| b.0)),
     ])
 }
 

@@ -25,6 +25,7 @@ pub fn parse_statement(stmt: &StatementText) -> Result<ParsedStatement, SqlError
     for token in &mut tokens {
         token.span = Span::new(shift(token.span.start, stmt), shift(token.span.end, stmt));
     }
+    reject_empty_identifiers(&tokens)?;
     let hints = collect_hints(&tokens)?;
     let position = Position {
         line: stmt.line,
@@ -84,6 +85,59 @@ fn last_character(span: Span) -> Location {
         Location::new(span.end.line, span.end.column - 1)
     } else {
         span.start
+    }
+}
+
+/// Flink's lexer has no empty quoted identifier: ``` `` ``` is a lexical error at the character
+/// after it, reported as JavaCC reports one.
+fn reject_empty_identifiers(tokens: &[TokenWithSpan]) -> Result<(), SqlError> {
+    for (i, token) in tokens.iter().enumerate() {
+        let Token::Word(w) = &token.token else {
+            continue;
+        };
+        if w.quote_style != Some('`') || !w.value.is_empty() {
+            continue;
+        }
+        let next = tokens
+            .get(i + 1)
+            .map(|t| t.token.to_string())
+            .and_then(|t| t.chars().next());
+        let encountered = match next {
+            Some(c) => format!("\"{}\" ({}), ", javacc_escape(c), c as u32),
+            None => "<EOF> ".to_string(),
+        };
+        let at = token.span.end;
+        return Err(SqlError::new(
+            format!(
+                "SQL parse failed. Lexical error at line {}, column {}.  Encountered: {encountered}after : \"``\"",
+                at.line, at.column
+            ),
+            at.line,
+            at.column,
+        ));
+    }
+    Ok(())
+}
+
+/// A character as JavaCC's `TokenMgrError.addEscapes` shows it.
+fn javacc_escape(c: char) -> String {
+    match c {
+        '\u{8}' => "\\b".into(),
+        '\t' => "\\t".into(),
+        '\n' => "\\n".into(),
+        '\u{c}' => "\\f".into(),
+        '\r' => "\\r".into(),
+        '"' => "\\\"".into(),
+        '\'' => "\\'".into(),
+        '\\' => "\\\\".into(),
+        c if (c as u32) < 0x20 || (c as u32) > 0x7e => {
+            let mut units = [0u16; 2];
+            c.encode_utf16(&mut units)
+                .iter()
+                .map(|u| format!("\\u{u:04x}"))
+                .collect()
+        }
+        c => c.to_string(),
     }
 }
 

@@ -7,6 +7,7 @@
 
 pub mod coercion;
 pub mod decimal;
+pub mod floating_decimal;
 pub mod java_hash;
 pub mod java_text;
 pub mod pattern;

@@ -9,7 +9,7 @@
 //! converters accept slightly different text than CAST does.
 //!
 //! Rendering rules (checked against Flink 2.3's sql-client):
-//! - BOOLEAN `TRUE` / `FALSE`; FLOAT and DOUBLE as Java's `Float.toString` / `Double.toString`
+//! - BOOLEAN `TRUE` / `FALSE`; FLOAT and DOUBLE as Java 17's `Float.toString` / `Double.toString`
 //!   (`1.0`, `0.1`, `1.0E10`, `1.0E-4`, `NaN`, `Infinity`); DECIMAL plain with exactly its scale.
 //! - DATE `yyyy-MM-dd`; TIME(p) `HH:mm:ss` and, for p > 0, the milliseconds without trailing
 //!   zeros but at least one digit (`01:02:03.1`, `00:00:00.0`); TIMESTAMP(p) and
@@ -356,47 +356,75 @@ pub fn write_decimal_normalized(out: &mut String, unscaled: i128, scale: u8, sci
 
 /// Java's `Double.toString` (as of Java 17, which Flink 2.3 runs on).
 pub fn write_java_double(out: &mut String, v: f64) {
-    if v.is_nan() {
-        out.push_str("NaN");
-    } else if v.is_infinite() {
-        out.push_str(if v > 0.0 { "Infinity" } else { "-Infinity" });
-    } else {
-        let bits = v.to_bits();
-        let exp_field = ((bits >> 52) & 0x7ff) as i32;
-        let java = if exp_field != 0 {
-            java_integer_digits(bits & ((1 << 52) - 1) | (1 << 52), exp_field - 1023, 53)
-        } else {
-            None
-        };
-        let mut sci = NumberText::default();
-        if java.is_none() {
-            let _ = write!(sci, "{:e}", v.abs());
-        }
-        write_float_text(out, v.is_sign_negative(), java, sci.as_str());
-    }
+    super::floating_decimal::double_to_string(out, v);
 }
 
 /// Java's `Float.toString` (as of Java 17).
 pub fn write_java_float(out: &mut String, v: f32) {
-    if v.is_nan() {
-        out.push_str("NaN");
-    } else if v.is_infinite() {
-        out.push_str(if v > 0.0 { "Infinity" } else { "-Infinity" });
-    } else {
-        let bits = v.to_bits();
-        let exp_field = ((bits >> 23) & 0xff) as i32;
-        let java = if exp_field != 0 {
-            let fract = ((bits & ((1 << 23) - 1)) | (1 << 23)) as u64;
-            java_integer_digits(fract << 29, exp_field - 127, 24)
-        } else {
-            None
-        };
-        let mut sci = NumberText::default();
-        if java.is_none() {
-            let _ = write!(sci, "{:e}", v.abs());
-        }
-        write_float_text(out, v.is_sign_negative(), java, sci.as_str());
+    super::floating_decimal::float_to_string(out, v);
+}
+
+/// `BigDecimal.valueOf(v).toString()` — Java 17's `Double.toString` digits with their scale,
+/// in `BigDecimal`'s notation (`1.0E+20`, `0.000010`, `100.0`), as Flink's JSON functions write
+/// a DOUBLE. NaN and infinities keep `Double.toString`'s text.
+pub fn write_java_double_as_big_decimal(out: &mut String, v: f64) {
+    let text = java_double_to_string(v);
+    match big_decimal_text(&text) {
+        Some(t) if v.is_finite() => out.push_str(&t),
+        _ => out.push_str(&text),
     }
+}
+
+/// `new BigDecimal(text).toString()` for a decimal number's text (`1e2` → `1E+2`, `-0.0` →
+/// `0.0`, `1.50` stays); `None` when the text is not a number.
+pub fn big_decimal_text(text: &str) -> Option<String> {
+    let (negative, body) = match text.strip_prefix('-') {
+        Some(t) => (true, t),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let (mantissa, exp) = match body.find(['e', 'E']) {
+        Some(i) => (&body[..i], body[i + 1..].parse::<i32>().ok()?),
+        None => (body, 0),
+    };
+    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if int_part.is_empty() && frac_part.is_empty()
+        || !int_part
+            .bytes()
+            .chain(frac_part.bytes())
+            .all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let all = format!("{int_part}{frac_part}");
+    let trimmed = all.trim_start_matches('0');
+    let digits = if trimmed.is_empty() { "0" } else { trimmed };
+    let scale = frac_part.len() as i32 - exp;
+    let adjusted = digits.len() as i32 - 1 - scale;
+    let mut out = String::new();
+    if negative && digits != "0" {
+        out.push('-');
+    }
+    if scale >= 0 && adjusted >= -6 {
+        let len = digits.len() as i32;
+        if scale == 0 {
+            out.push_str(digits);
+        } else if len > scale {
+            let (i, f) = digits.split_at((len - scale) as usize);
+            let _ = write!(out, "{i}.{f}");
+        } else {
+            out.push_str("0.");
+            out.extend(std::iter::repeat_n('0', (scale - len) as usize));
+            out.push_str(digits);
+        }
+    } else {
+        out.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        let _ = write!(out, "E{}{adjusted}", if adjusted >= 0 { "+" } else { "" });
+    }
+    Some(out)
 }
 
 pub fn java_double_to_string(v: f64) -> String {
@@ -409,153 +437,6 @@ pub fn java_float_to_string(v: f32) -> String {
     let mut s = String::new();
     write_java_float(&mut s, v);
     s
-}
-
-/// A number's text on the stack, so formatting a float allocates nothing.
-struct NumberText {
-    buf: [u8; 48],
-    len: usize,
-}
-
-impl Default for NumberText {
-    fn default() -> Self {
-        NumberText {
-            buf: [0; 48],
-            len: 0,
-        }
-    }
-}
-
-impl NumberText {
-    fn as_str(&self) -> &str {
-        std::str::from_utf8(&self.buf[..self.len]).unwrap_or("")
-    }
-
-    fn push(&mut self, b: u8) {
-        if self.len < self.buf.len() {
-            self.buf[self.len] = b;
-            self.len += 1;
-        }
-    }
-}
-
-impl std::fmt::Write for NumberText {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        let bytes = s.as_bytes();
-        if self.len + bytes.len() > self.buf.len() {
-            return Err(std::fmt::Error);
-        }
-        self.buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
-        self.len += bytes.len();
-        Ok(())
-    }
-}
-
-/// The significant digits (trailing zeros dropped) and decimal exponent Java 17's
-/// `FloatingDecimal` produces for an integer value below 2^63: it drops the digits below the
-/// type's precision, rounding half up, instead of searching for the shortest text (so FLOAT
-/// 1636273750016 prints `1.63627375E12`, not `1.6362738E12`). `None` for the other values,
-/// where Java's output is the shortest round-trip text and Rust's `{:e}` gives it.
-fn java_integer_digits(fract_bits: u64, bin_exp: i32, significant_bits: i32) -> Option<(u64, i64)> {
-    const INSIGNIFICANT: [u32; 64] = [
-        0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 8, 8, 8,
-        9, 9, 9, 9, 10, 10, 10, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13, 14, 14, 14, 15, 15, 15, 15,
-        16, 16, 16, 17, 17, 17, 18, 18, 18, 19,
-    ];
-    if !(-21..=62).contains(&bin_exp) {
-        return None;
-    }
-    let n_fract_bits = 53 - fract_bits.trailing_zeros() as i32;
-    if n_fract_bits - bin_exp - 1 > 0 {
-        return None; // not an integer
-    }
-    let insignificant = if bin_exp > significant_bits {
-        let p2 = (bin_exp - significant_bits - 1) as usize;
-        if p2 > 1 && p2 < INSIGNIFICANT.len() {
-            INSIGNIFICANT[p2]
-        } else {
-            0
-        }
-    } else {
-        0
-    };
-    let mut value = if bin_exp >= 52 {
-        fract_bits.checked_shl((bin_exp - 52) as u32)?
-    } else {
-        fract_bits >> (52 - bin_exp)
-    };
-    if insignificant > 0 {
-        let pow10 = 10u64.pow(insignificant);
-        let residue = value % pow10;
-        value /= pow10;
-        if residue >= pow10 / 2 {
-            value += 1;
-        }
-    }
-    let exp = value.checked_ilog10().unwrap_or(0) as i64 + insignificant as i64;
-    while value != 0 && value % 10 == 0 {
-        value /= 10;
-    }
-    Some((value, exp))
-}
-
-/// Writes digits `d.ddd × 10^exp` by Java's rules: plain for exponents -3 to 6, otherwise
-/// `d.dddE±n`; at least one fraction digit. `java` gives the significant digits and exponent;
-/// without it they come from Rust's `{:e}` text (`1.234e-5`) of the absolute value.
-fn write_float_text(out: &mut String, neg: bool, java: Option<(u64, i64)>, sci: &str) {
-    let mut digits = NumberText::default();
-    let exp = match java {
-        Some((value, exp)) => {
-            let _ = write!(digits, "{value}");
-            exp
-        }
-        None => {
-            let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
-            for b in mantissa.bytes().filter(u8::is_ascii_digit) {
-                digits.push(b);
-            }
-            exp.parse().unwrap_or(0)
-        }
-    };
-    if neg {
-        out.push('-');
-    }
-    let digits = digits.as_str().trim_end_matches('0');
-    if digits.is_empty() {
-        out.push_str("0.0");
-        return;
-    }
-    if (-3..7).contains(&exp) {
-        if exp >= 0 {
-            let int_len = exp as usize + 1;
-            if digits.len() <= int_len {
-                out.push_str(digits);
-                for _ in digits.len()..int_len {
-                    out.push('0');
-                }
-                out.push_str(".0");
-            } else {
-                out.push_str(&digits[..int_len]);
-                out.push('.');
-                out.push_str(&digits[int_len..]);
-            }
-        } else {
-            out.push_str("0.");
-            for _ in 0..(-exp - 1) {
-                out.push('0');
-            }
-            out.push_str(digits);
-        }
-    } else {
-        out.push_str(&digits[..1]);
-        out.push('.');
-        if digits.len() > 1 {
-            out.push_str(&digits[1..]);
-        } else {
-            out.push('0');
-        }
-        let _ = write!(out, "E{exp}");
-    }
 }
 
 // ------------------------------------------------------------------------------------------

@@ -31,7 +31,8 @@ use super::{CellWriter, ColumnText, push_integer};
 use super::csv::{FormatError, bool_option, build_batch, write_iso_timestamp, write_time_trimmed};
 use crate::types::text::{
     TemporalText, TextDialect, TextStyle, base64_decode, base64_encode, parse_column_as,
-    write_cell, write_decimal, write_decimal_normalized, write_java_double, write_java_float,
+    write_cell, write_decimal, write_decimal_normalized, write_java_double,
+    write_java_double_as_big_decimal, write_java_float,
 };
 use crate::types::time::{SessionZone, write_date};
 use crate::types::{DataType, NANOS_PER_DAY, Schema, TypeKind};
@@ -53,6 +54,9 @@ pub struct JsonFormat {
     pub timestamp_standard: TimestampStandard,
     pub encode_decimal_as_plain_number: bool,
     pub encode_ignore_null_fields: bool,
+    /// DOUBLE as `BigDecimal.valueOf(d).toString()` (`1.0E+20`), as Flink's JSON functions
+    /// write it; the format itself writes `Double.toString` (`1.0E20`).
+    pub encode_double_as_big_decimal: bool,
 }
 
 impl Default for JsonFormat {
@@ -63,6 +67,7 @@ impl Default for JsonFormat {
             timestamp_standard: TimestampStandard::Sql,
             encode_decimal_as_plain_number: false,
             encode_ignore_null_fields: false,
+            encode_double_as_big_decimal: false,
         }
     }
 }
@@ -117,6 +122,7 @@ impl JsonFormat {
                 "json.encode.ignore-null-fields",
                 false,
             )?,
+            encode_double_as_big_decimal: false,
         })
     }
 
@@ -181,7 +187,9 @@ impl JsonFormat {
                 match writer {
                     CellWriter::Int32(a) => push_integer(out, a.value(row).into()),
                     CellWriter::Int64(a) => push_integer(out, a.value(row)),
-                    CellWriter::Float64(a) if a.value(row).is_finite() => {
+                    CellWriter::Float64(a)
+                        if a.value(row).is_finite() && !self.encode_double_as_big_decimal =>
+                    {
                         write_java_double(out, a.value(row))
                     }
                     CellWriter::Text(a) => write_json_string(out, a.value(row)),
@@ -238,7 +246,9 @@ impl JsonFormat {
             }
             TypeKind::Double => {
                 let v = prim!(Float64Type);
-                if v.is_finite() {
+                if v.is_finite() && self.encode_double_as_big_decimal {
+                    write_java_double_as_big_decimal(out, v);
+                } else if v.is_finite() {
                     write_java_double(out, v);
                 } else {
                     out.push('"');

@@ -306,7 +306,12 @@ fn convert(spec: &Spec, arg: &Arg) -> Option<String> {
             Arg::Bool(b) => b.to_string(),
             _ => "true".into(),
         },
-        (_, Arg::Null) => "null".into(),
+        // Java prints a null argument as the text "null" under any conversion, cut to the
+        // precision like `%s` (`%.2f` of NULL is `nu`).
+        (_, Arg::Null) => match spec.precision {
+            Some(p) => "null".chars().take(p).collect(),
+            None => "null".into(),
+        },
         ('d', Arg::Int(v, _)) => {
             let digits = v.unsigned_abs().to_string();
             let digits = if spec.group {
@@ -539,6 +544,10 @@ mod tests {
         );
         assert_eq!(fmt("%D", &[Arg::Int(1, 32)]), None);
         assert_eq!(fmt("%q", &[Arg::Null]), None);
+        assert_eq!(
+            fmt("%.2f|%5.1f|%S", &[Arg::Null, Arg::Null, Arg::Null]).as_deref(),
+            Some("nu|    n|NULL")
+        );
         assert_eq!(fmt("%.70000f", &[Arg::Float(1.0, false)]), None);
         assert_eq!(fmt("%2000000000s", &[Arg::Null]), None);
     }

@@ -1,0 +1,930 @@
+//! Java 17's `Double.toString` and `Float.toString`: the digit generation of
+//! `jdk.internal.math.FloatingDecimal` (JDK 8 to 18), which Flink 2.3 prints its doubles with.
+//!
+//! It is not the shortest round-trip text (Ryu, Rust's `{}`, Java 19+): integers below 2^63
+//! keep every digit down to the type's precision (`4.4360688109845382E17`), and elsewhere the
+//! digit loop stops on a symmetric half-ULP test whose two tie rules differ between its
+//! machine-integer and big-integer paths, so some values get one digit too many
+//! (`1.5776999999999999E21` for `1.5777E21`) or a last digit off by one. The paths and their
+//! integer widths are reproduced exactly, overflow included, because the output depends on
+//! them.
+
+use std::cmp::Ordering;
+
+/// The text of a double as Java 17's `Double.toString` writes it.
+pub fn double_to_string(out: &mut String, v: f64) {
+    if v.is_nan() {
+        out.push_str("NaN");
+        return;
+    }
+    if v.is_infinite() {
+        out.push_str(if v > 0.0 { "Infinity" } else { "-Infinity" });
+        return;
+    }
+    let bits = v.to_bits();
+    let negative = bits >> 63 != 0;
+    let mut fract = bits & ((1 << 52) - 1);
+    let mut bin_exp = ((bits >> 52) & 0x7ff) as i32;
+    if bin_exp == 0 && fract == 0 {
+        out.push_str(if negative { "-0.0" } else { "0.0" });
+        return;
+    }
+    let significant_bits;
+    if bin_exp == 0 {
+        // Subnormal: normalize so the high-order bit sits at bit 52.
+        let leading = fract.leading_zeros() as i32;
+        let shift = leading - (63 - 52);
+        fract <<= shift;
+        bin_exp = 1 - shift;
+        significant_bits = 64 - leading;
+    } else {
+        fract |= 1 << 52;
+        significant_bits = 53;
+    }
+    let digits = dtoa(bin_exp - 1023, fract, significant_bits);
+    digits.write(out, negative);
+}
+
+/// The text of a float as Java 17's `Float.toString` writes it (the same digit loop, with a
+/// float's 24 significant bits).
+pub fn float_to_string(out: &mut String, v: f32) {
+    if v.is_nan() {
+        out.push_str("NaN");
+        return;
+    }
+    if v.is_infinite() {
+        out.push_str(if v > 0.0 { "Infinity" } else { "-Infinity" });
+        return;
+    }
+    let bits = v.to_bits();
+    let negative = bits >> 31 != 0;
+    let mut fract = bits & ((1 << 23) - 1);
+    let mut bin_exp = ((bits >> 23) & 0xff) as i32;
+    if bin_exp == 0 && fract == 0 {
+        out.push_str(if negative { "-0.0" } else { "0.0" });
+        return;
+    }
+    let significant_bits;
+    if bin_exp == 0 {
+        let leading = fract.leading_zeros() as i32;
+        let shift = leading - (31 - 23);
+        fract <<= shift;
+        bin_exp = 1 - shift;
+        significant_bits = 32 - leading;
+    } else {
+        fract |= 1 << 23;
+        significant_bits = 24;
+    }
+    let digits = dtoa(
+        bin_exp - 127,
+        u64::from(fract) << (52 - 23),
+        significant_bits,
+    );
+    digits.write(out, negative);
+}
+
+/// Decimal digits and the exponent of the point: the value is `0.d1d2… × 10^exponent`.
+struct Digits {
+    digits: Vec<u8>,
+    exponent: i32,
+}
+
+impl Digits {
+    /// `BinaryToASCIIBuffer.getChars`: plain for 10^-3 ≤ |v| < 10^7, otherwise `d.dddE±n`,
+    /// always a digit after the point.
+    fn write(&self, out: &mut String, negative: bool) {
+        if negative {
+            out.push('-');
+        }
+        let d: String = self.digits.iter().map(|&b| char::from(b'0' + b)).collect();
+        let n = d.len() as i32;
+        let e = self.exponent;
+        if e > 0 && e < 8 {
+            let int_len = n.min(e) as usize;
+            out.push_str(&d[..int_len]);
+            if (int_len as i32) < e {
+                out.extend(std::iter::repeat_n('0', (e - int_len as i32) as usize));
+                out.push_str(".0");
+            } else {
+                out.push('.');
+                if int_len < d.len() {
+                    out.push_str(&d[int_len..]);
+                } else {
+                    out.push('0');
+                }
+            }
+        } else if e <= 0 && e > -3 {
+            out.push_str("0.");
+            out.extend(std::iter::repeat_n('0', (-e) as usize));
+            out.push_str(&d);
+        } else {
+            out.push_str(&d[..1]);
+            out.push('.');
+            if d.len() > 1 {
+                out.push_str(&d[1..]);
+            } else {
+                out.push('0');
+            }
+            out.push('E');
+            if e <= 0 {
+                out.push('-');
+                out.push_str(&(-e + 1).to_string());
+            } else {
+                out.push_str(&(e - 1).to_string());
+            }
+        }
+    }
+
+    /// Adds one to the last digit, carrying; a carry out of the first digit makes `1` with a
+    /// larger exponent (the other digits stay as they were, as in Java, which keeps the count).
+    fn round_up(&mut self) {
+        let mut i = self.digits.len() - 1;
+        let mut q = self.digits[i];
+        if q == 9 {
+            while q == 9 && i > 0 {
+                self.digits[i] = 0;
+                i -= 1;
+                q = self.digits[i];
+            }
+            if q == 9 {
+                self.exponent += 1;
+                self.digits[0] = 1;
+                return;
+            }
+        }
+        self.digits[i] = q + 1;
+    }
+}
+
+/// ceil(log2(5^i)), approximately, as `FloatingDecimal.N_5_BITS` has it.
+const N_5_BITS: [i32; 27] = [
+    0, 3, 5, 7, 10, 12, 14, 17, 19, 21, 24, 26, 28, 31, 33, 35, 38, 40, 42, 45, 47, 49, 52, 54, 56,
+    59, 61,
+];
+
+/// The decimal digits dropped from an integer value with `p2` binary digits below its
+/// precision (`insignificantDigits(1L << p2)`).
+const INSIGNIFICANT_DIGITS: [i32; 64] = [
+    0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 8, 8, 8, 9, 9,
+    9, 9, 10, 10, 10, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13, 14, 14, 14, 15, 15, 15, 15, 16, 16,
+    16, 17, 17, 17, 18, 18, 18, 19,
+];
+
+fn pow5_u64(n: i32) -> u64 {
+    5u64.pow(n as u32)
+}
+
+/// `FloatingDecimal.BinaryToASCIIBuffer.dtoa` for `fract × 2^(bin_exp - 52)`, `fract` with
+/// its high-order bit at bit 52.
+fn dtoa(bin_exp: i32, fract: u64, significant_bits: i32) -> Digits {
+    let tail_zeros = fract.trailing_zeros() as i32;
+    let n_fract_bits = 53 - tail_zeros;
+    let n_tiny_bits = (n_fract_bits - bin_exp - 1).max(0);
+    // An integer below 2^63: its digits, the ones below the precision rounded away.
+    if (-21..=62).contains(&bin_exp)
+        && n_tiny_bits < 27
+        && n_fract_bits + N_5_BITS[n_tiny_bits as usize] < 64
+        && n_tiny_bits == 0
+    {
+        let insignificant = if bin_exp > significant_bits {
+            let p2 = bin_exp - significant_bits - 1;
+            if p2 > 1 && (p2 as usize) < INSIGNIFICANT_DIGITS.len() {
+                INSIGNIFICANT_DIGITS[p2 as usize]
+            } else {
+                0
+            }
+        } else {
+            0
+        };
+        let value = if bin_exp >= 52 {
+            fract << (bin_exp - 52)
+        } else {
+            fract >> (52 - bin_exp)
+        };
+        return long_digits(value, insignificant);
+    }
+
+    let mut dec_exp = estimate_dec_exp(fract, bin_exp);
+    let b5 = (-dec_exp).max(0);
+    let mut b2 = b5 + n_tiny_bits + bin_exp;
+    let s5 = dec_exp.max(0);
+    let mut s2 = s5 + n_tiny_bits;
+    let m5 = b5;
+    let mut m2 = b2 - significant_bits;
+
+    let fract = fract >> tail_zeros;
+    b2 -= n_fract_bits - 1;
+    let common2 = b2.min(s2);
+    b2 -= common2;
+    s2 -= common2;
+    m2 -= common2;
+    // Below a power of two the next smaller value is half as far away.
+    if n_fract_bits == 1 {
+        m2 -= 1;
+    }
+    if m2 < 0 {
+        b2 -= m2;
+        s2 -= m2;
+        m2 = 0;
+    }
+
+    let b_bits = n_fract_bits
+        + b2
+        + if (b5 as usize) < N_5_BITS.len() {
+            N_5_BITS[b5 as usize]
+        } else {
+            b5 * 3
+        };
+    let ten_s_bits = s2
+        + 1
+        + if ((s5 + 1) as usize) < N_5_BITS.len() {
+            N_5_BITS[(s5 + 1) as usize]
+        } else {
+            (s5 + 1) * 3
+        };
+
+    let mut digits = Vec::with_capacity(20);
+    // (low, high, 2·B compared with 10·S)
+    let (low, high, low_digit_difference);
+    // Java's E-form needs two digits, so the first one never stops the loop there.
+    let e_form = |dec_exp: i32| !(-3..8).contains(&dec_exp);
+    if b_bits < 64 && ten_s_bits < 64 {
+        if b_bits < 32 && ten_s_bits < 32 {
+            // The int path, with Java's 32-bit wrap-around.
+            let mut b = (fract as i32)
+                .wrapping_mul(pow5_u64(b5) as i32)
+                .wrapping_shl(b2 as u32);
+            let s = (pow5_u64(s5) as i32).wrapping_shl(s2 as u32);
+            let mut m = (pow5_u64(m5) as i32).wrapping_shl(m2 as u32);
+            let tens = s.wrapping_mul(10);
+            let q = b / s;
+            b = (b % s).wrapping_mul(10);
+            m = m.wrapping_mul(10);
+            let mut lo = b < m;
+            let mut hi = b.wrapping_add(m) > tens;
+            if q == 0 && !hi {
+                dec_exp -= 1;
+            } else {
+                digits.push(q as u8);
+            }
+            if e_form(dec_exp) {
+                lo = false;
+                hi = false;
+            }
+            while !lo && !hi {
+                let q = b / s;
+                b = (b % s).wrapping_mul(10);
+                m = m.wrapping_mul(10);
+                if m > 0 {
+                    lo = b < m;
+                    hi = b.wrapping_add(m) > tens;
+                } else {
+                    lo = true;
+                    hi = true;
+                }
+                digits.push(q as u8);
+            }
+            low = lo;
+            high = hi;
+            low_digit_difference = i64::from((b << 1).wrapping_sub(tens)).signum();
+        } else {
+            // The long path, with Java's 64-bit wrap-around.
+            let mut b = (fract as i64)
+                .wrapping_mul(pow5_u64(b5) as i64)
+                .wrapping_shl(b2 as u32);
+            let s = (pow5_u64(s5) as i64).wrapping_shl(s2 as u32);
+            let mut m = (pow5_u64(m5) as i64).wrapping_shl(m2 as u32);
+            let tens = s.wrapping_mul(10);
+            let q = b / s;
+            b = (b % s).wrapping_mul(10);
+            m = m.wrapping_mul(10);
+            let mut lo = b < m;
+            let mut hi = b.wrapping_add(m) > tens;
+            if q == 0 && !hi {
+                dec_exp -= 1;
+            } else {
+                digits.push(q as u8);
+            }
+            if e_form(dec_exp) {
+                lo = false;
+                hi = false;
+            }
+            while !lo && !hi {
+                let q = b / s;
+                b = (b % s).wrapping_mul(10);
+                m = m.wrapping_mul(10);
+                if m > 0 {
+                    lo = b < m;
+                    hi = b.wrapping_add(m) > tens;
+                } else {
+                    lo = true;
+                    hi = true;
+                }
+                digits.push(q as u8);
+            }
+            low = lo;
+            high = hi;
+            low_digit_difference = (b << 1).wrapping_sub(tens).signum();
+        }
+    } else {
+        // The big-integer path: here the high test includes equality (`B + M >= 10·S`).
+        let s = Big::pow52(s5, s2);
+        let mut b = Big::from_u64(fract).mul_pow52(b5, b2);
+        let mut m = Big::pow52(m5 + 1, m2 + 1);
+        let ten_s = Big::pow52(s5 + 1, s2 + 1);
+        let q = b.quo_rem_times10(&s);
+        let mut lo = b.cmp(&m) == Ordering::Less;
+        let mut hi = b.add(&m).cmp(&ten_s) != Ordering::Less;
+        if q == 0 && !hi {
+            dec_exp -= 1;
+        } else {
+            digits.push(q);
+        }
+        if e_form(dec_exp) {
+            lo = false;
+            hi = false;
+        }
+        while !lo && !hi {
+            let q = b.quo_rem_times10(&s);
+            m = m.mul_small(10);
+            lo = b.cmp(&m) == Ordering::Less;
+            hi = b.add(&m).cmp(&ten_s) != Ordering::Less;
+            digits.push(q);
+        }
+        low = lo;
+        high = hi;
+        low_digit_difference = if high && low {
+            match b.mul_small(2).cmp(&ten_s) {
+                Ordering::Less => -1,
+                Ordering::Equal => 0,
+                Ordering::Greater => 1,
+            }
+        } else {
+            0
+        };
+    }
+
+    let mut result = Digits {
+        digits,
+        exponent: dec_exp + 1,
+    };
+    if high {
+        if low {
+            if low_digit_difference == 0 {
+                // A tie: round to an even last digit.
+                if result.digits.last().is_some_and(|d| d & 1 != 0) {
+                    result.round_up();
+                }
+            } else if low_digit_difference > 0 {
+                result.round_up();
+            }
+        } else {
+            result.round_up();
+        }
+    }
+    result
+}
+
+/// `developLongDigits`: the digits of an integer, `insignificant` low digits rounded away
+/// (half up), trailing zeros dropped.
+fn long_digits(mut value: u64, insignificant: i32) -> Digits {
+    let mut exponent = 0;
+    if insignificant != 0 {
+        let pow10 = 10u64.pow(insignificant as u32);
+        let residue = value % pow10;
+        value /= pow10;
+        exponent += insignificant;
+        if residue >= pow10 >> 1 {
+            value += 1;
+        }
+    }
+    let text = value.to_string();
+    let trimmed = text.trim_end_matches('0');
+    let digits: Vec<u8> = trimmed.bytes().map(|b| b - b'0').collect();
+    Digits {
+        exponent: exponent + text.len() as i32,
+        digits,
+    }
+}
+
+/// `estimateDecExp`: floor(log10(v)) from a linear approximation of log10 of the mantissa,
+/// sometimes one too high (the digit loop then drops a leading zero).
+// Java's own literal, which is not the nearest double to log10(2): replacing it with
+// `LOG10_2` could change the estimate.
+#[allow(clippy::approx_constant)]
+fn estimate_dec_exp(fract: u64, bin_exp: i32) -> i32 {
+    let d2 = f64::from_bits((1023u64 << 52) | (fract & ((1 << 52) - 1)));
+    let d = (d2 - 1.5) * 0.289529654 + 0.176091259 + f64::from(bin_exp) * 0.301029995663981;
+    d.floor() as i32
+}
+
+/// The few unsigned big-integer operations the digit loop needs, little-endian 32-bit words.
+#[derive(Clone)]
+struct Big(Vec<u32>);
+
+impl Big {
+    fn from_u64(v: u64) -> Big {
+        Big(vec![v as u32, (v >> 32) as u32]).trimmed()
+    }
+
+    /// 5^p5 × 2^p2.
+    fn pow52(p5: i32, p2: i32) -> Big {
+        Big::from_u64(1).mul_pow52(p5, p2)
+    }
+
+    fn mul_pow52(mut self, p5: i32, p2: i32) -> Big {
+        let mut left = p5;
+        while left > 0 {
+            // 5^13 is the largest power of five below 2^32.
+            let step = left.min(13);
+            self = self.mul_small(5u32.pow(step as u32));
+            left -= step;
+        }
+        self.shl(p2 as u32)
+    }
+
+    fn trimmed(mut self) -> Big {
+        while self.0.last() == Some(&0) {
+            self.0.pop();
+        }
+        self
+    }
+
+    fn mul_small(&self, k: u32) -> Big {
+        let mut out = Vec::with_capacity(self.0.len() + 1);
+        let mut carry = 0u64;
+        for &w in &self.0 {
+            let p = u64::from(w) * u64::from(k) + carry;
+            out.push(p as u32);
+            carry = p >> 32;
+        }
+        out.push(carry as u32);
+        Big(out).trimmed()
+    }
+
+    fn shl(mut self, bits: u32) -> Big {
+        let words = (bits / 32) as usize;
+        let bits = bits % 32;
+        if bits > 0 {
+            let mut carry = 0u32;
+            for w in &mut self.0 {
+                let next = *w >> (32 - bits);
+                *w = (*w << bits) | carry;
+                carry = next;
+            }
+            self.0.push(carry);
+        }
+        let mut out = vec![0; words];
+        out.extend(self.0);
+        Big(out).trimmed()
+    }
+
+    fn add(&self, other: &Big) -> Big {
+        let n = self.0.len().max(other.0.len());
+        let mut out = Vec::with_capacity(n + 1);
+        let mut carry = 0u64;
+        for i in 0..n {
+            let s = u64::from(*self.0.get(i).unwrap_or(&0))
+                + u64::from(*other.0.get(i).unwrap_or(&0))
+                + carry;
+            out.push(s as u32);
+            carry = s >> 32;
+        }
+        out.push(carry as u32);
+        Big(out).trimmed()
+    }
+
+    /// `self -= other`, `other <= self`.
+    fn sub_assign(&mut self, other: &Big) {
+        let mut borrow = 0i64;
+        for i in 0..self.0.len() {
+            let d = i64::from(self.0[i]) - i64::from(*other.0.get(i).unwrap_or(&0)) - borrow;
+            if d < 0 {
+                self.0[i] = (d + (1 << 32)) as u32;
+                borrow = 1;
+            } else {
+                self.0[i] = d as u32;
+                borrow = 0;
+            }
+        }
+        let trimmed = std::mem::take(&mut self.0);
+        *self = Big(trimmed).trimmed();
+    }
+
+    fn cmp(&self, other: &Big) -> Ordering {
+        self.0
+            .len()
+            .cmp(&other.0.len())
+            .then_with(|| self.0.iter().rev().cmp(other.0.iter().rev()))
+    }
+
+    /// `quoRemIteration`: returns `self / s` (a digit) and leaves `10 × (self % s)`.
+    fn quo_rem_times10(&mut self, s: &Big) -> u8 {
+        let mut q = 0;
+        while self.cmp(s) != Ordering::Less {
+            self.sub_assign(s);
+            q += 1;
+        }
+        *self = self.mul_small(10);
+        q
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(v: f64) -> String {
+        let mut s = String::new();
+        double_to_string(&mut s, v);
+        s
+    }
+
+    fn f(v: f32) -> String {
+        let mut s = String::new();
+        float_to_string(&mut s, v);
+        s
+    }
+
+    #[test]
+    fn plain_and_scientific_forms() {
+        assert_eq!(d(1.0), "1.0");
+        assert_eq!(d(0.1), "0.1");
+        assert_eq!(d(1.0e7), "1.0E7");
+        assert_eq!(d(1234567.0), "1234567.0");
+        assert_eq!(d(0.001), "0.001");
+        assert_eq!(d(0.0001), "1.0E-4");
+        assert_eq!(d(-0.0), "-0.0");
+        assert_eq!(d(f64::MIN_POSITIVE), "2.2250738585072014E-308");
+        assert_eq!(d(f64::MAX), "1.7976931348623157E308");
+        assert_eq!(d(4.9e-324), "4.9E-324");
+        assert_eq!(f(1.0e10), "1.0E10");
+        assert_eq!(f(0.1), "0.1");
+        assert_eq!(f(1.4e-45), "1.4E-45");
+    }
+
+    /// Doubles whose Java 17 text is not the shortest round-trip one, printed by Java 17.
+    const JAVA17_DOUBLES: &[(u64, &str)] = &[
+        (0x0000000000000001, "4.9E-324"),
+        (0x000000000000000a, "4.9E-323"),
+        (0x000000000000000e, "6.9E-323"),
+        (0x0000000000000020, "1.58E-322"),
+        (0x0000000000000800, "1.0118E-320"),
+        (0x0000000000020000, "6.47582E-319"),
+        (0x0000000000200000, "1.0361308E-317"),
+        (0x0000000020000000, "2.652494739E-315"),
+        (0x0000020000000000, "1.0864618449742E-311"),
+        (0x0000100000000000, "8.6916947597938E-311"),
+        (0x0060000000000000, "7.1202363472230444E-307"),
+        (0x0070000000000000, "1.4240472694446089E-306"),
+        (0x0080000000000000, "2.8480945388892178E-306"),
+        (0x00f0000000000000, "3.6455610097781987E-304"),
+        (0x0420000000000000, "8.2090736025967525E-289"),
+        (0x0470000000000000, "2.6269035528309608E-287"),
+        (0x0480000000000000, "5.2538071056619216E-287"),
+        (0x0630000000000000, "7.0515405307219905E-279"),
+        (0x0660000000000000, "5.6412324245775924E-278"),
+        (0x0700000000000000, "5.7766220027674546E-275"),
+        (0x0710000000000000, "1.1553244005534909E-274"),
+        (0x0720000000000000, "2.3106488011069819E-274"),
+        (0x0730000000000000, "4.6212976022139637E-274"),
+        (0x07a0000000000000, "5.9152609308338736E-272"),
+        (0x0950000000000000, "7.9393288266368765E-264"),
+        (0x0a90000000000000, "8.324989663719589E-258"),
+        (0x0ab0000000000000, "3.3299958654878358E-257"),
+        (0x0d40000000000000, "7.3227383490997605E-245"),
+        (0x0e80000000000000, "7.6784476871456305E-239"),
+        (0x0ec0000000000000, "1.2285516299433009E-237"),
+        (0x0ed0000000000000, "2.4571032598866018E-237"),
+        (0x0ee0000000000000, "4.9142065197732035E-237"),
+        (0x0f50000000000000, "6.2901843453097005E-235"),
+        (0x0fe0000000000000, "3.2205743847985667E-232"),
+        (0x1020000000000000, "5.1529190156777066E-231"),
+        (0x10c0000000000000, "5.2765890720539716E-228"),
+        (0x1190000000000000, "4.3225817678266135E-224"),
+        (0x1310000000000000, "7.2520887996488946E-217"),
+        (0x1340000000000000, "5.8016710397191157E-216"),
+        (0x1370000000000000, "4.6413368317752925E-215"),
+        (0x13e0000000000000, "5.9409111446723744E-213"),
+        (0x1400000000000000, "2.3763644578689498E-212"),
+        (0x1410000000000000, "4.7527289157378996E-212"),
+        (0x1420000000000000, "9.505457831475799E-212"),
+        (0x1440000000000000, "3.8021831325903196E-211"),
+        (0x1450000000000000, "7.604366265180639E-211"),
+        (0x1470000000000000, "3.0417465060722557E-210"),
+        (0x1480000000000000, "6.0834930121445114E-210"),
+        (0x15f0000000000000, "5.1032038149619546E-203"),
+        (0x1610000000000000, "2.0412815259847818E-202"),
+        (0x1780000000000000, "1.7123510539128149E-195"),
+        (0x1790000000000000, "3.4247021078256297E-195"),
+        (0x17b0000000000000, "1.3698808431302519E-194"),
+        (0x17d0000000000000, "5.4795233725210076E-194"),
+        (0x1ab0000000000000, "3.8558717841646146E-180"),
+        (0x1ac0000000000000, "7.711743568329229E-180"),
+        (0x1ad0000000000000, "1.5423487136658458E-179"),
+        (0x1ae0000000000000, "3.0846974273316917E-179"),
+        (0x1bc0000000000000, "5.0539682649402436E-175"),
+        (0x1c60000000000000, "5.1752635032988095E-172"),
+        (0x1c80000000000000, "2.0701054013195238E-171"),
+        (0x1d30000000000000, "4.2395758619023847E-168"),
+        (0x1d50000000000000, "1.6958303447609539E-167"),
+        (0x1d70000000000000, "6.7833213790438156E-167"),
+        (0x1da0000000000000, "5.4266571032350524E-166"),
+        (0x1f10000000000000, "4.5522099189454387E-159"),
+        (0x1f70000000000000, "2.9134143481250808E-157"),
+        (0x1f80000000000000, "5.8268286962501615E-157"),
+        (0x2020000000000000, "5.9666725849601654E-154"),
+        (0x20c0000000000000, "6.1098727269992094E-151"),
+        (0x20d0000000000000, "1.2219745453998419E-150"),
+        (0x20e0000000000000, "2.4439490907996837E-150"),
+        (0x20f0000000000000, "4.8878981815993675E-150"),
+        (0x2260000000000000, "4.1002661789349907E-143"),
+        (0x2620000000000000, "4.7272850523062967E-125"),
+        (0x2800000000000000, "5.0758836746312984E-116"),
+        (0x2840000000000000, "8.1214138794100775E-115"),
+        (0x28a0000000000000, "5.1977048828224496E-113"),
+        (0x28b0000000000000, "1.0395409765644899E-112"),
+        (0x28c0000000000000, "2.0790819531289798E-112"),
+        (0x28d0000000000000, "4.1581639062579597E-112"),
+        (0x28f0000000000000, "1.6632655625031839E-111"),
+        (0x2900000000000000, "3.3265311250063677E-111"),
+        (0x2d30000000000000, "4.9090934652977266E-91"),
+        (0x2df0000000000000, "2.0107646833859488E-87"),
+        (0x2e00000000000000, "4.0215293667718976E-87"),
+        (0x2f10000000000000, "5.2710989716152616E-82"),
+        (0x3060000000000000, "1.1054295750520889E-75"),
+        (0x3070000000000000, "2.2108591501041778E-75"),
+        (0x33d0000000000000, "3.9827297778311307E-59"),
+        (0x34b0000000000000, "6.5253044679985245E-55"),
+        (0x34c0000000000000, "1.3050608935997049E-54"),
+        (0x34d0000000000000, "2.6101217871994098E-54"),
+        (0x34f0000000000000, "1.0440487148797639E-53"),
+        (0x3500000000000000, "2.0880974297595278E-53"),
+        (0x3620000000000000, "5.4738221262688167E-48"),
+        (0x3680000000000000, "3.5032461608120427E-46"),
+        (0x3700000000000000, "8.968310171678829E-44"),
+        (0x3720000000000000, "3.5873240686715317E-43"),
+        (0x3730000000000000, "7.1746481373430634E-43"),
+        (0x3800000000000000, "5.8774717541114375E-39"),
+        (0x38c0000000000000, "2.4074124304840448E-35"),
+        (0x38e0000000000000, "9.629649721936179E-35"),
+        (0x38f0000000000000, "1.9259299443872359E-34"),
+        (0x39e0000000000000, "6.3108872417680944E-30"),
+        (0x3a00000000000000, "2.5243548967072378E-29"),
+        (0x3b10000000000000, "3.3087224502121107E-24"),
+        (0x3b20000000000000, "6.6174449004242214E-24"),
+        (0x3b80000000000000, "4.2351647362715017E-22"),
+        (0x3c10000000000000, "2.1684043449710089E-19"),
+        (0x3c20000000000000, "4.3368086899420177E-19"),
+        (0x3d20000000000000, "2.8421709430404007E-14"),
+        (0x3d30000000000000, "5.6843418860808015E-14"),
+        (0x3e70000000000000, "5.9604644775390625E-8"),
+        (0x43567810ba608a54, "2.5297850917333328E16"),
+        (0x435b62bea9e21f16, "3.0833581618658392E16"),
+        (0x43734a76924a7242, "8.6878362855220256E16"),
+        (0x4385c79084803db6, "1.96172736740439744E17"),
+        (0x438bcaee0b7e3d51, "2.50334339681200672E17"),
+        (0x439a1f3bae95fb11, "4.7057219757269101E17"),
+        (0x43a0004030533c82, "5.7649604045296461E17"),
+        (0x43a6bfc6747e20c4, "8.1962349651036621E17"),
+        (0x43ca89990edc5cd3, "3.8244556118022979E18"),
+        (0x43eb901de8b57f84, "1.5888962567880319E19"),
+        (0x4443b45e21ac86dc, "7.269699999999999E20"),
+        (0x4448d34377341242, "9.158899999999999E20"),
+        (0x44798126f7d10de8, "7.527600000000001E21"),
+        (0x448dd5fcca7cff9e, "1.7612000000000001E22"),
+        (0x449033b94cfe0ce0, "1.9128000000000002E22"),
+        (0x4490c570cb5c6a7a, "1.9800000000000002E22"),
+        (0x449e565b647acbfa, "3.5815999999999998E22"),
+        (0x44c1c9a62d04ed0c, "1.6799999999999998E23"),
+        (0x44c8e71bd8a07f12, "2.3520000000000002E23"),
+        (0x44d301e63bcf2356, "3.5903999999999997E23"),
+        (0x44e3c0b80bf560f6, "7.462400000000001E23"),
+        (0x44f52d02c7e14af6, "1.5999999999999999E24"),
+        (0x44f631382989cd8a, "1.6768000000000001E24"),
+        (0x45152d02c7e14af6, "6.399999999999999E24"),
+        (0x45252d02c7e14af6, "1.2799999999999999E25"),
+        (0x452da56a4b0835c0, "1.7920000000000001E25"),
+        (0x454a420db02bd7d6, "6.3488000000000004E25"),
+        (0x4650000000000000, "5.0706024009129176E30"),
+        (0x46d0000000000000, "1.2980742146337069E33"),
+        (0x4750000000000000, "3.3230699894622897E35"),
+        (0x4790000000000000, "5.3169119831396635E36"),
+        (0x47f0000000000000, "3.4028236692093846E38"),
+        (0x4800000000000000, "6.805647338418769E38"),
+        (0x4930000000000000, "3.5681192317648997E44"),
+        (0x4940000000000000, "7.1362384635297994E44"),
+        (0x4960000000000000, "2.8544953854119198E45"),
+        (0x4970000000000000, "5.7089907708238395E45"),
+        (0x4980000000000000, "1.1417981541647679E46"),
+        (0x4990000000000000, "2.2835963083295358E46"),
+        (0x49e0000000000000, "7.3075081866545146E47"),
+        (0x4a00000000000000, "2.9230032746618058E48"),
+        (0x4a10000000000000, "5.8460065493236117E48"),
+        (0x4b30000000000000, "1.5324955408658889E54"),
+        (0x4b50000000000000, "6.1299821634635554E54"),
+        (0x4c20000000000000, "5.0216813883093446E58"),
+        (0x4c30000000000000, "1.0043362776618689E59"),
+        (0x4c50000000000000, "4.0173451106474757E59"),
+        (0x4f00000000000000, "3.5336941295567687E72"),
+        (0x5050000000000000, "7.4106937111882365E78"),
+        (0x5100000000000000, "1.5177100720513508E82"),
+        (0x5110000000000000, "3.0354201441027017E82"),
+        (0x5150000000000000, "4.8566722305643227E83"),
+        (0x52f0000000000000, "3.2592575621351777E91"),
+        (0x5300000000000000, "6.5185151242703555E91"),
+        (0x5580000000000000, "7.1671831749689735E103"),
+        (0x5790000000000000, "6.1565634681866374E113"),
+        (0x5890000000000000, "4.0347654345107947E118"),
+        (0x58c0000000000000, "3.2278123476086357E119"),
+        (0x5940000000000000, "8.2631996098781075E121"),
+        (0x5c90000000000000, "7.4428285367870146E137"),
+        (0x5ca0000000000000, "1.4885657073574029E138"),
+        (0x5cb0000000000000, "2.9771314147148058E138"),
+        (0x5e10000000000000, "1.2486994201263969E145"),
+        (0x5e20000000000000, "2.4973988402527938E145"),
+        (0x5e30000000000000, "4.9947976805055876E145"),
+        (0x5ec0000000000000, "2.5573364124188608E148"),
+        (0x5ed0000000000000, "5.1146728248377217E148"),
+        (0x5fe0000000000000, "6.7039039649712985E153"),
+        (0x61d0000000000000, "1.4396524142538228E163"),
+        (0x61e0000000000000, "2.8793048285076457E163"),
+        (0x6290000000000000, "5.8968162887836584E166"),
+        (0x62c0000000000000, "4.7174530310269267E167"),
+        (0x63c0000000000000, "3.0916300184138067E172"),
+        (0x63d0000000000000, "6.1832600368276134E172"),
+        (0x6400000000000000, "4.9466080294620907E173"),
+        (0x64d0000000000000, "4.0522612977353447E177"),
+        (0x64e0000000000000, "8.104522595470689E177"),
+        (0x64f0000000000000, "1.6209045190941379E178"),
+        (0x6500000000000000, "3.2418090381882757E178"),
+        (0x6960000000000000, "3.8272525864510488E199"),
+        (0x6970000000000000, "7.6545051729020976E199"),
+        (0x6a70000000000000, "5.0164565101131187E204"),
+        (0x6b00000000000000, "2.5684257331779168E207"),
+        (0x6bb0000000000000, "5.2601359015483735E210"),
+        (0x6c80000000000000, "4.3091033305484276E214"),
+        (0x6e20000000000000, "2.8917902937172147E222"),
+        (0x6e30000000000000, "5.7835805874344294E222"),
+        (0x6e40000000000000, "1.1567161174868859E223"),
+        (0x6e50000000000000, "2.3134322349737718E223"),
+        (0x6f20000000000000, "1.8951636868905138E227"),
+        (0x6f30000000000000, "3.7903273737810277E227"),
+        (0x7040000000000000, "4.9680578953622686E232"),
+        (0x7220000000000000, "5.3344115463038834E241"),
+        (0x7250000000000000, "4.2675292370431067E242"),
+        (0x72c0000000000000, "5.4624374234151766E244"),
+        (0x7390000000000000, "4.4748287372617127E248"),
+        (0x74d0000000000000, "4.6921980180029376E254"),
+        (0x75e0000000000000, "6.1501577861568104E259"),
+        (0x7640000000000000, "3.9361009831403587E261"),
+        (0x7790000000000000, "8.2546020489947695E267"),
+        (0x77c0000000000000, "6.6036816391958156E268"),
+        (0x78e0000000000000, "1.7311155196253479E274"),
+        (0x7900000000000000, "6.9244620785013915E274"),
+        (0x7960000000000000, "4.4316557302408906E276"),
+        (0x7ac0000000000000, "1.8587711355972288E283"),
+        (0x7b70000000000000, "3.8067632857031246E286"),
+        (0x7b80000000000000, "7.613526571406249E286"),
+        (0x7bc0000000000000, "1.2181642514249999E288"),
+        (0x7bd0000000000000, "2.4363285028499998E288"),
+        (0x7be0000000000000, "4.8726570056999995E288"),
+        (0x7c00000000000000, "1.9490628022799998E289"),
+        (0x7c10000000000000, "3.8981256045599996E289"),
+        (0x7c20000000000000, "7.796251209119999E289"),
+        (0x7c40000000000000, "3.1185004836479997E290"),
+        (0x7c60000000000000, "1.2474001934591999E291"),
+        (0x7c70000000000000, "2.4948003869183998E291"),
+        (0x7cb0000000000000, "3.9916806190694396E292"),
+        (0x7cc0000000000000, "7.983361238138879E292"),
+        (0x7ce0000000000000, "3.1933444952555517E293"),
+        (0x7cf0000000000000, "6.3866889905111034E293"),
+        (0x7df0000000000000, "4.1855804968213567E298"),
+        (0x7f00000000000000, "5.4861240687936887E303"),
+        (0x7f60000000000000, "3.5111194040279608E305"),
+        (0x7f70000000000000, "7.0222388080559215E305"),
+        (0xc3dae93fe8349b91, "-7.7566055244291287E18"),
+        (0xc53da90f3706fc45, "-3.5857209370724216E25"),
+    ];
+
+    /// Floats whose Java 17 text is not the shortest round-trip one, printed by Java 17.
+    const JAVA17_FLOATS: &[(u32, &str)] = &[
+        (0x00000001, "1.4E-45"),
+        (0x00000004, "5.6E-45"),
+        (0x00000006, "8.4E-45"),
+        (0x00000007, "9.8E-45"),
+        (0x00000015, "2.9E-44"),
+        (0x0000001d, "4.1E-44"),
+        (0x00000080, "1.794E-43"),
+        (0x00000200, "7.175E-43"),
+        (0x00010000, "9.18355E-41"),
+        (0x00800000, "1.17549435E-38"),
+        (0x0f800000, "1.26217745E-29"),
+        (0x11000000, "1.00974196E-28"),
+        (0x11800000, "2.0194839E-28"),
+        (0x12000000, "4.0389678E-28"),
+        (0x12800000, "8.0779357E-28"),
+        (0x15800000, "5.1698788E-26"),
+        (0x2c800000, "3.6379788E-12"),
+        (0x4c01a2de, "3.3983352E7"),
+        (0x4c27133e, "4.3797752E7"),
+        (0x4c596d1a, "5.6996968E7"),
+        (0x4c61bc54, "5.9175248E7"),
+        (0x4c91fcc5, "7.6539432E7"),
+        (0x4cb6b556, "9.5791792E7"),
+        (0x4d1a0569, "1.61502864E8"),
+        (0x4d250d71, "1.73070096E8"),
+        (0x4d93327e, "3.08694976E8"),
+        (0x4dd52a16, "4.47038144E8"),
+        (0x4f692c7d, "3.91200691E9"),
+        (0x4fc679f4, "6.6597622E9"),
+        (0x4ff7059a, "8.2886789E9"),
+        (0x50854c48, "1.78909512E10"),
+        (0x50d59c82, "2.86704312E10"),
+        (0x5137d4ba, "4.9346748E10"),
+        (0x5193335e, "7.9027749E10"),
+        (0x51d76e60, "1.15658719E11"),
+        (0x524818eb, "2.14852878E11"),
+        (0x52b7a247, "3.94350789E11"),
+        (0x52c25773, "4.17345405E11"),
+        (0x52e73bef, "4.96571482E11"),
+        (0x53159376, "6.4242411E11"),
+        (0x53aa9dfb, "1.46558983E12"),
+        (0x53c2cc4e, "1.67330264E12"),
+        (0x542d0c83, "2.97295702E12"),
+        (0x5446306c, "3.40486364E12"),
+        (0x54532ce8, "3.62796601E12"),
+        (0x568251b0, "7.1643678E13"),
+        (0x571bec0d, "1.71438133E14"),
+        (0x57755b67, "2.69772919E14"),
+        (0x5783e071, "2.89999983E14"),
+        (0x57b89721, "4.05918466E14"),
+        (0x58cc0b34, "1.79478791E15"),
+        (0x5945e08c, "3.48109139E15"),
+        (0x59f9c4db, "8.7879643E15"),
+        (0x5a2e78bb, "1.22773476E16"),
+        (0x5a4e65f2, "1.45239838E16"),
+        (0x5ac2c616, "2.74119716E16"),
+        (0x5ad51726, "2.9989811E16"),
+        (0x5c5ba732, "2.47307412E17"),
+        (0x5c8bab60, "3.14507605E17"),
+        (0x5d00f678, "5.8079668E17"),
+        (0x5d3c80ee, "8.4894488E17"),
+        (0x5d919b86, "1.31151589E18"),
+        (0x5da44860, "1.47972715E18"),
+        (0x5dac4a51, "1.55185305E18"),
+        (0x5de378c1, "2.04888288E18"),
+        (0x5df49621, "2.20303881E18"),
+        (0x60000000, "3.6893488E19"),
+        (0x60800000, "7.3786976E19"),
+        (0x6a33f509, "5.4388716E25"),
+        (0x6a7657a6, "7.4452414E25"),
+        (0x6b000000, "1.54742505E26"),
+        (0x70000000, "1.58456325E29"),
+        (0xcd46076f, "-2.07648496E8"),
+        (0xcf6bc482, "-3.9555241E9"),
+        (0xd59d90c8, "-2.16556445E13"),
+        (0xdbf77d44, "-1.39324101E17"),
+        (0xdc2b8f58, "-1.93159317E17"),
+        (0xde78ab46, "-4.47962313E18"),
+        (0xe8ff0d59, "-9.6355973E24"),
+        (0xea1ce146, "-4.7414062E25"),
+    ];
+
+    /// Sampled, per decimal exponent, from 3.4 million doubles and floats (random bits, random
+    /// decimals, integers, powers of two and their neighbours, subnormals) that Java 17 printed
+    /// and that all agree with this module; these are the ones where Java's text is not the
+    /// shortest round-trip text.
+    #[test]
+    fn java17_fixtures() {
+        for (bits, java) in JAVA17_DOUBLES {
+            assert_eq!(d(f64::from_bits(*bits)), *java, "double {bits:#x}");
+        }
+        for (bits, java) in JAVA17_FLOATS {
+            assert_eq!(f(f32::from_bits(*bits)), *java, "float {bits:#x}");
+        }
+    }
+
+    /// Values where Java 17 differs from the shortest text, printed by Java 17 itself.
+    #[test]
+    fn java17_is_not_shortest() {
+        assert_eq!(d(2.0e23), "1.9999999999999998E23");
+        assert_eq!(d(1.0e23), "9.999999999999999E22");
+        assert_eq!(
+            d(f64::from_bits(0x445561bf17bf2d72)),
+            "1.5776999999999999E21"
+        );
+        assert_eq!(
+            d(f64::from_bits(0x4398a0086e9f2b4d)),
+            "4.4360688109845382E17"
+        );
+        assert_eq!(
+            d(f64::from_bits(0xc534698e0ffe101f)),
+            "-2.4676985463028642E25"
+        );
+        assert_eq!(
+            d(f64::from_bits(0x43e0e5ef4b14f2f6)),
+            "9.741139040213119E18"
+        );
+    }
+}
