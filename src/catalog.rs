@@ -158,6 +158,9 @@ pub struct ViewDef {
     pub schema: Schema,
     pub comment: Option<String>,
     pub temporary: bool,
+    /// The query as SHOW CREATE VIEW prints it (Flink's expanded SQL where Tideline can
+    /// write it, else the query's own text).
+    pub expanded_query: String,
 }
 
 impl ViewDef {
@@ -179,7 +182,7 @@ impl ViewDef {
         if let Some(comment) = &self.comment {
             out.push_str(&format!("COMMENT '{}'\n", comment.replace('\'', "''")));
         }
-        out.push_str(&format!("AS {}\n", self.query));
+        out.push_str(&format!("AS {}\n", self.expanded_query));
         out
     }
 }

@@ -20,7 +20,7 @@ use crate::plan::bind::{Binder, output_names, repeated_name};
 use crate::plan::logical::LogicalPlan;
 use crate::sql::SqlError;
 use crate::function::string::like_to_regex;
-use crate::sql::ast::{ObjectKind, ParsedStatement, ShowLike, Statement};
+use crate::sql::ast::{AlterTableAction, ObjectKind, ParsedStatement, ShowLike, Statement};
 use crate::sql::parser::{object_name_last, session_object_name};
 use crate::types::Schema;
 use sqlparser::ast::ObjectName;
@@ -124,6 +124,19 @@ impl Session {
         parsed: &ParsedStatement,
         out: &mut dyn Write,
     ) -> Result<(), StatementError> {
+        // Like Flink, SET takes any zone id; each statement that plans a query checks it.
+        if matches!(
+            parsed.statement,
+            Statement::Query(_) | Statement::Insert(_) | Statement::Explain(_)
+        ) && let Some(zone) = self.options.get(LOCAL_TIME_ZONE)
+            && zone != "default"
+            && !flink_session_zone_id(zone)
+        {
+            return Err(position_error(
+                parsed,
+                "Invalid time zone. The value should be a Time Zone Database (TZDB) ID such as 'America/Los_Angeles' to include daylight saving time. Fixed offsets are supported using 'GMT-03:00' or 'GMT+03:00'. Or use 'UTC' without time zone and daylight saving time.",
+            ));
+        }
         match &parsed.statement {
             Statement::Set { key: None, .. } => {
                 let rows: Vec<Vec<String>> = self
@@ -207,6 +220,17 @@ impl Session {
                             format!("A column with the same name `{name}` has been defined"),
                         ));
                     }
+                    let columns = |table: &str| match self.catalog.get(table) {
+                        Some(CatalogEntry::Table(t)) => {
+                            Some(t.columns.iter().map(|c| c.name.clone()).collect())
+                        }
+                        Some(CatalogEntry::View(v)) => {
+                            Some(v.schema.fields.iter().map(|f| f.name.clone()).collect())
+                        }
+                        None => None,
+                    };
+                    let expanded_query = crate::sql::expand::expand_query(&create.query, &columns)
+                        .unwrap_or_else(|| create.query.to_string());
                     let schema = plan
                         .schema()
                         .renamed(&create.columns)
@@ -219,6 +243,7 @@ impl Session {
                             schema,
                             comment: create.comment.clone(),
                             temporary: create.temporary,
+                            expanded_query,
                         })),
                         create.temporary,
                     );
@@ -370,7 +395,7 @@ impl Session {
             }
             Statement::Describe { name, like } => {
                 let name = session_object_name(name).map_err(|m| position_error(parsed, m))?;
-                if like.is_some() && self.catalog.get(&name).is_none() {
+                if self.catalog.get(&name).is_none() {
                     return Err(position_error(
                         parsed,
                         format!(
@@ -478,6 +503,112 @@ impl Session {
                 let keep = show_matcher(like.as_ref()).map_err(|m| position_error(parsed, m))?;
                 let rows = rows.into_iter().filter(|r| keep(&r[0])).collect();
                 print_rows(out, header, rows, None)?;
+            }
+            Statement::AlterTable {
+                name,
+                if_exists,
+                action,
+            } => {
+                let name = session_object_name(name).map_err(|m| position_error(parsed, m))?;
+                let table = match self.catalog.get_in(&name, false) {
+                    Some(CatalogEntry::Table(t)) => t.clone(),
+                    _ if *if_exists => return succeeded(out),
+                    _ => {
+                        return Err(position_error(
+                            parsed,
+                            format!(
+                                "Table `default_catalog`.`default_database`.`{name}` doesn't exist or is a temporary table."
+                            ),
+                        ));
+                    }
+                };
+                let mut altered = (*table).clone();
+                match action {
+                    AlterTableAction::RenameTo(new_name) => {
+                        let new_name = session_object_name(new_name)
+                            .map_err(|m| position_error(parsed, m))?;
+                        if self.catalog.get_in(&new_name, false).is_some() {
+                            return Err(position_error(
+                                parsed,
+                                format!(
+                                    "Could not execute ALTER TABLE default_catalog.default_database.{name} RENAME TO default_catalog.default_database.{new_name}: a table or view named {new_name} already exists"
+                                ),
+                            ));
+                        }
+                        self.catalog.remove(&name, false);
+                        altered.name = new_name.clone();
+                        self.catalog
+                            .insert(new_name, CatalogEntry::Table(Arc::new(altered)), false);
+                        return succeeded(out);
+                    }
+                    AlterTableAction::SetOptions(options) => {
+                        for (key, value) in options {
+                            match altered.options.iter_mut().find(|(k, _)| k == key) {
+                                Some(existing) => existing.1 = value.clone(),
+                                None => altered.options.push((key.clone(), value.clone())),
+                            }
+                        }
+                    }
+                    AlterTableAction::ResetOptions(keys) => {
+                        altered.options.retain(|(k, _)| !keys.contains(k));
+                    }
+                }
+                self.catalog
+                    .insert(name, CatalogEntry::Table(Arc::new(altered)), false);
+                succeeded(out)?;
+            }
+            Statement::AlterViewRename { name, new_name } => {
+                let name = session_object_name(name).map_err(|m| position_error(parsed, m))?;
+                let new_name =
+                    session_object_name(new_name).map_err(|m| position_error(parsed, m))?;
+                let Some(CatalogEntry::View(view)) = self.catalog.get_in(&name, false).cloned()
+                else {
+                    return Err(position_error(
+                        parsed,
+                        format!(
+                            "View `default_catalog`.`default_database`.`{name}` doesn't exist or is a temporary view."
+                        ),
+                    ));
+                };
+                if self.catalog.get_in(&new_name, false).is_some() {
+                    return Err(position_error(
+                        parsed,
+                        format!("a table or view named {new_name} already exists"),
+                    ));
+                }
+                self.catalog.remove(&name, false);
+                let mut renamed = (*view).clone();
+                renamed.name = new_name.clone();
+                self.catalog
+                    .insert(new_name, CatalogEntry::View(Arc::new(renamed)), false);
+                succeeded(out)?;
+            }
+            Statement::Use { catalog, name } => {
+                let parts: Vec<String> = name
+                    .0
+                    .iter()
+                    .map(|p| p.as_ident().map(|i| i.value.clone()).unwrap_or_default())
+                    .collect();
+                let known = match (catalog, parts.as_slice()) {
+                    (true, [c]) => c == "default_catalog",
+                    (false, [db]) => db == "default_database",
+                    (false, [c, db]) => c == "default_catalog" && db == "default_database",
+                    _ => false,
+                };
+                if !known {
+                    let shown = parts.last().cloned().unwrap_or_default();
+                    return Err(position_error(
+                        parsed,
+                        if *catalog {
+                            format!("A catalog with name [{shown}] does not exist.")
+                        } else {
+                            format!(
+                                "A database with name [{shown}] does not exist in the catalog: [default_catalog]."
+                            )
+                        },
+                    ));
+                }
+                succeeded(out)?;
             }
             Statement::Explain(inner) => {
                 let plan = match inner.as_ref() {
@@ -783,6 +914,40 @@ fn position_error(parsed: &ParsedStatement, message: impl Into<String>) -> State
     ))
 }
 
+/// Whether Flink takes a `table.local-time-zone` value. Flink wants an id that
+/// `java.util.TimeZone` and `java.time.ZoneId` read alike: a tz database name spelled as the
+/// database spells it (but not EST, MST or HST, which `TimeZone` turns into fixed offsets),
+/// `UTC`, `GMT`, or `GMT` with an offset `±h`, `±hh`, `±hhmm` or `±hh:mm` of at most 18 hours.
+/// `UTC+8`, `+08:00`, `Z`, `PST` and `utc` are refused.
+fn flink_session_zone_id(name: &str) -> bool {
+    if name == "UTC" || name == "GMT" {
+        return true;
+    }
+    if let Some(offset) = name.strip_prefix("GMT") {
+        let Some(digits) = offset.strip_prefix(['+', '-']) else {
+            return false;
+        };
+        let (hours, minutes) = match digits.split_once(':') {
+            Some((h, m)) if h.len() == 2 && m.len() == 2 => (h, m),
+            Some(_) => return false,
+            None if digits.len() == 4 => digits.split_at(2),
+            None if (1..=2).contains(&digits.len()) => (digits, "0"),
+            None => return false,
+        };
+        let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+        return match (hours.parse::<u32>(), minutes.parse::<u32>()) {
+            (Ok(h), Ok(m)) if all_digits(hours) && all_digits(minutes) => {
+                m < 60 && h * 60 + m <= 18 * 60
+            }
+            _ => false,
+        };
+    }
+    if matches!(name, "EST" | "MST" | "HST") {
+        return false;
+    }
+    jiff::tz::TimeZone::get(name).is_ok_and(|zone| zone.iana_name() == Some(name))
+}
+
 /// Rejects values Flink would reject for the options Tideline reads.
 fn validate_option(key: &str, value: &str, parsed: &ParsedStatement) -> Result<(), StatementError> {
     let bad = |what: &str| {
@@ -792,10 +957,6 @@ fn validate_option(key: &str, value: &str, parsed: &ParsedStatement) -> Result<(
         )
     };
     match key {
-        LOCAL_TIME_ZONE if value != "default" => {
-            SessionZone::new(value)
-                .map_err(|_| bad("expected a time zone id such as 'UTC' or 'Asia/Shanghai'"))?;
-        }
         RUNTIME_MODE
             if !["streaming", "batch", "automatic"]
                 .contains(&value.to_ascii_lowercase().as_str()) =>

@@ -62,8 +62,34 @@ pub enum Statement {
         like: Option<ShowLike>,
     },
     Explain(Box<Statement>),
+    /// `ALTER TABLE [IF EXISTS] t RENAME TO u | SET (…) | RESET (…)`.
+    AlterTable {
+        name: ObjectName,
+        if_exists: bool,
+        action: AlterTableAction,
+    },
+    /// `ALTER VIEW v RENAME TO w`.
+    AlterViewRename {
+        name: ObjectName,
+        new_name: ObjectName,
+    },
+    /// `USE db`, `USE CATALOG c`: the session has Flink's default catalog and database only,
+    /// so these only check the name.
+    Use {
+        catalog: bool,
+        name: ObjectName,
+    },
     Query(Box<Query>),
     Insert(Insert),
+}
+
+#[derive(Debug, Clone)]
+pub enum AlterTableAction {
+    RenameTo(ObjectName),
+    /// `SET ('k' = 'v', …)`: options added or replaced.
+    SetOptions(Vec<(String, String)>),
+    /// `RESET ('k', …)`: options removed.
+    ResetOptions(Vec<String>),
 }
 
 /// The `[NOT] LIKE 'pattern'` filter of a `SHOW` statement: SQL LIKE on the listed names,

@@ -10,6 +10,7 @@
 pub mod ast;
 pub mod dialect;
 pub mod error;
+pub mod expand;
 pub mod interval;
 pub mod json;
 pub mod parser;

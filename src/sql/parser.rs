@@ -225,6 +225,13 @@ impl StatementParser<'_, '_> {
                 Ok(Statement::Explain(Box::new(self.statement_body()?)))
             }
             "INSERT" => self.insert(),
+            "ALTER" => self.alter(),
+            "USE" => {
+                self.parser.next_token();
+                let catalog = self.keyword("CATALOG");
+                let name = self.parser.parse_object_name(false)?;
+                Ok(Statement::Use { catalog, name })
+            }
             _ => Err(error_at(
                 first.span,
                 format!("unsupported statement {word}"),
@@ -648,6 +655,53 @@ impl StatementParser<'_, '_> {
             case_insensitive,
             pattern,
         }))
+    }
+
+    /// The `ALTER` forms Tideline keeps: renaming a table or view and a table's options.
+    fn alter(&mut self) -> Result<Statement, ParserError> {
+        self.parser.next_token();
+        if self.keyword("VIEW") {
+            let name = self.parser.parse_object_name(false)?;
+            if !self.keywords(&["RENAME", "TO"]) {
+                let at = self.parser.peek_token_ref().span;
+                return Err(error_at(at, "only ALTER VIEW … RENAME TO is supported"));
+            }
+            let new_name = self.parser.parse_object_name(false)?;
+            return Ok(Statement::AlterViewRename { name, new_name });
+        }
+        self.expect_keyword("TABLE")?;
+        let if_exists = self.keywords(&["IF", "EXISTS"]);
+        let name = self.parser.parse_object_name(false)?;
+        let action = if self.keywords(&["RENAME", "TO"]) {
+            AlterTableAction::RenameTo(self.parser.parse_object_name(false)?)
+        } else if self.keyword("SET") {
+            AlterTableAction::SetOptions(self.options()?)
+        } else if self.keyword("RESET") {
+            self.parser.expect_token(&Token::LParen)?;
+            let mut keys = Vec::new();
+            loop {
+                keys.push(self.parser.parse_literal_string()?);
+                if self.parser.consume_token(&Token::RParen) {
+                    break;
+                }
+                self.parser.expect_token(&Token::Comma)?;
+            }
+            AlterTableAction::ResetOptions(keys)
+        } else {
+            let found = self.parser.peek_token_ref().clone();
+            return Err(error_at(
+                found.span,
+                format!(
+                    "unsupported ALTER TABLE {} (RENAME TO, SET and RESET are supported)",
+                    found.token
+                ),
+            ));
+        };
+        Ok(Statement::AlterTable {
+            name,
+            if_exists,
+            action,
+        })
     }
 
     fn insert(&mut self) -> Result<Statement, ParserError> {
