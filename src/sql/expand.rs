@@ -69,10 +69,27 @@ fn expand_select(
         || select.having.is_some()
         || select.qualify.is_some()
         || !matches!(&select.group_by, sqlparser::ast::GroupByExpr::Expressions(e, m) if e.is_empty() && m.is_empty())
-        || select.from.len() != 1
-        || !select.from[0].joins.is_empty()
+        || select.from.len() > 1
+        || select.from.first().is_some_and(|f| !f.joins.is_empty())
     {
         return None;
+    }
+    if select.from.is_empty() {
+        // `SELECT 1 AS x`: no table, nothing to qualify.
+        let items: Option<Vec<String>> = select
+            .projection
+            .iter()
+            .map(|item| match item {
+                SelectItem::UnnamedExpr(e) => expression(e, &Scope::none()),
+                SelectItem::ExprWithAlias { expr, alias } => Some(format!(
+                    "{} AS {}",
+                    expression(expr, &Scope::none())?,
+                    quoted(&alias.value)
+                )),
+                _ => None,
+            })
+            .collect();
+        return Some(format!("SELECT {}", items?.join(", ")));
     }
     let TableFactor::Table { name, alias, .. } = &select.from[0].relation else {
         return None;
@@ -159,10 +176,31 @@ fn expression(expr: &Expr, scope: &Scope) -> Option<String> {
         }
         Expr::UnaryOp { op, expr } => match op {
             UnaryOperator::Not => format!("NOT {}", expression(expr, scope)?),
-            UnaryOperator::Minus => format!("-{}", expression(expr, scope)?),
+            UnaryOperator::Minus => format!("- {}", expression(expr, scope)?),
             _ => return None,
         },
+        // Calcite writes the parentheses an operator needs, not the ones around a lone term.
+        Expr::Nested(inner)
+            if matches!(
+                inner.as_ref(),
+                Expr::Identifier(_) | Expr::CompoundIdentifier(_) | Expr::Value(_) | Expr::Function(_)
+            ) =>
+        {
+            expression(inner, scope)?
+        }
         Expr::Nested(inner) => format!("({})", expression(inner, scope)?),
+        Expr::Between {
+            expr,
+            negated,
+            low,
+            high,
+        } => format!(
+            "{} {}BETWEEN ASYMMETRIC {} AND {}",
+            expression(expr, scope)?,
+            if *negated { "NOT " } else { "" },
+            expression(low, scope)?,
+            expression(high, scope)?
+        ),
         Expr::IsNull(e) => format!("{} IS NULL", expression(e, scope)?),
         Expr::IsNotNull(e) => format!("{} IS NOT NULL", expression(e, scope)?),
         Expr::Like {
@@ -177,6 +215,20 @@ fn expression(expr: &Expr, scope: &Scope) -> Option<String> {
             if *negated { "NOT " } else { "" },
             expression(pattern, scope)?
         ),
+        Expr::In {
+            expr,
+            target: sqlparser::ast::InTarget::List(list),
+            negated,
+            global: false,
+        } => {
+            let items: Option<Vec<String>> = list.iter().map(|e| expression(e, scope)).collect();
+            format!(
+                "{} {}IN ({})",
+                expression(expr, scope)?,
+                if *negated { "NOT " } else { "" },
+                items?.join(", ")
+            )
+        }
         Expr::Cast {
             kind: sqlparser::ast::CastKind::Cast,
             expr,
