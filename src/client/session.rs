@@ -20,7 +20,10 @@ use crate::plan::bind::{Binder, output_names, repeated_name};
 use crate::plan::logical::LogicalPlan;
 use crate::sql::SqlError;
 use crate::function::string::like_to_regex;
-use crate::sql::ast::{AlterTableAction, ObjectKind, ParsedStatement, ShowLike, Statement};
+use crate::sql::ast::{
+    AlterTableAction, ColumnDef, ColumnKind, CreateTable, LikeMode, LikePart, ObjectKind,
+    ParsedStatement, Position, ShowLike, Statement, TableLike, WatermarkDef,
+};
 use crate::sql::parser::{object_name_last, session_object_name};
 use crate::types::Schema;
 use sqlparser::ast::ObjectName;
@@ -174,6 +177,14 @@ impl Session {
                     "table",
                     parsed,
                 )? {
+                    let merged;
+                    let create = match &create.like {
+                        Some(like) => {
+                            merged = self.merge_like(create, like)?;
+                            &merged
+                        }
+                        None => create,
+                    };
                     let table =
                         Binder::new(&self.catalog, &parsed.hints).bind_create_table(create)?;
                     self.catalog.insert(
@@ -764,6 +775,127 @@ impl Session {
                 format!("{what} '{name}' already exists"),
             )),
         }
+    }
+
+    /// `CREATE TABLE t (…) WITH (…) LIKE src (…)`: the source's columns, watermark, primary
+    /// key and options merged with the new ones under Flink's rules — by default everything
+    /// is included, a new option overwrites the source's, a new column or a second watermark
+    /// or primary key is an error.
+    fn merge_like(&self, create: &CreateTable, like: &TableLike) -> Result<CreateTable, StatementError> {
+        let at = |message: String| {
+            StatementError::Sql(SqlError::new(message, like.position.line, like.position.column))
+        };
+        let source_name = session_object_name(&like.source).map_err(at)?;
+        let Some(CatalogEntry::Table(source)) = self.catalog.get(&source_name) else {
+            return Err(at(format!(
+                "Source table '`default_catalog`.`default_database`.`{source_name}`' of the LIKE clause not found in the catalog, at line {}, column {}",
+                like.position.line, like.position.column
+            )));
+        };
+        // Flink's defaults, then the clause's options in order.
+        let mode = |part: LikePart| {
+            let default = if part == LikePart::Options {
+                LikeMode::Overwriting
+            } else {
+                LikeMode::Including
+            };
+            like.options
+                .iter()
+                .fold(default, |current, (m, p)| {
+                    if *p == part || (*p == LikePart::All && part != LikePart::Partitions) {
+                        *m
+                    } else {
+                        current
+                    }
+                })
+        };
+        let (generated, metadata) = (mode(LikePart::Generated), mode(LikePart::Metadata));
+        let mut merged = create.clone();
+        merged.like = None;
+        let mut columns = Vec::new();
+        for c in &source.columns {
+            let kind = match &c.source {
+                crate::catalog::ColumnSource::Physical => ColumnKind::Physical(c.data_type.clone()),
+                crate::catalog::ColumnSource::Computed { expr, .. } => {
+                    if generated == LikeMode::Excluding {
+                        continue;
+                    }
+                    ColumnKind::Computed(expr.clone())
+                }
+                crate::catalog::ColumnSource::Metadata { key, is_virtual } => {
+                    if metadata == LikeMode::Excluding {
+                        continue;
+                    }
+                    ColumnKind::Metadata {
+                        data_type: c.data_type.clone(),
+                        key: key.clone(),
+                        is_virtual: *is_virtual,
+                    }
+                }
+            };
+            if create.columns.iter().any(|n| n.name == c.name) {
+                return Err(at(format!(
+                    "A column named '{}' already exists in the base table.",
+                    c.name
+                )));
+            }
+            columns.push(ColumnDef {
+                name: c.name.clone(),
+                kind,
+                comment: c.comment.clone(),
+                position: Position::default(),
+            });
+        }
+        columns.extend(create.columns.iter().cloned());
+        merged.columns = columns;
+        match (mode(LikePart::Watermarks), &source.watermark, &create.watermark) {
+            (LikeMode::Excluding, _, _) | (_, None, _) => {}
+            (LikeMode::Overwriting, Some(_), Some(_)) => {}
+            (_, Some(wm), None) => {
+                merged.watermark = Some(WatermarkDef {
+                    column: wm.column.clone(),
+                    expr: wm.expr.clone(),
+                    position: Position::default(),
+                })
+            }
+            (LikeMode::Including, Some(wm), Some(_)) => {
+                return Err(at(format!(
+                    "There already exists a watermark spec for column '{}' in the base table. You might want to specify EXCLUDING WATERMARKS or OVERWRITING WATERMARKS.",
+                    wm.column
+                )));
+            }
+        }
+        if mode(LikePart::Constraints) != LikeMode::Excluding
+            && let Some(pk) = &source.primary_key
+        {
+            if create.primary_key.is_some() {
+                return Err(at(
+                    "The base table already has a primary key. You might want to specify EXCLUDING CONSTRAINTS."
+                        .to_string(),
+                ));
+            }
+            merged.primary_key = Some(pk.clone());
+        }
+        let options_mode = mode(LikePart::Options);
+        if options_mode != LikeMode::Excluding {
+            let mut options = source.options.clone();
+            for (key, value) in &create.options {
+                match options.iter_mut().find(|(k, _)| k == key) {
+                    Some(existing) if options_mode == LikeMode::Overwriting => {
+                        existing.1 = value.clone()
+                    }
+                    Some(existing) => {
+                        return Err(at(format!(
+                            "There already exists an option ['{key}' -> '{}']  in the base table. You might want to specify EXCLUDING OPTIONS or OVERWRITING OPTIONS.",
+                            existing.1
+                        )));
+                    }
+                    None => options.push((key.clone(), value.clone())),
+                }
+            }
+            merged.options = options;
+        }
+        Ok(merged)
     }
 
     fn run_query(&mut self, plan: &LogicalPlan, out: &mut dyn Write) -> Result<(), StatementError> {

@@ -111,6 +111,34 @@ pub struct CreateTable {
     pub primary_key: Option<Vec<String>>,
     pub comment: Option<String>,
     pub options: Vec<(String, String)>,
+    /// `LIKE source [(…)]`: the source table's parts merged under these.
+    pub like: Option<TableLike>,
+}
+
+/// `LIKE source (INCLUDING ALL OVERWRITING OPTIONS …)`; options apply in order.
+#[derive(Debug, Clone)]
+pub struct TableLike {
+    pub source: ObjectName,
+    pub options: Vec<(LikeMode, LikePart)>,
+    pub position: Position,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LikeMode {
+    Including,
+    Excluding,
+    Overwriting,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LikePart {
+    All,
+    Constraints,
+    Generated,
+    Metadata,
+    Options,
+    Partitions,
+    Watermarks,
 }
 
 #[derive(Debug, Clone)]

@@ -292,14 +292,10 @@ impl StatementParser<'_, '_> {
     fn create_table(&mut self, temporary: bool) -> Result<Statement, ParserError> {
         let if_not_exists = self.keywords(&["IF", "NOT", "EXISTS"]);
         let name = self.parser.parse_object_name(false)?;
-        if self.keyword("LIKE") || self.keyword("AS") {
+        if self.keyword("AS") {
             let at = self.parser.get_current_token().span;
-            return Err(error_at(
-                at,
-                "CREATE TABLE … LIKE and CREATE TABLE … AS are not supported yet",
-            ));
+            return Err(error_at(at, "CREATE TABLE … AS is not supported yet"));
         }
-        self.parser.expect_token(&Token::LParen)?;
         let mut table = CreateTable {
             name,
             temporary,
@@ -309,13 +305,19 @@ impl StatementParser<'_, '_> {
             primary_key: None,
             comment: None,
             options: Vec::new(),
+            like: None,
         };
-        loop {
-            self.table_element(&mut table)?;
-            if self.parser.consume_token(&Token::RParen) {
-                break;
+        // The column list is optional when a LIKE clause gives the columns.
+        if self.parser.consume_token(&Token::LParen) {
+            loop {
+                self.table_element(&mut table)?;
+                if self.parser.consume_token(&Token::RParen) {
+                    break;
+                }
+                self.parser.expect_token(&Token::Comma)?;
             }
-            self.parser.expect_token(&Token::Comma)?;
+        } else if !matches!(self.peek_word(0).as_deref(), Some("LIKE" | "WITH" | "COMMENT")) {
+            self.parser.expect_token(&Token::LParen)?;
         }
         if self.keyword("COMMENT") {
             table.comment = Some(self.parser.parse_literal_string()?);
@@ -327,7 +329,71 @@ impl StatementParser<'_, '_> {
         if self.keyword("WITH") {
             table.options = self.options()?;
         }
+        if self.peek_word(0).as_deref() == Some("LIKE") {
+            table.like = Some(self.table_like()?);
+        } else if table.columns.is_empty() && table.watermark.is_none() {
+            let at = self.parser.peek_token_ref().span;
+            return Err(error_at(at, "expected a column list or LIKE"));
+        }
         Ok(Statement::CreateTable(table))
+    }
+
+    /// `LIKE source [( {INCLUDING | EXCLUDING | OVERWRITING} {ALL | OPTIONS | …} , … )]`.
+    fn table_like(&mut self) -> Result<TableLike, ParserError> {
+        self.expect_keyword("LIKE")?;
+        let source_at = self.parser.peek_token_ref().span;
+        let source = self.parser.parse_object_name(false)?;
+        let mut options = Vec::new();
+        if self.parser.consume_token(&Token::LParen) {
+            loop {
+                let mode = if self.keyword("INCLUDING") {
+                    LikeMode::Including
+                } else if self.keyword("EXCLUDING") {
+                    LikeMode::Excluding
+                } else if self.keyword("OVERWRITING") {
+                    LikeMode::Overwriting
+                } else {
+                    let found = self.parser.peek_token_ref().clone();
+                    return Err(error_at(
+                        found.span,
+                        format!(
+                            "expected INCLUDING, EXCLUDING or OVERWRITING, found {}",
+                            found.token
+                        ),
+                    ));
+                };
+                let part = match self.peek_word(0).as_deref() {
+                    Some("ALL") => LikePart::All,
+                    Some("CONSTRAINTS") => LikePart::Constraints,
+                    Some("GENERATED") => LikePart::Generated,
+                    Some("METADATA") => LikePart::Metadata,
+                    Some("OPTIONS") => LikePart::Options,
+                    Some("PARTITIONS") => LikePart::Partitions,
+                    Some("WATERMARKS") => LikePart::Watermarks,
+                    _ => {
+                        let found = self.parser.peek_token_ref().clone();
+                        return Err(error_at(
+                            found.span,
+                            format!("expected a LIKE option, found {}", found.token),
+                        ));
+                    }
+                };
+                self.parser.next_token();
+                options.push((mode, part));
+                if self.parser.consume_token(&Token::RParen) {
+                    break;
+                }
+                self.parser.expect_token(&Token::Comma)?;
+            }
+        }
+        Ok(TableLike {
+            source,
+            options,
+            position: Position {
+                line: source_at.start.line,
+                column: source_at.start.column,
+            },
+        })
     }
 
     fn options(&mut self) -> Result<Vec<(String, String)>, ParserError> {
