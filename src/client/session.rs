@@ -15,20 +15,20 @@ use crate::exec::not_null::NotNullEnforcer;
 use crate::exec::operator::ExecError;
 use crate::exec::runtime::{self, Sink};
 use crate::function::EvalContext;
+use crate::function::string::like_to_regex;
 use crate::job::build_pipelines;
 use crate::plan::bind::{Binder, output_names, repeated_name};
 use crate::plan::logical::LogicalPlan;
 use crate::sql::SqlError;
-use crate::function::string::like_to_regex;
 use crate::sql::ast::{
     AlterTableAction, ColumnDef, ColumnKind, CreateTable, LikeMode, LikePart, ObjectKind,
     ParsedStatement, Position, ShowLike, Statement, TableLike, WatermarkDef,
 };
 use crate::sql::parser::{object_name_last, session_object_name};
 use crate::types::Schema;
-use sqlparser::ast::ObjectName;
 use crate::types::text::format_value;
 use crate::types::time::SessionZone;
+use sqlparser::ast::ObjectName;
 
 use super::tableau::{self, NULL_TEXT, border, row_line, widths_by_type};
 
@@ -536,8 +536,8 @@ impl Session {
                 let mut altered = (*table).clone();
                 match action {
                     AlterTableAction::RenameTo(new_name) => {
-                        let new_name = session_object_name(new_name)
-                            .map_err(|m| position_error(parsed, m))?;
+                        let new_name =
+                            session_object_name(new_name).map_err(|m| position_error(parsed, m))?;
                         if self.catalog.get_in(&new_name, false).is_some() {
                             return Err(position_error(
                                 parsed,
@@ -548,8 +548,11 @@ impl Session {
                         }
                         self.catalog.remove(&name, false);
                         altered.name = new_name.clone();
-                        self.catalog
-                            .insert(new_name, CatalogEntry::Table(Arc::new(altered)), false);
+                        self.catalog.insert(
+                            new_name,
+                            CatalogEntry::Table(Arc::new(altered)),
+                            false,
+                        );
                         return succeeded(out);
                     }
                     AlterTableAction::SetOptions(options) => {
@@ -781,9 +784,17 @@ impl Session {
     /// key and options merged with the new ones under Flink's rules — by default everything
     /// is included, a new option overwrites the source's, a new column or a second watermark
     /// or primary key is an error.
-    fn merge_like(&self, create: &CreateTable, like: &TableLike) -> Result<CreateTable, StatementError> {
+    fn merge_like(
+        &self,
+        create: &CreateTable,
+        like: &TableLike,
+    ) -> Result<CreateTable, StatementError> {
         let at = |message: String| {
-            StatementError::Sql(SqlError::new(message, like.position.line, like.position.column))
+            StatementError::Sql(SqlError::new(
+                message,
+                like.position.line,
+                like.position.column,
+            ))
         };
         let source_name = session_object_name(&like.source).map_err(at)?;
         let Some(CatalogEntry::Table(source)) = self.catalog.get(&source_name) else {
@@ -799,15 +810,13 @@ impl Session {
             } else {
                 LikeMode::Including
             };
-            like.options
-                .iter()
-                .fold(default, |current, (m, p)| {
-                    if *p == part || (*p == LikePart::All && part != LikePart::Partitions) {
-                        *m
-                    } else {
-                        current
-                    }
-                })
+            like.options.iter().fold(default, |current, (m, p)| {
+                if *p == part || (*p == LikePart::All && part != LikePart::Partitions) {
+                    *m
+                } else {
+                    current
+                }
+            })
         };
         let (generated, metadata) = (mode(LikePart::Generated), mode(LikePart::Metadata));
         let mut merged = create.clone();
@@ -848,7 +857,11 @@ impl Session {
         }
         columns.extend(create.columns.iter().cloned());
         merged.columns = columns;
-        match (mode(LikePart::Watermarks), &source.watermark, &create.watermark) {
+        match (
+            mode(LikePart::Watermarks),
+            &source.watermark,
+            &create.watermark,
+        ) {
             (LikeMode::Excluding, _, _) | (_, None, _) => {}
             (LikeMode::Overwriting, Some(_), Some(_)) => {}
             (_, Some(wm), None) => {
@@ -964,9 +977,12 @@ fn repeated_column(names: &[String]) -> Option<&str> {
         .map(|i| names[i].as_str())
 }
 
+/// Whether a listed name is kept.
+type NameFilter = Box<dyn Fn(&str) -> bool>;
+
 /// Whether a name passes the `[NOT] LIKE` / `[NOT] ILIKE` of a `SHOW` statement; a bad pattern
 /// is Flink's error.
-fn show_matcher(like: Option<&ShowLike>) -> Result<Box<dyn Fn(&str) -> bool>, String> {
+fn show_matcher(like: Option<&ShowLike>) -> Result<NameFilter, String> {
     let Some(like) = like else {
         return Ok(Box::new(|_| true));
     };
@@ -1031,9 +1047,7 @@ fn show_database(name: &ObjectName, what: &str) -> Result<(), String> {
         return Err(format!("Catalog {catalog} does not exist"));
     }
     if database != "default_database" {
-        return Err(format!(
-            "Database '{catalog}'.'{database}' doesn't exist."
-        ));
+        return Err(format!("Database '{catalog}'.'{database}' doesn't exist."));
     }
     Ok(())
 }

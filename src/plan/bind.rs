@@ -20,8 +20,8 @@ use crate::catalog::{Catalog, CatalogEntry, ColumnSource, TableColumn, TableDef,
 use crate::function::{self, cast::can_cast, temporal};
 use crate::sql::SqlError;
 use crate::sql::ast::{ColumnKind, CreateTable, TableHint};
-use crate::sql::parser::{object_name_last, session_object_name};
 use crate::sql::interval::{IntervalQualifier, IntervalValue};
+use crate::sql::parser::{object_name_last, session_object_name};
 use crate::sql::types::parse_type_text;
 use crate::sql::unparse::{interval_qualifier, type_text, unparse};
 use crate::types::coercion::{can_assign, common_type_of, string_literal_kind};
@@ -917,7 +917,13 @@ impl<'a> Binder<'a> {
                     )
                     && !value.data_type().kind.is_string()
                 {
-                    return cast_to_interval(value, is_number_literal(e), qualifier, try_cast, span);
+                    return cast_to_interval(
+                        value,
+                        is_number_literal(e),
+                        qualifier,
+                        try_cast,
+                        span,
+                    );
                 }
                 if !can_cast(&value.data_type().kind, &target.kind) {
                     return Err(error(
@@ -1790,16 +1796,18 @@ fn interval_literal(interval: &ast::Interval, span: Span) -> Result<ScalarExpr, 
     let last = unit(&interval.last_field);
     let qualifier = IntervalQualifier::new(&leading, last.as_deref(), interval.leading_precision)
         .map_err(|m| error(span, m))?;
-    Ok(match qualifier.evaluate(&text).map_err(|m| error(span, m))? {
-        IntervalValue::Months(months) => ScalarExpr::Literal {
-            value: Value::IntervalMonths(months),
-            data_type: DataType::not_null(TypeKind::IntervalYearMonth),
+    Ok(
+        match qualifier.evaluate(&text).map_err(|m| error(span, m))? {
+            IntervalValue::Months(months) => ScalarExpr::Literal {
+                value: Value::IntervalMonths(months),
+                data_type: DataType::not_null(TypeKind::IntervalYearMonth),
+            },
+            IntervalValue::Millis(millis) => ScalarExpr::Literal {
+                value: Value::IntervalMillis(millis),
+                data_type: DataType::not_null(TypeKind::IntervalDayTime),
+            },
         },
-        IntervalValue::Millis(millis) => ScalarExpr::Literal {
-            value: Value::IntervalMillis(millis),
-            data_type: DataType::not_null(TypeKind::IntervalDayTime),
-        },
-    })
+    )
 }
 
 /// The name Flink gives an unaliased select item: the column's name for a column reference,

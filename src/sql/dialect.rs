@@ -301,7 +301,10 @@ fn datetime_difference(parser: &mut Parser) -> Option<Result<Expr, ParserError>>
                     format!("expected an interval unit after TO, found {}", last.token),
                 ));
             }
-            qualifier.push_str(&format!(" TO {}", last.token.to_string().to_ascii_uppercase()));
+            qualifier.push_str(&format!(
+                " TO {}",
+                last.token.to_string().to_ascii_uppercase()
+            ));
             qualifier.push_str(&precision(parser)?);
         }
         let Expr::BinaryOp {
@@ -323,7 +326,11 @@ fn datetime_difference(parser: &mut Parser) -> Option<Result<Expr, ParserError>>
         };
         Ok(super::json::call(
             name,
-            vec![*left, *right, super::json::text(&format!("INTERVAL {qualifier}"))],
+            vec![
+                *left,
+                *right,
+                super::json::text(&format!("INTERVAL {qualifier}")),
+            ],
         ))
     })())
 }
@@ -363,7 +370,10 @@ fn unicode_literal(parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
         let Token::SingleQuotedString(c) = &given.token else {
             return Some(Err(super::parser::error_at(
                 given.span,
-                format!("expected a quoted character after UESCAPE, found {}", given.token),
+                format!(
+                    "expected a quoted character after UESCAPE, found {}",
+                    given.token
+                ),
             )));
         };
         escape = match unicode_escape_char(c) {
@@ -422,17 +432,18 @@ fn unescape_unicode(text: &str, escape: char) -> Result<String, String> {
             i += 2;
             continue;
         }
-        let malformed =
-            || format!("Unicode escape sequence starting at character {i} is not exactly four hex digits");
+        let malformed = || {
+            format!(
+                "Unicode escape sequence starting at character {i} is not exactly four hex digits"
+            )
+        };
         let digits = units.get(i + 1..i + 5).ok_or_else(malformed)?;
         let digits = String::from_utf16(digits).map_err(|_| malformed())?;
         let value = java_parse_hex(&digits).ok_or_else(malformed)?;
         out.push((value & 0xFFFF) as u16);
         i += 5;
     }
-    Ok(char::decode_utf16(out)
-        .map(|c| c.unwrap_or('?'))
-        .collect())
+    Ok(char::decode_utf16(out).map(|c| c.unwrap_or('?')).collect())
 }
 
 /// `Integer.parseInt(s, 16)` for the short strings above: an optional sign, then hex digits.

@@ -61,10 +61,7 @@ fn quoted(name: &str) -> String {
     format!("`{}`", name.replace('`', "``"))
 }
 
-fn expand_select(
-    select: &Select,
-    columns: &dyn Fn(&str) -> Option<Vec<String>>,
-) -> Option<String> {
+fn expand_select(select: &Select, columns: &dyn Fn(&str) -> Option<Vec<String>>) -> Option<String> {
     if select.distinct.is_some()
         || select.having.is_some()
         || select.qualify.is_some()
@@ -108,9 +105,11 @@ fn expand_select(
     for item in &select.projection {
         match item {
             SelectItem::UnnamedExpr(e) => items.push(expression(e, &scope)?),
-            SelectItem::ExprWithAlias { expr, alias } => {
-                items.push(format!("{} AS {}", expression(expr, &scope)?, quoted(&alias.value)))
-            }
+            SelectItem::ExprWithAlias { expr, alias } => items.push(format!(
+                "{} AS {}",
+                expression(expr, &scope)?,
+                quoted(&alias.value)
+            )),
             SelectItem::Wildcard(_) => {
                 for c in &scope.columns {
                     items.push(format!("{}.{}", quoted(&scope.alias), quoted(c)));
@@ -183,7 +182,10 @@ fn expression(expr: &Expr, scope: &Scope) -> Option<String> {
         Expr::Nested(inner)
             if matches!(
                 inner.as_ref(),
-                Expr::Identifier(_) | Expr::CompoundIdentifier(_) | Expr::Value(_) | Expr::Function(_)
+                Expr::Identifier(_)
+                    | Expr::CompoundIdentifier(_)
+                    | Expr::Value(_)
+                    | Expr::Function(_)
             ) =>
         {
             expression(inner, scope)?

@@ -103,7 +103,9 @@ impl IntervalQualifier {
         let fields = self.split_fields(body).ok_or_else(illegal)?;
         let (whole, fraction) = fields;
         // Only the first field may have any number of digits; the others have one or two.
-        if whole.iter().any(|f| f.is_empty() || !f.bytes().all(|b| b.is_ascii_digit()))
+        if whole
+            .iter()
+            .any(|f| f.is_empty() || !f.bytes().all(|b| b.is_ascii_digit()))
             || whole[1..].iter().any(|f| f.len() > 2)
         {
             return Err(illegal());
@@ -180,8 +182,8 @@ impl IntervalQualifier {
         };
         let mut fields = Vec::new();
         let mut rest = body;
-        for unit in self.from..self.to {
-            let separator = match UNITS[unit] {
+        for unit in &UNITS[self.from..self.to] {
+            let separator = match *unit {
                 "YEAR" => '-',
                 "DAY" => ' ',
                 _ => ':',
@@ -200,7 +202,7 @@ fn grouped(v: u64) -> String {
     let digits = v.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -229,7 +231,10 @@ mod tests {
             Ok(IntervalValue::Months(-23))
         );
         assert_eq!(eval("13", "MONTH", None), Ok(IntervalValue::Months(13)));
-        assert_eq!(eval("61", "SECOND", None), Ok(IntervalValue::Millis(61_000)));
+        assert_eq!(
+            eval("61", "SECOND", None),
+            Ok(IntervalValue::Millis(61_000))
+        );
         assert_eq!(eval("1.5", "SECOND", None), Ok(IntervalValue::Millis(1500)));
         assert_eq!(
             eval("1 23:59:59.999", "DAY", Some("SECOND")),
@@ -252,7 +257,10 @@ mod tests {
             eval("1.5", "MINUTE", None),
             Err(illegal("1.5", "INTERVAL MINUTE"))
         );
-        assert_eq!(eval("1-2", "YEAR", None), Err(illegal("1-2", "INTERVAL YEAR")));
+        assert_eq!(
+            eval("1-2", "YEAR", None),
+            Err(illegal("1-2", "INTERVAL YEAR"))
+        );
         assert_eq!(
             eval("1000", "DAY", None),
             Err("Interval field value 1,000 exceeds precision of DAY(2) field".into())

@@ -316,7 +316,10 @@ impl StatementParser<'_, '_> {
                 }
                 self.parser.expect_token(&Token::Comma)?;
             }
-        } else if !matches!(self.peek_word(0).as_deref(), Some("LIKE" | "WITH" | "COMMENT")) {
+        } else if !matches!(
+            self.peek_word(0).as_deref(),
+            Some("LIKE" | "WITH" | "COMMENT")
+        ) {
             self.parser.expect_token(&Token::LParen)?;
         }
         if self.keyword("COMMENT") {

@@ -238,14 +238,12 @@ impl TypeReader<'_, '_> {
                     self.parser.expect_token(&Token::RParen)?;
                 }
                 if !(1..=38).contains(&precision) {
-                    return Err(self.error(
-                        "Decimal precision must be between 1 and 38 (both inclusive).",
-                    ));
+                    return Err(
+                        self.error("Decimal precision must be between 1 and 38 (both inclusive).")
+                    );
                 }
                 if scale > precision {
-                    return Err(self.error(
-                        "decimal scale must be between 0 and the precision",
-                    ));
+                    return Err(self.error("decimal scale must be between 0 and the precision"));
                 }
                 TypeKind::Decimal {
                     precision: precision as u8,
@@ -389,9 +387,8 @@ impl TypeReader<'_, '_> {
             }
             _ => return Err(self.error("expected an interval unit")),
         };
-        self.qualifier = Some(
-            IntervalQualifier::new(&unit, last, precision).map_err(|m| self.error(&m))?,
-        );
+        self.qualifier =
+            Some(IntervalQualifier::new(&unit, last, precision).map_err(|m| self.error(&m))?);
         Ok(kind)
     }
 }
