@@ -367,6 +367,13 @@ impl Session {
                     .collect();
                 print_rows(out, &[header], rows, None)?;
             }
+            Statement::ShowFixed { header, rows } => {
+                let rows = rows
+                    .iter()
+                    .map(|r| r.iter().map(|c| c.to_string()).collect())
+                    .collect();
+                print_rows(out, header, rows, None)?;
+            }
             Statement::ShowCreateTable(name) | Statement::ShowCreateView(name) => {
                 let name = session_object_name(name).map_err(|m| position_error(parsed, m))?;
                 let text = match self.catalog.get(&name) {

@@ -54,6 +54,12 @@ pub enum Statement {
         scope: Option<ObjectName>,
         like: Option<ShowLike>,
     },
+    /// `SHOW [FULL] MODULES`, `SHOW JARS`, `SHOW MATERIALIZED TABLES`: answers fixed by the
+    /// session (Flink's `core` module, no jars, no materialized tables).
+    ShowFixed {
+        header: &'static [&'static str],
+        rows: &'static [&'static [&'static str]],
+    },
     ShowCreateTable(ObjectName),
     ShowCreateView(ObjectName),
     /// `DESC t`, or `SHOW COLUMNS FROM|IN t [[NOT] LIKE '…']` (the same table, filtered).

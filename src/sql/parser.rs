@@ -667,6 +667,26 @@ impl StatementParser<'_, '_> {
             let name = self.parser.parse_object_name(false)?;
             let like = self.show_like(false)?;
             Ok(Statement::Describe { name, like })
+        } else if self.keyword("MODULES") {
+            Ok(Statement::ShowFixed {
+                header: &["module name"],
+                rows: &[&["core"]],
+            })
+        } else if self.keywords(&["FULL", "MODULES"]) {
+            Ok(Statement::ShowFixed {
+                header: &["module name", "used"],
+                rows: &[&["core", "TRUE"]],
+            })
+        } else if self.keyword("JARS") {
+            Ok(Statement::ShowFixed {
+                header: &["jars"],
+                rows: &[],
+            })
+        } else if self.keywords(&["MATERIALIZED", "TABLES"]) {
+            Ok(Statement::ShowFixed {
+                header: &["materialized table name"],
+                rows: &[],
+            })
         } else if self.keywords(&["CREATE", "TABLE"]) {
             Ok(Statement::ShowCreateTable(
                 self.parser.parse_object_name(false)?,
