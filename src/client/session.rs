@@ -573,6 +573,74 @@ impl Session {
                     AlterTableAction::ResetOptions(keys) => {
                         altered.options.retain(|(k, _)| !keys.contains(k));
                     }
+                    AlterTableAction::AddColumns(_)
+                    | AlterTableAction::ModifyColumns(_)
+                    | AlterTableAction::DropColumns(_) => {
+                        // Column changes rebuild the table from its definition and bind it again,
+                        // so computed column types and the watermark are checked anew.
+                        let mut create = table_as_create(&table);
+                        match action {
+                            AlterTableAction::AddColumns(added) => {
+                                for c in added {
+                                    if create.columns.iter().any(|e| e.name == c.name) {
+                                        return Err(position_error(
+                                            parsed,
+                                            format!(
+                                                "Try to add a column `{}` which already exists in the table.",
+                                                c.name
+                                            ),
+                                        ));
+                                    }
+                                    create.columns.push(c.clone());
+                                }
+                            }
+                            AlterTableAction::ModifyColumns(modified) => {
+                                for c in modified {
+                                    let Some(slot) =
+                                        create.columns.iter_mut().find(|e| e.name == c.name)
+                                    else {
+                                        return Err(position_error(
+                                            parsed,
+                                            format!(
+                                                "Try to modify a column `{}` which does not exist in the table.",
+                                                c.name
+                                            ),
+                                        ));
+                                    };
+                                    *slot = c.clone();
+                                }
+                            }
+                            AlterTableAction::DropColumns(names) => {
+                                for n in names {
+                                    if !create.columns.iter().any(|e| &e.name == n) {
+                                        return Err(position_error(
+                                            parsed,
+                                            format!(
+                                                "The column `{n}` does not exist in the base table."
+                                            ),
+                                        ));
+                                    }
+                                    if create.watermark.as_ref().is_some_and(|w| &w.column == n)
+                                        || create
+                                            .primary_key
+                                            .as_ref()
+                                            .is_some_and(|k| k.contains(n))
+                                    {
+                                        return Err(position_error(
+                                            parsed,
+                                            format!(
+                                                "The column `{n}` is referenced by the watermark or the primary key and cannot be dropped."
+                                            ),
+                                        ));
+                                    }
+                                    create.columns.retain(|e| &e.name != n);
+                                }
+                            }
+                            _ => {}
+                        }
+                        altered =
+                            Binder::new(&self.catalog, &parsed.hints).bind_create_table(&create)?;
+                    }
                 }
                 self.catalog
                     .insert(name, CatalogEntry::Table(Arc::new(altered)), false);
@@ -975,6 +1043,44 @@ fn print_rows(
     let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
     write!(out, "{}", tableau::table(&header, &rows, cap)).map_err(write_failed)?;
     writeln!(out, "{} row{} in set", rows.len(), plural(rows.len())).map_err(write_failed)
+}
+
+/// A table's definition as the `CREATE TABLE` that would make it again.
+fn table_as_create(table: &crate::catalog::TableDef) -> CreateTable {
+    use crate::catalog::ColumnSource;
+    let columns = table
+        .columns
+        .iter()
+        .map(|c| ColumnDef {
+            name: c.name.clone(),
+            kind: match &c.source {
+                ColumnSource::Physical => ColumnKind::Physical(c.data_type.clone()),
+                ColumnSource::Computed { expr, .. } => ColumnKind::Computed(expr.clone()),
+                ColumnSource::Metadata { key, is_virtual } => ColumnKind::Metadata {
+                    data_type: c.data_type.clone(),
+                    key: key.clone(),
+                    is_virtual: *is_virtual,
+                },
+            },
+            comment: c.comment.clone(),
+            position: Position::default(),
+        })
+        .collect();
+    CreateTable {
+        name: ObjectName::from(vec![sqlparser::ast::Ident::new(table.name.clone())]),
+        temporary: false,
+        if_not_exists: false,
+        columns,
+        watermark: table.watermark.as_ref().map(|w| WatermarkDef {
+            column: w.column.clone(),
+            expr: w.expr.clone(),
+            position: Position::default(),
+        }),
+        primary_key: table.primary_key.clone(),
+        comment: table.comment.clone(),
+        options: table.options.clone(),
+        like: None,
+    }
 }
 
 /// The first name written twice in a view's column list.

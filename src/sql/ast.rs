@@ -96,6 +96,12 @@ pub enum AlterTableAction {
     SetOptions(Vec<(String, String)>),
     /// `RESET ('k', …)`: options removed.
     ResetOptions(Vec<String>),
+    /// `ADD c T` / `ADD (…)`: columns appended.
+    AddColumns(Vec<ColumnDef>),
+    /// `MODIFY c T` / `MODIFY (…)`: columns redefined in place.
+    ModifyColumns(Vec<ColumnDef>),
+    /// `DROP c` / `DROP (c, …)`.
+    DropColumns(Vec<String>),
 }
 
 /// The `[NOT] LIKE 'pattern'` filter of a `SHOW` statement: SQL LIKE on the listed names,

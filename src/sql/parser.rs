@@ -776,6 +776,33 @@ impl StatementParser<'_, '_> {
                 self.parser.expect_token(&Token::Comma)?;
             }
             AlterTableAction::ResetOptions(keys)
+        } else if self.keyword("ADD") {
+            AlterTableAction::AddColumns(self.alter_columns()?)
+        } else if self.keyword("MODIFY") {
+            AlterTableAction::ModifyColumns(self.alter_columns()?)
+        } else if self.keyword("DROP") {
+            let mut names = Vec::new();
+            if self.parser.consume_token(&Token::LParen) {
+                loop {
+                    names.push(self.parser.parse_identifier()?.value);
+                    if self.parser.consume_token(&Token::RParen) {
+                        break;
+                    }
+                    self.parser.expect_token(&Token::Comma)?;
+                }
+            } else if matches!(
+                self.peek_word(0).as_deref(),
+                Some("PRIMARY" | "CONSTRAINT" | "WATERMARK")
+            ) {
+                let at = self.parser.peek_token_ref().span;
+                return Err(error_at(
+                    at,
+                    "ALTER TABLE … DROP of a constraint or watermark is not supported",
+                ));
+            } else {
+                names.push(self.parser.parse_identifier()?.value);
+            }
+            AlterTableAction::DropColumns(names)
         } else {
             let found = self.parser.peek_token_ref().clone();
             return Err(error_at(
@@ -791,6 +818,40 @@ impl StatementParser<'_, '_> {
             if_exists,
             action,
         })
+    }
+
+    /// The column definitions of `ALTER TABLE … ADD|MODIFY`: one, or a parenthesized list.
+    fn alter_columns(&mut self) -> Result<Vec<ColumnDef>, ParserError> {
+        let at = self.parser.peek_token_ref().span;
+        let mut scratch = CreateTable {
+            name: ObjectName::from(Vec::<Ident>::new()),
+            temporary: false,
+            if_not_exists: false,
+            columns: Vec::new(),
+            watermark: None,
+            primary_key: None,
+            comment: None,
+            options: Vec::new(),
+            like: None,
+        };
+        if self.parser.consume_token(&Token::LParen) {
+            loop {
+                self.table_element(&mut scratch)?;
+                if self.parser.consume_token(&Token::RParen) {
+                    break;
+                }
+                self.parser.expect_token(&Token::Comma)?;
+            }
+        } else {
+            self.table_element(&mut scratch)?;
+        }
+        if scratch.watermark.is_some() || scratch.primary_key.is_some() {
+            return Err(error_at(
+                at,
+                "ALTER TABLE … ADD|MODIFY of a watermark or primary key is not supported",
+            ));
+        }
+        Ok(scratch.columns)
     }
 
     fn insert(&mut self) -> Result<Statement, ParserError> {
