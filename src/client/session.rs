@@ -575,7 +575,8 @@ impl Session {
                     }
                     AlterTableAction::AddColumns(_)
                     | AlterTableAction::ModifyColumns(_)
-                    | AlterTableAction::DropColumns(_) => {
+                    | AlterTableAction::DropColumns(_)
+                    | AlterTableAction::RenameColumn { .. } => {
                         // Column changes rebuild the table from its definition and bind it again,
                         // so computed column types and the watermark are checked anew.
                         let mut create = table_as_create(&table);
@@ -634,6 +635,48 @@ impl Session {
                                         ));
                                     }
                                     create.columns.retain(|e| &e.name != n);
+                                }
+                            }
+                            AlterTableAction::RenameColumn { from, to } => {
+                                if create.columns.iter().any(|e| &e.name == to) {
+                                    return Err(position_error(
+                                        parsed,
+                                        format!("Try to rename to an existing column `{to}`."),
+                                    ));
+                                }
+                                // Expressions keep the old name; a column they read is not renamed.
+                                let quoted = format!("`{}`", from.replace('`', "``"));
+                                let referenced = table.columns.iter().any(|c| {
+                                    matches!(&c.source, crate::catalog::ColumnSource::Computed { text, .. } if text.contains(&quoted))
+                                }) || table.watermark.as_ref().is_some_and(|w| w.text.contains(&quoted));
+                                if referenced {
+                                    return Err(position_error(
+                                        parsed,
+                                        format!(
+                                            "The column `{from}` is referenced by a computed column or the watermark and cannot be renamed."
+                                        ),
+                                    ));
+                                }
+                                let Some(slot) =
+                                    create.columns.iter_mut().find(|e| &e.name == from)
+                                else {
+                                    return Err(position_error(
+                                        parsed,
+                                        format!(
+                                            "The column `{from}` does not exist in the base table."
+                                        ),
+                                    ));
+                                };
+                                slot.name = to.clone();
+                                if let Some(w) =
+                                    create.watermark.as_mut().filter(|w| &w.column == from)
+                                {
+                                    w.column = to.clone();
+                                }
+                                if let Some(pk) = create.primary_key.as_mut() {
+                                    for k in pk.iter_mut().filter(|k| *k == from) {
+                                        *k = to.clone();
+                                    }
                                 }
                             }
                             _ => {}

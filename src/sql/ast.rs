@@ -102,6 +102,11 @@ pub enum AlterTableAction {
     ModifyColumns(Vec<ColumnDef>),
     /// `DROP c` / `DROP (c, …)`.
     DropColumns(Vec<String>),
+    /// `RENAME c TO d`.
+    RenameColumn {
+        from: String,
+        to: String,
+    },
 }
 
 /// The `[NOT] LIKE 'pattern'` filter of a `SHOW` statement: SQL LIKE on the listed names,

@@ -763,6 +763,11 @@ impl StatementParser<'_, '_> {
         let name = self.parser.parse_object_name(false)?;
         let action = if self.keywords(&["RENAME", "TO"]) {
             AlterTableAction::RenameTo(self.parser.parse_object_name(false)?)
+        } else if self.keyword("RENAME") {
+            let from = self.parser.parse_identifier()?.value;
+            self.expect_keyword("TO")?;
+            let to = self.parser.parse_identifier()?.value;
+            AlterTableAction::RenameColumn { from, to }
         } else if self.keyword("SET") {
             AlterTableAction::SetOptions(self.options()?)
         } else if self.keyword("RESET") {
