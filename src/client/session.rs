@@ -21,8 +21,8 @@ use crate::plan::bind::{Binder, output_names, repeated_name};
 use crate::plan::logical::LogicalPlan;
 use crate::sql::SqlError;
 use crate::sql::ast::{
-    AlterTableAction, ColumnDef, ColumnKind, CreateTable, LikeMode, LikePart, ObjectKind,
-    ParsedStatement, Position, ShowLike, Statement, TableLike, WatermarkDef,
+    AlterTableAction, ColumnDef, ColumnKind, CreateTable, CreateView, LikeMode, LikePart,
+    ObjectKind, ParsedStatement, Position, ShowLike, Statement, TableLike, WatermarkDef,
 };
 use crate::sql::parser::{object_name_last, session_object_name};
 use crate::types::Schema;
@@ -205,59 +205,9 @@ impl Session {
                     "view",
                     parsed,
                 )? {
-                    let plan =
-                        Binder::new(&self.catalog, &parsed.hints).bind_query(&create.query)?;
-                    let input = plan.schema();
-                    if !create.columns.is_empty() && create.columns.len() != input.len() {
-                        let names: Vec<&str> =
-                            input.fields.iter().map(|f| f.name.as_str()).collect();
-                        return Err(position_error(
-                            parsed,
-                            format!(
-                                "VIEW definition and input fields not match:\n\tDef fields: [{}].\n\tInput fields: [{}].",
-                                create.columns.join(", "),
-                                names.join(", ")
-                            ),
-                        ));
-                    }
-                    let repeated = if create.columns.is_empty() {
-                        repeated_name(input)
-                    } else {
-                        repeated_column(&create.columns)
-                    };
-                    if let Some(name) = repeated {
-                        return Err(position_error(
-                            parsed,
-                            format!("A column with the same name `{name}` has been defined"),
-                        ));
-                    }
-                    let columns = |table: &str| match self.catalog.get(table) {
-                        Some(CatalogEntry::Table(t)) => {
-                            Some(t.columns.iter().map(|c| c.name.clone()).collect())
-                        }
-                        Some(CatalogEntry::View(v)) => {
-                            Some(v.schema.fields.iter().map(|f| f.name.clone()).collect())
-                        }
-                        None => None,
-                    };
-                    let expanded_query = crate::sql::expand::expand_query(&create.query, &columns)
-                        .unwrap_or_else(|| create.query.to_string());
-                    let schema = plan
-                        .schema()
-                        .renamed(&create.columns)
-                        .map_err(|message| position_error(parsed, message))?;
-                    self.catalog.insert(
-                        name.clone(),
-                        CatalogEntry::View(Arc::new(ViewDef {
-                            name,
-                            query: create.query.clone(),
-                            schema,
-                            comment: create.comment.clone(),
-                            temporary: create.temporary,
-                            expanded_query,
-                        })),
-                        create.temporary,
-                    );
+                    let view = self.define_view(create, parsed)?;
+                    self.catalog
+                        .insert(name, CatalogEntry::View(Arc::new(view)), create.temporary);
                 }
                 succeeded(out)?;
             }
@@ -689,6 +639,30 @@ impl Session {
                     .insert(name, CatalogEntry::Table(Arc::new(altered)), false);
                 succeeded(out)?;
             }
+            Statement::AlterViewAs { name, query } => {
+                let view_name = session_object_name(name).map_err(|m| position_error(parsed, m))?;
+                let Some(CatalogEntry::View(old)) = self.catalog.get_in(&view_name, false).cloned()
+                else {
+                    return Err(position_error(
+                        parsed,
+                        format!(
+                            "View `default_catalog`.`default_database`.`{view_name}` doesn't exist or is a temporary view."
+                        ),
+                    ));
+                };
+                let create = CreateView {
+                    name: name.clone(),
+                    temporary: false,
+                    if_not_exists: false,
+                    columns: Vec::new(),
+                    comment: old.comment.clone(),
+                    query: query.clone(),
+                };
+                let view = self.define_view(&create, parsed)?;
+                self.catalog
+                    .insert(view_name, CatalogEntry::View(Arc::new(view)), false);
+                succeeded(out)?;
+            }
             Statement::AlterViewRename { name, new_name } => {
                 let name = session_object_name(name).map_err(|m| position_error(parsed, m))?;
                 let new_name =
@@ -1027,6 +1001,62 @@ impl Session {
             merged.options = options;
         }
         Ok(merged)
+    }
+
+    /// A view from its definition: the query bound, the column list checked against it, and
+    /// the text SHOW CREATE VIEW prints.
+    fn define_view(
+        &self,
+        create: &CreateView,
+        parsed: &ParsedStatement,
+    ) -> Result<ViewDef, StatementError> {
+        let plan = Binder::new(&self.catalog, &parsed.hints).bind_query(&create.query)?;
+        let input = plan.schema();
+        if !create.columns.is_empty() && create.columns.len() != input.len() {
+            let names: Vec<&str> = input.fields.iter().map(|f| f.name.as_str()).collect();
+            return Err(position_error(
+                parsed,
+                format!(
+                    "VIEW definition and input fields not match:\n\tDef fields: [{}].\n\tInput fields: [{}].",
+                    create.columns.join(", "),
+                    names.join(", ")
+                ),
+            ));
+        }
+        let repeated = if create.columns.is_empty() {
+            repeated_name(input)
+        } else {
+            repeated_column(&create.columns)
+        };
+        if let Some(name) = repeated {
+            return Err(position_error(
+                parsed,
+                format!("A column with the same name `{name}` has been defined"),
+            ));
+        }
+        let columns = |table: &str| match self.catalog.get(table) {
+            Some(CatalogEntry::Table(t)) => {
+                Some(t.columns.iter().map(|c| c.name.clone()).collect())
+            }
+            Some(CatalogEntry::View(v)) => {
+                Some(v.schema.fields.iter().map(|f| f.name.clone()).collect())
+            }
+            None => None,
+        };
+        let expanded_query = crate::sql::expand::expand_query(&create.query, &columns)
+            .unwrap_or_else(|| create.query.to_string());
+        let schema = plan
+            .schema()
+            .renamed(&create.columns)
+            .map_err(|message| position_error(parsed, message))?;
+        Ok(ViewDef {
+            name: session_object_name(&create.name).map_err(|m| position_error(parsed, m))?,
+            query: create.query.clone(),
+            schema,
+            comment: create.comment.clone(),
+            temporary: create.temporary,
+            expanded_query,
+        })
     }
 
     fn run_query(&mut self, plan: &LogicalPlan, out: &mut dyn Write) -> Result<(), StatementError> {

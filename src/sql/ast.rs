@@ -74,6 +74,11 @@ pub enum Statement {
         if_exists: bool,
         action: AlterTableAction,
     },
+    /// `ALTER VIEW v AS query`: the view's query replaced (its comment kept).
+    AlterViewAs {
+        name: ObjectName,
+        query: Box<Query>,
+    },
     /// `ALTER VIEW v RENAME TO w`.
     AlterViewRename {
         name: ObjectName,

@@ -751,9 +751,13 @@ impl StatementParser<'_, '_> {
         self.parser.next_token();
         if self.keyword("VIEW") {
             let name = self.parser.parse_object_name(false)?;
+            if self.keyword("AS") {
+                let query = self.parser.parse_query()?;
+                return Ok(Statement::AlterViewAs { name, query });
+            }
             if !self.keywords(&["RENAME", "TO"]) {
                 let at = self.parser.peek_token_ref().span;
-                return Err(error_at(at, "only ALTER VIEW … RENAME TO is supported"));
+                return Err(error_at(at, "expected RENAME TO or AS after ALTER VIEW"));
             }
             let new_name = self.parser.parse_object_name(false)?;
             return Ok(Statement::AlterViewRename { name, new_name });
