@@ -20,7 +20,10 @@ use crate::job::build_pipelines;
 use crate::plan::bind::{Binder, output_names, repeated_name};
 use crate::plan::logical::LogicalPlan;
 use crate::sql::SqlError;
-use crate::sql::ast::{ObjectKind, ParsedStatement, ShowLike, Statement};
+use crate::sql::ast::{
+    AlterTableAction, ColumnDef, ColumnKind, CreateTable, CreateView, LikeMode, LikePart,
+    ObjectKind, ParsedStatement, Position, ShowLike, Statement, TableLike, WatermarkDef,
+};
 use crate::sql::parser::{object_name_last, session_object_name};
 use crate::types::Schema;
 use crate::types::text::format_value;
@@ -132,6 +135,19 @@ impl Session {
         parsed: &ParsedStatement,
         out: &mut dyn Write,
     ) -> Result<(), StatementError> {
+        // Like Flink, SET takes any zone id; each statement that plans a query checks it.
+        if matches!(
+            parsed.statement,
+            Statement::Query(_) | Statement::Insert(_) | Statement::Explain(_)
+        ) && let Some(zone) = self.options.get(LOCAL_TIME_ZONE)
+            && zone != "default"
+            && !flink_session_zone_id(zone)
+        {
+            return Err(position_error(
+                parsed,
+                "Invalid time zone. The value should be a Time Zone Database (TZDB) ID such as 'America/Los_Angeles' to include daylight saving time. Fixed offsets are supported using 'GMT-03:00' or 'GMT+03:00'. Or use 'UTC' without time zone and daylight saving time.",
+            ));
+        }
         match &parsed.statement {
             Statement::Set { key: None, .. } => {
                 let rows: Vec<Vec<String>> = self
@@ -169,6 +185,14 @@ impl Session {
                     "table",
                     parsed,
                 )? {
+                    let merged;
+                    let create = match &create.like {
+                        Some(like) => {
+                            merged = self.merge_like(create, like)?;
+                            &merged
+                        }
+                        None => create,
+                    };
                     let table =
                         Binder::new(&self.catalog, &parsed.hints).bind_create_table(create)?;
                     self.catalog.insert(
@@ -189,47 +213,9 @@ impl Session {
                     "view",
                     parsed,
                 )? {
-                    let plan =
-                        Binder::new(&self.catalog, &parsed.hints).bind_query(&create.query)?;
-                    let input = plan.schema();
-                    if !create.columns.is_empty() && create.columns.len() != input.len() {
-                        let names: Vec<&str> =
-                            input.fields.iter().map(|f| f.name.as_str()).collect();
-                        return Err(position_error(
-                            parsed,
-                            format!(
-                                "VIEW definition and input fields not match:\n\tDef fields: [{}].\n\tInput fields: [{}].",
-                                create.columns.join(", "),
-                                names.join(", ")
-                            ),
-                        ));
-                    }
-                    let repeated = if create.columns.is_empty() {
-                        repeated_name(input)
-                    } else {
-                        repeated_column(&create.columns)
-                    };
-                    if let Some(name) = repeated {
-                        return Err(position_error(
-                            parsed,
-                            format!("A column with the same name `{name}` has been defined"),
-                        ));
-                    }
-                    let schema = plan
-                        .schema()
-                        .renamed(&create.columns)
-                        .map_err(|message| position_error(parsed, message))?;
-                    self.catalog.insert(
-                        name.clone(),
-                        CatalogEntry::View(Arc::new(ViewDef {
-                            name,
-                            query: create.query.clone(),
-                            schema,
-                            comment: create.comment.clone(),
-                            temporary: create.temporary,
-                        })),
-                        create.temporary,
-                    );
+                    let view = self.define_view(create, parsed)?;
+                    self.catalog
+                        .insert(name, CatalogEntry::View(Arc::new(view)), create.temporary);
                 }
                 succeeded(out)?;
             }
@@ -339,6 +325,13 @@ impl Session {
                     .collect();
                 print_rows(out, &[header], rows, None)?;
             }
+            Statement::ShowFixed { header, rows } => {
+                let rows = rows
+                    .iter()
+                    .map(|r| r.iter().map(|c| c.to_string()).collect())
+                    .collect();
+                print_rows(out, header, rows, None)?;
+            }
             Statement::ShowCreateTable(name) | Statement::ShowCreateView(name) => {
                 let name = session_object_name(name).map_err(|m| position_error(parsed, m))?;
                 // The object a query sees is the temporary one when both exist.
@@ -380,7 +373,7 @@ impl Session {
             }
             Statement::Describe { name, like } => {
                 let name = session_object_name(name).map_err(|m| position_error(parsed, m))?;
-                if like.is_some() && self.catalog.get(&name).is_none() {
+                if self.catalog.get(&name).is_none() {
                     return Err(position_error(
                         parsed,
                         format!(
@@ -488,6 +481,250 @@ impl Session {
                 let keep = show_matcher(like.as_ref()).map_err(|m| position_error(parsed, m))?;
                 let rows = rows.into_iter().filter(|r| keep(&r[0])).collect();
                 print_rows(out, header, rows, None)?;
+            }
+            Statement::AlterTable {
+                name,
+                if_exists,
+                action,
+            } => {
+                let name = session_object_name(name).map_err(|m| position_error(parsed, m))?;
+                let table = match self.catalog.get_in(&name, false) {
+                    Some(CatalogEntry::Table(t)) => t.clone(),
+                    _ if *if_exists => return succeeded(out),
+                    _ => {
+                        return Err(position_error(
+                            parsed,
+                            format!(
+                                "Table `default_catalog`.`default_database`.`{name}` doesn't exist or is a temporary table."
+                            ),
+                        ));
+                    }
+                };
+                let mut altered = (*table).clone();
+                match action {
+                    AlterTableAction::RenameTo(new_name) => {
+                        let new_name =
+                            session_object_name(new_name).map_err(|m| position_error(parsed, m))?;
+                        if self.catalog.get_in(&new_name, false).is_some() {
+                            return Err(position_error(
+                                parsed,
+                                format!(
+                                    "Could not execute ALTER TABLE default_catalog.default_database.{name} RENAME TO default_catalog.default_database.{new_name}: a table or view named {new_name} already exists"
+                                ),
+                            ));
+                        }
+                        self.catalog.remove(&name, false);
+                        altered.name = new_name.clone();
+                        self.catalog.insert(
+                            new_name,
+                            CatalogEntry::Table(Arc::new(altered)),
+                            false,
+                        );
+                        return succeeded(out);
+                    }
+                    AlterTableAction::SetOptions(options) => {
+                        for (key, value) in options {
+                            match altered.options.iter_mut().find(|(k, _)| k == key) {
+                                Some(existing) => existing.1 = value.clone(),
+                                None => altered.options.push((key.clone(), value.clone())),
+                            }
+                        }
+                    }
+                    AlterTableAction::ResetOptions(keys) => {
+                        altered.options.retain(|(k, _)| !keys.contains(k));
+                    }
+                    AlterTableAction::AddColumns(_)
+                    | AlterTableAction::ModifyColumns(_)
+                    | AlterTableAction::DropColumns(_)
+                    | AlterTableAction::RenameColumn { .. } => {
+                        // Column changes rebuild the table from its definition and bind it again,
+                        // so computed column types and the watermark are checked anew.
+                        let mut create = table_as_create(&table);
+                        match action {
+                            AlterTableAction::AddColumns(added) => {
+                                for c in added {
+                                    if create.columns.iter().any(|e| e.name == c.name) {
+                                        return Err(position_error(
+                                            parsed,
+                                            format!(
+                                                "Try to add a column `{}` which already exists in the table.",
+                                                c.name
+                                            ),
+                                        ));
+                                    }
+                                    create.columns.push(c.clone());
+                                }
+                            }
+                            AlterTableAction::ModifyColumns(modified) => {
+                                for c in modified {
+                                    let Some(slot) =
+                                        create.columns.iter_mut().find(|e| e.name == c.name)
+                                    else {
+                                        return Err(position_error(
+                                            parsed,
+                                            format!(
+                                                "Try to modify a column `{}` which does not exist in the table.",
+                                                c.name
+                                            ),
+                                        ));
+                                    };
+                                    *slot = c.clone();
+                                }
+                            }
+                            AlterTableAction::DropColumns(names) => {
+                                for n in names {
+                                    if !create.columns.iter().any(|e| &e.name == n) {
+                                        return Err(position_error(
+                                            parsed,
+                                            format!(
+                                                "The column `{n}` does not exist in the base table."
+                                            ),
+                                        ));
+                                    }
+                                    if create.watermark.as_ref().is_some_and(|w| &w.column == n)
+                                        || create
+                                            .primary_key
+                                            .as_ref()
+                                            .is_some_and(|k| k.contains(n))
+                                    {
+                                        return Err(position_error(
+                                            parsed,
+                                            format!(
+                                                "The column `{n}` is referenced by the watermark or the primary key and cannot be dropped."
+                                            ),
+                                        ));
+                                    }
+                                    create.columns.retain(|e| &e.name != n);
+                                }
+                            }
+                            AlterTableAction::RenameColumn { from, to } => {
+                                if create.columns.iter().any(|e| &e.name == to) {
+                                    return Err(position_error(
+                                        parsed,
+                                        format!("Try to rename to an existing column `{to}`."),
+                                    ));
+                                }
+                                // Expressions keep the old name; a column they read is not renamed.
+                                let quoted = format!("`{}`", from.replace('`', "``"));
+                                let referenced = table.columns.iter().any(|c| {
+                                    matches!(&c.source, crate::catalog::ColumnSource::Computed { text, .. } if text.contains(&quoted))
+                                }) || table.watermark.as_ref().is_some_and(|w| w.text.contains(&quoted));
+                                if referenced {
+                                    return Err(position_error(
+                                        parsed,
+                                        format!(
+                                            "The column `{from}` is referenced by a computed column or the watermark and cannot be renamed."
+                                        ),
+                                    ));
+                                }
+                                let Some(slot) =
+                                    create.columns.iter_mut().find(|e| &e.name == from)
+                                else {
+                                    return Err(position_error(
+                                        parsed,
+                                        format!(
+                                            "The column `{from}` does not exist in the base table."
+                                        ),
+                                    ));
+                                };
+                                slot.name = to.clone();
+                                if let Some(w) =
+                                    create.watermark.as_mut().filter(|w| &w.column == from)
+                                {
+                                    w.column = to.clone();
+                                }
+                                if let Some(pk) = create.primary_key.as_mut() {
+                                    for k in pk.iter_mut().filter(|k| *k == from) {
+                                        *k = to.clone();
+                                    }
+                                }
+                            }
+                            _ => {}
+                        }
+                        altered =
+                            Binder::new(&self.catalog, &parsed.hints).bind_create_table(&create)?;
+                    }
+                }
+                self.catalog
+                    .insert(name, CatalogEntry::Table(Arc::new(altered)), false);
+                succeeded(out)?;
+            }
+            Statement::AlterViewAs { name, query } => {
+                let view_name = session_object_name(name).map_err(|m| position_error(parsed, m))?;
+                let Some(CatalogEntry::View(old)) = self.catalog.get_in(&view_name, false).cloned()
+                else {
+                    return Err(position_error(
+                        parsed,
+                        format!(
+                            "View `default_catalog`.`default_database`.`{view_name}` doesn't exist or is a temporary view."
+                        ),
+                    ));
+                };
+                let create = CreateView {
+                    name: name.clone(),
+                    temporary: false,
+                    if_not_exists: false,
+                    columns: Vec::new(),
+                    comment: old.comment.clone(),
+                    query: query.clone(),
+                };
+                let view = self.define_view(&create, parsed)?;
+                self.catalog
+                    .insert(view_name, CatalogEntry::View(Arc::new(view)), false);
+                succeeded(out)?;
+            }
+            Statement::AlterViewRename { name, new_name } => {
+                let name = session_object_name(name).map_err(|m| position_error(parsed, m))?;
+                let new_name =
+                    session_object_name(new_name).map_err(|m| position_error(parsed, m))?;
+                let Some(CatalogEntry::View(view)) = self.catalog.get_in(&name, false).cloned()
+                else {
+                    return Err(position_error(
+                        parsed,
+                        format!(
+                            "View `default_catalog`.`default_database`.`{name}` doesn't exist or is a temporary view."
+                        ),
+                    ));
+                };
+                if self.catalog.get_in(&new_name, false).is_some() {
+                    return Err(position_error(
+                        parsed,
+                        format!("a table or view named {new_name} already exists"),
+                    ));
+                }
+                self.catalog.remove(&name, false);
+                let mut renamed = (*view).clone();
+                renamed.name = new_name.clone();
+                self.catalog
+                    .insert(new_name, CatalogEntry::View(Arc::new(renamed)), false);
+                succeeded(out)?;
+            }
+            Statement::Use { catalog, name } => {
+                let parts: Vec<String> = name
+                    .0
+                    .iter()
+                    .map(|p| p.as_ident().map(|i| i.value.clone()).unwrap_or_default())
+                    .collect();
+                let known = match (catalog, parts.as_slice()) {
+                    (true, [c]) => c == "default_catalog",
+                    (false, [db]) => db == "default_database",
+                    (false, [c, db]) => c == "default_catalog" && db == "default_database",
+                    _ => false,
+                };
+                if !known {
+                    let shown = parts.last().cloned().unwrap_or_default();
+                    return Err(position_error(
+                        parsed,
+                        if *catalog {
+                            format!("A catalog with name [{shown}] does not exist.")
+                        } else {
+                            format!(
+                                "A database with name [{shown}] does not exist in the catalog: [default_catalog]."
+                            )
+                        },
+                    ));
+                }
+                succeeded(out)?;
             }
             Statement::Explain(inner) => {
                 let plan = match inner.as_ref() {
@@ -705,6 +942,181 @@ impl Session {
         Ok(width as usize)
     }
 
+    /// `CREATE TABLE t (…) WITH (…) LIKE src (…)`: the source's columns, watermark, primary
+    /// key and options merged with the new ones under Flink's rules — by default everything
+    /// is included, a new option overwrites the source's, a new column or a second watermark
+    /// or primary key is an error.
+    fn merge_like(
+        &self,
+        create: &CreateTable,
+        like: &TableLike,
+    ) -> Result<CreateTable, StatementError> {
+        let at = |message: String| {
+            StatementError::Sql(SqlError::new(
+                message,
+                like.position.line,
+                like.position.column,
+            ))
+        };
+        let source_name = session_object_name(&like.source).map_err(at)?;
+        let Some(CatalogEntry::Table(source)) = self.catalog.get(&source_name) else {
+            return Err(at(format!(
+                "Source table '`default_catalog`.`default_database`.`{source_name}`' of the LIKE clause not found in the catalog, at line {}, column {}",
+                like.position.line, like.position.column
+            )));
+        };
+        // Flink's defaults, then the clause's options in order.
+        let mode = |part: LikePart| {
+            let default = if part == LikePart::Options {
+                LikeMode::Overwriting
+            } else {
+                LikeMode::Including
+            };
+            like.options.iter().fold(default, |current, (m, p)| {
+                if *p == part || (*p == LikePart::All && part != LikePart::Partitions) {
+                    *m
+                } else {
+                    current
+                }
+            })
+        };
+        let (generated, metadata) = (mode(LikePart::Generated), mode(LikePart::Metadata));
+        let mut merged = create.clone();
+        merged.like = None;
+        let mut columns = Vec::new();
+        for c in &source.columns {
+            let kind = match &c.source {
+                crate::catalog::ColumnSource::Physical => ColumnKind::Physical(c.data_type.clone()),
+                crate::catalog::ColumnSource::Computed { expr, .. } => {
+                    if generated == LikeMode::Excluding {
+                        continue;
+                    }
+                    ColumnKind::Computed(expr.clone())
+                }
+                crate::catalog::ColumnSource::Metadata { key, is_virtual } => {
+                    if metadata == LikeMode::Excluding {
+                        continue;
+                    }
+                    ColumnKind::Metadata {
+                        data_type: c.data_type.clone(),
+                        key: key.clone(),
+                        is_virtual: *is_virtual,
+                    }
+                }
+            };
+            if create.columns.iter().any(|n| n.name == c.name) {
+                return Err(at(format!(
+                    "A column named '{}' already exists in the base table.",
+                    c.name
+                )));
+            }
+            columns.push(ColumnDef {
+                name: c.name.clone(),
+                kind,
+                comment: c.comment.clone(),
+                position: Position::default(),
+            });
+        }
+        columns.extend(create.columns.iter().cloned());
+        merged.columns = columns;
+        match (
+            mode(LikePart::Watermarks),
+            &source.watermark,
+            &create.watermark,
+        ) {
+            (LikeMode::Excluding, _, _) | (_, None, _) => {}
+            (LikeMode::Overwriting, Some(_), Some(_)) => {}
+            (_, Some(wm), None) => {
+                merged.watermark = Some(WatermarkDef {
+                    column: wm.column.clone(),
+                    expr: wm.expr.clone(),
+                    position: Position::default(),
+                })
+            }
+            (LikeMode::Including, Some(wm), Some(_)) => {
+                return Err(at(format!(
+                    "There already exists a watermark spec for column '{}' in the base table. You might want to specify EXCLUDING WATERMARKS or OVERWRITING WATERMARKS.",
+                    wm.column
+                )));
+            }
+        }
+        if mode(LikePart::Constraints) != LikeMode::Excluding
+            && let Some(pk) = &source.primary_key
+        {
+            if create.primary_key.is_some() {
+                return Err(at(
+                    "The base table already has a primary key. You might want to specify EXCLUDING CONSTRAINTS."
+                        .to_string(),
+                ));
+            }
+            merged.primary_key = Some(pk.clone());
+        }
+        let options_mode = mode(LikePart::Options);
+        if options_mode != LikeMode::Excluding {
+            let mut options = source.options.clone();
+            for (key, value) in &create.options {
+                match options.iter_mut().find(|(k, _)| k == key) {
+                    Some(existing) if options_mode == LikeMode::Overwriting => {
+                        existing.1 = value.clone()
+                    }
+                    Some(existing) => {
+                        return Err(at(format!(
+                            "There already exists an option ['{key}' -> '{}']  in the base table. You might want to specify EXCLUDING OPTIONS or OVERWRITING OPTIONS.",
+                            existing.1
+                        )));
+                    }
+                    None => options.push((key.clone(), value.clone())),
+                }
+            }
+            merged.options = options;
+        }
+        Ok(merged)
+    }
+
+    /// A view from its definition: the query bound, the column list checked against it, and
+    /// the text SHOW CREATE VIEW prints.
+    fn define_view(
+        &self,
+        create: &CreateView,
+        parsed: &ParsedStatement,
+    ) -> Result<ViewDef, StatementError> {
+        let plan = Binder::new(&self.catalog, &parsed.hints).bind_query(&create.query)?;
+        let input = plan.schema();
+        if !create.columns.is_empty() && create.columns.len() != input.len() {
+            let names: Vec<&str> = input.fields.iter().map(|f| f.name.as_str()).collect();
+            return Err(position_error(
+                parsed,
+                format!(
+                    "VIEW definition and input fields not match:\n\tDef fields: [{}].\n\tInput fields: [{}].",
+                    create.columns.join(", "),
+                    names.join(", ")
+                ),
+            ));
+        }
+        let repeated = if create.columns.is_empty() {
+            repeated_name(input)
+        } else {
+            repeated_column(&create.columns)
+        };
+        if let Some(name) = repeated {
+            return Err(position_error(
+                parsed,
+                format!("A column with the same name `{name}` has been defined"),
+            ));
+        }
+        let schema = plan
+            .schema()
+            .renamed(&create.columns)
+            .map_err(|message| position_error(parsed, message))?;
+        Ok(ViewDef {
+            name: session_object_name(&create.name).map_err(|m| position_error(parsed, m))?,
+            query: create.query.clone(),
+            schema,
+            comment: create.comment.clone(),
+            temporary: create.temporary,
+        })
+    }
+
     fn run_query(&mut self, plan: &LogicalPlan, out: &mut dyn Write) -> Result<(), StatementError> {
         let ctx = self.eval_context();
         let pipelines = build_pipelines(plan, &ctx)?;
@@ -784,6 +1196,46 @@ fn print_rows(
     writeln!(out, "{} row{} in set", rows.len(), plural(rows.len())).map_err(write_failed)
 }
 
+/// A table's definition as the `CREATE TABLE` that would make it again.
+fn table_as_create(table: &crate::catalog::TableDef) -> CreateTable {
+    use crate::catalog::ColumnSource;
+    let columns = table
+        .columns
+        .iter()
+        .map(|c| ColumnDef {
+            name: c.name.clone(),
+            kind: match &c.source {
+                ColumnSource::Physical => ColumnKind::Physical(c.data_type.clone()),
+                ColumnSource::Computed { expr, .. } => ColumnKind::Computed(expr.clone()),
+                ColumnSource::Metadata { key, is_virtual } => ColumnKind::Metadata {
+                    data_type: c.data_type.clone(),
+                    key: key.clone(),
+                    is_virtual: *is_virtual,
+                },
+            },
+            comment: c.comment.clone(),
+            position: Position::default(),
+        })
+        .collect();
+    CreateTable {
+        name: ObjectName::from(vec![sqlparser::ast::Ident::new(table.name.clone())]),
+        temporary: false,
+        if_not_exists: false,
+        columns,
+        watermark: table.watermark.as_ref().map(|w| WatermarkDef {
+            column: w.column.clone(),
+            expr: w.expr.clone(),
+            position: Position::default(),
+        }),
+        primary_key: table.primary_key.clone(),
+        primary_key_at: Vec::new(),
+        comment: table.comment.clone(),
+        partition_keys: table.partition_keys.clone(),
+        options: table.options.clone(),
+        like: None,
+    }
+}
+
 /// The first name written twice in a view's column list.
 fn repeated_column(names: &[String]) -> Option<&str> {
     (1..names.len())
@@ -791,9 +1243,12 @@ fn repeated_column(names: &[String]) -> Option<&str> {
         .map(|i| names[i].as_str())
 }
 
+/// Whether a listed name is kept.
+type NameFilter = Box<dyn Fn(&str) -> bool>;
+
 /// Whether a name passes the `[NOT] LIKE` / `[NOT] ILIKE` of a `SHOW` statement; a bad pattern
 /// is Flink's error.
-fn show_matcher(like: Option<&ShowLike>) -> Result<Box<dyn Fn(&str) -> bool>, String> {
+fn show_matcher(like: Option<&ShowLike>) -> Result<NameFilter, String> {
     let Some(like) = like else {
         return Ok(Box::new(|_| true));
     };
@@ -871,6 +1326,40 @@ fn position_error(parsed: &ParsedStatement, message: impl Into<String>) -> State
     ))
 }
 
+/// Whether Flink takes a `table.local-time-zone` value. Flink wants an id that
+/// `java.util.TimeZone` and `java.time.ZoneId` read alike: a tz database name spelled as the
+/// database spells it (but not EST, MST or HST, which `TimeZone` turns into fixed offsets),
+/// `UTC`, `GMT`, or `GMT` with an offset `±h`, `±hh`, `±hhmm` or `±hh:mm` of at most 18 hours.
+/// `UTC+8`, `+08:00`, `Z`, `PST` and `utc` are refused.
+fn flink_session_zone_id(name: &str) -> bool {
+    if name == "UTC" || name == "GMT" {
+        return true;
+    }
+    if let Some(offset) = name.strip_prefix("GMT") {
+        let Some(digits) = offset.strip_prefix(['+', '-']) else {
+            return false;
+        };
+        let (hours, minutes) = match digits.split_once(':') {
+            Some((h, m)) if h.len() == 2 && m.len() == 2 => (h, m),
+            Some(_) => return false,
+            None if digits.len() == 4 => digits.split_at(2),
+            None if (1..=2).contains(&digits.len()) => (digits, "0"),
+            None => return false,
+        };
+        let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+        return match (hours.parse::<u32>(), minutes.parse::<u32>()) {
+            (Ok(h), Ok(m)) if all_digits(hours) && all_digits(minutes) => {
+                m < 60 && h * 60 + m <= 18 * 60
+            }
+            _ => false,
+        };
+    }
+    if matches!(name, "EST" | "MST" | "HST") {
+        return false;
+    }
+    jiff::tz::TimeZone::get(name).is_ok_and(|zone| zone.iana_name() == Some(name))
+}
+
 /// Rejects values Flink would reject for the options Tideline reads.
 fn validate_option(key: &str, value: &str, parsed: &ParsedStatement) -> Result<(), StatementError> {
     let bad = |what: &str| {
@@ -880,10 +1369,6 @@ fn validate_option(key: &str, value: &str, parsed: &ParsedStatement) -> Result<(
         )
     };
     match key {
-        LOCAL_TIME_ZONE if value != "default" => {
-            SessionZone::new(value)
-                .map_err(|_| bad("expected a time zone id such as 'UTC' or 'Asia/Shanghai'"))?;
-        }
         RUNTIME_MODE
             if !["streaming", "batch", "automatic"]
                 .contains(&value.to_ascii_lowercase().as_str()) =>

@@ -81,7 +81,7 @@ pub fn cast(
             &(Arc::new(format_column(array, from, &ctx.zone)) as ArrayRef),
             t,
         ),
-        (f, t) if f.is_binary() && t.is_binary() => array.clone(),
+        (f, t) if f.is_binary() && t.is_binary() => fit_binary_length(array, t),
         (Timestamp(_) | TimestampLtz(_) | Date, Timestamp(p) | TimestampLtz(p)) => {
             let ltz_out = matches!(to.kind, TimestampLtz(_));
             let n = array.len();
@@ -298,6 +298,24 @@ fn fit_length(array: &ArrayRef, to: &TypeKind) -> ArrayRef {
     let out: StringArray = strings
         .iter()
         .map(|v| v.map(|s| fit_chars(s, limit, pad)))
+        .collect();
+    Arc::new(out)
+}
+
+/// BINARY(n)/VARBINARY(n) targets: longer values are cut to `n` bytes (`BINARY(0)` holds
+/// only the empty value).
+fn fit_binary_length(array: &ArrayRef, to: &TypeKind) -> ArrayRef {
+    let limit = match to {
+        TypeKind::Binary(n) | TypeKind::VarBinary(n) => *n as usize,
+        _ => return array.clone(),
+    };
+    let bytes = array.as_binary::<i32>();
+    if bytes.iter().flatten().all(|b| b.len() <= limit) {
+        return array.clone();
+    }
+    let out: arrow_array::BinaryArray = bytes
+        .iter()
+        .map(|v| v.map(|b| &b[..b.len().min(limit)]))
         .collect();
     Arc::new(out)
 }

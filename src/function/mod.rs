@@ -203,6 +203,8 @@ const FAMILIES: &[&[FunctionDef]] = &[
 /// than functions a user can name.
 const INTERNAL: &[&str] = &[
     "TIMESTAMPDIFF_NANOS",
+    "DATETIME_MINUS_MILLIS",
+    "DATETIME_MINUS_MONTHS",
     "FLOOR_TO",
     "CEIL_TO",
     "NEGATE",

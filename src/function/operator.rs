@@ -16,7 +16,7 @@ use arrow_buffer::i256;
 use arrow_ord::cmp;
 
 use super::{EvalContext, EvalError, FunctionDef, Signature};
-use crate::types::coercion::{arithmetic_kind, as_decimal, common_type};
+use crate::types::coercion::{arithmetic_kind, as_decimal};
 use crate::types::decimal::{pow10_saturating, remainder, rescale};
 use crate::types::{DataType, TypeKind};
 
@@ -68,7 +68,7 @@ fn resolve_comparison(args: &[DataType]) -> Result<Signature, String> {
     let [a, b] = args else {
         return Err("expects 2 operands".into());
     };
-    let common = common_type(a, b)
+    let common = crate::types::coercion::comparison_type(a, b)
         .filter(|t| comparable(&t.kind))
         .ok_or_else(|| format!("cannot compare {} with {}", a.kind, b.kind))?;
     Ok(Signature::new(

@@ -84,6 +84,16 @@ pub const FUNCTIONS: &[FunctionDef] = &[
         resolve_timestamp_diff_nanos,
         timestamp_diff_nanos
     ),
+    def!(
+        "DATETIME_MINUS_MILLIS",
+        |a| resolve_datetime_minus(a, TypeKind::IntervalDayTime),
+        datetime_minus_millis
+    ),
+    def!(
+        "DATETIME_MINUS_MONTHS",
+        |a| resolve_datetime_minus(a, TypeKind::IntervalYearMonth),
+        datetime_minus_months
+    ),
 ];
 
 fn clock_type(args: &[DataType], kind: TypeKind) -> Result<Signature, String> {
@@ -1044,6 +1054,75 @@ fn timestamp_diff(
             }
         };
         out.append_value(units);
+    }
+    Ok(Arc::new(out.finish()))
+}
+
+/// `(a - b) <qualifier>` (the dialect's `DATETIME_MINUS_*(a, b, 'INTERVAL …')`): two values
+/// of one datetime type (TIMESTAMPs of any precision pair), an interval of `kind`.
+fn resolve_datetime_minus(args: &[DataType], kind: TypeKind) -> Result<Signature, String> {
+    let [a, b, qualifier] = args else {
+        return Err("expects (datetime, datetime, qualifier)".into());
+    };
+    if !is_datetime(&a.kind) || !is_datetime(&b.kind) {
+        return Err(
+            "Supported form(s): '-(<DATETIME>, <DATETIME>, <DATETIME_INTERVAL>)'".to_string(),
+        );
+    }
+    if std::mem::discriminant(&a.kind) != std::mem::discriminant(&b.kind) {
+        return Err("Parameters must be of the same type".into());
+    }
+    let common = common_kind(&a.kind, &b.kind).unwrap_or_else(|| a.kind.clone());
+    let side = |d: &DataType| DataType {
+        kind: common.clone(),
+        nullable: d.nullable,
+    };
+    Ok(Signature::new(
+        vec![side(a), side(b), qualifier.clone()],
+        DataType {
+            kind,
+            nullable: a.nullable || b.nullable,
+        },
+    ))
+}
+
+/// `(a - b) DAY` and the other day-time qualifiers: the whole difference in milliseconds,
+/// whatever the unit (Flink does not truncate it to the unit).
+fn datetime_minus_millis(
+    args: &[ArrayRef],
+    ctx: &EvalContext,
+    _: &DataType,
+) -> Result<ArrayRef, EvalError> {
+    let (a, b) = (&args[0], &args[1]);
+    let mut out = PrimitiveBuilder::<DurationMillisecondType>::with_capacity(a.len());
+    for i in 0..a.len() {
+        if a.is_null(i) || b.is_null(i) {
+            out.append_null();
+            continue;
+        }
+        let (end, start) = diff_points(a, b, i, ctx)?;
+        out.append_value(end - start);
+    }
+    Ok(Arc::new(out.finish()))
+}
+
+/// `(a - b) MONTH`, `YEAR`, `YEAR TO MONTH`: whole calendar months from `b` to `a`.
+fn datetime_minus_months(
+    args: &[ArrayRef],
+    ctx: &EvalContext,
+    _: &DataType,
+) -> Result<ArrayRef, EvalError> {
+    let (a, b) = (&args[0], &args[1]);
+    let mut out = PrimitiveBuilder::<IntervalYearMonthType>::with_capacity(a.len());
+    for i in 0..a.len() {
+        if a.is_null(i) || b.is_null(i) {
+            out.append_null();
+            continue;
+        }
+        let (end, start) = diff_points(a, b, i, ctx)?;
+        let months = i32::try_from(months_between(end, start))
+            .map_err(|_| EvalError::Invalid("interval out of range".into()))?;
+        out.append_value(months);
     }
     Ok(Arc::new(out.finish()))
 }

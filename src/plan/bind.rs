@@ -1100,8 +1100,31 @@ impl<'a> Binder<'a> {
                 self.call("ARRAY", elements, span)
             }
             Expr::Extract { field, expr: e, .. } => {
-                let unit = unit_literal(&field.to_string());
+                let unit_name = field.to_string().to_ascii_uppercase();
+                let unit = unit_literal(&unit_name);
                 let value = self.bind_expr(e, scope)?;
+                // A TIME has only the units of a time of day down to milliseconds (Flink's
+                // validator says so, in two wordings).
+                if matches!(value.data_type().kind, TypeKind::Time(_)) {
+                    match unit_name.as_str() {
+                        "HOUR" | "MINUTE" | "SECOND" | "MILLISECOND" => {}
+                        "MICROSECOND" | "NANOSECOND" => {
+                            return Err(error(
+                                span,
+                                format!(
+                                    "unit {unit_name} can not be applied to {} variable",
+                                    value.data_type()
+                                ),
+                            ));
+                        }
+                        _ => {
+                            return Err(error(
+                                span,
+                                format!("unit {unit_name} can not be applied to time variable"),
+                            ));
+                        }
+                    }
+                }
                 self.call("EXTRACT", vec![unit, value], span)
             }
             Expr::Floor { expr: e, field } | Expr::Ceil { expr: e, field } => {

@@ -54,6 +54,12 @@ pub enum Statement {
         scope: Option<ObjectName>,
         like: Option<ShowLike>,
     },
+    /// `SHOW [FULL] MODULES`, `SHOW JARS`, `SHOW MATERIALIZED TABLES`: answers fixed by the
+    /// session (Flink's `core` module, no jars, no materialized tables).
+    ShowFixed {
+        header: &'static [&'static str],
+        rows: &'static [&'static [&'static str]],
+    },
     ShowCreateTable(ObjectName),
     ShowCreateView(ObjectName),
     /// `DESC t`, or `SHOW COLUMNS FROM|IN t [[NOT] LIKE '…']` (the same table, filtered).
@@ -62,8 +68,50 @@ pub enum Statement {
         like: Option<ShowLike>,
     },
     Explain(Box<Statement>),
+    /// `ALTER TABLE [IF EXISTS] t RENAME TO u | SET (…) | RESET (…)`.
+    AlterTable {
+        name: ObjectName,
+        if_exists: bool,
+        action: AlterTableAction,
+    },
+    /// `ALTER VIEW v AS query`: the view's query replaced (its comment kept).
+    AlterViewAs {
+        name: ObjectName,
+        query: Box<Query>,
+    },
+    /// `ALTER VIEW v RENAME TO w`.
+    AlterViewRename {
+        name: ObjectName,
+        new_name: ObjectName,
+    },
+    /// `USE db`, `USE CATALOG c`: the session has Flink's default catalog and database only,
+    /// so these only check the name.
+    Use {
+        catalog: bool,
+        name: ObjectName,
+    },
     Query(Box<Query>),
     Insert(Insert),
+}
+
+#[derive(Debug, Clone)]
+pub enum AlterTableAction {
+    RenameTo(ObjectName),
+    /// `SET ('k' = 'v', …)`: options added or replaced.
+    SetOptions(Vec<(String, String)>),
+    /// `RESET ('k', …)`: options removed.
+    ResetOptions(Vec<String>),
+    /// `ADD c T` / `ADD (…)`: columns appended.
+    AddColumns(Vec<ColumnDef>),
+    /// `MODIFY c T` / `MODIFY (…)`: columns redefined in place.
+    ModifyColumns(Vec<ColumnDef>),
+    /// `DROP c` / `DROP (c, …)`.
+    DropColumns(Vec<String>),
+    /// `RENAME c TO d`.
+    RenameColumn {
+        from: String,
+        to: String,
+    },
 }
 
 /// The `[NOT] LIKE 'pattern'` filter of a `SHOW` statement: SQL LIKE on the listed names,
@@ -89,6 +137,34 @@ pub struct CreateTable {
     /// `PARTITIONED BY (k, …)`, in the order written.
     pub partition_keys: Vec<String>,
     pub options: Vec<(String, String)>,
+    /// `LIKE source [(…)]`: the source table's parts merged under these.
+    pub like: Option<TableLike>,
+}
+
+/// `LIKE source (INCLUDING ALL OVERWRITING OPTIONS …)`; options apply in order.
+#[derive(Debug, Clone)]
+pub struct TableLike {
+    pub source: ObjectName,
+    pub options: Vec<(LikeMode, LikePart)>,
+    pub position: Position,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LikeMode {
+    Including,
+    Excluding,
+    Overwriting,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LikePart {
+    All,
+    Constraints,
+    Generated,
+    Metadata,
+    Options,
+    Partitions,
+    Watermarks,
 }
 
 #[derive(Debug, Clone)]

@@ -50,6 +50,9 @@ impl Dialect for FlinkDialect {
         if let Some(literal) = unicode_literal(parser) {
             return Some(literal);
         }
+        if let Some(difference) = datetime_difference(parser) {
+            return Some(difference);
+        }
         if let Some(json) = super::json::parse_json_call(parser) {
             return Some(json);
         }
@@ -270,6 +273,20 @@ fn typed_literal(parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
     let Token::SingleQuotedString(text) = &literal.token else {
         return None;
     };
+    if name == "TIMESTAMP_LTZ" {
+        // Flink's grammar has no TIMESTAMP_LTZ literal.
+        let at = parser.peek_token_ref().span;
+        return Some(Err(super::parser::error_at(
+            at,
+            "Incorrect syntax near the keyword 'TIMESTAMP_LTZ'",
+        )));
+    }
+    if let Err(message) = check_datetime_literal(&name, text) {
+        let at = parser.peek_token_ref().span;
+        return Some(Err(super::parser::error_at(at, message)));
+    }
+    // Digits past nanoseconds are dropped, as Flink drops them.
+    let text = &truncate_fraction(text, 9);
     parser.next_token();
     parser.next_token();
     let ty = match name.as_str() {
@@ -289,6 +306,124 @@ fn typed_literal(parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
         },
         uses_odbc_syntax: false,
     })))
+}
+
+/// The units `(a - b) <unit>` takes, and whether they count months.
+const DIFFERENCE_UNITS: &[(&str, bool)] = &[
+    ("YEAR", true),
+    ("MONTH", true),
+    ("WEEK", false),
+    ("DAY", false),
+    ("HOUR", false),
+    ("MINUTE", false),
+    ("SECOND", false),
+];
+
+fn difference_unit(token: &Token) -> Option<bool> {
+    match token {
+        Token::Word(w) if w.quote_style.is_none() => DIFFERENCE_UNITS
+            .iter()
+            .find(|(u, _)| w.value.eq_ignore_ascii_case(u))
+            .map(|(_, months)| *months),
+        _ => None,
+    }
+}
+
+/// `(a - b) DAY`, `(a - b) YEAR TO MONTH`, …: the difference of two datetimes as an interval
+/// (Calcite's three-argument minus). Recognized when a parenthesized expression with a
+/// top-level `-` is followed by an interval unit; it becomes a call of the internal
+/// `DATETIME_MINUS_MILLIS` or `DATETIME_MINUS_MONTHS` (by the leading unit) with the
+/// qualifier's text as a third argument.
+fn datetime_difference(parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+    if parser.peek_token_ref().token != Token::LParen {
+        return None;
+    }
+    // Look ahead to the matching `)` with `next_token` (each `peek_nth_token_ref` counts from
+    // the current token, which made nested parentheses cubic), then rewind.
+    let mut ahead: Option<(bool, Option<bool>)> = None;
+    let _ = parser.try_parse(|p| -> Result<(), ParserError> {
+        let (mut depth, mut minus) = (0usize, false);
+        loop {
+            match p.next_token().token {
+                Token::LParen => depth += 1,
+                Token::RParen => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                Token::Minus if depth == 1 => minus = true,
+                Token::EOF => return Err(ParserError::ParserError(String::new())),
+                _ => {}
+            }
+        }
+        ahead = Some((minus, difference_unit(&p.peek_token_ref().token)));
+        // Always rewind: this was only a look.
+        Err(ParserError::ParserError(String::new()))
+    });
+    let (minus, months) = ahead?;
+    let months = months?;
+    if !minus {
+        return None;
+    }
+    Some((|| {
+        parser.expect_token(&Token::LParen)?;
+        let inner = parser.parse_expr()?;
+        parser.expect_token(&Token::RParen)?;
+        let mut qualifier = parser.next_token().token.to_string().to_ascii_uppercase();
+        let precision = |parser: &mut Parser| -> Result<String, ParserError> {
+            if parser.consume_token(&Token::LParen) {
+                let n = parser.parse_literal_uint()?;
+                parser.expect_token(&Token::RParen)?;
+                Ok(format!("({n})"))
+            } else {
+                Ok(String::new())
+            }
+        };
+        qualifier.push_str(&precision(parser)?);
+        let to = matches!(&parser.peek_token_ref().token,
+            Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("TO"));
+        if to {
+            parser.next_token();
+            let last = parser.next_token();
+            if difference_unit(&last.token).is_none() {
+                return Err(super::parser::error_at(
+                    last.span,
+                    format!("expected an interval unit after TO, found {}", last.token),
+                ));
+            }
+            qualifier.push_str(&format!(
+                " TO {}",
+                last.token.to_string().to_ascii_uppercase()
+            ));
+            qualifier.push_str(&precision(parser)?);
+        }
+        let Expr::BinaryOp {
+            left,
+            op: sqlparser::ast::BinaryOperator::Minus,
+            right,
+        } = inner
+        else {
+            let at = parser.get_current_token().span;
+            return Err(super::parser::error_at(
+                at,
+                format!("expected (datetime - datetime) before {qualifier}"),
+            ));
+        };
+        let name = if months {
+            "DATETIME_MINUS_MONTHS"
+        } else {
+            "DATETIME_MINUS_MILLIS"
+        };
+        Ok(super::json::call(
+            name,
+            vec![
+                *left,
+                *right,
+                super::json::text(&format!("INTERVAL {qualifier}")),
+            ],
+        ))
+    })())
 }
 
 /// `U&'…'` with an optional `UESCAPE 'c'` (default `\\`): a string literal whose escape
@@ -414,6 +549,82 @@ fn java_parse_hex(s: &str) -> Option<i64> {
     }
     let v = i64::from_str_radix(digits, 16).ok()?;
     Some(if negative { -v } else { v })
+}
+
+/// Calcite's shape check of a DATE, TIME or TIMESTAMP literal, stricter than a CAST from a
+/// string: `yyyy-MM-dd` (one or two digits for the month and day, a real calendar day),
+/// `HH:mm:ss[.f…]` (in range) and `yyyy-MM-dd[ HH:mm:ss[.f…]]`, nothing else — no `T`, no
+/// zone, no missing seconds.
+fn check_datetime_literal(name: &str, text: &str) -> Result<(), String> {
+    fn number(s: &str, max_digits: usize) -> Option<u32> {
+        (!s.is_empty() && s.len() <= max_digits && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse().ok())
+            .flatten()
+    }
+    fn date(s: &str) -> bool {
+        let mut parts = s.splitn(3, '-');
+        let (Some(y), Some(m), Some(d)) = (parts.next(), parts.next(), parts.next()) else {
+            return false;
+        };
+        let (Some(y), Some(m), Some(d)) = (number(y, 4), number(m, 2), number(d, 2)) else {
+            return false;
+        };
+        let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+        let days = match m {
+            1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+            4 | 6 | 9 | 11 => 30,
+            2 if leap => 29,
+            2 => 28,
+            _ => return false,
+        };
+        (1..=days).contains(&d)
+    }
+    fn time(s: &str) -> bool {
+        let (whole, fraction) = match s.split_once('.') {
+            Some((w, f)) => (w, Some(f)),
+            None => (s, None),
+        };
+        if fraction.is_some_and(|f| f.is_empty() || !f.bytes().all(|b| b.is_ascii_digit())) {
+            return false;
+        }
+        let mut parts = whole.splitn(3, ':');
+        let (Some(h), Some(m), Some(sec)) = (parts.next(), parts.next(), parts.next()) else {
+            return false;
+        };
+        matches!(
+            (number(h, 2), number(m, 2), number(sec, 2)),
+            (Some(h), Some(m), Some(sec)) if h < 24 && m < 60 && sec < 60
+        )
+    }
+    let trimmed = text.trim();
+    let (ok, format) = match name {
+        "DATE" => (date(trimmed), "yyyy-MM-dd"),
+        "TIME" => (time(trimmed), "HH:mm:ss"),
+        _ => (
+            match trimmed.split_once(' ') {
+                Some((d, t)) => date(d) && time(t.trim_start()),
+                None => date(trimmed),
+            },
+            "yyyy-MM-dd HH:mm:ss",
+        ),
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "Illegal {name} literal '{text}': not in format '{format}'"
+        ))
+    }
+}
+
+/// The literal text with at most `digits` digits after the seconds' point.
+fn truncate_fraction(text: &str, digits: usize) -> String {
+    match text.rsplit_once('.') {
+        Some((whole, fraction)) if fraction.trim_end().len() > digits && whole.contains(':') => {
+            format!("{whole}.{}", &fraction.trim_end()[..digits])
+        }
+        _ => text.to_string(),
+    }
 }
 
 fn object_name_expr(name: ObjectName) -> Expr {

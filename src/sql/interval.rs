@@ -182,8 +182,8 @@ impl IntervalQualifier {
         };
         let mut fields = Vec::new();
         let mut rest = body;
-        for unit in self.from..self.to {
-            let separator = match UNITS[unit] {
+        for unit in &UNITS[self.from..self.to] {
+            let separator = match *unit {
                 "YEAR" => '-',
                 "DAY" => ' ',
                 _ => ':',
@@ -202,7 +202,7 @@ fn grouped(v: u64) -> String {
     let digits = v.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

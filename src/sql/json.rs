@@ -49,7 +49,8 @@ pub fn parse_json_call(parser: &mut Parser) -> Option<Result<Expr, ParserError>>
     }))
 }
 
-fn call(name: &str, args: Vec<Expr>) -> Expr {
+/// A plain call `name(args…)`, as the dialect hands constructs to the binder.
+pub(super) fn call(name: &str, args: Vec<Expr>) -> Expr {
     Expr::Function(Function {
         name: ObjectName::from(vec![Ident::new(name)]),
         uses_odbc_syntax: false,
@@ -69,7 +70,7 @@ fn call(name: &str, args: Vec<Expr>) -> Expr {
     })
 }
 
-fn text(s: &str) -> Expr {
+pub(super) fn text(s: &str) -> Expr {
     Expr::value(Value::SingleQuotedString(s.to_string()))
 }
 

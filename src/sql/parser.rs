@@ -323,6 +323,13 @@ impl StatementParser<'_, '_> {
                 Ok(Statement::Explain(Box::new(self.statement_body()?)))
             }
             "INSERT" => self.insert(),
+            "ALTER" => self.alter(),
+            "USE" => {
+                self.parser.next_token();
+                let catalog = self.keyword("CATALOG");
+                let name = self.parser.parse_object_name(false)?;
+                Ok(Statement::Use { catalog, name })
+            }
             _ => Err(error_at(
                 first.span,
                 format!("unsupported statement {word}"),
@@ -383,14 +390,10 @@ impl StatementParser<'_, '_> {
     fn create_table(&mut self, temporary: bool) -> Result<Statement, ParserError> {
         let if_not_exists = self.keywords(&["IF", "NOT", "EXISTS"]);
         let name = self.parser.parse_object_name(false)?;
-        if self.keyword("LIKE") || self.keyword("AS") {
+        if self.keyword("AS") {
             let at = self.parser.get_current_token().span;
-            return Err(error_at(
-                at,
-                "CREATE TABLE … LIKE and CREATE TABLE … AS are not supported yet",
-            ));
+            return Err(error_at(at, "CREATE TABLE … AS is not supported yet"));
         }
-        self.parser.expect_token(&Token::LParen)?;
         let mut table = CreateTable {
             name,
             temporary,
@@ -402,13 +405,22 @@ impl StatementParser<'_, '_> {
             comment: None,
             partition_keys: Vec::new(),
             options: Vec::new(),
+            like: None,
         };
-        loop {
-            self.table_element(&mut table)?;
-            if self.parser.consume_token(&Token::RParen) {
-                break;
+        // The column list is optional when a LIKE clause gives the columns.
+        if self.parser.consume_token(&Token::LParen) {
+            loop {
+                self.table_element(&mut table)?;
+                if self.parser.consume_token(&Token::RParen) {
+                    break;
+                }
+                self.parser.expect_token(&Token::Comma)?;
             }
-            self.parser.expect_token(&Token::Comma)?;
+        } else if !matches!(
+            self.peek_word(0).as_deref(),
+            Some("LIKE" | "WITH" | "COMMENT")
+        ) {
+            self.parser.expect_token(&Token::LParen)?;
         }
         if self.keyword("COMMENT") {
             table.comment = Some(self.parser.parse_literal_string()?);
@@ -428,7 +440,71 @@ impl StatementParser<'_, '_> {
         if self.keyword("WITH") {
             table.options = self.options()?;
         }
+        if self.peek_word(0).as_deref() == Some("LIKE") {
+            table.like = Some(self.table_like()?);
+        } else if table.columns.is_empty() && table.watermark.is_none() {
+            let at = self.parser.peek_token_ref().span;
+            return Err(error_at(at, "expected a column list or LIKE"));
+        }
         Ok(Statement::CreateTable(table))
+    }
+
+    /// `LIKE source [( {INCLUDING | EXCLUDING | OVERWRITING} {ALL | OPTIONS | …} , … )]`.
+    fn table_like(&mut self) -> Result<TableLike, ParserError> {
+        self.expect_keyword("LIKE")?;
+        let source_at = self.parser.peek_token_ref().span;
+        let source = self.parser.parse_object_name(false)?;
+        let mut options = Vec::new();
+        if self.parser.consume_token(&Token::LParen) {
+            loop {
+                let mode = if self.keyword("INCLUDING") {
+                    LikeMode::Including
+                } else if self.keyword("EXCLUDING") {
+                    LikeMode::Excluding
+                } else if self.keyword("OVERWRITING") {
+                    LikeMode::Overwriting
+                } else {
+                    let found = self.parser.peek_token_ref().clone();
+                    return Err(error_at(
+                        found.span,
+                        format!(
+                            "expected INCLUDING, EXCLUDING or OVERWRITING, found {}",
+                            found.token
+                        ),
+                    ));
+                };
+                let part = match self.peek_word(0).as_deref() {
+                    Some("ALL") => LikePart::All,
+                    Some("CONSTRAINTS") => LikePart::Constraints,
+                    Some("GENERATED") => LikePart::Generated,
+                    Some("METADATA") => LikePart::Metadata,
+                    Some("OPTIONS") => LikePart::Options,
+                    Some("PARTITIONS") => LikePart::Partitions,
+                    Some("WATERMARKS") => LikePart::Watermarks,
+                    _ => {
+                        let found = self.parser.peek_token_ref().clone();
+                        return Err(error_at(
+                            found.span,
+                            format!("expected a LIKE option, found {}", found.token),
+                        ));
+                    }
+                };
+                self.parser.next_token();
+                options.push((mode, part));
+                if self.parser.consume_token(&Token::RParen) {
+                    break;
+                }
+                self.parser.expect_token(&Token::Comma)?;
+            }
+        }
+        Ok(TableLike {
+            source,
+            options,
+            position: Position {
+                line: source_at.start.line,
+                column: source_at.start.column,
+            },
+        })
     }
 
     fn options(&mut self) -> Result<Vec<(String, String)>, ParserError> {
@@ -703,6 +779,26 @@ impl StatementParser<'_, '_> {
             let name = self.parser.parse_object_name(false)?;
             let like = self.show_like(false)?;
             Ok(Statement::Describe { name, like })
+        } else if self.keyword("MODULES") {
+            Ok(Statement::ShowFixed {
+                header: &["module name"],
+                rows: &[&["core"]],
+            })
+        } else if self.keywords(&["FULL", "MODULES"]) {
+            Ok(Statement::ShowFixed {
+                header: &["module name", "used"],
+                rows: &[&["core", "TRUE"]],
+            })
+        } else if self.keyword("JARS") {
+            Ok(Statement::ShowFixed {
+                header: &["jars"],
+                rows: &[],
+            })
+        } else if self.keywords(&["MATERIALIZED", "TABLES"]) {
+            Ok(Statement::ShowFixed {
+                header: &["materialized table name"],
+                rows: &[],
+            })
         } else if self.keywords(&["CREATE", "TABLE"]) {
             Ok(Statement::ShowCreateTable(
                 self.parser.parse_object_name(false)?,
@@ -805,6 +901,125 @@ impl StatementParser<'_, '_> {
         }
         self.parser.expect_token(&Token::RParen)?;
         Ok(pairs)
+    }
+
+    /// The `ALTER` forms Tideline keeps: renaming a table or view and a table's options.
+    fn alter(&mut self) -> Result<Statement, ParserError> {
+        self.parser.next_token();
+        if self.keyword("VIEW") {
+            let name = self.parser.parse_object_name(false)?;
+            if self.keyword("AS") {
+                let query = self.parser.parse_query()?;
+                return Ok(Statement::AlterViewAs { name, query });
+            }
+            if !self.keywords(&["RENAME", "TO"]) {
+                let at = self.parser.peek_token_ref().span;
+                return Err(error_at(at, "expected RENAME TO or AS after ALTER VIEW"));
+            }
+            let new_name = self.parser.parse_object_name(false)?;
+            return Ok(Statement::AlterViewRename { name, new_name });
+        }
+        self.expect_keyword("TABLE")?;
+        let if_exists = self.keywords(&["IF", "EXISTS"]);
+        let name = self.parser.parse_object_name(false)?;
+        let action = if self.keywords(&["RENAME", "TO"]) {
+            AlterTableAction::RenameTo(self.parser.parse_object_name(false)?)
+        } else if self.keyword("RENAME") {
+            let from = self.parser.parse_identifier()?.value;
+            self.expect_keyword("TO")?;
+            let to = self.parser.parse_identifier()?.value;
+            AlterTableAction::RenameColumn { from, to }
+        } else if self.keyword("SET") {
+            AlterTableAction::SetOptions(self.options()?)
+        } else if self.keyword("RESET") {
+            self.parser.expect_token(&Token::LParen)?;
+            let mut keys = Vec::new();
+            loop {
+                keys.push(self.parser.parse_literal_string()?);
+                if self.parser.consume_token(&Token::RParen) {
+                    break;
+                }
+                self.parser.expect_token(&Token::Comma)?;
+            }
+            AlterTableAction::ResetOptions(keys)
+        } else if self.keyword("ADD") {
+            AlterTableAction::AddColumns(self.alter_columns()?)
+        } else if self.keyword("MODIFY") {
+            AlterTableAction::ModifyColumns(self.alter_columns()?)
+        } else if self.keyword("DROP") {
+            let mut names = Vec::new();
+            if self.parser.consume_token(&Token::LParen) {
+                loop {
+                    names.push(self.parser.parse_identifier()?.value);
+                    if self.parser.consume_token(&Token::RParen) {
+                        break;
+                    }
+                    self.parser.expect_token(&Token::Comma)?;
+                }
+            } else if matches!(
+                self.peek_word(0).as_deref(),
+                Some("PRIMARY" | "CONSTRAINT" | "WATERMARK")
+            ) {
+                let at = self.parser.peek_token_ref().span;
+                return Err(error_at(
+                    at,
+                    "ALTER TABLE … DROP of a constraint or watermark is not supported",
+                ));
+            } else {
+                names.push(self.parser.parse_identifier()?.value);
+            }
+            AlterTableAction::DropColumns(names)
+        } else {
+            let found = self.parser.peek_token_ref().clone();
+            return Err(error_at(
+                found.span,
+                format!(
+                    "unsupported ALTER TABLE {} (RENAME TO, SET and RESET are supported)",
+                    found.token
+                ),
+            ));
+        };
+        Ok(Statement::AlterTable {
+            name,
+            if_exists,
+            action,
+        })
+    }
+
+    /// The column definitions of `ALTER TABLE … ADD|MODIFY`: one, or a parenthesized list.
+    fn alter_columns(&mut self) -> Result<Vec<ColumnDef>, ParserError> {
+        let at = self.parser.peek_token_ref().span;
+        let mut scratch = CreateTable {
+            name: ObjectName::from(Vec::<Ident>::new()),
+            temporary: false,
+            if_not_exists: false,
+            columns: Vec::new(),
+            watermark: None,
+            primary_key: None,
+            primary_key_at: Vec::new(),
+            comment: None,
+            partition_keys: Vec::new(),
+            options: Vec::new(),
+            like: None,
+        };
+        if self.parser.consume_token(&Token::LParen) {
+            loop {
+                self.table_element(&mut scratch)?;
+                if self.parser.consume_token(&Token::RParen) {
+                    break;
+                }
+                self.parser.expect_token(&Token::Comma)?;
+            }
+        } else {
+            self.table_element(&mut scratch)?;
+        }
+        if scratch.watermark.is_some() || scratch.primary_key.is_some() {
+            return Err(error_at(
+                at,
+                "ALTER TABLE … ADD|MODIFY of a watermark or primary key is not supported",
+            ));
+        }
+        Ok(scratch.columns)
     }
 
     fn insert(&mut self) -> Result<Statement, ParserError> {

@@ -1,7 +1,7 @@
 //! Parsing Flink's type syntax: `DECIMAL(10, 2)`, `TIMESTAMP(3) WITH LOCAL TIME ZONE`,
 //! `TIMESTAMP_LTZ(3)`, `ARRAY<INT NOT NULL>`, `MAP<STRING, INT>`, `ROW<a INT, b STRING>`,
 //! `INTERVAL DAY TO SECOND`, each optionally followed by `NOT NULL` / `NULL`. Defaults are
-//! Flink's: DECIMAL(10, 0), CHAR(1), VARCHAR(1), TIME(0), TIMESTAMP(6).
+//! Flink's: DECIMAL(10, 0), CHAR(1), VARCHAR(1), TIME(0), TIMESTAMP(6); lengths may be zero.
 
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::Token;
@@ -175,8 +175,12 @@ impl TypeReader<'_, '_> {
         if self.parser.consume_token(&Token::LParen) {
             let n = self.number()?;
             self.parser.expect_token(&Token::RParen)?;
-            if n == 0 || n > MAX_LENGTH as u64 {
-                return Err(self.error(&format!("length must be between 1 and {MAX_LENGTH}")));
+            // Flink takes a zero length (`VARCHAR(0)`, `BINARY(0)`: only the empty value fits);
+            // the length is a Java int.
+            if n > MAX_LENGTH as u64 {
+                return Err(self.error(&format!(
+                    "Literal '{n}' can not be parsed to type 'java.lang.Integer'"
+                )));
             }
             Ok(n as u32)
         } else {
@@ -233,10 +237,13 @@ impl TypeReader<'_, '_> {
                     }
                     self.parser.expect_token(&Token::RParen)?;
                 }
-                if !(1..=38).contains(&precision) || scale > precision {
-                    return Err(self.error(
-                        "decimal precision must be between 1 and 38 and scale between 0 and the precision",
-                    ));
+                if !(1..=38).contains(&precision) {
+                    return Err(
+                        self.error("Decimal precision must be between 1 and 38 (both inclusive).")
+                    );
+                }
+                if scale > precision {
+                    return Err(self.error("decimal scale must be between 0 and the precision"));
                 }
                 TypeKind::Decimal {
                     precision: precision as u8,

@@ -183,6 +183,10 @@ impl Writer<'_> {
     /// Writes `expr` in a context binding with `left` / `right` power; an operator binding
     /// less strongly than its context is parenthesized (Calcite's `SqlCall.unparse`).
     fn expr(&mut self, expr: &Expr, left: u32, right: u32) {
+        // Parentheses as written are dropped: precedence puts back those Calcite prints.
+        if let Expr::Nested(inner) = expr {
+            return self.expr(inner, left, right);
+        }
         match operator_prec(expr) {
             Some((op_left, op_right)) if left > op_left || (op_right <= right && right != 0) => {
                 self.push("(");

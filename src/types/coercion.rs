@@ -134,6 +134,23 @@ pub fn common_type(a: &DataType, b: &DataType) -> Option<DataType> {
     })
 }
 
+/// The type both sides of a comparison are brought to: their common type, or — Calcite's
+/// comparison coercion — the datetime type when a DATE, TIME or TIMESTAMP meets a character
+/// string (`d < '2020-06-01'` reads the string as a DATE). Numbers never meet strings.
+pub fn comparison_type(a: &DataType, b: &DataType) -> Option<DataType> {
+    use TypeKind::*;
+    let datetime = |k: &TypeKind| matches!(k, Date | Time(_) | Timestamp(_) | TimestampLtz(_));
+    let kind = match (&a.kind, &b.kind) {
+        (x, y) if datetime(x) && y.is_string() => x.clone(),
+        (x, y) if x.is_string() && datetime(y) => y.clone(),
+        (x, y) => common_kind(x, y)?,
+    };
+    Some(DataType {
+        kind,
+        nullable: a.nullable || b.nullable,
+    })
+}
+
 pub fn common_type_of(types: &[DataType]) -> Option<DataType> {
     let mut iter = types.iter();
     let first = iter.next()?.clone();
