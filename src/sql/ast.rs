@@ -141,6 +141,25 @@ pub struct CreateTable {
     pub like: Option<TableLike>,
 }
 
+impl CreateTable {
+    /// A `CREATE TABLE` with nothing in it yet, for the parser to fill.
+    pub fn named(name: ObjectName, temporary: bool, if_not_exists: bool) -> Self {
+        CreateTable {
+            name,
+            temporary,
+            if_not_exists,
+            columns: Vec::new(),
+            watermark: None,
+            primary_key: None,
+            primary_key_at: Vec::new(),
+            comment: None,
+            partition_keys: Vec::new(),
+            options: Vec::new(),
+            like: None,
+        }
+    }
+}
+
 /// `LIKE source (INCLUDING ALL OVERWRITING OPTIONS …)`; options apply in order.
 #[derive(Debug, Clone)]
 pub struct TableLike {

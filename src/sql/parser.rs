@@ -394,19 +394,7 @@ impl StatementParser<'_, '_> {
             let at = self.parser.get_current_token().span;
             return Err(error_at(at, "CREATE TABLE … AS is not supported yet"));
         }
-        let mut table = CreateTable {
-            name,
-            temporary,
-            if_not_exists,
-            columns: Vec::new(),
-            watermark: None,
-            primary_key: None,
-            primary_key_at: Vec::new(),
-            comment: None,
-            partition_keys: Vec::new(),
-            options: Vec::new(),
-            like: None,
-        };
+        let mut table = CreateTable::named(name, temporary, if_not_exists);
         // The column list is optional when a LIKE clause gives the columns.
         if self.parser.consume_token(&Token::LParen) {
             loop {
@@ -989,19 +977,7 @@ impl StatementParser<'_, '_> {
     /// The column definitions of `ALTER TABLE … ADD|MODIFY`: one, or a parenthesized list.
     fn alter_columns(&mut self) -> Result<Vec<ColumnDef>, ParserError> {
         let at = self.parser.peek_token_ref().span;
-        let mut scratch = CreateTable {
-            name: ObjectName::from(Vec::<Ident>::new()),
-            temporary: false,
-            if_not_exists: false,
-            columns: Vec::new(),
-            watermark: None,
-            primary_key: None,
-            primary_key_at: Vec::new(),
-            comment: None,
-            partition_keys: Vec::new(),
-            options: Vec::new(),
-            like: None,
-        };
+        let mut scratch = CreateTable::named(ObjectName::from(Vec::<Ident>::new()), false, false);
         if self.parser.consume_token(&Token::LParen) {
             loop {
                 self.table_element(&mut scratch)?;

@@ -333,8 +333,10 @@ fn dtoa(bin_exp: i32, fract: u64, significant_bits: i32) -> Digits {
         let mut m = Big::pow52(m5 + 1, m2 + 1);
         let ten_s = Big::pow52(s5 + 1, s2 + 1);
         let q = b.quo_rem_times10(&s);
+        let mut sum = Big::from_u64(0);
         let mut lo = b.cmp(&m) == Ordering::Less;
-        let mut hi = b.add(&m).cmp(&ten_s) != Ordering::Less;
+        sum.set_sum(&b, &m);
+        let mut hi = sum.cmp(&ten_s) != Ordering::Less;
         if q == 0 && !hi {
             dec_exp -= 1;
         } else {
@@ -346,9 +348,10 @@ fn dtoa(bin_exp: i32, fract: u64, significant_bits: i32) -> Digits {
         }
         while !lo && !hi {
             let q = b.quo_rem_times10(&s);
-            m = m.mul_small(10);
+            m.mul_small_assign(10);
             lo = b.cmp(&m) == Ordering::Less;
-            hi = b.add(&m).cmp(&ten_s) != Ordering::Less;
+            sum.set_sum(&b, &m);
+            hi = sum.cmp(&ten_s) != Ordering::Less;
             digits.push(q);
         }
         low = lo;
@@ -418,13 +421,32 @@ fn estimate_dec_exp(fract: u64, bin_exp: i32) -> i32 {
     d.floor() as i32
 }
 
-/// The few unsigned big-integer operations the digit loop needs, little-endian 32-bit words.
-#[derive(Clone)]
-struct Big(Vec<u32>);
+/// Words a [`Big`] holds: the digit loop's largest value, `10·S` for the smallest subnormal
+/// (5^~340 · 2^~1100, under 2,000 bits), fits with room to spare.
+const BIG_WORDS: usize = 96;
+
+/// The few unsigned big-integer operations the digit loop needs, little-endian 32-bit words
+/// in a fixed array: the loop runs per printed double, and a heap vector per operation made
+/// allocation most of its cost.
+#[derive(Clone, Copy)]
+struct Big {
+    words: [u32; BIG_WORDS],
+    len: usize,
+}
 
 impl Big {
     fn from_u64(v: u64) -> Big {
-        Big(vec![v as u32, (v >> 32) as u32]).trimmed()
+        let mut big = Big {
+            words: [0; BIG_WORDS],
+            len: 2,
+        };
+        big.words[0] = v as u32;
+        big.words[1] = (v >> 32) as u32;
+        big.trimmed()
+    }
+
+    fn used(&self) -> &[u32] {
+        &self.words[..self.len]
     }
 
     /// 5^p5 × 2^p2.
@@ -444,22 +466,53 @@ impl Big {
     }
 
     fn trimmed(mut self) -> Big {
-        while self.0.last() == Some(&0) {
-            self.0.pop();
-        }
+        self.trim();
         self
     }
 
+    fn trim(&mut self) {
+        while self.len > 0 && self.words[self.len - 1] == 0 {
+            self.len -= 1;
+        }
+    }
+
     fn mul_small(&self, k: u32) -> Big {
-        let mut out = Vec::with_capacity(self.0.len() + 1);
+        let mut out = *self;
+        out.mul_small_assign(k);
+        out
+    }
+
+    /// `self *= k`, in place (the words past `len` are zero, as after every operation).
+    fn mul_small_assign(&mut self, k: u32) {
         let mut carry = 0u64;
-        for &w in &self.0 {
-            let p = u64::from(w) * u64::from(k) + carry;
-            out.push(p as u32);
+        for w in &mut self.words[..self.len] {
+            let p = u64::from(*w) * u64::from(k) + carry;
+            *w = p as u32;
             carry = p >> 32;
         }
-        out.push(carry as u32);
-        Big(out).trimmed()
+        if carry > 0 {
+            self.words[self.len] = carry as u32;
+            self.len += 1;
+        }
+        self.trim();
+    }
+
+    /// `self = a + b`, reusing `self`'s words (those past the new length are cleared).
+    fn set_sum(&mut self, a: &Big, b: &Big) {
+        let n = a.len.max(b.len);
+        let old = self.len;
+        let mut carry = 0u64;
+        for i in 0..n {
+            let s = u64::from(a.words[i]) + u64::from(b.words[i]) + carry;
+            self.words[i] = s as u32;
+            carry = s >> 32;
+        }
+        self.words[n] = carry as u32;
+        if old > n + 1 {
+            self.words[n + 1..old].fill(0);
+        }
+        self.len = n + 1;
+        self.trim();
     }
 
     fn shl(mut self, bits: u32) -> Big {
@@ -467,55 +520,42 @@ impl Big {
         let bits = bits % 32;
         if bits > 0 {
             let mut carry = 0u32;
-            for w in &mut self.0 {
+            for w in &mut self.words[..self.len] {
                 let next = *w >> (32 - bits);
                 *w = (*w << bits) | carry;
                 carry = next;
             }
-            self.0.push(carry);
+            self.words[self.len] = carry;
+            self.len += 1;
         }
-        let mut out = vec![0; words];
-        out.extend(self.0);
-        Big(out).trimmed()
-    }
-
-    fn add(&self, other: &Big) -> Big {
-        let n = self.0.len().max(other.0.len());
-        let mut out = Vec::with_capacity(n + 1);
-        let mut carry = 0u64;
-        for i in 0..n {
-            let s = u64::from(*self.0.get(i).unwrap_or(&0))
-                + u64::from(*other.0.get(i).unwrap_or(&0))
-                + carry;
-            out.push(s as u32);
-            carry = s >> 32;
+        if words > 0 {
+            self.words.copy_within(..self.len, words);
+            self.words[..words].fill(0);
+            self.len += words;
         }
-        out.push(carry as u32);
-        Big(out).trimmed()
+        self.trimmed()
     }
 
     /// `self -= other`, `other <= self`.
     fn sub_assign(&mut self, other: &Big) {
         let mut borrow = 0i64;
-        for i in 0..self.0.len() {
-            let d = i64::from(self.0[i]) - i64::from(*other.0.get(i).unwrap_or(&0)) - borrow;
+        for i in 0..self.len {
+            let d = i64::from(self.words[i]) - i64::from(other.words[i]) - borrow;
             if d < 0 {
-                self.0[i] = (d + (1 << 32)) as u32;
+                self.words[i] = (d + (1 << 32)) as u32;
                 borrow = 1;
             } else {
-                self.0[i] = d as u32;
+                self.words[i] = d as u32;
                 borrow = 0;
             }
         }
-        let trimmed = std::mem::take(&mut self.0);
-        *self = Big(trimmed).trimmed();
+        self.trim();
     }
 
     fn cmp(&self, other: &Big) -> Ordering {
-        self.0
-            .len()
-            .cmp(&other.0.len())
-            .then_with(|| self.0.iter().rev().cmp(other.0.iter().rev()))
+        self.len
+            .cmp(&other.len)
+            .then_with(|| self.used().iter().rev().cmp(other.used().iter().rev()))
     }
 
     /// `quoRemIteration`: returns `self / s` (a digit) and leaves `10 × (self % s)`.
@@ -525,7 +565,7 @@ impl Big {
             self.sub_assign(s);
             q += 1;
         }
-        *self = self.mul_small(10);
+        self.mul_small_assign(10);
         q
     }
 }
@@ -895,6 +935,21 @@ mod tests {
     /// decimals, integers, powers of two and their neighbours, subnormals) that Java 17 printed
     /// and that all agree with this module; these are the ones where Java's text is not the
     /// shortest round-trip text.
+    #[test]
+    fn every_binary_exponent_fits_the_big_integers_and_round_trips() {
+        // The largest and smallest magnitudes drive the big-integer path hardest.
+        for bits in [0x000f_ffff_ffff_ffffu64, 0x0008_0000_0000_0001, 1] {
+            for exp in 0..2047u64 {
+                let v = f64::from_bits((exp << 52) | bits);
+                if !v.is_finite() {
+                    continue;
+                }
+                let text = d(v);
+                assert_eq!(text.parse::<f64>().ok(), Some(v), "{text}");
+            }
+        }
+    }
+
     #[test]
     fn java17_fixtures() {
         for (bits, java) in JAVA17_DOUBLES {
