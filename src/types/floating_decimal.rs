@@ -459,7 +459,7 @@ impl Big {
         while left > 0 {
             // 5^13 is the largest power of five below 2^32.
             let step = left.min(13);
-            self = self.mul_small(5u32.pow(step as u32));
+            self.mul_small_assign(5u32.pow(step as u32));
             left -= step;
         }
         self.shl(p2 as u32)
@@ -559,14 +559,50 @@ impl Big {
     }
 
     /// `quoRemIteration`: returns `self / s` (a digit) and leaves `10 × (self % s)`.
+    /// The digit is first estimated from the top three words of both (never above the true
+    /// quotient: the divisor's part is rounded up) and taken off in one pass; the remaining
+    /// zero to two subtractions make it exact.
     fn quo_rem_times10(&mut self, s: &Big) -> u8 {
         let mut q = 0;
+        if self.len >= s.len && self.len > 0 {
+            let top = |b: &Big| {
+                (0..3).fold(0u128, |acc, k| {
+                    let i = self.len as isize - 1 - k;
+                    let w = if i >= 0 { b.words[i as usize] } else { 0 };
+                    (acc << 32) | u128::from(w)
+                })
+            };
+            let estimate = (top(self) / (top(s) + 1)).min(9) as u32;
+            if estimate > 0 {
+                self.sub_mul_assign(s, estimate);
+                q = estimate as u8;
+            }
+        }
         while self.cmp(s) != Ordering::Less {
             self.sub_assign(s);
             q += 1;
         }
         self.mul_small_assign(10);
         q
+    }
+
+    /// `self -= k × s`, `k × s <= self`.
+    fn sub_mul_assign(&mut self, s: &Big, k: u32) {
+        let (mut carry, mut borrow) = (0u64, 0u64);
+        for i in 0..self.len {
+            let p = u64::from(s.words[i]) * u64::from(k) + carry;
+            carry = p >> 32;
+            let take = (p & 0xffff_ffff) + borrow;
+            let w = u64::from(self.words[i]);
+            if w >= take {
+                self.words[i] = (w - take) as u32;
+                borrow = 0;
+            } else {
+                self.words[i] = (w + (1 << 32) - take) as u32;
+                borrow = 1;
+            }
+        }
+        self.trim();
     }
 }
 
