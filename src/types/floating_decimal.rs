@@ -421,6 +421,9 @@ fn estimate_dec_exp(fract: u64, bin_exp: i32) -> i32 {
     d.floor() as i32
 }
 
+/// Powers of five kept ready: the digit loop asks up to 5^~345 (the smallest subnormal).
+const POW5_TABLE: usize = 350;
+
 /// Words a [`Big`] holds: the digit loop's largest value, `10·S` for the smallest subnormal
 /// (5^~340 · 2^~1100, under 2,000 bits), fits with room to spare.
 const BIG_WORDS: usize = 96;
@@ -449,9 +452,21 @@ impl Big {
         &self.words[..self.len]
     }
 
-    /// 5^p5 × 2^p2.
+    /// 5^p5 × 2^p2, the power of five from a table made once.
     fn pow52(p5: i32, p2: i32) -> Big {
-        Big::from_u64(1).mul_pow52(p5, p2)
+        static POWERS_OF_FIVE: std::sync::OnceLock<Vec<Big>> = std::sync::OnceLock::new();
+        let table = POWERS_OF_FIVE.get_or_init(|| {
+            let mut powers = vec![Big::from_u64(1)];
+            for _ in 0..POW5_TABLE {
+                let next = powers[powers.len() - 1].mul_small(5);
+                powers.push(next);
+            }
+            powers
+        });
+        match table.get(p5.max(0) as usize) {
+            Some(power) => power.shl(p2 as u32),
+            None => Big::from_u64(1).mul_pow52(p5, p2),
+        }
     }
 
     fn mul_pow52(mut self, p5: i32, p2: i32) -> Big {
@@ -559,20 +574,20 @@ impl Big {
     }
 
     /// `quoRemIteration`: returns `self / s` (a digit) and leaves `10 × (self % s)`.
-    /// The digit is first estimated from the top three words of both (never above the true
+    /// The digit is first estimated from the top two words of both (never above the true
     /// quotient: the divisor's part is rounded up) and taken off in one pass; the remaining
     /// zero to two subtractions make it exact.
     fn quo_rem_times10(&mut self, s: &Big) -> u8 {
         let mut q = 0;
         if self.len >= s.len && self.len > 0 {
             let top = |b: &Big| {
-                (0..3).fold(0u128, |acc, k| {
+                (0..2).fold(0u64, |acc, k| {
                     let i = self.len as isize - 1 - k;
                     let w = if i >= 0 { b.words[i as usize] } else { 0 };
-                    (acc << 32) | u128::from(w)
+                    (acc << 32) | u64::from(w)
                 })
             };
-            let estimate = (top(self) / (top(s) + 1)).min(9) as u32;
+            let estimate = (top(self) / top(s).saturating_add(1)).min(9) as u32;
             if estimate > 0 {
                 self.sub_mul_assign(s, estimate);
                 q = estimate as u8;
