@@ -8,6 +8,7 @@ use arrow_select::filter::filter_record_batch;
 use super::chunk::{RowKind, StreamChunk};
 use super::eval::evaluate;
 use super::operator::{ExecError, Operator, Output};
+use crate::function::string::too_large;
 use crate::function::{EvalContext, EvalError};
 use crate::plan::expr::ScalarExpr;
 
@@ -37,25 +38,16 @@ impl CalcOperator {
 impl CalcOperator {
     /// Emits the projection of `batch`. Results too large for one Arrow column (2 GiB of
     /// text) are computed and emitted half a batch at a time, so no row is lost.
-    fn project(
-        &self,
-        batch: RecordBatch,
-        kinds: Option<Vec<RowKind>>,
-        out: &mut dyn Output,
-    ) -> Result<(), ExecError> {
+    fn project(&mut self, chunk: StreamChunk, out: &mut dyn Output) -> Result<(), ExecError> {
+        let StreamChunk { batch, kinds } = chunk;
         let columns = self
             .exprs
             .iter()
             .map(|e| evaluate(e, &batch, &self.ctx))
             .collect::<Result<Vec<_>, _>>();
         let columns = match columns {
-            Err(EvalError::TooLarge) if batch.num_rows() > 1 => {
-                let (first, rest) = halves(batch, kinds);
-                self.project(first.batch, first.kinds, out)?;
-                return self.project(rest.batch, rest.kinds, out);
-            }
             Err(EvalError::TooLarge) => {
-                return Err(EvalError::Invalid("string result too large".into()).into());
+                return self.in_halves(StreamChunk { batch, kinds }, out, Self::project);
             }
             other => other?,
         };
@@ -65,6 +57,24 @@ impl CalcOperator {
             batch: projected,
             kinds,
         })
+    }
+}
+
+impl CalcOperator {
+    /// `step` on the first half of `chunk`, then on the second: its results did not fit one
+    /// Arrow column. A single row cannot be split: its value itself is too large.
+    fn in_halves(
+        &mut self,
+        chunk: StreamChunk,
+        out: &mut dyn Output,
+        step: fn(&mut Self, StreamChunk, &mut dyn Output) -> Result<(), ExecError>,
+    ) -> Result<(), ExecError> {
+        if chunk.batch.num_rows() <= 1 {
+            return Err(too_large().into());
+        }
+        let (first, rest) = halves(chunk.batch, chunk.kinds);
+        step(self, first, out)?;
+        step(self, rest, out)
     }
 }
 
@@ -99,13 +109,9 @@ impl Operator for CalcOperator {
         } = chunk;
         if let Some(predicate) = &self.filter {
             let mask = match evaluate(predicate, &batch, &self.ctx) {
-                Err(EvalError::TooLarge) if batch.num_rows() > 1 => {
-                    let (first, rest) = halves(batch, kinds);
-                    self.process(first, out)?;
-                    return self.process(rest, out);
-                }
                 Err(EvalError::TooLarge) => {
-                    return Err(EvalError::Invalid("string result too large".into()).into());
+                    let chunk = StreamChunk { batch, kinds };
+                    return self.in_halves(chunk, out, <Self as Operator>::process);
                 }
                 mask => mask?,
             };
@@ -131,6 +137,6 @@ impl Operator for CalcOperator {
                 }
             }
         }
-        self.project(batch, kinds, out)
+        self.project(StreamChunk { batch, kinds }, out)
     }
 }

@@ -421,6 +421,15 @@ fn run_with(
 mod tests {
     use super::*;
 
+    /// A batch of one `id` column.
+    fn ids(values: Vec<i32>) -> Result<Option<RecordBatch>, ExecError> {
+        let column = arrow_array::Int32Array::from(values);
+        Ok(Some(RecordBatch::try_from_iter([(
+            "id",
+            Arc::new(column) as _,
+        )])?))
+    }
+
     struct Exploding;
 
     impl SourceSplit for Exploding {
@@ -473,11 +482,7 @@ mod tests {
             }
             self.batches -= 1;
             std::thread::sleep(std::time::Duration::from_millis(self.delay_ms));
-            let column = arrow_array::Int32Array::from(vec![self.id]);
-            Ok(Some(RecordBatch::try_from_iter([(
-                "id",
-                Arc::new(column) as _,
-            )])?))
+            ids(vec![self.id])
         }
         fn describe(&self) -> String {
             format!("split {}", self.id)
@@ -531,11 +536,7 @@ mod tests {
     impl SourceSplit for Endless {
         fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
             std::thread::sleep(std::time::Duration::from_millis(self.delay_ms));
-            let column = arrow_array::Int32Array::from(if self.rows { vec![7] } else { vec![] });
-            Ok(Some(RecordBatch::try_from_iter([(
-                "id",
-                Arc::new(column) as _,
-            )])?))
+            ids(if self.rows { vec![7] } else { vec![] })
         }
         fn describe(&self) -> String {
             "endless".into()
@@ -561,11 +562,7 @@ mod tests {
             }
             self.after -= 1;
             std::thread::sleep(std::time::Duration::from_millis(5));
-            let column = arrow_array::Int32Array::from(vec![1]);
-            Ok(Some(RecordBatch::try_from_iter([(
-                "id",
-                Arc::new(column) as _,
-            )])?))
+            ids(vec![1])
         }
         fn describe(&self) -> String {
             "failing".into()
@@ -702,11 +699,7 @@ mod tests {
             }
             self.batches -= 1;
             std::thread::sleep(std::time::Duration::from_millis(1));
-            let column = arrow_array::Int32Array::from(vec![self.id]);
-            Ok(Some(RecordBatch::try_from_iter([(
-                "id",
-                Arc::new(column) as _,
-            )])?))
+            ids(vec![self.id])
         }
         fn describe(&self) -> String {
             format!("tracked {}", self.id)

@@ -120,7 +120,7 @@ impl IntervalQualifier {
         if values[0] >= limit {
             return Err(format!(
                 "Interval field value {} exceeds precision of {}({precision}) field",
-                grouped(values[0]),
+                crate::types::java_text::group_thousands(&values[0].to_string()),
                 UNITS[self.from]
             ));
         }
@@ -195,19 +195,6 @@ impl IntervalQualifier {
         fields.push(rest);
         Some((fields, fraction))
     }
-}
-
-/// A number with Java's `NumberFormat` grouping (`1,000`), as Calcite's messages print it.
-fn grouped(v: u64) -> String {
-    let digits = v.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]

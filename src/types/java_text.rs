@@ -303,6 +303,19 @@ fn write_big_decimal(out: &mut String, unscaled: i128, scale: u8) {
     }
 }
 
+/// Decimal digits with Java's `NumberFormat` grouping (`1234567` → `1,234,567`), as
+/// `%,d` and Calcite's and commons-math's messages print numbers.
+pub fn group_thousands(digits: &str) -> String {
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,6 +15,7 @@ use crate::connector::ConnectorError;
 use crate::connector::option_value::parse_duration;
 use crate::exec::operator::ExecError;
 use crate::exec::runtime::SourceSplit;
+use crate::types::java_text::group_thousands;
 use crate::types::{DataType, NANOS_PER_DAY, Schema, TypeKind};
 
 /// Rows per batch when the rate allows it.
@@ -535,12 +536,7 @@ fn java_message_number(v: f64) -> String {
     if v < 0.0 && (int != "0" || !frac.is_empty()) {
         out.push('-');
     }
-    for (i, c) in int.chars().enumerate() {
-        if i > 0 && (int.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
+    out.push_str(&group_thousands(int));
     if !frac.is_empty() {
         out.push('.');
         out.push_str(frac);

@@ -380,7 +380,7 @@ fn build_bools(
     Ok(Arc::new(builder.finish()))
 }
 
-fn too_large() -> EvalError {
+pub(crate) fn too_large() -> EvalError {
     EvalError::Invalid("string result too large".into())
 }
 

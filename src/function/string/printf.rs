@@ -16,6 +16,7 @@ use arrow_schema::DataType as ArrowType;
 
 use super::{expect_strings, strs};
 use crate::function::{EvalContext, EvalError, FunctionDef, Signature, string_type};
+use crate::types::java_text::group_thousands;
 use crate::types::text::{format_value, write_decimal, write_java_double, write_java_float};
 use crate::types::time::SessionZone;
 use crate::types::{DataType, TypeKind};
@@ -262,17 +263,6 @@ fn non_finite(v: f64) -> String {
     } else {
         "-Infinity".into()
     }
-}
-
-fn group_thousands(digits: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The text of one conversion, or `None` when the argument does not suit it.
