@@ -13,6 +13,11 @@ use std::cmp::Ordering;
 
 /// The text of a double as Java 17's `Double.toString` writes it.
 pub fn double_to_string(out: &mut String, v: f64) {
+    write_double(out, v, true);
+}
+
+/// [`double_to_string`], with or without the shortest-text shortcut (the tests compare both).
+fn write_double(out: &mut String, v: f64, shortcut: bool) {
     if v.is_nan() {
         out.push_str("NaN");
         return;
@@ -41,13 +46,17 @@ pub fn double_to_string(out: &mut String, v: f64) {
         fract |= 1 << 52;
         significant_bits = 53;
     }
-    let digits = dtoa(bin_exp - 1023, fract, significant_bits);
+    let digits = dtoa(bin_exp - 1023, fract, significant_bits, shortcut.then_some(Magnitude::Double(v.abs())));
     digits.write(out, negative);
 }
 
 /// The text of a float as Java 17's `Float.toString` writes it (the same digit loop, with a
 /// float's 24 significant bits).
 pub fn float_to_string(out: &mut String, v: f32) {
+    write_float(out, v, true);
+}
+
+fn write_float(out: &mut String, v: f32, shortcut: bool) {
     if v.is_nan() {
         out.push_str("NaN");
         return;
@@ -79,24 +88,52 @@ pub fn float_to_string(out: &mut String, v: f32) {
         bin_exp - 127,
         u64::from(fract) << (52 - 23),
         significant_bits,
+        shortcut.then_some(Magnitude::Float(v.abs())),
     );
     digits.write(out, negative);
 }
 
 /// Decimal digits and the exponent of the point: the value is `0.d1d2… × 10^exponent`.
+/// Java never writes more than 17 significant digits for a double (9 for a float), and the
+/// digit loop stops by then; the array leaves room for the digit a carry may add.
 struct Digits {
-    digits: Vec<u8>,
+    digits: [u8; MAX_DIGITS],
+    len: usize,
     exponent: i32,
 }
 
+const MAX_DIGITS: usize = 24;
+
 impl Digits {
+    fn new() -> Digits {
+        Digits {
+            digits: [0; MAX_DIGITS],
+            len: 0,
+            exponent: 0,
+        }
+    }
+
+    fn push(&mut self, digit: u8) {
+        self.digits[self.len] = digit;
+        self.len += 1;
+    }
+
+    fn last(&self) -> Option<u8> {
+        self.len.checked_sub(1).map(|i| self.digits[i])
+    }
+
     /// `BinaryToASCIIBuffer.getChars`: plain for 10^-3 ≤ |v| < 10^7, otherwise `d.dddE±n`,
     /// always a digit after the point.
     fn write(&self, out: &mut String, negative: bool) {
         if negative {
             out.push('-');
         }
-        let d: String = self.digits.iter().map(|&b| char::from(b'0' + b)).collect();
+        let mut text = [0u8; MAX_DIGITS];
+        for (t, d) in text.iter_mut().zip(&self.digits[..self.len]) {
+            *t = b'0' + d;
+        }
+        // ASCII digits only.
+        let d = std::str::from_utf8(&text[..self.len]).unwrap_or_default();
         let n = d.len() as i32;
         let e = self.exponent;
         if e > 0 && e < 8 {
@@ -128,9 +165,9 @@ impl Digits {
             out.push('E');
             if e <= 0 {
                 out.push('-');
-                out.push_str(&(-e + 1).to_string());
+                push_exponent(out, -e + 1);
             } else {
-                out.push_str(&(e - 1).to_string());
+                push_exponent(out, e - 1);
             }
         }
     }
@@ -138,7 +175,7 @@ impl Digits {
     /// Adds one to the last digit, carrying; a carry out of the first digit makes `1` with a
     /// larger exponent (the other digits stay as they were, as in Java, which keeps the count).
     fn round_up(&mut self) {
-        let mut i = self.digits.len() - 1;
+        let mut i = self.len - 1;
         let mut q = self.digits[i];
         if q == 9 {
             while q == 9 && i > 0 {
@@ -154,6 +191,22 @@ impl Digits {
         }
         self.digits[i] = q + 1;
     }
+}
+
+/// A decimal exponent's digits (at most four), without going through a `String`.
+fn push_exponent(out: &mut String, e: i32) {
+    let mut text = [0u8; 4];
+    let mut start = text.len();
+    let mut e = e as u32;
+    loop {
+        start -= 1;
+        text[start] = b'0' + (e % 10) as u8;
+        e /= 10;
+        if e == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&text[start..]).unwrap_or_default());
 }
 
 /// ceil(log2(5^i)), approximately, as `FloatingDecimal.N_5_BITS` has it.
@@ -176,7 +229,8 @@ fn pow5_u64(n: i32) -> u64 {
 
 /// `FloatingDecimal.BinaryToASCIIBuffer.dtoa` for `fract × 2^(bin_exp - 52)`, `fract` with
 /// its high-order bit at bit 52.
-fn dtoa(bin_exp: i32, fract: u64, significant_bits: i32) -> Digits {
+/// `magnitude`, when given, lets the big-integer path take the shortest-text shortcut.
+fn dtoa(bin_exp: i32, fract: u64, significant_bits: i32, magnitude: Option<Magnitude>) -> Digits {
     let tail_zeros = fract.trailing_zeros() as i32;
     let n_fract_bits = 53 - tail_zeros;
     let n_tiny_bits = (n_fract_bits - bin_exp - 1).max(0);
@@ -243,7 +297,7 @@ fn dtoa(bin_exp: i32, fract: u64, significant_bits: i32) -> Digits {
             (s5 + 1) * 3
         };
 
-    let mut digits = Vec::with_capacity(20);
+    let mut digits = Digits::new();
     // (low, high, 2·B compared with 10·S)
     let (low, high, low_digit_difference);
     // Java's E-form needs two digits, so the first one never stops the loop there.
@@ -327,6 +381,15 @@ fn dtoa(bin_exp: i32, fract: u64, significant_bits: i32) -> Digits {
             low_digit_difference = (b << 1).wrapping_sub(tens).signum();
         }
     } else {
+        if let Some(magnitude) = magnitude.filter(|_| n_fract_bits > 1) {
+            // (`fract` lost its trailing zeros above)
+            let units = (fract << tail_zeros) >> (53 - significant_bits);
+            if let Some(shortest) =
+                shortest_where_java_agrees(magnitude, units, bin_exp - significant_bits)
+            {
+                return shortest;
+            }
+        }
         // The big-integer path: here the high test includes equality (`B + M >= 10·S`).
         let s = Big::pow52(s5, s2);
         let mut b = Big::from_u64(fract).mul_pow52(b5, b2);
@@ -367,15 +430,13 @@ fn dtoa(bin_exp: i32, fract: u64, significant_bits: i32) -> Digits {
         };
     }
 
-    let mut result = Digits {
-        digits,
-        exponent: dec_exp + 1,
-    };
+    let mut result = digits;
+    result.exponent = dec_exp + 1;
     if high {
         if low {
             if low_digit_difference == 0 {
                 // A tie: round to an even last digit.
-                if result.digits.last().is_some_and(|d| d & 1 != 0) {
+                if result.last().is_some_and(|d| d & 1 != 0) {
                     result.round_up();
                 }
             } else if low_digit_difference > 0 {
@@ -386,6 +447,83 @@ fn dtoa(bin_exp: i32, fract: u64, significant_bits: i32) -> Digits {
         }
     }
     result
+}
+
+/// The value being printed, for the shortest-text shortcut of the big-integer path.
+#[derive(Clone, Copy)]
+enum Magnitude {
+    Double(f64),
+    Float(f32),
+}
+
+/// The big-integer digit loop's result, found from the shortest round-trip text where that
+/// is provably the same. The value is `units × 2^(half_ulp_exp + 1)`.
+///
+/// The loop stops at the first length where the truncated digits, or the truncation plus one
+/// unit in its last place, lies within `δ = 2^half_ulp_exp` (half an ULP) of the value, and
+/// then takes the nearer of the two. Away from a power of two the shortest round-trip text
+/// (here Żmij's, shortest and then nearest) answers the same question over the same interval
+/// `v ± δ`; the two part only on a candidate lying exactly on an end of the interval (Java's
+/// tests are one strict and one not, the shortest text's depend on the parity of `units`)
+/// and on Java's E-form, which never stops at one digit. The loop's candidates are multiples
+/// of `10^n`, `n` the exponent of the text's last digit or more, so an end
+/// `(2·units ± 1) × 2^E` is one only if it is such a multiple: `n ≤ E` and, for `n ≥ 0`,
+/// `5^n` divides `2·units ± 1`. Those values, and texts of one digit, take the loop.
+fn shortest_where_java_agrees(
+    magnitude: Magnitude,
+    units: u64,
+    half_ulp_exp: i32,
+) -> Option<Digits> {
+    let mut buffer = zmij::Buffer::new();
+    let text = match magnitude {
+        Magnitude::Double(v) => buffer.format_finite(v),
+        Magnitude::Float(v) => buffer.format_finite(v),
+    };
+    let mut result = Digits::new();
+    let (mut point, mut exp10, mut seen_point, mut leading) = (0i32, 0i32, false, true);
+    let (mantissa, exponent_text) = text.split_once(['e', 'E']).unwrap_or((text, ""));
+    for b in mantissa.bytes() {
+        match b {
+            b'0'..=b'9' => {
+                if !seen_point {
+                    point += 1;
+                }
+                if leading && b == b'0' {
+                    // A leading zero moves the point left instead of becoming a digit.
+                    point -= 1;
+                    continue;
+                }
+                leading = false;
+                if result.len == MAX_DIGITS {
+                    return None;
+                }
+                result.push(b - b'0');
+            }
+            b'.' => seen_point = true,
+            _ => return None,
+        }
+    }
+    if !exponent_text.is_empty() {
+        exp10 = exponent_text.parse().ok()?;
+    }
+    while result.last() == Some(0) {
+        result.len -= 1;
+    }
+    if result.len < 2 {
+        return None;
+    }
+    result.exponent = point + exp10;
+    let last = result.exponent - result.len as i32;
+    let an_end_is_a_candidate = last <= half_ulp_exp
+        && (last < 0
+            || u32::try_from(last)
+                .ok()
+                .and_then(|n| 5u64.checked_pow(n))
+                .is_some_and(|p| (2 * units - 1) % p == 0 || (2 * units + 1) % p == 0));
+    if an_end_is_a_candidate {
+        return None;
+    }
+    Some(result)
 }
 
 /// `developLongDigits`: the digits of an integer, `insignificant` low digits rounded away
@@ -401,13 +539,23 @@ fn long_digits(mut value: u64, insignificant: i32) -> Digits {
             value += 1;
         }
     }
-    let text = value.to_string();
-    let trimmed = text.trim_end_matches('0');
-    let digits: Vec<u8> = trimmed.bytes().map(|b| b - b'0').collect();
-    Digits {
-        exponent: exponent + text.len() as i32,
-        digits,
+    let mut result = Digits::new();
+    let mut reversed = [0u8; 20];
+    let mut count = 0;
+    loop {
+        reversed[count] = (value % 10) as u8;
+        value /= 10;
+        count += 1;
+        if value == 0 {
+            break;
+        }
     }
+    let zeros = reversed[..count].iter().take_while(|&&d| d == 0).count();
+    for &d in reversed[zeros..count].iter().rev() {
+        result.push(d);
+    }
+    result.exponent = exponent + count as i32;
+    result
 }
 
 /// `estimateDecExp`: floor(log10(v)) from a linear approximation of log10 of the mantissa,
@@ -1008,6 +1156,62 @@ mod tests {
         }
         for (bits, java) in JAVA17_FLOATS {
             assert_eq!(f(f32::from_bits(*bits)), *java, "float {bits:#x}");
+        }
+    }
+
+    /// The shortcut through the shortest text never changes a digit: random bit patterns
+    /// (mostly far from 1, where it applies), decimals near the powers of ten where Java's
+    /// text and the shortest one part, and their neighbours.
+    #[test]
+    fn the_shortest_text_shortcut_equals_the_digit_loop() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut doubles: Vec<f64> = (0..300_000).map(|_| f64::from_bits(next())).collect();
+        for e in -325..=308 {
+            for m in [1.0, 1.5777, 2.0, 4.4360688109845382, 9.999999999999999, 5.0] {
+                let v: f64 = format!("{m}e{e}").parse().unwrap();
+                for ulps in -3i64..=3 {
+                    doubles.push(f64::from_bits((v.to_bits() as i64 + ulps) as u64));
+                }
+            }
+        }
+        // The doubles either side of a short decimal `o·5^n·2^(n+j)` (`o·5^n` odd, 54 bits)
+        // that lies exactly halfway between them: the cases the shortcut must leave alone.
+        for n in 0..=23u32 {
+            let low = (1u64 << 53).div_ceil(5u64.pow(n));
+            let high = (1u64 << 54) / 5u64.pow(n);
+            for i in 0..40 {
+                let o = (low + next() % (high - low).max(1)) | 1;
+                let odd = o * 5u64.pow(n);
+                if !(1u64 << 53..1u64 << 54).contains(&odd) {
+                    continue;
+                }
+                // From the long path's end (2^86) on, where the loop uses big integers.
+                let j = (32 - n as i32).max(0) + (i % 12) as i32;
+                let scale = 2f64.powi(n as i32 + j + 1);
+                doubles.push(((odd - 1) / 2) as f64 * scale);
+                doubles.push(((odd + 1) / 2) as f64 * scale);
+            }
+        }
+        for v in doubles.into_iter().filter(|v| v.is_finite()) {
+            let (mut fast, mut exact) = (String::new(), String::new());
+            write_double(&mut fast, v, true);
+            write_double(&mut exact, v, false);
+            assert_eq!(fast, exact, "double {:#x}", v.to_bits());
+        }
+        for _ in 0..300_000 {
+            let v = f32::from_bits(next() as u32);
+            if v.is_finite() {
+                let (mut fast, mut exact) = (String::new(), String::new());
+                write_float(&mut fast, v, true);
+                write_float(&mut exact, v, false);
+                assert_eq!(fast, exact, "float {:#x}", v.to_bits());
+            }
         }
     }
 
