@@ -20,6 +20,9 @@
 //!  subdirectory after a line `-- <subdirectory>/`>
 //! ```
 //!
+//! The expected output of `query` ends at the first blank line; that of `query until end`
+//! (for output with blank lines, such as EXPLAIN's) at a line `end`.
+//!
 //! `${TMP}` stands for a fresh directory per file. A `file` record also fails when the
 //! directory holds hidden (in-progress) files. Lines starting with `#` outside records are
 //! comments. `SLT=<text>` in the environment runs only the files whose path contains it.
@@ -132,10 +135,20 @@ fn run_file(path: &Path) -> Vec<String> {
         }
         let sql = sql.join("\n");
         let mut expected = Vec::new();
+        let until_end = header == "query until end";
         if i < lines.len() && lines[i] == "----" {
             i += 1;
-            while i < lines.len() && !lines[i].is_empty() {
+            while i < lines.len()
+                && (if until_end {
+                    lines[i] != "end"
+                } else {
+                    !lines[i].is_empty()
+                })
+            {
                 expected.push(lines[i]);
+                i += 1;
+            }
+            if until_end {
                 i += 1;
             }
         }
@@ -166,7 +179,7 @@ fn run_file(path: &Path) -> Vec<String> {
                 )),
                 Err(_) => {}
             }
-        } else if header == "query" {
+        } else if header == "query" || until_end {
             match result {
                 Ok(actual) => {
                     let actual: Vec<&str> = actual.lines().collect();

@@ -18,7 +18,10 @@ use crate::function::EvalContext;
 use crate::function::string::like_to_regex;
 use crate::job::build_pipelines;
 use crate::plan::bind::{Binder, output_names, repeated_name};
+use crate::plan::explain::Spelling;
 use crate::plan::logical::LogicalPlan;
+use crate::plan::stream::translate::translate_insert;
+use crate::plan::stream::{StreamPlan, translate};
 use crate::sql::SqlError;
 use crate::sql::ast::{
     AlterTableAction, ColumnDef, ColumnKind, CreateTable, CreateView, LikeMode, LikePart,
@@ -138,7 +141,7 @@ impl Session {
         // Like Flink, SET takes any zone id; each statement that plans a query checks it.
         if matches!(
             parsed.statement,
-            Statement::Query(_) | Statement::Insert(_) | Statement::Explain(_)
+            Statement::Query(_) | Statement::Insert(_) | Statement::Explain { .. }
         ) && let Some(zone) = self.options.get(LOCAL_TIME_ZONE)
             && zone != "default"
             && !flink_session_zone_id(zone)
@@ -726,13 +729,53 @@ impl Session {
                 }
                 succeeded(out)?;
             }
-            Statement::Explain(inner) => {
-                let plan = match inner.as_ref() {
+            Statement::Explain {
+                statement,
+                changelog_mode,
+            } => {
+                let binder = || Binder::new(&self.catalog, &parsed.hints);
+                let (ast, plan) = match statement.as_ref() {
                     Statement::Query(q) => {
-                        Binder::new(&self.catalog, &parsed.hints).bind_query(q)?
+                        let logical = binder().bind_query(q)?;
+                        (logical.explain_ast(), translate(&logical))
                     }
                     Statement::Insert(insert) => {
-                        Binder::new(&self.catalog, &parsed.hints).bind_query(&insert.query)?
+                        let name = session_object_name(&insert.table)
+                            .map_err(|m| position_error(parsed, m))?;
+                        let Some(CatalogEntry::Table(table)) = self.catalog.get(&name) else {
+                            return Err(position_error(
+                                parsed,
+                                format!("table '{name}' does not exist"),
+                            ));
+                        };
+                        let logical = binder().bind_insert(
+                            &insert.query,
+                            &name,
+                            &table.physical_schema(),
+                            &insert.columns,
+                        )?;
+                        let plan = translate_insert(&logical, &name);
+                        let mut ast = format!(
+                            "LogicalSink(table=[default_catalog.default_database.{name}], fields=[{}])\n",
+                            plan.schema()
+                                .fields
+                                .iter()
+                                .map(|f| f.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        );
+                        // The query as written, without the Calc that fits it to the sink
+                        // when that changes nothing (Calcite's tree has none).
+                        let query = match &logical {
+                            LogicalPlan::Calc(c) if c.passes_columns_through() => &c.input,
+                            other => other,
+                        };
+                        for (i, line) in query.explain_ast().lines().enumerate() {
+                            ast.push_str(if i == 0 { "+- " } else { "   " });
+                            ast.push_str(line);
+                            ast.push('\n');
+                        }
+                        (ast, plan)
                     }
                     _ => {
                         return Err(position_error(
@@ -741,12 +784,17 @@ impl Session {
                         ));
                     }
                 };
-                writeln!(out, "== Optimized Physical Plan ==\n{}", plan.explain())
-                    .map_err(write_failed)?;
+                write!(
+                    out,
+                    "== Abstract Syntax Tree ==\n{ast}\n== Optimized Physical Plan ==\n{}\n== Optimized Execution Plan ==\n{}\n",
+                    plan.explain(Spelling::Physical, *changelog_mode),
+                    plan.explain(Spelling::Execution, false)
+                )
+                .map_err(write_failed)?;
             }
             Statement::Query(query) => {
                 let plan = Binder::new(&self.catalog, &parsed.hints).bind_query(query)?;
-                let plan = output_names(plan);
+                let plan = translate(&output_names(plan));
                 self.run_query(&plan, out)?;
             }
             Statement::Insert(insert) => {
@@ -795,7 +843,7 @@ impl Session {
                     &insert.columns,
                 )?;
                 let ctx = self.eval_context();
-                let mut pipelines = build_pipelines(&plan, &ctx)?;
+                let mut pipelines = build_pipelines(&translate_insert(&plan, &name), &ctx)?;
                 // NULLs bound for NOT NULL sink columns: Flink's enforcer.
                 let not_null: Vec<(usize, String)> = sink_schema
                     .fields
@@ -1117,7 +1165,7 @@ impl Session {
         })
     }
 
-    fn run_query(&mut self, plan: &LogicalPlan, out: &mut dyn Write) -> Result<(), StatementError> {
+    fn run_query(&mut self, plan: &StreamPlan, out: &mut dyn Write) -> Result<(), StatementError> {
         let ctx = self.eval_context();
         let pipelines = build_pipelines(plan, &ctx)?;
         let schema = plan.schema().clone();

@@ -515,13 +515,65 @@ impl<'a> Binder<'a> {
             schema: Schema::new(scan_fields.clone()),
             metadata: metadata.clone(),
         });
-        if table
+        let plan = if table
             .columns
             .iter()
-            .all(|c| matches!(c.source, ColumnSource::Physical) && c.time_attribute.is_none())
+            .all(|c| matches!(c.source, ColumnSource::Physical))
         {
-            return Ok(scan);
-        }
+            scan
+        } else {
+            self.computed_columns(
+                &table,
+                scan,
+                &physical,
+                &physical_scope,
+                &metadata,
+                &scan_fields,
+            )?
+        };
+        let Some(spec) = &table.watermark else {
+            return Ok(plan);
+        };
+        // The watermark sees the table's columns; the rowtime attribute starts at the
+        // assigner (the columns below it are plain timestamps).
+        let scope: Vec<ScopeColumn> = plan
+            .schema()
+            .fields
+            .iter()
+            .map(|f| ScopeColumn {
+                qualifier: None,
+                field: f.clone(),
+            })
+            .collect();
+        let watermark = Binder::new(self.catalog, &[]).bind_expr(&spec.expr, &scope)?;
+        let mut schema = plan.schema().clone();
+        let rowtime = schema.index_of(&spec.column).ok_or_else(|| {
+            SqlError::new(
+                format!("watermark column '{}' does not exist", spec.column),
+                0,
+                0,
+            )
+        })?;
+        schema.fields[rowtime].time_attribute = Some(TimeAttribute::Rowtime);
+        Ok(LogicalPlan::WatermarkAssigner(LogicalWatermarkAssigner {
+            input: Box::new(plan),
+            rowtime,
+            watermark,
+            schema,
+        }))
+    }
+
+    /// The Calc that evaluates a table's computed and metadata columns over its physical
+    /// ones, every column in declared order.
+    fn computed_columns(
+        &self,
+        table: &TableDef,
+        scan: LogicalPlan,
+        physical: &Schema,
+        physical_scope: &[ScopeColumn],
+        metadata: &[String],
+        scan_fields: &[Field],
+    ) -> Result<LogicalPlan, SqlError> {
         let mut exprs = Vec::new();
         let mut fields = Vec::new();
         let mut binder = Binder::new(self.catalog, &[]);
@@ -534,7 +586,7 @@ impl<'a> Binder<'a> {
                         data_type: column.data_type.clone(),
                     }
                 }
-                ColumnSource::Computed { expr, .. } => binder.bind_expr(expr, &physical_scope)?,
+                ColumnSource::Computed { expr, .. } => binder.bind_expr(expr, physical_scope)?,
                 ColumnSource::Metadata { key, .. } => {
                     let key = key.as_deref().unwrap_or(&column.name);
                     let at = metadata.iter().position(|k| k == key).unwrap_or(0);
@@ -552,7 +604,9 @@ impl<'a> Binder<'a> {
             fields.push(Field {
                 name: column.name.clone(),
                 data_type: column.data_type.clone(),
-                time_attribute: column.time_attribute,
+                time_attribute: column
+                    .time_attribute
+                    .filter(|a| *a == TimeAttribute::Proctime),
             });
         }
         Ok(LogicalPlan::Calc(LogicalCalc {

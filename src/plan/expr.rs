@@ -117,6 +117,86 @@ impl ScalarExpr {
         }
     }
 
+    /// Marks in `used` the input columns the expression reads.
+    pub fn mark_columns(&self, used: &mut [bool]) {
+        let mut stack = vec![self];
+        while let Some(e) = stack.pop() {
+            if let ScalarExpr::Column { index, .. } = e {
+                used[*index] = true;
+            }
+            stack.extend(e.children());
+        }
+    }
+
+    /// The expression with each input column `i` replaced by `f(i, its type)`.
+    pub fn map_columns(&self, f: &mut dyn FnMut(usize, &DataType) -> ScalarExpr) -> ScalarExpr {
+        stacker::maybe_grow(
+            crate::plan::bind::STACK_RED_ZONE,
+            crate::plan::bind::STACK_SEGMENT,
+            || self.map_columns_nested(f),
+        )
+    }
+
+    fn map_columns_nested(&self, f: &mut dyn FnMut(usize, &DataType) -> ScalarExpr) -> ScalarExpr {
+        let boxed = |e: &ScalarExpr, f: &mut dyn FnMut(usize, &DataType) -> ScalarExpr| {
+            Box::new(e.map_columns(f))
+        };
+        match self {
+            ScalarExpr::Column { index, data_type } => f(*index, data_type),
+            ScalarExpr::Literal { .. } => self.clone(),
+            ScalarExpr::Call {
+                function,
+                args,
+                data_type,
+            } => ScalarExpr::Call {
+                function,
+                args: args.iter().map(|a| a.map_columns(f)).collect(),
+                data_type: data_type.clone(),
+            },
+            ScalarExpr::Cast {
+                expr,
+                data_type,
+                try_cast,
+            } => ScalarExpr::Cast {
+                expr: boxed(expr, f),
+                data_type: data_type.clone(),
+                try_cast: *try_cast,
+            },
+            ScalarExpr::Field {
+                expr,
+                index,
+                name,
+                data_type,
+            } => ScalarExpr::Field {
+                expr: boxed(expr, f),
+                index: *index,
+                name: name.clone(),
+                data_type: data_type.clone(),
+            },
+            ScalarExpr::InList {
+                expr,
+                list,
+                data_type,
+            } => ScalarExpr::InList {
+                expr: boxed(expr, f),
+                list: list.iter().map(|e| e.map_columns(f)).collect(),
+                data_type: data_type.clone(),
+            },
+            ScalarExpr::Case {
+                branches,
+                otherwise,
+                data_type,
+            } => ScalarExpr::Case {
+                branches: branches
+                    .iter()
+                    .map(|(c, r)| (c.map_columns(f), r.map_columns(f)))
+                    .collect(),
+                otherwise: otherwise.as_ref().map(|e| boxed(e, f)),
+                data_type: data_type.clone(),
+            },
+        }
+    }
+
     pub fn is_literal_null(&self) -> bool {
         matches!(
             self,

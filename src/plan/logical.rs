@@ -1,8 +1,8 @@
 //! Logical plan nodes: what a query computes, before it is laid out as a stream job.
 
-use std::fmt::Write;
 use std::sync::Arc;
 
+use super::explain::{Spelling, TreeWriter, expr_text};
 use super::expr::ScalarExpr;
 use crate::catalog::TableDef;
 use crate::types::Schema;
@@ -17,6 +17,9 @@ pub enum LogicalPlan {
     Calc(LogicalCalc),
     /// UNION ALL of inputs of the same schema.
     Union(LogicalUnion),
+    /// A table's `WATERMARK FOR` clause: marks its rowtime column and says how watermarks
+    /// are computed from each row; rows pass through unchanged.
+    WatermarkAssigner(LogicalWatermarkAssigner),
 }
 
 #[derive(Debug, Clone)]
@@ -51,6 +54,34 @@ pub struct LogicalCalc {
 }
 
 #[derive(Debug, Clone)]
+pub struct LogicalWatermarkAssigner {
+    pub input: Box<LogicalPlan>,
+    /// The rowtime column, an index into the input (and output) columns.
+    pub rowtime: usize,
+    /// The watermark of a row, over the input columns.
+    pub watermark: ScalarExpr,
+    pub schema: Schema,
+}
+
+impl LogicalCalc {
+    /// Whether the Calc passes every input column through in order (renaming at most).
+    pub fn passes_columns_through(&self) -> bool {
+        self.filter.is_none()
+            && self.exprs.len() == self.input.schema().len()
+            && self
+                .exprs
+                .iter()
+                .enumerate()
+                .all(|(i, e)| matches!(e, ScalarExpr::Column { index, .. } if *index == i))
+    }
+
+    /// Whether the Calc only names the columns of literal rows (`VALUES … AS v(x, y)`).
+    pub fn renames_values(&self) -> bool {
+        matches!(self.input.as_ref(), LogicalPlan::Values(_)) && self.passes_columns_through()
+    }
+}
+
+#[derive(Debug, Clone)]
 pub struct LogicalUnion {
     pub inputs: Vec<LogicalPlan>,
     pub schema: Schema,
@@ -63,69 +94,90 @@ impl LogicalPlan {
             LogicalPlan::Values(v) => &v.schema,
             LogicalPlan::Calc(c) => &c.schema,
             LogicalPlan::Union(u) => &u.schema,
+            LogicalPlan::WatermarkAssigner(w) => &w.schema,
         }
     }
 
-    /// An indented tree, one node a line, for EXPLAIN.
-    pub fn explain(&self) -> String {
-        let mut out = String::new();
-        self.explain_into(&mut out, 0);
-        out
+    /// EXPLAIN's abstract syntax tree: the plan as Calcite's logical nodes, columns by
+    /// position (a Calc is a `LogicalProject` over a `LogicalFilter`).
+    pub fn explain_ast(&self) -> String {
+        let mut tree = TreeWriter::new();
+        self.ast_into(&mut tree, &mut Vec::new());
+        tree.finish()
     }
 
-    fn explain_into(&self, out: &mut String, depth: usize) {
-        let indent = "   ".repeat(depth);
-        let names = |schema: &Schema| {
-            schema
-                .fields
-                .iter()
-                .map(|f| f.name.clone())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+    fn ast_into(&self, tree: &mut TreeWriter, prefix: &mut Vec<bool>) {
+        let text = |e: &ScalarExpr| expr_text(e, &[], Spelling::Ast);
         match self {
-            LogicalPlan::Scan(s) => {
-                let _ = writeln!(
-                    out,
-                    "{indent}TableSourceScan(table=[[{}]], fields=[{}])",
-                    s.table.name,
-                    names(&s.schema)
-                );
-            }
+            LogicalPlan::Scan(s) => tree.line(
+                prefix,
+                &format!(
+                    "LogicalTableScan(table=[[default_catalog, default_database, {}]])",
+                    s.table.name
+                ),
+            ),
             LogicalPlan::Values(v) => {
-                let _ = writeln!(
-                    out,
-                    "{indent}Values(tuples=[{} row(s)], fields=[{}])",
-                    v.rows.len(),
-                    names(&v.schema)
-                );
+                let rows: Vec<String> = v
+                    .rows
+                    .iter()
+                    .map(|row| {
+                        if row.is_empty() {
+                            "{ 0 }".to_string()
+                        } else {
+                            let items: Vec<String> = row.iter().map(text).collect();
+                            format!("{{ {} }}", items.join(", "))
+                        }
+                    })
+                    .collect();
+                tree.line(
+                    prefix,
+                    &format!("LogicalValues(tuples=[[{}]])", rows.join(", ")),
+                )
             }
+            // Column names given to VALUES are the Values' own in Calcite's tree.
+            LogicalPlan::Calc(c) if c.renames_values() => c.input.ast_into(tree, prefix),
             LogicalPlan::Calc(c) => {
                 let exprs: Vec<String> = c
                     .exprs
                     .iter()
                     .zip(&c.schema.fields)
-                    .map(|(e, f)| format!("{e} AS {}", f.name))
+                    .map(|(e, f)| format!("{}=[{}]", f.name, text(e)))
                     .collect();
-                let _ = match &c.filter {
-                    Some(p) => writeln!(
-                        out,
-                        "{indent}Calc(select=[{}], where=[{p}])",
-                        exprs.join(", ")
-                    ),
-                    None => writeln!(out, "{indent}Calc(select=[{}])", exprs.join(", ")),
-                };
-                c.input.explain_into(out, depth + 1);
+                tree.line(prefix, &format!("LogicalProject({})", exprs.join(", ")));
+                prefix.push(true);
+                if let Some(filter) = &c.filter {
+                    tree.line(
+                        prefix,
+                        &format!("LogicalFilter(condition=[{}])", text(filter)),
+                    );
+                    prefix.push(true);
+                    c.input.ast_into(tree, prefix);
+                    prefix.pop();
+                } else {
+                    c.input.ast_into(tree, prefix);
+                }
+                prefix.pop();
             }
             LogicalPlan::Union(u) => {
-                let _ = writeln!(
-                    out,
-                    "{indent}Union(all=[true], fields=[{}])",
-                    names(&u.schema)
-                );
-                for input in &u.inputs {
-                    input.explain_into(out, depth + 1);
+                tree.line(prefix, "LogicalUnion(all=[true])");
+                for (i, input) in u.inputs.iter().enumerate() {
+                    prefix.push(i + 1 == u.inputs.len());
+                    input.ast_into(tree, prefix);
+                    prefix.pop();
                 }
+            }
+            LogicalPlan::WatermarkAssigner(w) => {
+                tree.line(
+                    prefix,
+                    &format!(
+                        "LogicalWatermarkAssigner(rowtime=[{}], watermark=[{}])",
+                        w.schema.fields[w.rowtime].name,
+                        text(&w.watermark)
+                    ),
+                );
+                prefix.push(true);
+                w.input.ast_into(tree, prefix);
+                prefix.pop();
             }
         }
     }

@@ -67,7 +67,11 @@ pub enum Statement {
         name: ObjectName,
         like: Option<ShowLike>,
     },
-    Explain(Box<Statement>),
+    /// `EXPLAIN [CHANGELOG_MODE] stmt`; `changelog_mode` adds each node's changelog mode.
+    Explain {
+        statement: Box<Statement>,
+        changelog_mode: bool,
+    },
     /// `ALTER TABLE [IF EXISTS] t RENAME TO u | SET (…) | RESET (…)`.
     AlterTable {
         name: ObjectName,

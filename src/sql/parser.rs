@@ -319,8 +319,33 @@ impl StatementParser<'_, '_> {
             }
             "EXPLAIN" => {
                 self.parser.next_token();
-                self.keywords(&["PLAN", "FOR"]);
-                Ok(Statement::Explain(Box::new(self.statement_body()?)))
+                let mut changelog_mode = false;
+                if !self.keywords(&["PLAN", "FOR"]) {
+                    // Flink's explain details, comma-separated.
+                    loop {
+                        let at = self.parser.peek_token();
+                        match self.peek_word(0).as_deref() {
+                            Some("CHANGELOG_MODE") => changelog_mode = true,
+                            Some(
+                                detail @ ("ESTIMATED_COST" | "PLAN_ADVICE" | "JSON_EXECUTION_PLAN"),
+                            ) => {
+                                return Err(error_at(
+                                    at.span,
+                                    format!("EXPLAIN {detail} is not supported yet"),
+                                ));
+                            }
+                            _ => break,
+                        }
+                        self.parser.next_token();
+                        if !self.parser.consume_token(&Token::Comma) {
+                            break;
+                        }
+                    }
+                }
+                Ok(Statement::Explain {
+                    statement: Box::new(self.statement_body()?),
+                    changelog_mode,
+                })
             }
             "INSERT" => self.insert(),
             "ALTER" => self.alter(),

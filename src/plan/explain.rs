@@ -1,0 +1,290 @@
+//! The text of plans as Flink's EXPLAIN prints them: trees drawn with `+-` and `:-`, and
+//! expressions in Calcite's three spellings.
+//!
+//! The abstract syntax tree names input columns by position (`$0`), the optimized physical
+//! plan by name with Calcite's prefix calls (`>(id, 1)`), the optimized execution plan by
+//! name with infix operators (`(id > 1)`) and plain string literals.
+
+use std::fmt::Write;
+
+use super::expr::ScalarExpr;
+use crate::types::value::Value;
+use crate::types::{DataType, MAX_LENGTH, TypeKind};
+
+/// Which of EXPLAIN's sections an expression is printed for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spelling {
+    Ast,
+    Physical,
+    Execution,
+}
+
+/// An expression over an input whose columns are `names` (unused for [`Spelling::Ast`]).
+pub fn expr_text(expr: &ScalarExpr, names: &[String], spelling: Spelling) -> String {
+    let mut out = String::new();
+    stacker::maybe_grow(
+        crate::plan::bind::STACK_RED_ZONE,
+        crate::plan::bind::STACK_SEGMENT,
+        || write_expr(&mut out, expr, names, spelling),
+    );
+    out
+}
+
+/// Operators Flink's execution plan writes between their operands.
+fn infix(name: &str) -> bool {
+    matches!(
+        name,
+        "=" | "<>" | "<" | "<=" | ">" | ">=" | "+" | "-" | "*" | "/" | "AND" | "OR"
+    )
+}
+
+fn write_expr(out: &mut String, expr: &ScalarExpr, names: &[String], spelling: Spelling) {
+    match expr {
+        ScalarExpr::Column { index, .. } => match spelling {
+            Spelling::Ast => {
+                let _ = write!(out, "${index}");
+            }
+            _ => out.push_str(names.get(*index).map_or("?", String::as_str)),
+        },
+        ScalarExpr::Literal { value, data_type } => write_literal(out, value, data_type, spelling),
+        ScalarExpr::Call { function, args, .. } => {
+            let name = function.name;
+            // Calcite keeps AND and OR flat: `AND(a, b, c)`, not `AND(AND(a, b), c)`.
+            let flat;
+            let args = if matches!(name, "AND" | "OR") {
+                flat = flatten(name, args);
+                &flat
+            } else {
+                args
+            };
+            if spelling == Spelling::Execution && infix(name) && args.len() >= 2 {
+                out.push('(');
+                for (i, a) in args.iter().enumerate() {
+                    if i > 0 {
+                        let _ = write!(out, " {name} ");
+                    }
+                    write_expr(out, a, names, spelling);
+                }
+                out.push(')');
+                return;
+            }
+            if spelling == Spelling::Execution
+                && matches!(name, "IS NULL" | "IS NOT NULL" | "IS TRUE" | "IS FALSE")
+                && args.len() == 1
+            {
+                write_expr(out, &args[0], names, spelling);
+                let _ = write!(out, " {name}");
+                return;
+            }
+            let _ = write!(out, "{name}(");
+            for (i, a) in args.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_expr(out, a, names, spelling);
+            }
+            out.push(')');
+        }
+        // Calcite folds a literal cast within its family (a string to a string type, a
+        // timestamp to another precision) into the literal.
+        ScalarExpr::Cast {
+            expr, data_type, ..
+        } if match expr.as_ref() {
+            ScalarExpr::Literal {
+                value: Value::String(_),
+                ..
+            } => matches!(data_type.kind, TypeKind::Char(_) | TypeKind::VarChar(_)),
+            ScalarExpr::Literal {
+                value: Value::Timestamp(_),
+                ..
+            } => matches!(data_type.kind, TypeKind::Timestamp(_)),
+            _ => false,
+        } =>
+        {
+            write_expr(out, expr, names, spelling)
+        }
+        ScalarExpr::Cast {
+            expr,
+            data_type,
+            try_cast,
+        } => {
+            let name = if *try_cast { "TRY_CAST" } else { "CAST" };
+            let _ = write!(out, "{name}(");
+            write_expr(out, expr, names, spelling);
+            match spelling {
+                Spelling::Ast => {
+                    let _ = write!(out, "):{}", calcite_type(data_type));
+                }
+                _ => {
+                    let _ = write!(out, " AS {})", calcite_type_name(&data_type.kind));
+                }
+            }
+        }
+        ScalarExpr::Field { expr, name, .. } => {
+            write_expr(out, expr, names, spelling);
+            let _ = write!(out, ".{name}");
+        }
+        ScalarExpr::InList { expr, list, .. } => {
+            out.push_str("SEARCH(");
+            write_expr(out, expr, names, spelling);
+            out.push_str(", Sarg[");
+            for (i, item) in list.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_expr(out, item, names, spelling);
+            }
+            out.push_str("])");
+        }
+        ScalarExpr::Case {
+            branches,
+            otherwise,
+            ..
+        } => {
+            out.push_str("CASE(");
+            for (c, r) in branches {
+                write_expr(out, c, names, spelling);
+                out.push_str(", ");
+                write_expr(out, r, names, spelling);
+                out.push_str(", ");
+            }
+            match otherwise {
+                Some(e) => write_expr(out, e, names, spelling),
+                None => out.push_str("null"),
+            }
+            out.push(')');
+        }
+    }
+}
+
+/// The operands of nested calls of the same AND or OR, in order.
+fn flatten<'a>(name: &str, args: &'a [ScalarExpr]) -> Vec<ScalarExpr> {
+    let mut flat = Vec::new();
+    let mut stack: Vec<&'a ScalarExpr> = args.iter().rev().collect();
+    while let Some(e) = stack.pop() {
+        match e {
+            ScalarExpr::Call { function, args, .. } if function.name == name => {
+                stack.extend(args.iter().rev());
+            }
+            other => flat.push(other.clone()),
+        }
+    }
+    flat
+}
+
+fn write_literal(out: &mut String, value: &Value, data_type: &DataType, spelling: Spelling) {
+    let kind = &data_type.kind;
+    match value {
+        Value::Null => {
+            let _ = write!(out, "null:{}", calcite_type_name(kind));
+        }
+        Value::Boolean(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int(i) => match kind {
+            TypeKind::Int => {
+                let _ = write!(out, "{i}");
+            }
+            other => {
+                let _ = write!(out, "{i}:{}", calcite_type_name(other));
+            }
+        },
+        Value::String(s) => {
+            let quoted = s.replace('\'', "''");
+            match spelling {
+                Spelling::Execution => {
+                    let _ = write!(out, "'{quoted}'");
+                }
+                _ => {
+                    let _ = write!(out, "_UTF-16LE'{quoted}'");
+                }
+            }
+        }
+        Value::IntervalMillis(ms) => {
+            let _ = write!(out, "{ms}:INTERVAL SECOND");
+        }
+        Value::IntervalMonths(m) => {
+            let _ = write!(out, "{m}:INTERVAL MONTH");
+        }
+        Value::Decimal(unscaled) => {
+            let scale = match kind {
+                TypeKind::Decimal { scale, .. } => *scale,
+                _ => 0,
+            };
+            crate::types::text::write_decimal(out, *unscaled, scale);
+        }
+        Value::Timestamp(nanos) if matches!(kind, TypeKind::Timestamp(_)) => {
+            let precision = match kind {
+                TypeKind::Timestamp(p) => *p,
+                _ => 0,
+            };
+            crate::types::time::write_timestamp(out, *nanos, precision);
+        }
+        Value::Date(days) => crate::types::time::write_date(out, i64::from(*days)),
+        Value::Float(v) => {
+            crate::types::text::write_java_double(out, *v);
+            let _ = write!(out, ":{}", calcite_type_name(kind));
+        }
+        other => {
+            let _ = write!(out, "{other:?}:{}", calcite_type_name(kind));
+        }
+    }
+}
+
+/// A type as Calcite prints it after a cast in the abstract syntax tree (`INTEGER`,
+/// `VARCHAR(2147483647) CHARACTER SET "UTF-16LE"`, `INTEGER NOT NULL`).
+fn calcite_type(data_type: &DataType) -> String {
+    let mut text = calcite_type_name(&data_type.kind);
+    if matches!(data_type.kind, TypeKind::Char(_) | TypeKind::VarChar(_)) {
+        text.push_str(" CHARACTER SET \"UTF-16LE\"");
+    }
+    if !data_type.nullable {
+        text.push_str(" NOT NULL");
+    }
+    text
+}
+
+/// Calcite's name of a type (`INTEGER`, `TIMESTAMP_WITH_LOCAL_TIME_ZONE(3)`).
+pub fn calcite_type_name(kind: &TypeKind) -> String {
+    match kind {
+        TypeKind::Int => "INTEGER".into(),
+        TypeKind::VarChar(n) if *n == MAX_LENGTH => format!("VARCHAR({MAX_LENGTH})"),
+        TypeKind::VarBinary(n) if *n == MAX_LENGTH => format!("VARBINARY({MAX_LENGTH})"),
+        TypeKind::TimestampLtz(p) => format!("TIMESTAMP_WITH_LOCAL_TIME_ZONE({p})"),
+        TypeKind::IntervalDayTime => "INTERVAL SECOND".into(),
+        other => other.to_string(),
+    }
+}
+
+/// Draws a tree as Flink does: each child under its parent, `:- ` before every child but the
+/// last, `+- ` before the last, and `:  ` / `   ` continuing the lines of the levels above.
+pub struct TreeWriter {
+    out: String,
+}
+
+impl TreeWriter {
+    pub fn new() -> Self {
+        TreeWriter { out: String::new() }
+    }
+
+    /// Writes `line` at the depth `prefix` describes: one flag per level above, true where
+    /// that level's node was the last child.
+    pub fn line(&mut self, prefix: &[bool], line: &str) {
+        if let Some((last, above)) = prefix.split_last() {
+            for &was_last in above {
+                self.out.push_str(if was_last { "   " } else { ":  " });
+            }
+            self.out.push_str(if *last { "+- " } else { ":- " });
+        }
+        self.out.push_str(line);
+        self.out.push('\n');
+    }
+
+    pub fn finish(self) -> String {
+        self.out
+    }
+}
+
+impl Default for TreeWriter {
+    fn default() -> Self {
+        Self::new()
+    }
+}

@@ -1,0 +1,88 @@
+//! `Calc`: a projection and an optional filter, evaluated a column at a time.
+
+use super::StreamPlan;
+use crate::plan::explain::{Spelling, calcite_type_name, expr_text};
+use crate::plan::expr::ScalarExpr;
+use crate::types::{Schema, TimeAttribute};
+
+#[derive(Debug, Clone)]
+pub struct StreamCalc {
+    pub input: Box<StreamPlan>,
+    pub filter: Option<ScalarExpr>,
+    pub exprs: Vec<ScalarExpr>,
+    pub schema: Schema,
+}
+
+impl StreamCalc {
+    /// A Calc that passes its input through unchanged, which Flink's plans leave out.
+    pub fn is_identity(&self) -> bool {
+        let input = self.input.schema();
+        self.filter.is_none()
+            && self.exprs.len() == input.len()
+            && self
+                .exprs
+                .iter()
+                .enumerate()
+                .all(|(i, e)| matches!(e, ScalarExpr::Column { index, .. } if *index == i))
+            && self.schema.fields == input.fields
+    }
+
+    /// The conjuncts of the filter, which a filesystem scan right below is offered (Flink's
+    /// filter push-down: the source takes them all and keeps them all for the Calc, so they
+    /// show in the scan's digest and change nothing else).
+    pub fn offered_filter(&self) -> Option<String> {
+        let filter = self.filter.as_ref()?;
+        let StreamPlan::TableSourceScan(scan) = self.input.as_ref() else {
+            return None;
+        };
+        if !scan.can_project() {
+            return None;
+        }
+        let names: Vec<String> = scan.schema.fields.iter().map(|f| f.name.clone()).collect();
+        let text = expr_text(filter, &names, Spelling::Physical);
+        let conjunct =
+            matches!(filter, ScalarExpr::Call { function, .. } if function.name == "AND");
+        Some(if conjunct {
+            format!("and{}", &text["AND".len()..])
+        } else {
+            text
+        })
+    }
+
+    pub fn explain(&self, spelling: Spelling) -> String {
+        let fields = &self.input.schema().fields;
+        let names: Vec<String> = fields.iter().map(|f| f.name.clone()).collect();
+        // A time attribute computed on is materialized into a plain timestamp first, which
+        // Flink's plan shows as a cast (rowtime) or PROCTIME_MATERIALIZE (proctime).
+        let computed: Vec<String> = fields
+            .iter()
+            .map(|f| match f.time_attribute {
+                Some(TimeAttribute::Rowtime) => format!(
+                    "CAST({} AS {})",
+                    f.name,
+                    calcite_type_name(&f.data_type.kind)
+                ),
+                Some(TimeAttribute::Proctime) => format!("PROCTIME_MATERIALIZE({})", f.name),
+                None => f.name.clone(),
+            })
+            .collect();
+        let select: Vec<String> = self
+            .exprs
+            .iter()
+            .zip(&self.schema.fields)
+            .map(|(e, f)| match e {
+                ScalarExpr::Column { index, .. } if names[*index] == f.name => f.name.clone(),
+                ScalarExpr::Column { index, .. } => format!("{} AS {}", names[*index], f.name),
+                _ => format!("{} AS {}", expr_text(e, &computed, spelling), f.name),
+            })
+            .collect();
+        match &self.filter {
+            Some(filter) => format!(
+                "Calc(select=[{}], where=[{}])",
+                select.join(", "),
+                expr_text(filter, &computed, spelling)
+            ),
+            None => format!("Calc(select=[{}])", select.join(", ")),
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! The stream plan: what a job runs, as Flink's physical nodes (one file each), between the
+//! logical plan the binder makes and the job the runtime builds (docs/design/0003).
+//!
+//! Every node carries its output schema (with time attributes), its changelog mode and its
+//! distribution. [`translate`] makes the plan from a logical one; EXPLAIN prints it.
+
+pub mod calc;
+pub mod sink;
+pub mod table_source_scan;
+pub mod translate;
+pub mod union;
+pub mod values;
+pub mod watermark_assigner;
+
+use calc::StreamCalc;
+use sink::StreamSink;
+use table_source_scan::StreamTableSourceScan;
+use union::StreamUnion;
+use values::StreamValues;
+use watermark_assigner::StreamWatermarkAssigner;
+
+use super::explain::{Spelling, TreeWriter};
+use crate::types::Schema;
+
+pub use translate::translate;
+
+#[derive(Debug, Clone)]
+pub enum StreamPlan {
+    TableSourceScan(StreamTableSourceScan),
+    Values(StreamValues),
+    Calc(StreamCalc),
+    WatermarkAssigner(StreamWatermarkAssigner),
+    Union(StreamUnion),
+    Sink(StreamSink),
+}
+
+/// The kinds of rows a node emits (Flink's `changelogMode`). Every node is insert-only until
+/// updating operators come (the dynamic-tables issue adds retract and upsert modes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangelogMode {
+    InsertOnly,
+}
+
+impl ChangelogMode {
+    /// As EXPLAIN CHANGELOG_MODE prints it.
+    pub fn text(self) -> &'static str {
+        match self {
+            ChangelogMode::InsertOnly => "I",
+        }
+    }
+}
+
+impl StreamPlan {
+    pub fn schema(&self) -> &Schema {
+        match self {
+            StreamPlan::TableSourceScan(n) => &n.schema,
+            StreamPlan::Values(n) => &n.schema,
+            StreamPlan::Calc(n) => &n.schema,
+            StreamPlan::WatermarkAssigner(n) => &n.schema,
+            StreamPlan::Union(n) => &n.schema,
+            StreamPlan::Sink(n) => &n.schema,
+        }
+    }
+
+    pub fn changelog_mode(&self) -> ChangelogMode {
+        ChangelogMode::InsertOnly
+    }
+
+    pub fn inputs(&self) -> Vec<&StreamPlan> {
+        match self {
+            StreamPlan::TableSourceScan(_) | StreamPlan::Values(_) => Vec::new(),
+            StreamPlan::Calc(n) => vec![&n.input],
+            StreamPlan::WatermarkAssigner(n) => vec![&n.input],
+            StreamPlan::Union(n) => n.inputs.iter().collect(),
+            StreamPlan::Sink(n) => vec![&n.input],
+        }
+    }
+
+    /// The node's line in EXPLAIN (without its inputs); `offered`: a filter its parent
+    /// pushed down to it.
+    fn line(&self, spelling: Spelling, offered: Option<&str>) -> String {
+        match self {
+            StreamPlan::TableSourceScan(n) => n.explain(offered),
+            StreamPlan::Values(n) => n.explain(spelling),
+            StreamPlan::Calc(n) => n.explain(spelling),
+            StreamPlan::WatermarkAssigner(n) => n.explain(spelling),
+            StreamPlan::Union(n) => n.explain(),
+            StreamPlan::Sink(n) => n.explain(),
+        }
+    }
+
+    /// The optimized physical plan (`changelog_mode`: with each node's changelog mode, as
+    /// `EXPLAIN CHANGELOG_MODE` prints it) or, with [`Spelling::Execution`], the optimized
+    /// execution plan.
+    pub fn explain(&self, spelling: Spelling, changelog_mode: bool) -> String {
+        let mut tree = TreeWriter::new();
+        self.explain_into(&mut tree, &mut Vec::new(), spelling, changelog_mode, None);
+        tree.finish()
+    }
+
+    fn explain_into(
+        &self,
+        tree: &mut TreeWriter,
+        prefix: &mut Vec<bool>,
+        spelling: Spelling,
+        changelog_mode: bool,
+        offered: Option<&str>,
+    ) {
+        let mut line = self.line(spelling, offered);
+        if changelog_mode && line.ends_with(')') {
+            line.pop();
+            line.push_str(&format!(
+                ", changelogMode=[{}])",
+                self.changelog_mode().text()
+            ));
+        }
+        tree.line(prefix, &line);
+        let offer = match self {
+            StreamPlan::Calc(calc) => calc.offered_filter(),
+            _ => None,
+        };
+        let inputs = self.inputs();
+        for (i, input) in inputs.iter().enumerate() {
+            prefix.push(i + 1 == inputs.len());
+            input.explain_into(tree, prefix, spelling, changelog_mode, offer.as_deref());
+            prefix.pop();
+        }
+    }
+}
+
+/// Column names of a schema, comma-separated, as node attributes list them.
+fn names(schema: &Schema) -> String {
+    schema
+        .fields
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
