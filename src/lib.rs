@@ -1,4 +1,12 @@
 //! Tideline: Flink SQL in one Rust binary.
+//!
+//! The path of a query (docs/architecture.md follows one through it):
+//!
+//! ```text
+//! SQL text ─sql─▶ AST ─plan::bind─▶ logical plan ─plan::stream─▶ stream plan ─job─▶ pipelines
+//!                       (catalog)                                              │ exec::runtime
+//!                                                     connector::source ▶ exec operators ▶ sink
+//! ```
 pub mod catalog;
 pub mod client;
 pub mod clock;
