@@ -115,20 +115,23 @@ impl Output for ChannelOutput<'_> {
     }
 }
 
+/// What an operator emitted, in the order it emitted it.
+enum Emitted {
+    Chunk(StreamChunk),
+    Watermark(i64),
+}
+
 /// Collects what an operator emits, for the next operator of a chain.
 #[derive(Default)]
-struct Collected {
-    chunks: Vec<StreamChunk>,
-    watermarks: Vec<i64>,
-}
+struct Collected(Vec<Emitted>);
 
 impl Output for Collected {
     fn emit(&mut self, chunk: StreamChunk) -> Result<(), ExecError> {
-        self.chunks.push(chunk);
+        self.0.push(Emitted::Chunk(chunk));
         Ok(())
     }
     fn emit_watermark(&mut self, watermark: i64) -> Result<(), ExecError> {
-        self.watermarks.push(watermark);
+        self.0.push(Emitted::Watermark(watermark));
         Ok(())
     }
 }
@@ -163,17 +166,18 @@ fn push_watermark(
     }
 }
 
-/// Hands what one operator emitted to the rest of the chain, chunks before watermarks.
+/// Hands what one operator emitted to the rest of the chain, in the order it was emitted: a
+/// watermark must not overtake the rows before it, nor rows the watermark before them.
 fn forward(
     rest: &mut [Box<dyn Operator>],
     collected: Collected,
     out: &mut dyn Output,
 ) -> Result<(), ExecError> {
-    for c in collected.chunks {
-        push_chunk(rest, c, out)?;
-    }
-    for w in collected.watermarks {
-        push_watermark(rest, w, out)?;
+    for emitted in collected.0 {
+        match emitted {
+            Emitted::Chunk(c) => push_chunk(rest, c, out)?,
+            Emitted::Watermark(w) => push_watermark(rest, w, out)?,
+        }
     }
     Ok(())
 }
@@ -451,6 +455,63 @@ mod tests {
         fn finish(&mut self) -> Result<(), ExecError> {
             Ok(())
         }
+    }
+
+    /// Emits each chunk's rows one at a time, a watermark after each (the row's id).
+    struct RowThenWatermark;
+
+    impl Operator for RowThenWatermark {
+        fn process(&mut self, chunk: StreamChunk, out: &mut dyn Output) -> Result<(), ExecError> {
+            let ids = chunk
+                .batch
+                .column(0)
+                .as_any()
+                .downcast_ref::<arrow_array::Int32Array>()
+                .cloned()
+                .unwrap_or_else(|| arrow_array::Int32Array::from(Vec::<i32>::new()));
+            for (i, id) in ids.iter().enumerate() {
+                out.emit(StreamChunk::inserts(chunk.batch.slice(i, 1)))?;
+                out.emit_watermark(i64::from(id.unwrap_or_default()))?;
+            }
+            Ok(())
+        }
+    }
+
+    /// What reaches the end of a chain, in order.
+    #[derive(Default)]
+    struct Recorded(Vec<String>);
+
+    impl Output for Recorded {
+        fn emit(&mut self, chunk: StreamChunk) -> Result<(), ExecError> {
+            self.0.push(format!("rows {}", chunk.num_rows()));
+            Ok(())
+        }
+        fn emit_watermark(&mut self, watermark: i64) -> Result<(), ExecError> {
+            self.0.push(format!("watermark {watermark}"));
+            Ok(())
+        }
+    }
+
+    /// A pass-through operator after one that interleaves rows and watermarks must see (and
+    /// forward) them interleaved: a watermark overtaking rows would make them late.
+    #[test]
+    fn a_chain_keeps_the_order_an_operator_emitted_in() {
+        struct PassThrough;
+        impl Operator for PassThrough {
+            fn process(
+                &mut self,
+                chunk: StreamChunk,
+                out: &mut dyn Output,
+            ) -> Result<(), ExecError> {
+                out.emit(chunk)
+            }
+        }
+        let mut chain: Vec<Box<dyn Operator>> =
+            vec![Box::new(RowThenWatermark), Box::new(PassThrough)];
+        let batch = ids(vec![5, 7]).unwrap().unwrap();
+        let mut out = Recorded::default();
+        push_chunk(&mut chain, StreamChunk::inserts(batch), &mut out).unwrap();
+        assert_eq!(out.0, ["rows 1", "watermark 5", "rows 1", "watermark 7"]);
     }
 
     #[test]
