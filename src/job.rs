@@ -11,6 +11,7 @@ use crate::exec::calc::CalcOperator;
 use crate::exec::operator::ExecError;
 use crate::exec::runtime::{DeferredSplit, Pipeline, SourceSplit};
 use crate::exec::values::ValuesSplit;
+use crate::exec::watermark_assigner::WatermarkAssignerOperator;
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
 use crate::plan::stream::StreamPlan;
@@ -28,9 +29,25 @@ pub fn runtime_schema(schema: &Schema) -> arrow_schema::SchemaRef {
     ))
 }
 
+/// The session's options a job is built with.
+#[derive(Debug, Clone)]
+pub struct JobOptions {
+    /// `pipeline.auto-watermark-interval`, in milliseconds (Flink's default: 200).
+    pub auto_watermark_interval: i64,
+}
+
+impl Default for JobOptions {
+    fn default() -> Self {
+        JobOptions {
+            auto_watermark_interval: 200,
+        }
+    }
+}
+
 pub fn build_pipelines(
     plan: &StreamPlan,
     ctx: &EvalContext,
+    options: &JobOptions,
 ) -> Result<Vec<Pipeline>, ConnectorError> {
     match plan {
         StreamPlan::Values(v) => Ok(vec![Pipeline {
@@ -42,7 +59,7 @@ pub fn build_pipelines(
             operators: vec![],
         }]),
         StreamPlan::Calc(c) => {
-            let mut pipelines = build_pipelines(&c.input, ctx)?;
+            let mut pipelines = build_pipelines(&c.input, ctx, options)?;
             for p in &mut pipelines {
                 p.operators.push(Box::new(CalcOperator::new(
                     c.filter.clone(),
@@ -53,14 +70,24 @@ pub fn build_pipelines(
             }
             Ok(pipelines)
         }
-        // Watermarks are not generated yet (the streaming-core issue's next steps): rows
-        // pass through as they are.
-        StreamPlan::WatermarkAssigner(w) => build_pipelines(&w.input, ctx),
-        StreamPlan::Sink(s) => build_pipelines(&s.input, ctx),
+        // Each split generates its own watermarks (docs/design/0003).
+        StreamPlan::WatermarkAssigner(w) => {
+            let mut pipelines = build_pipelines(&w.input, ctx, options)?;
+            for p in &mut pipelines {
+                p.operators.push(Box::new(WatermarkAssignerOperator::new(
+                    w.rowtime,
+                    w.watermark.clone(),
+                    options.auto_watermark_interval,
+                    ctx.clone(),
+                )));
+            }
+            Ok(pipelines)
+        }
+        StreamPlan::Sink(s) => build_pipelines(&s.input, ctx, options),
         StreamPlan::Union(u) => {
             let mut all = Vec::new();
             for input in &u.inputs {
-                all.extend(build_pipelines(input, ctx)?);
+                all.extend(build_pipelines(input, ctx, options)?);
             }
             Ok(all)
         }

@@ -16,7 +16,7 @@ use crate::exec::operator::ExecError;
 use crate::exec::runtime::{self, Sink};
 use crate::function::EvalContext;
 use crate::function::string::like_to_regex;
-use crate::job::build_pipelines;
+use crate::job::{JobOptions, build_pipelines};
 use crate::plan::bind::{Binder, output_names, repeated_name};
 use crate::plan::explain::Spelling;
 use crate::plan::logical::LogicalPlan;
@@ -38,6 +38,7 @@ use super::tableau::{self, NULL_TEXT, border, row_line, widths_by_type};
 pub const LOCAL_TIME_ZONE: &str = "table.local-time-zone";
 pub const NOT_NULL_ENFORCER: &str = "table.exec.sink.not-null-enforcer";
 const RUNTIME_MODE: &str = "execution.runtime-mode";
+const AUTO_WATERMARK_INTERVAL: &str = "pipeline.auto-watermark-interval";
 pub const RESULT_MODE: &str = "sql-client.execution.result-mode";
 /// The SQL client's column cap. Flink 2.3 reads only this key: the older
 /// `sql-client.display.max-column-width` is gone from it and, set, changes nothing.
@@ -114,6 +115,21 @@ impl Session {
         } else {
             runtime::run(pipelines, sink, cancel)
         }
+    }
+
+    /// The options a job is built with, checked as Flink checks them when a job starts.
+    fn job_options(&self) -> Result<JobOptions, StatementError> {
+        let mut options = JobOptions::default();
+        if let Some(text) = self.options.get(AUTO_WATERMARK_INTERVAL) {
+            options.auto_watermark_interval = crate::connector::option_value::parse_duration(text)
+                .map(|nanos| nanos / 1_000_000)
+                .ok_or_else(|| {
+                    StatementError::Job(format!(
+                        "Could not parse value '{text}' for key '{AUTO_WATERMARK_INTERVAL}'."
+                    ))
+                })?;
+        }
+        Ok(options)
     }
 
     fn batch_mode(&self) -> bool {
@@ -843,7 +859,8 @@ impl Session {
                     &insert.columns,
                 )?;
                 let ctx = self.eval_context();
-                let mut pipelines = build_pipelines(&translate_insert(&plan, &name), &ctx)?;
+                let mut pipelines =
+                    build_pipelines(&translate_insert(&plan, &name), &ctx, &self.job_options()?)?;
                 // NULLs bound for NOT NULL sink columns: Flink's enforcer.
                 let not_null: Vec<(usize, String)> = sink_schema
                     .fields
@@ -1167,7 +1184,7 @@ impl Session {
 
     fn run_query(&mut self, plan: &StreamPlan, out: &mut dyn Write) -> Result<(), StatementError> {
         let ctx = self.eval_context();
-        let pipelines = build_pipelines(plan, &ctx)?;
+        let pipelines = build_pipelines(plan, &ctx, &self.job_options()?)?;
         let schema = plan.schema().clone();
         let cap = self.max_column_width()?;
         let mode = self

@@ -40,6 +40,17 @@ impl StreamChunk {
         self.batch.num_rows()
     }
 
+    /// Rows `offset..offset + len`, without copying.
+    pub fn slice(&self, offset: usize, len: usize) -> Self {
+        StreamChunk {
+            batch: self.batch.slice(offset, len),
+            kinds: self
+                .kinds
+                .as_ref()
+                .map(|k| k[offset..offset + len].to_vec()),
+        }
+    }
+
     pub fn kind(&self, row: usize) -> RowKind {
         self.kinds.as_ref().map_or(RowKind::Insert, |k| k[row])
     }

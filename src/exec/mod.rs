@@ -12,4 +12,7 @@ pub mod eval;
 pub mod not_null;
 pub mod operator;
 pub mod runtime;
+#[cfg(test)]
+pub mod test_harness;
 pub mod values;
+pub mod watermark_assigner;

@@ -371,7 +371,26 @@ fn run_with(
         if ended == total {
             break Ok(());
         }
-        if stop.load(Ordering::Relaxed) || cancel.load(Ordering::Relaxed) {
+        if cancel.load(Ordering::Relaxed) {
+            break Err(failure.take().unwrap_or(ExecError::Cancelled));
+        }
+        if stop.load(Ordering::Relaxed) {
+            // A split failed after sending rows the sink has not taken yet: they were
+            // accepted before the failure and are written (Flink prints the rows before a
+            // bad one). What is queued is bounded by the channels' bounds.
+            for rx in &receivers {
+                loop {
+                    match rx.try_recv() {
+                        Ok(Ok(Message::Chunk(chunk))) => {
+                            if sink.write(chunk).is_err() {
+                                break;
+                            }
+                        }
+                        Ok(Ok(_)) => {}
+                        _ => break,
+                    }
+                }
+            }
             break Err(failure.take().unwrap_or(ExecError::Cancelled));
         }
         let Some(rx) = receivers.front() else {

@@ -1,0 +1,253 @@
+//! `WatermarkAssignerOperator`: a table's `WATERMARK FOR rowtime AS expr`, generating the
+//! watermarks of one source split as Flink's `WatermarkAssignerOperator` does.
+//!
+//! For each row the watermark expression is evaluated (a column at a time) and the largest
+//! value kept, starting from 0 as in Flink (so watermarks before 1970 are never emitted). The
+//! watermark is emitted eagerly when it has passed the last emitted one by more than
+//! `pipeline.auto-watermark-interval` (0: whenever it advances), and periodically at that
+//! interval of the clock. Upstream watermarks are ignored except the final one (`i64::MAX`,
+//! the end of a bounded input), which is forwarded once.
+//!
+//! Flink emits an eager watermark right after the row that advanced it, which at interval 0
+//! would cut every batch into rows of one. Only rows that come after a watermark and are not
+//! newer than it can tell where it was emitted (a window operator drops such a row if its
+//! window has closed), so a due watermark is held back until just before the first such
+//! row, or the end of the batch: every row meets the watermark it would meet in Flink.
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::TimestampNanosecondType;
+use arrow_array::{Array, PrimitiveArray};
+
+use super::chunk::StreamChunk;
+use super::eval::evaluate;
+use super::operator::{ExecError, Operator, Output};
+use crate::clock::Clock;
+use crate::function::EvalContext;
+use crate::plan::expr::ScalarExpr;
+
+const NANOS_PER_MILLI: i64 = 1_000_000;
+
+pub struct WatermarkAssignerOperator {
+    rowtime: usize,
+    watermark: ScalarExpr,
+    /// `pipeline.auto-watermark-interval`, in milliseconds.
+    interval: i64,
+    ctx: EvalContext,
+    clock: Arc<dyn Clock>,
+    /// The largest watermark seen, and the last one emitted (Flink starts both at 0).
+    current: i64,
+    last: i64,
+    /// When the watermark was last emitted on the periodic schedule (clock milliseconds).
+    last_periodic: i64,
+}
+
+impl WatermarkAssignerOperator {
+    pub fn new(rowtime: usize, watermark: ScalarExpr, interval_ms: i64, ctx: EvalContext) -> Self {
+        let clock = ctx.clock.clone();
+        let now = clock.now_nanos().div_euclid(NANOS_PER_MILLI);
+        WatermarkAssignerOperator {
+            rowtime,
+            watermark,
+            interval: interval_ms,
+            ctx,
+            clock,
+            current: 0,
+            last: 0,
+            last_periodic: now,
+        }
+    }
+
+    /// The periodic emission, due when the interval has passed on the clock.
+    fn periodic(&mut self, out: &mut dyn Output) -> Result<(), ExecError> {
+        if self.interval <= 0 {
+            return Ok(());
+        }
+        let now = self.clock.now_nanos().div_euclid(NANOS_PER_MILLI);
+        if self.last_periodic + self.interval <= now {
+            self.last_periodic = now;
+            if self.current > self.last {
+                self.last = self.current;
+                out.emit_watermark(self.current)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Milliseconds of a timestamp column's values (nanoseconds), floored as Flink's
+/// `TimestampData.getMillisecond` does.
+fn millis(array: &dyn Array) -> Option<&PrimitiveArray<TimestampNanosecondType>> {
+    array.as_primitive_opt::<TimestampNanosecondType>()
+}
+
+impl Operator for WatermarkAssignerOperator {
+    fn process(&mut self, chunk: StreamChunk, out: &mut dyn Output) -> Result<(), ExecError> {
+        self.periodic(out)?;
+        let batch = &chunk.batch;
+        let rows = batch.num_rows();
+        if rows == 0 {
+            return out.emit(chunk);
+        }
+        let rowtimes = batch.column(self.rowtime);
+        if rowtimes.null_count() > 0 {
+            return Err(ExecError::Source(
+                "RowTime field should not be null, please convert it to a non-null long value."
+                    .into(),
+            ));
+        }
+        let watermarks = evaluate(&self.watermark, batch, &self.ctx)?;
+        let (Some(rowtimes), Some(watermarks)) = (millis(rowtimes), millis(&watermarks)) else {
+            return Err(ExecError::Internal(
+                "the rowtime and watermark columns must be timestamps".into(),
+            ));
+        };
+        let mut start = 0;
+        let mut due: Option<i64> = None;
+        for i in 0..rows {
+            if let Some(w) = due
+                && rowtimes.value(i).div_euclid(NANOS_PER_MILLI) <= w
+            {
+                out.emit(chunk.slice(start, i - start))?;
+                out.emit_watermark(w)?;
+                start = i;
+                due = None;
+            }
+            if watermarks.is_valid(i) {
+                self.current = self
+                    .current
+                    .max(watermarks.value(i).div_euclid(NANOS_PER_MILLI));
+            }
+            // Flink's test, in Java's wrapping arithmetic.
+            if self.current.wrapping_sub(self.last) > self.interval && self.current > self.last {
+                self.last = self.current;
+                due = Some(self.current);
+            }
+        }
+        if start < rows {
+            out.emit(chunk.slice(start, rows - start))?;
+        }
+        if let Some(w) = due {
+            out.emit_watermark(w)?;
+        }
+        Ok(())
+    }
+
+    fn on_watermark(&mut self, watermark: i64, out: &mut dyn Output) -> Result<(), ExecError> {
+        if watermark == i64::MAX && self.current != i64::MAX {
+            self.current = i64::MAX;
+            out.emit_watermark(watermark)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::exec::test_harness::{Recorder, chunk, schema};
+    use crate::types::{DataType, TypeKind};
+
+    const START: i64 = 1_700_000_000_000 * NANOS_PER_MILLI;
+
+    fn table() -> crate::types::Schema {
+        schema(&[("id", TypeKind::Int), ("ts", TypeKind::Timestamp(3))])
+    }
+
+    /// `WATERMARK FOR ts AS ts`, at the given interval, on a manual clock.
+    fn assigner(interval: i64) -> (WatermarkAssignerOperator, Arc<ManualClock>) {
+        let clock = ManualClock::new(START);
+        let mut ctx = EvalContext::for_tests(0);
+        ctx.clock = clock.clone();
+        let ts = ScalarExpr::Column {
+            index: 1,
+            data_type: DataType::nullable(TypeKind::Timestamp(3)),
+        };
+        (WatermarkAssignerOperator::new(1, ts, interval, ctx), clock)
+    }
+
+    fn run(op: &mut WatermarkAssignerOperator, rows: &str) -> String {
+        let mut out = Recorder::new(&table());
+        op.process(chunk(&table(), rows), &mut out).unwrap();
+        out.take()
+    }
+
+    /// Interval 0 emits whenever the watermark advances. A row behind the watermark emitted
+    /// before it sees that watermark first, as in Flink; rows ahead of it need no cut.
+    #[test]
+    fn interval_zero_puts_each_watermark_before_the_rows_it_makes_late() {
+        let (mut op, _) = assigner(0);
+        let out = run(
+            &mut op,
+            "+I 1 | 1970-01-01 00:00:05\n+I 2 | 1970-01-01 00:00:03\n+I 3 | 1970-01-01 00:00:06\n+I 4 | 1970-01-01 00:00:07",
+        );
+        assert_eq!(
+            out,
+            "+I 1 | 1970-01-01 00:00:05.000\nWM 5000\n+I 2 | 1970-01-01 00:00:03.000\n+I 3 | 1970-01-01 00:00:06.000\n+I 4 | 1970-01-01 00:00:07.000\nWM 7000"
+        );
+        // A row equal to the watermark also follows it (its window may have closed).
+        let out = run(
+            &mut op,
+            "+I 5 | 1970-01-01 00:00:08\n+I 6 | 1970-01-01 00:00:08",
+        );
+        assert_eq!(
+            out,
+            "+I 5 | 1970-01-01 00:00:08.000\nWM 8000\n+I 6 | 1970-01-01 00:00:08.000"
+        );
+    }
+
+    /// Above 0, a watermark is emitted at once only when it passed the last one by more than
+    /// the interval; otherwise it waits for the clock.
+    #[test]
+    fn an_interval_emits_eagerly_past_it_and_periodically_on_the_clock() {
+        let (mut op, clock) = assigner(200);
+        assert_eq!(
+            run(&mut op, "+I 1 | 1970-01-01 00:00:00.100"),
+            "+I 1 | 1970-01-01 00:00:00.100"
+        );
+        assert_eq!(
+            run(&mut op, "+I 2 | 1970-01-01 00:00:00.250"),
+            "+I 2 | 1970-01-01 00:00:00.250\nWM 250"
+        );
+        assert_eq!(
+            run(&mut op, "+I 3 | 1970-01-01 00:00:00.400"),
+            "+I 3 | 1970-01-01 00:00:00.400"
+        );
+        clock.set(START + 200 * NANOS_PER_MILLI);
+        assert_eq!(
+            run(&mut op, "+I 4 | 1970-01-01 00:00:00.300"),
+            "WM 400\n+I 4 | 1970-01-01 00:00:00.300"
+        );
+    }
+
+    /// Flink starts the watermark at 0: one before 1970 is never emitted, and the final
+    /// watermark of a bounded input passes once.
+    #[test]
+    fn watermarks_before_1970_wait_for_the_final_one() {
+        let (mut op, _) = assigner(0);
+        assert_eq!(
+            run(&mut op, "+I 1 | 1969-12-31 23:59:59"),
+            "+I 1 | 1969-12-31 23:59:59.000"
+        );
+        let mut out = Recorder::new(&table());
+        op.on_watermark(i64::MAX, &mut out).unwrap();
+        op.on_watermark(i64::MAX, &mut out).unwrap();
+        op.on_watermark(5, &mut out).unwrap();
+        assert_eq!(out.take(), format!("WM {}", i64::MAX));
+    }
+
+    #[test]
+    fn a_null_rowtime_fails_with_flinks_message() {
+        let (mut op, _) = assigner(0);
+        let mut out = Recorder::new(&table());
+        let e = op
+            .process(chunk(&table(), "+I 1 | NULL"), &mut out)
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "RowTime field should not be null, please convert it to a non-null long value."
+        );
+    }
+}
