@@ -15,5 +15,6 @@ pub mod exec;
 pub mod function;
 pub mod job;
 pub mod plan;
+pub mod runtime;
 pub mod sql;
 pub mod types;

@@ -12,6 +12,7 @@ pub mod eval;
 pub mod not_null;
 pub mod operator;
 pub mod runtime;
+pub mod state;
 #[cfg(test)]
 pub mod test_harness;
 pub mod values;

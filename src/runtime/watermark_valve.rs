@@ -1,0 +1,245 @@
+//! `WatermarkValve`: the watermark of a task with several input channels (or of a source
+//! with several splits), as Flink's `StatusWatermarkValve` computes it.
+//!
+//! Each channel has its last watermark and a status. The output watermark is the minimum over
+//! the active channels that have caught up with the last output ("aligned"), emitted when it
+//! advances. A channel going idle leaves the minimum; when every channel is idle the largest
+//! watermark of all is emitted and the output goes idle too. A channel becoming active again
+//! rejoins the minimum once its watermark reaches the output. A channel that ends counts as
+//! `i64::MAX`, as the final watermark of a bounded input does.
+
+/// Whether an input (or the valve's output) currently holds back event time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatermarkStatus {
+    Active,
+    Idle,
+}
+
+#[derive(Debug, Clone)]
+struct Channel {
+    watermark: i64,
+    status: WatermarkStatus,
+    /// Caught up with the output watermark: only aligned channels make the minimum.
+    aligned: bool,
+}
+
+/// What the valve emits after an input: a new watermark, a new status, or both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ValveOutput {
+    pub watermark: Option<i64>,
+    pub status: Option<WatermarkStatus>,
+}
+
+#[derive(Debug, Clone)]
+pub struct WatermarkValve {
+    channels: Vec<Channel>,
+    last_output: i64,
+    status: WatermarkStatus,
+}
+
+impl WatermarkValve {
+    pub fn new(channels: usize) -> Self {
+        WatermarkValve {
+            channels: vec![
+                Channel {
+                    watermark: i64::MIN,
+                    status: WatermarkStatus::Active,
+                    aligned: true,
+                };
+                channels
+            ],
+            last_output: i64::MIN,
+            status: WatermarkStatus::Active,
+        }
+    }
+
+    /// The valve's current output watermark (`i64::MIN` before the first).
+    pub fn output(&self) -> i64 {
+        self.last_output
+    }
+
+    /// A watermark arrived on `channel`; a lower one than before, or one on an idle channel,
+    /// changes nothing.
+    pub fn on_watermark(&mut self, channel: usize, watermark: i64) -> ValveOutput {
+        let c = &mut self.channels[channel];
+        if c.status == WatermarkStatus::Idle || watermark <= c.watermark {
+            return ValveOutput::default();
+        }
+        c.watermark = watermark;
+        if watermark >= self.last_output {
+            c.aligned = true;
+        }
+        ValveOutput {
+            watermark: self.advance_to_minimum(),
+            status: None,
+        }
+    }
+
+    /// `channel` has ended: it no longer holds event time back.
+    pub fn on_end(&mut self, channel: usize) -> ValveOutput {
+        let mut out = ValveOutput::default();
+        if self.channels[channel].status == WatermarkStatus::Idle {
+            out = self.on_status(channel, WatermarkStatus::Active);
+        }
+        let advanced = self.on_watermark(channel, i64::MAX);
+        ValveOutput {
+            watermark: advanced.watermark.or(out.watermark),
+            status: out.status,
+        }
+    }
+
+    /// `channel` went idle or became active again.
+    pub fn on_status(&mut self, channel: usize, status: WatermarkStatus) -> ValveOutput {
+        let c = &mut self.channels[channel];
+        if c.status == status {
+            return ValveOutput::default();
+        }
+        c.status = status;
+        match status {
+            WatermarkStatus::Idle => {
+                c.aligned = false;
+                if self
+                    .channels
+                    .iter()
+                    .all(|c| c.status == WatermarkStatus::Idle)
+                {
+                    // Nothing holds event time back: it moves to the furthest any input got.
+                    let max = self.channels.iter().map(|c| c.watermark).max();
+                    let watermark = match max {
+                        Some(w) if w > self.last_output => {
+                            self.last_output = w;
+                            Some(w)
+                        }
+                        _ => None,
+                    };
+                    self.status = WatermarkStatus::Idle;
+                    ValveOutput {
+                        watermark,
+                        status: Some(WatermarkStatus::Idle),
+                    }
+                } else {
+                    ValveOutput {
+                        watermark: self.advance_to_minimum(),
+                        status: None,
+                    }
+                }
+            }
+            WatermarkStatus::Active => {
+                c.aligned = c.watermark >= self.last_output;
+                if self.status == WatermarkStatus::Idle {
+                    self.status = WatermarkStatus::Active;
+                    ValveOutput {
+                        watermark: None,
+                        status: Some(WatermarkStatus::Active),
+                    }
+                } else {
+                    ValveOutput::default()
+                }
+            }
+        }
+    }
+
+    fn advance_to_minimum(&mut self) -> Option<i64> {
+        let min = self
+            .channels
+            .iter()
+            .filter(|c| c.status == WatermarkStatus::Active && c.aligned)
+            .map(|c| c.watermark)
+            .min()?;
+        if min > self.last_output {
+            self.last_output = min;
+            Some(min)
+        } else {
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use WatermarkStatus::{Active, Idle};
+
+    fn wm(w: i64) -> ValveOutput {
+        ValveOutput {
+            watermark: Some(w),
+            status: None,
+        }
+    }
+
+    const NOTHING: ValveOutput = ValveOutput {
+        watermark: None,
+        status: None,
+    };
+
+    #[test]
+    fn the_output_is_the_minimum_over_the_channels() {
+        let mut valve = WatermarkValve::new(3);
+        assert_eq!(valve.on_watermark(0, 10), NOTHING);
+        assert_eq!(valve.on_watermark(1, 5), NOTHING);
+        assert_eq!(valve.on_watermark(2, 7), wm(5));
+        assert_eq!(valve.on_watermark(1, 20), wm(7));
+        // Going back changes nothing.
+        assert_eq!(valve.on_watermark(2, 6), NOTHING);
+        assert_eq!(valve.on_watermark(2, 30), wm(10));
+    }
+
+    #[test]
+    fn an_idle_channel_leaves_the_minimum_and_rejoins_once_caught_up() {
+        let mut valve = WatermarkValve::new(2);
+        valve.on_watermark(0, 100);
+        valve.on_watermark(1, 10);
+        assert_eq!(valve.output(), 10);
+        // Channel 1 falls silent: channel 0 alone makes event time.
+        assert_eq!(valve.on_status(1, Idle), wm(100));
+        assert_eq!(valve.on_watermark(0, 150), wm(150));
+        // Back, but behind: it rejoins only when its watermark reaches the output.
+        assert_eq!(valve.on_status(1, Active), NOTHING);
+        assert_eq!(valve.on_watermark(1, 120), NOTHING);
+        assert_eq!(valve.on_watermark(0, 200), wm(200));
+        assert_eq!(valve.on_watermark(1, 180), NOTHING);
+        assert_eq!(valve.on_watermark(1, 210), NOTHING);
+        assert_eq!(valve.on_watermark(0, 300), wm(210));
+    }
+
+    #[test]
+    fn when_every_channel_is_idle_the_output_is_idle_at_the_furthest_watermark() {
+        let mut valve = WatermarkValve::new(2);
+        valve.on_watermark(0, 40);
+        valve.on_watermark(1, 60);
+        assert_eq!(valve.on_status(0, Idle), wm(60));
+        assert_eq!(
+            valve.on_status(1, Idle),
+            ValveOutput {
+                watermark: None,
+                status: Some(Idle)
+            }
+        );
+        assert_eq!(
+            valve.on_status(0, Active),
+            ValveOutput {
+                watermark: None,
+                status: Some(Active)
+            }
+        );
+    }
+
+    #[test]
+    fn an_ended_channel_stops_holding_event_time_back() {
+        let mut valve = WatermarkValve::new(2);
+        valve.on_watermark(0, 5);
+        assert_eq!(valve.on_end(1), wm(5));
+        assert_eq!(valve.on_end(0), wm(i64::MAX));
+    }
+
+    /// A split not yet started holds the minimum at its start, so the order splits are read
+    /// in cannot make another split's rows late.
+    #[test]
+    fn a_channel_that_sent_nothing_holds_the_output_back() {
+        let mut valve = WatermarkValve::new(2);
+        assert_eq!(valve.on_watermark(0, 1_000), NOTHING);
+        assert_eq!(valve.on_end(0), NOTHING);
+        assert_eq!(valve.on_watermark(1, 10), wm(10));
+        assert_eq!(valve.on_end(1), wm(i64::MAX));
+    }
+}
