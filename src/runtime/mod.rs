@@ -2,4 +2,5 @@
 //! pieces land here as they are made, and the job runs on `exec::runtime` until the task
 //! graph replaces it.
 
+pub mod partitioner;
 pub mod watermark_valve;
