@@ -46,7 +46,12 @@ fn write_double(out: &mut String, v: f64, shortcut: bool) {
         fract |= 1 << 52;
         significant_bits = 53;
     }
-    let digits = dtoa(bin_exp - 1023, fract, significant_bits, shortcut.then_some(Magnitude::Double(v.abs())));
+    let digits = dtoa(
+        bin_exp - 1023,
+        fract,
+        significant_bits,
+        shortcut.then_some(Magnitude::Double(v.abs())),
+    );
     digits.write(out, negative);
 }
 
@@ -153,7 +158,7 @@ impl Digits {
         } else if e <= 0 && e > -3 {
             out.push_str("0.");
             out.extend(std::iter::repeat_n('0', (-e) as usize));
-            out.push_str(&d);
+            out.push_str(d);
         } else {
             out.push_str(&d[..1]);
             out.push('.');
@@ -519,7 +524,9 @@ fn shortest_where_java_agrees(
             || u32::try_from(last)
                 .ok()
                 .and_then(|n| 5u64.checked_pow(n))
-                .is_some_and(|p| (2 * units - 1) % p == 0 || (2 * units + 1) % p == 0));
+                .is_some_and(|p| {
+                    (2 * units - 1).is_multiple_of(p) || (2 * units + 1).is_multiple_of(p)
+                }));
     if an_end_is_a_candidate {
         return None;
     }
@@ -1173,7 +1180,14 @@ mod tests {
         };
         let mut doubles: Vec<f64> = (0..300_000).map(|_| f64::from_bits(next())).collect();
         for e in -325..=308 {
-            for m in [1.0, 1.5777, 2.0, 4.4360688109845382, 9.999999999999999, 5.0] {
+            for m in [
+                1.0,
+                1.5777,
+                2.0,
+                4.436_068_810_984_538,
+                9.999999999999999,
+                5.0,
+            ] {
                 let v: f64 = format!("{m}e{e}").parse().unwrap();
                 for ulps in -3i64..=3 {
                     doubles.push(f64::from_bits((v.to_bits() as i64 + ulps) as u64));
@@ -1192,10 +1206,10 @@ mod tests {
                     continue;
                 }
                 // From the long path's end (2^86) on, where the loop uses big integers.
-                let j = (32 - n as i32).max(0) + (i % 12) as i32;
+                let j = (32 - n as i32).max(0) + (i % 12);
                 let scale = 2f64.powi(n as i32 + j + 1);
                 doubles.push(((odd - 1) / 2) as f64 * scale);
-                doubles.push(((odd + 1) / 2) as f64 * scale);
+                doubles.push(odd.div_ceil(2) as f64 * scale);
             }
         }
         for v in doubles.into_iter().filter(|v| v.is_finite()) {
