@@ -6,7 +6,7 @@ mod json_scan;
 
 use std::collections::HashMap;
 
-use super::{ConnectorError, LineDecoder};
+use super::{BatchLimit, ConnectorError, Decoded, LineDecoder};
 use crate::types::Schema;
 use crate::types::time::SessionZone;
 
@@ -215,12 +215,60 @@ pub fn new_encoder(
     }
 }
 
+/// What [`decode_lines`] needs of a format's decoder.
+trait LineFormat {
+    fn push_line(&mut self, line: &str, line_number: u64) -> Result<(), csv::FormatError>;
+    fn buffered_bytes(&self) -> usize;
+}
+
+/// The lines of `text` through a format's `push_line`, as [`LineDecoder::decode`] takes them:
+/// one loop for both formats, the format's own line code called directly.
+fn decode_lines(
+    decoder: &mut impl LineFormat,
+    text: &str,
+    first_line: u64,
+    limit: BatchLimit,
+) -> Result<Decoded, csv::FormatError> {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    let mut lines = 0;
+    while at < bytes.len() && lines < limit.lines {
+        let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |p| at + p);
+        // `\n` is ASCII, so `at` and `end` are character boundaries.
+        let line = &text[at..end];
+        // A column's text never holds more than the lines it came from.
+        if (limit.started || lines > 0)
+            && decoder.buffered_bytes().saturating_add(line.len()) > limit.bytes
+        {
+            break;
+        }
+        decoder.push_line(line, first_line + lines as u64)?;
+        at = (end + 1).min(bytes.len());
+        lines += 1;
+    }
+    Ok(Decoded { bytes: at, lines })
+}
+
 /// Both formats' decoders have the same inherent methods; this adapts them to the trait.
 macro_rules! line_decoder {
     ($decoder:ty) => {
+        impl LineFormat for $decoder {
+            fn push_line(&mut self, line: &str, line_number: u64) -> Result<(), csv::FormatError> {
+                <$decoder>::push_line(self, line, line_number)
+            }
+            fn buffered_bytes(&self) -> usize {
+                <$decoder>::buffered_bytes(self)
+            }
+        }
+
         impl LineDecoder for $decoder {
-            fn push_line(&mut self, line: &str, line_number: u64) -> Result<(), String> {
-                <$decoder>::push_line(self, line, line_number).map_err(|e| e.to_string())
+            fn decode(
+                &mut self,
+                text: &str,
+                first_line: u64,
+                limit: BatchLimit,
+            ) -> Result<Decoded, String> {
+                decode_lines(self, text, first_line, limit).map_err(|e| e.to_string())
             }
             fn flush(&mut self) -> Result<arrow_array::RecordBatch, String> {
                 self.finish_batch().map_err(|e| e.to_string())
@@ -230,9 +278,6 @@ macro_rules! line_decoder {
             }
             fn rows_skipped(&self) -> u64 {
                 <$decoder>::rows_skipped(self)
-            }
-            fn buffered_bytes(&self) -> usize {
-                <$decoder>::buffered_bytes(self)
             }
         }
     };
