@@ -723,7 +723,14 @@ fn shorten(s: &str) -> String {
 }
 
 fn trim(s: &str) -> &str {
-    s.trim_matches(|c: char| c.is_ascii_whitespace() || c.is_ascii_control())
+    // What is trimmed is ASCII at or below the space, or DEL: most values have neither end
+    // to trim, which two bytes tell without decoding characters.
+    let kept = |b: u8| b > b' ' && b != 0x7f;
+    match s.as_bytes() {
+        [first, .., last] if kept(*first) && kept(*last) => s,
+        [only] if kept(*only) => s,
+        _ => s.trim_matches(|c: char| c.is_ascii_whitespace() || c.is_ascii_control()),
+    }
 }
 
 /// Cuts to `n` characters; pads with spaces to `n` when `pad` (CHAR).

@@ -479,6 +479,16 @@ impl JsonDecoder {
         }
     }
 
+    /// Adds the lines of `text`, as [`crate::connector::LineDecoder::decode`] describes.
+    pub fn push_lines(
+        &mut self,
+        text: &str,
+        first_line: u64,
+        limit: crate::connector::BatchLimit,
+    ) -> Result<crate::connector::Decoded, FormatError> {
+        super::decode_lines(self, text, first_line, limit)
+    }
+
     /// Adds one line holding a JSON object; blank lines are skipped.
     pub fn push_line(&mut self, line: &str, line_number: u64) -> Result<(), FormatError> {
         // A byte-order mark opens the file, not the first value.

@@ -216,33 +216,32 @@ pub fn new_encoder(
 }
 
 /// What [`decode_lines`] needs of a format's decoder.
-trait LineFormat {
+pub(crate) trait LineFormat {
     fn push_line(&mut self, line: &str, line_number: u64) -> Result<(), csv::FormatError>;
     fn buffered_bytes(&self) -> usize;
 }
 
 /// The lines of `text` through a format's `push_line`, as [`LineDecoder::decode`] takes them:
 /// one loop for both formats, the format's own line code called directly.
-fn decode_lines(
+pub(crate) fn decode_lines(
     decoder: &mut impl LineFormat,
     text: &str,
     first_line: u64,
     limit: BatchLimit,
 ) -> Result<Decoded, csv::FormatError> {
     let bytes = text.as_bytes();
+    let mut room = limit.bytes.saturating_sub(decoder.buffered_bytes());
     let mut at = 0;
     let mut lines = 0;
     while at < bytes.len() && lines < limit.lines {
         let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |p| at + p);
-        // `\n` is ASCII, so `at` and `end` are character boundaries.
-        let line = &text[at..end];
         // A column's text never holds more than the lines it came from.
-        if (limit.started || lines > 0)
-            && decoder.buffered_bytes().saturating_add(line.len()) > limit.bytes
-        {
+        if (limit.started || lines > 0) && end - at > room {
             break;
         }
-        decoder.push_line(line, first_line + lines as u64)?;
+        room -= (end - at).min(room);
+        // `\n` is ASCII, so `at` and `end` are character boundaries.
+        decoder.push_line(&text[at..end], first_line + lines as u64)?;
         at = (end + 1).min(bytes.len());
         lines += 1;
     }
@@ -268,7 +267,8 @@ macro_rules! line_decoder {
                 first_line: u64,
                 limit: BatchLimit,
             ) -> Result<Decoded, String> {
-                decode_lines(self, text, first_line, limit).map_err(|e| e.to_string())
+                self.push_lines(text, first_line, limit)
+                    .map_err(|e| e.to_string())
             }
             fn flush(&mut self) -> Result<arrow_array::RecordBatch, String> {
                 self.finish_batch().map_err(|e| e.to_string())
