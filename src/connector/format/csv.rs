@@ -237,14 +237,15 @@ impl CsvFormat {
             .fields
             .iter()
             .zip(batch.columns())
-            .map(|(f, c)| (f, c, CellWriter::new(c.as_ref(), &f.data_type)))
+            .map(|(f, c)| (f, c, c.nulls(), CellWriter::new(c.as_ref(), &f.data_type)))
             .collect();
         for row in 0..batch.num_rows() {
-            for (j, (field, col, writer)) in columns.iter().enumerate() {
+            for (j, (field, col, nulls, writer)) in columns.iter().enumerate() {
                 if j > 0 {
                     out.push(delim);
                 }
-                if col.is_null(row) {
+                // The null buffer taken once per batch: `is_null` asks the array for it.
+                if nulls.is_some_and(|n| n.is_null(row)) {
                     if let Some(n) = &self.null_literal {
                         out.push_str(n);
                     }

@@ -162,6 +162,7 @@ impl JsonFormat {
                 (
                     field,
                     col,
+                    col.nulls(),
                     key,
                     CellWriter::new(col.as_ref(), &field.data_type),
                 )
@@ -170,8 +171,9 @@ impl JsonFormat {
         for row in 0..batch.num_rows() {
             out.push('{');
             let mut first = true;
-            for (field, col, key, writer) in &columns {
-                let null = col.is_null(row);
+            for (field, col, nulls, key, writer) in &columns {
+                // The null buffer taken once per batch: `is_null` asks the array for it.
+                let null = nulls.is_some_and(|n| n.is_null(row));
                 if null && self.encode_ignore_null_fields {
                     continue;
                 }

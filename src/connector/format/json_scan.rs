@@ -439,23 +439,30 @@ impl<'a> Scanner<'a> {
     }
 
     /// A string literal at the cursor (on its `"`): borrowed when it holds no escape.
+    // Inlined: every member name and string value takes this path, and a call returning the
+    // result through memory cost more than the scan of a short name.
+    #[inline]
     pub fn string(&mut self) -> Result<Cow<'a, str>, SyntaxError> {
         self.pos += 1;
         let start = self.pos;
         // The common case: no escape before the closing quote.
         loop {
             match self.bytes.get(self.pos) {
-                None => return Err(self.error("unterminated string")),
                 Some(b'"') => {
                     let s = &self.text[start..self.pos];
                     self.pos += 1;
                     return Ok(Cow::Borrowed(s));
                 }
-                Some(b'\\') => break,
-                Some(0..=0x1f) => return Err(self.error("control character in a string")),
+                None | Some(b'\\' | 0..=0x1f) => return self.escaped_string(start),
                 Some(_) => self.pos += 1,
             }
         }
+    }
+
+    /// The rest of a string from `self.pos`, where an escape, a control character or the
+    /// end of the text stopped [`Scanner::string`].
+    #[cold]
+    fn escaped_string(&mut self, start: usize) -> Result<Cow<'a, str>, SyntaxError> {
         let mut out = String::with_capacity(self.pos - start + 16);
         out.push_str(&self.text[start..self.pos]);
         loop {

@@ -138,11 +138,12 @@ pub(crate) fn push_integer(out: &mut String, v: i64) {
             break;
         }
     }
+    out.reserve(buf.len() - at + 1);
     if v < 0 {
         out.push('-');
     }
-    // The bytes are ASCII digits.
-    out.push_str(std::str::from_utf8(&buf[at..]).unwrap_or_default());
+    // ASCII digits, pushed as characters: no UTF-8 check of the bytes.
+    out.extend(buf[at..].iter().map(|&d| char::from(d)));
 }
 
 /// The decoder for a table's `format` option (`csv`, `json`).
