@@ -1224,7 +1224,9 @@ fn parse_format_timestamp(s: &str, text: TemporalText) -> Option<i64> {
         TemporalText::JsonIso => ('T', false),
         TemporalText::Csv | TemporalText::JsonSql => (' ', true),
     };
-    let (date, time) = s.split_once(sep)?;
+    // The separator is ASCII: a byte search, not a character one.
+    let at = s.bytes().position(|b| b == sep as u8)?;
+    let (date, time) = (&s[..at], &s[at + 1..]);
     let days = parse_iso_date(date)?;
     let nanos = parse_strict_time(time, seconds_required)?;
     days.checked_mul(NANOS_PER_DAY)?.checked_add(nanos)

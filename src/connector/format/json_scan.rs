@@ -439,9 +439,26 @@ impl<'a> Scanner<'a> {
     }
 
     /// A string literal at the cursor (on its `"`): borrowed when it holds no escape.
-    // Inlined: every member name and string value takes this path, and a call returning the
-    // result through memory cost more than the scan of a short name.
+    /// The string at `self.pos` when it has no escape (its text is its bytes), else `None`
+    /// with nothing taken: the common case without building a `Cow` (whose return through
+    /// memory cost more than the scan of a short member name).
     #[inline]
+    pub fn plain_string(&mut self) -> Option<&'a str> {
+        let start = self.pos + 1;
+        let mut at = start;
+        loop {
+            match self.bytes.get(at) {
+                Some(b'"') => {
+                    let s = self.text.get(start..at)?;
+                    self.pos = at + 1;
+                    return Some(s);
+                }
+                None | Some(b'\\' | 0..=0x1f) => return None,
+                Some(_) => at += 1,
+            }
+        }
+    }
+
     pub fn string(&mut self) -> Result<Cow<'a, str>, SyntaxError> {
         self.pos += 1;
         let start = self.pos;
