@@ -125,25 +125,33 @@ impl<'a> CellWriter<'a> {
     }
 }
 
+/// The two-digit numbers 00 to 99, written out: an integer is printed two digits at a time.
+const DIGIT_PAIRS: &str = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
 /// Appends an integer's decimal digits (what `write!` prints, without its machinery).
 pub(crate) fn push_integer(out: &mut String, v: i64) {
-    let mut buf = [0u8; 20];
-    let mut at = buf.len();
     let mut n = v.unsigned_abs();
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+    // The pairs below the leading one or two digits, least significant first.
+    let mut pairs = [0usize; 10];
+    let mut count = 0;
+    while n >= 100 {
+        pairs[count] = (n % 100) as usize;
+        n /= 100;
+        count += 1;
     }
-    out.reserve(buf.len() - at + 1);
+    out.reserve(2 * count + 3);
     if v < 0 {
         out.push('-');
     }
-    // ASCII digits, pushed as characters: no UTF-8 check of the bytes.
-    out.extend(buf[at..].iter().map(|&d| char::from(d)));
+    let n = n as usize;
+    if n >= 10 {
+        out.push_str(&DIGIT_PAIRS[2 * n..2 * n + 2]);
+    } else {
+        out.push(char::from(b'0' + n as u8));
+    }
+    for &pair in pairs[..count].iter().rev() {
+        out.push_str(&DIGIT_PAIRS[2 * pair..2 * pair + 2]);
+    }
 }
 
 /// The decoder for a table's `format` option (`csv`, `json`).
@@ -294,7 +302,13 @@ mod tests {
 
     #[test]
     fn integers_print_as_write_does() {
-        for v in [0, 7, -7, 10, 1234567890, i64::MIN, i64::MAX, -1] {
+        let mut values = vec![0, 7, -7, 10, 1234567890, i64::MIN, i64::MAX, -1];
+        // Every digit count, at and next to each power of ten (where a pair starts).
+        for p in 0..19 {
+            let t = 10i64.pow(p);
+            values.extend([t - 1, t, t + 1, -t, 9 * t + t / 10]);
+        }
+        for v in values {
             let mut s = String::new();
             super::push_integer(&mut s, v);
             assert_eq!(s, v.to_string());
