@@ -17,16 +17,41 @@ use arrow_array::RecordBatch;
 pub struct ConnectorError(pub String);
 
 /// Turns text lines into batches (one per `flush`).
+///
+/// The sources hand over many lines at once, straight from their read buffers, so that the
+/// per-line work is the format's alone (no call through the trait, no copy of the line).
 pub trait LineDecoder: Send {
-    /// Decodes one line; a malformed line is an error unless the format was told to skip
-    /// (and count) such lines.
-    fn push_line(&mut self, line: &str, line_number: u64) -> Result<(), String>;
+    /// Decodes lines from the start of `text`, the first numbered `first_line`. Every line
+    /// ends with `\n` except, at the end of the input, the last; a `\r` before the `\n` is the
+    /// format's (inside a quoted CSV field the CRLF is kept). Stops after `limit.lines` lines,
+    /// or before a line that could take a column past `limit.bytes` (never before the first
+    /// line of a batch: a value too long for any batch is the decoder's error), and says how
+    /// far it got. A malformed line is an error naming its line unless the format was told to
+    /// skip (and count) such lines; what the batch holds after an error is not defined.
+    fn decode(&mut self, text: &str, first_line: u64, limit: BatchLimit)
+    -> Result<Decoded, String>;
     fn flush(&mut self) -> Result<RecordBatch, String>;
     /// The input has ended: a record left open (a CSV quoted field holding line breaks) is an
     /// error now, not earlier; `flush` keeps such a record for the next batch.
     fn end_of_input(&mut self) -> Result<(), String>;
     fn rows_skipped(&self) -> u64;
-    /// Bytes of text the largest column holds for the next batch: a batch's string column
-    /// addresses at most `i32::MAX` bytes, so the sources end a batch before that.
-    fn buffered_bytes(&self) -> usize;
+}
+
+/// How much more a batch may take, for [`LineDecoder::decode`].
+#[derive(Debug, Clone, Copy)]
+pub struct BatchLimit {
+    /// Lines, at most.
+    pub lines: usize,
+    /// Text bytes in any one column: Arrow's string columns address at most `i32::MAX`.
+    pub bytes: usize,
+    /// Whether the batch already holds lines (then the byte limit may end it before the next).
+    pub started: bool,
+}
+
+/// How far [`LineDecoder::decode`] got: the bytes of `text` it took (whole lines with their
+/// `\n`) and how many lines they were.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decoded {
+    pub bytes: usize,
+    pub lines: usize,
 }

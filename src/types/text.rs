@@ -723,7 +723,14 @@ fn shorten(s: &str) -> String {
 }
 
 fn trim(s: &str) -> &str {
-    s.trim_matches(|c: char| c.is_ascii_whitespace() || c.is_ascii_control())
+    // What is trimmed is ASCII at or below the space, or DEL: most values have neither end
+    // to trim, which two bytes tell without decoding characters.
+    let kept = |b: u8| b > b' ' && b != 0x7f;
+    match s.as_bytes() {
+        [first, .., last] if kept(*first) && kept(*last) => s,
+        [only] if kept(*only) => s,
+        _ => s.trim_matches(|c: char| c.is_ascii_whitespace() || c.is_ascii_control()),
+    }
 }
 
 /// Cuts to `n` characters; pads with spaces to `n` when `pad` (CHAR).
@@ -1217,7 +1224,9 @@ fn parse_format_timestamp(s: &str, text: TemporalText) -> Option<i64> {
         TemporalText::JsonIso => ('T', false),
         TemporalText::Csv | TemporalText::JsonSql => (' ', true),
     };
-    let (date, time) = s.split_once(sep)?;
+    // The separator is ASCII: a byte search, not a character one.
+    let at = s.bytes().position(|b| b == sep as u8)?;
+    let (date, time) = (&s[..at], &s[at + 1..]);
     let days = parse_iso_date(date)?;
     let nanos = parse_strict_time(time, seconds_required)?;
     days.checked_mul(NANOS_PER_DAY)?.checked_add(nanos)
@@ -1237,7 +1246,14 @@ fn parse_iso_date(s: &str) -> Option<i64> {
     {
         return None;
     }
-    parse_date(s)
+    // The digits are checked: the fields are read in place (no split, no trim).
+    let number =
+        |r: std::ops::Range<usize>| b[r].iter().fold(0u32, |v, d| v * 10 + u32::from(d - b'0'));
+    let (y, m, d) = (i64::from(number(0..4)), number(5..7), number(8..10));
+    if !(1..=12).contains(&m) || d == 0 || d > days_in_month(y, m) {
+        return None;
+    }
+    Some(days_from_civil(y, m, d))
 }
 
 /// `HH:mm:ss[.f…]` with two-digit fields (ISO_LOCAL_TIME also takes `HH:mm`).
@@ -1388,6 +1404,34 @@ mod tests {
     use super::*;
     use arrow_array::builder::{Int32Builder, ListBuilder, MapBuilder, StringBuilder};
     use arrow_array::{Int32Array, StructArray};
+
+    #[test]
+    fn iso_dates_read_in_place_agree_with_the_general_parser() {
+        for s in [
+            "2024-01-31",
+            "2024-02-29",
+            "2023-02-29",
+            "2023-04-31",
+            "2023-13-01",
+            "2023-00-10",
+            "2023-01-00",
+            "0000-01-01",
+            "9999-12-31",
+            "1970-01-01",
+        ] {
+            assert_eq!(parse_iso_date(s), parse_date(s), "{s}");
+        }
+        assert_eq!(parse_iso_date("1970-01-02"), Some(1));
+        for s in [
+            "2023-1-01",
+            "2023-01-1",
+            "2023/01/01",
+            "+023-01-01",
+            "2023-01-01 ",
+        ] {
+            assert_eq!(parse_iso_date(s), None, "{s}");
+        }
+    }
 
     fn dt(kind: TypeKind) -> DataType {
         DataType::nullable(kind)

@@ -22,6 +22,7 @@ use arrow_buffer::{OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType as ArrowType;
 
 use super::{CellWriter, ColumnText, push_integer};
+use crate::connector::{BatchLimit, Decoded};
 use crate::types::text::{
     TemporalText, TextDialect, base64_decode, base64_encode, parse_column_as,
     write_decimal_normalized, write_java_double, write_java_float,
@@ -216,6 +217,11 @@ impl CsvFormat {
             skipped: 0,
             fields: Vec::new(),
             field: String::new(),
+            block_delimiters: (self.field_delimiter.is_ascii()
+                && self.quote_character.is_some_and(|q| q.is_ascii())
+                && self.escape_character.is_none()
+                && !self.allow_comments)
+                .then_some(self.field_delimiter as u8),
         })
     }
 
@@ -231,14 +237,15 @@ impl CsvFormat {
             .fields
             .iter()
             .zip(batch.columns())
-            .map(|(f, c)| (f, c, CellWriter::new(c.as_ref(), &f.data_type)))
+            .map(|(f, c)| (f, c, c.nulls(), CellWriter::new(c.as_ref(), &f.data_type)))
             .collect();
         for row in 0..batch.num_rows() {
-            for (j, (field, col, writer)) in columns.iter().enumerate() {
+            for (j, (field, col, nulls, writer)) in columns.iter().enumerate() {
                 if j > 0 {
                     out.push(delim);
                 }
-                if col.is_null(row) {
+                // The null buffer taken once per batch: `is_null` asks the array for it.
+                if nulls.is_some_and(|n| n.is_null(row)) {
                     if let Some(n) = &self.null_literal {
                         out.push_str(n);
                     }
@@ -555,6 +562,9 @@ pub struct CsvDecoder {
     fields: Vec<(usize, usize)>,
     /// The unquoted text of the current record's fields, concatenated.
     field: String,
+    /// The delimiter as a byte when the options allow [`CsvDecoder::push_lines`] its one
+    /// pass over many lines (ASCII delimiter and quote, no escape character, no comments).
+    block_delimiters: Option<u8>,
 }
 
 impl CsvDecoder {
@@ -575,6 +585,84 @@ impl CsvDecoder {
             .map(ColumnText::bytes)
             .max()
             .unwrap_or(0)
+    }
+
+    /// Adds the lines of `text`, as [`crate::connector::LineDecoder::decode`] describes.
+    ///
+    /// With the usual options (ASCII delimiter and quote, no escape character, no comments)
+    /// one pass over the whole text finds the delimiters and line ends of records without
+    /// quotes; a record with a quote goes through [`CsvDecoder::push_line`].
+    pub fn push_lines(
+        &mut self,
+        text: &str,
+        first_line: u64,
+        limit: BatchLimit,
+    ) -> Result<Decoded, FormatError> {
+        let (Some(delim), Some(quote)) = (self.block_delimiters, self.format.quote_character)
+        else {
+            return super::decode_lines(self, text, first_line, limit);
+        };
+        let quote = quote as u8;
+        let bytes = text.as_bytes();
+        let mut room = limit.bytes.saturating_sub(self.buffered_bytes());
+        let mut at = 0;
+        let mut lines = 0;
+        // One search over the whole text; the lines given to `push_line` skip their hits.
+        let mut hits = memchr::memchr3_iter(delim, b'\n', quote, bytes);
+        while at < bytes.len() && lines < limit.lines {
+            let line_number = first_line + lines as u64;
+            // Where the next line ends, and whether the record is quoted (or continues one).
+            let mut end = None;
+            let mut quoted = self.pending.is_some() || line_number == 1;
+            if !quoted {
+                self.fields.clear();
+                let mut field_start = at;
+                for i in hits.by_ref() {
+                    if i < at {
+                        continue;
+                    }
+                    if bytes[i] == delim {
+                        self.fields.push((field_start, i));
+                        field_start = i + 1;
+                    } else {
+                        quoted = bytes[i] == quote;
+                        if !quoted {
+                            self.fields.push((field_start, i));
+                        }
+                        end = Some(i);
+                        break;
+                    }
+                }
+                if end.is_none() {
+                    self.fields.push((field_start, bytes.len()));
+                }
+            }
+            let end = match end {
+                Some(end) if !quoted => end,
+                _ => memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |p| at + p),
+            };
+            // A column's text never holds more than the lines it came from.
+            let len = end - at;
+            if (limit.started || lines > 0) && len > room {
+                break;
+            }
+            room -= len.min(room);
+            if quoted {
+                self.push_line(&text[at..end], line_number)?;
+            } else {
+                // The `\r` of a CRLF line end is the line's, not the last field's.
+                if let Some(last) = self.fields.last_mut()
+                    && last.1 > last.0
+                    && bytes[last.1 - 1] == b'\r'
+                {
+                    last.1 -= 1;
+                }
+                self.add_record(line_number, Some(text))?;
+            }
+            at = (end + 1).min(bytes.len());
+            lines += 1;
+        }
+        Ok(Decoded { bytes: at, lines })
     }
 
     /// Adds one line (without its `\n`; a `\r` before it is the rest of a CRLF break). A
@@ -1249,6 +1337,85 @@ mod tests {
         d.end_of_input()?;
         collect(d.finish_batch()?);
         Ok((rows, d.rows_skipped()))
+    }
+
+    /// Decodes `text` through `push_lines`, at most `lines` lines a call, a batch a call.
+    fn decode_block(
+        f: &CsvFormat,
+        s: &Schema,
+        text: &str,
+        lines: usize,
+    ) -> Result<(Rows, u64), FormatError> {
+        let mut d = f.decoder(s, &SessionZone::utc()).unwrap();
+        let mut rows = Vec::new();
+        let mut collect = |b: RecordBatch| {
+            for r in 0..b.num_rows() {
+                rows.push((0..s.len()).map(|c| cell(&b, c, r, s)).collect::<Vec<_>>());
+            }
+        };
+        let (mut at, mut line) = (0, 1);
+        while at < text.len() {
+            let limit = BatchLimit {
+                lines,
+                bytes: usize::MAX,
+                started: false,
+            };
+            let done = d.push_lines(&text[at..], line, limit)?;
+            assert!(done.lines > 0);
+            at += done.bytes;
+            line += done.lines as u64;
+            collect(d.finish_batch()?);
+        }
+        d.end_of_input()?;
+        collect(d.finish_batch()?);
+        Ok((rows, d.rows_skipped()))
+    }
+
+    #[test]
+    fn many_lines_at_once_decode_as_one_at_a_time() {
+        let s = schema();
+        // A byte-order mark, CRLF and LF ends, a CR alone in a field, empty lines and fields,
+        // quotes (opening a field, inside one, over lines), the null literal, too many and too
+        // few fields, a value that does not parse, a last line without its newline.
+        let text = "\u{feff}1,a,1.5\r\n2,\"b,\"\"c\"\"\",2\n\n3,x\"y,3\r\n4,\"multi\r\nline\",4\n\
+                    5,,\r\n6,N,N\n7,a\rb,7\n8,a,8,extra\n9,a\nz,a,9\n10,\"\",\r\n11,last,11";
+        let lenient = [
+            ("csv.ignore-parse-errors", "true"),
+            ("csv.null-literal", "N"),
+        ];
+        for f in [
+            CsvFormat::from_options(&opts(&lenient)).unwrap(),
+            CsvFormat::from_options(&opts(&lenient[..1])).unwrap(),
+            CsvFormat::from_options(&opts(&[("csv.field-delimiter", ";")])).unwrap(),
+        ] {
+            for lines in 1..=text.matches('\n').count() + 1 {
+                let by_line = decode_text(&f, &s, text, lines);
+                let by_block = decode_block(&f, &s, text, lines);
+                assert_eq!(by_block, by_line, "{lines} lines a call, {f:?}");
+            }
+        }
+        let (rows, skipped) = decode_block(
+            &CsvFormat::from_options(&opts(&lenient)).unwrap(),
+            &s,
+            text,
+            64,
+        )
+        .unwrap();
+        assert_eq!((rows.len(), skipped), (12, 1));
+        assert_eq!(rows[0][1].as_deref(), Some("a"));
+        assert_eq!(rows[1][1].as_deref(), Some("b,\"c\""));
+        assert_eq!(rows[2], [None, None, None]);
+        assert_eq!(rows[4][1].as_deref(), Some("multi\r\nline"));
+        assert_eq!(
+            (rows[5][1].as_deref(), rows[5][2].as_deref()),
+            (Some(""), None)
+        );
+        assert_eq!((rows[6][1].as_deref(), rows[6][2].as_deref()), (None, None));
+        assert_eq!(rows[7][1].as_deref(), Some("a\rb"));
+        assert_eq!(rows[11][2].as_deref(), Some("11.00"));
+        // Without ignoring, the first bad line is the error, with its number.
+        let e = decode_block(&CsvFormat::default(), &s, text, 64).unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
     }
 
     #[test]

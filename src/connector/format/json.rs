@@ -162,6 +162,7 @@ impl JsonFormat {
                 (
                     field,
                     col,
+                    col.nulls(),
                     key,
                     CellWriter::new(col.as_ref(), &field.data_type),
                 )
@@ -170,8 +171,9 @@ impl JsonFormat {
         for row in 0..batch.num_rows() {
             out.push('{');
             let mut first = true;
-            for (field, col, key, writer) in &columns {
-                let null = col.is_null(row);
+            for (field, col, nulls, key, writer) in &columns {
+                // The null buffer taken once per batch: `is_null` asks the array for it.
+                let null = nulls.is_some_and(|n| n.is_null(row));
                 if null && self.encode_ignore_null_fields {
                     continue;
                 }
@@ -418,6 +420,12 @@ pub struct JsonDecoder {
     scratch: String,
 }
 
+/// Whether two member names are equal, compared in line: names are short, and a call to
+/// `memcmp` per member cost more than the comparison.
+fn same_name(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
+}
+
 /// Schemas up to this many columns find a member's column by comparing names in order.
 const NAME_SCAN_LIMIT: usize = 16;
 
@@ -475,8 +483,22 @@ impl JsonDecoder {
     fn column_of(&self, name: &str) -> Option<usize> {
         match &self.by_name {
             Some(map) => map.get(name).copied(),
-            None => self.schema.fields.iter().position(|f| f.name == name),
+            None => self
+                .schema
+                .fields
+                .iter()
+                .position(|f| same_name(&f.name, name)),
         }
+    }
+
+    /// Adds the lines of `text`, as [`crate::connector::LineDecoder::decode`] describes.
+    pub fn push_lines(
+        &mut self,
+        text: &str,
+        first_line: u64,
+        limit: crate::connector::BatchLimit,
+    ) -> Result<crate::connector::Decoded, FormatError> {
+        super::decode_lines(self, text, first_line, limit)
     }
 
     /// Adds one line holding a JSON object; blank lines are skipped.
@@ -582,20 +604,29 @@ impl JsonDecoder {
                 if scanner.peek() != Some(b'"') {
                     return Err(syntax(scanner.error("expected a member name")));
                 }
-                let name = scanner.string().map_err(syntax)?;
+                let unescaped;
+                let name = match scanner.plain_string() {
+                    Some(name) => name,
+                    None => {
+                        unescaped = scanner.string().map_err(syntax)?;
+                        &*unescaped
+                    }
+                };
                 scanner.expect(b':', "expected `:`").map_err(syntax)?;
                 scanner.skip_whitespace();
                 let start = scanner.position();
-                let (kind, escaped) = if scanner.peek() == Some(b'"') {
+                let (kind, escaped) = if scanner.peek() != Some(b'"') {
+                    (scanner.skip_value(1).map_err(syntax)?, false)
+                } else if scanner.plain_string().is_some() {
+                    (Kind::String, false)
+                } else {
                     let text = scanner.string().map_err(syntax)?;
                     (Kind::String, matches!(text, Cow::Owned(_)))
-                } else {
-                    (scanner.skip_value(1).map_err(syntax)?, false)
                 };
                 // Members mostly come in the schema's order: try the column after the last.
                 let j = match self.schema.fields.get(next) {
-                    Some(f) if f.name == *name => Some(next),
-                    _ => self.column_of(&name),
+                    Some(f) if same_name(&f.name, name) => Some(next),
+                    _ => self.column_of(name),
                 };
                 if let Some(j) = j {
                     next = j + 1;
@@ -1158,6 +1189,38 @@ mod tests {
         let mut out = String::new();
         f.encode_batch(b, s, &mut out);
         out.lines().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn escaped_names_and_values_take_the_slow_path_alike() {
+        let s = Schema::new(vec![
+            Field::new("id", DataType::nullable(TypeKind::Int)),
+            Field::new("s", DataType::string()),
+        ]);
+        let mut d = JsonFormat::default()
+            .decoder(&s, &SessionZone::utc())
+            .unwrap();
+        // Names with escapes still find their columns, in order or not.
+        d.push_line(r#"{"i\u0064": 1, "s": "a\"b"}"#, 1).unwrap();
+        d.push_line(r#"{"\u0073": "\u00e9x", "id": 2}"#, 2).unwrap();
+        d.push_line(r#"{"id": 3, "s": "plain", "s\u0000": "other"}"#, 3)
+            .unwrap();
+        let b = d.finish_batch().unwrap();
+        let text = |r| format_value(b.column(1), r, &s.fields[1].data_type, &SessionZone::utc());
+        let ids = b.column(0).as_primitive::<Int32Type>();
+        assert_eq!((ids.value(0), ids.value(1), ids.value(2)), (1, 2, 3));
+        assert_eq!(text(0).as_deref(), Some("a\"b"));
+        assert_eq!(text(1).as_deref(), Some("éx"));
+        assert_eq!(text(2).as_deref(), Some("plain"));
+        // A control character or an unterminated string is malformed, name or value.
+        for line in [
+            "{\"id\": 1, \"s\": \"a\u{1}\"}",
+            "{\"i\u{1}d\": 1}",
+            r#"{"s": "open"#,
+        ] {
+            let e = d.push_line(line, 4).unwrap_err();
+            assert!(e.to_string().contains("malformed json"), "{line}: {e}");
+        }
     }
 
     #[test]

@@ -439,23 +439,47 @@ impl<'a> Scanner<'a> {
     }
 
     /// A string literal at the cursor (on its `"`): borrowed when it holds no escape.
+    /// The string at `self.pos` when it has no escape (its text is its bytes), else `None`
+    /// with nothing taken: the common case without building a `Cow` (whose return through
+    /// memory cost more than the scan of a short member name).
+    #[inline]
+    pub fn plain_string(&mut self) -> Option<&'a str> {
+        let start = self.pos + 1;
+        let mut at = start;
+        loop {
+            match self.bytes.get(at) {
+                Some(b'"') => {
+                    let s = self.text.get(start..at)?;
+                    self.pos = at + 1;
+                    return Some(s);
+                }
+                None | Some(b'\\' | 0..=0x1f) => return None,
+                Some(_) => at += 1,
+            }
+        }
+    }
+
     pub fn string(&mut self) -> Result<Cow<'a, str>, SyntaxError> {
         self.pos += 1;
         let start = self.pos;
         // The common case: no escape before the closing quote.
         loop {
             match self.bytes.get(self.pos) {
-                None => return Err(self.error("unterminated string")),
                 Some(b'"') => {
                     let s = &self.text[start..self.pos];
                     self.pos += 1;
                     return Ok(Cow::Borrowed(s));
                 }
-                Some(b'\\') => break,
-                Some(0..=0x1f) => return Err(self.error("control character in a string")),
+                None | Some(b'\\' | 0..=0x1f) => return self.escaped_string(start),
                 Some(_) => self.pos += 1,
             }
         }
+    }
+
+    /// The rest of a string from `self.pos`, where an escape, a control character or the
+    /// end of the text stopped [`Scanner::string`].
+    #[cold]
+    fn escaped_string(&mut self, start: usize) -> Result<Cow<'a, str>, SyntaxError> {
         let mut out = String::with_capacity(self.pos - start + 16);
         out.push_str(&self.text[start..self.pos]);
         loop {

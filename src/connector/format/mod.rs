@@ -6,7 +6,7 @@ mod json_scan;
 
 use std::collections::HashMap;
 
-use super::{ConnectorError, LineDecoder};
+use super::{BatchLimit, ConnectorError, Decoded, LineDecoder};
 use crate::types::Schema;
 use crate::types::time::SessionZone;
 
@@ -125,24 +125,33 @@ impl<'a> CellWriter<'a> {
     }
 }
 
+/// The two-digit numbers 00 to 99, written out: an integer is printed two digits at a time.
+const DIGIT_PAIRS: &str = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
 /// Appends an integer's decimal digits (what `write!` prints, without its machinery).
 pub(crate) fn push_integer(out: &mut String, v: i64) {
-    let mut buf = [0u8; 20];
-    let mut at = buf.len();
     let mut n = v.unsigned_abs();
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+    // The pairs below the leading one or two digits, least significant first.
+    let mut pairs = [0usize; 10];
+    let mut count = 0;
+    while n >= 100 {
+        pairs[count] = (n % 100) as usize;
+        n /= 100;
+        count += 1;
     }
+    out.reserve(2 * count + 3);
     if v < 0 {
         out.push('-');
     }
-    // The bytes are ASCII digits.
-    out.push_str(std::str::from_utf8(&buf[at..]).unwrap_or_default());
+    let n = n as usize;
+    if n >= 10 {
+        out.push_str(&DIGIT_PAIRS[2 * n..2 * n + 2]);
+    } else {
+        out.push(char::from(b'0' + n as u8));
+    }
+    for &pair in pairs[..count].iter().rev() {
+        out.push_str(&DIGIT_PAIRS[2 * pair..2 * pair + 2]);
+    }
 }
 
 /// The decoder for a table's `format` option (`csv`, `json`).
@@ -215,12 +224,60 @@ pub fn new_encoder(
     }
 }
 
+/// What [`decode_lines`] needs of a format's decoder.
+pub(crate) trait LineFormat {
+    fn push_line(&mut self, line: &str, line_number: u64) -> Result<(), csv::FormatError>;
+    fn buffered_bytes(&self) -> usize;
+}
+
+/// The lines of `text` through a format's `push_line`, as [`LineDecoder::decode`] takes them:
+/// one loop for both formats, the format's own line code called directly.
+pub(crate) fn decode_lines(
+    decoder: &mut impl LineFormat,
+    text: &str,
+    first_line: u64,
+    limit: BatchLimit,
+) -> Result<Decoded, csv::FormatError> {
+    let bytes = text.as_bytes();
+    let mut room = limit.bytes.saturating_sub(decoder.buffered_bytes());
+    let mut at = 0;
+    let mut lines = 0;
+    while at < bytes.len() && lines < limit.lines {
+        let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |p| at + p);
+        // A column's text never holds more than the lines it came from.
+        if (limit.started || lines > 0) && end - at > room {
+            break;
+        }
+        room -= (end - at).min(room);
+        // `\n` is ASCII, so `at` and `end` are character boundaries.
+        decoder.push_line(&text[at..end], first_line + lines as u64)?;
+        at = (end + 1).min(bytes.len());
+        lines += 1;
+    }
+    Ok(Decoded { bytes: at, lines })
+}
+
 /// Both formats' decoders have the same inherent methods; this adapts them to the trait.
 macro_rules! line_decoder {
     ($decoder:ty) => {
+        impl LineFormat for $decoder {
+            fn push_line(&mut self, line: &str, line_number: u64) -> Result<(), csv::FormatError> {
+                <$decoder>::push_line(self, line, line_number)
+            }
+            fn buffered_bytes(&self) -> usize {
+                <$decoder>::buffered_bytes(self)
+            }
+        }
+
         impl LineDecoder for $decoder {
-            fn push_line(&mut self, line: &str, line_number: u64) -> Result<(), String> {
-                <$decoder>::push_line(self, line, line_number).map_err(|e| e.to_string())
+            fn decode(
+                &mut self,
+                text: &str,
+                first_line: u64,
+                limit: BatchLimit,
+            ) -> Result<Decoded, String> {
+                self.push_lines(text, first_line, limit)
+                    .map_err(|e| e.to_string())
             }
             fn flush(&mut self) -> Result<arrow_array::RecordBatch, String> {
                 self.finish_batch().map_err(|e| e.to_string())
@@ -230,9 +287,6 @@ macro_rules! line_decoder {
             }
             fn rows_skipped(&self) -> u64 {
                 <$decoder>::rows_skipped(self)
-            }
-            fn buffered_bytes(&self) -> usize {
-                <$decoder>::buffered_bytes(self)
             }
         }
     };
@@ -248,7 +302,13 @@ mod tests {
 
     #[test]
     fn integers_print_as_write_does() {
-        for v in [0, 7, -7, 10, 1234567890, i64::MIN, i64::MAX, -1] {
+        let mut values = vec![0, 7, -7, 10, 1234567890, i64::MIN, i64::MAX, -1];
+        // Every digit count, at and next to each power of ten (where a pair starts).
+        for p in 0..19 {
+            let t = 10i64.pow(p);
+            values.extend([t - 1, t, t + 1, -t, 9 * t + t / 10]);
+        }
+        for v in values {
             let mut s = String::new();
             super::push_integer(&mut s, v);
             assert_eq!(s, v.to_string());

@@ -4,14 +4,14 @@
 //! columns come from the file's `k=v/` directories (`connector/partition.rs`).
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
 
 use arrow_array::{Int64Array, RecordBatch, StringArray, TimestampNanosecondArray};
 
-use super::super::{ConnectorError, LineDecoder};
+use super::super::{BatchLimit, ConnectorError, LineDecoder};
 use crate::exec::operator::ExecError;
 use crate::exec::runtime::SourceSplit;
 
@@ -116,20 +116,34 @@ pub fn list_files(path: &str) -> Result<Vec<PathBuf>, ConnectorError> {
 }
 
 /// Reads the lines of a file into batches of `BATCH_LINES`.
-pub struct LineSplit<R: BufRead + Send> {
+///
+/// The file is read in large blocks; the complete lines of a block are checked as UTF-8 once
+/// and go to the decoder in one call, and a line cut by the block's end waits for the next
+/// read.
+pub struct LineSplit<R: Read + Send> {
     reader: R,
     decoder: Box<dyn LineDecoder>,
     name: String,
+    /// Lines decoded so far.
     line_number: u64,
     done: bool,
-    buf: String,
-    /// `buf` holds a line read but not decoded: the batch was full.
-    held: bool,
+    /// Complete lines read; `text[start..]` is not decoded yet.
+    text: String,
+    start: usize,
+    /// Bytes read after the last complete line (not checked as UTF-8 yet: a character may
+    /// be cut by the end of the read).
+    tail: Vec<u8>,
+    /// The reader has nothing more.
+    at_end: bool,
+    read_size: usize,
     batch_lines: usize,
     batch_bytes: usize,
 }
 
-impl<R: BufRead + Send> LineSplit<R> {
+/// Bytes asked of the reader at a time: enough that a read costs little per line.
+const READ_SIZE: usize = 1 << 18;
+
+impl<R: Read + Send> LineSplit<R> {
     pub fn new(reader: R, decoder: Box<dyn LineDecoder>, name: String) -> Self {
         LineSplit {
             reader,
@@ -137,8 +151,11 @@ impl<R: BufRead + Send> LineSplit<R> {
             name,
             line_number: 0,
             done: false,
-            buf: String::new(),
-            held: false,
+            text: String::new(),
+            start: 0,
+            tail: Vec::new(),
+            at_end: false,
+            read_size: READ_SIZE,
             batch_lines: BATCH_LINES,
             batch_bytes: BATCH_BYTES,
         }
@@ -155,51 +172,96 @@ impl<R: BufRead + Send> LineSplit<R> {
         self.batch_bytes = bytes;
         self
     }
+
+    /// Bytes per read (tests put the end of a read at every offset with it).
+    pub fn with_read_size(mut self, bytes: usize) -> Self {
+        self.read_size = bytes.max(1);
+        self
+    }
+
+    /// Once every line read is decoded: reads on, and moves the complete lines read (all the
+    /// rest at the end of the input) into `text`.
+    fn fill(&mut self) -> Result<(), ExecError> {
+        self.text.clear();
+        self.start = 0;
+        let len = self.tail.len();
+        self.tail.resize(len + self.read_size, 0);
+        let read = loop {
+            match self.reader.read(&mut self.tail[len..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.tail.truncate(len);
+                    return Err(ExecError::Source(format!(
+                        "{}: read failed after line {}: {e}",
+                        self.name, self.line_number
+                    )));
+                }
+            }
+        };
+        self.tail.truncate(len + read);
+        self.at_end = read == 0;
+        let complete = if self.at_end {
+            self.tail.len()
+        } else {
+            // Only the new bytes can hold the first line end.
+            memchr::memrchr(b'\n', &self.tail[len..]).map_or(0, |p| len + p + 1)
+        };
+        // A `\n` byte is never part of a multi-byte character: whole lines are whole text.
+        match std::str::from_utf8(&self.tail[..complete]) {
+            Ok(lines) => self.text.push_str(lines),
+            Err(e) => {
+                let bad = &self.tail[..e.valid_up_to()];
+                let line = self.line_number + 1 + memchr::memchr_iter(b'\n', bad).count() as u64;
+                let column = bad.len() - memchr::memrchr(b'\n', bad).map_or(0, |p| p + 1);
+                return Err(ExecError::Source(format!(
+                    "{}, line {line}: invalid UTF-8 at byte {column} of the line",
+                    self.name
+                )));
+            }
+        }
+        self.tail.drain(..complete);
+        Ok(())
+    }
 }
 
-impl<R: BufRead + Send> SourceSplit for LineSplit<R> {
+impl<R: Read + Send> SourceSplit for LineSplit<R> {
     fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
         if self.done {
             return Ok(None);
         }
         let mut lines = 0;
         while lines < self.batch_lines {
-            if !self.held {
-                self.buf.clear();
-                let read = self.reader.read_line(&mut self.buf).map_err(|e| {
-                    ExecError::Source(format!(
-                        "{}: read failed after line {}: {e}",
-                        self.name, self.line_number
-                    ))
-                })?;
-                if read == 0 {
+            let first_line = self.line_number + 1;
+            let limit = BatchLimit {
+                lines: self.batch_lines - lines,
+                bytes: self.batch_bytes,
+                started: lines > 0,
+            };
+            if self.start == self.text.len() {
+                if self.at_end {
                     self.done = true;
                     self.decoder
                         .end_of_input()
                         .map_err(|e| ExecError::Source(format!("{}: {e}", self.name)))?;
                     break;
                 }
-                self.line_number += 1;
+                self.fill()?;
+                continue;
             }
-            // Empty lines go to the decoder too: one is a CSV row (or part of a quoted field).
-            // A `\r` before the `\n` stays: inside a quoted CSV field the CRLF is kept.
-            let line = self.buf.strip_suffix('\n').unwrap_or(&self.buf);
-            // A column's text never holds more than the line, so a line that could take a
-            // column past the limit waits for the next batch (a first line always goes: a
-            // value too long for any batch is the decoder's error).
-            if lines > 0
-                && self.decoder.buffered_bytes().saturating_add(line.len()) > self.batch_bytes
-            {
-                self.held = true;
+            let text = &self.text[self.start..];
+            let whole = text.len();
+            let decoded = self
+                .decoder
+                .decode(text, first_line, limit)
+                .map_err(|e| ExecError::Source(format!("{}, {e}", self.name)))?;
+            self.start += decoded.bytes;
+            self.line_number += decoded.lines as u64;
+            lines += decoded.lines;
+            if decoded.bytes < whole {
+                // The batch is full.
                 break;
             }
-            self.held = false;
-            self.decoder
-                .push_line(line, self.line_number)
-                .map_err(|e| {
-                    ExecError::Source(format!("{}, line {}: {e}", self.name, self.line_number))
-                })?;
-            lines += 1;
         }
         let batch = self
             .decoder
@@ -415,11 +477,11 @@ impl SourceSplit for Box<dyn SourceSplit> {
 pub fn open_file(
     path: &Path,
     decoder: Box<dyn LineDecoder>,
-) -> Result<LineSplit<BufReader<File>>, ConnectorError> {
+) -> Result<LineSplit<File>, ConnectorError> {
     let file = File::open(path)
         .map_err(|e| ConnectorError(format!("cannot open '{}': {e}", path.display())))?;
     Ok(LineSplit::new(
-        BufReader::with_capacity(1 << 16, file),
+        file,
         decoder,
         format!("file {}", path.display()),
     ))
@@ -488,6 +550,70 @@ mod tests {
                 .contains("line 2, column 's': Missing closing quote"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn lines_cut_by_the_end_of_a_read_decode_whole_at_every_offset() {
+        // Quoted line breaks (CRLF kept inside the quotes), multi-byte characters (two, three
+        // and four bytes), CRLF line ends, blank lines (JSON skips them; inside a quoted CSV
+        // field they are text) and a last line without its newline.
+        let csv = "1,\"a\r\nb\"\r\n2,é€😀\r\n3,\"x\n\ny\"\n4,\"\"\n5,last";
+        let json = "{\"id\": 1, \"s\": \"é€😀\"}\r\n\n{\"id\": 2, \"s\": \"a\\nb\"}\r\n  \r\n\
+                    {\"id\": 3, \"s\": \"\"}\n\n{\"id\": 4, \"s\": \"last\"}";
+        let csv_rows = vec![
+            (1, "a\r\nb".to_string()),
+            (2, "é€😀".into()),
+            (3, "x\n\ny".into()),
+            (4, "".into()),
+            (5, "last".into()),
+        ];
+        let json_rows = vec![
+            (1, "é€😀".to_string()),
+            (2, "a\nb".into()),
+            (3, "".into()),
+            (4, "last".into()),
+        ];
+        for (format, text, expected) in [("csv", csv, csv_rows), ("json", json, json_rows)] {
+            for read_size in 1..=text.len() + 1 {
+                for lines in [1, 2, 3, BATCH_LINES] {
+                    let got = batches(
+                        split(format, text)
+                            .with_read_size(read_size)
+                            .with_batch_lines(lines),
+                    )
+                    .unwrap_or_else(|e| panic!("{format}, reads of {read_size}: {e}"));
+                    assert_eq!(
+                        got.concat(),
+                        expected,
+                        "{format}, reads of {read_size}, {lines} lines a batch"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_names_its_line_whatever_the_reads() {
+        let mut bytes = b"1,a\n2,b\n3,c\xff\n4,d\n".to_vec();
+        for read_size in 1..=bytes.len() {
+            let options = vec![("format".to_string(), "csv".to_string())];
+            let decoder = new_decoder(&options, &schema(), &SessionZone::utc()).unwrap();
+            let split = LineSplit::new(std::io::Cursor::new(bytes.clone()), decoder, "test".into())
+                .with_read_size(read_size);
+            let e = batches(split).unwrap_err().to_string();
+            assert!(
+                e.contains("test, line 3: invalid UTF-8 at byte 3 of the line"),
+                "reads of {read_size}: {e}"
+            );
+        }
+        // A character cut at the end of the input is invalid too, not dropped.
+        bytes = b"1,a\n2,b".to_vec();
+        bytes.push("é".as_bytes()[0]);
+        let options = vec![("format".to_string(), "csv".to_string())];
+        let decoder = new_decoder(&options, &schema(), &SessionZone::utc()).unwrap();
+        let split = LineSplit::new(std::io::Cursor::new(bytes), decoder, "test".into());
+        let e = batches(split).unwrap_err().to_string();
+        assert!(e.contains("line 2: invalid UTF-8 at byte 3"), "{e}");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use arrow_array::RecordBatch;
 
-use super::super::{ConnectorError, LineDecoder};
+use super::super::{BatchLimit, ConnectorError, Decoded, LineDecoder};
 use crate::exec::operator::ExecError;
 use crate::exec::runtime::SourceSplit;
 
@@ -41,7 +41,8 @@ pub struct SocketSplit {
     decoder: Box<dyn LineDecoder>,
     /// Bytes after the last complete line.
     partial: Vec<u8>,
-    /// The lines of the batch being built, kept to salvage the valid rows if one is bad.
+    /// The lines of the batch being built (each with its `\n`), kept to salvage the valid rows
+    /// if one is bad.
     lines: Vec<(u64, String)>,
     line_number: u64,
     closed: bool,
@@ -116,21 +117,23 @@ fn read_connection(mut stream: TcpStream, tx: SyncSender<std::io::Result<Vec<u8>
 
 impl SocketSplit {
     /// Moves the complete lines of `self.partial` into the decoder (and into `self.lines`),
-    /// until a line could take a column past [`BATCH_BYTES`]: it waits for the next batch.
+    /// until the batch is full: the rest waits for the next batch.
     fn take_lines(&mut self, at_end: bool) -> Result<(), ExecError> {
         let mut start = 0;
         let result = loop {
-            let end = match self.partial[start..].iter().position(|&b| b == b'\n') {
+            let end = match memchr::memchr(b'\n', &self.partial[start..]) {
                 Some(pos) => start + pos,
                 // The last line needs no newline.
                 None if at_end && start < self.partial.len() => self.partial.len(),
                 None => break Ok(()),
             };
-            if self.full(end - start) {
+            if self.full() {
                 break Ok(());
             }
-            if let Err(e) = self.push_line(start, end) {
-                break Err(e);
+            match self.push_line(start, end) {
+                Ok(true) => {}
+                Ok(false) => break Ok(()),
+                Err(e) => break Err(e),
             }
             start = (end + 1).min(self.partial.len());
         };
@@ -143,30 +146,37 @@ impl SocketSplit {
         result
     }
 
-    /// Whether the batch must end before a line of `len` bytes (never before its first line:
-    /// a value too long for any batch is the decoder's error).
-    fn full(&self, len: usize) -> bool {
-        !self.lines.is_empty()
-            && (self.lines.len() >= BATCH_LINES
-                || self.decoder.buffered_bytes().saturating_add(len) > BATCH_BYTES)
+    /// Whether the batch has its lines.
+    fn full(&self) -> bool {
+        self.lines.len() >= BATCH_LINES
     }
 
-    fn push_line(&mut self, start: usize, end: usize) -> Result<(), ExecError> {
-        self.line_number += 1;
-        let number = self.line_number;
-        // A `\r` before the `\n` stays: the format drops it (inside a quoted CSV field the
-        // CRLF is kept).
-        let bytes = &self.partial[start..end];
+    /// Decodes the line `self.partial[start..end]`; false when it must wait for the next batch
+    /// (it could take a column past [`BATCH_BYTES`]).
+    fn push_line(&mut self, start: usize, end: usize) -> Result<bool, ExecError> {
+        let number = self.line_number + 1;
+        // The line goes with its `\n` (an empty line is a CSV row), and a `\r` before it stays:
+        // the format drops it (inside a quoted CSV field the CRLF is kept).
+        let bytes = &self.partial[start..(end + 1).min(self.partial.len())];
         let line = match std::str::from_utf8(bytes) {
             Ok(line) => line.to_string(),
             Err(e) => {
+                self.line_number = number;
                 let at = e.valid_up_to();
                 return Err(self.error(format!("line {number}: invalid UTF-8 at byte {at}")));
             }
         };
-        let pushed = self.decoder.push_line(&line, number);
+        let limit = BatchLimit {
+            started: !self.lines.is_empty(),
+            ..one_line()
+        };
+        let pushed = self.decoder.decode(&line, number, limit);
+        if matches!(pushed, Ok(Decoded { lines: 0, .. })) {
+            return Ok(false);
+        }
+        self.line_number = number;
         self.lines.push((number, line));
-        pushed.map_err(|e| self.error(format!("line {number}: {e}")))
+        pushed.map(|_| true).map_err(|e| self.error(e.to_string()))
     }
 
     fn error(&self, message: String) -> ExecError {
@@ -193,11 +203,11 @@ impl SocketSplit {
         let mut probe = (self.new_decoder)().map_err(|e| self.error(e))?;
         for (number, line) in &lines {
             // A line is good when it decodes and converts on its own.
-            let ok = probe.push_line(line, *number).is_ok() && probe.flush().is_ok();
+            let ok = probe.decode(line, *number, one_line()).is_ok() && probe.flush().is_ok();
             if !ok {
                 break;
             }
-            if good.push_line(line, *number).is_err() {
+            if good.decode(line, *number, one_line()).is_err() {
                 break;
             }
         }
@@ -214,6 +224,15 @@ impl SocketSplit {
             }
             Err(e) => Err(self.error(format!("read failed after line {}: {e}", self.line_number))),
         }
+    }
+}
+
+/// One line, whatever the batch holds (the byte limit applies only to a started batch).
+fn one_line() -> BatchLimit {
+    BatchLimit {
+        lines: 1,
+        bytes: BATCH_BYTES,
+        started: false,
     }
 }
 
@@ -246,7 +265,7 @@ impl SourceSplit for SocketSplit {
                 }
             }
         };
-        while step.is_ok() && !self.closed && !self.full(0) && self.partial.len() < BATCH_BYTES {
+        while step.is_ok() && !self.closed && !self.full() && self.partial.len() < BATCH_BYTES {
             step = match self.reads.try_recv() {
                 Ok(read) => self.receive(read),
                 Err(TryRecvError::Empty) => break,
