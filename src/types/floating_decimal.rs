@@ -484,32 +484,53 @@ fn shortest_where_java_agrees(
         Magnitude::Double(v) => buffer.format_finite(v),
         Magnitude::Float(v) => buffer.format_finite(v),
     };
+    // The text is ASCII: digits, at most one point, an optional `e` and a signed exponent.
+    let bytes = text.as_bytes();
     let mut result = Digits::new();
-    let (mut point, mut exp10, mut seen_point, mut leading) = (0i32, 0i32, false, true);
-    let (mantissa, exponent_text) = text.split_once(['e', 'E']).unwrap_or((text, ""));
-    for b in mantissa.bytes() {
-        match b {
-            b'0'..=b'9' => {
+    let (mut point, mut seen_point, mut leading) = (0i32, false, true);
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b @ b'0'..=b'9' => {
                 if !seen_point {
                     point += 1;
                 }
                 if leading && b == b'0' {
                     // A leading zero moves the point left instead of becoming a digit.
                     point -= 1;
-                    continue;
+                } else {
+                    leading = false;
+                    if result.len == MAX_DIGITS {
+                        return None;
+                    }
+                    result.push(b - b'0');
                 }
-                leading = false;
-                if result.len == MAX_DIGITS {
-                    return None;
-                }
-                result.push(b - b'0');
             }
             b'.' => seen_point = true,
+            b'e' | b'E' => break,
             _ => return None,
         }
+        i += 1;
     }
-    if !exponent_text.is_empty() {
-        exp10 = exponent_text.parse().ok()?;
+    let mut exp10 = 0i32;
+    if i < bytes.len() {
+        let mut j = i + 1;
+        let negative = bytes.get(j) == Some(&b'-');
+        if negative || bytes.get(j) == Some(&b'+') {
+            j += 1;
+        }
+        if j == bytes.len() || bytes.len() - j > 4 {
+            return None;
+        }
+        for &b in &bytes[j..] {
+            if !b.is_ascii_digit() {
+                return None;
+            }
+            exp10 = exp10 * 10 + i32::from(b - b'0');
+        }
+        if negative {
+            exp10 = -exp10;
+        }
     }
     while result.last() == Some(0) {
         result.len -= 1;
