@@ -46,13 +46,14 @@ fn write_double(out: &mut String, v: f64, shortcut: bool) {
         fract |= 1 << 52;
         significant_bits = 53;
     }
-    let digits = dtoa(
+    dtoa(
+        out,
+        negative,
         bin_exp - 1023,
         fract,
         significant_bits,
         shortcut.then_some(Magnitude::Double(v.abs())),
     );
-    digits.write(out, negative);
 }
 
 /// The text of a float as Java 17's `Float.toString` writes it (the same digit loop, with a
@@ -89,13 +90,14 @@ fn write_float(out: &mut String, v: f32, shortcut: bool) {
         fract |= 1 << 23;
         significant_bits = 24;
     }
-    let digits = dtoa(
+    dtoa(
+        out,
+        negative,
         bin_exp - 127,
         u64::from(fract) << (52 - 23),
         significant_bits,
         shortcut.then_some(Magnitude::Float(v.abs())),
     );
-    digits.write(out, negative);
 }
 
 /// Decimal digits and the exponent of the point: the value is `0.d1d2… × 10^exponent`.
@@ -130,51 +132,83 @@ impl Digits {
     /// `BinaryToASCIIBuffer.getChars`: plain for 10^-3 ≤ |v| < 10^7, otherwise `d.dddE±n`,
     /// always a digit after the point.
     fn write(&self, out: &mut String, negative: bool) {
+        // Written into a buffer and appended at once: the longest text, `-d.dddddddddddddddddE-324`
+        // or `-0.00ddddddddddddddddd`, fits in 32 bytes.
+        let mut text = [0u8; 40];
+        let mut n = 0;
+        let mut put = |b: u8| {
+            text[n] = b;
+            n += 1;
+        };
         if negative {
-            out.push('-');
+            put(b'-');
         }
-        let mut text = [0u8; MAX_DIGITS];
-        for (t, d) in text.iter_mut().zip(&self.digits[..self.len]) {
-            *t = b'0' + d;
-        }
-        // ASCII digits only.
-        let d = std::str::from_utf8(&text[..self.len]).unwrap_or_default();
-        let n = d.len() as i32;
+        let digits = &self.digits[..self.len];
+        let len = self.len as i32;
         let e = self.exponent;
         if e > 0 && e < 8 {
-            let int_len = n.min(e) as usize;
-            out.push_str(&d[..int_len]);
+            let int_len = len.min(e) as usize;
+            for &d in &digits[..int_len] {
+                put(b'0' + d);
+            }
             if (int_len as i32) < e {
-                out.extend(std::iter::repeat_n('0', (e - int_len as i32) as usize));
-                out.push_str(".0");
+                for _ in int_len as i32..e {
+                    put(b'0');
+                }
+                put(b'.');
+                put(b'0');
             } else {
-                out.push('.');
-                if int_len < d.len() {
-                    out.push_str(&d[int_len..]);
+                put(b'.');
+                if int_len < digits.len() {
+                    for &d in &digits[int_len..] {
+                        put(b'0' + d);
+                    }
                 } else {
-                    out.push('0');
+                    put(b'0');
                 }
             }
         } else if e <= 0 && e > -3 {
-            out.push_str("0.");
-            out.extend(std::iter::repeat_n('0', (-e) as usize));
-            out.push_str(d);
-        } else {
-            out.push_str(&d[..1]);
-            out.push('.');
-            if d.len() > 1 {
-                out.push_str(&d[1..]);
-            } else {
-                out.push('0');
+            put(b'0');
+            put(b'.');
+            for _ in e..0 {
+                put(b'0');
             }
-            out.push('E');
-            if e <= 0 {
-                out.push('-');
-                push_exponent(out, -e + 1);
+            for &d in digits {
+                put(b'0' + d);
+            }
+        } else {
+            put(b'0' + digits[0]);
+            put(b'.');
+            if digits.len() > 1 {
+                for &d in &digits[1..] {
+                    put(b'0' + d);
+                }
             } else {
-                push_exponent(out, e - 1);
+                put(b'0');
+            }
+            put(b'E');
+            let mut exponent = if e <= 0 {
+                put(b'-');
+                (-e + 1) as u32
+            } else {
+                (e - 1) as u32
+            };
+            let mut reversed = [0u8; 4];
+            let mut k = 0;
+            loop {
+                reversed[k] = b'0' + (exponent % 10) as u8;
+                exponent /= 10;
+                k += 1;
+                if exponent == 0 {
+                    break;
+                }
+            }
+            for &b in reversed[..k].iter().rev() {
+                put(b);
             }
         }
+        // ASCII only.
+        out.push_str(std::str::from_utf8(&text[..n]).unwrap_or_default());
     }
 
     /// Adds one to the last digit, carrying; a carry out of the first digit makes `1` with a
@@ -198,22 +232,6 @@ impl Digits {
     }
 }
 
-/// A decimal exponent's digits (at most four), without going through a `String`.
-fn push_exponent(out: &mut String, e: i32) {
-    let mut text = [0u8; 4];
-    let mut start = text.len();
-    let mut e = e as u32;
-    loop {
-        start -= 1;
-        text[start] = b'0' + (e % 10) as u8;
-        e /= 10;
-        if e == 0 {
-            break;
-        }
-    }
-    out.push_str(std::str::from_utf8(&text[start..]).unwrap_or_default());
-}
-
 /// ceil(log2(5^i)), approximately, as `FloatingDecimal.N_5_BITS` has it.
 const N_5_BITS: [i32; 27] = [
     0, 3, 5, 7, 10, 12, 14, 17, 19, 21, 24, 26, 28, 31, 33, 35, 38, 40, 42, 45, 47, 49, 52, 54, 56,
@@ -235,7 +253,15 @@ fn pow5_u64(n: i32) -> u64 {
 /// `FloatingDecimal.BinaryToASCIIBuffer.dtoa` for `fract × 2^(bin_exp - 52)`, `fract` with
 /// its high-order bit at bit 52.
 /// `magnitude`, when given, lets the big-integer path take the shortest-text shortcut.
-fn dtoa(bin_exp: i32, fract: u64, significant_bits: i32, magnitude: Option<Magnitude>) -> Digits {
+/// Writes the result to `out` (with a `-` before it when `negative`).
+fn dtoa(
+    out: &mut String,
+    negative: bool,
+    bin_exp: i32,
+    fract: u64,
+    significant_bits: i32,
+    magnitude: Option<Magnitude>,
+) {
     let tail_zeros = fract.trailing_zeros() as i32;
     let n_fract_bits = 53 - tail_zeros;
     let n_tiny_bits = (n_fract_bits - bin_exp - 1).max(0);
@@ -260,7 +286,7 @@ fn dtoa(bin_exp: i32, fract: u64, significant_bits: i32, magnitude: Option<Magni
         } else {
             fract >> (52 - bin_exp)
         };
-        return long_digits(value, insignificant);
+        return long_digits(value, insignificant).write(out, negative);
     }
 
     let mut dec_exp = estimate_dec_exp(fract, bin_exp);
@@ -389,10 +415,14 @@ fn dtoa(bin_exp: i32, fract: u64, significant_bits: i32, magnitude: Option<Magni
         if let Some(magnitude) = magnitude.filter(|_| n_fract_bits > 1) {
             // (`fract` lost its trailing zeros above)
             let units = (fract << tail_zeros) >> (53 - significant_bits);
-            if let Some(shortest) =
-                shortest_where_java_agrees(magnitude, units, bin_exp - significant_bits)
-            {
-                return shortest;
+            if shortest_where_java_agrees(
+                out,
+                negative,
+                magnitude,
+                units,
+                bin_exp - significant_bits,
+            ) {
+                return;
             }
         }
         // The big-integer path: here the high test includes equality (`B + M >= 10·S`).
@@ -451,7 +481,7 @@ fn dtoa(bin_exp: i32, fract: u64, significant_bits: i32, magnitude: Option<Magni
             result.round_up();
         }
     }
-    result
+    result.write(out, negative);
 }
 
 /// The value being printed, for the shortest-text shortcut of the big-integer path.
@@ -474,11 +504,14 @@ enum Magnitude {
 /// of `10^n`, `n` the exponent of the text's last digit or more, so an end
 /// `(2·units ± 1) × 2^E` is one only if it is such a multiple: `n ≤ E` and, for `n ≥ 0`,
 /// `5^n` divides `2·units ± 1`. Those values, and texts of one digit, take the loop.
+/// Returns whether it wrote the answer to `out`.
 fn shortest_where_java_agrees(
+    out: &mut String,
+    negative: bool,
     magnitude: Magnitude,
     units: u64,
     half_ulp_exp: i32,
-) -> Option<Digits> {
+) -> bool {
     let mut buffer = zmij::Buffer::new();
     let text = match magnitude {
         Magnitude::Double(v) => buffer.format_finite(v),
@@ -486,72 +519,161 @@ fn shortest_where_java_agrees(
     };
     // The text is ASCII: digits, at most one point, an optional `e` and a signed exponent.
     let bytes = text.as_bytes();
-    let mut result = Digits::new();
-    let (mut point, mut seen_point, mut leading) = (0i32, false, true);
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b @ b'0'..=b'9' => {
-                if !seen_point {
-                    point += 1;
-                }
-                if leading && b == b'0' {
-                    // A leading zero moves the point left instead of becoming a digit.
-                    point -= 1;
-                } else {
-                    leading = false;
-                    if result.len == MAX_DIGITS {
-                        return None;
-                    }
-                    result.push(b - b'0');
-                }
-            }
-            b'.' => seen_point = true,
-            b'e' | b'E' => break,
-            _ => return None,
-        }
-        i += 1;
+    let i = bytes
+        .iter()
+        .position(|&b| b == b'e' || b == b'E')
+        .unwrap_or(bytes.len());
+    let mantissa = &bytes[..i];
+    if let Some(written) = java_e_form(out, negative, text, i, units, half_ulp_exp) {
+        return written;
     }
+    if mantissa.len() > MAX_DIGITS + 1 {
+        return false;
+    }
+    // In locals, not in the result: a length kept in memory makes each digit wait for the
+    // store of the one before.
+    let mut digits = [0u8; MAX_DIGITS];
+    let mut len = 0usize;
+    let mut point = None;
+    for &b in mantissa {
+        if b == b'.' {
+            point = Some(len as i32);
+        } else {
+            let d = b.wrapping_sub(b'0');
+            if d > 9 || len == MAX_DIGITS {
+                return false;
+            }
+            digits[len] = d;
+            len += 1;
+        }
+    }
+    let mut point = point.unwrap_or(len as i32);
+    // Leading zeros move the point left instead of being digits.
+    let zeros = digits[..len].iter().take_while(|&&d| d == 0).count();
+    if zeros > 0 {
+        digits.copy_within(zeros..len, 0);
+        len -= zeros;
+        point -= zeros as i32;
+    }
+    while len > 0 && digits[len - 1] == 0 {
+        len -= 1;
+    }
+    let mut result = Digits {
+        digits,
+        len,
+        exponent: 0,
+    };
     let mut exp10 = 0i32;
     if i < bytes.len() {
         let mut j = i + 1;
-        let negative = bytes.get(j) == Some(&b'-');
-        if negative || bytes.get(j) == Some(&b'+') {
+        let minus = bytes.get(j) == Some(&b'-');
+        if minus || bytes.get(j) == Some(&b'+') {
             j += 1;
         }
         if j == bytes.len() || bytes.len() - j > 4 {
-            return None;
+            return false;
         }
         for &b in &bytes[j..] {
             if !b.is_ascii_digit() {
-                return None;
+                return false;
             }
             exp10 = exp10 * 10 + i32::from(b - b'0');
         }
-        if negative {
+        if minus {
             exp10 = -exp10;
         }
     }
-    while result.last() == Some(0) {
-        result.len -= 1;
-    }
     if result.len < 2 {
-        return None;
+        return false;
     }
     result.exponent = point + exp10;
     let last = result.exponent - result.len as i32;
-    let an_end_is_a_candidate = last <= half_ulp_exp
+    if an_end_is_a_candidate(last, units, half_ulp_exp) {
+        return false;
+    }
+    result.write(out, negative);
+    true
+}
+
+/// Whether an end of the half-ULP interval, `(2·units ± 1) × 2^half_ulp_exp`, is a multiple
+/// of `10^last` (see [`shortest_where_java_agrees`]).
+fn an_end_is_a_candidate(last: i32, units: u64, half_ulp_exp: i32) -> bool {
+    last <= half_ulp_exp
         && (last < 0
-            || u32::try_from(last)
-                .ok()
-                .and_then(|n| 5u64.checked_pow(n))
-                .is_some_and(|p| {
-                    (2 * units - 1).is_multiple_of(p) || (2 * units + 1).is_multiple_of(p)
-                }));
-    if an_end_is_a_candidate {
+            || divisible_by_power_of_five(2 * units - 1, last as u32)
+            || divisible_by_power_of_five(2 * units + 1, last as u32))
+}
+
+/// The answer straight from a shortest text in scientific form (`d.ddd…e±x`) whose exponent
+/// Java also writes in E-form (`x ≥ 7` or `x < -3`): the same digits, `E` for `e`, no `+`.
+/// `None` when the text is in another form (the caller reads its digits); `Some(written)`
+/// otherwise, `false` when an end of the interval is a candidate and the loop must decide.
+fn java_e_form(
+    out: &mut String,
+    negative: bool,
+    text: &str,
+    e_at: usize,
+    units: u64,
+    half_ulp_exp: i32,
+) -> Option<bool> {
+    let bytes = text.as_bytes();
+    let mantissa = &bytes[..e_at];
+    if e_at == bytes.len()
+        || mantissa.len() < 3
+        || mantissa.len() > 19
+        || mantissa[1] != b'.'
+        || mantissa[0] == b'0'
+        || mantissa[mantissa.len() - 1] == b'0'
+    {
         return None;
     }
-    Some(result)
+    let mut start = e_at + 1;
+    let minus = bytes.get(start) == Some(&b'-');
+    if minus || bytes.get(start) == Some(&b'+') {
+        start += 1;
+    }
+    let exponent_text = &bytes[start..];
+    if exponent_text.is_empty() || exponent_text.len() > 3 || exponent_text[0] == b'0' {
+        return None;
+    }
+    let mut exponent = 0i32;
+    for &b in exponent_text {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        exponent = exponent * 10 + i32::from(b - b'0');
+    }
+    if minus {
+        exponent = -exponent;
+    }
+    if (-3..7).contains(&exponent) {
+        return None;
+    }
+    // Digits after the point: the last one is at 10^(exponent - that many).
+    let last = exponent - (mantissa.len() as i32 - 2);
+    if an_end_is_a_candidate(last, units, half_ulp_exp) {
+        return Some(false);
+    }
+    if negative {
+        out.push('-');
+    }
+    out.push_str(&text[..e_at]);
+    out.push_str(if minus { "E-" } else { "E" });
+    out.push_str(&text[start..]);
+    Some(true)
+}
+
+/// Whether `5^n` divides `x`, a five at a time: a division by a constant is a multiply, and
+/// most numbers fail at the first five (a division by the power itself costs more than the
+/// whole shortest text).
+fn divisible_by_power_of_five(mut x: u64, n: u32) -> bool {
+    for _ in 0..n {
+        if !x.is_multiple_of(5) {
+            return false;
+        }
+        x /= 5;
+    }
+    true
 }
 
 /// `developLongDigits`: the digits of an integer, `insignificant` low digits rounded away
