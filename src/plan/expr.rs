@@ -1,7 +1,5 @@
 //! Bound scalar expressions: typed, with columns resolved to input positions.
 
-use std::fmt;
-
 use crate::function::FunctionDef;
 use crate::types::value::Value;
 use crate::types::{DataType, TimeAttribute};
@@ -205,77 +203,5 @@ impl ScalarExpr {
                 ..
             }
         )
-    }
-}
-
-impl fmt::Display for ScalarExpr {
-    /// The EXPLAIN form: `$0` for input columns, `+($0, 1)` for calls.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Printing recurses once per level of nesting: grow the stack as the binder does.
-        stacker::maybe_grow(
-            crate::plan::bind::STACK_RED_ZONE,
-            crate::plan::bind::STACK_SEGMENT,
-            || self.fmt_nested(f),
-        )
-    }
-}
-
-impl ScalarExpr {
-    fn fmt_nested(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ScalarExpr::Column { index, .. } => write!(f, "${index}"),
-            ScalarExpr::Literal { value, data_type } => match value {
-                Value::Null => write!(f, "null:{}", data_type.kind),
-                Value::String(s) => write!(f, "'{s}'"),
-                Value::Boolean(b) => write!(f, "{}", if *b { "true" } else { "false" }),
-                Value::Int(i) => write!(f, "{i}"),
-                Value::Float(x) => write!(f, "{x:?}"),
-                other => write!(f, "{other:?}"),
-            },
-            ScalarExpr::Call { function, args, .. } => {
-                write!(f, "{}(", function.name)?;
-                for (i, a) in args.iter().enumerate() {
-                    if i > 0 {
-                        write!(f, ", ")?;
-                    }
-                    write!(f, "{a}")?;
-                }
-                write!(f, ")")
-            }
-            ScalarExpr::Cast {
-                expr,
-                data_type,
-                try_cast,
-            } => {
-                let name = if *try_cast { "TRY_CAST" } else { "CAST" };
-                write!(f, "{name}({expr} AS {data_type})")
-            }
-            ScalarExpr::Field { expr, name, .. } => write!(f, "{expr}.{name}"),
-            // Calcite's form for a list of constants.
-            ScalarExpr::InList { expr, list, .. } => {
-                write!(f, "SEARCH({expr}, Sarg[")?;
-                for (i, item) in list.iter().enumerate() {
-                    if i > 0 {
-                        write!(f, ", ")?;
-                    }
-                    write!(f, "{item}")?;
-                }
-                write!(f, "])")
-            }
-            ScalarExpr::Case {
-                branches,
-                otherwise,
-                ..
-            } => {
-                write!(f, "CASE(")?;
-                for (c, r) in branches {
-                    write!(f, "{c}, {r}, ")?;
-                }
-                match otherwise {
-                    Some(e) => write!(f, "{e})"),
-                    None => write!(f, "null)"),
-                }
-            }
-        }
     }
 }
