@@ -489,14 +489,7 @@ impl<'a> Binder<'a> {
             None => table.clone(),
         };
         let physical = table.physical_schema();
-        let physical_scope: Vec<ScopeColumn> = physical
-            .fields
-            .iter()
-            .map(|f| ScopeColumn {
-                qualifier: None,
-                field: f.clone(),
-            })
-            .collect();
+        let physical_scope = scope_of(&physical, None);
         // Metadata columns read their key's value after the physical columns.
         let mut metadata: Vec<String> = Vec::new();
         let mut scan_fields = physical.fields.clone();
@@ -536,15 +529,7 @@ impl<'a> Binder<'a> {
         };
         // The watermark sees the table's columns; the rowtime attribute starts at the
         // assigner (the columns below it are plain timestamps).
-        let scope: Vec<ScopeColumn> = plan
-            .schema()
-            .fields
-            .iter()
-            .map(|f| ScopeColumn {
-                qualifier: None,
-                field: f.clone(),
-            })
-            .collect();
+        let scope = scope_of(plan.schema(), None);
         let watermark = Binder::new(self.catalog, &[]).bind_expr(&spec.expr, &scope)?;
         let mut schema = plan.schema().clone();
         let rowtime = schema.index_of(&spec.column).ok_or_else(|| {
@@ -2305,16 +2290,20 @@ fn uniquify(fields: &mut [Field]) {
 }
 
 fn scoped(plan: LogicalPlan, qualifier: Option<String>) -> (LogicalPlan, Vec<ScopeColumn>) {
-    let scope = plan
-        .schema()
+    let scope = scope_of(plan.schema(), qualifier);
+    (plan, scope)
+}
+
+/// The columns of `schema` as names resolve against them.
+fn scope_of(schema: &Schema, qualifier: Option<String>) -> Vec<ScopeColumn> {
+    schema
         .fields
         .iter()
         .map(|f| ScopeColumn {
             qualifier: qualifier.clone(),
             field: f.clone(),
         })
-        .collect();
-    (plan, scope)
+        .collect()
 }
 
 /// Renames a plan's output columns (view column lists, `AS t(a, b)` aliases).
