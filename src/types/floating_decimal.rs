@@ -27,31 +27,12 @@ fn write_double(out: &mut String, v: f64, shortcut: bool) {
         return;
     }
     let bits = v.to_bits();
-    let negative = bits >> 63 != 0;
-    let mut fract = bits & ((1 << 52) - 1);
-    let mut bin_exp = ((bits >> 52) & 0x7ff) as i32;
-    if bin_exp == 0 && fract == 0 {
-        out.push_str(if negative { "-0.0" } else { "0.0" });
-        return;
-    }
-    let significant_bits;
-    if bin_exp == 0 {
-        // Subnormal: normalize so the high-order bit sits at bit 52.
-        let leading = fract.leading_zeros() as i32;
-        let shift = leading - (63 - 52);
-        fract <<= shift;
-        bin_exp = 1 - shift;
-        significant_bits = 64 - leading;
-    } else {
-        fract |= 1 << 52;
-        significant_bits = 53;
-    }
-    dtoa(
+    write_finite(
         out,
-        negative,
-        bin_exp - 1023,
-        fract,
-        significant_bits,
+        bits >> 63 != 0,
+        ((bits >> 52) & 0x7ff) as i32,
+        bits & ((1 << 52) - 1),
+        Format::DOUBLE,
         shortcut.then_some(Magnitude::Double(v.abs())),
     );
 }
@@ -72,31 +53,67 @@ fn write_float(out: &mut String, v: f32, shortcut: bool) {
         return;
     }
     let bits = v.to_bits();
-    let negative = bits >> 31 != 0;
-    let mut fract = bits & ((1 << 23) - 1);
-    let mut bin_exp = ((bits >> 23) & 0xff) as i32;
-    if bin_exp == 0 && fract == 0 {
+    write_finite(
+        out,
+        bits >> 31 != 0,
+        ((bits >> 23) & 0xff) as i32,
+        u64::from(bits & ((1 << 23) - 1)),
+        Format::FLOAT,
+        shortcut.then_some(Magnitude::Float(v.abs())),
+    );
+}
+
+/// An IEEE binary format: bits of the stored mantissa, and the exponent's bias.
+#[derive(Clone, Copy)]
+struct Format {
+    mantissa_bits: i32,
+    bias: i32,
+}
+
+impl Format {
+    const DOUBLE: Format = Format {
+        mantissa_bits: 52,
+        bias: 1023,
+    };
+    const FLOAT: Format = Format {
+        mantissa_bits: 23,
+        bias: 127,
+    };
+}
+
+/// A finite value from its stored fields: zero, or the digit loop over the mantissa with its
+/// high-order bit made explicit (a subnormal's normalized), at bit 52 as the loop reads it.
+fn write_finite(
+    out: &mut String,
+    negative: bool,
+    stored_exp: i32,
+    stored_fract: u64,
+    format: Format,
+    magnitude: Option<Magnitude>,
+) {
+    if stored_exp == 0 && stored_fract == 0 {
         out.push_str(if negative { "-0.0" } else { "0.0" });
         return;
     }
-    let significant_bits;
-    if bin_exp == 0 {
-        let leading = fract.leading_zeros() as i32;
-        let shift = leading - (31 - 23);
-        fract <<= shift;
-        bin_exp = 1 - shift;
-        significant_bits = 32 - leading;
+    let (fract, bin_exp, significant_bits) = if stored_exp == 0 {
+        // Subnormal: normalize so the high-order bit sits at bit `mantissa_bits`.
+        let leading = stored_fract.leading_zeros() as i32;
+        let shift = leading - (63 - format.mantissa_bits);
+        (stored_fract << shift, 1 - shift, 64 - leading)
     } else {
-        fract |= 1 << 23;
-        significant_bits = 24;
-    }
+        (
+            stored_fract | 1 << format.mantissa_bits,
+            stored_exp,
+            format.mantissa_bits + 1,
+        )
+    };
     dtoa(
         out,
         negative,
-        bin_exp - 127,
-        u64::from(fract) << (52 - 23),
+        bin_exp - format.bias,
+        fract << (52 - format.mantissa_bits),
         significant_bits,
-        shortcut.then_some(Magnitude::Float(v.abs())),
+        magnitude,
     );
 }
 
