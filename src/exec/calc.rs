@@ -1,10 +1,11 @@
 //! `CalcOperator`: filter and projection, Flink's Calc.
 
+use arrow_array::RecordBatch;
 use arrow_array::cast::AsArray;
-use arrow_array::{RecordBatch, RecordBatchOptions};
 use arrow_schema::SchemaRef;
 use arrow_select::filter::filter_record_batch;
 
+use super::chunk::batch_with_rows;
 use super::chunk::{RowKind, StreamChunk};
 use super::eval::evaluate;
 use super::operator::{ExecError, Operator, Output};
@@ -51,8 +52,7 @@ impl CalcOperator {
             }
             other => other?,
         };
-        let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
-        let projected = RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)?;
+        let projected = batch_with_rows(self.schema.clone(), columns, batch.num_rows())?;
         out.emit(StreamChunk {
             batch: projected,
             kinds,

@@ -1,6 +1,21 @@
 //! The unit of data between operators: an Arrow batch plus one Flink row kind per row.
 
-use arrow_array::RecordBatch;
+use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
+use arrow_schema::{ArrowError, SchemaRef};
+
+/// A batch of `rows` rows: its row count stated, so that a batch of no columns (a projection
+/// of constants, `SELECT` without `FROM`) still carries it.
+pub fn batch_with_rows(
+    schema: SchemaRef,
+    columns: Vec<ArrayRef>,
+    rows: usize,
+) -> Result<RecordBatch, ArrowError> {
+    RecordBatch::try_new_with_options(
+        schema,
+        columns,
+        &RecordBatchOptions::new().with_row_count(Some(rows)),
+    )
+}
 
 /// Flink's `RowKind`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -13,13 +13,14 @@ use std::sync::Arc;
 use arrow_arith::boolean::{and_kleene, and_not, or_kleene};
 use arrow_array::builder::*;
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions, new_null_array};
+use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, new_null_array};
 use arrow_buffer::BooleanBufferBuilder;
 use arrow_select::concat::concat;
 use arrow_select::filter::filter;
 use arrow_select::interleave::interleave;
 use arrow_select::zip::zip;
 
+use super::chunk::batch_with_rows;
 use crate::function::cast::cast;
 use crate::function::operator::in_list;
 use crate::function::{EvalContext, EvalError, FunctionDef};
@@ -287,9 +288,7 @@ fn evaluate_on(
             }
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let options = RecordBatchOptions::new().with_row_count(Some(k));
-    let subset =
-        RecordBatch::try_new_with_options(batch.schema(), columns, &options).map_err(internal)?;
+    let subset = batch_with_rows(batch.schema(), columns, k).map_err(internal)?;
     evaluate(expr, &subset, ctx)
 }
 

@@ -1,9 +1,10 @@
 //! Literal rows as a source split (`VALUES …`, `SELECT` without `FROM`).
 
-use arrow_array::{RecordBatch, RecordBatchOptions};
+use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use arrow_select::concat::concat;
 
+use super::chunk::batch_with_rows;
 use super::eval::evaluate;
 use super::operator::ExecError;
 use super::runtime::SourceSplit;
@@ -31,10 +32,10 @@ impl SourceSplit for ValuesSplit {
         let Some(rows) = self.rows.take() else {
             return Ok(None);
         };
-        let one_row = RecordBatch::try_new_with_options(
+        let one_row = batch_with_rows(
             std::sync::Arc::new(arrow_schema::Schema::empty()),
             vec![],
-            &RecordBatchOptions::new().with_row_count(Some(1)),
+            1,
         )?;
         let width = self.schema.fields().len();
         let mut columns = Vec::with_capacity(width);
@@ -46,11 +47,10 @@ impl SourceSplit for ValuesSplit {
             let refs: Vec<&dyn arrow_array::Array> = cells.iter().map(|c| c.as_ref()).collect();
             columns.push(concat(&refs)?);
         }
-        let options = RecordBatchOptions::new().with_row_count(Some(rows.len()));
-        Ok(Some(RecordBatch::try_new_with_options(
+        Ok(Some(batch_with_rows(
             self.schema.clone(),
             columns,
-            &options,
+            rows.len(),
         )?))
     }
 

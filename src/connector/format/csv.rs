@@ -23,6 +23,7 @@ use arrow_schema::DataType as ArrowType;
 
 use super::{CellWriter, ColumnText, push_integer};
 use crate::connector::{BatchLimit, Decoded};
+use crate::exec::chunk::batch_with_rows;
 use crate::types::text::{
     TemporalText, TextDialect, base64_decode, base64_encode, parse_column_as,
     write_decimal_normalized, write_java_double, write_java_float,
@@ -1106,9 +1107,7 @@ pub(crate) fn build_batch(
         }
     }
     let arrow_schema = schema.to_arrow();
-    let options =
-        arrow_array::RecordBatchOptions::new().with_row_count(Some(rows - dropped as usize));
-    RecordBatch::try_new_with_options(arrow_schema, arrays, &options)
+    batch_with_rows(arrow_schema, arrays, rows - dropped as usize)
         .map(|b| (b, dropped))
         .map_err(|e| FormatError {
             line: lines.first().copied().unwrap_or(0),

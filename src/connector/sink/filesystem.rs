@@ -33,6 +33,7 @@ use crate::connector::ConnectorError;
 use crate::connector::format::{LineEncoder, new_encoder};
 use crate::connector::option_value::{parse_duration, parse_memory_size};
 use crate::connector::partition::{self, DEFAULT_PARTITION_NAME};
+use crate::exec::chunk::batch_with_rows;
 use crate::exec::chunk::{RowKind, StreamChunk};
 use crate::exec::operator::ExecError;
 use crate::exec::runtime::Sink;
@@ -559,9 +560,7 @@ impl Sink for FileSink {
                     .iter()
                     .map(|c| arrow_select::take::take(c.as_ref(), &indices, None))
                     .collect::<Result<Vec<_>, _>>()?;
-                let options =
-                    arrow_array::RecordBatchOptions::new().with_row_count(Some(indices.len()));
-                RecordBatch::try_new_with_options(data.schema(), columns, &options)?
+                batch_with_rows(data.schema(), columns, indices.len())?
             };
             if self.batch {
                 self.written.insert(partition.clone());

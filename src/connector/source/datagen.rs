@@ -13,6 +13,7 @@ use arrow_schema::SchemaRef;
 use crate::clock::Clock;
 use crate::connector::ConnectorError;
 use crate::connector::option_value::parse_duration;
+use crate::exec::chunk::batch_with_rows;
 use crate::exec::operator::ExecError;
 use crate::exec::runtime::SourceSplit;
 use crate::types::java_text::group_thousands;
@@ -592,11 +593,10 @@ impl SourceSplit for DatagenSplit {
             .map(|c| self.column(c, rows as usize, first))
             .collect();
         self.produced += rows;
-        let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(rows as usize));
-        Ok(Some(RecordBatch::try_new_with_options(
+        Ok(Some(batch_with_rows(
             self.schema.clone(),
             columns,
-            &options,
+            rows as usize,
         )?))
     }
 

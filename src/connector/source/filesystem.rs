@@ -12,6 +12,7 @@ use std::sync::Arc;
 use arrow_array::{Int64Array, RecordBatch, StringArray, TimestampNanosecondArray};
 
 use super::super::{BatchLimit, ConnectorError, LineDecoder};
+use crate::exec::chunk::batch_with_rows;
 use crate::exec::operator::ExecError;
 use crate::exec::runtime::SourceSplit;
 
@@ -354,11 +355,10 @@ impl<S: SourceSplit> SourceSplit for WithFileMetadata<S> {
             )));
             columns.push(column);
         }
-        let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(n));
-        Ok(Some(RecordBatch::try_new_with_options(
+        Ok(Some(batch_with_rows(
             Arc::new(arrow_schema::Schema::new(fields)),
             columns,
-            &options,
+            n,
         )?))
     }
 
@@ -450,12 +450,7 @@ impl<S: SourceSplit> SourceSplit for WithPartitionValues<S> {
                 ),
             }
         }
-        let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(n));
-        Ok(Some(RecordBatch::try_new_with_options(
-            self.schema.clone(),
-            columns,
-            &options,
-        )?))
+        Ok(Some(batch_with_rows(self.schema.clone(), columns, n)?))
     }
 
     fn describe(&self) -> String {
