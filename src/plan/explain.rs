@@ -59,12 +59,7 @@ fn write_expr(out: &mut String, expr: &ScalarExpr, names: &[String], spelling: S
             };
             if spelling == Spelling::Execution && infix(name) && args.len() >= 2 {
                 out.push('(');
-                for (i, a) in args.iter().enumerate() {
-                    if i > 0 {
-                        let _ = write!(out, " {name} ");
-                    }
-                    write_expr(out, a, names, spelling);
-                }
+                write_list(out, args, &format!(" {name} "), names, spelling);
                 out.push(')');
                 return;
             }
@@ -77,12 +72,7 @@ fn write_expr(out: &mut String, expr: &ScalarExpr, names: &[String], spelling: S
                 return;
             }
             let _ = write!(out, "{name}(");
-            for (i, a) in args.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_expr(out, a, names, spelling);
-            }
+            write_list(out, args, ", ", names, spelling);
             out.push(')');
         }
         // Calcite folds a literal cast within its family (a string to a string type, a
@@ -128,12 +118,7 @@ fn write_expr(out: &mut String, expr: &ScalarExpr, names: &[String], spelling: S
             out.push_str("SEARCH(");
             write_expr(out, expr, names, spelling);
             out.push_str(", Sarg[");
-            for (i, item) in list.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_expr(out, item, names, spelling);
-            }
+            write_list(out, list, ", ", names, spelling);
             out.push_str("])");
         }
         ScalarExpr::Case {
@@ -154,6 +139,22 @@ fn write_expr(out: &mut String, expr: &ScalarExpr, names: &[String], spelling: S
             }
             out.push(')');
         }
+    }
+}
+
+/// Expressions one after another, `separator` between them.
+fn write_list(
+    out: &mut String,
+    exprs: &[ScalarExpr],
+    separator: &str,
+    names: &[String],
+    spelling: Spelling,
+) {
+    for (i, e) in exprs.iter().enumerate() {
+        if i > 0 {
+            out.push_str(separator);
+        }
+        write_expr(out, e, names, spelling);
     }
 }
 
