@@ -117,10 +117,15 @@ impl ScalarExpr {
 
     /// Marks in `used` the input columns the expression reads.
     pub fn mark_columns(&self, used: &mut [bool]) {
+        self.for_each_column(&mut |i| used[i] = true);
+    }
+
+    /// Calls `f` with the index of every input column reference, once per reference.
+    pub fn for_each_column(&self, f: &mut dyn FnMut(usize)) {
         let mut stack = vec![self];
         while let Some(e) = stack.pop() {
             if let ScalarExpr::Column { index, .. } = e {
-                used[*index] = true;
+                f(*index);
             }
             stack.extend(e.children());
         }

@@ -86,13 +86,7 @@ fn merge(outer: StreamCalc) -> StreamCalc {
     };
     let mut reads = vec![0usize; inner.exprs.len()];
     for e in outer.exprs.iter().chain(&outer.filter) {
-        let mut stack = vec![e];
-        while let Some(e) = stack.pop() {
-            if let ScalarExpr::Column { index, .. } = e {
-                reads[*index] += 1;
-            }
-            stack.extend(e.children());
-        }
+        e.for_each_column(&mut |i| reads[i] += 1);
     }
     let repeated = inner.exprs.iter().zip(&reads).any(|(e, &n)| {
         n > 1 && !matches!(e, ScalarExpr::Column { .. } | ScalarExpr::Literal { .. })
@@ -137,16 +131,11 @@ fn and(a: ScalarExpr, b: ScalarExpr) -> ScalarExpr {
 fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) {
     match plan {
         StreamPlan::TableSourceScan(mut scan) => {
-            let keep: Vec<usize> = (0..needed.len()).filter(|&i| needed[i]).collect();
-            // A batch needs a column to carry its row count: keep the first at least.
-            let keep = if keep.is_empty() { vec![0] } else { keep };
+            let keep = kept(needed);
             if !scan.can_project() || keep.len() == scan.schema.len() {
                 return (StreamPlan::TableSourceScan(scan), identity(needed.len()));
             }
-            let mut remap = vec![None; needed.len()];
-            for (new, &old) in keep.iter().enumerate() {
-                remap[old] = Some(new);
-            }
+            let remap = positions(&keep, needed.len());
             scan.schema = select(&scan.schema, &keep);
             scan.projection = Some(keep);
             (StreamPlan::TableSourceScan(scan), remap)
@@ -156,10 +145,7 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
             (StreamPlan::Values(v), identity(n))
         }
         StreamPlan::Calc(calc) => {
-            let mut keep: Vec<usize> = (0..needed.len()).filter(|&i| needed[i]).collect();
-            if keep.is_empty() && !calc.exprs.is_empty() {
-                keep.push(0);
-            }
+            let keep = kept(needed);
             let mut used = vec![false; calc.input.schema().len()];
             for &i in &keep {
                 calc.exprs[i].mark_columns(&mut used);
@@ -168,22 +154,16 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
                 filter.mark_columns(&mut used);
             }
             let (input, input_remap) = prune(*calc.input, &used);
-            let rewrite = |e: &ScalarExpr| {
-                e.map_columns(&mut |i, data_type| ScalarExpr::Column {
-                    index: input_remap[i].unwrap_or(i),
-                    data_type: data_type.clone(),
-                })
-            };
             let pruned = StreamCalc {
-                filter: calc.filter.as_ref().map(rewrite),
-                exprs: keep.iter().map(|&i| rewrite(&calc.exprs[i])).collect(),
+                filter: calc.filter.as_ref().map(|e| remapped(e, &input_remap)),
+                exprs: keep
+                    .iter()
+                    .map(|&i| remapped(&calc.exprs[i], &input_remap))
+                    .collect(),
                 schema: select(&calc.schema, &keep),
                 input: Box::new(input),
             };
-            let mut remap = vec![None; needed.len()];
-            for (new, &old) in keep.iter().enumerate() {
-                remap[old] = Some(new);
-            }
+            let remap = positions(&keep, needed.len());
             if pruned.is_identity() {
                 return (*pruned.input, remap);
             }
@@ -197,23 +177,16 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
             let mut schema = input.schema().clone();
             let rowtime = remap[w.rowtime].unwrap_or(w.rowtime);
             schema.fields[rowtime].time_attribute = w.schema.fields[w.rowtime].time_attribute;
-            let watermark = w
-                .watermark
-                .map_columns(&mut |i, data_type| ScalarExpr::Column {
-                    index: remap[i].unwrap_or(i),
-                    data_type: data_type.clone(),
-                });
             let assigner = StreamWatermarkAssigner {
                 input: Box::new(input),
                 rowtime,
-                watermark,
+                watermark: remapped(&w.watermark, &remap),
                 schema,
             };
             (StreamPlan::WatermarkAssigner(assigner), remap)
         }
         StreamPlan::Union(u) => {
-            let keep: Vec<usize> = (0..needed.len()).filter(|&i| needed[i]).collect();
-            let keep = if keep.is_empty() { vec![0] } else { keep };
+            let keep = kept(needed);
             let schema = select(&u.schema, &keep);
             let inputs = u
                 .inputs
@@ -242,10 +215,7 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
                     })
                 })
                 .collect();
-            let mut remap = vec![None; needed.len()];
-            for (new, &old) in keep.iter().enumerate() {
-                remap[old] = Some(new);
-            }
+            let remap = positions(&keep, needed.len());
             (StreamPlan::Union(StreamUnion { inputs, schema }), remap)
         }
         StreamPlan::Sink(mut sink) => {
@@ -255,6 +225,34 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
             (StreamPlan::Sink(sink), identity(n))
         }
     }
+}
+
+/// The columns marked in `needed`, or the first when none is: a batch needs a column to
+/// carry its row count.
+fn kept(needed: &[bool]) -> Vec<usize> {
+    let keep: Vec<usize> = (0..needed.len()).filter(|&i| needed[i]).collect();
+    if keep.is_empty() && !needed.is_empty() {
+        vec![0]
+    } else {
+        keep
+    }
+}
+
+/// Where each of `n` columns went when only `keep` (in order) stayed.
+fn positions(keep: &[usize], n: usize) -> Vec<Option<usize>> {
+    let mut remap = vec![None; n];
+    for (new, &old) in keep.iter().enumerate() {
+        remap[old] = Some(new);
+    }
+    remap
+}
+
+/// `e` over an input whose columns moved as `remap` says.
+fn remapped(e: &ScalarExpr, remap: &[Option<usize>]) -> ScalarExpr {
+    e.map_columns(&mut |i, data_type| ScalarExpr::Column {
+        index: remap[i].unwrap_or(i),
+        data_type: data_type.clone(),
+    })
 }
 
 fn identity(n: usize) -> Vec<Option<usize>> {
