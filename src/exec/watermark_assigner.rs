@@ -76,9 +76,9 @@ impl WatermarkAssignerOperator {
     }
 }
 
-/// Milliseconds of a timestamp column's values (nanoseconds), floored as Flink's
-/// `TimestampData.getMillisecond` does.
-fn millis(array: &dyn Array) -> Option<&PrimitiveArray<TimestampNanosecondType>> {
+/// A timestamp column's values, nanoseconds (read as milliseconds with `div_euclid`, floored
+/// as Flink's `TimestampData.getMillisecond` is).
+fn timestamps(array: &dyn Array) -> Option<&PrimitiveArray<TimestampNanosecondType>> {
     array.as_primitive_opt::<TimestampNanosecondType>()
 }
 
@@ -98,7 +98,8 @@ impl Operator for WatermarkAssignerOperator {
             ));
         }
         let watermarks = evaluate(&self.watermark, batch, &self.ctx)?;
-        let (Some(rowtimes), Some(watermarks)) = (millis(rowtimes), millis(&watermarks)) else {
+        let (Some(rowtimes), Some(watermarks)) = (timestamps(rowtimes), timestamps(&watermarks))
+        else {
             return Err(ExecError::Internal(
                 "the rowtime and watermark columns must be timestamps".into(),
             ));
