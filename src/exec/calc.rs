@@ -102,7 +102,12 @@ fn halves(batch: RecordBatch, kinds: Option<Vec<RowKind>>) -> (StreamChunk, Stre
 }
 
 impl Operator for CalcOperator {
-    fn process(&mut self, chunk: StreamChunk, out: &mut dyn Output) -> Result<(), ExecError> {
+    fn process(
+        &mut self,
+        _input: usize,
+        chunk: StreamChunk,
+        out: &mut dyn Output,
+    ) -> Result<(), ExecError> {
         let StreamChunk {
             mut batch,
             mut kinds,
@@ -111,7 +116,7 @@ impl Operator for CalcOperator {
             let mask = match evaluate(predicate, &batch, &self.ctx) {
                 Err(EvalError::TooLarge) => {
                     let chunk = StreamChunk { batch, kinds };
-                    return self.in_halves(chunk, out, <Self as Operator>::process);
+                    return self.in_halves(chunk, out, |op, c, o| op.process(0, c, o));
                 }
                 mask => mask?,
             };

@@ -21,7 +21,12 @@ impl NotNullEnforcer {
 }
 
 impl Operator for NotNullEnforcer {
-    fn process(&mut self, chunk: StreamChunk, out: &mut dyn Output) -> Result<(), ExecError> {
+    fn process(
+        &mut self,
+        _input: usize,
+        chunk: StreamChunk,
+        out: &mut dyn Output,
+    ) -> Result<(), ExecError> {
         let nulls: Vec<&(usize, String)> = self
             .columns
             .iter()

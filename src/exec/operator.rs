@@ -1,6 +1,10 @@
-//! The operator contract.
+//! The operator contract (docs/design/0003 §4).
+
+use std::sync::Arc;
 
 use super::chunk::StreamChunk;
+use super::state::key_group::{DEFAULT_MAX_PARALLELISM, KeyGroupRange};
+use crate::clock::{Clock, SystemClock};
 use crate::function::EvalError;
 
 /// Where an operator puts what it emits.
@@ -9,26 +13,96 @@ pub trait Output {
     fn emit_watermark(&mut self, watermark: i64) -> Result<(), ExecError>;
 }
 
-/// A synchronous state machine over a stream. The runtime calls `process` for each chunk in
-/// arrival order, `on_watermark` when event time advances, and `finish` once after the last
-/// input. Stateless operators keep the default `snapshot`/`restore`.
+/// What an operator instance is told when it opens: which instance it is, the key groups it
+/// owns, and the clock processing time is read from.
+#[derive(Debug, Clone)]
+pub struct OperatorContext {
+    /// This instance's index among `parallelism`.
+    pub index: u32,
+    pub parallelism: u32,
+    /// `pipeline.max-parallelism`: the number of key groups.
+    pub max_parallelism: u32,
+    /// The key groups this instance owns (all of them at parallelism 1).
+    pub key_groups: KeyGroupRange,
+    pub clock: Arc<dyn Clock>,
+}
+
+impl OperatorContext {
+    /// Instance `index` of `parallelism`, with `max_parallelism` key groups.
+    pub fn instance(
+        index: u32,
+        parallelism: u32,
+        max_parallelism: u32,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        OperatorContext {
+            index,
+            parallelism,
+            max_parallelism,
+            key_groups: KeyGroupRange::of_instance(max_parallelism, parallelism, index),
+            clock,
+        }
+    }
+
+    /// Milliseconds since the epoch on the context's clock.
+    pub fn now_millis(&self) -> i64 {
+        self.clock.now_nanos().div_euclid(1_000_000)
+    }
+}
+
+impl Default for OperatorContext {
+    /// The only instance, on the system clock.
+    fn default() -> Self {
+        OperatorContext::instance(0, 1, DEFAULT_MAX_PARALLELISM, Arc::new(SystemClock))
+    }
+}
+
+/// A synchronous state machine over a stream. The runtime calls `open` once, `process` for
+/// each chunk in arrival order (with the index of the input it came from: 0 unless the
+/// operator has two inputs), `on_watermark` when event time advances, `on_processing_time`
+/// once the clock reaches `next_processing_time`, and `finish` once after the last input.
+/// Stateless operators keep the defaults of everything but `process`.
 pub trait Operator: Send {
-    fn process(&mut self, chunk: StreamChunk, out: &mut dyn Output) -> Result<(), ExecError>;
+    fn open(&mut self, _ctx: &OperatorContext) -> Result<(), ExecError> {
+        Ok(())
+    }
+
+    fn process(
+        &mut self,
+        input: usize,
+        chunk: StreamChunk,
+        out: &mut dyn Output,
+    ) -> Result<(), ExecError>;
 
     fn on_watermark(&mut self, watermark: i64, out: &mut dyn Output) -> Result<(), ExecError> {
         out.emit_watermark(watermark)
+    }
+
+    /// The earliest processing time (milliseconds since the epoch) at which the operator
+    /// wants `on_processing_time`: its first processing-time timer, or a periodic duty.
+    fn next_processing_time(&self) -> Option<i64> {
+        None
+    }
+
+    /// The clock reached `now` (milliseconds since the epoch), at or after
+    /// `next_processing_time`.
+    fn on_processing_time(&mut self, _now: i64, _out: &mut dyn Output) -> Result<(), ExecError> {
+        Ok(())
     }
 
     fn finish(&mut self, _out: &mut dyn Output) -> Result<(), ExecError> {
         Ok(())
     }
 
-    /// The operator's state, to be written into a checkpoint.
-    fn snapshot(&self) -> Vec<u8> {
+    /// The operator's keyed state, one entry per non-empty key group it owns, to be written
+    /// into a checkpoint; restoring at another parallelism hands each instance the groups it
+    /// now owns.
+    fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
         Vec::new()
     }
 
-    fn restore(&mut self, _state: &[u8]) -> Result<(), ExecError> {
+    /// Takes back one key group's state from `snapshot`.
+    fn restore(&mut self, _key_group: u32, _state: &[u8]) -> Result<(), ExecError> {
         Ok(())
     }
 }

@@ -145,7 +145,7 @@ fn push_chunk(
         None => out.emit(chunk),
         Some((first, rest)) => {
             let mut collected = Collected::default();
-            first.process(chunk, &mut collected)?;
+            first.process(0, chunk, &mut collected)?;
             forward(rest, collected, out)
         }
     }
@@ -480,7 +480,12 @@ mod tests {
     struct RowThenWatermark;
 
     impl Operator for RowThenWatermark {
-        fn process(&mut self, chunk: StreamChunk, out: &mut dyn Output) -> Result<(), ExecError> {
+        fn process(
+            &mut self,
+            _input: usize,
+            chunk: StreamChunk,
+            out: &mut dyn Output,
+        ) -> Result<(), ExecError> {
             let ids = chunk
                 .batch
                 .column(0)
@@ -519,6 +524,7 @@ mod tests {
         impl Operator for PassThrough {
             fn process(
                 &mut self,
+                _input: usize,
                 chunk: StreamChunk,
                 out: &mut dyn Output,
             ) -> Result<(), ExecError> {

@@ -83,7 +83,12 @@ fn timestamps(array: &dyn Array) -> Option<&PrimitiveArray<TimestampNanosecondTy
 }
 
 impl Operator for WatermarkAssignerOperator {
-    fn process(&mut self, chunk: StreamChunk, out: &mut dyn Output) -> Result<(), ExecError> {
+    fn process(
+        &mut self,
+        _input: usize,
+        chunk: StreamChunk,
+        out: &mut dyn Output,
+    ) -> Result<(), ExecError> {
         self.periodic(out)?;
         let batch = &chunk.batch;
         let rows = batch.num_rows();
@@ -171,7 +176,7 @@ mod tests {
 
     fn run(op: &mut WatermarkAssignerOperator, rows: &str) -> String {
         let mut out = Recorder::new(&table());
-        op.process(chunk(&table(), rows), &mut out).unwrap();
+        op.process(0, chunk(&table(), rows), &mut out).unwrap();
         out.take()
     }
 
@@ -244,7 +249,7 @@ mod tests {
         let (mut op, _) = assigner(0);
         let mut out = Recorder::new(&table());
         let e = op
-            .process(chunk(&table(), "+I 1 | NULL"), &mut out)
+            .process(0, chunk(&table(), "+I 1 | NULL"), &mut out)
             .unwrap_err();
         assert_eq!(
             e.to_string(),

@@ -5,6 +5,7 @@
 //! [`stream`] lays the logical plan out as the stream plan the job runs, and [`explain`]
 //! prints both as Flink's EXPLAIN does.
 
+pub mod aggregate;
 pub mod bind;
 pub mod explain;
 pub mod expr;

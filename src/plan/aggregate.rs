@@ -1,0 +1,86 @@
+//! Aggregate calls and group windows as the planner hands them to aggregate operators: what
+//! is computed, over which input columns, with which result type. The binder makes them; the
+//! stream plan's aggregate nodes carry them; the operators in `exec/aggregate/` run them.
+
+use crate::types::{DataType, TimeAttribute};
+
+/// An aggregate function (Flink's built-ins of the same names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AggregateFunction {
+    /// `COUNT(*)` when the call has no arguments, else the rows where every argument is
+    /// not NULL.
+    Count,
+    Sum,
+    Min,
+    Max,
+    Avg,
+}
+
+impl AggregateFunction {
+    /// The name as Flink's plans print it (`COUNT`, `SUM`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            AggregateFunction::Count => "COUNT",
+            AggregateFunction::Sum => "SUM",
+            AggregateFunction::Min => "MIN",
+            AggregateFunction::Max => "MAX",
+            AggregateFunction::Avg => "AVG",
+        }
+    }
+}
+
+/// One aggregate of a GROUP BY, over columns of the aggregate node's input.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AggregateCall {
+    pub function: AggregateFunction,
+    /// Input column indices (empty: `COUNT(*)`).
+    pub args: Vec<usize>,
+    /// `COUNT(DISTINCT x)`: each distinct argument value counts once per group.
+    pub distinct: bool,
+    /// `FILTER (WHERE …)`: an input column of type BOOLEAN; only rows where it is TRUE count.
+    pub filter: Option<usize>,
+    /// The result type, as Flink derives it (`COUNT` is `BIGINT NOT NULL`, `SUM(INT)` is
+    /// `INT`, `AVG(INT)` is `INT`, …).
+    pub data_type: DataType,
+    /// The output column's name (`EXPR$1`, or the alias).
+    pub name: String,
+}
+
+/// The windows of a legacy group window (`GROUP BY TUMBLE(ts, INTERVAL …)`). Sizes are in
+/// milliseconds and always positive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupWindowKind {
+    /// `TUMBLE(ts, size)`: windows `[k·size, (k+1)·size)`.
+    Tumble { size: i64 },
+    /// `HOP(ts, slide, size)`: windows of `size` starting every `slide`.
+    Hop { slide: i64, size: i64 },
+    /// `SESSION(ts, gap)`: rows closer than `gap` share a window, which ends `gap` after its
+    /// last row.
+    Session { gap: i64 },
+}
+
+/// A group window over a time attribute of the aggregate's input.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupWindow {
+    pub kind: GroupWindowKind,
+    /// The time attribute column, an input column index.
+    pub time_column: usize,
+    /// Rowtime (fires on watermarks) or proctime (fires on the clock).
+    pub time_attribute: TimeAttribute,
+    /// `TIMESTAMP(3)` (windows ignore the zone) or `TIMESTAMP_LTZ(3)` (windows are aligned
+    /// in the session zone's wall clock, DST-correct).
+    pub time_type: DataType,
+}
+
+/// A window property a group window aggregate appends after its keys and aggregates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowProperty {
+    /// `TUMBLE_START` …: the window's start, `TIMESTAMP(3) NOT NULL`, wall clock.
+    Start,
+    /// `TUMBLE_END` …: the window's end (exclusive), `TIMESTAMP(3) NOT NULL`.
+    End,
+    /// `TUMBLE_ROWTIME` …: end − 1 ms, a rowtime attribute of the time column's type.
+    Rowtime,
+    /// `TUMBLE_PROCTIME` …: a proctime attribute, `TIMESTAMP_LTZ(3)`.
+    Proctime,
+}
