@@ -1,6 +1,6 @@
-//! Building a running job from a stream plan: sources split into splits, each split
-//! followed by the operators above it (stateless operators commute with UNION ALL, so each
-//! split gets its own chain), and a sink.
+//! Building a job graph from a stream plan: sources split into splits, each split followed
+//! by the stateless operators above it (they commute with UNION ALL, so each split gets its
+//! own chain); an exchange starts a task vertex of `parallelism.default` instances.
 
 use std::sync::Arc;
 
@@ -9,12 +9,14 @@ use crate::connector::format::new_decoder;
 use crate::connector::source::{datagen::DatagenSplit, filesystem, socket};
 use crate::exec::calc::CalcOperator;
 use crate::exec::operator::ExecError;
-use crate::exec::runtime::{DeferredSplit, Pipeline, SourceSplit};
+use crate::exec::operator::Operator;
 use crate::exec::values::ValuesSplit;
 use crate::exec::watermark_assigner::WatermarkAssignerOperator;
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
 use crate::plan::stream::StreamPlan;
+use crate::runtime::graph::{Edge, JobGraph, Partitioning, Upstream};
+use crate::runtime::split::{DeferredSplit, Pipeline, SourceSplit};
 use crate::types::Schema;
 
 /// The Arrow schema operators produce: every field nullable, so that a type derivation that
@@ -44,55 +46,127 @@ impl Default for JobOptions {
     }
 }
 
-pub fn build_pipelines(
+/// What a stream plan node's rows come from while the graph is built: source splits whose
+/// chains can still take stateless operators, a task whose chain can, or a union of those.
+#[allow(dead_code)] // `Task` comes with the exchange node (the group window step).
+enum Built {
+    Splits(Vec<Pipeline>),
+    Task(usize),
+    Union(Vec<Built>),
+}
+
+impl Built {
+    /// Appends a stateless operator: to every split's chain, to every instance of a task,
+    /// to every input of a union (stateless operators commute with UNION ALL).
+    fn push(&mut self, graph: &mut JobGraph, make: &dyn Fn() -> Box<dyn Operator>) {
+        match self {
+            Built::Splits(pipelines) => {
+                for p in pipelines {
+                    p.operators.push(make());
+                }
+            }
+            Built::Task(t) => {
+                for chain in &mut graph.tasks[*t].instances {
+                    chain.push(make());
+                }
+            }
+            Built::Union(inputs) => {
+                for input in inputs {
+                    input.push(graph, make);
+                }
+            }
+        }
+    }
+
+    /// The edges carrying these rows to a consumer, partitioned by `partitioning`.
+    fn edges(self, graph: &mut JobGraph, partitioning: &Partitioning, out: &mut Vec<Edge>) {
+        match self {
+            Built::Splits(pipelines) => {
+                let from = graph.add_source(pipelines);
+                out.push(Edge {
+                    from,
+                    partitioning: partitioning.clone(),
+                });
+            }
+            Built::Task(t) => out.push(Edge {
+                from: Upstream::Task(t),
+                partitioning: partitioning.clone(),
+            }),
+            Built::Union(inputs) => {
+                for input in inputs {
+                    input.edges(graph, partitioning, out);
+                }
+            }
+        }
+    }
+}
+
+/// The job graph of a stream plan: vertices cut at exchanges, stateless operators fused
+/// into the chains below them, the sink reading the last.
+pub fn build_job(
     plan: &StreamPlan,
     ctx: &EvalContext,
     options: &JobOptions,
-) -> Result<Vec<Pipeline>, ConnectorError> {
+) -> Result<JobGraph, ConnectorError> {
+    let mut graph = JobGraph::default();
+    let built = build(plan, ctx, options, &mut graph)?;
+    let mut sink_inputs = Vec::new();
+    built.edges(&mut graph, &Partitioning::Global, &mut sink_inputs);
+    graph.sink_inputs = sink_inputs;
+    Ok(graph)
+}
+
+fn build(
+    plan: &StreamPlan,
+    ctx: &EvalContext,
+    options: &JobOptions,
+    graph: &mut JobGraph,
+) -> Result<Built, ConnectorError> {
     match plan {
-        StreamPlan::Values(v) => Ok(vec![Pipeline {
+        StreamPlan::Values(v) => Ok(Built::Splits(vec![Pipeline {
             split: Box::new(ValuesSplit::new(
                 v.rows.clone(),
                 runtime_schema(&v.schema),
                 ctx.clone(),
             )),
             operators: vec![],
-        }]),
+        }])),
         StreamPlan::Calc(c) => {
-            let mut pipelines = build_pipelines(&c.input, ctx, options)?;
-            for p in &mut pipelines {
-                p.operators.push(Box::new(CalcOperator::new(
+            let mut built = build(&c.input, ctx, options, graph)?;
+            let schema = runtime_schema(&c.schema);
+            built.push(graph, &|| {
+                Box::new(CalcOperator::new(
                     c.filter.clone(),
                     c.exprs.clone(),
-                    runtime_schema(&c.schema),
+                    schema.clone(),
                     ctx.clone(),
-                )));
-            }
-            Ok(pipelines)
+                ))
+            });
+            Ok(built)
         }
         // Each split generates its own watermarks (docs/design/0003).
         StreamPlan::WatermarkAssigner(w) => {
-            let mut pipelines = build_pipelines(&w.input, ctx, options)?;
-            for p in &mut pipelines {
-                p.operators.push(Box::new(WatermarkAssignerOperator::new(
+            let mut built = build(&w.input, ctx, options, graph)?;
+            built.push(graph, &|| {
+                Box::new(WatermarkAssignerOperator::new(
                     w.rowtime,
                     w.watermark.clone(),
                     options.auto_watermark_interval,
                     ctx.clone(),
-                )));
-            }
-            Ok(pipelines)
+                ))
+            });
+            Ok(built)
         }
-        StreamPlan::Sink(s) => build_pipelines(&s.input, ctx, options),
+        StreamPlan::Sink(s) => build(&s.input, ctx, options, graph),
         StreamPlan::Union(u) => {
-            let mut all = Vec::new();
+            let mut inputs = Vec::new();
             for input in &u.inputs {
-                all.extend(build_pipelines(input, ctx, options)?);
+                inputs.push(build(input, ctx, options, graph)?);
             }
-            Ok(all)
+            Ok(Built::Union(inputs))
         }
         StreamPlan::TableSourceScan(scan) => {
-            let mut pipelines = scan_pipelines(scan, ctx)?;
+            let mut built = Built::Splits(scan_pipelines(scan, ctx)?);
             // Columns the query does not read are dropped as soon as they are decoded.
             if let Some(projection) = &scan.projection {
                 let exprs: Vec<ScalarExpr> = projection
@@ -102,16 +176,17 @@ pub fn build_pipelines(
                         data_type: scan.source_schema.fields[i].data_type.clone(),
                     })
                     .collect();
-                for p in &mut pipelines {
-                    p.operators.push(Box::new(CalcOperator::new(
+                let schema = runtime_schema(&scan.schema);
+                built.push(graph, &|| {
+                    Box::new(CalcOperator::new(
                         None,
                         exprs.clone(),
-                        runtime_schema(&scan.schema),
+                        schema.clone(),
                         ctx.clone(),
-                    )));
-                }
+                    ))
+                });
             }
-            Ok(pipelines)
+            Ok(built)
         }
     }
 }

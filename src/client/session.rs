@@ -13,15 +13,16 @@ use crate::connector::sink::{BlackholeSink, PrintSink};
 use crate::exec::chunk::{RowKind, StreamChunk};
 use crate::exec::not_null::NotNullEnforcer;
 use crate::exec::operator::ExecError;
-use crate::exec::runtime::{self, Sink};
 use crate::function::EvalContext;
 use crate::function::string::like_to_regex;
-use crate::job::{JobOptions, build_pipelines};
+use crate::job::{JobOptions, build_job};
 use crate::plan::bind::{Binder, output_names, repeated_name};
 use crate::plan::explain::Spelling;
 use crate::plan::logical::LogicalPlan;
 use crate::plan::stream::translate::translate_insert;
 use crate::plan::stream::{StreamPlan, translate};
+use crate::runtime::graph::JobGraph;
+use crate::runtime::run::{self, RunOptions, Sink};
 use crate::sql::SqlError;
 use crate::sql::ast::{
     AlterTableAction, ColumnDef, ColumnKind, CreateTable, CreateView, LikeMode, LikePart,
@@ -106,15 +107,16 @@ impl Session {
     /// Runs a job; in batch mode its rows reach the sink in a fixed order (split by split).
     fn run_job(
         &self,
-        pipelines: Vec<crate::exec::runtime::Pipeline>,
+        graph: JobGraph,
         sink: &mut dyn Sink,
         cancel: Arc<AtomicBool>,
     ) -> Result<(), ExecError> {
-        if self.batch_mode() {
-            runtime::run_in_order(pipelines, sink, cancel)
-        } else {
-            runtime::run(pipelines, sink, cancel)
-        }
+        let options = RunOptions {
+            ordered: self.batch_mode(),
+            clock: self.clock.clone(),
+            ..RunOptions::default()
+        };
+        run::run(graph, sink, cancel, &options)
     }
 
     /// The options a job is built with, checked as Flink checks them when a job starts.
@@ -859,8 +861,8 @@ impl Session {
                     &insert.columns,
                 )?;
                 let ctx = self.eval_context();
-                let mut pipelines =
-                    build_pipelines(&translate_insert(&plan, &name), &ctx, &self.job_options()?)?;
+                let mut graph =
+                    build_job(&translate_insert(&plan, &name), &ctx, &self.job_options()?)?;
                 // NULLs bound for NOT NULL sink columns: Flink's enforcer.
                 let not_null: Vec<(usize, String)> = sink_schema
                     .fields
@@ -884,10 +886,9 @@ impl Session {
                             )));
                         }
                     };
-                    for p in &mut pipelines {
-                        p.operators
-                            .push(Box::new(NotNullEnforcer::new(not_null.clone(), drop)));
-                    }
+                    graph.push_before_sink(&|| {
+                        Box::new(NotNullEnforcer::new(not_null.clone(), drop))
+                    });
                 }
                 // Sinks that can fail on their options are built before the job is submitted.
                 let connector = table.option("connector").unwrap_or_default();
@@ -943,16 +944,16 @@ impl Session {
                 out.flush().map_err(write_failed)?;
                 let cancel = self.cancel.clone();
                 match file_sink {
-                    Some(mut sink) => self.run_job(pipelines, &mut sink, cancel)?,
+                    Some(mut sink) => self.run_job(graph, &mut sink, cancel)?,
                     None if connector == "print" => {
                         let mut sink = PrintSink::new(
                             plan.schema().clone(),
                             table.option("print-identifier"),
                             &mut *out,
                         );
-                        self.run_job(pipelines, &mut sink, cancel)?;
+                        self.run_job(graph, &mut sink, cancel)?;
                     }
-                    None => self.run_job(pipelines, &mut BlackholeSink::default(), cancel)?,
+                    None => self.run_job(graph, &mut BlackholeSink::default(), cancel)?,
                 }
                 writeln!(
                     out,
@@ -1184,7 +1185,7 @@ impl Session {
 
     fn run_query(&mut self, plan: &StreamPlan, out: &mut dyn Write) -> Result<(), StatementError> {
         let ctx = self.eval_context();
-        let pipelines = build_pipelines(plan, &ctx, &self.job_options()?)?;
+        let graph = build_job(plan, &ctx, &self.job_options()?)?;
         let schema = plan.schema().clone();
         let cap = self.max_column_width()?;
         let mode = self
@@ -1209,13 +1210,13 @@ impl Session {
                 sink.limit = usize::try_from(max).ok().filter(|&m| m > 0);
             }
             // Nothing was printed yet: Flink reports a cancelled batch result as 0 rows.
-            self.run_job(pipelines, &mut sink, self.cancel.clone())
+            self.run_job(graph, &mut sink, self.cancel.clone())
                 .map_err(|e| terminated(e, 0, out))?;
             let names: Vec<&str> = schema.fields.iter().map(|f| f.name.as_str()).collect();
             return print_rows(out, &names, sink.rows(), Some(cap));
         }
         let mut sink = StreamingTableauSink::new(schema, ctx.zone.clone(), cap, out);
-        let result = self.run_job(pipelines, &mut sink, self.cancel.clone());
+        let result = self.run_job(graph, &mut sink, self.cancel.clone());
         let rows = sink.rows;
         result.map_err(|e| terminated(e, rows, out))
     }

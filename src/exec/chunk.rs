@@ -70,13 +70,3 @@ impl StreamChunk {
         self.kinds.as_ref().map_or(RowKind::Insert, |k| k[row])
     }
 }
-
-/// What flows along a channel.
-#[derive(Debug, Clone)]
-pub enum Message {
-    Chunk(StreamChunk),
-    /// Event time has reached this instant (milliseconds since the epoch).
-    Watermark(i64),
-    /// The input is exhausted.
-    End,
-}

@@ -11,7 +11,6 @@ pub mod chunk;
 pub mod eval;
 pub mod not_null;
 pub mod operator;
-pub mod runtime;
 pub mod state;
 #[cfg(test)]
 pub mod test_harness;

@@ -7,9 +7,9 @@ use arrow_select::concat::concat;
 use super::chunk::batch_with_rows;
 use super::eval::evaluate;
 use super::operator::ExecError;
-use super::runtime::SourceSplit;
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
+use crate::runtime::split::SourceSplit;
 
 pub struct ValuesSplit {
     rows: Option<Vec<Vec<ScalarExpr>>>,

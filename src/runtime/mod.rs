@@ -1,6 +1,13 @@
-//! The dataflow runtime of docs/design/0003-stream-runtime.md, built up step by step: its
-//! pieces land here as they are made, and the job runs on `exec::runtime` until the task
-//! graph replaces it.
+//! The dataflow runtime of docs/design/0003-stream-runtime.md: a job graph of source splits
+//! and tasks ([`graph`]), run with a thread per split reader and per task instance
+//! ([`run`]), bounded queues between them ([`channel`]), operator chains fused on a thread
+//! ([`chain`]), partitioners on the edges and a watermark valve where channels meet.
 
+pub mod chain;
+pub mod channel;
+pub mod graph;
 pub mod partitioner;
+pub mod run;
+pub mod split;
+pub mod task;
 pub mod watermark_valve;

@@ -36,8 +36,8 @@ use crate::connector::partition::{self, DEFAULT_PARTITION_NAME};
 use crate::exec::chunk::batch_with_rows;
 use crate::exec::chunk::{RowKind, StreamChunk};
 use crate::exec::operator::ExecError;
-use crate::exec::runtime::Sink;
 use crate::function::math::random_uuid;
+use crate::runtime::run::Sink;
 use crate::types::{DataType, Schema};
 
 /// Flink's defaults for `sink.rolling-policy.*`: 128 MB, 30 min, 30 min, 1 min.

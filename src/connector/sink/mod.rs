@@ -6,7 +6,7 @@ use arrow_array::RecordBatch;
 
 use crate::exec::chunk::StreamChunk;
 use crate::exec::operator::ExecError;
-use crate::exec::runtime::Sink;
+use crate::runtime::run::Sink;
 use crate::types::Schema;
 use crate::types::java_text::write_java_value;
 

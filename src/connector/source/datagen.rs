@@ -15,7 +15,7 @@ use crate::connector::ConnectorError;
 use crate::connector::option_value::parse_duration;
 use crate::exec::chunk::batch_with_rows;
 use crate::exec::operator::ExecError;
-use crate::exec::runtime::SourceSplit;
+use crate::runtime::split::SourceSplit;
 use crate::types::java_text::group_thousands;
 use crate::types::{DataType, NANOS_PER_DAY, Schema, TypeKind};
 

@@ -14,7 +14,7 @@ use arrow_array::{Int64Array, RecordBatch, StringArray, TimestampNanosecondArray
 use super::super::{BatchLimit, ConnectorError, LineDecoder};
 use crate::exec::chunk::batch_with_rows;
 use crate::exec::operator::ExecError;
-use crate::exec::runtime::SourceSplit;
+use crate::runtime::split::SourceSplit;
 
 /// Lines per batch.
 const BATCH_LINES: usize = 8192;

@@ -16,7 +16,7 @@ use arrow_array::RecordBatch;
 
 use super::super::{BatchLimit, ConnectorError, Decoded, LineDecoder};
 use crate::exec::operator::ExecError;
-use crate::exec::runtime::SourceSplit;
+use crate::runtime::split::SourceSplit;
 
 /// Lines per batch at most, when they arrive faster than they are taken.
 const BATCH_LINES: usize = 8192;

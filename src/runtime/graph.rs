@@ -1,0 +1,96 @@
+//! The job graph: what the runtime runs (docs/design/0003 §2).
+//!
+//! Sources are groups of splits, each split read on a thread with its fused stateless
+//! operators. Tasks are vertices after an exchange: `instances` parallel copies of one
+//! operator chain, each owning a range of key groups. Every source group and task feeds
+//! exactly one consumer (a task or the sink) through an [`Edge`]; a union is a consumer with
+//! several input edges.
+
+use arrow_schema::SchemaRef;
+
+use super::split::Pipeline;
+use crate::exec::operator::Operator;
+
+#[derive(Default)]
+pub struct JobGraph {
+    pub sources: Vec<Vec<Pipeline>>,
+    pub tasks: Vec<TaskVertex>,
+    /// What the sink reads.
+    pub sink_inputs: Vec<Edge>,
+}
+
+/// A vertex after an exchange.
+pub struct TaskVertex {
+    /// For error messages and thread names (`GroupWindowAggregate`).
+    pub name: String,
+    /// One operator chain per parallel instance.
+    pub instances: Vec<Vec<Box<dyn Operator>>>,
+    pub inputs: Vec<Edge>,
+}
+
+/// Where an upstream's rows go, and how they are spread over the consumer's instances.
+pub struct Edge {
+    pub from: Upstream,
+    pub partitioning: Partitioning,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Upstream {
+    /// A source group (an index into `JobGraph::sources`); each split is one channel.
+    Source(usize),
+    /// A task (an index into `JobGraph::tasks`); each instance is one channel.
+    Task(usize),
+}
+
+#[derive(Debug, Clone)]
+pub enum Partitioning {
+    /// Rows go to the instance owning their key's key group (key columns of `schema`).
+    Hash {
+        columns: Vec<usize>,
+        schema: SchemaRef,
+    },
+    /// Every row to instance 0.
+    Global,
+    /// Whole chunks round robin over the instances.
+    Rebalance,
+}
+
+impl JobGraph {
+    /// Adds a source group, returning its upstream.
+    pub fn add_source(&mut self, pipelines: Vec<Pipeline>) -> Upstream {
+        self.sources.push(pipelines);
+        Upstream::Source(self.sources.len() - 1)
+    }
+
+    pub fn add_task(&mut self, task: TaskVertex) -> Upstream {
+        self.tasks.push(task);
+        Upstream::Task(self.tasks.len() - 1)
+    }
+
+    /// Appends a stateless operator to every chain that feeds the sink (a sink's own
+    /// checks, such as the NOT NULL enforcer).
+    pub fn push_before_sink(&mut self, make: &dyn Fn() -> Box<dyn Operator>) {
+        for edge in &self.sink_inputs {
+            match edge.from {
+                Upstream::Source(s) => {
+                    for p in &mut self.sources[s] {
+                        p.operators.push(make());
+                    }
+                }
+                Upstream::Task(t) => {
+                    for chain in &mut self.tasks[t].instances {
+                        chain.push(make());
+                    }
+                }
+            }
+        }
+    }
+
+    /// How many channels an upstream feeds its consumer with.
+    pub fn width(&self, upstream: Upstream) -> usize {
+        match upstream {
+            Upstream::Source(s) => self.sources[s].len(),
+            Upstream::Task(t) => self.tasks[t].instances.len(),
+        }
+    }
+}

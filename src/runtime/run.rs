@@ -1,0 +1,1014 @@
+//! Running a job graph: a thread per task instance, split threads for the sources, and the
+//! sink on the caller's thread (the client prints from there).
+//!
+//! A failure anywhere (an error or a panic in a split or a task, an error in the sink) or a
+//! cancel from the client (Ctrl-C) ends the job at once: the first failure is kept in the
+//! job's state and raises its stop flag, every thread waits with a timeout and looks at the
+//! flag, and a sender blocked on a full queue fails once its consumer has gone.
+//!
+//! Bounded splits are read by a few worker threads taking them in order (a directory of
+//! 25,000 files must not open 25,000 files or threads); unbounded ones (a socket, an endless
+//! datagen) each get a thread at once, since each may never end and would starve the splits
+//! queued behind it.
+
+use std::collections::VecDeque;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use super::chain::Chain;
+use super::channel::{CHANNEL_BOUND, Envelope, Message, Router, Sender};
+use super::graph::{Edge, JobGraph, Partitioning, Upstream};
+use super::split::Pipeline;
+use super::task::Task;
+use crate::clock::{Clock, SystemClock};
+use crate::exec::chunk::StreamChunk;
+use crate::exec::operator::{ExecError, OperatorContext};
+use crate::exec::state::key_group::DEFAULT_MAX_PARALLELISM;
+
+/// How long the sink waits for a message before it looks at the stop flag and wakes the sink.
+const POLL_INTERVAL: Duration = Duration::from_millis(50);
+
+/// How long the sink waits, after its senders are gone, for their failure to be recorded.
+const FAILURE_GRACE: Duration = Duration::from_secs(5);
+
+/// The stack of a job thread (reserved, not committed, until used). Expressions nest up to
+/// `MAX_EXPR_DEPTH` levels; evaluating one grows the stack on the heap, but dropping one
+/// recurses on the thread's own stack.
+const THREAD_STACK: usize = 64 << 20;
+
+/// Where the job's results go.
+pub trait Sink {
+    fn write(&mut self, chunk: StreamChunk) -> Result<(), ExecError>;
+    fn finish(&mut self) -> Result<(), ExecError>;
+    /// Called while no chunk arrives (about every `POLL_INTERVAL`), so a sink can act on time
+    /// alone: the filesystem sink finishes parts whose rollover or inactivity time is up.
+    fn on_idle(&mut self) -> Result<(), ExecError> {
+        Ok(())
+    }
+}
+
+/// How a job runs.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Batch mode: the sink takes the first split's rows, then the second's, … — the order
+    /// Flink gives at parallelism 1 (a directory's files in order, UNION ALL inputs left to
+    /// right), the same on every run. Applies where splits feed the sink directly.
+    pub ordered: bool,
+    /// `pipeline.max-parallelism`: the number of key groups.
+    pub max_parallelism: u32,
+    /// Processing time, for operators' timers.
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            ordered: false,
+            max_parallelism: DEFAULT_MAX_PARALLELISM,
+            clock: Arc::new(SystemClock),
+        }
+    }
+}
+
+/// What every thread of a job shares: the first failure and the stop flag.
+pub struct JobState {
+    stop: AtomicBool,
+    cancel: Arc<AtomicBool>,
+    failure: Mutex<Option<ExecError>>,
+}
+
+impl JobState {
+    /// Whether the job must stop: it failed, or the client cancelled it.
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) || self.cancel.load(Ordering::Relaxed)
+    }
+
+    /// Records `e` unless an earlier failure was recorded, and stops the job. A thread that
+    /// stopped because the job stopped (`Cancelled`) records nothing.
+    fn fail(&self, e: ExecError) {
+        if !matches!(e, ExecError::Cancelled)
+            && let Ok(mut first) = self.failure.lock()
+            && first.is_none()
+        {
+            *first = Some(e);
+        }
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    fn take_failure(&self) -> Option<ExecError> {
+        self.failure.lock().ok().and_then(|mut f| f.take())
+    }
+}
+
+fn panic_text(panic: Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default()
+}
+
+/// Runs `work` on a thread of its own; its error or panic becomes the job's failure before
+/// what it owns (its senders) is dropped, so a consumer that sees its queue close without an
+/// end always finds the failure recorded. A thread that cannot start is the job's failure.
+fn spawn(
+    name: &str,
+    job: &Arc<JobState>,
+    what: &'static str,
+    work: impl FnOnce(&JobState) -> Result<(), ExecError> + Send + 'static,
+) -> Option<JoinHandle<()>> {
+    let here = job.clone();
+    let spawned = std::thread::Builder::new()
+        .name(name.to_string())
+        .stack_size(THREAD_STACK)
+        .spawn(move || {
+            match std::panic::catch_unwind(AssertUnwindSafe(|| work(&here))) {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => here.fail(e),
+                // A thread that panicked ends the job with an error: its rows would be missing.
+                Err(panic) => here.fail(ExecError::Internal(format!(
+                    "{what} failed: {}",
+                    panic_text(panic)
+                ))),
+            }
+        });
+    match spawned {
+        Ok(handle) => Some(handle),
+        Err(e) => {
+            job.fail(ExecError::Internal(format!("cannot start a thread: {e}")));
+            None
+        }
+    }
+}
+
+/// Reads a split through its operators into its router until it ends (with the final
+/// watermark, which fires everything downstream) or the job stops.
+fn run_split(mut pipeline: Pipeline, mut out: Router, job: &JobState) -> Result<(), ExecError> {
+    let ctx = OperatorContext::default();
+    let mut chain = Chain::new(std::mem::take(&mut pipeline.operators));
+    chain.open(&ctx)?;
+    while !job.stopped() {
+        match pipeline.split.next_batch()? {
+            Some(batch) if batch.num_rows() == 0 => {}
+            Some(batch) => chain.process(0, StreamChunk::inserts(batch), &mut out)?,
+            None => {
+                chain.on_watermark(i64::MAX, &mut out)?;
+                chain.finish(&mut out)?;
+                return out.end();
+            }
+        }
+        if let Some(at) = chain.next_processing_time() {
+            let now = ctx.now_millis();
+            if at <= now {
+                chain.on_processing_time(now, &mut out)?;
+            }
+        }
+    }
+    Err(ExecError::Cancelled)
+}
+
+/// Bounded splits read at once: enough to keep the cores busy, few enough that their queues
+/// and open files stay small.
+fn split_workers() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get()) + 1
+}
+
+/// Where an upstream sends: its consumer's queues, the edge's partitioning, and the first
+/// channel number of the upstream on the consumer's side.
+struct Target {
+    senders: Vec<Sender>,
+    partitioning: Partitioning,
+    first_channel: u32,
+}
+
+/// The consumer side of the sink: one queue for every channel, or in ordered runs one per
+/// channel, drained in turn.
+enum SinkInput {
+    Shared(Receiver<Envelope>),
+    InOrder(VecDeque<Receiver<Envelope>>),
+}
+
+/// Runs `graph` to completion (or to the first failure, or until `cancel` is set: the
+/// client's Ctrl-C) and writes every chunk reaching the sink into `sink`. The job only reads
+/// `cancel`; its own failures stop it through a flag of its own, which cannot cancel the
+/// session's next job.
+pub fn run(
+    graph: JobGraph,
+    sink: &mut dyn Sink,
+    cancel: Arc<AtomicBool>,
+    options: &RunOptions,
+) -> Result<(), ExecError> {
+    let job = Arc::new(JobState {
+        stop: AtomicBool::new(false),
+        cancel,
+        failure: Mutex::new(None),
+    });
+    let mut handles = Vec::new();
+    let mut targets: Vec<(Upstream, Target)> = Vec::new();
+    // Each task instance's queue, and the channels it reads.
+    let mut task_inputs = Vec::new();
+    for task in &graph.tasks {
+        let mut receivers = Vec::new();
+        let mut senders = Vec::new();
+        for _ in 0..task.instances.len() {
+            let (tx, rx) = sync_channel(CHANNEL_BOUND);
+            senders.push(tx);
+            receivers.push(rx);
+        }
+        let input_of_channel = connect(&graph, &task.inputs, &senders, &mut targets);
+        task_inputs.push((receivers, input_of_channel));
+    }
+    let sink_channels: usize = graph.sink_inputs.iter().map(|e| graph.width(e.from)).sum();
+    let in_order = options.ordered
+        && graph
+            .sink_inputs
+            .iter()
+            .all(|e| matches!(e.from, Upstream::Source(_)));
+    // In ordered runs, each split's own queue to the sink, by source.
+    let mut split_senders: Vec<VecDeque<Sender>> =
+        graph.sources.iter().map(|_| VecDeque::new()).collect();
+    let sink_input = if in_order {
+        let mut receivers = VecDeque::new();
+        for edge in &graph.sink_inputs {
+            let Upstream::Source(s) = edge.from else {
+                continue;
+            };
+            for _ in 0..graph.width(edge.from) {
+                let (tx, rx) = sync_channel(CHANNEL_BOUND);
+                split_senders[s].push_back(tx);
+                receivers.push_back(rx);
+            }
+        }
+        SinkInput::InOrder(receivers)
+    } else {
+        let (tx, rx) = sync_channel(CHANNEL_BOUND);
+        connect(&graph, &graph.sink_inputs, &[tx], &mut targets);
+        SinkInput::Shared(rx)
+    };
+    let target_of = |upstream: Upstream, targets: &[(Upstream, Target)]| {
+        targets.iter().position(|(u, _)| *u == upstream)
+    };
+
+    // Tasks first, so that splits find their consumers running.
+    let JobGraph { sources, tasks, .. } = graph;
+    for ((t, task), (receivers, input_of_channel)) in tasks.into_iter().enumerate().zip(task_inputs)
+    {
+        let parallelism = task.instances.len() as u32;
+        let Some(target) = target_of(Upstream::Task(t), &targets).map(|i| &targets[i].1) else {
+            return Err(ExecError::Internal(format!(
+                "task {} feeds nothing",
+                task.name
+            )));
+        };
+        for (i, (operators, input)) in task.instances.into_iter().zip(receivers).enumerate() {
+            let output = Router::new(
+                target.senders.clone(),
+                &target.partitioning,
+                target.first_channel + i as u32,
+                i,
+                options.max_parallelism,
+            )?;
+            let ctx = OperatorContext::instance(
+                i as u32,
+                parallelism,
+                options.max_parallelism,
+                options.clock.clone(),
+            );
+            let run = Task {
+                chain: Chain::new(operators),
+                input,
+                input_of_channel: input_of_channel.clone(),
+                output,
+                ctx,
+            };
+            let name = format!("{} ({}/{parallelism})", task.name, i + 1);
+            handles.extend(spawn(&name, &job, "a task", move |job| run.run(job)));
+        }
+    }
+
+    // Splits: unbounded ones on threads of their own, bounded ones queued for the workers.
+    let mut queued: VecDeque<(Pipeline, Router)> = VecDeque::new();
+    for (s, pipelines) in sources.into_iter().enumerate() {
+        let target = target_of(Upstream::Source(s), &targets).map(|i| &targets[i].1);
+        for (i, pipeline) in pipelines.into_iter().enumerate() {
+            let router = match target {
+                Some(target) => Router::new(
+                    target.senders.clone(),
+                    &target.partitioning,
+                    target.first_channel + i as u32,
+                    i,
+                    options.max_parallelism,
+                )?,
+                None => {
+                    let sender = split_senders[s]
+                        .pop_front()
+                        .ok_or_else(|| ExecError::Internal("a source feeds nothing".into()))?;
+                    Router::new(
+                        vec![sender],
+                        &Partitioning::Global,
+                        0,
+                        0,
+                        options.max_parallelism,
+                    )?
+                }
+            };
+            if pipeline.split.is_bounded() {
+                queued.push_back((pipeline, router));
+            } else {
+                handles.extend(spawn("source", &job, "a split", move |job| {
+                    run_split(pipeline, router, job)
+                }));
+            }
+        }
+    }
+    drop(split_senders);
+    drop(targets);
+    let queue = Arc::new(Mutex::new(queued));
+    for _ in 0..split_workers() {
+        let queue = queue.clone();
+        handles.extend(spawn("source", &job, "a split", move |job| {
+            loop {
+                let next = queue.lock().ok().and_then(|mut q| q.pop_front());
+                let Some((pipeline, router)) = next else {
+                    return Ok(());
+                };
+                if job.stopped() {
+                    // Drop what is left, so that the consumers' queues close.
+                    if let Ok(mut q) = queue.lock() {
+                        q.clear();
+                    }
+                    return Err(ExecError::Cancelled);
+                }
+                run_split(pipeline, router, job)?;
+            }
+        }));
+    }
+    drop(queue);
+
+    let result = drive_sink(sink_input, sink_channels, sink, &job);
+    if result.is_err() {
+        job.stop.store(true, Ordering::Relaxed);
+    }
+    for h in handles {
+        let _ = h.join();
+    }
+    result?;
+    sink.finish()
+}
+
+/// Creates the targets of a consumer's input edges (its instances' `senders`), returning
+/// the input index of each of its channels.
+fn connect(
+    graph: &JobGraph,
+    inputs: &[Edge],
+    senders: &[Sender],
+    targets: &mut Vec<(Upstream, Target)>,
+) -> Vec<usize> {
+    let mut input_of_channel = Vec::new();
+    for (input, edge) in inputs.iter().enumerate() {
+        targets.push((
+            edge.from,
+            Target {
+                senders: senders.to_vec(),
+                partitioning: edge.partitioning.clone(),
+                first_channel: input_of_channel.len() as u32,
+            },
+        ));
+        input_of_channel.extend(std::iter::repeat_n(input, graph.width(edge.from)));
+    }
+    input_of_channel
+}
+
+/// The sink's loop: writes chunks as they come until every channel has ended, waking the
+/// sink while nothing comes. When the job stops, rows already queued are still written:
+/// they were accepted before the failure (Flink prints the rows before a bad one), and what
+/// is queued is bounded by the queues' bounds.
+fn drive_sink(
+    input: SinkInput,
+    channels: usize,
+    sink: &mut dyn Sink,
+    job: &JobState,
+) -> Result<(), ExecError> {
+    let (mut queues, in_order) = match input {
+        SinkInput::Shared(rx) => (VecDeque::from([rx]), false),
+        SinkInput::InOrder(receivers) => (receivers, true),
+    };
+    let mut ended = 0;
+    let result = loop {
+        if ended == channels {
+            break Ok(());
+        }
+        if job.stopped() {
+            for rx in &queues {
+                while let Ok(Envelope {
+                    message: Message::Chunk(chunk),
+                    ..
+                }) = rx.try_recv()
+                {
+                    if sink.write(chunk).is_err() {
+                        break;
+                    }
+                }
+            }
+            break Err(job.take_failure().unwrap_or(ExecError::Cancelled));
+        }
+        let Some(rx) = queues.front() else {
+            break Err(ExecError::Internal("a split stopped without ending".into()));
+        };
+        match rx.recv_timeout(POLL_INTERVAL) {
+            Ok(Envelope { message, .. }) => match message {
+                Message::Chunk(chunk) => {
+                    if let Err(e) = sink.write(chunk) {
+                        job.fail(e);
+                    }
+                }
+                Message::Watermark(_) => {}
+                Message::End => {
+                    ended += 1;
+                    if in_order {
+                        queues.pop_front();
+                    }
+                }
+            },
+            Err(RecvTimeoutError::Timeout) => {
+                if let Err(e) = sink.on_idle() {
+                    job.fail(e);
+                }
+            }
+            // Every sender is gone without an end: the thread that failed records why (and
+            // stops the job) just after it let go of its senders.
+            Err(RecvTimeoutError::Disconnected) => {
+                let waited = std::time::Instant::now();
+                while !job.stopped() && waited.elapsed() < FAILURE_GRACE {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                if !job.stopped() {
+                    break Err(ExecError::Internal("a split stopped without ending".into()));
+                }
+            }
+        }
+    };
+    // Senders blocked on a full queue fail once the queues are gone.
+    drop(queues);
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::split::SourceSplit;
+    use arrow_array::RecordBatch;
+
+    fn graph(pipelines: Vec<Pipeline>) -> JobGraph {
+        JobGraph {
+            sources: vec![pipelines],
+            tasks: Vec::new(),
+            sink_inputs: vec![Edge {
+                from: Upstream::Source(0),
+                partitioning: Partitioning::Global,
+            }],
+        }
+    }
+
+    fn run_with(
+        pipelines: Vec<Pipeline>,
+        sink: &mut dyn Sink,
+        cancel: Arc<AtomicBool>,
+        ordered: bool,
+    ) -> Result<(), ExecError> {
+        let options = RunOptions {
+            ordered,
+            ..RunOptions::default()
+        };
+        super::run(graph(pipelines), sink, cancel, &options)
+    }
+
+    fn run(
+        pipelines: Vec<Pipeline>,
+        sink: &mut dyn Sink,
+        cancel: Arc<AtomicBool>,
+    ) -> Result<(), ExecError> {
+        run_with(pipelines, sink, cancel, false)
+    }
+
+    fn run_in_order(
+        pipelines: Vec<Pipeline>,
+        sink: &mut dyn Sink,
+        cancel: Arc<AtomicBool>,
+    ) -> Result<(), ExecError> {
+        run_with(pipelines, sink, cancel, true)
+    }
+
+    /// A batch of one `id` column.
+    fn ids(values: Vec<i32>) -> Result<Option<RecordBatch>, ExecError> {
+        let column = arrow_array::Int32Array::from(values);
+        Ok(Some(RecordBatch::try_from_iter([(
+            "id",
+            Arc::new(column) as _,
+        )])?))
+    }
+
+    struct Exploding;
+
+    impl SourceSplit for Exploding {
+        fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
+            panic!("boom")
+        }
+        fn describe(&self) -> String {
+            "exploding split".into()
+        }
+    }
+
+    struct Counting(usize);
+
+    impl Sink for Counting {
+        fn write(&mut self, chunk: StreamChunk) -> Result<(), ExecError> {
+            self.0 += chunk.num_rows();
+            Ok(())
+        }
+        fn finish(&mut self) -> Result<(), ExecError> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_panicking_split_fails_the_job() {
+        let pipelines = vec![Pipeline {
+            split: Box::new(Exploding),
+            operators: vec![],
+        }];
+        let err = run(
+            pipelines,
+            &mut Counting(0),
+            Arc::new(AtomicBool::new(false)),
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), "internal error: a split failed: boom");
+    }
+
+    /// Yields `batches` one-row batches holding `id`, sleeping `delay_ms` before each.
+    struct Numbered {
+        id: i32,
+        batches: usize,
+        delay_ms: u64,
+    }
+
+    impl SourceSplit for Numbered {
+        fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
+            if self.batches == 0 {
+                return Ok(None);
+            }
+            self.batches -= 1;
+            std::thread::sleep(std::time::Duration::from_millis(self.delay_ms));
+            ids(vec![self.id])
+        }
+        fn describe(&self) -> String {
+            format!("split {}", self.id)
+        }
+    }
+
+    struct Collecting(Vec<i32>);
+
+    impl Sink for Collecting {
+        fn write(&mut self, chunk: StreamChunk) -> Result<(), ExecError> {
+            let ids = chunk
+                .batch
+                .column(0)
+                .as_any()
+                .downcast_ref::<arrow_array::Int32Array>();
+            self.0.extend(ids.into_iter().flatten().flatten());
+            Ok(())
+        }
+        fn finish(&mut self) -> Result<(), ExecError> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn in_order_runs_take_the_splits_one_after_another() {
+        // The first split is the slowest, and more batches than the channel holds wait behind it.
+        let pipelines: Vec<Pipeline> = (0..4)
+            .map(|id| Pipeline {
+                split: Box::new(Numbered {
+                    id,
+                    batches: CHANNEL_BOUND + 3,
+                    delay_ms: if id == 0 { 2 } else { 0 },
+                }),
+                operators: vec![],
+            })
+            .collect();
+        let mut sink = Collecting(Vec::new());
+        run_in_order(pipelines, &mut sink, Arc::new(AtomicBool::new(false))).unwrap();
+        let expected: Vec<i32> = (0..4)
+            .flat_map(|id| std::iter::repeat_n(id, CHANNEL_BOUND + 3))
+            .collect();
+        assert_eq!(sink.0, expected);
+    }
+
+    /// An endless split: a one-row batch every `delay_ms`, or an empty one (a quiet socket).
+    struct Endless {
+        rows: bool,
+        delay_ms: u64,
+    }
+
+    impl SourceSplit for Endless {
+        fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
+            std::thread::sleep(std::time::Duration::from_millis(self.delay_ms));
+            ids(if self.rows { vec![7] } else { vec![] })
+        }
+        fn describe(&self) -> String {
+            "endless".into()
+        }
+        fn is_bounded(&self) -> bool {
+            false
+        }
+    }
+
+    /// Fails (by panic or by error) on its `after`-th call.
+    struct FailsAfter {
+        after: usize,
+        panics: bool,
+    }
+
+    impl SourceSplit for FailsAfter {
+        fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
+            if self.after == 0 {
+                if self.panics {
+                    panic!("boom");
+                }
+                return Err(ExecError::Source("bad row".into()));
+            }
+            self.after -= 1;
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            ids(vec![1])
+        }
+        fn describe(&self) -> String {
+            "failing".into()
+        }
+    }
+
+    fn pipeline(split: impl SourceSplit + 'static) -> Pipeline {
+        Pipeline {
+            split: Box::new(split),
+            operators: vec![],
+        }
+    }
+
+    // Each of these hung before: the job waited for its unbounded (or slow, or quiet) sibling.
+    #[test]
+    fn a_panicking_split_ends_the_job_beside_an_endless_one() {
+        let pipelines = vec![
+            pipeline(Endless {
+                rows: true,
+                delay_ms: 1,
+            }),
+            pipeline(FailsAfter {
+                after: 3,
+                panics: true,
+            }),
+        ];
+        let err = run(pipelines, &mut Counting(0), Arc::default()).unwrap_err();
+        assert_eq!(err.to_string(), "internal error: a split failed: boom");
+    }
+
+    #[test]
+    fn a_failing_split_ends_the_job_beside_a_quiet_one() {
+        let pipelines = vec![
+            pipeline(Endless {
+                rows: false,
+                delay_ms: 20,
+            }),
+            pipeline(FailsAfter {
+                after: 2,
+                panics: false,
+            }),
+        ];
+        let err = run(pipelines, &mut Counting(0), Arc::default()).unwrap_err();
+        assert_eq!(err.to_string(), "bad row");
+    }
+
+    #[test]
+    fn in_order_a_later_split_failing_ends_the_job_at_once() {
+        // The first split would take 10^6 batches; the second fails while it is drained.
+        let pipelines = vec![
+            pipeline(Numbered {
+                id: 0,
+                batches: 1_000_000,
+                delay_ms: 1,
+            }),
+            pipeline(FailsAfter {
+                after: 1,
+                panics: false,
+            }),
+        ];
+        let mut sink = Collecting(Vec::new());
+        let err = run_in_order(pipelines, &mut sink, Arc::default()).unwrap_err();
+        assert_eq!(err.to_string(), "bad row");
+        assert!(sink.0.len() < 1_000_000);
+    }
+
+    #[test]
+    fn cancelling_from_outside_ends_a_quiet_job() {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let flag = cancel.clone();
+        let canceller = std::thread::spawn(move || {
+            // Cancel once the job runs (its splits are quiet, never ending by themselves).
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            flag.store(true, Ordering::Relaxed);
+        });
+        let pipelines = vec![pipeline(Endless {
+            rows: false,
+            delay_ms: 10,
+        })];
+        let err = run(pipelines, &mut Counting(0), cancel).unwrap_err();
+        assert!(matches!(err, ExecError::Cancelled), "{err}");
+        canceller.join().unwrap();
+    }
+
+    /// Counts the idle calls it gets.
+    struct Idle(usize);
+
+    impl Sink for Idle {
+        fn write(&mut self, _: StreamChunk) -> Result<(), ExecError> {
+            Ok(())
+        }
+        fn finish(&mut self) -> Result<(), ExecError> {
+            Ok(())
+        }
+        fn on_idle(&mut self) -> Result<(), ExecError> {
+            self.0 += 1;
+            if self.0 == 3 {
+                return Err(ExecError::Sink("idle three times".into()));
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_quiet_job_wakes_its_sink() {
+        let pipelines = vec![pipeline(Endless {
+            rows: false,
+            delay_ms: 10,
+        })];
+        let mut sink = Idle(0);
+        let err = run(pipelines, &mut sink, Arc::default()).unwrap_err();
+        assert_eq!(err.to_string(), "idle three times");
+    }
+
+    /// A bounded split that counts how many of its kind are open at once.
+    struct Tracked {
+        id: i32,
+        open: Arc<std::sync::atomic::AtomicUsize>,
+        most: Arc<std::sync::atomic::AtomicUsize>,
+        batches: usize,
+        started: bool,
+    }
+
+    impl SourceSplit for Tracked {
+        fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
+            if !self.started {
+                self.started = true;
+                let now = self.open.fetch_add(1, Ordering::SeqCst) + 1;
+                self.most.fetch_max(now, Ordering::SeqCst);
+            }
+            if self.batches == 0 {
+                self.open.fetch_sub(1, Ordering::SeqCst);
+                return Ok(None);
+            }
+            self.batches -= 1;
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            ids(vec![self.id])
+        }
+        fn describe(&self) -> String {
+            format!("tracked {}", self.id)
+        }
+    }
+
+    #[test]
+    fn bounded_splits_run_a_few_at_a_time_in_both_modes() {
+        for ordered in [false, true] {
+            let open = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let most = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let pipelines: Vec<Pipeline> = (0..40)
+                .map(|id| {
+                    pipeline(Tracked {
+                        id,
+                        open: open.clone(),
+                        most: most.clone(),
+                        batches: 3,
+                        started: false,
+                    })
+                })
+                .collect();
+            let mut sink = Collecting(Vec::new());
+            run_with(pipelines, &mut sink, Arc::default(), ordered).unwrap();
+            assert!(most.load(Ordering::SeqCst) <= split_workers());
+            assert_eq!(sink.0.len(), 120);
+            if ordered {
+                let expected: Vec<i32> = (0..40).flat_map(|id| [id; 3]).collect();
+                assert_eq!(sink.0, expected);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod task_tests {
+    use super::*;
+    use crate::exec::operator::{Operator, Output};
+    use crate::runtime::graph::TaskVertex;
+    use crate::runtime::split::SourceSplit;
+    use arrow_array::{Int32Array, Int64Array, RecordBatch};
+
+    /// `batches` batches of the ids `first..first + rows`, then the end.
+    struct Ids {
+        next: i32,
+        rows: i32,
+        batches: usize,
+    }
+
+    impl SourceSplit for Ids {
+        fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
+            if self.batches == 0 {
+                return Ok(None);
+            }
+            self.batches -= 1;
+            let ids: Vec<i32> = (self.next..self.next + self.rows).collect();
+            self.next += self.rows;
+            let column = Int32Array::from(ids);
+            Ok(Some(RecordBatch::try_from_iter([(
+                "id",
+                Arc::new(column) as _,
+            )])?))
+        }
+        fn describe(&self) -> String {
+            "ids".into()
+        }
+    }
+
+    /// After each chunk, a watermark at its largest id.
+    struct WatermarkAtMax;
+
+    impl Operator for WatermarkAtMax {
+        fn process(
+            &mut self,
+            _input: usize,
+            chunk: StreamChunk,
+            out: &mut dyn Output,
+        ) -> Result<(), ExecError> {
+            let ids = chunk.batch.column(0).as_any().downcast_ref::<Int32Array>();
+            let max = ids.and_then(|ids| ids.iter().flatten().max()).unwrap_or(0);
+            out.emit(chunk)?;
+            out.emit_watermark(i64::from(max))
+        }
+    }
+
+    /// Emits, at the end, one row per instance: its index, its row count, and (negated,
+    /// in a second row) each watermark it saw — here as the rows `(index, -watermark)`.
+    #[derive(Default)]
+    struct Tally {
+        index: u32,
+        rows: i64,
+        ids: Vec<i32>,
+        watermarks: Vec<i64>,
+    }
+
+    impl Operator for Tally {
+        fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
+            self.index = ctx.index;
+            Ok(())
+        }
+        fn process(
+            &mut self,
+            _input: usize,
+            chunk: StreamChunk,
+            _out: &mut dyn Output,
+        ) -> Result<(), ExecError> {
+            self.rows += chunk.num_rows() as i64;
+            if let Some(ids) = chunk.batch.column(0).as_any().downcast_ref::<Int32Array>() {
+                self.ids.extend(ids.iter().flatten());
+            }
+            Ok(())
+        }
+        fn on_watermark(&mut self, w: i64, _out: &mut dyn Output) -> Result<(), ExecError> {
+            self.watermarks.push(w);
+            Ok(())
+        }
+        fn finish(&mut self, out: &mut dyn Output) -> Result<(), ExecError> {
+            // Every watermark this instance saw, in order, then its row count.
+            let mut values = self.watermarks.clone();
+            values.push(self.rows);
+            let index = Int64Array::from(vec![i64::from(self.index); values.len()]);
+            let values = Int64Array::from(values);
+            let batch = RecordBatch::try_from_iter([
+                ("index", Arc::new(index) as _),
+                ("value", Arc::new(values) as _),
+            ])?;
+            TALLIES.lock().unwrap().push((self.index, self.ids.clone()));
+            out.emit(StreamChunk::inserts(batch))
+        }
+    }
+
+    static TALLIES: Mutex<Vec<(u32, Vec<i32>)>> = Mutex::new(Vec::new());
+
+    struct Rows(Vec<(i64, i64)>);
+
+    impl Sink for Rows {
+        fn write(&mut self, chunk: StreamChunk) -> Result<(), ExecError> {
+            let col = |i: usize| {
+                chunk
+                    .batch
+                    .column(i)
+                    .as_any()
+                    .downcast_ref::<Int64Array>()
+                    .unwrap()
+                    .clone()
+            };
+            let (a, b) = (col(0), col(1));
+            self.0.extend(a.iter().flatten().zip(b.iter().flatten()));
+            Ok(())
+        }
+        fn finish(&mut self) -> Result<(), ExecError> {
+            Ok(())
+        }
+    }
+
+    /// Three splits hash-partitioned by id over two task instances: every row reaches the
+    /// instance owning its key group, and each instance's watermarks (the valve's minimum
+    /// over the splits) rise and end at the final one.
+    #[test]
+    fn a_hash_exchange_feeds_each_key_to_its_instance_with_the_minimum_watermark() {
+        let split = |first: i32| Pipeline {
+            split: Box::new(Ids {
+                next: first,
+                rows: 100,
+                batches: 5,
+            }),
+            operators: vec![Box::new(WatermarkAtMax)],
+        };
+        let schema = Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new(
+            "id",
+            arrow_schema::DataType::Int32,
+            true,
+        )]));
+        let mut graph = JobGraph::default();
+        let source = graph.add_source(vec![split(0), split(10_000), split(20_000)]);
+        let task = graph.add_task(TaskVertex {
+            name: "Tally".into(),
+            instances: vec![
+                vec![Box::new(Tally::default())],
+                vec![Box::new(Tally::default())],
+            ],
+            inputs: vec![Edge {
+                from: source,
+                partitioning: Partitioning::Hash {
+                    columns: vec![0],
+                    schema: schema.clone(),
+                },
+            }],
+        });
+        graph.sink_inputs = vec![Edge {
+            from: task,
+            partitioning: Partitioning::Global,
+        }];
+        let mut sink = Rows(Vec::new());
+        TALLIES.lock().unwrap().clear();
+        super::run(graph, &mut sink, Arc::default(), &RunOptions::default()).unwrap();
+        let mut total = 0;
+        for index in [0, 1] {
+            let values: Vec<i64> = sink
+                .0
+                .iter()
+                .filter(|(i, _)| *i == index)
+                .map(|(_, v)| *v)
+                .collect();
+            let (rows, watermarks) = values.split_last().unwrap();
+            total += rows;
+            assert!(watermarks.windows(2).all(|w| w[0] < w[1]), "{watermarks:?}");
+            assert_eq!(watermarks.last(), Some(&i64::MAX));
+        }
+        assert_eq!(total, 1500);
+        // Each id went to the instance owning its key group.
+        let encoder = crate::exec::state::key::KeyEncoder::new(&schema, vec![0]).unwrap();
+        for (index, ids) in TALLIES.lock().unwrap().iter() {
+            let column = Int32Array::from(ids.clone());
+            let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(column)]).unwrap();
+            let range = crate::exec::state::key_group::KeyGroupRange::of_instance(
+                DEFAULT_MAX_PARALLELISM,
+                2,
+                *index,
+            );
+            for row in encoder.encode(&batch).unwrap().iter() {
+                let group = crate::exec::state::key_group::key_group_of(
+                    row.as_ref(),
+                    DEFAULT_MAX_PARALLELISM,
+                );
+                assert!(range.contains(group));
+            }
+        }
+    }
+}
