@@ -36,12 +36,18 @@ pub fn runtime_schema(schema: &Schema) -> arrow_schema::SchemaRef {
 pub struct JobOptions {
     /// `pipeline.auto-watermark-interval`, in milliseconds (Flink's default: 200).
     pub auto_watermark_interval: i64,
+    /// `parallelism.default`: the instances of each vertex after an exchange (default 1).
+    pub parallelism: u32,
+    /// `pipeline.max-parallelism`: the number of key groups (Flink's default: 128).
+    pub max_parallelism: u32,
 }
 
 impl Default for JobOptions {
     fn default() -> Self {
         JobOptions {
             auto_watermark_interval: 200,
+            parallelism: 1,
+            max_parallelism: crate::exec::state::key_group::DEFAULT_MAX_PARALLELISM,
         }
     }
 }
@@ -108,7 +114,10 @@ pub fn build_job(
     ctx: &EvalContext,
     options: &JobOptions,
 ) -> Result<JobGraph, ConnectorError> {
-    let mut graph = JobGraph::default();
+    let mut graph = JobGraph {
+        max_parallelism: options.max_parallelism,
+        ..JobGraph::default()
+    };
     let built = build(plan, ctx, options, &mut graph)?;
     let mut sink_inputs = Vec::new();
     built.edges(&mut graph, &Partitioning::Global, &mut sink_inputs);

@@ -40,6 +40,8 @@ pub const LOCAL_TIME_ZONE: &str = "table.local-time-zone";
 pub const NOT_NULL_ENFORCER: &str = "table.exec.sink.not-null-enforcer";
 const RUNTIME_MODE: &str = "execution.runtime-mode";
 const AUTO_WATERMARK_INTERVAL: &str = "pipeline.auto-watermark-interval";
+const PARALLELISM: &str = "parallelism.default";
+const MAX_PARALLELISM: &str = "pipeline.max-parallelism";
 pub const RESULT_MODE: &str = "sql-client.execution.result-mode";
 /// The SQL client's column cap. Flink 2.3 reads only this key: the older
 /// `sql-client.display.max-column-width` is gone from it and, set, changes nothing.
@@ -114,7 +116,6 @@ impl Session {
         let options = RunOptions {
             ordered: self.batch_mode(),
             clock: self.clock.clone(),
-            ..RunOptions::default()
         };
         run::run(graph, sink, cancel, &options)
     }
@@ -130,6 +131,43 @@ impl Session {
                         "Could not parse value '{text}' for key '{AUTO_WATERMARK_INTERVAL}'."
                     ))
                 })?;
+        }
+        let integer = |key: &str| -> Result<Option<i64>, StatementError> {
+            self.options
+                .get(key)
+                .map(|text| {
+                    text.trim().parse::<i64>().map_err(|_| {
+                        StatementError::Job(format!(
+                            "Could not parse value '{text}' for key '{key}'."
+                        ))
+                    })
+                })
+                .transpose()
+        };
+        // -1 is Flink's "the default".
+        match integer(PARALLELISM)? {
+            None | Some(-1) => {}
+            Some(p) if (1..=i64::from(options.max_parallelism)).contains(&p) => {
+                options.parallelism = p as u32
+            }
+            Some(p) => {
+                return Err(StatementError::Job(format!(
+                    "The parallelism must be at least one and at most the max parallelism ({}), got {p} for key '{PARALLELISM}'.",
+                    options.max_parallelism
+                )));
+            }
+        }
+        match integer(MAX_PARALLELISM)? {
+            None | Some(-1) => {}
+            Some(m) if (1..=32768).contains(&m) && m >= i64::from(options.parallelism) => {
+                options.max_parallelism = m as u32
+            }
+            Some(m) => {
+                return Err(StatementError::Job(format!(
+                    "The maximum parallelism must be between the parallelism ({}) and 32768, got {m} for key '{MAX_PARALLELISM}'.",
+                    options.parallelism
+                )));
+            }
         }
         Ok(options)
     }

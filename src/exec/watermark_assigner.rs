@@ -140,6 +140,15 @@ impl Operator for WatermarkAssignerOperator {
         Ok(())
     }
 
+    /// The periodic emission's next turn: a quiet split still emits its watermark on time.
+    fn next_processing_time(&self) -> Option<i64> {
+        (self.interval > 0 && self.current > self.last).then(|| self.last_periodic + self.interval)
+    }
+
+    fn on_processing_time(&mut self, _now: i64, out: &mut dyn Output) -> Result<(), ExecError> {
+        self.periodic(out)
+    }
+
     fn on_watermark(&mut self, watermark: i64, out: &mut dyn Output) -> Result<(), ExecError> {
         if watermark == i64::MAX && self.current != i64::MAX {
             self.current = i64::MAX;
@@ -226,6 +235,23 @@ mod tests {
             run(&mut op, "+I 4 | 1970-01-01 00:00:00.300"),
             "WM 400\n+I 4 | 1970-01-01 00:00:00.300"
         );
+    }
+
+    /// A split that falls quiet still emits its pending watermark when the interval is up:
+    /// the runtime calls back at `next_processing_time` without a row arriving.
+    #[test]
+    fn a_quiet_split_emits_its_watermark_on_the_clock() {
+        let (mut op, clock) = assigner(200);
+        assert_eq!(op.next_processing_time(), None);
+        run(&mut op, "+I 1 | 1970-01-01 00:00:00.100");
+        let at = op.next_processing_time().unwrap();
+        assert_eq!(at, START / NANOS_PER_MILLI + 200);
+        clock.set(at * NANOS_PER_MILLI);
+        let mut out = Recorder::new(&table());
+        op.on_processing_time(at, &mut out).unwrap();
+        assert_eq!(out.take(), "WM 100");
+        // Nothing pending: no further call is wanted.
+        assert_eq!(op.next_processing_time(), None);
     }
 
     /// Flink starts the watermark at 0: one before 1970 is never emitted, and the final

@@ -11,12 +11,24 @@ use arrow_schema::SchemaRef;
 use super::split::Pipeline;
 use crate::exec::operator::Operator;
 
-#[derive(Default)]
 pub struct JobGraph {
     pub sources: Vec<Vec<Pipeline>>,
     pub tasks: Vec<TaskVertex>,
     /// What the sink reads.
     pub sink_inputs: Vec<Edge>,
+    /// `pipeline.max-parallelism`: the number of key groups keyed state and hash edges use.
+    pub max_parallelism: u32,
+}
+
+impl Default for JobGraph {
+    fn default() -> Self {
+        JobGraph {
+            sources: Vec::new(),
+            tasks: Vec::new(),
+            sink_inputs: Vec::new(),
+            max_parallelism: crate::exec::state::key_group::DEFAULT_MAX_PARALLELISM,
+        }
+    }
 }
 
 /// A vertex after an exchange.

@@ -27,7 +27,6 @@ use super::task::Task;
 use crate::clock::{Clock, SystemClock};
 use crate::exec::chunk::StreamChunk;
 use crate::exec::operator::{ExecError, OperatorContext};
-use crate::exec::state::key_group::DEFAULT_MAX_PARALLELISM;
 
 /// How long the sink waits for a message before it looks at the stop flag and wakes the sink.
 const POLL_INTERVAL: Duration = Duration::from_millis(50);
@@ -58,8 +57,6 @@ pub struct RunOptions {
     /// Flink gives at parallelism 1 (a directory's files in order, UNION ALL inputs left to
     /// right), the same on every run. Applies where splits feed the sink directly.
     pub ordered: bool,
-    /// `pipeline.max-parallelism`: the number of key groups.
-    pub max_parallelism: u32,
     /// Processing time, for operators' timers.
     pub clock: Arc<dyn Clock>,
 }
@@ -68,7 +65,6 @@ impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
             ordered: false,
-            max_parallelism: DEFAULT_MAX_PARALLELISM,
             clock: Arc::new(SystemClock),
         }
     }
@@ -147,8 +143,16 @@ fn spawn(
 
 /// Reads a split through its operators into its router until it ends (with the final
 /// watermark, which fires everything downstream) or the job stops.
-fn run_split(mut pipeline: Pipeline, mut out: Router, job: &JobState) -> Result<(), ExecError> {
-    let ctx = OperatorContext::default();
+fn run_split(
+    mut pipeline: Pipeline,
+    mut out: Router,
+    job: &JobState,
+    clock: &Arc<dyn Clock>,
+) -> Result<(), ExecError> {
+    let ctx = OperatorContext {
+        clock: clock.clone(),
+        ..OperatorContext::default()
+    };
     let mut chain = Chain::new(std::mem::take(&mut pipeline.operators));
     chain.open(&ctx)?;
     while !job.stopped() {
@@ -207,6 +211,7 @@ pub fn run(
         cancel,
         failure: Mutex::new(None),
     });
+    let max_parallelism = graph.max_parallelism;
     let mut handles = Vec::new();
     let mut targets: Vec<(Upstream, Target)> = Vec::new();
     // Each task instance's queue, and the channels it reads.
@@ -270,12 +275,12 @@ pub fn run(
                 &target.partitioning,
                 target.first_channel + i as u32,
                 i,
-                options.max_parallelism,
+                max_parallelism,
             )?;
             let ctx = OperatorContext::instance(
                 i as u32,
                 parallelism,
-                options.max_parallelism,
+                max_parallelism,
                 options.clock.clone(),
             );
             let run = Task {
@@ -301,26 +306,21 @@ pub fn run(
                     &target.partitioning,
                     target.first_channel + i as u32,
                     i,
-                    options.max_parallelism,
+                    max_parallelism,
                 )?,
                 None => {
                     let sender = split_senders[s]
                         .pop_front()
                         .ok_or_else(|| ExecError::Internal("a source feeds nothing".into()))?;
-                    Router::new(
-                        vec![sender],
-                        &Partitioning::Global,
-                        0,
-                        0,
-                        options.max_parallelism,
-                    )?
+                    Router::new(vec![sender], &Partitioning::Global, 0, 0, max_parallelism)?
                 }
             };
             if pipeline.split.is_bounded() {
                 queued.push_back((pipeline, router));
             } else {
+                let clock = options.clock.clone();
                 handles.extend(spawn("source", &job, "a split", move |job| {
-                    run_split(pipeline, router, job)
+                    run_split(pipeline, router, job, &clock)
                 }));
             }
         }
@@ -330,6 +330,7 @@ pub fn run(
     let queue = Arc::new(Mutex::new(queued));
     for _ in 0..split_workers() {
         let queue = queue.clone();
+        let clock = options.clock.clone();
         handles.extend(spawn("source", &job, "a split", move |job| {
             loop {
                 let next = queue.lock().ok().and_then(|mut q| q.pop_front());
@@ -343,7 +344,7 @@ pub fn run(
                     }
                     return Err(ExecError::Cancelled);
                 }
-                run_split(pipeline, router, job)?;
+                run_split(pipeline, router, job, &clock)?;
             }
         }));
     }
@@ -466,11 +467,11 @@ mod tests {
     fn graph(pipelines: Vec<Pipeline>) -> JobGraph {
         JobGraph {
             sources: vec![pipelines],
-            tasks: Vec::new(),
             sink_inputs: vec![Edge {
                 from: Upstream::Source(0),
                 partitioning: Partitioning::Global,
             }],
+            ..JobGraph::default()
         }
     }
 
@@ -820,6 +821,7 @@ mod tests {
 mod task_tests {
     use super::*;
     use crate::exec::operator::{Operator, Output};
+    use crate::exec::state::key_group::DEFAULT_MAX_PARALLELISM;
     use crate::runtime::graph::TaskVertex;
     use crate::runtime::split::SourceSplit;
     use arrow_array::{Int32Array, Int64Array, RecordBatch};
