@@ -116,8 +116,15 @@ impl Session {
         let options = RunOptions {
             ordered: self.batch_mode(),
             clock: self.clock.clone(),
+            late_rows: Arc::default(),
         };
-        run::run(graph, sink, cancel, &options)
+        let result = run::run(graph, sink, cancel, &options);
+        // Beyond Flink, which drops late rows silently: say how many were dropped.
+        let late = options.late_rows.load(std::sync::atomic::Ordering::Relaxed);
+        if late > 0 {
+            eprintln!("[WARNING] {late} late row(s) dropped by window operators");
+        }
+        result
     }
 
     /// The options a job is built with, checked as Flink checks them when a job starts.

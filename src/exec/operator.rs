@@ -94,6 +94,12 @@ pub trait Operator: Send {
         Ok(())
     }
 
+    /// Rows dropped so far because they came too late for every window they belong to
+    /// (Flink drops them silently; Tideline reports how many).
+    fn late_rows(&self) -> u64 {
+        0
+    }
+
     /// The operator's keyed state, one entry per non-empty key group it owns, to be written
     /// into a checkpoint; restoring at another parallelism hands each instance the groups it
     /// now owns.

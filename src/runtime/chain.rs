@@ -74,6 +74,11 @@ impl Chain {
         Ok(())
     }
 
+    /// The late rows the chain's operators dropped.
+    pub fn late_rows(&self) -> u64 {
+        self.operators.iter().map(|op| op.late_rows()).sum()
+    }
+
     /// The input has ended: each operator finishes in turn, what it emits passing through
     /// the rest.
     pub fn finish(&mut self, out: &mut dyn Output) -> Result<(), ExecError> {

@@ -13,7 +13,7 @@
 
 use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -59,6 +59,8 @@ pub struct RunOptions {
     pub ordered: bool,
     /// Processing time, for operators' timers.
     pub clock: Arc<dyn Clock>,
+    /// Where the tasks add the late rows their operators dropped, when they stop.
+    pub late_rows: Arc<AtomicU64>,
 }
 
 impl Default for RunOptions {
@@ -66,6 +68,7 @@ impl Default for RunOptions {
         RunOptions {
             ordered: false,
             clock: Arc::new(SystemClock),
+            late_rows: Arc::default(),
         }
     }
 }
@@ -283,7 +286,7 @@ pub fn run(
                 max_parallelism,
                 options.clock.clone(),
             );
-            let run = Task {
+            let mut run = Task {
                 chain: Chain::new(operators),
                 input,
                 input_of_channel: input_of_channel.clone(),
@@ -291,7 +294,12 @@ pub fn run(
                 ctx,
             };
             let name = format!("{} ({}/{parallelism})", task.name, i + 1);
-            handles.extend(spawn(&name, &job, "a task", move |job| run.run(job)));
+            let late_rows = options.late_rows.clone();
+            handles.extend(spawn(&name, &job, "a task", move |job| {
+                let result = run.run(job);
+                late_rows.fetch_add(run.chain.late_rows(), Ordering::Relaxed);
+                result
+            }));
         }
     }
 

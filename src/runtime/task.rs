@@ -26,7 +26,7 @@ pub struct Task {
 }
 
 impl Task {
-    pub fn run(mut self, job: &JobState) -> Result<(), ExecError> {
+    pub fn run(&mut self, job: &JobState) -> Result<(), ExecError> {
         self.chain.open(&self.ctx)?;
         let channels = self.input_of_channel.len();
         let mut valve = WatermarkValve::new(channels);
