@@ -3,9 +3,9 @@
 //! The path of a query (docs/architecture.md follows one through it):
 //!
 //! ```text
-//! SQL text ─sql─▶ AST ─plan::bind─▶ logical plan ─plan::stream─▶ stream plan ─job─▶ pipelines
-//!                       (catalog)                                              │ exec::runtime
-//!                                                     connector::source ▶ exec operators ▶ sink
+//! SQL text ─sql─▶ AST ─plan::bind─▶ logical plan ─plan::stream─▶ stream plan ─job─▶ job graph
+//!                       (catalog)                                              │ runtime::run
+//!                                      connector::source splits ▶ exec operators (tasks) ▶ sink
 //! ```
 pub mod catalog;
 pub mod client;

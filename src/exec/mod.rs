@@ -2,9 +2,8 @@
 //! runtime that drives them.
 //!
 //! An operator ([`operator::Operator`]) reacts to chunks, watermarks and the end of input and
-//! pushes what it emits into an [`operator::Output`]; it knows nothing of threads or I/O. The
-//! [`runtime`] runs each source split on its own thread with its chain of operators, and
-//! sends the results over a bounded channel (backpressure) to the single sink.
+//! pushes what it emits into an [`operator::Output`]; it knows nothing of threads or I/O.
+//! `crate::runtime` runs them in chains on split and task threads.
 
 pub mod calc;
 pub mod chunk;
