@@ -153,7 +153,9 @@ fn build(
             });
             Ok(built)
         }
-        // Each split generates its own watermarks (docs/design/0003).
+        // Each split generates its own watermarks (docs/design/0003). A batch job has none
+        // but the final one, as in Flink: no row of a bounded input is late.
+        StreamPlan::WatermarkAssigner(w) if ctx.batch_mode => build(&w.input, ctx, options, graph),
         StreamPlan::WatermarkAssigner(w) => {
             let mut built = build(&w.input, ctx, options, graph)?;
             built.push(graph, &|| {
