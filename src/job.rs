@@ -11,7 +11,7 @@ use crate::exec::calc::CalcOperator;
 use crate::exec::operator::ExecError;
 use crate::exec::operator::Operator;
 use crate::exec::values::ValuesSplit;
-use crate::exec::watermark_assigner::WatermarkAssignerOperator;
+use crate::exec::watermark_assigner::{WatermarkAssignerOperator, WatermarkEmission};
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
 use crate::plan::stream::StreamPlan;
@@ -36,6 +36,8 @@ pub fn runtime_schema(schema: &Schema) -> arrow_schema::SchemaRef {
 pub struct JobOptions {
     /// `pipeline.auto-watermark-interval`, in milliseconds (Flink's default: 200).
     pub auto_watermark_interval: i64,
+    /// `table.exec.source.idle-timeout`, in milliseconds (0, Flink's default: never idle).
+    pub idle_timeout: i64,
     /// `parallelism.default`: the instances of each vertex after an exchange (default 1).
     pub parallelism: u32,
     /// `pipeline.max-parallelism`: the number of key groups (Flink's default: 128).
@@ -46,6 +48,7 @@ impl Default for JobOptions {
     fn default() -> Self {
         JobOptions {
             auto_watermark_interval: 200,
+            idle_timeout: 0,
             parallelism: 1,
             max_parallelism: crate::exec::state::key_group::DEFAULT_MAX_PARALLELISM,
         }
@@ -158,11 +161,12 @@ fn build(
         StreamPlan::WatermarkAssigner(w) if ctx.batch_mode => build(&w.input, ctx, options, graph),
         StreamPlan::WatermarkAssigner(w) => {
             let mut built = build(&w.input, ctx, options, graph)?;
+            let emission = watermark_emission(&w.input, options)?;
             built.push(graph, &|| {
                 Box::new(WatermarkAssignerOperator::new(
                     w.rowtime,
                     w.watermark.clone(),
-                    options.auto_watermark_interval,
+                    emission,
                     ctx.clone(),
                 ))
             });
@@ -200,6 +204,51 @@ fn build(
             Ok(built)
         }
     }
+}
+
+/// How the watermarks of the table scanned below a watermark assigner are emitted: its
+/// `scan.watermark.*` options (an `OPTIONS` hint is already merged into them) over the
+/// session's.
+fn watermark_emission(
+    input: &StreamPlan,
+    options: &JobOptions,
+) -> Result<WatermarkEmission, ConnectorError> {
+    let mut node = input;
+    let table = loop {
+        match node {
+            StreamPlan::TableSourceScan(scan) => break Some(&scan.table),
+            other => match other.inputs().as_slice() {
+                [only] => node = only,
+                _ => break None,
+            },
+        }
+    };
+    let option = |key: &str| table.and_then(|t| t.option(key));
+    let on_event = match option("scan.watermark.emit.strategy") {
+        None => false,
+        Some(v) if v.eq_ignore_ascii_case("on-periodic") => false,
+        Some(v) if v.eq_ignore_ascii_case("on-event") => true,
+        Some(v) => {
+            return Err(ConnectorError(format!(
+                "Invalid value for option 'scan.watermark.emit.strategy': '{v}'. Supported values are [on-event, on-periodic]."
+            )));
+        }
+    };
+    let idle_timeout = match option("scan.watermark.idle-timeout") {
+        None => options.idle_timeout,
+        Some(text) => crate::connector::option_value::parse_duration(text)
+            .map(|nanos| nanos / 1_000_000)
+            .ok_or_else(|| {
+                ConnectorError(format!(
+                    "Could not parse value '{text}' for key 'scan.watermark.idle-timeout'."
+                ))
+            })?,
+    };
+    Ok(WatermarkEmission {
+        interval: options.auto_watermark_interval,
+        on_event,
+        idle_timeout,
+    })
 }
 
 /// The splits of a table's source, each producing the table's physical and metadata columns.

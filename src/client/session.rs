@@ -41,6 +41,7 @@ pub const NOT_NULL_ENFORCER: &str = "table.exec.sink.not-null-enforcer";
 const RUNTIME_MODE: &str = "execution.runtime-mode";
 const AUTO_WATERMARK_INTERVAL: &str = "pipeline.auto-watermark-interval";
 const PARALLELISM: &str = "parallelism.default";
+const IDLE_TIMEOUT: &str = "table.exec.source.idle-timeout";
 const MAX_PARALLELISM: &str = "pipeline.max-parallelism";
 pub const RESULT_MODE: &str = "sql-client.execution.result-mode";
 /// The SQL client's column cap. Flink 2.3 reads only this key: the older
@@ -136,6 +137,15 @@ impl Session {
                 .ok_or_else(|| {
                     StatementError::Job(format!(
                         "Could not parse value '{text}' for key '{AUTO_WATERMARK_INTERVAL}'."
+                    ))
+                })?;
+        }
+        if let Some(text) = self.options.get(IDLE_TIMEOUT) {
+            options.idle_timeout = crate::connector::option_value::parse_duration(text)
+                .map(|nanos| nanos / 1_000_000)
+                .ok_or_else(|| {
+                    StatementError::Job(format!(
+                        "Could not parse value '{text}' for key '{IDLE_TIMEOUT}'."
                     ))
                 })?;
         }

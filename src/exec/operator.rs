@@ -7,10 +7,19 @@ use super::state::key_group::{DEFAULT_MAX_PARALLELISM, KeyGroupRange};
 use crate::clock::{Clock, SystemClock};
 use crate::function::EvalError;
 
+/// Whether an input currently holds event time back: an idle one (a split silent for its
+/// idle timeout) leaves the minimum watermark of the task it feeds until it is active again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatermarkStatus {
+    Active,
+    Idle,
+}
+
 /// Where an operator puts what it emits.
 pub trait Output {
     fn emit(&mut self, chunk: StreamChunk) -> Result<(), ExecError>;
     fn emit_watermark(&mut self, watermark: i64) -> Result<(), ExecError>;
+    fn emit_watermark_status(&mut self, status: WatermarkStatus) -> Result<(), ExecError>;
 }
 
 /// What an operator instance is told when it opens: which instance it is, the key groups it
@@ -76,6 +85,15 @@ pub trait Operator: Send {
 
     fn on_watermark(&mut self, watermark: i64, out: &mut dyn Output) -> Result<(), ExecError> {
         out.emit_watermark(watermark)
+    }
+
+    /// The input went idle or became active again.
+    fn on_watermark_status(
+        &mut self,
+        status: WatermarkStatus,
+        out: &mut dyn Output,
+    ) -> Result<(), ExecError> {
+        out.emit_watermark_status(status)
     }
 
     /// The earliest processing time (milliseconds since the epoch) at which the operator

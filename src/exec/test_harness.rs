@@ -5,7 +5,7 @@
 use arrow_array::{ArrayRef, RecordBatch, StringArray};
 
 use super::chunk::{RowKind, StreamChunk};
-use super::operator::{ExecError, Output};
+use super::operator::{ExecError, Output, WatermarkStatus};
 use crate::types::text::{format_value, parse_column};
 use crate::types::time::SessionZone;
 use crate::types::{DataType, Schema};
@@ -90,6 +90,11 @@ impl Output for Recorder {
 
     fn emit_watermark(&mut self, watermark: i64) -> Result<(), ExecError> {
         self.lines.push(format!("WM {watermark}"));
+        Ok(())
+    }
+
+    fn emit_watermark_status(&mut self, status: WatermarkStatus) -> Result<(), ExecError> {
+        self.lines.push(format!("{status:?}").to_uppercase());
         Ok(())
     }
 }

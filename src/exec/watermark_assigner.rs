@@ -22,18 +22,37 @@ use arrow_array::{Array, PrimitiveArray};
 
 use super::chunk::StreamChunk;
 use super::eval::evaluate;
-use super::operator::{ExecError, Operator, Output};
+use super::operator::{ExecError, Operator, Output, WatermarkStatus};
 use crate::clock::Clock;
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
 
 const NANOS_PER_MILLI: i64 = 1_000_000;
 
+/// When a split's watermarks are emitted: `pipeline.auto-watermark-interval` and the table's
+/// `scan.watermark.*` options (an `OPTIONS` hint over the table's own, over the session's
+/// `table.exec.source.idle-timeout`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WatermarkEmission {
+    /// `pipeline.auto-watermark-interval`, in milliseconds (0: no periodic emission).
+    pub interval: i64,
+    /// `scan.watermark.emit.strategy` = `on-event`: after every row that advances it.
+    pub on_event: bool,
+    /// Milliseconds without a row after which the split is idle (0: never).
+    pub idle_timeout: i64,
+}
+
 pub struct WatermarkAssignerOperator {
     rowtime: usize,
     watermark: ScalarExpr,
-    /// `pipeline.auto-watermark-interval`, in milliseconds.
+    /// The eager threshold and the periodic schedule, in milliseconds.
     interval: i64,
+    /// Whether watermarks are also emitted on the clock.
+    periodic: bool,
+    idle_timeout: i64,
+    /// When the last row came (clock milliseconds), and whether the split was declared idle.
+    last_row: i64,
+    idle: bool,
     ctx: EvalContext,
     clock: Arc<dyn Clock>,
     /// The largest watermark seen, and the last one emitted (Flink starts both at 0).
@@ -44,13 +63,26 @@ pub struct WatermarkAssignerOperator {
 }
 
 impl WatermarkAssignerOperator {
-    pub fn new(rowtime: usize, watermark: ScalarExpr, interval_ms: i64, ctx: EvalContext) -> Self {
+    pub fn new(
+        rowtime: usize,
+        watermark: ScalarExpr,
+        emission: WatermarkEmission,
+        ctx: EvalContext,
+    ) -> Self {
         let clock = ctx.clock.clone();
         let now = clock.now_nanos().div_euclid(NANOS_PER_MILLI);
         WatermarkAssignerOperator {
             rowtime,
             watermark,
-            interval: interval_ms,
+            interval: if emission.on_event {
+                0
+            } else {
+                emission.interval
+            },
+            periodic: !emission.on_event && emission.interval > 0,
+            idle_timeout: emission.idle_timeout.max(0),
+            last_row: now,
+            idle: false,
             ctx,
             clock,
             current: 0,
@@ -61,7 +93,7 @@ impl WatermarkAssignerOperator {
 
     /// The periodic emission, due when the interval has passed on the clock.
     fn periodic(&mut self, out: &mut dyn Output) -> Result<(), ExecError> {
-        if self.interval <= 0 {
+        if !self.periodic {
             return Ok(());
         }
         let now = self.clock.now_nanos().div_euclid(NANOS_PER_MILLI);
@@ -90,6 +122,13 @@ impl Operator for WatermarkAssignerOperator {
         out: &mut dyn Output,
     ) -> Result<(), ExecError> {
         self.periodic(out)?;
+        if self.idle_timeout > 0 {
+            self.last_row = self.clock.now_nanos().div_euclid(NANOS_PER_MILLI);
+            if self.idle {
+                self.idle = false;
+                out.emit_watermark_status(WatermarkStatus::Active)?;
+            }
+        }
         let batch = &chunk.batch;
         let rows = batch.num_rows();
         if rows == 0 {
@@ -140,13 +179,23 @@ impl Operator for WatermarkAssignerOperator {
         Ok(())
     }
 
-    /// The periodic emission's next turn: a quiet split still emits its watermark on time.
+    /// The periodic emission's next turn (a quiet split still emits its watermark on time),
+    /// or the moment a quiet split becomes idle.
     fn next_processing_time(&self) -> Option<i64> {
-        (self.interval > 0 && self.current > self.last).then(|| self.last_periodic + self.interval)
+        let periodic =
+            (self.periodic && self.current > self.last).then(|| self.last_periodic + self.interval);
+        let idle = (self.idle_timeout > 0 && !self.idle && self.current != i64::MAX)
+            .then(|| self.last_row + self.idle_timeout);
+        periodic.into_iter().chain(idle).min()
     }
 
-    fn on_processing_time(&mut self, _now: i64, out: &mut dyn Output) -> Result<(), ExecError> {
-        self.periodic(out)
+    fn on_processing_time(&mut self, now: i64, out: &mut dyn Output) -> Result<(), ExecError> {
+        self.periodic(out)?;
+        if self.idle_timeout > 0 && !self.idle && now - self.last_row >= self.idle_timeout {
+            self.idle = true;
+            out.emit_watermark_status(WatermarkStatus::Idle)?;
+        }
+        Ok(())
     }
 
     fn on_watermark(&mut self, watermark: i64, out: &mut dyn Output) -> Result<(), ExecError> {
@@ -180,7 +229,12 @@ mod tests {
             index: 1,
             data_type: DataType::nullable(TypeKind::Timestamp(3)),
         };
-        (WatermarkAssignerOperator::new(1, ts, interval, ctx), clock)
+        let emission = WatermarkEmission {
+            interval,
+            on_event: false,
+            idle_timeout: 0,
+        };
+        (WatermarkAssignerOperator::new(1, ts, emission, ctx), clock)
     }
 
     fn run(op: &mut WatermarkAssignerOperator, rows: &str) -> String {
@@ -252,6 +306,61 @@ mod tests {
         assert_eq!(out.take(), "WM 100");
         // Nothing pending: no further call is wanted.
         assert_eq!(op.next_processing_time(), None);
+    }
+
+    fn assigner_with(emission: WatermarkEmission) -> (WatermarkAssignerOperator, Arc<ManualClock>) {
+        let (op, clock) = assigner(0);
+        let mut ctx = EvalContext::for_tests(0);
+        ctx.clock = clock.clone();
+        (
+            WatermarkAssignerOperator::new(op.rowtime, op.watermark, emission, ctx),
+            clock,
+        )
+    }
+
+    /// `scan.watermark.emit.strategy` = `on-event` emits after each advancing row whatever
+    /// the interval, and nothing on the clock.
+    #[test]
+    fn on_event_emits_per_row_and_not_on_the_clock() {
+        let (mut op, clock) = assigner_with(WatermarkEmission {
+            interval: 200,
+            on_event: true,
+            idle_timeout: 0,
+        });
+        assert_eq!(
+            run(
+                &mut op,
+                "+I 1 | 1970-01-01 00:00:00.100\n+I 2 | 1970-01-01 00:00:00.050"
+            ),
+            "+I 1 | 1970-01-01 00:00:00.100\nWM 100\n+I 2 | 1970-01-01 00:00:00.050"
+        );
+        clock.set(START + 1_000 * NANOS_PER_MILLI);
+        assert_eq!(op.next_processing_time(), None);
+    }
+
+    /// A split without rows for the idle timeout says so; its next row makes it active
+    /// again, before the row.
+    #[test]
+    fn a_silent_split_goes_idle_and_its_next_row_wakes_it() {
+        let (mut op, clock) = assigner_with(WatermarkEmission {
+            interval: 0,
+            on_event: false,
+            idle_timeout: 1_000,
+        });
+        run(&mut op, "+I 1 | 1970-01-01 00:00:01");
+        let at = op.next_processing_time().unwrap();
+        assert_eq!(at, START / NANOS_PER_MILLI + 1_000);
+        let mut out = Recorder::new(&table());
+        op.on_processing_time(at - 1, &mut out).unwrap();
+        assert_eq!(out.take(), "");
+        clock.set(at * NANOS_PER_MILLI);
+        op.on_processing_time(at, &mut out).unwrap();
+        assert_eq!(out.take(), "IDLE");
+        assert_eq!(op.next_processing_time(), None);
+        assert_eq!(
+            run(&mut op, "+I 2 | 1970-01-01 00:00:02"),
+            "ACTIVE\n+I 2 | 1970-01-01 00:00:02.000\nWM 2000"
+        );
     }
 
     /// Flink starts the watermark at 0: one before 1970 is never emitted, and the final

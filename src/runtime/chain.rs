@@ -3,7 +3,7 @@
 //! not overtake the rows before it, nor rows the watermark before them).
 
 use crate::exec::chunk::StreamChunk;
-use crate::exec::operator::{ExecError, Operator, OperatorContext, Output};
+use crate::exec::operator::{ExecError, Operator, OperatorContext, Output, WatermarkStatus};
 
 pub struct Chain {
     operators: Vec<Box<dyn Operator>>,
@@ -13,6 +13,7 @@ pub struct Chain {
 enum Emitted {
     Chunk(StreamChunk),
     Watermark(i64),
+    Status(WatermarkStatus),
 }
 
 /// Collects what an operator emits, for the next operator of a chain.
@@ -26,6 +27,10 @@ impl Output for Collected {
     }
     fn emit_watermark(&mut self, watermark: i64) -> Result<(), ExecError> {
         self.0.push(Emitted::Watermark(watermark));
+        Ok(())
+    }
+    fn emit_watermark_status(&mut self, status: WatermarkStatus) -> Result<(), ExecError> {
+        self.0.push(Emitted::Status(status));
         Ok(())
     }
 }
@@ -51,6 +56,14 @@ impl Chain {
 
     pub fn on_watermark(&mut self, watermark: i64, out: &mut dyn Output) -> Result<(), ExecError> {
         push_watermark(&mut self.operators, watermark, out)
+    }
+
+    pub fn on_watermark_status(
+        &mut self,
+        status: WatermarkStatus,
+        out: &mut dyn Output,
+    ) -> Result<(), ExecError> {
+        push_status(&mut self.operators, status, out)
     }
 
     /// The earliest processing time any operator of the chain waits for.
@@ -123,6 +136,21 @@ fn push_watermark(
     }
 }
 
+fn push_status(
+    operators: &mut [Box<dyn Operator>],
+    status: WatermarkStatus,
+    out: &mut dyn Output,
+) -> Result<(), ExecError> {
+    match operators.split_first_mut() {
+        None => out.emit_watermark_status(status),
+        Some((first, rest)) => {
+            let mut collected = Collected::default();
+            first.on_watermark_status(status, &mut collected)?;
+            forward(rest, collected, out)
+        }
+    }
+}
+
 /// Hands what one operator emitted to the rest of the chain, in order; operators after the
 /// first have one input.
 fn forward(
@@ -134,6 +162,7 @@ fn forward(
         match emitted {
             Emitted::Chunk(c) => push_chunk(rest, 0, c, out)?,
             Emitted::Watermark(w) => push_watermark(rest, w, out)?,
+            Emitted::Status(s) => push_status(rest, s, out)?,
         }
     }
     Ok(())
@@ -194,6 +223,10 @@ mod tests {
         }
         fn emit_watermark(&mut self, watermark: i64) -> Result<(), ExecError> {
             self.0.push(format!("watermark {watermark}"));
+            Ok(())
+        }
+        fn emit_watermark_status(&mut self, status: WatermarkStatus) -> Result<(), ExecError> {
+            self.0.push(format!("{status:?}"));
             Ok(())
         }
     }

@@ -10,7 +10,7 @@ use std::sync::mpsc::SyncSender;
 use super::graph::Partitioning;
 use super::partitioner::Partitioner;
 use crate::exec::chunk::StreamChunk;
-use crate::exec::operator::{ExecError, Output};
+use crate::exec::operator::{ExecError, Output, WatermarkStatus};
 use crate::exec::state::key::KeyEncoder;
 
 /// Messages in flight per consumer before senders wait.
@@ -21,6 +21,8 @@ pub enum Message {
     Chunk(StreamChunk),
     /// Event time on this channel has reached this instant (milliseconds since the epoch).
     Watermark(i64),
+    /// The channel went idle or became active again.
+    Status(WatermarkStatus),
     /// The channel is exhausted.
     End,
 }
@@ -108,5 +110,9 @@ impl Output for Router {
 
     fn emit_watermark(&mut self, watermark: i64) -> Result<(), ExecError> {
         self.broadcast(Message::Watermark(watermark))
+    }
+
+    fn emit_watermark_status(&mut self, status: WatermarkStatus) -> Result<(), ExecError> {
+        self.broadcast(Message::Status(status))
     }
 }

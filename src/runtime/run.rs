@@ -435,7 +435,7 @@ fn drive_sink(
                         job.fail(e);
                     }
                 }
-                Message::Watermark(_) => {}
+                Message::Watermark(_) | Message::Status(_) => {}
                 Message::End => {
                     ended += 1;
                     if in_order {
@@ -1018,6 +1018,135 @@ mod task_tests {
                     DEFAULT_MAX_PARALLELISM,
                 );
                 assert!(range.contains(group));
+            }
+        }
+    }
+
+    /// Never ends; an empty batch every few milliseconds (a quiet socket).
+    struct Quiet;
+
+    impl SourceSplit for Quiet {
+        fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            Ok(Some(RecordBatch::new_empty(Arc::new(
+                arrow_schema::Schema::empty(),
+            ))))
+        }
+        fn describe(&self) -> String {
+            "quiet".into()
+        }
+        fn is_bounded(&self) -> bool {
+            false
+        }
+    }
+
+    struct OneBatchThenQuiet(bool);
+
+    impl SourceSplit for OneBatchThenQuiet {
+        fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
+            if std::mem::replace(&mut self.0, true) {
+                return Quiet.next_batch();
+            }
+            let column = Int32Array::from((0..100).collect::<Vec<i32>>());
+            Ok(Some(RecordBatch::try_from_iter([(
+                "id",
+                Arc::new(column) as _,
+            )])?))
+        }
+        fn describe(&self) -> String {
+            "one batch".into()
+        }
+        fn is_bounded(&self) -> bool {
+            false
+        }
+    }
+
+    /// Declares its split idle at the first chance.
+    struct GoesIdle(bool);
+
+    impl Operator for GoesIdle {
+        fn process(
+            &mut self,
+            _input: usize,
+            chunk: StreamChunk,
+            out: &mut dyn Output,
+        ) -> Result<(), ExecError> {
+            out.emit(chunk)
+        }
+        fn next_processing_time(&self) -> Option<i64> {
+            (!self.0).then_some(0)
+        }
+        fn on_processing_time(&mut self, _now: i64, out: &mut dyn Output) -> Result<(), ExecError> {
+            self.0 = true;
+            out.emit_watermark_status(crate::exec::operator::WatermarkStatus::Idle)
+        }
+    }
+
+    /// Records the watermarks it sees.
+    struct Watermarks(Arc<Mutex<Vec<i64>>>);
+
+    impl Operator for Watermarks {
+        fn process(
+            &mut self,
+            _input: usize,
+            _chunk: StreamChunk,
+            _out: &mut dyn Output,
+        ) -> Result<(), ExecError> {
+            Ok(())
+        }
+        fn on_watermark(&mut self, w: i64, _out: &mut dyn Output) -> Result<(), ExecError> {
+            self.0.lock().unwrap().push(w);
+            Ok(())
+        }
+    }
+
+    /// A quiet split holds a task's event time back until it goes idle; then the other
+    /// split's watermark passes.
+    #[test]
+    fn an_idle_split_stops_holding_the_watermark_back() {
+        for idles in [false, true] {
+            let seen = Arc::new(Mutex::new(Vec::new()));
+            let quiet = Pipeline {
+                split: Box::new(Quiet),
+                operators: if idles {
+                    vec![Box::new(GoesIdle(false))]
+                } else {
+                    vec![]
+                },
+            };
+            // One batch, then quiet too (but never idle).
+            let busy = Pipeline {
+                split: Box::new(OneBatchThenQuiet(false)),
+                operators: vec![Box::new(WatermarkAtMax)],
+            };
+            let mut graph = JobGraph::default();
+            let source = graph.add_source(vec![quiet, busy]);
+            let task = graph.add_task(TaskVertex {
+                name: "Watermarks".into(),
+                instances: vec![vec![Box::new(Watermarks(seen.clone()))]],
+                inputs: vec![Edge {
+                    from: source,
+                    partitioning: Partitioning::Global,
+                }],
+            });
+            graph.sink_inputs = vec![Edge {
+                from: task,
+                partitioning: Partitioning::Global,
+            }];
+            let cancel = Arc::new(AtomicBool::new(false));
+            let flag = cancel.clone();
+            let canceller = std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(400));
+                flag.store(true, Ordering::Relaxed);
+            });
+            let result = super::run(graph, &mut Rows(Vec::new()), cancel, &RunOptions::default());
+            canceller.join().unwrap();
+            assert!(matches!(result, Err(ExecError::Cancelled)));
+            let seen = seen.lock().unwrap().clone();
+            if idles {
+                assert_eq!(seen, [99]);
+            } else {
+                assert_eq!(seen, Vec::<i64>::new());
             }
         }
     }

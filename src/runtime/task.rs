@@ -55,9 +55,22 @@ impl Task {
                                 self.chain.on_watermark(w, &mut self.output)?;
                             }
                         }
+                        Message::Status(status) => {
+                            let changed = valve.on_status(channel, status);
+                            if let Some(w) = changed.watermark {
+                                self.chain.on_watermark(w, &mut self.output)?;
+                            }
+                            if let Some(status) = changed.status {
+                                self.chain.on_watermark_status(status, &mut self.output)?;
+                            }
+                        }
                         Message::End => {
                             ended += 1;
-                            if let Some(w) = valve.on_end(channel).watermark {
+                            let changed = valve.on_end(channel);
+                            if let Some(status) = changed.status {
+                                self.chain.on_watermark_status(status, &mut self.output)?;
+                            }
+                            if let Some(w) = changed.watermark {
                                 self.chain.on_watermark(w, &mut self.output)?;
                             }
                         }

@@ -8,12 +8,7 @@
 //! rejoins the minimum once its watermark reaches the output. A channel that ends counts as
 //! `i64::MAX`, as the final watermark of a bounded input does.
 
-/// Whether an input (or the valve's output) currently holds back event time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WatermarkStatus {
-    Active,
-    Idle,
-}
+pub use crate::exec::operator::WatermarkStatus;
 
 #[derive(Debug, Clone)]
 struct Channel {
