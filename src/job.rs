@@ -84,6 +84,9 @@ pub fn build_pipelines(
             Ok(pipelines)
         }
         StreamPlan::Sink(s) => build_pipelines(&s.input, ctx, options),
+        StreamPlan::Exchange(_) | StreamPlan::GroupWindowAggregate(_) => Err(ConnectorError(
+            "group window aggregation is not supported by this runtime yet".into(),
+        )),
         StreamPlan::Union(u) => {
             let mut all = Vec::new();
             for input in &u.inputs {
