@@ -56,6 +56,16 @@ fn convert(plan: &LogicalPlan) -> Result<StreamPlan, PlanError> {
                 schema: c.schema.clone(),
             })
         }
+        LogicalPlan::Calc(c) if having_on_keys(c).is_some() => {
+            let (calc, aggregate) = having_on_keys(c).expect("checked by the guard");
+            let calc = StreamCalc {
+                input: Box::new(group_window_aggregate(&aggregate)?),
+                filter: calc.filter,
+                exprs: calc.exprs,
+                schema: calc.schema,
+            };
+            StreamPlan::Calc(merge(calc))
+        }
         LogicalPlan::Calc(c) => {
             let calc = StreamCalc {
                 input: Box::new(convert(&c.input)?),
@@ -79,6 +89,53 @@ fn convert(plan: &LogicalPlan) -> Result<StreamPlan, PlanError> {
         }
         LogicalPlan::Aggregate(a) => group_window_aggregate(a)?,
     })
+}
+
+/// A HAVING over a group window aggregate with conditions on keys alone: those conditions
+/// move into the Calc below, after its WHERE (Flink's filter transpose), and the Calc above
+/// keeps the others. `None` when there is nothing to move.
+fn having_on_keys(calc: &LogicalCalc) -> Option<(LogicalCalc, LogicalAggregate)> {
+    let LogicalPlan::Aggregate(aggregate) = calc.input.as_ref() else {
+        return None;
+    };
+    let LogicalPlan::Calc(below) = aggregate.input.as_ref() else {
+        return None;
+    };
+    let filter = calc.filter.as_ref()?;
+    aggregate.window.as_ref()?;
+    let keys = aggregate.grouping.len();
+    let (on_keys, others): (Vec<ScalarExpr>, Vec<ScalarExpr>) =
+        conjuncts(filter).into_iter().partition(|c| {
+            let mut only_keys = true;
+            c.for_each_column(&mut |i| only_keys &= i < keys);
+            only_keys
+        });
+    if on_keys.is_empty() {
+        return None;
+    }
+    let mut below = below.clone();
+    for condition in on_keys {
+        let pushed = condition.map_columns(&mut |k, _| below.exprs[aggregate.grouping[k]].clone());
+        below.filter = Some(match below.filter.take() {
+            Some(filter) => and(filter, pushed),
+            None => pushed,
+        });
+    }
+    let mut aggregate = aggregate.clone();
+    aggregate.input = Box::new(LogicalPlan::Calc(below));
+    let mut calc = calc.clone();
+    calc.filter = others.into_iter().reduce(and);
+    Some((calc, aggregate))
+}
+
+/// The operands of a chain of ANDs, in order.
+fn conjuncts(e: &ScalarExpr) -> Vec<ScalarExpr> {
+    match e {
+        ScalarExpr::Call { function, args, .. } if function.name == "AND" => {
+            args.iter().flat_map(conjuncts).collect()
+        }
+        other => vec![other.clone()],
+    }
 }
 
 /// A group window aggregate over the Calc below it, whose columns are named as Flink's
