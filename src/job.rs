@@ -15,7 +15,8 @@ use crate::exec::watermark_assigner::{WatermarkAssignerOperator, WatermarkEmissi
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
 use crate::plan::stream::StreamPlan;
-use crate::runtime::graph::{Edge, JobGraph, Partitioning, Upstream};
+use crate::plan::stream::exchange::Distribution;
+use crate::runtime::graph::{Edge, JobGraph, Partitioning, TaskVertex, Upstream};
 use crate::runtime::split::{DeferredSplit, Pipeline, SourceSplit};
 use crate::types::Schema;
 
@@ -57,7 +58,6 @@ impl Default for JobOptions {
 
 /// What a stream plan node's rows come from while the graph is built: source splits whose
 /// chains can still take stateless operators, a task whose chain can, or a union of those.
-#[allow(dead_code)] // `Task` comes with the exchange node (the group window step).
 enum Built {
     Splits(Vec<Pipeline>),
     Task(usize),
@@ -173,6 +173,31 @@ fn build(
             Ok(built)
         }
         StreamPlan::Sink(s) => build(&s.input, ctx, options, graph),
+        // A new task vertex: `parallelism.default` instances for a hash exchange, one for
+        // a single one.
+        StreamPlan::Exchange(e) => {
+            let input = build(&e.input, ctx, options, graph)?;
+            let (instances, partitioning) = match &e.distribution {
+                Distribution::Hash(keys) => (
+                    options.parallelism,
+                    Partitioning::Hash {
+                        columns: keys.clone(),
+                        schema: runtime_schema(e.input.schema()),
+                    },
+                ),
+                Distribution::Single | Distribution::Any => (1, Partitioning::Global),
+            };
+            let mut inputs = Vec::new();
+            input.edges(graph, &partitioning, &mut inputs);
+            Ok(Built::Task(graph.add_task(TaskVertex {
+                name: "Exchange".into(),
+                instances: (0..instances).map(|_| Vec::new()).collect(),
+                inputs,
+            })))
+        }
+        StreamPlan::GroupWindowAggregate(_) => Err(ConnectorError(
+            "group window aggregation is not supported by this runtime yet".into(),
+        )),
         StreamPlan::Union(u) => {
             let mut inputs = Vec::new();
             for input in &u.inputs {

@@ -9,7 +9,11 @@
 //! 2. CSV decoding: a generated 3-column file → blackhole;
 //! 3. CSV encoding: datagen → filesystem sink in CSV;
 //! 4. JSON decoding: a generated file of 4-field objects (~80 bytes a line) → blackhole;
-//! 5. JSON encoding: datagen → filesystem sink in JSON.
+//! 5. JSON encoding: datagen → filesystem sink in JSON;
+//! 6. watermark generation: datagen with a computed event time → blackhole, with and without
+//!    a WATERMARK (the difference is the per-row cost of generating watermarks);
+//! 7. a group window: TUMBLE(1 min) COUNT and SUM grouped by 10,000 keys over 10 M rows, at
+//!    parallelism 1 and 2.
 
 use std::io::Write;
 use std::time::Instant;
@@ -181,6 +185,64 @@ fn main() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 
+    // Event time: rows 10 ms apart (a 1-minute window holds 6,000 rows), 10,000 keys.
+    let window_rows: u64 = 10_000_000;
+    let timed_source = |name: &str, watermark: bool| {
+        format!(
+            "CREATE TABLE {name} (id BIGINT, v INT, k AS id % 10000, ts AS TO_TIMESTAMP_LTZ(id * 10, 3){}) \
+             WITH ('connector' = 'datagen', 'rows-per-second' = '1000000000000', 'fields.id.kind' = 'sequence', \
+             'fields.id.start' = '0', 'fields.id.end' = '{}', 'fields.v.min' = '0', 'fields.v.max' = '100');\n",
+            if watermark {
+                ", WATERMARK FOR ts AS ts - INTERVAL '1' SECOND"
+            } else {
+                ""
+            },
+            window_rows - 1
+        )
+    };
+    let unwatermarked = measure(
+        &mut session,
+        &format!(
+            "{}CREATE TABLE ts_sink (k BIGINT, ts TIMESTAMP_LTZ(3)) WITH ('connector' = 'blackhole');\n\
+             INSERT INTO ts_sink SELECT k, ts FROM nowm_src;",
+            timed_source("nowm_src", false)
+        ),
+        "watermark: datagen with a computed time → blackhole",
+        window_rows,
+    );
+    let watermarked = measure(
+        &mut session,
+        &format!(
+            "{}CREATE TABLE wm_sink (k BIGINT, ts TIMESTAMP_LTZ(3)) WITH ('connector' = 'blackhole');\n\
+             INSERT INTO wm_sink SELECT k, ts FROM wm_src;",
+            timed_source("wm_src", true)
+        ),
+        "watermark: the same with a WATERMARK → blackhole",
+        window_rows,
+    );
+    let mut tumble = Vec::new();
+    for parallelism in [1, 2] {
+        tumble.push(measure(
+            &mut session,
+            &format!(
+                "SET 'parallelism.default' = '{parallelism}';\n{}\
+                 CREATE TABLE tumble_sink_{parallelism} (k BIGINT, w TIMESTAMP(3), c BIGINT, s INT) WITH ('connector' = 'blackhole');\n\
+                 INSERT INTO tumble_sink_{parallelism} SELECT k, TUMBLE_START(ts, INTERVAL '1' MINUTE), COUNT(*), SUM(v) \
+                 FROM tumble_src_{parallelism} GROUP BY k, TUMBLE(ts, INTERVAL '1' MINUTE);\n\
+                 SET 'parallelism.default' = '1';",
+                timed_source(&format!("tumble_src_{parallelism}"), true)
+            ),
+            &format!("window: TUMBLE(1 min) COUNT, SUM by 10 K keys at parallelism {parallelism}"),
+            window_rows,
+        ));
+    }
+    if unwatermarked.is_finite() && watermarked.is_finite() {
+        println!(
+            "watermark generation: {:.1} ns per row",
+            (1e9 / watermarked - 1e9 / unwatermarked).max(0.0)
+        );
+    }
+
     println!("ratios to the baseline (1.00 = as fast as generating rows):");
     for (what, rate) in [
         ("filter+project", pipeline),
@@ -189,6 +251,9 @@ fn main() {
         ("csv encode", encode),
         ("json decode", json_decode),
         ("json encode", json_encode),
+        ("watermark", watermarked),
+        ("tumble p1", tumble[0]),
+        ("tumble p2", tumble[1]),
     ] {
         println!("  {what}: {:.2}", rate / baseline);
     }

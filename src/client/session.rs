@@ -810,7 +810,10 @@ impl Session {
                 let (ast, plan) = match statement.as_ref() {
                     Statement::Query(q) => {
                         let logical = binder().bind_query(q)?;
-                        (logical.explain_ast(), translate(&logical))
+                        (
+                            logical.explain_ast(),
+                            translate(&logical).map_err(SqlError::from)?,
+                        )
                     }
                     Statement::Insert(insert) => {
                         let name = session_object_name(&insert.table)
@@ -827,7 +830,7 @@ impl Session {
                             &table.physical_schema(),
                             &insert.columns,
                         )?;
-                        let plan = translate_insert(&logical, &name);
+                        let plan = translate_insert(&logical, &name).map_err(SqlError::from)?;
                         let mut ast = format!(
                             "LogicalSink(table=[default_catalog.default_database.{name}], fields=[{}])\n",
                             plan.schema()
@@ -867,7 +870,7 @@ impl Session {
             }
             Statement::Query(query) => {
                 let plan = Binder::new(&self.catalog, &parsed.hints).bind_query(query)?;
-                let plan = translate(&output_names(plan));
+                let plan = translate(&output_names(plan)).map_err(SqlError::from)?;
                 self.run_query(&plan, out)?;
             }
             Statement::Insert(insert) => {
@@ -916,8 +919,11 @@ impl Session {
                     &insert.columns,
                 )?;
                 let ctx = self.eval_context();
-                let mut graph =
-                    build_job(&translate_insert(&plan, &name), &ctx, &self.job_options()?)?;
+                let mut graph = build_job(
+                    &translate_insert(&plan, &name).map_err(SqlError::from)?,
+                    &ctx,
+                    &self.job_options()?,
+                )?;
                 // NULLs bound for NOT NULL sink columns: Flink's enforcer.
                 let not_null: Vec<(usize, String)> = sink_schema
                     .fields

@@ -1,8 +1,11 @@
 //! The binder: resolves names against the catalog and types against Flink's rules, turning
 //! `sqlparser` queries into [`LogicalPlan`]s and `CREATE TABLE` into [`TableDef`]s.
 //!
-//! Flink syntax that parses but that Tideline cannot run yet (windowing TVFs, GROUP BY,
-//! joins, OVER) is rejected here by name, with the position of the construct.
+//! Flink syntax that parses but that Tideline cannot run yet (windowing TVFs, joins, OVER)
+//! is rejected here by name, with the position of the construct. GROUP BY binds into a
+//! [`LogicalAggregate`] (Flink's legacy group windows `TUMBLE`, `HOP`, `SESSION`, or none)
+//! between a Calc below computing keys and arguments and a Calc above for the SELECT list
+//! and HAVING, as Calcite converts it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -14,8 +17,13 @@ use sqlparser::ast::{
 };
 use sqlparser::tokenizer::Span;
 
+use super::aggregate::{
+    AggregateCall, AggregateFunction, GroupWindow, GroupWindowKind, WindowProperty,
+};
+use super::explain::calcite_type_name;
 use super::expr::ScalarExpr;
 use super::logical::*;
+use super::stream::group_window_aggregate::{property_name, window_properties};
 use crate::catalog::{Catalog, CatalogEntry, ColumnSource, TableColumn, TableDef, WatermarkSpec};
 use crate::function::{self, cast::can_cast, temporal};
 use crate::sql::SqlError;
@@ -50,6 +58,75 @@ pub struct Binder<'a> {
     expanding: Vec<(String, Span)>,
     /// How deep `bind_expr` is in the expression being bound.
     nesting: usize,
+    /// The aggregation the SELECT list and HAVING being bound feed.
+    aggregation: Option<Aggregation>,
+    /// The clause being bound where aggregates are illegal (`WHERE`, `GROUP BY`).
+    no_aggregates_in: Option<&'static str>,
+}
+
+/// Column indices that stand, in expressions bound over a GROUP BY's input, for the
+/// aggregate calls and window properties they read, until they are placed on the
+/// aggregate's output ([`Binder::place`]).
+const AGGREGATE_MARK: usize = usize::MAX / 4;
+const PROPERTY_MARK: usize = usize::MAX / 2;
+
+/// A GROUP BY while its SELECT list and HAVING are bound: the Calc below the aggregate and
+/// the calls met so far.
+struct Aggregation {
+    /// The Calc below: GROUP BY items in order (the window's is its time column), then
+    /// the arguments and filters of the calls.
+    below: Vec<ScalarExpr>,
+    below_names: Vec<String>,
+    /// The GROUP BY items other than the window, positions in `below`.
+    keys: Vec<usize>,
+    window: Option<BoundWindow>,
+    calls: Vec<AggregateCall>,
+    /// The aggregate call whose arguments are being bound.
+    inside: Option<Span>,
+    properties_used: bool,
+    /// Input columns read outside aggregate calls, with where: the place of an error.
+    column_spans: Vec<(usize, Span)>,
+    /// The names of the input columns, for errors.
+    input_names: Vec<String>,
+}
+
+/// The order of [`PROPERTY_MARK`]s.
+const PROPERTIES: [WindowProperty; 4] = [
+    WindowProperty::Start,
+    WindowProperty::End,
+    WindowProperty::Rowtime,
+    WindowProperty::Proctime,
+];
+
+/// `TUMBLE(ts, …)`, `HOP`, `SESSION` in GROUP BY.
+struct BoundWindow {
+    function: &'static str,
+    window: GroupWindow,
+    position: usize,
+    /// The interval arguments as EXPLAIN's AST writes them.
+    intervals: Vec<String>,
+    /// The bound arguments, to match a window property's against.
+    arguments: String,
+}
+
+impl Aggregation {
+    /// The position in the Calc below of `expr`, added unless it is there.
+    fn below_slot(&mut self, expr: ScalarExpr, name: Option<String>) -> usize {
+        // The window's item is its time column only as far as the aggregate reads it; for
+        // Calcite it is the window call, equal to no other item.
+        let window = self.window.as_ref().map(|w| w.position);
+        let key = format!("{expr:?}");
+        if let Some(i) = (0..self.below.len())
+            .find(|&i| Some(i) != window && format!("{:?}", self.below[i]) == key)
+        {
+            return i;
+        }
+        let i = self.below.len();
+        self.below_names
+            .push(name.unwrap_or_else(|| format!("$f{i}")));
+        self.below.push(expr);
+        i
+    }
 }
 
 impl<'a> Binder<'a> {
@@ -60,6 +137,8 @@ impl<'a> Binder<'a> {
             ctes: HashMap::new(),
             expanding: Vec::new(),
             nesting: 0,
+            aggregation: None,
+            no_aggregates_in: None,
         }
     }
 
@@ -211,13 +290,15 @@ impl<'a> Binder<'a> {
             let _ = distinct;
             return Err(error(select.span(), "SELECT DISTINCT is not supported yet"));
         }
-        match &select.group_by {
-            GroupByExpr::Expressions(exprs, _) if exprs.is_empty() => {}
-            group_by => return Err(error(group_by.span(), "GROUP BY is not supported yet")),
-        }
-        if let Some(having) = &select.having {
-            return Err(error(having.span(), "HAVING is not supported yet"));
-        }
+        let group_items = match &select.group_by {
+            GroupByExpr::Expressions(exprs, modifiers) if modifiers.is_empty() => exprs.as_slice(),
+            group_by => {
+                return Err(error(
+                    group_by.span(),
+                    "this form of GROUP BY is not supported yet",
+                ));
+            }
+        };
         let (input, scope) = match select.from.as_slice() {
             [] => (
                 LogicalPlan::Values(LogicalValues {
@@ -236,9 +317,64 @@ impl<'a> Binder<'a> {
                 return Err(error(second.relation.span(), "joins are not supported yet"));
             }
         };
-        let filter = match &select.selection {
+        self.no_aggregates_in = Some("WHERE");
+        let filter = self.bind_where(select, &scope);
+        self.no_aggregates_in = None;
+        let filter = filter?;
+        let input_attrs: Vec<Option<TimeAttribute>> =
+            scope.iter().map(|c| c.field.time_attribute).collect();
+        self.no_aggregates_in = Some("GROUP BY");
+        let aggregation = self.bind_group_by(group_items, &scope, &input_attrs);
+        self.no_aggregates_in = None;
+        self.aggregation = Some(aggregation?);
+        let items = self.bind_select_items(select, &scope, &input_attrs);
+        let having = match (&items, &select.having) {
+            (Ok(_), Some(having)) => Some(self.bind_expr(having, &scope).map(|e| (e, having))),
+            _ => None,
+        }
+        .transpose();
+        let aggregation = self.aggregation.take().expect("set above");
+        let (exprs, fields) = items?;
+        let having = having?;
+        if group_items.is_empty() && aggregation.calls.is_empty() && having.is_none() {
+            // Names stay as written (a later reference to a repeated one is ambiguous); the
+            // result of a query makes them unique (`output_names`).
+            return Ok(LogicalPlan::Calc(LogicalCalc {
+                input: Box::new(input),
+                filter,
+                exprs,
+                schema: Schema::new(fields),
+            }));
+        }
+        // Where later stages point: the GROUP BY, or the SELECT list of a global aggregate.
+        let position = if group_items.is_empty() {
+            select
+                .projection
+                .first()
+                .map_or(select.span(), |i| i.span())
+        } else {
+            select.group_by.span()
+        };
+        self.aggregate_plan(
+            input,
+            filter,
+            aggregation,
+            (exprs, fields),
+            having,
+            select,
+            position,
+        )
+    }
+
+    /// The WHERE condition, a BOOLEAN.
+    fn bind_where(
+        &mut self,
+        select: &Select,
+        scope: &[ScopeColumn],
+    ) -> Result<Option<ScalarExpr>, SqlError> {
+        Ok(match &select.selection {
             Some(predicate) => {
-                let mut bound = self.bind_expr(predicate, &scope)?;
+                let mut bound = self.bind_expr(predicate, scope)?;
                 // `WHERE NULL`: Flink types the bare NULL as BOOLEAN here.
                 if bound.data_type().kind == TypeKind::Null {
                     bound = coerce(bound, &DataType::nullable(TypeKind::Boolean));
@@ -255,9 +391,18 @@ impl<'a> Binder<'a> {
                 Some(bound)
             }
             None => None,
-        };
-        let input_attrs: Vec<Option<TimeAttribute>> =
-            scope.iter().map(|c| c.field.time_attribute).collect();
+        })
+    }
+
+    /// The SELECT list: expressions over the input (reading aggregates and window
+    /// properties through their marks) and their fields.
+    fn bind_select_items(
+        &mut self,
+        select: &Select,
+        scope: &[ScopeColumn],
+        input_attrs: &[Option<TimeAttribute>],
+    ) -> Result<(Vec<ScalarExpr>, Vec<Field>), SqlError> {
+        let scope = scope.to_vec();
         let mut exprs = Vec::new();
         let mut fields: Vec<Field> = Vec::new();
         for item in &select.projection {
@@ -314,7 +459,8 @@ impl<'a> Binder<'a> {
                 SelectItem::UnnamedExpr(e) => {
                     let bound = self.bind_expr(e, &scope)?;
                     let name = derived_name(e, fields.len());
-                    let time_attribute = bound.time_attribute(&input_attrs);
+                    self.name_aggregate(&bound, &name);
+                    let time_attribute = bound.time_attribute(input_attrs);
                     fields.push(Field {
                         name,
                         data_type: bound.data_type().clone(),
@@ -324,7 +470,8 @@ impl<'a> Binder<'a> {
                 }
                 SelectItem::ExprWithAlias { expr, alias } => {
                     let bound = self.bind_expr(expr, &scope)?;
-                    let time_attribute = bound.time_attribute(&input_attrs);
+                    self.name_aggregate(&bound, &alias.value);
+                    let time_attribute = bound.time_attribute(input_attrs);
                     fields.push(Field {
                         name: alias.value.clone(),
                         data_type: bound.data_type().clone(),
@@ -335,12 +482,588 @@ impl<'a> Binder<'a> {
                 other => return Err(error(other.span(), "unsupported select item")),
             }
         }
-        // Names stay as written (a later reference to a repeated one is ambiguous); the result
-        // of a query makes them unique (`output_names`).
-        Ok(LogicalPlan::Calc(LogicalCalc {
-            input: Box::new(input),
+        Ok((exprs, fields))
+    }
+
+    /// A SELECT item that is an aggregate call names it (`COUNT(*) AS c`), the first time.
+    fn name_aggregate(&mut self, bound: &ScalarExpr, name: &str) {
+        if let (Some(agg), ScalarExpr::Column { index, .. }) = (&mut self.aggregation, bound)
+            && (AGGREGATE_MARK..PROPERTY_MARK).contains(index)
+            && agg.calls[index - AGGREGATE_MARK].name.is_empty()
+        {
+            agg.calls[index - AGGREGATE_MARK].name = name.to_string();
+        }
+    }
+
+    /// The GROUP BY items: keys over the input, and at most one group window.
+    fn bind_group_by(
+        &mut self,
+        items: &[Expr],
+        scope: &[ScopeColumn],
+        input_attrs: &[Option<TimeAttribute>],
+    ) -> Result<Aggregation, SqlError> {
+        let mut aggregation = Aggregation {
+            below: Vec::new(),
+            below_names: Vec::new(),
+            keys: Vec::new(),
+            window: None,
+            calls: Vec::new(),
+            inside: None,
+            properties_used: false,
+            column_spans: Vec::new(),
+            input_names: scope.iter().map(|c| c.field.name.clone()).collect(),
+        };
+        for item in items {
+            let position = aggregation.below.len();
+            if let Expr::Function(f) = item {
+                let name = object_name_last(&f.name).to_uppercase();
+                let function = match name.as_str() {
+                    "TUMBLE" => Some("TUMBLE"),
+                    "HOP" => Some("HOP"),
+                    "SESSION" => Some("SESSION"),
+                    _ => None,
+                };
+                if let Some(function) = function {
+                    if aggregation.window.is_some() {
+                        return Err(error(
+                            item.span(),
+                            "Only a single window group function may be used in GROUP BY",
+                        ));
+                    }
+                    let window = self.bind_group_window(
+                        function,
+                        f,
+                        item.span(),
+                        position,
+                        scope,
+                        input_attrs,
+                    )?;
+                    aggregation.below.push(ScalarExpr::Column {
+                        index: window.window.time_column,
+                        data_type: scope[window.window.time_column].field.data_type.clone(),
+                    });
+                    aggregation.below_names.push(format!("$f{position}"));
+                    aggregation.window = Some(window);
+                    continue;
+                }
+            }
+            let bound = self.bind_expr(item, scope)?;
+            let name = match &bound {
+                ScalarExpr::Column { index, .. } => Some(scope[*index].field.name.clone()),
+                _ => None,
+            };
+            let slot = aggregation.below_slot(bound, name);
+            if slot == position {
+                aggregation.keys.push(slot);
+            }
+        }
+        Ok(aggregation)
+    }
+
+    /// `TUMBLE(ts, size)`, `HOP(ts, slide, size)`, `SESSION(ts, gap)` over a time attribute,
+    /// with positive intervals of days to milliseconds.
+    fn bind_group_window(
+        &mut self,
+        function: &'static str,
+        f: &ast::Function,
+        span: Span,
+        position: usize,
+        scope: &[ScopeColumn],
+        input_attrs: &[Option<TimeAttribute>],
+    ) -> Result<BoundWindow, SqlError> {
+        let args: Vec<&Expr> = match &f.args {
+            FunctionArguments::List(list) => list
+                .args
+                .iter()
+                .map(|a| match a {
+                    FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Ok(e),
+                    other => Err(error(
+                        other.span(),
+                        format!("unsupported argument to {function}"),
+                    )),
+                })
+                .collect::<Result<_, _>>()?,
+            _ => Vec::new(),
+        };
+        let expected = if function == "HOP" { 3 } else { 2 };
+        if args.len() != expected {
+            return Err(error(
+                span,
+                format!(
+                    "Invalid number of arguments to function '${function}'. Was expecting {expected} arguments"
+                ),
+            ));
+        }
+        let time = self.bind_expr(args[0], scope)?;
+        let mut intervals = Vec::new();
+        let mut millis = Vec::new();
+        let mut bound_args = vec![time.clone()];
+        for arg in &args[1..] {
+            let bound = self.bind_expr(arg, scope)?;
+            match (&bound, arg) {
+                (
+                    ScalarExpr::Literal {
+                        value: Value::IntervalMillis(ms),
+                        ..
+                    },
+                    Expr::Interval(interval),
+                ) => {
+                    let unit = |f: &Option<ast::DateTimeField>| {
+                        f.as_ref()
+                            .map(|f| f.to_string().trim_end_matches('S').to_string())
+                    };
+                    let qualifier =
+                        match (unit(&interval.leading_field), unit(&interval.last_field)) {
+                            (Some(leading), Some(last)) => format!("{leading} TO {last}"),
+                            (Some(leading), None) => leading,
+                            _ => "SECOND".to_string(),
+                        };
+                    intervals.push(format!("{ms}:INTERVAL {qualifier}"));
+                    millis.push(*ms);
+                }
+                (
+                    ScalarExpr::Literal {
+                        value: Value::IntervalMonths(_),
+                        ..
+                    },
+                    _,
+                ) => {
+                    return Err(error(
+                        arg.span(),
+                        "Window aggregate only support SECOND, MINUTE, HOUR, DAY as the time unit. MONTH and YEAR time unit are not supported yet.",
+                    ));
+                }
+                _ => {
+                    return Err(error(
+                        arg.span(),
+                        format!("the size of a {function} window must be an interval literal"),
+                    ));
+                }
+            }
+            bound_args.push(bound);
+        }
+        let attribute = match &time {
+            ScalarExpr::Column { index, .. } => input_attrs[*index].map(|a| (*index, a)),
+            _ => None,
+        };
+        let Some((time_column, time_attribute)) = attribute else {
+            let kind = &time.data_type().kind;
+            if !matches!(kind, TypeKind::Timestamp(_) | TypeKind::TimestampLtz(_)) {
+                let shown: Vec<String> = std::iter::once(format!("<{}>", calcite_type_name(kind)))
+                    .chain(args[1..].iter().map(|_| "<INTERVAL SECOND>".to_string()))
+                    .collect();
+                let intervals = if function == "HOP" {
+                    "<DATETIME_INTERVAL>, <DATETIME_INTERVAL>"
+                } else {
+                    "<DATETIME_INTERVAL>"
+                };
+                return Err(error(
+                    span,
+                    format!(
+                        "Cannot apply '${function}' to arguments of type '${function}({})'. Supported form(s): '${function}(<DATETIME>, {intervals})'\n'${function}(<DATETIME>, {intervals}, <TIME>)'",
+                        shown.join(", ")
+                    ),
+                ));
+            }
+            return Err(error(
+                span,
+                format!(
+                    "Window aggregate can only be defined over a time attribute column, but {} encountered.",
+                    time.data_type().with_nullable(true)
+                ),
+            ));
+        };
+        let kind = match (function, millis.as_slice()) {
+            ("TUMBLE", &[size]) => {
+                if size <= 0 {
+                    return Err(error(
+                        span,
+                        "TumblingWindowAssigner parameters must satisfy size > 0",
+                    ));
+                }
+                GroupWindowKind::Tumble { size }
+            }
+            ("HOP", &[slide, size]) => {
+                if slide <= 0 || size <= 0 {
+                    return Err(error(
+                        span,
+                        "SlidingWindowAssigner parameters must satisfy slide > 0 and size > 0",
+                    ));
+                }
+                GroupWindowKind::Hop { slide, size }
+            }
+            (_, &[gap]) => {
+                if gap <= 0 {
+                    return Err(error(
+                        span,
+                        "SessionWindowAssigner parameters must satisfy 0 < size",
+                    ));
+                }
+                GroupWindowKind::Session { gap }
+            }
+            _ => return Err(error(span, format!("invalid arguments to {function}"))),
+        };
+        let time_type = time.data_type().clone();
+        Ok(BoundWindow {
+            function,
+            window: GroupWindow {
+                kind,
+                time_column,
+                time_attribute,
+                time_type,
+            },
+            position,
+            intervals,
+            arguments: format!("{bound_args:?}"),
+        })
+    }
+
+    /// An aggregate call in the SELECT list or HAVING: its arguments (and filter) go to the
+    /// Calc below; the call stands as a mark until placed.
+    fn bind_aggregate_call(
+        &mut self,
+        f: &ast::Function,
+        name: &str,
+        scope: &[ScopeColumn],
+        span: Span,
+    ) -> Result<ScalarExpr, SqlError> {
+        let function = match name {
+            "COUNT" => AggregateFunction::Count,
+            "SUM" => AggregateFunction::Sum,
+            "MIN" => AggregateFunction::Min,
+            "MAX" => AggregateFunction::Max,
+            "AVG" => AggregateFunction::Avg,
+            _ => {
+                return Err(error(
+                    span,
+                    format!("aggregate function {name} is not supported yet"),
+                ));
+            }
+        };
+        let aggregation = self
+            .aggregation
+            .as_mut()
+            .expect("called with an aggregation");
+        if let Some(outer) = aggregation.inside {
+            return Err(error(outer, "Aggregate expressions cannot be nested"));
+        }
+        let (list, distinct) = match &f.args {
+            FunctionArguments::List(list) => (
+                list.args.as_slice(),
+                matches!(
+                    list.duplicate_treatment,
+                    Some(ast::DuplicateTreatment::Distinct)
+                ),
+            ),
+            _ => (&[][..], false),
+        };
+        aggregation.inside = Some(span);
+        let bound = self.bind_aggregate_arguments(list, f.filter.as_deref(), name, scope, span);
+        let aggregation = self
+            .aggregation
+            .as_mut()
+            .expect("called with an aggregation");
+        aggregation.inside = None;
+        let (args, filter) = bound?;
+        let arg_types: Vec<DataType> = args.iter().map(|a| a.data_type().clone()).collect();
+        let grouped = !aggregation.keys.is_empty() || aggregation.window.is_some();
+        let data_type =
+            aggregate_type(function, &arg_types, grouped).map_err(|m| error(span, m))?;
+        let args: Vec<usize> = args
+            .into_iter()
+            .map(|a| {
+                let name = match &a {
+                    ScalarExpr::Column { index, .. } => Some(scope[*index].field.name.clone()),
+                    _ => None,
+                };
+                aggregation.below_slot(a, name)
+            })
+            .collect();
+        let filter = filter.map(|f| aggregation.below_slot(f, None));
+        let call = AggregateCall {
+            function,
+            args,
+            distinct,
             filter,
-            exprs,
+            data_type: data_type.clone(),
+            name: String::new(),
+        };
+        // One call computes each distinct aggregate, however often it is written.
+        let j = match aggregation.calls.iter().position(|c| {
+            c.function == call.function
+                && c.args == call.args
+                && c.distinct == call.distinct
+                && c.filter == call.filter
+        }) {
+            Some(j) => j,
+            None => {
+                aggregation.calls.push(call);
+                aggregation.calls.len() - 1
+            }
+        };
+        Ok(ScalarExpr::Column {
+            index: AGGREGATE_MARK + j,
+            data_type,
+        })
+    }
+
+    /// The arguments of an aggregate call (none for `COUNT(*)`) and its filter, `IS TRUE`
+    /// of the condition as Calcite writes it.
+    fn bind_aggregate_arguments(
+        &mut self,
+        list: &[FunctionArg],
+        filter: Option<&Expr>,
+        name: &str,
+        scope: &[ScopeColumn],
+        span: Span,
+    ) -> Result<(Vec<ScalarExpr>, Option<ScalarExpr>), SqlError> {
+        let mut args = Vec::new();
+        for arg in list {
+            match arg {
+                FunctionArg::Unnamed(FunctionArgExpr::Wildcard) if name == "COUNT" => {}
+                FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => {
+                    args.push(self.bind_expr(e, scope)?)
+                }
+                other => {
+                    return Err(error(
+                        other.span(),
+                        format!("unsupported argument to {name}"),
+                    ));
+                }
+            }
+        }
+        let filter = match filter {
+            Some(condition) => {
+                let bound = self.bind_expr(condition, scope)?;
+                if !matches!(bound.data_type().kind, TypeKind::Boolean | TypeKind::Null) {
+                    return Err(error(
+                        condition.span(),
+                        format!(
+                            "FILTER needs a BOOLEAN condition, got {}",
+                            bound.data_type().kind
+                        ),
+                    ));
+                }
+                let bound = coerce(bound, &DataType::nullable(TypeKind::Boolean));
+                Some(self.call("IS TRUE", vec![bound], span)?)
+            }
+            None => None,
+        };
+        Ok((args, filter))
+    }
+
+    /// `TUMBLE_START(ts, …)` and the other window properties: they must name the window of
+    /// the GROUP BY, as written there.
+    fn bind_window_property(
+        &mut self,
+        f: &ast::Function,
+        function: &str,
+        name: &str,
+        scope: &[ScopeColumn],
+        span: Span,
+    ) -> Result<ScalarExpr, SqlError> {
+        let mut args = Vec::new();
+        if let FunctionArguments::List(list) = &f.args {
+            for arg in &list.args {
+                match arg {
+                    FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => {
+                        let saved = self
+                            .aggregation
+                            .as_mut()
+                            .and_then(|a| a.inside.replace(span));
+                        let bound = self.bind_expr(e, scope);
+                        if let Some(a) = self.aggregation.as_mut() {
+                            a.inside = saved;
+                        }
+                        args.push(bound?);
+                    }
+                    other => {
+                        return Err(error(
+                            other.span(),
+                            format!("unsupported argument to {name}"),
+                        ));
+                    }
+                }
+            }
+        }
+        let arguments = format!("{args:?}");
+        let mismatch = || {
+            error(
+                span,
+                format!(
+                    "Call to auxiliary group function '{name}' must have matching call to group function '${function}' in GROUP BY clause"
+                ),
+            )
+        };
+        let Some(aggregation) = self.aggregation.as_mut() else {
+            return Err(mismatch());
+        };
+        // Without GROUP BY the call reaches Flink's code generator, which has none.
+        if aggregation.keys.is_empty() && aggregation.window.is_none() {
+            let types: Vec<String> = args.iter().map(|a| a.data_type().to_string()).collect();
+            return Err(error(
+                span,
+                format!(
+                    "Unsupported call: {name}({}) \nIf you think this function should be supported, you can create an issue and start a discussion for it.",
+                    types.join(", ")
+                ),
+            ));
+        }
+        let Some(window) = &aggregation.window else {
+            return Err(mismatch());
+        };
+        if window.function != function || window.arguments != arguments {
+            return Err(mismatch());
+        }
+        let rowtime = window.window.time_attribute == TimeAttribute::Rowtime;
+        // Flink types `_ROWTIME` of a proctime window as its proctime, and `_PROCTIME` of an
+        // event-time window as its rowtime.
+        let property = match &name[function.len() + 1..] {
+            "START" => WindowProperty::Start,
+            "END" => WindowProperty::End,
+            _ if rowtime => WindowProperty::Rowtime,
+            _ => WindowProperty::Proctime,
+        };
+        let (data_type, _) = property_type(property, &window.window);
+        aggregation.properties_used = true;
+        Ok(ScalarExpr::Column {
+            index: PROPERTY_MARK + PROPERTIES.iter().position(|p| *p == property).unwrap_or(0),
+            data_type,
+        })
+    }
+
+    /// The aggregate over the Calc below, and the Calc above projecting the SELECT list and
+    /// filtering on HAVING.
+    #[allow(clippy::too_many_arguments)]
+    fn aggregate_plan(
+        &mut self,
+        input: LogicalPlan,
+        filter: Option<ScalarExpr>,
+        mut aggregation: Aggregation,
+        (exprs, mut fields): (Vec<ScalarExpr>, Vec<Field>),
+        having: Option<(ScalarExpr, &Expr)>,
+        select: &Select,
+        position: Span,
+    ) -> Result<LogicalPlan, SqlError> {
+        let properties = match (&aggregation.window, aggregation.properties_used) {
+            (Some(w), true) => window_properties(w.window.time_attribute),
+            _ => Vec::new(),
+        };
+        let keys = aggregation.keys.len();
+        let mut placed = Vec::new();
+        for (i, e) in exprs.iter().enumerate() {
+            let span = select.projection.get(i).map_or(select.span(), |p| p.span());
+            placed.push(place(e, &aggregation, &properties, span)?);
+        }
+        let having = match having {
+            Some((e, written)) => {
+                let placed = place(&e, &aggregation, &properties, written.span())?;
+                let placed = if placed.data_type().kind == TypeKind::Null {
+                    coerce(placed, &DataType::nullable(TypeKind::Boolean))
+                } else {
+                    placed
+                };
+                if placed.data_type().kind != TypeKind::Boolean {
+                    return Err(error(
+                        written.span(),
+                        format!(
+                            "HAVING needs a BOOLEAN condition, got {}",
+                            placed.data_type().kind
+                        ),
+                    ));
+                }
+                Some(placed)
+            }
+            None => None,
+        };
+        // A computed key is named after the SELECT item that is the key.
+        for (e, f) in placed.iter().zip(&fields) {
+            if let ScalarExpr::Column { index, .. } = e
+                && *index < keys
+            {
+                let slot = aggregation.keys[*index];
+                if !matches!(aggregation.below[slot], ScalarExpr::Column { .. })
+                    && aggregation.below_names[slot].starts_with("$f")
+                {
+                    aggregation.below_names[slot] = f.name.clone();
+                }
+            }
+        }
+        for (j, call) in aggregation.calls.iter_mut().enumerate() {
+            if call.name.is_empty() {
+                call.name = format!("$f{}", keys + j);
+            }
+        }
+        let input_attrs: Vec<Option<TimeAttribute>> = input
+            .schema()
+            .fields
+            .iter()
+            .map(|f| f.time_attribute)
+            .collect();
+        let below_fields: Vec<Field> = aggregation
+            .below
+            .iter()
+            .zip(&aggregation.below_names)
+            .map(|(e, name)| Field {
+                name: name.clone(),
+                data_type: e.data_type().clone(),
+                time_attribute: e.time_attribute(&input_attrs),
+            })
+            .collect();
+        let mut output: Vec<Field> = aggregation
+            .keys
+            .iter()
+            .map(|&k| Field::new(&below_fields[k].name, below_fields[k].data_type.clone()))
+            .collect();
+        output.extend(
+            aggregation
+                .calls
+                .iter()
+                .map(|c| Field::new(&c.name, c.data_type.clone())),
+        );
+        if let Some(w) = &aggregation.window {
+            for &p in &properties {
+                let (data_type, time_attribute) = property_type(p, &w.window);
+                output.push(Field {
+                    name: property_name(p).to_string(),
+                    data_type,
+                    time_attribute,
+                });
+            }
+        }
+        let output_attrs: Vec<Option<TimeAttribute>> =
+            output.iter().map(|f| f.time_attribute).collect();
+        for (e, f) in placed.iter().zip(fields.iter_mut()) {
+            f.data_type = e.data_type().clone();
+            f.time_attribute = e.time_attribute(&output_attrs);
+        }
+        let window_call = aggregation.window.as_ref().map(|w| WindowCall {
+            position: w.position,
+            intervals: w.intervals.clone(),
+        });
+        let aggregate = LogicalAggregate {
+            input: Box::new(LogicalPlan::Calc(LogicalCalc {
+                input: Box::new(input),
+                filter,
+                exprs: aggregation.below,
+                schema: Schema::new(below_fields),
+            })),
+            grouping: aggregation.keys,
+            // The window reads its item of the Calc below.
+            window: aggregation.window.map(|w| GroupWindow {
+                time_column: w.position,
+                ..w.window
+            }),
+            window_call,
+            aggregates: aggregation.calls,
+            properties,
+            schema: Schema::new(output),
+            position: (position.start.line, position.start.column),
+        };
+        Ok(LogicalPlan::Calc(LogicalCalc {
+            input: Box::new(LogicalPlan::Aggregate(aggregate)),
+            filter: having,
+            exprs: placed,
             schema: Schema::new(fields),
         }))
     }
@@ -828,7 +1551,16 @@ impl<'a> Binder<'a> {
         }
         let span = expr.span();
         match expr {
-            Expr::Identifier(ident) => resolve_column(scope, None, &ident.value, span),
+            Expr::Identifier(ident) => {
+                let column = resolve_column(scope, None, &ident.value, span)?;
+                if let (Some(agg), ScalarExpr::Column { index, .. }) =
+                    (&mut self.aggregation, &column)
+                    && agg.inside.is_none()
+                {
+                    agg.column_spans.push((*index, span));
+                }
+                Ok(column)
+            }
             Expr::CompoundIdentifier(parts) => {
                 let names: Vec<&str> = parts.iter().map(|p| p.value.as_str()).collect();
                 // The readings, in order: `t.c.f…` (a qualified column, then fields),
@@ -839,6 +1571,12 @@ impl<'a> Binder<'a> {
                     let (q, c, rest) = (names[skip], names[skip + 1], &names[skip + 2..]);
                     match resolve_column(scope, Some(q), c, span) {
                         Ok(column) => {
+                            if let (Some(agg), ScalarExpr::Column { index, .. }) =
+                                (&mut self.aggregation, &column)
+                                && agg.inside.is_none()
+                            {
+                                agg.column_spans.push((*index, span));
+                            }
                             return rest
                                 .iter()
                                 .try_fold(column, |value, name| field_access(value, name, span));
@@ -1455,10 +2193,28 @@ impl<'a> Binder<'a> {
             ));
         }
         if AGGREGATES.contains(&name.as_str()) {
+            if let Some(clause) = self.no_aggregates_in {
+                return Err(error(
+                    span,
+                    format!("Aggregate expression is illegal in {clause} clause"),
+                ));
+            }
+            if self.aggregation.is_some() {
+                return self.bind_aggregate_call(f, &name, scope, span);
+            }
             return Err(error(
                 span,
                 format!("aggregate function {name} is not supported yet"),
             ));
+        }
+        if let Some((function, _)) = name.rsplit_once('_')
+            && matches!(function, "TUMBLE" | "HOP" | "SESSION")
+            && matches!(
+                &name[function.len() + 1..],
+                "START" | "END" | "ROWTIME" | "PROCTIME"
+            )
+        {
+            return self.bind_window_property(f, function, &name, scope, span);
         }
         let mut args = Vec::new();
         match &f.args {
@@ -1725,6 +2481,140 @@ pub const MAX_EXPR_DEPTH: usize = 20_000;
 pub const STACK_RED_ZONE: usize = 256 * 1024;
 /// ... of this size, allocated on the heap.
 pub const STACK_SEGMENT: usize = 4 * 1024 * 1024;
+
+/// An expression bound over a GROUP BY's input, over the aggregate's output instead: a
+/// key's expression reads the key, a mark its aggregate or property; any other input column
+/// is an error (at its place when it was written outside an aggregate call).
+fn place(
+    e: &ScalarExpr,
+    aggregation: &Aggregation,
+    properties: &[WindowProperty],
+    span: Span,
+) -> Result<ScalarExpr, SqlError> {
+    let keys: Vec<String> = aggregation
+        .keys
+        .iter()
+        .map(|&k| format!("{:?}", aggregation.below[k]))
+        .collect();
+    let calls = aggregation.calls.len();
+    let mut ungrouped = None;
+    let placed = e.rewrite(&mut |sub| {
+        if !keys.is_empty() {
+            let text = format!("{sub:?}");
+            if let Some(k) = keys.iter().position(|key| *key == text) {
+                return Some(ScalarExpr::Column {
+                    index: k,
+                    data_type: sub.data_type().clone(),
+                });
+            }
+        }
+        match sub {
+            ScalarExpr::Column { index, data_type } if *index >= PROPERTY_MARK => {
+                let property = PROPERTIES[index - PROPERTY_MARK];
+                let at = properties.iter().position(|p| *p == property)?;
+                Some(ScalarExpr::Column {
+                    index: aggregation.keys.len() + calls + at,
+                    data_type: data_type.clone(),
+                })
+            }
+            ScalarExpr::Column { index, data_type } if *index >= AGGREGATE_MARK => {
+                Some(ScalarExpr::Column {
+                    index: aggregation.keys.len() + index - AGGREGATE_MARK,
+                    data_type: data_type.clone(),
+                })
+            }
+            ScalarExpr::Column { index, .. } => {
+                ungrouped.get_or_insert(*index);
+                Some(sub.clone())
+            }
+            _ => None,
+        }
+    });
+    if let Some(column) = ungrouped {
+        let written = aggregation.column_spans.iter().find(|(i, _)| *i == column);
+        return Err(error(
+            written.map_or(span, |(_, s)| *s),
+            format!(
+                "Expression '{}' is not being grouped",
+                aggregation.input_names[column]
+            ),
+        ));
+    }
+    Ok(placed)
+}
+
+/// A window property's type and time attribute: start and end are wall-clock timestamps;
+/// the rowtime has the type of the window's time column (nullable, as Flink derives it); the
+/// proctime is `TIMESTAMP_LTZ(3)`.
+fn property_type(
+    property: WindowProperty,
+    window: &GroupWindow,
+) -> (DataType, Option<TimeAttribute>) {
+    match property {
+        WindowProperty::Start | WindowProperty::End => {
+            (DataType::not_null(TypeKind::Timestamp(3)), None)
+        }
+        WindowProperty::Rowtime => {
+            let kind = match window.time_type.kind {
+                TypeKind::TimestampLtz(_) => TypeKind::TimestampLtz(3),
+                _ => TypeKind::Timestamp(3),
+            };
+            (DataType::nullable(kind), Some(TimeAttribute::Rowtime))
+        }
+        WindowProperty::Proctime => (
+            DataType::not_null(TypeKind::TimestampLtz(3)),
+            Some(TimeAttribute::Proctime),
+        ),
+    }
+}
+
+/// The result type of an aggregate as Flink derives it: COUNT is `BIGINT NOT NULL`; SUM,
+/// AVG, MIN and MAX keep their argument's type (SUM of a DECIMAL widens to precision 38,
+/// AVG of one also to scale 6 at least), nullable when it is or when there is no group
+/// (`grouped`: a GROUP BY item exists).
+fn aggregate_type(
+    function: AggregateFunction,
+    args: &[DataType],
+    grouped: bool,
+) -> Result<DataType, String> {
+    let name = function.name();
+    if function == AggregateFunction::Count {
+        return Ok(DataType::not_null(TypeKind::BigInt));
+    }
+    let [arg] = args else {
+        return Err(format!(
+            "Invalid number of arguments to function '{name}'. Was expecting 1 arguments"
+        ));
+    };
+    let nullable = arg.nullable || !grouped;
+    let kind = match (function, &arg.kind) {
+        (AggregateFunction::Min | AggregateFunction::Max, kind) => kind.clone(),
+        (_, TypeKind::Decimal { scale, .. }) => TypeKind::Decimal {
+            precision: 38,
+            scale: if function == AggregateFunction::Avg {
+                (*scale).max(6)
+            } else {
+                *scale
+            },
+        },
+        (
+            _,
+            kind @ (TypeKind::TinyInt
+            | TypeKind::SmallInt
+            | TypeKind::Int
+            | TypeKind::BigInt
+            | TypeKind::Float
+            | TypeKind::Double),
+        ) => kind.clone(),
+        (_, kind) => {
+            return Err(format!(
+                "Cannot apply '{name}' to arguments of type '{name}(<{}>)'. Supported form(s): '{name}(<NUMERIC>)'",
+                calcite_type_name(kind)
+            ));
+        }
+    };
+    Ok(DataType { kind, nullable })
+}
 
 fn binary_operator_name(op: &BinaryOperator) -> Option<&'static str> {
     Some(match op {

@@ -19,7 +19,9 @@ pub enum Spelling {
     Execution,
 }
 
-/// An expression over an input whose columns are `names` (unused for [`Spelling::Ast`]).
+/// An expression over an input whose columns are `names` ([`Spelling::Ast`] writes `$i` for
+/// column `i` unless `names` is given, where a column stands for an expression of the node
+/// below, as an aggregate's window properties do).
 pub fn expr_text(expr: &ScalarExpr, names: &[String], spelling: Spelling) -> String {
     let mut out = String::new();
     stacker::maybe_grow(
@@ -41,7 +43,7 @@ fn infix(name: &str) -> bool {
 fn write_expr(out: &mut String, expr: &ScalarExpr, names: &[String], spelling: Spelling) {
     match expr {
         ScalarExpr::Column { index, .. } => match spelling {
-            Spelling::Ast => {
+            Spelling::Ast if names.is_empty() => {
                 let _ = write!(out, "${index}");
             }
             _ => out.push_str(names.get(*index).map_or("?", String::as_str)),
@@ -88,6 +90,19 @@ fn write_expr(out: &mut String, expr: &ScalarExpr, names: &[String], spelling: S
                 value: Value::Timestamp(_),
                 ..
             } => matches!(data_type.kind, TypeKind::Timestamp(_)),
+            // An integer literal widened to its operand's type (`COUNT(*) > 1`): Calcite
+            // compares and computes across numeric types without a cast.
+            ScalarExpr::Literal {
+                value: Value::Int(_),
+                data_type: from,
+            } => {
+                from.kind.is_integer()
+                    && (data_type.kind.is_integer()
+                        || matches!(
+                            data_type.kind,
+                            TypeKind::Float | TypeKind::Double | TypeKind::Decimal { .. }
+                        ))
+            }
             _ => false,
         } =>
         {

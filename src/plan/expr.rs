@@ -200,6 +200,76 @@ impl ScalarExpr {
         }
     }
 
+    /// The expression with each subexpression `f` replaces (tried top-down: a replaced
+    /// subexpression is not looked into) replaced.
+    pub fn rewrite(&self, f: &mut dyn FnMut(&ScalarExpr) -> Option<ScalarExpr>) -> ScalarExpr {
+        stacker::maybe_grow(
+            crate::plan::bind::STACK_RED_ZONE,
+            crate::plan::bind::STACK_SEGMENT,
+            || self.rewrite_nested(f),
+        )
+    }
+
+    fn rewrite_nested(&self, f: &mut dyn FnMut(&ScalarExpr) -> Option<ScalarExpr>) -> ScalarExpr {
+        if let Some(replaced) = f(self) {
+            return replaced;
+        }
+        let mut boxed = |e: &ScalarExpr| Box::new(e.rewrite(f));
+        match self {
+            ScalarExpr::Column { .. } | ScalarExpr::Literal { .. } => self.clone(),
+            ScalarExpr::Call {
+                function,
+                args,
+                data_type,
+            } => ScalarExpr::Call {
+                function,
+                args: args.iter().map(|a| *boxed(a)).collect(),
+                data_type: data_type.clone(),
+            },
+            ScalarExpr::Cast {
+                expr,
+                data_type,
+                try_cast,
+            } => ScalarExpr::Cast {
+                expr: boxed(expr),
+                data_type: data_type.clone(),
+                try_cast: *try_cast,
+            },
+            ScalarExpr::Field {
+                expr,
+                index,
+                name,
+                data_type,
+            } => ScalarExpr::Field {
+                expr: boxed(expr),
+                index: *index,
+                name: name.clone(),
+                data_type: data_type.clone(),
+            },
+            ScalarExpr::InList {
+                expr,
+                list,
+                data_type,
+            } => ScalarExpr::InList {
+                expr: boxed(expr),
+                list: list.iter().map(|e| *boxed(e)).collect(),
+                data_type: data_type.clone(),
+            },
+            ScalarExpr::Case {
+                branches,
+                otherwise,
+                data_type,
+            } => ScalarExpr::Case {
+                branches: branches
+                    .iter()
+                    .map(|(c, r)| (*boxed(c), *boxed(r)))
+                    .collect(),
+                otherwise: otherwise.as_ref().map(|e| boxed(e)),
+                data_type: data_type.clone(),
+            },
+        }
+    }
+
     pub fn is_literal_null(&self) -> bool {
         matches!(
             self,

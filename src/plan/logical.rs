@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use super::aggregate::{AggregateCall, GroupWindow, GroupWindowKind, WindowProperty};
 use super::explain::{Spelling, TreeWriter, expr_text};
 use super::expr::ScalarExpr;
 use crate::catalog::TableDef;
@@ -20,6 +21,8 @@ pub enum LogicalPlan {
     /// A table's `WATERMARK FOR` clause: marks its rowtime column and says how watermarks
     /// are computed from each row; rows pass through unchanged.
     WatermarkAssigner(LogicalWatermarkAssigner),
+    /// GROUP BY: one row per group (and group window) with the aggregates over its rows.
+    Aggregate(LogicalAggregate),
 }
 
 #[derive(Debug, Clone)]
@@ -63,7 +66,144 @@ pub struct LogicalWatermarkAssigner {
     pub schema: Schema,
 }
 
+/// GROUP BY keys, at most one group window, and aggregate calls. The output columns are
+/// Flink's `GroupWindowAggregate` layout: the keys in order, then the aggregates, then the
+/// window properties; a Calc above projects the SELECT list (and filters on HAVING).
+#[derive(Debug, Clone)]
+pub struct LogicalAggregate {
+    /// A Calc computing the GROUP BY items in order (a group window's item is its time
+    /// column), then the aggregates' arguments and filters that are not among them, as
+    /// Calcite's project below an aggregate does.
+    pub input: Box<LogicalPlan>,
+    /// The key columns, input column indices (every GROUP BY item but the window).
+    pub grouping: Vec<usize>,
+    /// `None`: a plain GROUP BY (an updating aggregate, refused by translation for now).
+    pub window: Option<GroupWindow>,
+    /// The group window as written, for EXPLAIN's abstract syntax tree.
+    pub window_call: Option<WindowCall>,
+    pub aggregates: Vec<AggregateCall>,
+    /// All of the window's properties when the query reads any of them, else none (as
+    /// Flink's plan lists them).
+    pub properties: Vec<WindowProperty>,
+    pub schema: Schema,
+    /// Line and column of the GROUP BY (or of the first aggregate call), for errors of the
+    /// later stages.
+    pub position: (u64, u64),
+}
+
+/// A group window call as written in GROUP BY.
+#[derive(Debug, Clone)]
+pub struct WindowCall {
+    /// Where it stands among the GROUP BY items (an input column of the aggregate).
+    pub position: usize,
+    /// Its interval arguments as Calcite writes them (`5000:INTERVAL SECOND`; `HOP`:
+    /// slide, then size).
+    pub intervals: Vec<String>,
+}
+
+impl LogicalAggregate {
+    /// `TUMBLE`, `HOP` or `SESSION`.
+    pub fn window_function(&self) -> Option<&'static str> {
+        self.window.as_ref().map(|w| match w.kind {
+            GroupWindowKind::Tumble { .. } => "TUMBLE",
+            GroupWindowKind::Hop { .. } => "HOP",
+            GroupWindowKind::Session { .. } => "SESSION",
+        })
+    }
+
+    /// The number of GROUP BY items, the window's included (Calcite's group set).
+    fn group_items(&self) -> usize {
+        self.grouping.len() + usize::from(self.window_call.is_some())
+    }
+
+    /// How the abstract syntax tree names each output column for the node above: Calcite's
+    /// aggregate outputs its group items in order, then the aggregates, and a window
+    /// property is a call on the window's group item (`TUMBLE_START($0)`).
+    fn ast_output_names(&self) -> Vec<String> {
+        let items = self.group_items();
+        let mut names: Vec<String> = self.grouping.iter().map(|g| format!("${g}")).collect();
+        names.extend((0..self.aggregates.len()).map(|j| format!("${}", items + j)));
+        if let (Some(function), Some(call)) = (self.window_function(), &self.window_call) {
+            names.extend(self.properties.iter().map(|p| {
+                let suffix = match p {
+                    WindowProperty::Start => "START",
+                    WindowProperty::End => "END",
+                    WindowProperty::Rowtime => "ROWTIME",
+                    WindowProperty::Proctime => "PROCTIME",
+                };
+                format!("{function}_{suffix}(${})", call.position)
+            }));
+        }
+        names
+    }
+
+    /// `LogicalAggregate(group=[{0, 1}], EXPR$1=[COUNT()], …)`.
+    fn ast_line(&self) -> String {
+        let group: Vec<String> = (0..self.group_items()).map(|i| i.to_string()).collect();
+        let mut line = format!("LogicalAggregate(group=[{{{}}}]", group.join(", "));
+        for (j, call) in self.aggregates.iter().enumerate() {
+            // An aggregate only HAVING reads has no name of its own.
+            let name = if call.name.starts_with("$f") {
+                format!("agg#{j}")
+            } else {
+                call.name.clone()
+            };
+            let args: Vec<String> = call.args.iter().map(|a| format!("${a}")).collect();
+            let distinct = if call.distinct { "DISTINCT " } else { "" };
+            line.push_str(&format!(
+                ", {name}=[{}({distinct}{})",
+                call.function.name(),
+                args.join(", ")
+            ));
+            if let Some(filter) = call.filter {
+                line.push_str(&format!(" FILTER ${filter}"));
+            }
+            line.push(']');
+        }
+        line.push(')');
+        line
+    }
+}
+
 impl LogicalCalc {
+    /// `LogicalProject` (over a `LogicalFilter`); `names`: how to write the input columns
+    /// (empty: `$i`); `window`: the column of the project shown as a group window call.
+    fn ast_into(
+        &self,
+        tree: &mut TreeWriter,
+        prefix: &mut Vec<bool>,
+        names: &[String],
+        window: Option<(usize, String)>,
+    ) {
+        let exprs: Vec<String> = self
+            .exprs
+            .iter()
+            .zip(&self.schema.fields)
+            .enumerate()
+            .map(|(i, (e, f))| match &window {
+                Some((position, call)) if *position == i => format!("{}=[{call}]", f.name),
+                _ => format!("{}=[{}]", f.name, expr_text(e, names, Spelling::Ast)),
+            })
+            .collect();
+        tree.line(prefix, &format!("LogicalProject({})", exprs.join(", ")));
+        prefix.push(true);
+        if let Some(filter) = &self.filter {
+            tree.line(
+                prefix,
+                &format!(
+                    "LogicalFilter(condition=[{}])",
+                    expr_text(filter, names, Spelling::Ast)
+                ),
+            );
+            prefix.push(true);
+            self.input.ast_into(tree, prefix);
+            prefix.pop();
+        } else {
+            self.input.ast_into(tree, prefix);
+        }
+        prefix.pop();
+    }
+
     /// Whether the Calc passes every input column through in order (renaming at most).
     pub fn passes_columns_through(&self) -> bool {
         self.filter.is_none()
@@ -95,6 +235,7 @@ impl LogicalPlan {
             LogicalPlan::Calc(c) => &c.schema,
             LogicalPlan::Union(u) => &u.schema,
             LogicalPlan::WatermarkAssigner(w) => &w.schema,
+            LogicalPlan::Aggregate(a) => &a.schema,
         }
     }
 
@@ -136,25 +277,40 @@ impl LogicalPlan {
             }
             // Column names given to VALUES are the Values' own in Calcite's tree.
             LogicalPlan::Calc(c) if c.renames_values() => c.input.ast_into(tree, prefix),
+            // Calcite has no project over an aggregate that passes its columns through.
+            LogicalPlan::Calc(c)
+                if matches!(c.input.as_ref(), LogicalPlan::Aggregate(a) if a.window.is_none())
+                    && c.passes_columns_through()
+                    && c.schema.fields == c.input.schema().fields =>
+            {
+                c.input.ast_into(tree, prefix)
+            }
             LogicalPlan::Calc(c) => {
-                let exprs: Vec<String> = c
-                    .exprs
-                    .iter()
-                    .zip(&c.schema.fields)
-                    .map(|(e, f)| format!("{}=[{}]", f.name, text(e)))
-                    .collect();
-                tree.line(prefix, &format!("LogicalProject({})", exprs.join(", ")));
+                let names = match c.input.as_ref() {
+                    LogicalPlan::Aggregate(a) => a.ast_output_names(),
+                    _ => Vec::new(),
+                };
+                c.ast_into(tree, prefix, &names, None)
+            }
+            LogicalPlan::Aggregate(a) => {
+                tree.line(prefix, &a.ast_line());
                 prefix.push(true);
-                if let Some(filter) = &c.filter {
-                    tree.line(
-                        prefix,
-                        &format!("LogicalFilter(condition=[{}])", text(filter)),
-                    );
-                    prefix.push(true);
-                    c.input.ast_into(tree, prefix);
-                    prefix.pop();
-                } else {
-                    c.input.ast_into(tree, prefix);
+                // The project below shows the window call where its time column stands.
+                let window = a
+                    .window_call
+                    .as_ref()
+                    .zip(a.window_function())
+                    .map(|(call, f)| {
+                        let LogicalPlan::Calc(below) = a.input.as_ref() else {
+                            return (call.position, String::new());
+                        };
+                        let mut args = vec![text(&below.exprs[call.position])];
+                        args.extend(call.intervals.iter().cloned());
+                        (call.position, format!("${f}({})", args.join(", ")))
+                    });
+                match a.input.as_ref() {
+                    LogicalPlan::Calc(below) => below.ast_into(tree, prefix, &[], window),
+                    other => other.ast_into(tree, prefix),
                 }
                 prefix.pop();
             }

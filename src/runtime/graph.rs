@@ -74,9 +74,10 @@ impl JobGraph {
         Upstream::Source(self.sources.len() - 1)
     }
 
-    pub fn add_task(&mut self, task: TaskVertex) -> Upstream {
+    /// Adds a task, returning its index.
+    pub fn add_task(&mut self, task: TaskVertex) -> usize {
         self.tasks.push(task);
-        Upstream::Task(self.tasks.len() - 1)
+        self.tasks.len() - 1
     }
 
     /// Appends a stateless operator to every chain that feeds the sink (a sink's own

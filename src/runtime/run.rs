@@ -982,7 +982,7 @@ mod task_tests {
             }],
         });
         graph.sink_inputs = vec![Edge {
-            from: task,
+            from: Upstream::Task(task),
             partitioning: Partitioning::Global,
         }];
         let mut sink = Rows(Vec::new());
@@ -1130,7 +1130,7 @@ mod task_tests {
                 }],
             });
             graph.sink_inputs = vec![Edge {
-                from: task,
+                from: Upstream::Task(task),
                 partitioning: Partitioning::Global,
             }];
             let cancel = Arc::new(AtomicBool::new(false));

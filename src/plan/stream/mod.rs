@@ -5,6 +5,8 @@
 //! distribution. [`translate`] makes the plan from a logical one; EXPLAIN prints it.
 
 pub mod calc;
+pub mod exchange;
+pub mod group_window_aggregate;
 pub mod sink;
 pub mod table_source_scan;
 pub mod translate;
@@ -13,6 +15,8 @@ pub mod values;
 pub mod watermark_assigner;
 
 use calc::StreamCalc;
+use exchange::{Distribution, StreamExchange};
+use group_window_aggregate::StreamGroupWindowAggregate;
 use sink::StreamSink;
 use table_source_scan::StreamTableSourceScan;
 use union::StreamUnion;
@@ -20,9 +24,35 @@ use values::StreamValues;
 use watermark_assigner::StreamWatermarkAssigner;
 
 use super::explain::{Spelling, TreeWriter};
+use crate::plan::expr::ScalarExpr;
+use crate::sql::SqlError;
 use crate::types::Schema;
 
 pub use translate::translate;
+
+/// A logical plan that has no stream plan (yet).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlanError {
+    /// Bound, but not translated to stream nodes yet; at the position of the construct.
+    #[error("{message}")]
+    Unsupported {
+        message: String,
+        line: u64,
+        column: u64,
+    },
+}
+
+impl From<PlanError> for SqlError {
+    fn from(e: PlanError) -> Self {
+        match e {
+            PlanError::Unsupported {
+                message,
+                line,
+                column,
+            } => SqlError::new(message, line, column),
+        }
+    }
+}
 
 #[derive(Debug, Clone)]
 pub enum StreamPlan {
@@ -31,6 +61,8 @@ pub enum StreamPlan {
     Calc(StreamCalc),
     WatermarkAssigner(StreamWatermarkAssigner),
     Union(StreamUnion),
+    Exchange(StreamExchange),
+    GroupWindowAggregate(StreamGroupWindowAggregate),
     Sink(StreamSink),
 }
 
@@ -58,7 +90,33 @@ impl StreamPlan {
             StreamPlan::Calc(n) => &n.schema,
             StreamPlan::WatermarkAssigner(n) => &n.schema,
             StreamPlan::Union(n) => &n.schema,
+            StreamPlan::Exchange(n) => &n.schema,
+            StreamPlan::GroupWindowAggregate(n) => &n.schema,
             StreamPlan::Sink(n) => &n.schema,
+        }
+    }
+
+    /// How the node's output rows are spread over its instances: an exchange's by its
+    /// distribution, a group window aggregate's as its exchange left them; others keep
+    /// their input's when they have one input, else `Any`.
+    pub fn distribution(&self) -> Distribution {
+        match self {
+            StreamPlan::Exchange(n) => n.distribution.clone(),
+            StreamPlan::GroupWindowAggregate(n) => {
+                if n.grouping.is_empty() {
+                    Distribution::Single
+                } else {
+                    // The keys lead the output.
+                    Distribution::Hash((0..n.grouping.len()).collect())
+                }
+            }
+            // A Calc may drop or move its input's key columns.
+            StreamPlan::Calc(_) => Distribution::Any,
+            StreamPlan::WatermarkAssigner(n) => n.input.distribution(),
+            StreamPlan::Sink(n) => n.input.distribution(),
+            StreamPlan::TableSourceScan(_) | StreamPlan::Values(_) | StreamPlan::Union(_) => {
+                Distribution::Any
+            }
         }
     }
 
@@ -72,6 +130,8 @@ impl StreamPlan {
             StreamPlan::Calc(n) => vec![&n.input],
             StreamPlan::WatermarkAssigner(n) => vec![&n.input],
             StreamPlan::Union(n) => n.inputs.iter().collect(),
+            StreamPlan::Exchange(n) => vec![&n.input],
+            StreamPlan::GroupWindowAggregate(n) => vec![&n.input],
             StreamPlan::Sink(n) => vec![&n.input],
         }
     }
@@ -85,6 +145,8 @@ impl StreamPlan {
             StreamPlan::Calc(n) => n.explain(spelling),
             StreamPlan::WatermarkAssigner(n) => n.explain(spelling),
             StreamPlan::Union(n) => n.explain(),
+            StreamPlan::Exchange(n) => n.explain(),
+            StreamPlan::GroupWindowAggregate(n) => n.explain(),
             StreamPlan::Sink(n) => n.explain(),
         }
     }
@@ -106,6 +168,22 @@ impl StreamPlan {
         changelog_mode: bool,
         offered: Option<&str>,
     ) {
+        // Flink's plan has no Calc that only renames an aggregate's columns (the names come
+        // back at the result).
+        if let StreamPlan::Calc(calc) = self
+            && calc.filter.is_none()
+            && matches!(calc.input.as_ref(), StreamPlan::GroupWindowAggregate(_))
+            && calc.exprs.len() == calc.input.schema().len()
+            && calc
+                .exprs
+                .iter()
+                .enumerate()
+                .all(|(i, e)| matches!(e, ScalarExpr::Column { index, .. } if *index == i))
+        {
+            return calc
+                .input
+                .explain_into(tree, prefix, spelling, changelog_mode, offered);
+        }
         let mut line = self.line(spelling, offered);
         if changelog_mode && line.ends_with(')') {
             line.pop();

@@ -2,38 +2,40 @@
 //! these nodes: adjacent Calcs merge, Calcs that change nothing go, and columns nobody reads
 //! are pruned down to the scan (into it, for connectors that read only what they are asked).
 
-use super::StreamPlan;
 use super::calc::StreamCalc;
+use super::exchange::{Distribution, StreamExchange};
+use super::group_window_aggregate::StreamGroupWindowAggregate;
 use super::sink::StreamSink;
 use super::table_source_scan::StreamTableSourceScan;
 use super::union::StreamUnion;
 use super::values::StreamValues;
 use super::watermark_assigner::StreamWatermarkAssigner;
+use super::{PlanError, StreamPlan};
 use crate::plan::expr::ScalarExpr;
-use crate::plan::logical::LogicalPlan;
-use crate::types::{DataType, Schema, TypeKind};
+use crate::plan::logical::{LogicalAggregate, LogicalCalc, LogicalPlan};
+use crate::types::{DataType, Schema, TimeAttribute, TypeKind};
 
 /// The stream plan of a query.
-pub fn translate(plan: &LogicalPlan) -> StreamPlan {
-    let plan = convert(plan);
+pub fn translate(plan: &LogicalPlan) -> Result<StreamPlan, PlanError> {
+    let plan = convert(plan)?;
     let all = vec![true; plan.schema().len()];
-    prune(plan, &all).0
+    Ok(prune(plan, &all).0)
 }
 
 /// The stream plan of an `INSERT INTO table` whose query, bound against the sink's
 /// columns, is `plan`.
-pub fn translate_insert(plan: &LogicalPlan, table: &str) -> StreamPlan {
-    let input = translate(plan);
-    StreamPlan::Sink(StreamSink {
+pub fn translate_insert(plan: &LogicalPlan, table: &str) -> Result<StreamPlan, PlanError> {
+    let input = translate(plan)?;
+    Ok(StreamPlan::Sink(StreamSink {
         schema: input.schema().clone(),
         input: Box::new(input),
         table: table.to_string(),
-    })
+    }))
 }
 
 /// One stream node per logical node, Calcs merged where they meet.
-fn convert(plan: &LogicalPlan) -> StreamPlan {
-    match plan {
+fn convert(plan: &LogicalPlan) -> Result<StreamPlan, PlanError> {
+    Ok(match plan {
         LogicalPlan::Scan(s) => StreamPlan::TableSourceScan(StreamTableSourceScan {
             table: s.table.clone(),
             source_schema: s.schema.clone(),
@@ -54,9 +56,19 @@ fn convert(plan: &LogicalPlan) -> StreamPlan {
                 schema: c.schema.clone(),
             })
         }
+        LogicalPlan::Calc(c) if having_on_keys(c).is_some() => {
+            let (calc, aggregate) = having_on_keys(c).expect("checked by the guard");
+            let calc = StreamCalc {
+                input: Box::new(group_window_aggregate(&aggregate)?),
+                filter: calc.filter,
+                exprs: calc.exprs,
+                schema: calc.schema,
+            };
+            StreamPlan::Calc(merge(calc))
+        }
         LogicalPlan::Calc(c) => {
             let calc = StreamCalc {
-                input: Box::new(convert(&c.input)),
+                input: Box::new(convert(&c.input)?),
                 filter: c.filter.clone(),
                 exprs: c.exprs.clone(),
                 schema: c.schema.clone(),
@@ -64,18 +76,134 @@ fn convert(plan: &LogicalPlan) -> StreamPlan {
             StreamPlan::Calc(merge(calc))
         }
         LogicalPlan::Union(u) => StreamPlan::Union(StreamUnion {
-            inputs: u.inputs.iter().map(convert).collect(),
+            inputs: u.inputs.iter().map(convert).collect::<Result<_, _>>()?,
             schema: u.schema.clone(),
         }),
         LogicalPlan::WatermarkAssigner(w) => {
             StreamPlan::WatermarkAssigner(StreamWatermarkAssigner {
-                input: Box::new(convert(&w.input)),
+                input: Box::new(convert(&w.input)?),
                 rowtime: w.rowtime,
                 watermark: w.watermark.clone(),
                 schema: w.schema.clone(),
             })
         }
+        LogicalPlan::Aggregate(a) => group_window_aggregate(a)?,
+    })
+}
+
+/// A HAVING over a group window aggregate with conditions on keys alone: those conditions
+/// move into the Calc below, after its WHERE (Flink's filter transpose), and the Calc above
+/// keeps the others. `None` when there is nothing to move.
+fn having_on_keys(calc: &LogicalCalc) -> Option<(LogicalCalc, LogicalAggregate)> {
+    let LogicalPlan::Aggregate(aggregate) = calc.input.as_ref() else {
+        return None;
+    };
+    let LogicalPlan::Calc(below) = aggregate.input.as_ref() else {
+        return None;
+    };
+    let filter = calc.filter.as_ref()?;
+    aggregate.window.as_ref()?;
+    let keys = aggregate.grouping.len();
+    let (on_keys, others): (Vec<ScalarExpr>, Vec<ScalarExpr>) =
+        conjuncts(filter).into_iter().partition(|c| {
+            let mut only_keys = true;
+            c.for_each_column(&mut |i| only_keys &= i < keys);
+            only_keys
+        });
+    if on_keys.is_empty() {
+        return None;
     }
+    let mut below = below.clone();
+    for condition in on_keys {
+        let pushed = condition.map_columns(&mut |k, _| below.exprs[aggregate.grouping[k]].clone());
+        below.filter = Some(match below.filter.take() {
+            Some(filter) => and(filter, pushed),
+            None => pushed,
+        });
+    }
+    let mut aggregate = aggregate.clone();
+    aggregate.input = Box::new(LogicalPlan::Calc(below));
+    let mut calc = calc.clone();
+    calc.filter = others.into_iter().reduce(and);
+    Some((calc, aggregate))
+}
+
+/// The operands of a chain of ANDs, in order.
+fn conjuncts(e: &ScalarExpr) -> Vec<ScalarExpr> {
+    match e {
+        ScalarExpr::Call { function, args, .. } if function.name == "AND" => {
+            args.iter().flat_map(conjuncts).collect()
+        }
+        other => vec![other.clone()],
+    }
+}
+
+/// A group window aggregate over the Calc below it, whose columns are named as Flink's
+/// window rewrite names them (a column reference after the column, anything computed
+/// `$f<i>`). The exchange below comes with pruning, once the input's columns are settled.
+fn group_window_aggregate(a: &LogicalAggregate) -> Result<StreamPlan, PlanError> {
+    let Some(window) = &a.window else {
+        return Err(PlanError::Unsupported {
+            message: "GROUP BY without a group window is not supported yet".into(),
+            line: a.position.0,
+            column: a.position.1,
+        });
+    };
+    let input = match a.input.as_ref() {
+        LogicalPlan::Calc(below) => {
+            let mut below = below.clone();
+            let names = window_rewrite_names(&below, a);
+            for (field, name) in below.schema.fields.iter_mut().zip(names) {
+                field.name = name;
+            }
+            convert(&LogicalPlan::Calc(below))?
+        }
+        other => convert(other)?,
+    };
+    let mut schema = a.schema.clone();
+    for (k, &g) in a.grouping.iter().enumerate() {
+        schema.fields[k].name = input.schema().fields[g].name.clone();
+    }
+    Ok(StreamPlan::GroupWindowAggregate(
+        StreamGroupWindowAggregate {
+            input: Box::new(input),
+            grouping: a.grouping.clone(),
+            window: window.clone(),
+            aggregates: a.aggregates.clone(),
+            properties: a.properties.clone(),
+            schema,
+        },
+    ))
+}
+
+/// The names of the Calc below an aggregate after Flink's window rewrite, which builds it
+/// anew without names. A window over a window's rowtime is a call of the lower window's
+/// property when the rewrite runs, so its column is `$f<i>` too.
+fn window_rewrite_names(below: &LogicalCalc, a: &LogicalAggregate) -> Vec<String> {
+    let input = below.input.schema();
+    let property_of_lower_window = |index: usize| match below.input.as_ref() {
+        LogicalPlan::Calc(c) => match (c.input.as_ref(), &c.exprs[index]) {
+            (LogicalPlan::Aggregate(lower), ScalarExpr::Column { index, .. }) => {
+                *index >= lower.grouping.len() + lower.aggregates.len()
+            }
+            _ => false,
+        },
+        _ => false,
+    };
+    let window = a.window_call.as_ref().map(|w| w.position);
+    below
+        .exprs
+        .iter()
+        .enumerate()
+        .map(|(i, e)| match e {
+            ScalarExpr::Column { index, .. }
+                if !(Some(i) == window && property_of_lower_window(*index)) =>
+            {
+                input.fields[*index].name.clone()
+            }
+            _ => format!("$f{i}"),
+        })
+        .collect()
 }
 
 /// A Calc over a Calc becomes one, unless that would compute one of the lower Calc's
@@ -218,12 +346,187 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
             let remap = positions(&keep, needed.len());
             (StreamPlan::Union(StreamUnion { inputs, schema }), remap)
         }
+        StreamPlan::Exchange(mut exchange) => {
+            let (input, remap) = prune(*exchange.input, needed);
+            if let Distribution::Hash(keys) = &mut exchange.distribution {
+                for k in keys.iter_mut() {
+                    *k = remap[*k].unwrap_or(*k);
+                }
+            }
+            exchange.schema = input.schema().clone();
+            exchange.input = Box::new(input);
+            (StreamPlan::Exchange(exchange), remap)
+        }
+        StreamPlan::GroupWindowAggregate(agg) => {
+            let n = agg.schema.len();
+            (prune_group_window_aggregate(agg), identity(n))
+        }
         StreamPlan::Sink(mut sink) => {
             let all = vec![true; sink.input.schema().len()];
             sink.input = Box::new(prune(*sink.input, &all).0);
             let n = sink.schema.len();
             (StreamPlan::Sink(sink), identity(n))
         }
+    }
+}
+
+/// A group window aggregate over the input columns it reads (all of its own columns stay,
+/// as Flink keeps them), with the exchange its keys call for. A proctime window reads no
+/// column. The input then settles as Flink's rules leave it: a Calc over a scan that can
+/// project hands the scan the columns in the order it reads them, and a Calc that only
+/// reorders all its input's columns goes (the aggregate reads them by name).
+fn prune_group_window_aggregate(mut agg: StreamGroupWindowAggregate) -> StreamPlan {
+    let mut used = vec![false; agg.input.schema().len()];
+    for &k in &agg.grouping {
+        used[k] = true;
+    }
+    for call in &agg.aggregates {
+        for &arg in call.args.iter().chain(&call.filter) {
+            used[arg] = true;
+        }
+    }
+    let rowtime = agg.window.time_attribute == TimeAttribute::Rowtime;
+    if rowtime {
+        used[agg.window.time_column] = true;
+    }
+    let nothing_read = !used.contains(&true);
+    let (mut input, remap) = prune(*agg.input, &used);
+    // A proctime window that counts rows reads no column: the Calc left below computes only
+    // the proctime, which Flink does not materialize.
+    if nothing_read
+        && let StreamPlan::Calc(calc) = &input
+        && calc.filter.is_none()
+    {
+        let StreamPlan::Calc(calc) = input else {
+            unreachable!("matched above")
+        };
+        input = *calc.input;
+    }
+    let (input, moved) = settle_below_aggregate(input);
+    let at = |i: usize| moved[remap[i].unwrap_or(i)];
+    for k in &mut agg.grouping {
+        *k = at(*k);
+    }
+    for call in &mut agg.aggregates {
+        for arg in call.args.iter_mut().chain(call.filter.iter_mut()) {
+            *arg = at(*arg);
+        }
+    }
+    agg.window.time_column = if rowtime {
+        at(agg.window.time_column)
+    } else {
+        input.schema().len()
+    };
+    let distribution = if agg.grouping.is_empty() {
+        Distribution::Single
+    } else {
+        Distribution::Hash(agg.grouping.clone())
+    };
+    agg.input = Box::new(StreamPlan::Exchange(StreamExchange {
+        schema: input.schema().clone(),
+        input: Box::new(input),
+        distribution,
+    }));
+    StreamPlan::GroupWindowAggregate(agg)
+}
+
+/// The input of an aggregate as Flink's rules leave it, and where each of its columns went.
+fn settle_below_aggregate(input: StreamPlan) -> (StreamPlan, Vec<usize>) {
+    let StreamPlan::Calc(mut calc) = input else {
+        let n = input.schema().len();
+        return (input, (0..n).collect());
+    };
+    let n = calc.exprs.len();
+    if calc.filter.is_none() {
+        let width = calc.input.schema().len();
+        let mut order = Vec::new();
+        for e in &calc.exprs {
+            e.for_each_column(&mut |i| {
+                if !order.contains(&i) {
+                    order.push(i);
+                }
+            });
+        }
+        let rest: Vec<usize> = (0..width).filter(|i| !order.contains(i)).collect();
+        order.extend(rest);
+        match reorder_source(*calc.input, &order) {
+            Ok(source) => {
+                let mut position = vec![0; width];
+                for (new, &old) in order.iter().enumerate() {
+                    position[old] = new;
+                }
+                let remap: Vec<Option<usize>> = position.into_iter().map(Some).collect();
+                calc.exprs = calc.exprs.iter().map(|e| remapped(e, &remap)).collect();
+                calc.input = Box::new(source);
+                if calc.is_identity() {
+                    return (*calc.input, (0..n).collect());
+                }
+            }
+            Err(source) => calc.input = source,
+        }
+    }
+    // A Calc that reads every input column once, as it is: the aggregate reads them where
+    // they are, and only the filter stays.
+    let width = calc.input.schema().len();
+    let mut columns = Vec::new();
+    for e in &calc.exprs {
+        match e {
+            ScalarExpr::Column { index, .. } if !columns.contains(index) => columns.push(*index),
+            _ => break,
+        }
+    }
+    if columns.len() == n && n == width {
+        let input = match calc.filter {
+            None => *calc.input,
+            Some(filter) => StreamPlan::Calc(StreamCalc {
+                schema: calc.input.schema().clone(),
+                exprs: (0..width)
+                    .map(|i| ScalarExpr::Column {
+                        index: i,
+                        data_type: calc.input.schema().fields[i].data_type.clone(),
+                    })
+                    .collect(),
+                filter: Some(filter),
+                input: calc.input,
+            }),
+        };
+        return (input, columns);
+    }
+    (StreamPlan::Calc(calc), (0..n).collect())
+}
+
+/// A scan that can project (under its watermark assigner, if any) emitting its columns in
+/// `order` (a permutation of its output columns); any other plan comes back unchanged.
+fn reorder_source(plan: StreamPlan, order: &[usize]) -> Result<StreamPlan, Box<StreamPlan>> {
+    match plan {
+        StreamPlan::TableSourceScan(mut scan) if scan.can_project() => {
+            let projection = scan
+                .projection
+                .clone()
+                .unwrap_or_else(|| (0..scan.source_schema.len()).collect());
+            let projection: Vec<usize> = order.iter().map(|&i| projection[i]).collect();
+            scan.schema = select(&scan.source_schema, &projection);
+            scan.projection = Some(projection);
+            Ok(StreamPlan::TableSourceScan(scan))
+        }
+        StreamPlan::WatermarkAssigner(mut w) => match reorder_source(*w.input, order) {
+            Ok(input) => {
+                let mut position = vec![None; order.len()];
+                for (new, &old) in order.iter().enumerate() {
+                    position[old] = Some(new);
+                }
+                w.rowtime = position[w.rowtime].unwrap_or(w.rowtime);
+                w.watermark = remapped(&w.watermark, &position);
+                w.schema = select(&w.schema, order);
+                w.input = Box::new(input);
+                Ok(StreamPlan::WatermarkAssigner(w))
+            }
+            Err(input) => {
+                w.input = input;
+                Err(Box::new(StreamPlan::WatermarkAssigner(w)))
+            }
+        },
+        other => Err(Box::new(other)),
     }
 }
 

@@ -1,0 +1,108 @@
+//! `GroupWindowAggregate`: Flink's legacy group windows (`GROUP BY TUMBLE(ts, …)`, `HOP`,
+//! `SESSION`), keyed by the GROUP BY keys. Its input arrives through an exchange on the keys
+//! (all to one instance without keys); it emits one row per key and window when the window
+//! fires: the keys, the aggregates, then the window properties (`exec/group_window_aggregate.rs`
+//! runs it).
+
+use super::StreamPlan;
+use crate::plan::aggregate::{AggregateCall, GroupWindow, GroupWindowKind, WindowProperty};
+use crate::types::{Schema, TimeAttribute};
+
+#[derive(Debug, Clone)]
+pub struct StreamGroupWindowAggregate {
+    pub input: Box<StreamPlan>,
+    /// The key columns, input column indices.
+    pub grouping: Vec<usize>,
+    /// The window. A proctime window reads no column (it fires on the clock), so its
+    /// `time_column` is the input's width, past its last column, as Flink names it (`$f2`
+    /// over two columns).
+    pub window: GroupWindow,
+    pub aggregates: Vec<AggregateCall>,
+    /// All of the window's properties when the query reads any of them, else none.
+    pub properties: Vec<WindowProperty>,
+    /// The keys, the aggregates, then the properties.
+    pub schema: Schema,
+}
+
+/// The name Flink gives a window property's column.
+pub fn property_name(property: WindowProperty) -> &'static str {
+    match property {
+        WindowProperty::Start => "w$start",
+        WindowProperty::End => "w$end",
+        WindowProperty::Rowtime => "w$rowtime",
+        WindowProperty::Proctime => "w$proctime",
+    }
+}
+
+/// The properties a group window has: start, end, rowtime (event time only), proctime.
+pub fn window_properties(time_attribute: TimeAttribute) -> Vec<WindowProperty> {
+    match time_attribute {
+        TimeAttribute::Rowtime => vec![
+            WindowProperty::Start,
+            WindowProperty::End,
+            WindowProperty::Rowtime,
+            WindowProperty::Proctime,
+        ],
+        TimeAttribute::Proctime => vec![
+            WindowProperty::Start,
+            WindowProperty::End,
+            WindowProperty::Proctime,
+        ],
+    }
+}
+
+impl StreamGroupWindowAggregate {
+    /// `GroupWindowAggregate(groupBy=[name], window=[TumblingGroupWindow('w$, ts, 5000)],
+    /// properties=[w$start, …], select=[name, COUNT(*) AS EXPR$1, start('w$) AS w$start, …])`;
+    /// the same in both plan sections.
+    pub fn explain(&self) -> String {
+        let input = &self.input.schema().fields;
+        let name = |i: usize| match input.get(i) {
+            Some(f) => f.name.clone(),
+            None => format!("$f{i}"),
+        };
+        let mut attributes = Vec::new();
+        if !self.grouping.is_empty() {
+            let keys: Vec<String> = self.grouping.iter().map(|&k| name(k)).collect();
+            attributes.push(format!("groupBy=[{}]", keys.join(", ")));
+        }
+        let time = name(self.window.time_column);
+        let window = match self.window.kind {
+            GroupWindowKind::Tumble { size } => format!("TumblingGroupWindow('w$, {time}, {size})"),
+            GroupWindowKind::Hop { slide, size } => {
+                format!("SlidingGroupWindow('w$, {time}, {size}, {slide})")
+            }
+            GroupWindowKind::Session { gap } => format!("SessionGroupWindow('w$, {time}, {gap})"),
+        };
+        attributes.push(format!("window=[{window}]"));
+        if !self.properties.is_empty() {
+            let names: Vec<&str> = self.properties.iter().map(|&p| property_name(p)).collect();
+            attributes.push(format!("properties=[{}]", names.join(", ")));
+        }
+        let mut select: Vec<String> = self.grouping.iter().map(|&k| name(k)).collect();
+        for call in &self.aggregates {
+            let args = if call.args.is_empty() {
+                "*".to_string()
+            } else {
+                let args: Vec<String> = call.args.iter().map(|&a| name(a)).collect();
+                args.join(", ")
+            };
+            let distinct = if call.distinct { "DISTINCT " } else { "" };
+            let filter = call
+                .filter
+                .map(|f| format!(" FILTER {}", name(f)))
+                .unwrap_or_default();
+            select.push(format!(
+                "{}({distinct}{args}){filter} AS {}",
+                call.function.name(),
+                call.name
+            ));
+        }
+        for &p in &self.properties {
+            let function = property_name(p).trim_start_matches("w$");
+            select.push(format!("{function}('w$) AS {}", property_name(p)));
+        }
+        attributes.push(format!("select=[{}]", select.join(", ")));
+        format!("GroupWindowAggregate({})", attributes.join(", "))
+    }
+}
