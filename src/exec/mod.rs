@@ -6,9 +6,11 @@
 //! [`runtime`] runs each source split on its own thread with its chain of operators, and
 //! sends the results over a bounded channel (backpressure) to the single sink.
 
+pub mod aggregate;
 pub mod calc;
 pub mod chunk;
 pub mod eval;
+pub mod group_window_aggregate;
 pub mod not_null;
 pub mod operator;
 pub mod runtime;
