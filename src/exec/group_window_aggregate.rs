@@ -526,13 +526,7 @@ impl Operator for GroupWindowAggregateOperator {
         for row in 0..rows {
             let bytes: &[u8] = keys.as_ref().map_or(&[], |k| k.row(row).data());
             let mut key = match previous {
-                Some((p, key))
-                    if keys
-                        .as_ref()
-                        .is_none_or(|k| k.row(p).data() == bytes) =>
-                {
-                    key
-                }
+                Some((p, key)) if keys.as_ref().is_none_or(|k| k.row(p).data() == bytes) => key,
                 _ => self.key_ids.get(bytes).copied(),
             };
             let ts = match &times {

@@ -116,7 +116,7 @@ pub fn run_script(
 ) -> Result<String, ExecError> {
     let mut out = Recorder::new(output);
     let mut rows = String::new();
-    let mut flush = |rows: &mut String, operator: &mut dyn Operator, out: &mut Recorder| {
+    let flush = |rows: &mut String, operator: &mut dyn Operator, out: &mut Recorder| {
         if rows.is_empty() {
             return Ok(());
         }

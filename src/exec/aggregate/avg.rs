@@ -110,7 +110,11 @@ impl<T: ArrowPrimitiveType> GroupsAccumulator for IntegerAvgAccumulator<T> {
             .iter()
             .map(|&s| {
                 let (sum, count) = (self.sums[s as usize], self.counts[s as usize]);
-                if count == 0 { 0 } else { sum.wrapping_div(count) }
+                if count == 0 {
+                    0
+                } else {
+                    sum.wrapping_div(count)
+                }
             })
             .collect();
         let valid = slots.iter().map(|&s| self.counts[s as usize] > 0).collect();
@@ -264,7 +268,13 @@ pub struct DecimalAvgAccumulator {
 const SUM_LIMIT: i128 = 99_999_999_999_999_999_999_999_999_999_999_999_999;
 
 impl DecimalAvgAccumulator {
-    pub fn new(column: usize, filter: Option<usize>, arg_scale: i8, precision: u8, scale: i8) -> Self {
+    pub fn new(
+        column: usize,
+        filter: Option<usize>,
+        arg_scale: i8,
+        precision: u8,
+        scale: i8,
+    ) -> Self {
         DecimalAvgAccumulator {
             column,
             filter,
@@ -279,7 +289,9 @@ impl DecimalAvgAccumulator {
     #[inline]
     fn add(&mut self, slot: usize, x: Option<i128>) {
         self.sums[slot] = match (self.sums[slot], x) {
-            (Some(a), Some(b)) => a.checked_add(b).filter(|s| s.unsigned_abs() <= SUM_LIMIT as u128),
+            (Some(a), Some(b)) => a
+                .checked_add(b)
+                .filter(|s| s.unsigned_abs() <= SUM_LIMIT as u128),
             _ => None,
         };
     }
@@ -447,7 +459,10 @@ mod tests {
     fn large_quotients_are_exact() {
         // 2·10^31 / 3 = 6666666666666666666666666666666.666666|666… → …666.666667.
         let expected: i128 = format!("{}666667", "6".repeat(31)).parse().unwrap();
-        assert_eq!(decimal_quotient(2 * 10i128.pow(31), 3, 0, 6, 38), Some(expected));
+        assert_eq!(
+            decimal_quotient(2 * 10i128.pow(31), 3, 0, 6, 38),
+            Some(expected)
+        );
         // Past 38 digits the average is NULL.
         assert_eq!(decimal_quotient(SUM_LIMIT, 1, 0, 6, 38), None);
     }

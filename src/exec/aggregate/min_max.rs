@@ -267,7 +267,13 @@ impl GroupsAccumulator for BytesMinMax {
         let filter = filter_column(batch, self.filter)?;
         let column = batch.column(self.column).clone();
         if let Some(strings) = column.as_string_opt::<i32>() {
-            self.update_with(filter, strings, |r| strings.value(r).as_bytes(), rows, slots);
+            self.update_with(
+                filter,
+                strings,
+                |r| strings.value(r).as_bytes(),
+                rows,
+                slots,
+            );
         } else if let Some(bytes) = column.as_binary_opt::<i32>() {
             self.update_with(filter, bytes, |r| bytes.value(r), rows, slots);
         } else {

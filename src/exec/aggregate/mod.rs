@@ -82,7 +82,12 @@ pub fn create_accumulator(
             filter,
         )));
     }
-    if call.distinct && matches!(call.function, AggregateFunction::Sum | AggregateFunction::Avg) {
+    if call.distinct
+        && matches!(
+            call.function,
+            AggregateFunction::Sum | AggregateFunction::Avg
+        )
+    {
         return Err(ExecError::Internal(format!(
             "{}(DISTINCT …) is not supported yet",
             call.function.name()
@@ -134,12 +139,16 @@ pub fn create_accumulator(
                 };
             }
             match &arg_type {
-                ArrowType::Boolean => Some(Box::new(min_max::BooleanMinMax::new(
-                    column, filter, max,
-                )) as Box<dyn GroupsAccumulator>),
-                ArrowType::Utf8 | ArrowType::Binary => Some(Box::new(
-                    min_max::BytesMinMax::new(column, filter, max, result.clone()),
-                )
+                ArrowType::Boolean => {
+                    Some(Box::new(min_max::BooleanMinMax::new(column, filter, max))
+                        as Box<dyn GroupsAccumulator>)
+                }
+                ArrowType::Utf8 | ArrowType::Binary => Some(Box::new(min_max::BytesMinMax::new(
+                    column,
+                    filter,
+                    max,
+                    result.clone(),
+                ))
                     as Box<dyn GroupsAccumulator>),
                 _ => primitive!(min_max),
             }
@@ -173,12 +182,24 @@ pub fn create_accumulator(
                 avg::DecimalAvgAccumulator::new(column, filter, *s, *p, *t),
             )
                 as Box<dyn GroupsAccumulator>),
-            (ArrowType::Int8, _) => avg::IntegerAvgAccumulator::<Int8Type>::boxed(column, filter, &result),
-            (ArrowType::Int16, _) => avg::IntegerAvgAccumulator::<Int16Type>::boxed(column, filter, &result),
-            (ArrowType::Int32, _) => avg::IntegerAvgAccumulator::<Int32Type>::boxed(column, filter, &result),
-            (ArrowType::Int64, _) => avg::IntegerAvgAccumulator::<Int64Type>::boxed(column, filter, &result),
-            (ArrowType::Float32, _) => avg::FloatAvgAccumulator::<Float32Type>::boxed(column, filter, &result),
-            (ArrowType::Float64, _) => avg::FloatAvgAccumulator::<Float64Type>::boxed(column, filter, &result),
+            (ArrowType::Int8, _) => {
+                avg::IntegerAvgAccumulator::<Int8Type>::boxed(column, filter, &result)
+            }
+            (ArrowType::Int16, _) => {
+                avg::IntegerAvgAccumulator::<Int16Type>::boxed(column, filter, &result)
+            }
+            (ArrowType::Int32, _) => {
+                avg::IntegerAvgAccumulator::<Int32Type>::boxed(column, filter, &result)
+            }
+            (ArrowType::Int64, _) => {
+                avg::IntegerAvgAccumulator::<Int64Type>::boxed(column, filter, &result)
+            }
+            (ArrowType::Float32, _) => {
+                avg::FloatAvgAccumulator::<Float32Type>::boxed(column, filter, &result)
+            }
+            (ArrowType::Float64, _) => {
+                avg::FloatAvgAccumulator::<Float64Type>::boxed(column, filter, &result)
+            }
             _ => None,
         },
     };
@@ -192,9 +213,10 @@ pub(crate) fn filter_column(
 ) -> Result<Option<&BooleanArray>, ExecError> {
     filter
         .map(|c| {
-            batch.column(c).as_boolean_opt().ok_or_else(|| {
-                ExecError::Internal(format!("the FILTER column {c} is not BOOLEAN"))
-            })
+            batch
+                .column(c)
+                .as_boolean_opt()
+                .ok_or_else(|| ExecError::Internal(format!("the FILTER column {c} is not BOOLEAN")))
         })
         .transpose()
 }
@@ -263,11 +285,15 @@ impl<'a> StateReader<'a> {
     }
 
     pub fn u32(&mut self) -> Result<u32, ExecError> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap_or([0; 4])))
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().unwrap_or([0; 4]),
+        ))
     }
 
     pub fn i64(&mut self) -> Result<i64, ExecError> {
-        Ok(i64::from_le_bytes(self.take(8)?.try_into().unwrap_or([0; 8])))
+        Ok(i64::from_le_bytes(
+            self.take(8)?.try_into().unwrap_or([0; 8]),
+        ))
     }
 
     pub fn i128(&mut self) -> Result<i128, ExecError> {

@@ -6,9 +6,9 @@
 
 use std::sync::Arc;
 
+use arrow_array::ArrowNativeTypeOp;
 use arrow_array::types::Decimal128Type;
 use arrow_array::{Array, ArrayRef, ArrowPrimitiveType, PrimitiveArray, RecordBatch};
-use arrow_array::ArrowNativeTypeOp;
 use arrow_schema::DataType as ArrowType;
 
 use super::{
