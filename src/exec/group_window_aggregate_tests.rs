@@ -795,3 +795,78 @@ fn snapshot_and_restore_at_another_parallelism() {
     assert!(expected.len() > 10);
     assert_eq!(strip_watermarks(sorted(restored)), expected);
 }
+
+/// A rough rate, not an assertion: `cargo test --release -- --ignored rows_per_second
+/// --nocapture`. 4 M rows of 10,000 keys in batches of 8,192, TUMBLE(1 min) and HOP(1 min,
+/// 5 min) with COUNT(*), SUM and MIN.
+#[test]
+#[ignore]
+fn rows_per_second() {
+    use arrow_array::{Int32Array, StringArray, TimestampNanosecondArray};
+    let keys: Vec<String> = (0..10_000).map(|k| format!("user_{k}")).collect();
+    let input = crate::job::runtime_schema(&events());
+    let batches: Vec<RecordBatch> = (0..500)
+        .map(|b| {
+            let rows = 8192;
+            let names = StringArray::from_iter_values(
+                (0..rows).map(|i| keys[(i * 7919 + b * 13) % keys.len()].as_str()),
+            );
+            let values = Int32Array::from_iter_values((0..rows).map(|i| (i % 1000) as i32));
+            let ts = TimestampNanosecondArray::from_iter_values(
+                (0..rows).map(|i| ((b * rows + i) as i64 / 100) * NANOS_PER_MILLI),
+            );
+            RecordBatch::try_new(
+                input.clone(),
+                vec![Arc::new(names), Arc::new(values), Arc::new(ts)],
+            )
+            .unwrap()
+        })
+        .collect();
+    for kind in [
+        GroupWindowKind::Tumble { size: MINUTE },
+        GroupWindowKind::Hop {
+            slide: MINUTE,
+            size: 5 * MINUTE,
+        },
+    ] {
+        let mut spec = Spec::new(events(), kind, 2);
+        spec.grouping = vec![0];
+        spec.aggregates = vec![
+            count_star(),
+            call(AggregateFunction::Sum, &[1], TypeKind::Int),
+            call(AggregateFunction::Min, &[1], TypeKind::Int),
+        ];
+        spec.properties = vec![WindowProperty::Start];
+        let mut op = spec.build();
+        struct Count(usize);
+        impl Output for Count {
+            fn emit(&mut self, chunk: StreamChunk) -> Result<(), ExecError> {
+                self.0 += chunk.num_rows();
+                Ok(())
+            }
+            fn emit_watermark(&mut self, _: i64) -> Result<(), ExecError> {
+                Ok(())
+            }
+        }
+        let mut out = Count(0);
+        let started = std::time::Instant::now();
+        for batch in &batches {
+            let last = batch
+                .column(2)
+                .as_primitive::<TimestampNanosecondType>()
+                .value(batch.num_rows() - 1)
+                / NANOS_PER_MILLI;
+            op.process(0, StreamChunk::inserts(batch.clone()), &mut out)
+                .unwrap();
+            op.on_watermark(last, &mut out).unwrap();
+        }
+        op.on_watermark(i64::MAX, &mut out).unwrap();
+        let elapsed = started.elapsed().as_secs_f64();
+        let rows = batches.len() * 8192;
+        eprintln!(
+            "{kind:?}: {rows} rows in {elapsed:.3} s = {:.1} M rows/s, {} windows emitted",
+            rows as f64 / elapsed / 1e6,
+            out.0
+        );
+    }
+}
