@@ -656,20 +656,50 @@ fn script_of(rows: &[(u32, i32, i64)], batch: usize) -> String {
     script
 }
 
-/// A naive reference: per row, per window, one map entry; output sorted as the operator
+/// A naive reference: per row, per window, one map entry (sessions: per key, the rows in
+/// time order, a row touching the open session extending it); output sorted as the operator
 /// sorts (end, key, start).
-fn reference(rows: &[(u32, i32, i64)], size: i64, slide: i64) -> String {
+fn reference(rows: &[(u32, i32, i64)], kind: GroupWindowKind) -> String {
     let mut windows: BTreeMap<(i64, String, i64), (i64, i32, i32)> = BTreeMap::new();
-    for &(k, v, ts) in rows {
-        let mut start = ts - ts.rem_euclid(slide);
-        while start > ts - size {
-            let e = windows
-                .entry((start + size, format!("k{k}"), start))
-                .or_insert((0, 0, i32::MAX));
-            e.0 += 1;
-            e.1 = e.1.wrapping_add(v);
-            e.2 = e.2.min(v);
-            start -= slide;
+    let mut add = |key: u32, start: i64, end: i64, v: i32| {
+        let e = windows
+            .entry((end, format!("k{key}"), start))
+            .or_insert((0, 0, i32::MAX));
+        e.0 += 1;
+        e.1 = e.1.wrapping_add(v);
+        e.2 = e.2.min(v);
+    };
+    match kind {
+        GroupWindowKind::Session { gap } => {
+            let mut sorted = rows.to_vec();
+            sorted.sort_by_key(|&(k, _, ts)| (k, ts));
+            let mut i = 0;
+            while i < sorted.len() {
+                let (key, _, start) = sorted[i];
+                let mut end = start + gap;
+                let mut j = i;
+                while j < sorted.len() && sorted[j].0 == key && sorted[j].2 <= end {
+                    end = end.max(sorted[j].2 + gap);
+                    j += 1;
+                }
+                for &(_, v, _) in &sorted[i..j] {
+                    add(key, start, end, v);
+                }
+                i = j;
+            }
+        }
+        GroupWindowKind::Tumble { size } | GroupWindowKind::Hop { size, .. } => {
+            let slide = match kind {
+                GroupWindowKind::Hop { slide, .. } => slide,
+                _ => size,
+            };
+            for &(k, v, ts) in rows {
+                let mut start = ts - ts.rem_euclid(slide);
+                while start > ts - size {
+                    add(k, start, start + size, v);
+                    start -= slide;
+                }
+            }
         }
     }
     let mut lines: Vec<String> = windows
@@ -686,23 +716,23 @@ fn reference(rows: &[(u32, i32, i64)], size: i64, slide: i64) -> String {
     lines.join("\n")
 }
 
-/// Batches spanning many keys and windows give the naive reference's rows, for TUMBLE and
-/// HOP and batch sizes from 1 to all rows.
+/// Batches spanning many keys and windows give the naive reference's rows, for TUMBLE, HOP
+/// and SESSION (rows in random order, so sessions merge in every order) and batch sizes from
+/// 1 to all rows.
 #[test]
 fn many_keys_and_windows_match_a_naive_reference() {
-    for (seed, (size, slide), batch) in [
-        (1, (10_000, 10_000), 1000),
-        (2, (10_000, 10_000), 7),
-        (3, (10_000, 2_500), 1000),
-        (4, (9_000, 4_000), 13),
-        (5, (60_000, 1_000), 1),
+    let hop = |slide, size| GroupWindowKind::Hop { slide, size };
+    for (seed, kind, batch) in [
+        (1, GroupWindowKind::Tumble { size: 10_000 }, 1000),
+        (2, GroupWindowKind::Tumble { size: 10_000 }, 7),
+        (3, hop(2_500, 10_000), 1000),
+        (4, hop(4_000, 9_000), 13),
+        (5, hop(1_000, 60_000), 1),
+        (6, GroupWindowKind::Session { gap: 2_000 }, 1000),
+        (7, GroupWindowKind::Session { gap: 1_500 }, 1),
+        (8, GroupWindowKind::Session { gap: 3_000 }, 17),
     ] {
         let rows = random_rows(seed, 400);
-        let kind = if size == slide {
-            GroupWindowKind::Tumble { size }
-        } else {
-            GroupWindowKind::Hop { slide, size }
-        };
         let mut spec = Spec::new(events(), kind, 2);
         spec.grouping = vec![0];
         spec.aggregates = vec![
@@ -713,7 +743,7 @@ fn many_keys_and_windows_match_a_naive_reference() {
         spec.properties = vec![WindowProperty::Start, WindowProperty::End];
         assert_eq!(
             spec.run(&script_of(&rows, batch)),
-            reference(&rows, size, slide),
+            reference(&rows, kind),
             "seed {seed}"
         );
     }
