@@ -523,6 +523,9 @@ impl Operator for GroupWindowAggregateOperator {
         let now = self.to_window_time(self.clock.now_nanos().div_euclid(NANOS_PER_MILLI));
         let kind = self.window.kind;
         let mut previous: Option<(usize, Option<u32>)> = None;
+        // The zone's offset for the last second looked up: rows of one second share it, and
+        // a tz lookup per row would cost more than the rest of the row.
+        let mut offset: Option<(i64, i64)> = None;
         for row in 0..rows {
             let bytes: &[u8] = keys.as_ref().map_or(&[], |k| k.row(row).data());
             let mut key = match previous {
@@ -530,7 +533,24 @@ impl Operator for GroupWindowAggregateOperator {
                 _ => self.key_ids.get(bytes).copied(),
             };
             let ts = match &times {
-                Some(t) => self.to_window_time(t.value(row).div_euclid(NANOS_PER_MILLI)),
+                Some(t) => {
+                    let millis = t.value(row).div_euclid(NANOS_PER_MILLI);
+                    match &self.zone {
+                        None => millis,
+                        Some(zone) => {
+                            let second = millis.div_euclid(1000);
+                            let shift = match offset {
+                                Some((s, o)) if s == second => o,
+                                _ => {
+                                    let o = zone.offset_seconds_at(second) * 1000;
+                                    offset = Some((second, o));
+                                    o
+                                }
+                            };
+                            millis.saturating_add(shift)
+                        }
+                    }
+                }
                 None => now,
             };
             let assigned = match kind {

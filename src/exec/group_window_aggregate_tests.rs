@@ -834,32 +834,47 @@ fn snapshot_and_restore_at_another_parallelism() {
 fn rows_per_second() {
     use arrow_array::{Int32Array, StringArray, TimestampNanosecondArray};
     let keys: Vec<String> = (0..10_000).map(|k| format!("user_{k}")).collect();
-    let input = crate::job::runtime_schema(&events());
-    let batches: Vec<RecordBatch> = (0..500)
-        .map(|b| {
-            let rows = 8192;
-            let names = StringArray::from_iter_values(
-                (0..rows).map(|i| keys[(i * 7919 + b * 13) % keys.len()].as_str()),
-            );
-            let values = Int32Array::from_iter_values((0..rows).map(|i| (i % 1000) as i32));
-            let ts = TimestampNanosecondArray::from_iter_values(
-                (0..rows).map(|i| ((b * rows + i) as i64 / 100) * NANOS_PER_MILLI),
-            );
-            RecordBatch::try_new(
-                input.clone(),
-                vec![Arc::new(names), Arc::new(values), Arc::new(ts)],
-            )
-            .unwrap()
-        })
-        .collect();
-    for kind in [
-        GroupWindowKind::Tumble { size: MINUTE },
-        GroupWindowKind::Hop {
-            slide: MINUTE,
-            size: 5 * MINUTE,
-        },
+    let ltz_events = schema(&[
+        ("k", TypeKind::VarChar(10)),
+        ("v", TypeKind::Int),
+        ("ts", TypeKind::TimestampLtz(3)),
+    ]);
+    let batches_of = |input: SchemaRef| -> Vec<RecordBatch> {
+        (0..500)
+            .map(|b| {
+                let rows = 8192;
+                let names = StringArray::from_iter_values(
+                    (0..rows).map(|i| keys[(i * 7919 + b * 13) % keys.len()].as_str()),
+                );
+                let values = Int32Array::from_iter_values((0..rows).map(|i| (i % 1000) as i32));
+                let ts = TimestampNanosecondArray::from_iter_values(
+                    (0..rows).map(|i| ((b * rows + i) as i64 / 100) * NANOS_PER_MILLI),
+                )
+                .with_data_type(input.field(2).data_type().clone());
+                RecordBatch::try_new(
+                    input.clone(),
+                    vec![Arc::new(names), Arc::new(values), Arc::new(ts)],
+                )
+                .unwrap()
+            })
+            .collect()
+    };
+    let hop = GroupWindowKind::Hop {
+        slide: MINUTE,
+        size: 5 * MINUTE,
+    };
+    for (kind, table, zone) in [
+        (GroupWindowKind::Tumble { size: MINUTE }, events(), "UTC"),
+        (hop, events(), "UTC"),
+        (
+            GroupWindowKind::Tumble { size: MINUTE },
+            ltz_events.clone(),
+            "America/Los_Angeles",
+        ),
     ] {
-        let mut spec = Spec::new(events(), kind, 2);
+        let batches = batches_of(crate::job::runtime_schema(&table));
+        let mut spec = Spec::new(table, kind, 2);
+        spec.zone = zone;
         spec.grouping = vec![0];
         spec.aggregates = vec![
             count_star(),
@@ -894,7 +909,7 @@ fn rows_per_second() {
         let elapsed = started.elapsed().as_secs_f64();
         let rows = batches.len() * 8192;
         eprintln!(
-            "{kind:?}: {rows} rows in {elapsed:.3} s = {:.1} M rows/s, {} windows emitted",
+            "{kind:?} in {zone}: {rows} rows in {elapsed:.3} s = {:.1} M rows/s, {} windows emitted",
             rows as f64 / elapsed / 1e6,
             out.0
         );
