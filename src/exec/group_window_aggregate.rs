@@ -22,7 +22,9 @@
 //! `TimeWindowUtil.toEpochMillsForTimer` (the first instant after a skipped hour, the later
 //! of a repeated one). On TIMESTAMP the zone plays no part.
 //!
-//! State is keyed by the key's bytes and snapshotted per key group.
+//! State is keyed by the key's bytes and snapshotted per key group; `open` must come before
+//! `restore` (it says which key groups the instance owns and whether the zone observes DST,
+//! which restored trigger times depend on).
 //!
 //! [`late_rows`]: GroupWindowAggregateOperator::late_rows
 

@@ -338,11 +338,12 @@ pub fn put_native<N: arrow_buffer::ArrowNativeType>(out: &mut Vec<u8>, v: N) {
     out.extend_from_slice(arrow_buffer::ToByteSlice::to_byte_slice(&v));
 }
 
-/// The argument columns of a call must be present and the row's values non-NULL for COUNT(x).
+/// Whether every one of `columns` is non-NULL at `row`.
 pub(crate) fn all_valid(columns: &[&dyn Array], row: usize) -> bool {
     columns.iter().all(|c| c.is_valid(row))
 }
 
+/// Columns `columns` of `batch`.
 pub(crate) fn columns_of(batch: &RecordBatch, columns: &[usize]) -> Vec<ArrayRef> {
     columns.iter().map(|&c| batch.column(c).clone()).collect()
 }
