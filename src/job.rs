@@ -8,6 +8,7 @@ use crate::connector::ConnectorError;
 use crate::connector::format::new_decoder;
 use crate::connector::source::{datagen::DatagenSplit, filesystem, socket};
 use crate::exec::calc::CalcOperator;
+use crate::exec::group_window_aggregate::GroupWindowAggregateOperator;
 use crate::exec::operator::ExecError;
 use crate::exec::operator::Operator;
 use crate::exec::values::ValuesSplit;
@@ -195,9 +196,32 @@ fn build(
                 inputs,
             })))
         }
-        StreamPlan::GroupWindowAggregate(_) => Err(ConnectorError(
-            "group window aggregation is not supported by this runtime yet".into(),
-        )),
+        // Keyed by the exchange below it: the task's chain starts with it.
+        StreamPlan::GroupWindowAggregate(g) => {
+            let Built::Task(t) = build(&g.input, ctx, options, graph)? else {
+                return Err(ConnectorError(
+                    "internal error: a group window aggregate needs an exchange below it".into(),
+                ));
+            };
+            let input = runtime_schema(g.input.schema());
+            let output = runtime_schema(&g.schema);
+            let task = &mut graph.tasks[t];
+            task.name = "GroupWindowAggregate".into();
+            for chain in &mut task.instances {
+                let operator = GroupWindowAggregateOperator::new(
+                    &input,
+                    g.grouping.clone(),
+                    g.window.clone(),
+                    g.aggregates.clone(),
+                    g.properties.clone(),
+                    output.clone(),
+                    ctx.zone.clone(),
+                )
+                .map_err(|e| ConnectorError(e.to_string()))?;
+                chain.push(Box::new(operator));
+            }
+            Ok(Built::Task(t))
+        }
         StreamPlan::Union(u) => {
             let mut inputs = Vec::new();
             for input in &u.inputs {

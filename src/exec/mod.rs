@@ -5,9 +5,11 @@
 //! pushes what it emits into an [`operator::Output`]; it knows nothing of threads or I/O.
 //! `crate::runtime` runs them in chains on split and task threads.
 
+pub mod aggregate;
 pub mod calc;
 pub mod chunk;
 pub mod eval;
+pub mod group_window_aggregate;
 pub mod not_null;
 pub mod operator;
 pub mod state;

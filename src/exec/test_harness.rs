@@ -5,7 +5,7 @@
 use arrow_array::{ArrayRef, RecordBatch, StringArray};
 
 use super::chunk::{RowKind, StreamChunk};
-use super::operator::{ExecError, Output, WatermarkStatus};
+use super::operator::{ExecError, Operator, Output, WatermarkStatus};
 use crate::types::text::{format_value, parse_column};
 use crate::types::time::SessionZone;
 use crate::types::{DataType, Schema};
@@ -107,4 +107,58 @@ pub fn schema(fields: &[(&str, crate::types::TypeKind)]) -> Schema {
             .map(|(name, kind)| crate::types::Field::new(*name, DataType::nullable(kind.clone())))
             .collect(),
     )
+}
+
+/// Runs `operator` over a script and returns what it emitted: lines of rows (`+I …`, in
+/// `input`'s columns) gather into one chunk until a line of another kind; `--` ends a chunk;
+/// `WM <t>` is a watermark and `PT <t>` a processing time reached (`<t>` in milliseconds,
+/// a timestamp such as `2020-04-15 20:10:00`, or `MAX`); `END` finishes the input.
+pub fn run_script(
+    operator: &mut dyn Operator,
+    input: &Schema,
+    output: &Schema,
+    script: &str,
+) -> Result<String, ExecError> {
+    let mut out = Recorder::new(output);
+    let mut rows = String::new();
+    let flush = |rows: &mut String, operator: &mut dyn Operator, out: &mut Recorder| {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let result = operator.process(0, chunk(input, rows), out);
+        rows.clear();
+        result
+    };
+    for line in script.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if let Some(t) = line.strip_prefix("WM ") {
+            flush(&mut rows, operator, &mut out)?;
+            operator.on_watermark(script_time(t), &mut out)?;
+        } else if let Some(t) = line.strip_prefix("PT ") {
+            flush(&mut rows, operator, &mut out)?;
+            operator.on_processing_time(script_time(t), &mut out)?;
+        } else if line == "--" {
+            flush(&mut rows, operator, &mut out)?;
+        } else if line == "END" {
+            flush(&mut rows, operator, &mut out)?;
+            operator.finish(&mut out)?;
+        } else {
+            rows.push_str(line);
+            rows.push('\n');
+        }
+    }
+    flush(&mut rows, operator, &mut out)?;
+    Ok(out.take())
+}
+
+/// A script's time: milliseconds, a timestamp (UTC), or `MAX`.
+pub fn script_time(text: &str) -> i64 {
+    let text = text.trim();
+    if text == "MAX" {
+        return i64::MAX;
+    }
+    text.parse().unwrap_or_else(|_| {
+        crate::types::time::parse_timestamp(text)
+            .unwrap_or_else(|| panic!("a time: {text}"))
+            .div_euclid(1_000_000)
+    })
 }

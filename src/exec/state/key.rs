@@ -32,4 +32,14 @@ impl KeyEncoder {
             .collect();
         self.converter.convert_columns(&columns)
     }
+
+    /// The key columns back from encoded keys (bytes `encode` produced), one row per key.
+    pub fn decode<'a>(
+        &self,
+        keys: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Result<Vec<ArrayRef>, ArrowError> {
+        let parser = self.converter.parser();
+        self.converter
+            .convert_rows(keys.into_iter().map(|k| parser.parse(k)))
+    }
 }

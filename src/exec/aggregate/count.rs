@@ -1,0 +1,178 @@
+//! COUNT(*), COUNT(x, …) and COUNT(DISTINCT x, …): `BIGINT NOT NULL`, 0 for a group that
+//! counted nothing.
+
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch};
+use arrow_row::{RowConverter, SortField};
+use arrow_schema::Schema as ArrowSchema;
+use hashbrown::HashSet;
+
+use super::{
+    GroupsAccumulator, StateReader, all_valid, columns_of, filter_column, grow, passes, put_bytes,
+    put_i64, put_u32,
+};
+use crate::exec::operator::ExecError;
+
+/// COUNT(*) (no arguments) or COUNT of the rows whose arguments are all non-NULL.
+pub struct CountAccumulator {
+    args: Vec<usize>,
+    filter: Option<usize>,
+    counts: Vec<i64>,
+}
+
+impl CountAccumulator {
+    pub fn new(args: Vec<usize>, filter: Option<usize>) -> Self {
+        CountAccumulator {
+            args,
+            filter,
+            counts: Vec::new(),
+        }
+    }
+}
+
+impl GroupsAccumulator for CountAccumulator {
+    fn resize(&mut self, slots: usize) {
+        grow(&mut self.counts, slots, 0);
+    }
+
+    fn update(
+        &mut self,
+        batch: &RecordBatch,
+        rows: &[u32],
+        slots: &[u32],
+    ) -> Result<(), ExecError> {
+        let filter = filter_column(batch, self.filter)?;
+        let columns = columns_of(batch, &self.args);
+        let nullable: Vec<&dyn Array> = columns
+            .iter()
+            .filter(|c| c.null_count() > 0)
+            .map(|c| c.as_ref())
+            .collect();
+        for (&row, &slot) in rows.iter().zip(slots) {
+            let row = row as usize;
+            if passes(filter, row) && all_valid(&nullable, row) {
+                self.counts[slot as usize] += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn merge(&mut self, into: u32, from: u32) {
+        self.counts[into as usize] += self.counts[from as usize];
+    }
+
+    fn evaluate(&self, slots: &[u32]) -> Result<ArrayRef, ExecError> {
+        Ok(Arc::new(Int64Array::from_iter_values(
+            slots.iter().map(|&s| self.counts[s as usize]),
+        )))
+    }
+
+    fn free(&mut self, slot: u32) {
+        self.counts[slot as usize] = 0;
+    }
+
+    fn write_slot(&self, slot: u32, out: &mut Vec<u8>) {
+        put_i64(out, self.counts[slot as usize]);
+    }
+
+    fn read_slot(&mut self, slot: u32, input: &mut StateReader<'_>) -> Result<(), ExecError> {
+        self.counts[slot as usize] = input.i64()?;
+        Ok(())
+    }
+}
+
+/// COUNT(DISTINCT x, …): each group keeps the set of its argument tuples, as `arrow-row`
+/// bytes (encoded once per batch; a tuple allocates only the first time its group sees it).
+pub struct CountDistinctAccumulator {
+    args: Vec<usize>,
+    filter: Option<usize>,
+    converter: RowConverter,
+    sets: Vec<HashSet<Box<[u8]>>>,
+}
+
+impl CountDistinctAccumulator {
+    pub fn new(
+        input: &ArrowSchema,
+        args: Vec<usize>,
+        filter: Option<usize>,
+    ) -> Result<Self, ExecError> {
+        let fields = args
+            .iter()
+            .map(|&c| SortField::new(input.field(c).data_type().clone()))
+            .collect();
+        Ok(CountDistinctAccumulator {
+            args,
+            filter,
+            converter: RowConverter::new(fields)?,
+            sets: Vec::new(),
+        })
+    }
+}
+
+impl GroupsAccumulator for CountDistinctAccumulator {
+    fn resize(&mut self, slots: usize) {
+        if self.sets.len() < slots {
+            self.sets.resize_with(slots, HashSet::new);
+        }
+    }
+
+    fn update(
+        &mut self,
+        batch: &RecordBatch,
+        rows: &[u32],
+        slots: &[u32],
+    ) -> Result<(), ExecError> {
+        let filter = filter_column(batch, self.filter)?;
+        let columns = columns_of(batch, &self.args);
+        let nullable: Vec<&dyn Array> = columns
+            .iter()
+            .filter(|c| c.null_count() > 0)
+            .map(|c| c.as_ref())
+            .collect();
+        let values = self.converter.convert_columns(&columns)?;
+        for (&row, &slot) in rows.iter().zip(slots) {
+            let row = row as usize;
+            if passes(filter, row) && all_valid(&nullable, row) {
+                let value = values.row(row);
+                let set = &mut self.sets[slot as usize];
+                if !set.contains(value.as_ref()) {
+                    set.insert(value.as_ref().into());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn merge(&mut self, into: u32, from: u32) {
+        let from = std::mem::take(&mut self.sets[from as usize]);
+        self.sets[into as usize].extend(from);
+    }
+
+    fn evaluate(&self, slots: &[u32]) -> Result<ArrayRef, ExecError> {
+        Ok(Arc::new(Int64Array::from_iter_values(
+            slots.iter().map(|&s| self.sets[s as usize].len() as i64),
+        )))
+    }
+
+    fn free(&mut self, slot: u32) {
+        self.sets[slot as usize] = HashSet::new();
+    }
+
+    fn write_slot(&self, slot: u32, out: &mut Vec<u8>) {
+        let set = &self.sets[slot as usize];
+        put_u32(out, set.len() as u32);
+        for value in set {
+            put_bytes(out, value);
+        }
+    }
+
+    fn read_slot(&mut self, slot: u32, input: &mut StateReader<'_>) -> Result<(), ExecError> {
+        let n = input.u32()?;
+        let set = &mut self.sets[slot as usize];
+        for _ in 0..n {
+            set.insert(input.bytes()?.into());
+        }
+        Ok(())
+    }
+}

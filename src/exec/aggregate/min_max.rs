@@ -1,0 +1,324 @@
+//! MIN and MAX: NULL for a group without a non-NULL value, else the least (greatest) value in
+//! the argument's type. A value replaces the current one only when strictly less (greater),
+//! as Flink's `IF(x < min, x, min)`, so with floating point a NaN seen first stays and a NaN
+//! seen later never wins. Strings and bytes compare bytewise, as Flink's
+//! `BinaryStringData.compareTo`.
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{
+    Array, ArrayRef, ArrowPrimitiveType, BinaryArray, BooleanArray, PrimitiveArray, RecordBatch,
+    StringArray,
+};
+use arrow_schema::DataType as ArrowType;
+
+use super::{
+    GroupsAccumulator, StateReader, filter_column, grow, nulls_of, passes, primitive_column,
+    put_bytes, put_native,
+};
+use crate::exec::operator::ExecError;
+
+/// Whether `x` should replace `current` for MIN (`MAX == false`) or MAX.
+#[inline]
+fn better<N: PartialOrd, const MAX: bool>(x: &N, current: &N) -> bool {
+    if MAX { x > current } else { x < current }
+}
+
+/// MIN or MAX over a primitive column: integers, floating point, DECIMAL, DATE, TIME,
+/// TIMESTAMP and TIMESTAMP_LTZ.
+pub struct PrimitiveMinMax<T: ArrowPrimitiveType, const MAX: bool> {
+    column: usize,
+    filter: Option<usize>,
+    result: ArrowType,
+    values: Vec<T::Native>,
+    seen: Vec<bool>,
+}
+
+impl<T: ArrowPrimitiveType, const MAX: bool> PrimitiveMinMax<T, MAX> {
+    pub fn new(column: usize, filter: Option<usize>, result: ArrowType) -> Self {
+        PrimitiveMinMax {
+            column,
+            filter,
+            result,
+            values: Vec::new(),
+            seen: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn offer(&mut self, slot: usize, x: T::Native) {
+        if !self.seen[slot] || better::<_, MAX>(&x, &self.values[slot]) {
+            self.values[slot] = x;
+            self.seen[slot] = true;
+        }
+    }
+}
+
+impl<T: ArrowPrimitiveType, const MAX: bool> GroupsAccumulator for PrimitiveMinMax<T, MAX> {
+    fn resize(&mut self, slots: usize) {
+        grow(&mut self.values, slots, T::Native::default());
+        grow(&mut self.seen, slots, false);
+    }
+
+    fn update(
+        &mut self,
+        batch: &RecordBatch,
+        rows: &[u32],
+        slots: &[u32],
+    ) -> Result<(), ExecError> {
+        let filter = filter_column(batch, self.filter)?;
+        let values = primitive_column::<T>(batch, self.column)?;
+        let raw = values.values();
+        for (&row, &slot) in rows.iter().zip(slots) {
+            let row = row as usize;
+            if passes(filter, row) && values.is_valid(row) {
+                self.offer(slot as usize, raw[row]);
+            }
+        }
+        Ok(())
+    }
+
+    fn merge(&mut self, into: u32, from: u32) {
+        if self.seen[from as usize] {
+            self.offer(into as usize, self.values[from as usize]);
+        }
+    }
+
+    fn evaluate(&self, slots: &[u32]) -> Result<ArrayRef, ExecError> {
+        let values: Vec<T::Native> = slots.iter().map(|&s| self.values[s as usize]).collect();
+        let valid = slots.iter().map(|&s| self.seen[s as usize]).collect();
+        Ok(Arc::new(
+            PrimitiveArray::<T>::new(values.into(), nulls_of(valid))
+                .with_data_type(self.result.clone()),
+        ))
+    }
+
+    fn free(&mut self, slot: u32) {
+        self.values[slot as usize] = T::Native::default();
+        self.seen[slot as usize] = false;
+    }
+
+    fn write_slot(&self, slot: u32, out: &mut Vec<u8>) {
+        out.push(u8::from(self.seen[slot as usize]));
+        put_native(out, self.values[slot as usize]);
+    }
+
+    fn read_slot(&mut self, slot: u32, input: &mut StateReader<'_>) -> Result<(), ExecError> {
+        self.seen[slot as usize] = input.u8()? != 0;
+        self.values[slot as usize] = input.native()?;
+        Ok(())
+    }
+}
+
+/// MIN or MAX over BOOLEAN (FALSE < TRUE).
+pub struct BooleanMinMax {
+    column: usize,
+    filter: Option<usize>,
+    max: bool,
+    /// 0 for no value yet, 1 for FALSE, 2 for TRUE.
+    values: Vec<u8>,
+}
+
+impl BooleanMinMax {
+    pub fn new(column: usize, filter: Option<usize>, max: bool) -> Self {
+        BooleanMinMax {
+            column,
+            filter,
+            max,
+            values: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn offer(&mut self, slot: usize, x: u8) {
+        let current = self.values[slot];
+        if current == 0 || (self.max && x > current) || (!self.max && x < current) {
+            self.values[slot] = x;
+        }
+    }
+}
+
+impl GroupsAccumulator for BooleanMinMax {
+    fn resize(&mut self, slots: usize) {
+        grow(&mut self.values, slots, 0);
+    }
+
+    fn update(
+        &mut self,
+        batch: &RecordBatch,
+        rows: &[u32],
+        slots: &[u32],
+    ) -> Result<(), ExecError> {
+        let filter = filter_column(batch, self.filter)?;
+        let values: &BooleanArray = batch
+            .column(self.column)
+            .as_boolean_opt()
+            .ok_or_else(|| ExecError::Internal("MIN/MAX argument is not BOOLEAN".into()))?;
+        for (&row, &slot) in rows.iter().zip(slots) {
+            let row = row as usize;
+            if passes(filter, row) && values.is_valid(row) {
+                self.offer(slot as usize, 1 + u8::from(values.value(row)));
+            }
+        }
+        Ok(())
+    }
+
+    fn merge(&mut self, into: u32, from: u32) {
+        let x = self.values[from as usize];
+        if x != 0 {
+            self.offer(into as usize, x);
+        }
+    }
+
+    fn evaluate(&self, slots: &[u32]) -> Result<ArrayRef, ExecError> {
+        Ok(Arc::new(BooleanArray::from_iter(slots.iter().map(
+            |&s| match self.values[s as usize] {
+                0 => None,
+                v => Some(v == 2),
+            },
+        ))))
+    }
+
+    fn free(&mut self, slot: u32) {
+        self.values[slot as usize] = 0;
+    }
+
+    fn write_slot(&self, slot: u32, out: &mut Vec<u8>) {
+        out.push(self.values[slot as usize]);
+    }
+
+    fn read_slot(&mut self, slot: u32, input: &mut StateReader<'_>) -> Result<(), ExecError> {
+        self.values[slot as usize] = input.u8()?;
+        Ok(())
+    }
+}
+
+/// MIN or MAX over strings or bytes. Each group keeps its current value in a buffer of its
+/// own, reused as the value changes (an allocation only when it must grow).
+pub struct BytesMinMax {
+    column: usize,
+    filter: Option<usize>,
+    max: bool,
+    result: ArrowType,
+    values: Vec<Vec<u8>>,
+    seen: Vec<bool>,
+}
+
+impl BytesMinMax {
+    pub fn new(column: usize, filter: Option<usize>, max: bool, result: ArrowType) -> Self {
+        BytesMinMax {
+            column,
+            filter,
+            max,
+            result,
+            values: Vec::new(),
+            seen: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn offer(&mut self, slot: usize, x: &[u8]) {
+        let current = &mut self.values[slot];
+        let replace = !self.seen[slot]
+            || if self.max {
+                x > current.as_slice()
+            } else {
+                x < current.as_slice()
+            };
+        if replace {
+            current.clear();
+            current.extend_from_slice(x);
+            self.seen[slot] = true;
+        }
+    }
+
+    fn update_with<'a>(
+        &mut self,
+        filter: Option<&BooleanArray>,
+        values: &dyn Array,
+        value: impl Fn(usize) -> &'a [u8],
+        rows: &[u32],
+        slots: &[u32],
+    ) {
+        for (&row, &slot) in rows.iter().zip(slots) {
+            let row = row as usize;
+            if passes(filter, row) && values.is_valid(row) {
+                self.offer(slot as usize, value(row));
+            }
+        }
+    }
+}
+
+impl GroupsAccumulator for BytesMinMax {
+    fn resize(&mut self, slots: usize) {
+        if self.values.len() < slots {
+            self.values.resize_with(slots, Vec::new);
+        }
+        grow(&mut self.seen, slots, false);
+    }
+
+    fn update(
+        &mut self,
+        batch: &RecordBatch,
+        rows: &[u32],
+        slots: &[u32],
+    ) -> Result<(), ExecError> {
+        let filter = filter_column(batch, self.filter)?;
+        let column = batch.column(self.column).clone();
+        if let Some(strings) = column.as_string_opt::<i32>() {
+            self.update_with(
+                filter,
+                strings,
+                |r| strings.value(r).as_bytes(),
+                rows,
+                slots,
+            );
+        } else if let Some(bytes) = column.as_binary_opt::<i32>() {
+            self.update_with(filter, bytes, |r| bytes.value(r), rows, slots);
+        } else {
+            return Err(ExecError::Internal(format!(
+                "MIN/MAX over {} is not supported",
+                column.data_type()
+            )));
+        }
+        Ok(())
+    }
+
+    fn merge(&mut self, into: u32, from: u32) {
+        if self.seen[from as usize] {
+            let x = std::mem::take(&mut self.values[from as usize]);
+            self.offer(into as usize, &x);
+            self.values[from as usize] = x;
+        }
+    }
+
+    fn evaluate(&self, slots: &[u32]) -> Result<ArrayRef, ExecError> {
+        let value = |s: &u32| {
+            let s = *s as usize;
+            self.seen[s].then(|| self.values[s].as_slice())
+        };
+        Ok(match self.result {
+            ArrowType::Binary => Arc::new(BinaryArray::from_iter(slots.iter().map(value))),
+            _ => Arc::new(StringArray::from_iter(slots.iter().map(|s| {
+                value(s).map(|b| std::str::from_utf8(b).unwrap_or_default())
+            }))),
+        })
+    }
+
+    fn free(&mut self, slot: u32) {
+        self.values[slot as usize] = Vec::new();
+        self.seen[slot as usize] = false;
+    }
+
+    fn write_slot(&self, slot: u32, out: &mut Vec<u8>) {
+        out.push(u8::from(self.seen[slot as usize]));
+        put_bytes(out, &self.values[slot as usize]);
+    }
+
+    fn read_slot(&mut self, slot: u32, input: &mut StateReader<'_>) -> Result<(), ExecError> {
+        self.seen[slot as usize] = input.u8()? != 0;
+        self.values[slot as usize] = input.bytes()?.to_vec();
+        Ok(())
+    }
+}

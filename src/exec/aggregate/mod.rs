@@ -1,0 +1,349 @@
+//! Columnar accumulators for the built-in aggregate functions (COUNT, SUM, MIN, MAX, AVG),
+//! one file per family.
+//!
+//! An accumulator holds the state of one [`AggregateCall`] for many groups at once, in typed
+//! vectors indexed by a *slot* (`u32`) the operator hands out (DataFusion's
+//! `GroupsAccumulator` is the model). A batch enters through [`GroupsAccumulator::update`]
+//! as two parallel lists, the rows and the slot each row goes to: a row may appear several
+//! times (a HOP row belongs to several windows) or not at all (late for its window). The
+//! accumulator resolves its argument columns once per batch and then walks the pairs with no
+//! per-row dispatch or allocation. Results leave through [`GroupsAccumulator::evaluate`] as
+//! one Arrow column for the slots being emitted, in Flink's result type
+//! ([`AggregateCall::data_type`]).
+//!
+//! Inputs are insert-only; retraction is not supported yet.
+
+pub mod avg;
+pub mod count;
+pub mod min_max;
+pub mod sum;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Date32Type, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type,
+    Int64Type, Time64NanosecondType, TimestampNanosecondType,
+};
+use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch};
+use arrow_schema::{DataType as ArrowType, Schema as ArrowSchema, TimeUnit};
+
+use super::operator::ExecError;
+use crate::plan::aggregate::{AggregateCall, AggregateFunction};
+
+/// The state of one aggregate call over many groups, each group a slot.
+pub trait GroupsAccumulator: Send {
+    /// Makes room for slots `0..slots` (new slots start empty).
+    fn resize(&mut self, slots: usize);
+
+    /// Accumulates row `rows[i]` of `batch` into slot `slots[i]`, for every `i`. Rows the
+    /// call's FILTER rejects are skipped here.
+    fn update(&mut self, batch: &RecordBatch, rows: &[u32], slots: &[u32])
+    -> Result<(), ExecError>;
+
+    /// Folds slot `from` into slot `into` (two session windows became one); `from` is left
+    /// in no particular state, for the caller to free.
+    fn merge(&mut self, into: u32, from: u32);
+
+    /// The results of `slots`, in that order, as a column of the call's result type.
+    fn evaluate(&self, slots: &[u32]) -> Result<ArrayRef, ExecError>;
+
+    /// Empties `slot` for reuse.
+    fn free(&mut self, slot: u32);
+
+    /// Appends `slot`'s state to a snapshot.
+    fn write_slot(&self, slot: u32, out: &mut Vec<u8>);
+
+    /// Reads back into `slot` (already empty) what `write_slot` wrote.
+    fn read_slot(&mut self, slot: u32, input: &mut StateReader<'_>) -> Result<(), ExecError>;
+}
+
+/// The accumulator of `call` over batches shaped like `input`.
+pub fn create_accumulator(
+    call: &AggregateCall,
+    input: &ArrowSchema,
+) -> Result<Box<dyn GroupsAccumulator>, ExecError> {
+    let result = call.data_type.to_arrow();
+    let argument = |i: usize| -> Result<(usize, ArrowType), ExecError> {
+        let column = *call.args.get(i).ok_or_else(|| {
+            ExecError::Internal(format!("{} takes an argument", call.function.name()))
+        })?;
+        Ok((column, input.field(column).data_type().clone()))
+    };
+    let filter = call.filter;
+    if call.function == AggregateFunction::Count {
+        if call.distinct && !call.args.is_empty() {
+            return Ok(Box::new(count::CountDistinctAccumulator::new(
+                input,
+                call.args.clone(),
+                filter,
+            )?));
+        }
+        return Ok(Box::new(count::CountAccumulator::new(
+            call.args.clone(),
+            filter,
+        )));
+    }
+    if call.distinct
+        && matches!(
+            call.function,
+            AggregateFunction::Sum | AggregateFunction::Avg
+        )
+    {
+        return Err(ExecError::Internal(format!(
+            "{}(DISTINCT …) is not supported yet",
+            call.function.name()
+        )));
+    }
+    let (column, arg_type) = argument(0)?;
+    let unsupported = || {
+        ExecError::Internal(format!(
+            "{} of {arg_type} to {result} is not supported",
+            call.function.name()
+        ))
+    };
+    macro_rules! primitive {
+        ($make:ident) => {
+            match &arg_type {
+                ArrowType::Int8 => $make!(Int8Type),
+                ArrowType::Int16 => $make!(Int16Type),
+                ArrowType::Int32 => $make!(Int32Type),
+                ArrowType::Int64 => $make!(Int64Type),
+                ArrowType::Float32 => $make!(Float32Type),
+                ArrowType::Float64 => $make!(Float64Type),
+                ArrowType::Decimal128(..) => $make!(Decimal128Type),
+                ArrowType::Date32 => $make!(Date32Type),
+                ArrowType::Time64(TimeUnit::Nanosecond) => $make!(Time64NanosecondType),
+                ArrowType::Timestamp(TimeUnit::Nanosecond, _) => $make!(TimestampNanosecondType),
+                _ => None,
+            }
+        };
+    }
+    let accumulator: Option<Box<dyn GroupsAccumulator>> = match call.function {
+        AggregateFunction::Count => unreachable!("handled above"),
+        AggregateFunction::Min | AggregateFunction::Max => {
+            let max = call.function == AggregateFunction::Max;
+            macro_rules! min_max {
+                ($t:ty) => {
+                    Some(if max {
+                        Box::new(min_max::PrimitiveMinMax::<$t, true>::new(
+                            column,
+                            filter,
+                            result.clone(),
+                        )) as Box<dyn GroupsAccumulator>
+                    } else {
+                        Box::new(min_max::PrimitiveMinMax::<$t, false>::new(
+                            column,
+                            filter,
+                            result.clone(),
+                        ))
+                    })
+                };
+            }
+            match &arg_type {
+                ArrowType::Boolean => {
+                    Some(Box::new(min_max::BooleanMinMax::new(column, filter, max))
+                        as Box<dyn GroupsAccumulator>)
+                }
+                ArrowType::Utf8 | ArrowType::Binary => Some(Box::new(min_max::BytesMinMax::new(
+                    column,
+                    filter,
+                    max,
+                    result.clone(),
+                ))
+                    as Box<dyn GroupsAccumulator>),
+                _ => primitive!(min_max),
+            }
+        }
+        AggregateFunction::Sum => {
+            macro_rules! sum {
+                ($t:ty) => {
+                    Some(Box::new(sum::SumAccumulator::<$t>::new(column, filter))
+                        as Box<dyn GroupsAccumulator>)
+                };
+            }
+            match (&arg_type, &result) {
+                (ArrowType::Decimal128(..), ArrowType::Decimal128(p, _)) => Some(Box::new(
+                    sum::DecimalSumAccumulator::new(column, filter, *p, result.clone()),
+                )
+                    as Box<dyn GroupsAccumulator>),
+                (a, r) if a == r => match a {
+                    ArrowType::Int8 => sum!(Int8Type),
+                    ArrowType::Int16 => sum!(Int16Type),
+                    ArrowType::Int32 => sum!(Int32Type),
+                    ArrowType::Int64 => sum!(Int64Type),
+                    ArrowType::Float32 => sum!(Float32Type),
+                    ArrowType::Float64 => sum!(Float64Type),
+                    _ => None,
+                },
+                _ => None,
+            }
+        }
+        AggregateFunction::Avg => match (&arg_type, &result) {
+            (ArrowType::Decimal128(_, s), ArrowType::Decimal128(p, t)) => Some(Box::new(
+                avg::DecimalAvgAccumulator::new(column, filter, *s, *p, *t),
+            )
+                as Box<dyn GroupsAccumulator>),
+            (ArrowType::Int8, _) => {
+                avg::IntegerAvgAccumulator::<Int8Type>::boxed(column, filter, &result)
+            }
+            (ArrowType::Int16, _) => {
+                avg::IntegerAvgAccumulator::<Int16Type>::boxed(column, filter, &result)
+            }
+            (ArrowType::Int32, _) => {
+                avg::IntegerAvgAccumulator::<Int32Type>::boxed(column, filter, &result)
+            }
+            (ArrowType::Int64, _) => {
+                avg::IntegerAvgAccumulator::<Int64Type>::boxed(column, filter, &result)
+            }
+            (ArrowType::Float32, _) => {
+                avg::FloatAvgAccumulator::<Float32Type>::boxed(column, filter, &result)
+            }
+            (ArrowType::Float64, _) => {
+                avg::FloatAvgAccumulator::<Float64Type>::boxed(column, filter, &result)
+            }
+            _ => None,
+        },
+    };
+    accumulator.ok_or_else(unsupported)
+}
+
+/// The FILTER column of a call in `batch`, resolved once per batch.
+pub(crate) fn filter_column(
+    batch: &RecordBatch,
+    filter: Option<usize>,
+) -> Result<Option<&BooleanArray>, ExecError> {
+    filter
+        .map(|c| {
+            batch
+                .column(c)
+                .as_boolean_opt()
+                .ok_or_else(|| ExecError::Internal(format!("the FILTER column {c} is not BOOLEAN")))
+        })
+        .transpose()
+}
+
+/// Whether a FILTER lets `row` through: only TRUE does.
+#[inline]
+pub(crate) fn passes(filter: Option<&BooleanArray>, row: usize) -> bool {
+    filter.is_none_or(|f| f.is_valid(row) && f.value(row))
+}
+
+/// Column `column` of `batch` as primitive `T`, resolved once per batch.
+pub(crate) fn primitive_column<T: arrow_array::ArrowPrimitiveType>(
+    batch: &RecordBatch,
+    column: usize,
+) -> Result<&arrow_array::PrimitiveArray<T>, ExecError> {
+    batch.column(column).as_primitive_opt::<T>().ok_or_else(|| {
+        ExecError::Internal(format!(
+            "aggregate argument {column} is {}, not {}",
+            batch.column(column).data_type(),
+            T::DATA_TYPE
+        ))
+    })
+}
+
+/// Grows `v` to `len` with `fill`.
+pub(crate) fn grow<T: Clone>(v: &mut Vec<T>, len: usize, fill: T) {
+    if v.len() < len {
+        v.resize(len, fill);
+    }
+}
+
+/// A null buffer from one validity flag per output row (`None` when all are valid).
+pub(crate) fn nulls_of(valid: Vec<bool>) -> Option<arrow_buffer::NullBuffer> {
+    if valid.iter().all(|v| *v) {
+        None
+    } else {
+        Some(arrow_buffer::NullBuffer::from(valid))
+    }
+}
+
+/// Reads a snapshot written with the `put_*` functions, failing on truncated input.
+pub struct StateReader<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> StateReader<'a> {
+    pub fn new(bytes: &'a [u8]) -> Self {
+        StateReader { bytes }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], ExecError> {
+        if self.bytes.len() < n {
+            return Err(ExecError::Internal("truncated operator state".into()));
+        }
+        let (head, tail) = self.bytes.split_at(n);
+        self.bytes = tail;
+        Ok(head)
+    }
+
+    pub fn u8(&mut self) -> Result<u8, ExecError> {
+        Ok(self.take(1)?[0])
+    }
+
+    pub fn u32(&mut self) -> Result<u32, ExecError> {
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().unwrap_or([0; 4]),
+        ))
+    }
+
+    pub fn i64(&mut self) -> Result<i64, ExecError> {
+        Ok(i64::from_le_bytes(
+            self.take(8)?.try_into().unwrap_or([0; 8]),
+        ))
+    }
+
+    pub fn i128(&mut self) -> Result<i128, ExecError> {
+        Ok(i128::from_le_bytes(
+            self.take(16)?.try_into().unwrap_or([0; 16]),
+        ))
+    }
+
+    /// Bytes written by [`put_bytes`].
+    pub fn bytes(&mut self) -> Result<&'a [u8], ExecError> {
+        let n = self.u32()? as usize;
+        self.take(n)
+    }
+
+    /// A native value written by [`put_native`].
+    pub fn native<N: arrow_buffer::ArrowNativeType>(&mut self) -> Result<N, ExecError> {
+        let bytes = self.take(std::mem::size_of::<N>())?;
+        // A copy into an aligned buffer, then read as N; only restores come here.
+        Ok(arrow_buffer::Buffer::from_slice_ref(bytes).typed_data::<N>()[0])
+    }
+}
+
+pub fn put_u32(out: &mut Vec<u8>, v: u32) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+pub fn put_i64(out: &mut Vec<u8>, v: i64) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+pub fn put_i128(out: &mut Vec<u8>, v: i128) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+pub fn put_bytes(out: &mut Vec<u8>, v: &[u8]) {
+    put_u32(out, v.len() as u32);
+    out.extend_from_slice(v);
+}
+
+/// A native value's in-memory image (snapshots are read back on the same architecture).
+pub fn put_native<N: arrow_buffer::ArrowNativeType>(out: &mut Vec<u8>, v: N) {
+    out.extend_from_slice(arrow_buffer::ToByteSlice::to_byte_slice(&v));
+}
+
+/// Whether every one of `columns` is non-NULL at `row`.
+pub(crate) fn all_valid(columns: &[&dyn Array], row: usize) -> bool {
+    columns.iter().all(|c| c.is_valid(row))
+}
+
+/// Columns `columns` of `batch`.
+pub(crate) fn columns_of(batch: &RecordBatch, columns: &[usize]) -> Vec<ArrayRef> {
+    columns.iter().map(|&c| batch.column(c).clone()).collect()
+}

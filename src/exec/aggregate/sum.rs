@@ -1,0 +1,194 @@
+//! SUM: NULL for a group without a non-NULL value. Integers sum in their own type and wrap
+//! as Java's do (`SUM(INT)` is INT); FLOAT and DOUBLE sum in their type; DECIMAL(p, s) sums
+//! exactly into DECIMAL(38, s), and a sum past 38 digits is NULL, as Flink's decimal `+`
+//! gives, after which the next value starts the sum afresh (Flink's
+//! `IF(sum IS NULL, x, sum + x)`).
+
+use std::sync::Arc;
+
+use arrow_array::ArrowNativeTypeOp;
+use arrow_array::types::Decimal128Type;
+use arrow_array::{Array, ArrayRef, ArrowPrimitiveType, PrimitiveArray, RecordBatch};
+use arrow_schema::DataType as ArrowType;
+
+use super::{
+    GroupsAccumulator, StateReader, filter_column, grow, nulls_of, passes, primitive_column,
+    put_i128, put_native,
+};
+use crate::exec::operator::ExecError;
+use crate::types::decimal::pow10_saturating;
+
+/// SUM over integers (wrapping) or floating point, in the argument's type.
+pub struct SumAccumulator<T: ArrowPrimitiveType> {
+    column: usize,
+    filter: Option<usize>,
+    sums: Vec<T::Native>,
+    seen: Vec<bool>,
+}
+
+impl<T: ArrowPrimitiveType> SumAccumulator<T> {
+    pub fn new(column: usize, filter: Option<usize>) -> Self {
+        SumAccumulator {
+            column,
+            filter,
+            sums: Vec::new(),
+            seen: Vec::new(),
+        }
+    }
+}
+
+impl<T: ArrowPrimitiveType> GroupsAccumulator for SumAccumulator<T> {
+    fn resize(&mut self, slots: usize) {
+        grow(&mut self.sums, slots, T::Native::default());
+        grow(&mut self.seen, slots, false);
+    }
+
+    fn update(
+        &mut self,
+        batch: &RecordBatch,
+        rows: &[u32],
+        slots: &[u32],
+    ) -> Result<(), ExecError> {
+        let filter = filter_column(batch, self.filter)?;
+        let values = primitive_column::<T>(batch, self.column)?;
+        let raw = values.values();
+        for (&row, &slot) in rows.iter().zip(slots) {
+            let (row, slot) = (row as usize, slot as usize);
+            if passes(filter, row) && values.is_valid(row) {
+                self.sums[slot] = self.sums[slot].add_wrapping(raw[row]);
+                self.seen[slot] = true;
+            }
+        }
+        Ok(())
+    }
+
+    fn merge(&mut self, into: u32, from: u32) {
+        let (into, from) = (into as usize, from as usize);
+        if self.seen[from] {
+            self.sums[into] = self.sums[into].add_wrapping(self.sums[from]);
+            self.seen[into] = true;
+        }
+    }
+
+    fn evaluate(&self, slots: &[u32]) -> Result<ArrayRef, ExecError> {
+        let values: Vec<T::Native> = slots.iter().map(|&s| self.sums[s as usize]).collect();
+        let valid = slots.iter().map(|&s| self.seen[s as usize]).collect();
+        Ok(Arc::new(PrimitiveArray::<T>::new(
+            values.into(),
+            nulls_of(valid),
+        )))
+    }
+
+    fn free(&mut self, slot: u32) {
+        self.sums[slot as usize] = T::Native::default();
+        self.seen[slot as usize] = false;
+    }
+
+    fn write_slot(&self, slot: u32, out: &mut Vec<u8>) {
+        out.push(u8::from(self.seen[slot as usize]));
+        put_native(out, self.sums[slot as usize]);
+    }
+
+    fn read_slot(&mut self, slot: u32, input: &mut StateReader<'_>) -> Result<(), ExecError> {
+        self.seen[slot as usize] = input.u8()? != 0;
+        self.sums[slot as usize] = input.native()?;
+        Ok(())
+    }
+}
+
+/// SUM over DECIMAL(p, s) into DECIMAL(precision, s): the unscaled digits add as they are.
+pub struct DecimalSumAccumulator {
+    column: usize,
+    filter: Option<usize>,
+    /// The largest unscaled magnitude the result type holds (10^precision − 1).
+    limit: i128,
+    result: ArrowType,
+    sums: Vec<i128>,
+    seen: Vec<bool>,
+}
+
+impl DecimalSumAccumulator {
+    pub fn new(column: usize, filter: Option<usize>, precision: u8, result: ArrowType) -> Self {
+        DecimalSumAccumulator {
+            column,
+            filter,
+            limit: pow10_saturating(u32::from(precision)) - 1,
+            result,
+            sums: Vec::new(),
+            seen: Vec::new(),
+        }
+    }
+
+    /// `IF(sum IS NULL, x, sum + x)`, a sum past the precision being NULL.
+    #[inline]
+    fn add(&mut self, slot: usize, x: i128) {
+        if !self.seen[slot] {
+            self.sums[slot] = x;
+            self.seen[slot] = true;
+            return;
+        }
+        match self.sums[slot].checked_add(x) {
+            Some(s) if s.unsigned_abs() <= self.limit as u128 => self.sums[slot] = s,
+            _ => {
+                self.sums[slot] = 0;
+                self.seen[slot] = false;
+            }
+        }
+    }
+}
+
+impl GroupsAccumulator for DecimalSumAccumulator {
+    fn resize(&mut self, slots: usize) {
+        grow(&mut self.sums, slots, 0);
+        grow(&mut self.seen, slots, false);
+    }
+
+    fn update(
+        &mut self,
+        batch: &RecordBatch,
+        rows: &[u32],
+        slots: &[u32],
+    ) -> Result<(), ExecError> {
+        let filter = filter_column(batch, self.filter)?;
+        let values = primitive_column::<Decimal128Type>(batch, self.column)?;
+        let raw = values.values();
+        for (&row, &slot) in rows.iter().zip(slots) {
+            let row = row as usize;
+            if passes(filter, row) && values.is_valid(row) {
+                self.add(slot as usize, raw[row]);
+            }
+        }
+        Ok(())
+    }
+
+    fn merge(&mut self, into: u32, from: u32) {
+        if self.seen[from as usize] {
+            self.add(into as usize, self.sums[from as usize]);
+        }
+    }
+
+    fn evaluate(&self, slots: &[u32]) -> Result<ArrayRef, ExecError> {
+        let values: Vec<i128> = slots.iter().map(|&s| self.sums[s as usize]).collect();
+        let valid = slots.iter().map(|&s| self.seen[s as usize]).collect();
+        Ok(Arc::new(
+            PrimitiveArray::<Decimal128Type>::new(values.into(), nulls_of(valid))
+                .with_data_type(self.result.clone()),
+        ))
+    }
+
+    fn free(&mut self, slot: u32) {
+        self.sums[slot as usize] = 0;
+        self.seen[slot as usize] = false;
+    }
+
+    fn write_slot(&self, slot: u32, out: &mut Vec<u8>) {
+        out.push(u8::from(self.seen[slot as usize]));
+        put_i128(out, self.sums[slot as usize]);
+    }
+
+    fn read_slot(&mut self, slot: u32, input: &mut StateReader<'_>) -> Result<(), ExecError> {
+        self.seen[slot as usize] = input.u8()? != 0;
+        self.sums[slot as usize] = input.i128()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,650 @@
+//! `GroupWindowAggregateOperator`: a legacy group window aggregate (`GROUP BY key,
+//! TUMBLE|HOP|SESSION(time, …)`), as Flink's table-runtime group window `WindowOperator`
+//! computes it.
+//!
+//! Rows enter as insert-only chunks. Once per batch the key columns are encoded with
+//! `arrow-row` and each row's windows computed from its time (the rowtime column, or the
+//! clock for proctime); each (key, window) pair owns a *slot*, and every accumulator then
+//! walks the batch once with the list of (row, slot) pairs. A window is late, and the row
+//! skipped for it, once its trigger time (end − 1 ms) is not after the current watermark; a
+//! row late for every window it belongs to is counted in [`late_rows`].
+//!
+//! Windows leave when they fire: on a watermark (rowtime) or a processing time (proctime) at
+//! or past their trigger time, in order of trigger time, then key bytes. Each fired window
+//! becomes one insert row — grouping keys, aggregates, window properties, the planner's
+//! layout — and its state is freed; then the watermark passes on. A bounded input's final
+//! watermark (`i64::MAX`) fires every rowtime window; proctime windows never fire at the end
+//! of input, as in Flink, whose processing-time timers die with the job.
+//!
+//! On a TIMESTAMP_LTZ time attribute, windows are aligned in the session zone's wall clock
+//! (Flink's `toUtcTimestampMills`): window start and end are wall-clock TIMESTAMP(3) values,
+//! and the trigger time is the UTC instant of wall-clock end − 1, DST-correct as Flink's
+//! `TimeWindowUtil.toEpochMillsForTimer` (the first instant after a skipped hour, the later
+//! of a repeated one). On TIMESTAMP the zone plays no part.
+//!
+//! State is keyed by the key's bytes and snapshotted per key group; `open` must come before
+//! `restore` (it says which key groups the instance owns and whether the zone observes DST,
+//! which restored trigger times depend on).
+//!
+//! [`late_rows`]: GroupWindowAggregateOperator::late_rows
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::TimestampNanosecondType;
+use arrow_array::{Array, ArrayRef, PrimitiveArray, RecordBatch};
+use arrow_schema::{Schema as ArrowSchema, SchemaRef};
+use hashbrown::HashMap;
+
+use super::aggregate::{
+    GroupsAccumulator, StateReader, create_accumulator, put_bytes, put_i64, put_u32,
+};
+use super::chunk::{RowKind, StreamChunk, batch_with_rows};
+use super::operator::{ExecError, Operator, OperatorContext, Output};
+use super::state::key::KeyEncoder;
+use super::state::key_group::{KeyGroupRange, key_group_of};
+use crate::clock::Clock;
+use crate::plan::aggregate::{AggregateCall, GroupWindow, GroupWindowKind, WindowProperty};
+use crate::types::time::SessionZone;
+use crate::types::{TimeAttribute, TypeKind};
+
+const NANOS_PER_MILLI: i64 = 1_000_000;
+const MILLIS_PER_HOUR: i64 = 3_600_000;
+
+/// A key with live windows.
+struct Key {
+    bytes: Box<[u8]>,
+    key_group: u32,
+    /// The slots of its windows.
+    windows: Vec<u32>,
+}
+
+/// A live window: whose it is, where it lies (wall clock for LTZ), when it fires (UTC).
+#[derive(Clone, Copy)]
+struct Window {
+    key: u32,
+    start: i64,
+    end: i64,
+    trigger: i64,
+}
+
+pub struct GroupWindowAggregateOperator {
+    window: GroupWindow,
+    properties: Vec<WindowProperty>,
+    output: SchemaRef,
+    /// The zone windows are aligned in; `None` on TIMESTAMP or in UTC (no shift).
+    zone: Option<SessionZone>,
+    /// Whether the zone observes daylight saving time (Java's `TimeZone.useDaylightTime`):
+    /// Flink corrects trigger times around transitions only then.
+    daylight_time: bool,
+    encoder: Option<KeyEncoder>,
+    accumulators: Vec<Box<dyn GroupsAccumulator>>,
+    max_parallelism: u32,
+    key_groups: KeyGroupRange,
+    clock: Arc<dyn Clock>,
+    watermark: i64,
+    late_rows: u64,
+    /// Key bytes to key id; ids index `keys` and are reused once free.
+    key_ids: HashMap<Box<[u8]>, u32>,
+    keys: Vec<Key>,
+    free_keys: Vec<u32>,
+    /// (key id, window start) to slot, for TUMBLE and HOP (sessions search the key's list).
+    fixed: HashMap<(u32, i64), u32>,
+    slots: Vec<Window>,
+    free_slots: Vec<u32>,
+    /// (trigger time, slot) of every live window.
+    timers: BTreeSet<(i64, u32)>,
+    /// This batch's (row, slot) pairs, not yet given to the accumulators.
+    pending_rows: Vec<u32>,
+    pending_slots: Vec<u32>,
+}
+
+impl GroupWindowAggregateOperator {
+    /// The aggregate of `aggregates` per `grouping` key and `window` over batches shaped
+    /// like `input`, emitting rows of `output`: the grouping columns, the aggregates, then
+    /// `properties`. `zone` is the session zone (`table.local-time-zone`).
+    pub fn new(
+        input: &ArrowSchema,
+        grouping: Vec<usize>,
+        window: GroupWindow,
+        aggregates: Vec<AggregateCall>,
+        properties: Vec<WindowProperty>,
+        output: SchemaRef,
+        zone: SessionZone,
+    ) -> Result<Self, ExecError> {
+        let expected = grouping.len() + aggregates.len() + properties.len();
+        if output.fields().len() != expected {
+            return Err(ExecError::Internal(format!(
+                "a group window aggregate of {expected} columns given an output of {}",
+                output.fields().len()
+            )));
+        }
+        let accumulators = aggregates
+            .iter()
+            .map(|call| create_accumulator(call, input))
+            .collect::<Result<_, _>>()?;
+        // Flink shifts unless the zone is UTC itself; a zone of offset 0 shifts by nothing.
+        let shifted =
+            matches!(window.time_type.kind, TypeKind::TimestampLtz(_)) && zone.name() != "UTC";
+        let encoder = (!grouping.is_empty())
+            .then(|| KeyEncoder::new(input, grouping))
+            .transpose()?;
+        let ctx = OperatorContext::default();
+        Ok(GroupWindowAggregateOperator {
+            window,
+            properties,
+            output,
+            daylight_time: shifted,
+            zone: shifted.then_some(zone),
+            encoder,
+            accumulators,
+            max_parallelism: ctx.max_parallelism,
+            key_groups: ctx.key_groups,
+            clock: ctx.clock,
+            watermark: i64::MIN,
+            late_rows: 0,
+            key_ids: HashMap::new(),
+            keys: Vec::new(),
+            free_keys: Vec::new(),
+            fixed: HashMap::new(),
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            timers: BTreeSet::new(),
+            pending_rows: Vec::new(),
+            pending_slots: Vec::new(),
+        })
+    }
+
+    fn is_rowtime(&self) -> bool {
+        self.window.time_attribute == TimeAttribute::Rowtime
+    }
+
+    /// A UTC instant as the window clock shows it (wall clock for LTZ).
+    fn to_window_time(&self, millis: i64) -> i64 {
+        match &self.zone {
+            None => millis,
+            Some(z) => millis.saturating_add(z.offset_seconds_at(millis.div_euclid(1000)) * 1000),
+        }
+    }
+
+    /// The UTC instant of a wall-clock time (java.time's `atZone`: a time in a gap moves
+    /// forward by the gap, a repeated time takes the earlier offset).
+    fn to_instant(&self, local: i64) -> i64 {
+        match &self.zone {
+            None => local,
+            Some(z) => z
+                .from_local(local.saturating_mul(NANOS_PER_MILLI))
+                .div_euclid(NANOS_PER_MILLI),
+        }
+    }
+
+    /// When a window ending at `end` fires: Flink's `toEpochMillsForTimer(end - 1)`.
+    fn trigger_time(&self, end: i64) -> i64 {
+        let local = end - 1;
+        let t1 = self.to_instant(local);
+        if self.zone.is_none() || !self.daylight_time {
+            return t1;
+        }
+        let t2 = self.to_instant(local + MILLIS_PER_HOUR);
+        if t1 == t2 {
+            // The hour after `local` was skipped: fire at the first instant after the gap.
+            t1 - t1 % MILLIS_PER_HOUR
+        } else if t2 - t1 > MILLIS_PER_HOUR {
+            // The hour repeats: fire after its second pass.
+            t1 + MILLIS_PER_HOUR
+        } else {
+            t1
+        }
+    }
+
+    fn is_late(&self, trigger: i64) -> bool {
+        self.is_rowtime() && trigger <= self.watermark
+    }
+
+    fn intern(&mut self, bytes: &[u8]) -> u32 {
+        if let Some(&id) = self.key_ids.get(bytes) {
+            return id;
+        }
+        let key = Key {
+            bytes: bytes.into(),
+            key_group: key_group_of(bytes, self.max_parallelism),
+            windows: Vec::new(),
+        };
+        let id = match self.free_keys.pop() {
+            Some(id) => {
+                self.keys[id as usize] = key;
+                id
+            }
+            None => {
+                self.keys.push(key);
+                (self.keys.len() - 1) as u32
+            }
+        };
+        self.key_ids.insert(bytes.into(), id);
+        id
+    }
+
+    /// A new window of `key`, with its slot and timer.
+    fn open_window(&mut self, key: u32, start: i64, end: i64) -> u32 {
+        let window = Window {
+            key,
+            start,
+            end,
+            trigger: self.trigger_time(end),
+        };
+        let slot = match self.free_slots.pop() {
+            Some(slot) => {
+                self.slots[slot as usize] = window;
+                slot
+            }
+            None => {
+                self.slots.push(window);
+                let slots = self.slots.len();
+                for a in &mut self.accumulators {
+                    a.resize(slots);
+                }
+                (slots - 1) as u32
+            }
+        };
+        self.keys[key as usize].windows.push(slot);
+        self.timers.insert((window.trigger, slot));
+        if !matches!(self.window.kind, GroupWindowKind::Session { .. }) {
+            self.fixed.insert((key, start), slot);
+        }
+        slot
+    }
+
+    /// Forgets a window (fired, or merged into another) and, with its last window, its key.
+    fn close_window(&mut self, slot: u32) {
+        let window = self.slots[slot as usize];
+        self.timers.remove(&(window.trigger, slot));
+        if !matches!(self.window.kind, GroupWindowKind::Session { .. }) {
+            self.fixed.remove(&(window.key, window.start));
+        }
+        for a in &mut self.accumulators {
+            a.free(slot);
+        }
+        self.free_slots.push(slot);
+        let key = &mut self.keys[window.key as usize];
+        key.windows.retain(|&s| s != slot);
+        if key.windows.is_empty() {
+            let bytes = std::mem::take(&mut key.bytes);
+            self.key_ids.remove(&bytes);
+            self.free_keys.push(window.key);
+        }
+    }
+
+    /// Hands this batch's pending (row, slot) pairs to the accumulators.
+    fn flush(&mut self, batch: &RecordBatch) -> Result<(), ExecError> {
+        if self.pending_rows.is_empty() {
+            return Ok(());
+        }
+        for a in &mut self.accumulators {
+            a.update(batch, &self.pending_rows, &self.pending_slots)?;
+        }
+        self.pending_rows.clear();
+        self.pending_slots.clear();
+        Ok(())
+    }
+
+    /// TUMBLE and HOP: every window of `size` starting at a multiple of `slide` that holds
+    /// `ts`, newest first, as Flink's `SlidingWindowAssigner` lists them (TUMBLE: slide =
+    /// size). Returns how many were not late.
+    fn assign_fixed(
+        &mut self,
+        key: &mut Option<u32>,
+        bytes: &[u8],
+        row: u32,
+        ts: i64,
+        size: i64,
+        slide: i64,
+    ) -> usize {
+        let mut assigned = 0;
+        // Flink's `getWindowStartWithOffset` (offset 0), Java's `%` included.
+        let mut start = ts.wrapping_sub(ts.wrapping_add(slide) % slide);
+        while start > ts.wrapping_sub(size) {
+            let end = start.wrapping_add(size);
+            let slot = match key.and_then(|k| self.fixed.get(&(k, start)).copied()) {
+                Some(slot) => Some(slot),
+                None => {
+                    let trigger = self.trigger_time(end);
+                    if self.is_late(trigger) {
+                        None
+                    } else {
+                        let k = *key.get_or_insert_with(|| self.intern(bytes));
+                        Some(self.open_window(k, start, end))
+                    }
+                }
+            };
+            if let Some(slot) = slot
+                && !self.is_late(self.slots[slot as usize].trigger)
+            {
+                self.pending_rows.push(row);
+                self.pending_slots.push(slot);
+                assigned += 1;
+            }
+            start -= slide;
+        }
+        assigned
+    }
+
+    /// SESSION: the row's window `[ts, ts + gap)` merged with every window of the key it
+    /// touches (Flink's `TimeWindow.intersects` counts windows that only meet). Returns
+    /// whether the merged window was not late.
+    fn assign_session(
+        &mut self,
+        batch: &RecordBatch,
+        key: &mut Option<u32>,
+        bytes: &[u8],
+        row: u32,
+        ts: i64,
+        gap: i64,
+    ) -> Result<bool, ExecError> {
+        let (mut start, mut end) = (ts, ts.saturating_add(gap));
+        let mut touched: Vec<u32> = Vec::new();
+        if let Some(k) = *key {
+            for &slot in &self.keys[k as usize].windows {
+                let w = self.slots[slot as usize];
+                if w.start <= end && w.end >= start {
+                    touched.push(slot);
+                }
+            }
+            for &slot in &touched {
+                let w = self.slots[slot as usize];
+                start = start.min(w.start);
+                end = end.max(w.end);
+            }
+        }
+        let trigger = self.trigger_time(end);
+        if self.is_late(trigger) {
+            return Ok(false);
+        }
+        let target = match touched.split_first() {
+            None => {
+                let k = *key.get_or_insert_with(|| self.intern(bytes));
+                self.open_window(k, start, end)
+            }
+            Some((&target, others)) => {
+                if !others.is_empty() {
+                    // Pending rows may point at the windows about to merge away.
+                    self.flush(batch)?;
+                    for &other in others {
+                        for a in &mut self.accumulators {
+                            a.merge(target, other);
+                        }
+                        self.close_window(other);
+                    }
+                }
+                let old = self.slots[target as usize];
+                self.timers.remove(&(old.trigger, target));
+                self.slots[target as usize] = Window {
+                    start,
+                    end,
+                    trigger,
+                    ..old
+                };
+                self.timers.insert((trigger, target));
+                target
+            }
+        };
+        self.pending_rows.push(row);
+        self.pending_slots.push(target);
+        Ok(true)
+    }
+
+    /// Fires every window whose trigger time is at or before `progress`.
+    fn fire(&mut self, progress: i64, out: &mut dyn Output) -> Result<(), ExecError> {
+        let due: Vec<(i64, u32)> = if progress == i64::MAX {
+            std::mem::take(&mut self.timers).into_iter().collect()
+        } else {
+            let later = self.timers.split_off(&(progress + 1, 0));
+            std::mem::replace(&mut self.timers, later)
+                .into_iter()
+                .collect()
+        };
+        if due.is_empty() {
+            return Ok(());
+        }
+        let mut due: Vec<u32> = due.into_iter().map(|(_, slot)| slot).collect();
+        due.sort_by(|&a, &b| {
+            let (wa, wb) = (&self.slots[a as usize], &self.slots[b as usize]);
+            (wa.trigger, &self.keys[wa.key as usize].bytes, wa.start).cmp(&(
+                wb.trigger,
+                &self.keys[wb.key as usize].bytes,
+                wb.start,
+            ))
+        });
+        let mut columns: Vec<ArrayRef> = match &self.encoder {
+            Some(encoder) => encoder.decode(
+                due.iter()
+                    .map(|&s| &*self.keys[self.slots[s as usize].key as usize].bytes),
+            )?,
+            None => Vec::new(),
+        };
+        for a in &self.accumulators {
+            columns.push(a.evaluate(&due)?);
+        }
+        let now = self.clock.now_nanos().div_euclid(NANOS_PER_MILLI);
+        for property in &self.properties {
+            let field = self.output.field(columns.len());
+            let millis: Vec<Option<i64>> = due
+                .iter()
+                .map(|&s| {
+                    let w = &self.slots[s as usize];
+                    match property {
+                        WindowProperty::Start => Some(w.start),
+                        WindowProperty::End => Some(w.end),
+                        // Flink's `toEpochMills(window.maxTimestamp())`.
+                        WindowProperty::Rowtime => Some(self.to_instant(w.end - 1)),
+                        // Flink leaves the proctime NULL (a later PROCTIME_MATERIALIZE reads
+                        // the clock); a NOT NULL column gets the firing time instead.
+                        WindowProperty::Proctime => (!field.is_nullable()).then_some(now),
+                    }
+                })
+                .collect();
+            let nanos = PrimitiveArray::<TimestampNanosecondType>::from_iter(
+                millis
+                    .into_iter()
+                    .map(|m| m.map(|m| m.saturating_mul(NANOS_PER_MILLI))),
+            )
+            .with_data_type(field.data_type().clone());
+            columns.push(Arc::new(nanos));
+        }
+        let batch = batch_with_rows(self.output.clone(), columns, due.len())?;
+        for &slot in &due {
+            // The timer is gone already; close_window's removal finds nothing.
+            self.close_window(slot);
+        }
+        out.emit(StreamChunk::inserts(batch))
+    }
+}
+
+impl Operator for GroupWindowAggregateOperator {
+    /// Rows dropped because every window they belong to had fired (Flink's
+    /// `numLateRecordsDropped`).
+    fn late_rows(&self) -> u64 {
+        self.late_rows
+    }
+
+    fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
+        self.max_parallelism = ctx.max_parallelism;
+        self.key_groups = ctx.key_groups;
+        self.clock = ctx.clock.clone();
+        if let Some(zone) = &self.zone {
+            // Java's `useDaylightTime`: does the zone's offset change within the year now?
+            let now = ctx.now_millis().div_euclid(1000);
+            let year = 365 * 24 * 3600;
+            let offsets: Vec<i64> = (0..12)
+                .map(|m| zone.offset_seconds_at(now + m * year / 12))
+                .collect();
+            self.daylight_time = offsets.iter().any(|&o| o != offsets[0]);
+        }
+        Ok(())
+    }
+
+    fn process(
+        &mut self,
+        _input: usize,
+        chunk: StreamChunk,
+        _out: &mut dyn Output,
+    ) -> Result<(), ExecError> {
+        if let Some(kinds) = &chunk.kinds
+            && kinds.iter().any(|k| *k != RowKind::Insert)
+        {
+            return Err(ExecError::Internal(
+                "a group window aggregate takes inserts only".into(),
+            ));
+        }
+        let batch = &chunk.batch;
+        let rows = batch.num_rows();
+        if rows == 0 {
+            return Ok(());
+        }
+        let keys = self.encoder.as_ref().map(|e| e.encode(batch)).transpose()?;
+        let rowtime = self.is_rowtime();
+        let times = if rowtime {
+            let column = batch.column(self.window.time_column);
+            if column.null_count() > 0 {
+                return Err(ExecError::Source(
+                    "RowTime field should not be null, please convert it to a non-null long value."
+                        .into(),
+                ));
+            }
+            Some(
+                column
+                    .as_primitive_opt::<TimestampNanosecondType>()
+                    .ok_or_else(|| {
+                        ExecError::Internal("the time attribute is not a timestamp".into())
+                    })?
+                    .clone(),
+            )
+        } else {
+            None
+        };
+        let now = self.to_window_time(self.clock.now_nanos().div_euclid(NANOS_PER_MILLI));
+        let kind = self.window.kind;
+        let mut previous: Option<(usize, Option<u32>)> = None;
+        // The zone's offset for the last second looked up: rows of one second share it, and
+        // a tz lookup per row would cost more than the rest of the row.
+        let mut offset: Option<(i64, i64)> = None;
+        for row in 0..rows {
+            let bytes: &[u8] = keys.as_ref().map_or(&[], |k| k.row(row).data());
+            let mut key = match previous {
+                Some((p, key)) if keys.as_ref().is_none_or(|k| k.row(p).data() == bytes) => key,
+                _ => self.key_ids.get(bytes).copied(),
+            };
+            let ts = match &times {
+                Some(t) => {
+                    let millis = t.value(row).div_euclid(NANOS_PER_MILLI);
+                    match &self.zone {
+                        None => millis,
+                        Some(zone) => {
+                            let second = millis.div_euclid(1000);
+                            let shift = match offset {
+                                Some((s, o)) if s == second => o,
+                                _ => {
+                                    let o = zone.offset_seconds_at(second) * 1000;
+                                    offset = Some((second, o));
+                                    o
+                                }
+                            };
+                            millis.saturating_add(shift)
+                        }
+                    }
+                }
+                None => now,
+            };
+            let assigned = match kind {
+                GroupWindowKind::Tumble { size } => {
+                    self.assign_fixed(&mut key, bytes, row as u32, ts, size, size) > 0
+                }
+                GroupWindowKind::Hop { slide, size } => {
+                    self.assign_fixed(&mut key, bytes, row as u32, ts, size, slide) > 0
+                }
+                GroupWindowKind::Session { gap } => {
+                    self.assign_session(batch, &mut key, bytes, row as u32, ts, gap)?
+                }
+            };
+            if !assigned && rowtime {
+                self.late_rows += 1;
+            }
+            previous = Some((row, key));
+        }
+        self.flush(batch)
+    }
+
+    fn on_watermark(&mut self, watermark: i64, out: &mut dyn Output) -> Result<(), ExecError> {
+        if watermark > self.watermark {
+            self.watermark = watermark;
+        }
+        if self.is_rowtime() {
+            self.fire(watermark, out)?;
+        }
+        out.emit_watermark(watermark)
+    }
+
+    fn next_processing_time(&self) -> Option<i64> {
+        if self.is_rowtime() {
+            return None;
+        }
+        self.timers.first().map(|&(t, _)| t)
+    }
+
+    fn on_processing_time(&mut self, now: i64, out: &mut dyn Output) -> Result<(), ExecError> {
+        if self.is_rowtime() {
+            return Ok(());
+        }
+        self.fire(now, out)
+    }
+
+    /// Per key group: for each key, its bytes, its windows' count, and per window its start,
+    /// end and every accumulator's state.
+    fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
+        let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+        for key in &self.keys {
+            if key.windows.is_empty() {
+                continue;
+            }
+            let out = groups.entry(key.key_group).or_default();
+            put_bytes(out, &key.bytes);
+            put_u32(out, key.windows.len() as u32);
+            for &slot in &key.windows {
+                let w = &self.slots[slot as usize];
+                put_i64(out, w.start);
+                put_i64(out, w.end);
+                for a in &self.accumulators {
+                    a.write_slot(slot, out);
+                }
+            }
+        }
+        groups.into_iter().collect()
+    }
+
+    fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {
+        if !self.key_groups.contains(key_group) {
+            return Err(ExecError::Internal(format!(
+                "key group {key_group} is not in this instance's range {:?}",
+                self.key_groups
+            )));
+        }
+        let mut input = StateReader::new(state);
+        while !input.is_empty() {
+            let bytes = input.bytes()?;
+            let key = self.intern(bytes);
+            for _ in 0..input.u32()? {
+                let start = input.i64()?;
+                let end = input.i64()?;
+                let slot = self.open_window(key, start, end);
+                for a in &mut self.accumulators {
+                    a.read_slot(slot, &mut input)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[path = "group_window_aggregate_tests.rs"]
+mod tests;
