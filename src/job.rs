@@ -279,7 +279,7 @@ fn watermark_emission(
         Some(v) if v.eq_ignore_ascii_case("on-event") => true,
         Some(v) => {
             return Err(ConnectorError(format!(
-                "Invalid value for option 'scan.watermark.emit.strategy': '{v}'. Supported values are [on-event, on-periodic]."
+                "Invalid value for option 'scan.watermark.emit.strategy'.\nCould not parse value '{v}' for key 'scan.watermark.emit.strategy'."
             )));
         }
     };
@@ -289,7 +289,7 @@ fn watermark_emission(
             .map(|nanos| nanos / 1_000_000)
             .ok_or_else(|| {
                 ConnectorError(format!(
-                    "Could not parse value '{text}' for key 'scan.watermark.idle-timeout'."
+                    "Invalid value for option 'scan.watermark.idle-timeout'.\nCould not parse value '{text}' for key 'scan.watermark.idle-timeout'."
                 ))
             })?,
     };

@@ -164,14 +164,11 @@ impl Session {
         // -1 is Flink's "the default".
         match integer(PARALLELISM)? {
             None | Some(-1) => {}
-            Some(p) if (1..=i64::from(options.max_parallelism)).contains(&p) => {
-                options.parallelism = p as u32
-            }
-            Some(p) => {
-                return Err(StatementError::Job(format!(
-                    "The parallelism must be at least one and at most the max parallelism ({}), got {p} for key '{PARALLELISM}'.",
-                    options.max_parallelism
-                )));
+            Some(p) if p >= 1 => options.parallelism = p.min(i64::from(u32::MAX)) as u32,
+            Some(_) => {
+                return Err(StatementError::Job(
+                    "Parallelism must be at least one, or ExecutionConfig.PARALLELISM_DEFAULT (use system default).".into(),
+                ));
             }
         }
         match integer(MAX_PARALLELISM)? {
