@@ -8,8 +8,7 @@ use std::sync::atomic::AtomicBool;
 
 use crate::catalog::{Catalog, CatalogEntry, ViewDef};
 use crate::clock::{Clock, SystemClock};
-use crate::connector::sink::filesystem::{FileSink, FileSinkTarget};
-use crate::connector::sink::{BlackholeSink, PrintSink};
+use crate::connector::registry::SinkRequest;
 use crate::exec::chunk::{RowKind, StreamChunk};
 use crate::exec::not_null::NotNullEnforcer;
 use crate::exec::operator::ExecError;
@@ -948,52 +947,23 @@ impl Session {
                         Box::new(NotNullEnforcer::new(not_null.clone(), drop))
                     });
                 }
-                // Sinks that can fail on their options are built before the job is submitted.
-                let connector = table.option("connector").unwrap_or_default();
-                let file_sink = match connector {
-                    "print" | "blackhole" if insert.overwrite => {
-                        return Err(position_error(
-                            parsed,
-                            format!(
-                                "INSERT OVERWRITE requires that the underlying DynamicTableSink of table 'default_catalog.default_database.{name}' implements the SupportsOverwrite interface."
-                            ),
-                        ));
-                    }
-                    "print" | "blackhole" if !insert.static_partitions.is_empty() => {
-                        // Flink prints the static values in the rows and a `k=v> ` prefix;
-                        // the rows here lack those columns.
-                        return Err(position_error(
-                            parsed,
-                            format!(
-                                "INSERT … PARTITION into a '{connector}' table is not supported yet"
-                            ),
-                        ));
-                    }
-                    "print" | "blackhole" => None,
-                    "filesystem" if insert.overwrite && !self.batch_mode() => {
-                        return Err(position_error(
-                            parsed,
-                            "Streaming mode not support overwrite.",
-                        ));
-                    }
-                    "filesystem" => Some(FileSink::new(
-                        FileSinkTarget {
-                            table: &name,
-                            options: &table.options,
-                            schema: &physical,
-                            partition_keys: &table.partition_keys,
-                            static_partitions: &insert.static_partitions,
-                            batch: self.batch_mode(),
-                            overwrite: insert.overwrite,
-                        },
-                        self.clock.clone(),
-                    )?),
-                    other => {
-                        return Err(StatementError::Job(format!(
-                            "connector '{other}' of table '{name}' is not supported as a sink yet"
-                        )));
-                    }
+                // What the sink refuses, and its options, are checked before the job is
+                // submitted.
+                let factory = crate::connector::registry::sink(&table)?;
+                let request = SinkRequest {
+                    name: &name,
+                    table: &table,
+                    physical: &physical,
+                    written: plan.schema(),
+                    static_partitions: &insert.static_partitions,
+                    batch: self.batch_mode(),
+                    overwrite: insert.overwrite,
+                    clock: self.clock.clone(),
                 };
+                factory
+                    .check(&request)
+                    .map_err(|message| position_error(parsed, message))?;
+                factory.validate(&request)?;
                 writeln!(
                     out,
                     "[INFO] Submitting SQL update statement to the cluster..."
@@ -1001,18 +971,9 @@ impl Session {
                 .map_err(write_failed)?;
                 out.flush().map_err(write_failed)?;
                 let cancel = self.cancel.clone();
-                match file_sink {
-                    Some(mut sink) => self.run_job(graph, &mut sink, cancel)?,
-                    None if connector == "print" => {
-                        let mut sink = PrintSink::new(
-                            plan.schema().clone(),
-                            table.option("print-identifier"),
-                            &mut *out,
-                        );
-                        self.run_job(graph, &mut sink, cancel)?;
-                    }
-                    None => self.run_job(graph, &mut BlackholeSink::default(), cancel)?,
-                }
+                let mut sink = factory.create(&request, &mut *out)?;
+                self.run_job(graph, sink.as_mut(), cancel)?;
+                drop(sink);
                 writeln!(
                     out,
                     "[INFO] Complete execution of the SQL update statement."

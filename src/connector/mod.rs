@@ -6,6 +6,7 @@
 pub mod format;
 pub mod option_value;
 pub mod partition;
+pub mod registry;
 pub mod sink;
 pub mod source;
 

@@ -3112,20 +3112,9 @@ fn derived_name(expr: &Expr, position: usize) -> String {
     }
 }
 
-/// The metadata keys of the `filesystem` connector, and their types.
-pub const FILE_METADATA: &[(&str, TypeKind)] = &[
-    ("file.path", TypeKind::VarChar(MAX_LENGTH)),
-    ("file.name", TypeKind::VarChar(MAX_LENGTH)),
-    ("file.size", TypeKind::BigInt),
-    ("file.modification-time", TypeKind::TimestampLtz(3)),
-];
-
-/// The type of metadata `key` of `table`'s connector (only `filesystem` has any).
+/// The type of metadata `key` of `table`'s connector.
 fn metadata_kind(table: &TableDef, key: &str, column: &str) -> Result<TypeKind, SqlError> {
-    let known = match table.option("connector") {
-        Some("filesystem") => FILE_METADATA,
-        _ => &[],
-    };
+    let known = crate::connector::registry::metadata_keys(table);
     match known.iter().find(|(k, _)| *k == key) {
         Some((_, kind)) => Ok(kind.clone()),
         None if known.is_empty() => Err(SqlError::without_position(format!(

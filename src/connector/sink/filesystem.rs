@@ -33,6 +33,7 @@ use crate::connector::ConnectorError;
 use crate::connector::format::{LineEncoder, new_encoder};
 use crate::connector::option_value::{parse_duration, parse_memory_size};
 use crate::connector::partition::{self, DEFAULT_PARTITION_NAME};
+use crate::connector::registry::{SinkFactory, SinkRequest};
 use crate::exec::chunk::batch_with_rows;
 use crate::exec::chunk::{RowKind, StreamChunk};
 use crate::exec::operator::ExecError;
@@ -602,6 +603,45 @@ impl Drop for FileSink {
         if let Some(staging) = self.staging.take() {
             let _ = std::fs::remove_dir_all(staging);
         }
+    }
+}
+
+/// The `filesystem` connector's sink.
+pub struct FileSinkFactory;
+
+impl SinkFactory for FileSinkFactory {
+    fn identifier(&self) -> &'static str {
+        "filesystem"
+    }
+
+    fn check(&self, request: &SinkRequest) -> Result<(), String> {
+        if request.overwrite && !request.batch {
+            return Err("Streaming mode not support overwrite.".into());
+        }
+        Ok(())
+    }
+
+    fn validate(&self, request: &SinkRequest) -> Result<(), ConnectorError> {
+        self.create(request, &mut std::io::sink()).map(drop)
+    }
+
+    fn create<'a>(
+        &self,
+        request: &SinkRequest,
+        _out: &'a mut dyn std::io::Write,
+    ) -> Result<Box<dyn Sink + 'a>, ConnectorError> {
+        Ok(Box::new(FileSink::new(
+            FileSinkTarget {
+                table: request.name,
+                options: &request.table.options,
+                schema: request.physical,
+                partition_keys: &request.table.partition_keys,
+                static_partitions: request.static_partitions,
+                batch: request.batch,
+                overwrite: request.overwrite,
+            },
+            request.clock.clone(),
+        )?))
     }
 }
 

@@ -4,6 +4,8 @@ pub mod filesystem;
 
 use arrow_array::RecordBatch;
 
+use crate::connector::ConnectorError;
+use crate::connector::registry::{SinkFactory, SinkRequest};
 use crate::exec::chunk::StreamChunk;
 use crate::exec::operator::ExecError;
 use crate::runtime::run::Sink;
@@ -77,5 +79,69 @@ impl Sink for BlackholeSink {
     }
     fn finish(&mut self) -> Result<(), ExecError> {
         Ok(())
+    }
+}
+
+/// Refuses what `print` and `blackhole` cannot do: overwrite, static partitions.
+fn check_plain_sink(request: &SinkRequest, connector: &str) -> Result<(), String> {
+    if request.overwrite {
+        return Err(format!(
+            "INSERT OVERWRITE requires that the underlying DynamicTableSink of table 'default_catalog.default_database.{}' implements the SupportsOverwrite interface.",
+            request.name
+        ));
+    }
+    if !request.static_partitions.is_empty() {
+        // Flink prints the static values in the rows and a `k=v> ` prefix; the rows here
+        // lack those columns.
+        return Err(format!(
+            "INSERT … PARTITION into a '{connector}' table is not supported yet"
+        ));
+    }
+    Ok(())
+}
+
+/// The `print` connector's sink.
+pub struct PrintSinkFactory;
+
+impl SinkFactory for PrintSinkFactory {
+    fn identifier(&self) -> &'static str {
+        "print"
+    }
+
+    fn check(&self, request: &SinkRequest) -> Result<(), String> {
+        check_plain_sink(request, self.identifier())
+    }
+
+    fn create<'a>(
+        &self,
+        request: &SinkRequest,
+        out: &'a mut dyn std::io::Write,
+    ) -> Result<Box<dyn Sink + 'a>, ConnectorError> {
+        Ok(Box::new(PrintSink::new(
+            request.written.clone(),
+            request.table.option("print-identifier"),
+            out,
+        )))
+    }
+}
+
+/// The `blackhole` connector's sink.
+pub struct BlackholeSinkFactory;
+
+impl SinkFactory for BlackholeSinkFactory {
+    fn identifier(&self) -> &'static str {
+        "blackhole"
+    }
+
+    fn check(&self, request: &SinkRequest) -> Result<(), String> {
+        check_plain_sink(request, self.identifier())
+    }
+
+    fn create<'a>(
+        &self,
+        _request: &SinkRequest,
+        _out: &'a mut dyn std::io::Write,
+    ) -> Result<Box<dyn Sink + 'a>, ConnectorError> {
+        Ok(Box::new(BlackholeSink::default()))
     }
 }

@@ -10,11 +10,15 @@ use arrow_array::builder::*;
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::SchemaRef;
 
+use crate::catalog::TableDef;
 use crate::clock::Clock;
 use crate::connector::ConnectorError;
 use crate::connector::option_value::parse_duration;
+use crate::connector::registry::{ScanRequest, SourceFactory};
 use crate::exec::chunk::batch_with_rows;
 use crate::exec::operator::ExecError;
+use crate::function::EvalContext;
+use crate::runtime::split::Pipeline;
 use crate::runtime::split::SourceSplit;
 use crate::types::java_text::group_thousands;
 use crate::types::{DataType, NANOS_PER_DAY, Schema, TypeKind};
@@ -606,6 +610,34 @@ impl SourceSplit for DatagenSplit {
 
     fn is_bounded(&self) -> bool {
         self.remaining.is_some()
+    }
+}
+
+/// The `datagen` connector's source: one generating split, bounded by `number-of-rows`.
+pub struct DatagenFactory;
+
+impl SourceFactory for DatagenFactory {
+    fn identifier(&self) -> &'static str {
+        "datagen"
+    }
+
+    fn is_bounded(&self, table: &TableDef) -> bool {
+        table.option("number-of-rows").is_some()
+    }
+
+    fn splits(
+        &self,
+        scan: &ScanRequest,
+        ctx: &EvalContext,
+    ) -> Result<Vec<Pipeline>, ConnectorError> {
+        Ok(vec![Pipeline {
+            split: Box::new(DatagenSplit::new(
+                scan.physical,
+                &scan.table.options,
+                ctx.clock.clone(),
+            )?),
+            operators: vec![],
+        }])
     }
 }
 

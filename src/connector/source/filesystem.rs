@@ -12,9 +12,15 @@ use std::sync::Arc;
 use arrow_array::{Int64Array, RecordBatch, StringArray, TimestampNanosecondArray};
 
 use super::super::{BatchLimit, ConnectorError, LineDecoder};
+use crate::catalog::TableDef;
+use crate::connector::format::new_decoder;
+use crate::connector::registry::{ScanRequest, SourceFactory};
 use crate::exec::chunk::batch_with_rows;
 use crate::exec::operator::ExecError;
+use crate::function::EvalContext;
 use crate::runtime::split::SourceSplit;
+use crate::runtime::split::{DeferredSplit, Pipeline};
+use crate::types::{Schema, TypeKind};
 
 /// Lines per batch.
 const BATCH_LINES: usize = 8192;
@@ -480,6 +486,109 @@ pub fn open_file(
         decoder,
         format!("file {}", path.display()),
     ))
+}
+
+/// The metadata keys of the `filesystem` connector, and their types.
+pub const FILE_METADATA: &[(&str, TypeKind)] = &[
+    ("file.path", TypeKind::VarChar(crate::types::MAX_LENGTH)),
+    ("file.name", TypeKind::VarChar(crate::types::MAX_LENGTH)),
+    ("file.size", TypeKind::BigInt),
+    ("file.modification-time", TypeKind::TimestampLtz(3)),
+];
+
+/// The `filesystem` connector's source: a split per file under `path`.
+pub struct FilesystemFactory;
+
+impl SourceFactory for FilesystemFactory {
+    fn identifier(&self) -> &'static str {
+        "filesystem"
+    }
+
+    fn is_bounded(&self, _table: &TableDef) -> bool {
+        true
+    }
+
+    fn supports_projection(&self) -> bool {
+        true
+    }
+
+    fn metadata_keys(&self) -> &'static [(&'static str, TypeKind)] {
+        FILE_METADATA
+    }
+
+    fn splits(
+        &self,
+        scan: &ScanRequest,
+        ctx: &EvalContext,
+    ) -> Result<Vec<Pipeline>, ConnectorError> {
+        let table = scan.table;
+        check_options(&table.options)?;
+        let path = table.option("path").ok_or_else(|| {
+            ConnectorError(format!(
+                "table '{}': option 'path' is required for connector 'filesystem'",
+                table.name
+            ))
+        })?;
+        let physical = scan.physical.clone();
+        // Of a partitioned table the files hold the other columns; the format's
+        // options are checked now, and each file is opened (with a decoder of its
+        // own) only when its split is first read.
+        let keys = table.partition_keys.clone();
+        let decoded = Schema::new(
+            physical
+                .fields
+                .iter()
+                .filter(|f| !keys.contains(&f.name))
+                .cloned()
+                .collect(),
+        );
+        new_decoder(&table.options, &decoded, &ctx.zone)?;
+        let root = std::path::PathBuf::from(path.strip_prefix("file://").unwrap_or(path));
+        let default_name = table
+            .option("partition.default-name")
+            .unwrap_or(crate::connector::partition::DEFAULT_PARTITION_NAME)
+            .to_string();
+        let mut pipelines = Vec::new();
+        for file in list_files(path)? {
+            let (options, decoded, physical, zone) = (
+                table.options.clone(),
+                decoded.clone(),
+                physical.clone(),
+                ctx.zone.clone(),
+            );
+            let (keys, root, default_name) = (keys.clone(), root.clone(), default_name.clone());
+            let metadata = scan.metadata.to_vec();
+            let name = format!("file {}", file.display());
+            let open = move || -> Result<Box<dyn SourceSplit>, ExecError> {
+                let failed = |e: ConnectorError| ExecError::Source(e.0);
+                let decoder = new_decoder(&options, &decoded, &zone).map_err(failed)?;
+                let split = open_file(&file, decoder).map_err(failed)?;
+                let split: Box<dyn SourceSplit> = if keys.is_empty() {
+                    Box::new(split)
+                } else {
+                    let dir = file.parent().unwrap_or(&root);
+                    let relative = dir.strip_prefix(&root).unwrap_or(dir);
+                    Box::new(WithPartitionValues::new(
+                        split,
+                        &physical,
+                        &keys,
+                        relative,
+                        &default_name,
+                    ))
+                };
+                Ok(if metadata.is_empty() {
+                    split
+                } else {
+                    Box::new(WithFileMetadata::new(split, &file, &metadata).map_err(failed)?)
+                })
+            };
+            pipelines.push(Pipeline {
+                split: Box::new(DeferredSplit::new(name, open)),
+                operators: vec![],
+            });
+        }
+        Ok(pipelines)
+    }
 }
 
 #[cfg(test)]

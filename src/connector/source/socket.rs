@@ -15,7 +15,12 @@ use std::time::Duration;
 use arrow_array::RecordBatch;
 
 use super::super::{BatchLimit, ConnectorError, Decoded, LineDecoder};
+use crate::catalog::TableDef;
+use crate::connector::format::new_decoder;
+use crate::connector::registry::{ScanRequest, SourceFactory};
 use crate::exec::operator::ExecError;
+use crate::function::EvalContext;
+use crate::runtime::split::Pipeline;
 use crate::runtime::split::SourceSplit;
 
 /// Lines per batch at most, when they arrive faster than they are taken.
@@ -301,5 +306,37 @@ impl SourceSplit for SocketSplit {
 impl Drop for SocketSplit {
     fn drop(&mut self) {
         let _ = self.stream.shutdown(Shutdown::Both);
+    }
+}
+
+/// The `socket` connector's source: one split reading `hostname:port`, never ending.
+pub struct SocketFactory;
+
+impl SourceFactory for SocketFactory {
+    fn identifier(&self) -> &'static str {
+        "socket"
+    }
+
+    fn is_bounded(&self, _table: &TableDef) -> bool {
+        false
+    }
+
+    fn splits(
+        &self,
+        scan: &ScanRequest,
+        ctx: &EvalContext,
+    ) -> Result<Vec<Pipeline>, ConnectorError> {
+        let table = scan.table;
+        let (options, physical, zone) = (
+            table.options.clone(),
+            scan.physical.clone(),
+            ctx.zone.clone(),
+        );
+        let new_decoder: DecoderFactory =
+            Box::new(move || new_decoder(&options, &physical, &zone).map_err(|e| e.0));
+        Ok(vec![Pipeline {
+            split: Box::new(connect(&table.options, new_decoder)?),
+            operators: vec![],
+        }])
     }
 }

@@ -24,7 +24,7 @@ impl StreamTableSourceScan {
     /// Whether the connector reads only the columns it is asked for, as Flink's
     /// `SupportsProjectionPushDown` sources do (the filesystem source; not datagen).
     pub fn can_project(&self) -> bool {
-        self.table.option("connector") == Some("filesystem")
+        crate::connector::registry::supports_projection(&self.table)
     }
 
     /// The physical columns, as the format decodes them.

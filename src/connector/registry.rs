@@ -1,0 +1,144 @@
+//! The connector registry: one place that maps a table's `connector` option to the factory
+//! that makes its source splits or its sink (docs/design/0003 §6). A factory knows its
+//! connector's abilities (bounded or not, projection, metadata keys), so the planner and the
+//! job builder ask it instead of matching connector names.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use super::ConnectorError;
+use super::sink::filesystem::FileSinkFactory;
+use super::sink::{BlackholeSinkFactory, PrintSinkFactory};
+use super::source::datagen::DatagenFactory;
+use super::source::filesystem::FilesystemFactory;
+use super::source::socket::SocketFactory;
+use crate::catalog::TableDef;
+use crate::clock::Clock;
+use crate::function::EvalContext;
+use crate::runtime::run::Sink;
+use crate::runtime::split::Pipeline;
+use crate::types::{Schema, TypeKind};
+
+/// What a scan asks of a source: the table, and the columns it produces.
+pub struct ScanRequest<'a> {
+    pub table: &'a TableDef,
+    /// The physical columns, as the format decodes them.
+    pub physical: &'a Schema,
+    /// The metadata keys read, in the order their columns follow the physical ones.
+    pub metadata: &'a [String],
+}
+
+pub trait SourceFactory: Sync {
+    /// The `connector` option's value.
+    fn identifier(&self) -> &'static str;
+
+    /// Whether a table of the connector ends by itself, given its options.
+    fn is_bounded(&self, table: &TableDef) -> bool;
+
+    /// Whether the source reads only the columns asked for (Flink's
+    /// `SupportsProjectionPushDown`), so EXPLAIN shows `project=[…]` in the scan.
+    fn supports_projection(&self) -> bool {
+        false
+    }
+
+    /// The metadata keys the source can read, with their types.
+    fn metadata_keys(&self) -> &'static [(&'static str, TypeKind)] {
+        &[]
+    }
+
+    /// The splits reading the table, each checked (its options, its format) now and opened
+    /// when first read.
+    fn splits(
+        &self,
+        scan: &ScanRequest,
+        ctx: &EvalContext,
+    ) -> Result<Vec<Pipeline>, ConnectorError>;
+}
+
+/// What an `INSERT` asks of a sink.
+pub struct SinkRequest<'a> {
+    pub name: &'a str,
+    pub table: &'a TableDef,
+    /// The table's physical columns.
+    pub physical: &'a Schema,
+    /// The columns the query writes (the physical ones but the static partitions).
+    pub written: &'a Schema,
+    pub static_partitions: &'a [(String, String)],
+    pub batch: bool,
+    pub overwrite: bool,
+    pub clock: Arc<dyn Clock>,
+}
+
+pub trait SinkFactory: Sync {
+    fn identifier(&self) -> &'static str;
+
+    /// Refuses what the sink cannot do for this statement (`INSERT OVERWRITE`, static
+    /// partitions), with Flink's message, before the job is built.
+    fn check(&self, request: &SinkRequest) -> Result<(), String>;
+
+    /// Checks the table's options, as Flink does before it submits the job.
+    fn validate(&self, _request: &SinkRequest) -> Result<(), ConnectorError> {
+        Ok(())
+    }
+
+    /// The sink, writing to `out` where it prints (the client's output).
+    fn create<'a>(
+        &self,
+        request: &SinkRequest,
+        out: &'a mut dyn Write,
+    ) -> Result<Box<dyn Sink + 'a>, ConnectorError>;
+}
+
+const SOURCES: &[&dyn SourceFactory] = &[&DatagenFactory, &FilesystemFactory, &SocketFactory];
+const SINKS: &[&dyn SinkFactory] = &[&PrintSinkFactory, &BlackholeSinkFactory, &FileSinkFactory];
+
+/// The source factory of `table`'s connector.
+pub fn source(table: &TableDef) -> Result<&'static dyn SourceFactory, ConnectorError> {
+    let connector = table.option("connector").unwrap_or_default();
+    if connector.is_empty() {
+        return Err(ConnectorError(format!(
+            "table '{}' has no 'connector' option",
+            table.name
+        )));
+    }
+    SOURCES
+        .iter()
+        .copied()
+        .find(|f| f.identifier() == connector)
+        .ok_or_else(|| {
+            ConnectorError(format!(
+                "connector '{connector}' of table '{}' is not supported as a source (supported: {})",
+                table.name,
+                SOURCES
+                    .iter()
+                    .map(|f| f.identifier())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })
+}
+
+/// The sink factory of `table`'s connector.
+pub fn sink(table: &TableDef) -> Result<&'static dyn SinkFactory, ConnectorError> {
+    let connector = table.option("connector").unwrap_or_default();
+    SINKS
+        .iter()
+        .copied()
+        .find(|f| f.identifier() == connector)
+        .ok_or_else(|| {
+            ConnectorError(format!(
+                "connector '{connector}' of table '{}' is not supported as a sink yet",
+                table.name
+            ))
+        })
+}
+
+/// Whether `table`'s source reads only the columns it is asked for.
+pub fn supports_projection(table: &TableDef) -> bool {
+    source(table).is_ok_and(|f| f.supports_projection())
+}
+
+/// The metadata keys `table`'s source can read.
+pub fn metadata_keys(table: &TableDef) -> &'static [(&'static str, TypeKind)] {
+    source(table).map_or(&[], |f| f.metadata_keys())
+}
