@@ -2,13 +2,16 @@
 //! by the stateless operators above it (they commute with UNION ALL, so each split gets its
 //! own chain); an exchange starts a task vertex of `parallelism.default` instances.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::catalog::TableDef;
 use crate::connector::ConnectorError;
 use crate::connector::registry::{self, ScanRequest};
 use crate::exec::calc::CalcOperator;
 use crate::exec::group_window_aggregate::GroupWindowAggregateOperator;
 use crate::exec::operator::Operator;
+use crate::exec::state::alignment::AlignmentGroup;
 use crate::exec::values::ValuesSplit;
 use crate::exec::watermark_assigner::{WatermarkAssignerOperator, WatermarkEmission};
 use crate::function::EvalContext;
@@ -121,18 +124,22 @@ pub fn build_job(
         max_parallelism: options.max_parallelism,
         ..JobGraph::default()
     };
-    let built = build(plan, ctx, options, &mut graph)?;
+    let built = build(plan, ctx, options, &mut graph, &mut HashMap::new())?;
     let mut sink_inputs = Vec::new();
     built.edges(&mut graph, &Partitioning::Global, &mut sink_inputs);
     graph.sink_inputs = sink_inputs;
     Ok(graph)
 }
 
+/// The alignment groups of a job, by `scan.watermark.alignment.group` name.
+type AlignmentGroups = HashMap<String, Arc<AlignmentGroup>>;
+
 fn build(
     plan: &StreamPlan,
     ctx: &EvalContext,
     options: &JobOptions,
     graph: &mut JobGraph,
+    groups: &mut AlignmentGroups,
 ) -> Result<Built, ConnectorError> {
     match plan {
         StreamPlan::Values(v) => Ok(Built::Splits(vec![Pipeline {
@@ -144,7 +151,7 @@ fn build(
             operators: vec![],
         }])),
         StreamPlan::Calc(c) => {
-            let mut built = build(&c.input, ctx, options, graph)?;
+            let mut built = build(&c.input, ctx, options, graph, groups)?;
             let schema = runtime_schema(&c.schema);
             built.push(graph, &|| {
                 Box::new(CalcOperator::new(
@@ -158,25 +165,32 @@ fn build(
         }
         // Each split generates its own watermarks (docs/design/0003). A batch job has none
         // but the final one, as in Flink: no row of a bounded input is late.
-        StreamPlan::WatermarkAssigner(w) if ctx.batch_mode => build(&w.input, ctx, options, graph),
+        StreamPlan::WatermarkAssigner(w) if ctx.batch_mode => {
+            build(&w.input, ctx, options, graph, groups)
+        }
         StreamPlan::WatermarkAssigner(w) => {
-            let mut built = build(&w.input, ctx, options, graph)?;
+            let mut built = build(&w.input, ctx, options, graph, groups)?;
             let emission = watermark_emission(&w.input, options)?;
+            let group = alignment_group(&w.input, groups)?;
             built.push(graph, &|| {
-                Box::new(WatermarkAssignerOperator::new(
+                let assigner = WatermarkAssignerOperator::new(
                     w.rowtime,
                     w.watermark.clone(),
                     emission,
                     ctx.clone(),
-                ))
+                );
+                Box::new(match &group {
+                    Some(group) => assigner.with_alignment(group.join()),
+                    None => assigner,
+                })
             });
             Ok(built)
         }
-        StreamPlan::Sink(s) => build(&s.input, ctx, options, graph),
+        StreamPlan::Sink(s) => build(&s.input, ctx, options, graph, groups),
         // A new task vertex: `parallelism.default` instances for a hash exchange, one for
         // a single one.
         StreamPlan::Exchange(e) => {
-            let input = build(&e.input, ctx, options, graph)?;
+            let input = build(&e.input, ctx, options, graph, groups)?;
             let (instances, partitioning) = match &e.distribution {
                 Distribution::Hash(keys) => (
                     options.parallelism,
@@ -197,7 +211,7 @@ fn build(
         }
         // Keyed by the exchange below it: the task's chain starts with it.
         StreamPlan::GroupWindowAggregate(g) => {
-            let Built::Task(t) = build(&g.input, ctx, options, graph)? else {
+            let Built::Task(t) = build(&g.input, ctx, options, graph, groups)? else {
                 return Err(ConnectorError(
                     "internal error: a group window aggregate needs an exchange below it".into(),
                 ));
@@ -224,7 +238,7 @@ fn build(
         StreamPlan::Union(u) => {
             let mut inputs = Vec::new();
             for input in &u.inputs {
-                inputs.push(build(input, ctx, options, graph)?);
+                inputs.push(build(input, ctx, options, graph, groups)?);
             }
             Ok(Built::Union(inputs))
         }
@@ -254,6 +268,61 @@ fn build(
     }
 }
 
+/// The table scanned below a watermark assigner (through the Calcs of computed columns).
+fn scanned_table(input: &StreamPlan) -> Option<&TableDef> {
+    let mut node = input;
+    loop {
+        match node {
+            StreamPlan::TableSourceScan(scan) => return Some(&scan.table),
+            other => match other.inputs().as_slice() {
+                [only] => node = only,
+                _ => return None,
+            },
+        }
+    }
+}
+
+/// A duration option in milliseconds, with Flink's message when it does not parse.
+fn duration_option(table: Option<&TableDef>, key: &str) -> Result<Option<i64>, ConnectorError> {
+    let Some(text) = table.and_then(|t| t.option(key)) else {
+        return Ok(None);
+    };
+    crate::connector::option_value::parse_duration(text)
+        .map(|nanos| Some(nanos / 1_000_000))
+        .ok_or_else(|| {
+            ConnectorError(format!(
+                "Invalid value for option '{key}'.\nCould not parse value '{text}' for key '{key}'."
+            ))
+        })
+}
+
+/// The alignment group the scanned table's splits join (`scan.watermark.alignment.group`,
+/// with its `max-drift` and `update-interval`), shared by every table naming it.
+fn alignment_group(
+    input: &StreamPlan,
+    groups: &mut AlignmentGroups,
+) -> Result<Option<Arc<AlignmentGroup>>, ConnectorError> {
+    let table = scanned_table(input);
+    let Some(name) = table.and_then(|t| t.option("scan.watermark.alignment.group")) else {
+        return Ok(None);
+    };
+    let Some(max_drift) = duration_option(table, "scan.watermark.alignment.max-drift")? else {
+        return Err(ConnectorError(format!(
+            "table '{}': 'scan.watermark.alignment.group' needs 'scan.watermark.alignment.max-drift'",
+            table.map_or("", |t| t.name.as_str())
+        )));
+    };
+    // Flink's default update interval: 1 s.
+    let interval =
+        duration_option(table, "scan.watermark.alignment.update-interval")?.unwrap_or(1_000);
+    Ok(Some(
+        groups
+            .entry(name.to_string())
+            .or_insert_with(|| AlignmentGroup::new(max_drift, interval))
+            .clone(),
+    ))
+}
+
 /// How the watermarks of the table scanned below a watermark assigner are emitted: its
 /// `scan.watermark.*` options (an `OPTIONS` hint is already merged into them) over the
 /// session's.
@@ -261,16 +330,7 @@ fn watermark_emission(
     input: &StreamPlan,
     options: &JobOptions,
 ) -> Result<WatermarkEmission, ConnectorError> {
-    let mut node = input;
-    let table = loop {
-        match node {
-            StreamPlan::TableSourceScan(scan) => break Some(&scan.table),
-            other => match other.inputs().as_slice() {
-                [only] => node = only,
-                _ => break None,
-            },
-        }
-    };
+    let table = scanned_table(input);
     let option = |key: &str| table.and_then(|t| t.option(key));
     let on_event = match option("scan.watermark.emit.strategy") {
         None => false,
@@ -282,16 +342,8 @@ fn watermark_emission(
             )));
         }
     };
-    let idle_timeout = match option("scan.watermark.idle-timeout") {
-        None => options.idle_timeout,
-        Some(text) => crate::connector::option_value::parse_duration(text)
-            .map(|nanos| nanos / 1_000_000)
-            .ok_or_else(|| {
-                ConnectorError(format!(
-                    "Invalid value for option 'scan.watermark.idle-timeout'.\nCould not parse value '{text}' for key 'scan.watermark.idle-timeout'."
-                ))
-            })?,
-    };
+    let idle_timeout =
+        duration_option(table, "scan.watermark.idle-timeout")?.unwrap_or(options.idle_timeout);
     Ok(WatermarkEmission {
         interval: options.auto_watermark_interval,
         on_event,

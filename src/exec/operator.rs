@@ -112,6 +112,12 @@ pub trait Operator: Send {
         Ok(())
     }
 
+    /// In a source split's chain: `Some(ms)` while the split must stop reading (watermark
+    /// alignment), looking again after `ms` milliseconds.
+    fn pauses_input(&self) -> Option<i64> {
+        None
+    }
+
     /// Rows dropped so far because they came too late for every window they belong to
     /// (Flink drops them silently; Tideline reports how many).
     fn late_rows(&self) -> u64 {

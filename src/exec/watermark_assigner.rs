@@ -23,6 +23,7 @@ use arrow_array::{Array, PrimitiveArray};
 use super::chunk::StreamChunk;
 use super::eval::evaluate;
 use super::operator::{ExecError, Operator, Output, WatermarkStatus};
+use super::state::alignment::AlignmentMember;
 use crate::clock::Clock;
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
@@ -60,6 +61,8 @@ pub struct WatermarkAssignerOperator {
     last: i64,
     /// When the watermark was last emitted on the periodic schedule (clock milliseconds).
     last_periodic: i64,
+    /// The split's place in its `scan.watermark.alignment.group`.
+    alignment: Option<AlignmentMember>,
 }
 
 impl WatermarkAssignerOperator {
@@ -88,7 +91,36 @@ impl WatermarkAssignerOperator {
             current: 0,
             last: 0,
             last_periodic: now,
+            alignment: None,
         }
+    }
+
+    /// Aligns the split's reading with the other members of its group.
+    pub fn with_alignment(mut self, member: AlignmentMember) -> Self {
+        self.alignment = Some(member);
+        self
+    }
+
+    fn emit_watermark(&self, out: &mut dyn Output, watermark: i64) -> Result<(), ExecError> {
+        if let Some(member) = &self.alignment {
+            if watermark == i64::MAX {
+                member.leave();
+            } else {
+                member.report(watermark);
+            }
+        }
+        out.emit_watermark(watermark)
+    }
+
+    /// An idle split leaves its alignment group until it is active again.
+    fn emit_status(&self, out: &mut dyn Output, status: WatermarkStatus) -> Result<(), ExecError> {
+        if let Some(member) = &self.alignment {
+            match status {
+                WatermarkStatus::Idle => member.leave(),
+                WatermarkStatus::Active => member.start(),
+            }
+        }
+        out.emit_watermark_status(status)
     }
 
     /// The periodic emission, due when the interval has passed on the clock.
@@ -101,7 +133,7 @@ impl WatermarkAssignerOperator {
             self.last_periodic = now;
             if self.current > self.last {
                 self.last = self.current;
-                out.emit_watermark(self.current)?;
+                self.emit_watermark(out, self.current)?;
             }
         }
         Ok(())
@@ -115,6 +147,25 @@ fn timestamps(array: &dyn Array) -> Option<&PrimitiveArray<TimestampNanosecondTy
 }
 
 impl Operator for WatermarkAssignerOperator {
+    fn open(&mut self, _ctx: &crate::exec::operator::OperatorContext) -> Result<(), ExecError> {
+        if let Some(member) = &self.alignment {
+            member.start();
+        }
+        Ok(())
+    }
+
+    fn pauses_input(&self) -> Option<i64> {
+        let member = self.alignment.as_ref()?;
+        member.must_pause().then(|| member.update_interval())
+    }
+
+    fn finish(&mut self, _out: &mut dyn Output) -> Result<(), ExecError> {
+        if let Some(member) = &self.alignment {
+            member.leave();
+        }
+        Ok(())
+    }
+
     fn process(
         &mut self,
         _input: usize,
@@ -126,7 +177,7 @@ impl Operator for WatermarkAssignerOperator {
             self.last_row = self.clock.now_nanos().div_euclid(NANOS_PER_MILLI);
             if self.idle {
                 self.idle = false;
-                out.emit_watermark_status(WatermarkStatus::Active)?;
+                self.emit_status(out, WatermarkStatus::Active)?;
             }
         }
         let batch = &chunk.batch;
@@ -155,7 +206,7 @@ impl Operator for WatermarkAssignerOperator {
                 && rowtimes.value(i).div_euclid(NANOS_PER_MILLI) <= w
             {
                 out.emit(chunk.slice(start, i - start))?;
-                out.emit_watermark(w)?;
+                self.emit_watermark(out, w)?;
                 start = i;
                 due = None;
             }
@@ -174,7 +225,7 @@ impl Operator for WatermarkAssignerOperator {
             out.emit(chunk.slice(start, rows - start))?;
         }
         if let Some(w) = due {
-            out.emit_watermark(w)?;
+            self.emit_watermark(out, w)?;
         }
         Ok(())
     }
@@ -193,7 +244,7 @@ impl Operator for WatermarkAssignerOperator {
         self.periodic(out)?;
         if self.idle_timeout > 0 && !self.idle && now - self.last_row >= self.idle_timeout {
             self.idle = true;
-            out.emit_watermark_status(WatermarkStatus::Idle)?;
+            self.emit_status(out, WatermarkStatus::Idle)?;
         }
         Ok(())
     }
@@ -201,7 +252,7 @@ impl Operator for WatermarkAssignerOperator {
     fn on_watermark(&mut self, watermark: i64, out: &mut dyn Output) -> Result<(), ExecError> {
         if watermark == i64::MAX && self.current != i64::MAX {
             self.current = i64::MAX;
-            out.emit_watermark(watermark)?;
+            self.emit_watermark(out, watermark)?;
         }
         Ok(())
     }

@@ -87,6 +87,14 @@ impl Chain {
         Ok(())
     }
 
+    /// Whether the chain's source must stop reading for now, and for how long (ms).
+    pub fn pauses_input(&self) -> Option<i64> {
+        self.operators
+            .iter()
+            .filter_map(|op| op.pauses_input())
+            .min()
+    }
+
     /// The late rows the chain's operators dropped.
     pub fn late_rows(&self) -> u64 {
         self.operators.iter().map(|op| op.late_rows()).sum()

@@ -159,6 +159,17 @@ fn run_split(
     let mut chain = Chain::new(std::mem::take(&mut pipeline.operators));
     chain.open(&ctx)?;
     while !job.stopped() {
+        if let Some(ms) = chain.pauses_input() {
+            // Aligned and ahead of its group: wait without reading (the clock still runs).
+            std::thread::sleep(Duration::from_millis(ms.clamp(1, 50) as u64));
+            if let Some(at) = chain.next_processing_time() {
+                let now = ctx.now_millis();
+                if at <= now {
+                    chain.on_processing_time(now, &mut out)?;
+                }
+            }
+            continue;
+        }
         match pipeline.split.next_batch()? {
             Some(batch) if batch.num_rows() == 0 => {}
             Some(batch) => chain.process(0, StreamChunk::inserts(batch), &mut out)?,
@@ -1147,6 +1158,154 @@ mod task_tests {
                 assert_eq!(seen, [99]);
             } else {
                 assert_eq!(seen, Vec::<i64>::new());
+            }
+        }
+    }
+
+    /// `batches` batches of 100 rows one second apart from `start` (seconds), each row
+    /// `(split, ts)`, sleeping `delay_ms` before each batch.
+    struct Timed {
+        split: i32,
+        next: i64,
+        batches: usize,
+        delay_ms: u64,
+    }
+
+    impl SourceSplit for Timed {
+        fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
+            if self.batches == 0 {
+                return Ok(None);
+            }
+            self.batches -= 1;
+            std::thread::sleep(std::time::Duration::from_millis(self.delay_ms));
+            let ts: Vec<i64> = (0..100).map(|i| (self.next + i) * 1_000_000_000).collect();
+            self.next += 100;
+            let split = Int32Array::from(vec![self.split; 100]);
+            let ts = arrow_array::TimestampNanosecondArray::from(ts);
+            Ok(Some(RecordBatch::try_from_iter([
+                ("split", Arc::new(split) as _),
+                ("ts", Arc::new(ts) as _),
+            ])?))
+        }
+        fn describe(&self) -> String {
+            "timed".into()
+        }
+    }
+
+    /// Rows in arrival order: (split, seconds).
+    struct Arrivals(Vec<(i32, i64)>);
+
+    impl Sink for Arrivals {
+        fn write(&mut self, chunk: StreamChunk) -> Result<(), ExecError> {
+            let split = chunk
+                .batch
+                .column(0)
+                .as_any()
+                .downcast_ref::<Int32Array>()
+                .unwrap();
+            let ts = chunk
+                .batch
+                .column(1)
+                .as_any()
+                .downcast_ref::<arrow_array::TimestampNanosecondArray>()
+                .unwrap();
+            for i in 0..chunk.num_rows() {
+                self.0.push((split.value(i), ts.value(i) / 1_000_000_000));
+            }
+            Ok(())
+        }
+        fn finish(&mut self) -> Result<(), ExecError> {
+            Ok(())
+        }
+    }
+
+    /// Two splits of one alignment group, the second an hour ahead and fast: it waits while
+    /// it is more than the drift (10 minutes) ahead of the slow one, so no row arrives much
+    /// further ahead of the slow split than that (window state stays bounded). Without the
+    /// group it runs through at once.
+    #[test]
+    fn alignment_pauses_a_split_far_ahead_of_its_group() {
+        use crate::exec::state::alignment::AlignmentGroup;
+        use crate::exec::watermark_assigner::{WatermarkAssignerOperator, WatermarkEmission};
+        use crate::plan::expr::ScalarExpr;
+        use crate::types::{DataType, TypeKind};
+        for aligned in [false, true] {
+            let group = AlignmentGroup::new(600_000, 5);
+            let assigner = || {
+                let ts = ScalarExpr::Column {
+                    index: 1,
+                    data_type: DataType::nullable(TypeKind::Timestamp(3)),
+                };
+                let emission = WatermarkEmission {
+                    interval: 0,
+                    on_event: false,
+                    idle_timeout: 0,
+                };
+                let op = WatermarkAssignerOperator::new(
+                    1,
+                    ts,
+                    emission,
+                    crate::function::EvalContext::for_tests(0),
+                );
+                Box::new(if aligned {
+                    op.with_alignment(group.join())
+                } else {
+                    op
+                }) as Box<dyn Operator>
+            };
+            let slow = Pipeline {
+                split: Box::new(Timed {
+                    split: 0,
+                    next: 0,
+                    batches: 60,
+                    delay_ms: 3,
+                }),
+                operators: vec![assigner()],
+            };
+            let fast = Pipeline {
+                split: Box::new(Timed {
+                    split: 1,
+                    next: 3_600,
+                    batches: 30,
+                    delay_ms: 0,
+                }),
+                operators: vec![assigner()],
+            };
+            let mut sink = Arrivals(Vec::new());
+            let mut graph = JobGraph::default();
+            let source = graph.add_source(vec![slow, fast]);
+            graph.sink_inputs = vec![Edge {
+                from: source,
+                partitioning: Partitioning::Global,
+            }];
+            super::run(graph, &mut sink, Arc::default(), &RunOptions::default()).unwrap();
+            assert_eq!(sink.0.len(), 9_000);
+            // How far ahead of the slow split's latest row the fast split's rows arrived.
+            // How far ahead of the slow split's latest row the fast split's rows arrived,
+            // from the slow split's first row on (a split counts in its group once it has
+            // started, so the fast one may read a batch or two before), and where the slow
+            // split was when the fast one ended.
+            let mut slow_at = None;
+            let mut furthest = 0;
+            let mut slow_at_fast_end = -1;
+            for (split, ts) in &sink.0 {
+                if *split == 0 {
+                    slow_at = Some(*ts);
+                    continue;
+                }
+                if let Some(at) = slow_at.filter(|at| *at < 5_999) {
+                    furthest = furthest.max(ts - at);
+                }
+                if *ts == 3_600 + 2_999 {
+                    slow_at_fast_end = slow_at.unwrap_or(-1);
+                }
+            }
+            if aligned {
+                // The drift, a batch of the fast split and of the slow one.
+                assert!(furthest <= 600 + 100 + 100, "{furthest}");
+                assert!(slow_at_fast_end >= 5_000, "{slow_at_fast_end}");
+            } else {
+                assert!(slow_at_fast_end < 4_000, "{slow_at_fast_end}");
             }
         }
     }
