@@ -21,7 +21,9 @@
 //! ```
 //!
 //! The expected output of `query` ends at the first blank line; that of `query until end`
-//! (for output with blank lines, such as EXPLAIN's) at a line `end`.
+//! (for output with blank lines, such as EXPLAIN's) at a line `end`. `query rowsort` compares
+//! a table's rows (the `|` lines after its header) as a sorted list: for streaming results
+//! whose order Flink leaves open (windows firing together, parallel instances).
 //!
 //! `${TMP}` stands for a fresh directory per file. A `file` record also fails when the
 //! directory holds hidden (in-progress) files. Lines starting with `#` outside records are
@@ -104,6 +106,28 @@ fn directory_contents(dir: &Path) -> Result<String, String> {
     Ok(all)
 }
 
+/// Sorts the rows of each table in `lines` in place: the `|` lines after the table's first
+/// (its header), up to the line that ends the table.
+fn sort_rows(lines: &mut [&str]) {
+    let mut i = 0;
+    while i < lines.len() {
+        if !lines[i].starts_with('|') {
+            i += 1;
+            continue;
+        }
+        // `i` is a header; its rows start after the border below it.
+        let start = i + 2;
+        let mut end = start;
+        while end < lines.len() && lines[end].starts_with('|') {
+            end += 1;
+        }
+        if start < end {
+            lines[start..end].sort_unstable();
+        }
+        i = end.max(i + 1);
+    }
+}
+
 fn run_file(path: &Path) -> Vec<String> {
     let tmp = std::env::temp_dir().join(format!(
         "tideline-slt-{}-{}",
@@ -136,6 +160,7 @@ fn run_file(path: &Path) -> Vec<String> {
         let sql = sql.join("\n");
         let mut expected = Vec::new();
         let until_end = header == "query until end";
+        let rowsort = header == "query rowsort";
         if i < lines.len() && lines[i] == "----" {
             i += 1;
             while i < lines.len()
@@ -179,10 +204,14 @@ fn run_file(path: &Path) -> Vec<String> {
                 )),
                 Err(_) => {}
             }
-        } else if header == "query" || until_end {
+        } else if header == "query" || until_end || rowsort {
             match result {
                 Ok(actual) => {
-                    let actual: Vec<&str> = actual.lines().collect();
+                    let mut actual: Vec<&str> = actual.lines().collect();
+                    if rowsort {
+                        sort_rows(&mut actual);
+                        sort_rows(&mut expected);
+                    }
                     if actual != expected {
                         failures.push(format!(
                             "{at}: output differs\n--- expected\n{}\n--- actual\n{}",

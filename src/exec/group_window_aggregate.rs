@@ -437,9 +437,11 @@ impl GroupWindowAggregateOperator {
                         WindowProperty::End => Some(w.end),
                         // Flink's `toEpochMills(window.maxTimestamp())`.
                         WindowProperty::Rowtime => Some(self.to_instant(w.end - 1)),
-                        // Flink leaves the proctime NULL (a later PROCTIME_MATERIALIZE reads
-                        // the clock); a NOT NULL column gets the firing time instead.
-                        WindowProperty::Proctime => (!field.is_nullable()).then_some(now),
+                        // Flink emits a placeholder that the PROCTIME_MATERIALIZE above
+                        // turns into the clock's time as the row passes; nothing above us
+                        // materializes it, so the row carries the firing time itself (the
+                        // same instant: the row leaves as the window fires).
+                        WindowProperty::Proctime => Some(now),
                     }
                 })
                 .collect();

@@ -557,8 +557,9 @@ fn filter_keeps_only_true_rows() {
     assert_eq!(out, "+I 9 | 2 | 4\nWM 9223372036854775807");
 }
 
-/// Proctime windows are assigned by the clock, fire when the clock passes end − 1, leave the
-/// proctime property NULL as Flink does, and never fire at the end of input.
+/// Proctime windows are assigned by the clock, fire when the clock passes end − 1, carry the
+/// firing time as their proctime property (what Flink's PROCTIME_MATERIALIZE shows; seed 001's
+/// MyView3), and never fire at the end of input.
 #[test]
 fn proctime_windows_fire_on_the_clock_not_at_the_end() {
     let input = schema(&[("k", TypeKind::VarChar(10)), ("v", TypeKind::Int)]);
@@ -595,7 +596,8 @@ fn proctime_windows_fire_on_the_clock_not_at_the_end() {
     assert_eq!(run(&mut op, "+I a | 8"), "");
     assert_eq!(
         run(&mut op, "PT 19999"),
-        "+I a | 5 | 1970-01-01 00:00:10.000 | NULL\n+I b | 2 | 1970-01-01 00:00:10.000 | NULL"
+        "+I a | 5 | 1970-01-01 00:00:10.000 | 1970-01-01 00:00:25.000\n\
+         +I b | 2 | 1970-01-01 00:00:10.000 | 1970-01-01 00:00:25.000"
     );
     assert_eq!(op.next_processing_time(), Some(29_999));
     // Watermarks pass through; the end of input fires nothing.
