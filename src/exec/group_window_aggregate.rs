@@ -28,14 +28,16 @@
 //!
 //! [`late_rows`]: GroupWindowAggregateOperator::late_rows
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::TimestampNanosecondType;
 use arrow_array::{Array, ArrayRef, PrimitiveArray, RecordBatch};
 use arrow_schema::{Schema as ArrowSchema, SchemaRef};
-use hashbrown::HashMap;
+use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
 
 use super::aggregate::{
     GroupsAccumulator, StateReader, create_accumulator, put_bytes, put_i64, put_u32,
@@ -52,9 +54,9 @@ use crate::types::{TimeAttribute, TypeKind};
 const NANOS_PER_MILLI: i64 = 1_000_000;
 const MILLIS_PER_HOUR: i64 = 3_600_000;
 
-/// A key with live windows.
+/// A key with live windows. A freed key keeps its buffers for the next key to take its id.
 struct Key {
-    bytes: Box<[u8]>,
+    bytes: Vec<u8>,
     key_group: u32,
     /// The slots of its windows.
     windows: Vec<u32>,
@@ -85,16 +87,21 @@ pub struct GroupWindowAggregateOperator {
     clock: Arc<dyn Clock>,
     watermark: i64,
     late_rows: u64,
-    /// Key bytes to key id; ids index `keys` and are reused once free.
-    key_ids: HashMap<Box<[u8]>, u32>,
+    /// The ids of live keys, found by their bytes (kept once, in `keys`); ids index `keys`
+    /// and are reused once free.
+    key_ids: HashTable<u32>,
+    hasher: DefaultHashBuilder,
     keys: Vec<Key>,
     free_keys: Vec<u32>,
     /// (key id, window start) to slot, for TUMBLE and HOP (sessions search the key's list).
     fixed: HashMap<(u32, i64), u32>,
     slots: Vec<Window>,
     free_slots: Vec<u32>,
-    /// (trigger time, slot) of every live window.
-    timers: BTreeSet<(i64, u32)>,
+    /// The slots of the live windows by trigger time.
+    timers: BTreeMap<i64, Vec<u32>>,
+    /// The last window end whose trigger time was computed, and that time: the windows of
+    /// all keys share their ends.
+    last_trigger: Cell<(i64, i64)>,
     /// This batch's (row, slot) pairs, not yet given to the accumulators.
     pending_rows: Vec<u32>,
     pending_slots: Vec<u32>,
@@ -144,13 +151,15 @@ impl GroupWindowAggregateOperator {
             clock: ctx.clock,
             watermark: i64::MIN,
             late_rows: 0,
-            key_ids: HashMap::new(),
+            key_ids: HashTable::new(),
+            hasher: DefaultHashBuilder::default(),
             keys: Vec::new(),
             free_keys: Vec::new(),
             fixed: HashMap::new(),
             slots: Vec::new(),
             free_slots: Vec::new(),
-            timers: BTreeSet::new(),
+            timers: BTreeMap::new(),
+            last_trigger: Cell::new((i64::MIN, i64::MIN)),
             pending_rows: Vec::new(),
             pending_slots: Vec::new(),
         })
@@ -181,6 +190,16 @@ impl GroupWindowAggregateOperator {
 
     /// When a window ending at `end` fires: Flink's `toEpochMillsForTimer(end - 1)`.
     fn trigger_time(&self, end: i64) -> i64 {
+        let (last_end, last) = self.last_trigger.get();
+        if last_end == end {
+            return last;
+        }
+        let trigger = self.compute_trigger_time(end);
+        self.last_trigger.set((end, trigger));
+        trigger
+    }
+
+    fn compute_trigger_time(&self, end: i64) -> i64 {
         let local = end - 1;
         let t1 = self.to_instant(local);
         if self.zone.is_none() || !self.daylight_time {
@@ -202,26 +221,46 @@ impl GroupWindowAggregateOperator {
         self.is_rowtime() && trigger <= self.watermark
     }
 
+    /// The id of a live key.
+    fn key_id(&self, bytes: &[u8]) -> Option<u32> {
+        let hash = self.hasher.hash_one(bytes);
+        self.key_ids
+            .find(hash, |&id| self.keys[id as usize].bytes == bytes)
+            .copied()
+    }
+
     fn intern(&mut self, bytes: &[u8]) -> u32 {
-        if let Some(&id) = self.key_ids.get(bytes) {
+        let hash = self.hasher.hash_one(bytes);
+        let keys = &self.keys;
+        if let Some(&id) = self
+            .key_ids
+            .find(hash, |&id| keys[id as usize].bytes == bytes)
+        {
             return id;
         }
-        let key = Key {
-            bytes: bytes.into(),
-            key_group: key_group_of(bytes, self.max_parallelism),
-            windows: Vec::new(),
-        };
+        let key_group = key_group_of(bytes, self.max_parallelism);
         let id = match self.free_keys.pop() {
             Some(id) => {
-                self.keys[id as usize] = key;
+                let key = &mut self.keys[id as usize];
+                key.bytes.clear();
+                key.bytes.extend_from_slice(bytes);
+                key.key_group = key_group;
+                key.windows.clear();
                 id
             }
             None => {
-                self.keys.push(key);
+                self.keys.push(Key {
+                    bytes: bytes.to_vec(),
+                    key_group,
+                    windows: Vec::new(),
+                });
                 (self.keys.len() - 1) as u32
             }
         };
-        self.key_ids.insert(bytes.into(), id);
+        let (keys, hasher) = (&self.keys, &self.hasher);
+        self.key_ids.insert_unique(hash, id, |&id| {
+            hasher.hash_one(&keys[id as usize].bytes[..])
+        });
         id
     }
 
@@ -248,18 +287,32 @@ impl GroupWindowAggregateOperator {
             }
         };
         self.keys[key as usize].windows.push(slot);
-        self.timers.insert((window.trigger, slot));
+        self.timers.entry(window.trigger).or_default().push(slot);
         if !matches!(self.window.kind, GroupWindowKind::Session { .. }) {
             self.fixed.insert((key, start), slot);
         }
         slot
     }
 
-    /// Forgets a window (fired, or merged into another) and, with its last window, its key.
-    fn close_window(&mut self, slot: u32) {
+    /// Takes a window's timer away (it merged, or its trigger time moved).
+    fn remove_timer(&mut self, trigger: i64, slot: u32) {
+        if let Some(slots) = self.timers.get_mut(&trigger) {
+            slots.retain(|&s| s != slot);
+            if slots.is_empty() {
+                self.timers.remove(&trigger);
+            }
+        }
+    }
+
+    /// Forgets a window (fired, its timer gone already, or merged into another) and, with
+    /// its last window, its key. `in_bulk`: the caller sweeps `fixed` and `key_ids` itself
+    /// afterwards (one pass over each beats a probe per window when most of them go).
+    fn close_window(&mut self, slot: u32, fired: bool, in_bulk: bool) {
         let window = self.slots[slot as usize];
-        self.timers.remove(&(window.trigger, slot));
-        if !matches!(self.window.kind, GroupWindowKind::Session { .. }) {
+        if !fired {
+            self.remove_timer(window.trigger, slot);
+        }
+        if !in_bulk && !matches!(self.window.kind, GroupWindowKind::Session { .. }) {
             self.fixed.remove(&(window.key, window.start));
         }
         for a in &mut self.accumulators {
@@ -269,8 +322,12 @@ impl GroupWindowAggregateOperator {
         let key = &mut self.keys[window.key as usize];
         key.windows.retain(|&s| s != slot);
         if key.windows.is_empty() {
-            let bytes = std::mem::take(&mut key.bytes);
-            self.key_ids.remove(&bytes);
+            if !in_bulk {
+                let hash = self.hasher.hash_one(&key.bytes[..]);
+                if let Ok(entry) = self.key_ids.find_entry(hash, |&id| id == window.key) {
+                    entry.remove();
+                }
+            }
             self.free_keys.push(window.key);
         }
     }
@@ -373,18 +430,18 @@ impl GroupWindowAggregateOperator {
                         for a in &mut self.accumulators {
                             a.merge(target, other);
                         }
-                        self.close_window(other);
+                        self.close_window(other, false, false);
                     }
                 }
                 let old = self.slots[target as usize];
-                self.timers.remove(&(old.trigger, target));
+                self.remove_timer(old.trigger, target);
                 self.slots[target as usize] = Window {
                     start,
                     end,
                     trigger,
                     ..old
                 };
-                self.timers.insert((trigger, target));
+                self.timers.entry(trigger).or_default().push(target);
                 target
             }
         };
@@ -395,18 +452,16 @@ impl GroupWindowAggregateOperator {
 
     /// Fires every window whose trigger time is at or before `progress`.
     fn fire(&mut self, progress: i64, out: &mut dyn Output) -> Result<(), ExecError> {
-        let due: Vec<(i64, u32)> = if progress == i64::MAX {
-            std::mem::take(&mut self.timers).into_iter().collect()
+        let fired = if progress == i64::MAX {
+            std::mem::take(&mut self.timers)
         } else {
-            let later = self.timers.split_off(&(progress + 1, 0));
+            let later = self.timers.split_off(&(progress + 1));
             std::mem::replace(&mut self.timers, later)
-                .into_iter()
-                .collect()
         };
-        if due.is_empty() {
+        if fired.is_empty() {
             return Ok(());
         }
-        let mut due: Vec<u32> = due.into_iter().map(|(_, slot)| slot).collect();
+        let mut due: Vec<u32> = fired.into_values().flatten().collect();
         due.sort_by(|&a, &b| {
             let (wa, wb) = (&self.slots[a as usize], &self.slots[b as usize]);
             (wa.trigger, &self.keys[wa.key as usize].bytes, wa.start).cmp(&(
@@ -426,6 +481,8 @@ impl GroupWindowAggregateOperator {
             columns.push(a.evaluate(&due)?);
         }
         let now = self.clock.now_nanos().div_euclid(NANOS_PER_MILLI);
+        // The windows of all keys share their ends.
+        let mut last_rowtime = (i64::MIN, i64::MIN);
         for property in &self.properties {
             let field = self.output.field(columns.len());
             let millis: Vec<Option<i64>> = due
@@ -436,7 +493,12 @@ impl GroupWindowAggregateOperator {
                         WindowProperty::Start => Some(w.start),
                         WindowProperty::End => Some(w.end),
                         // Flink's `toEpochMills(window.maxTimestamp())`.
-                        WindowProperty::Rowtime => Some(self.to_instant(w.end - 1)),
+                        WindowProperty::Rowtime => {
+                            if last_rowtime.0 != w.end {
+                                last_rowtime = (w.end, self.to_instant(w.end - 1));
+                            }
+                            Some(last_rowtime.1)
+                        }
                         // Flink emits a placeholder that the PROCTIME_MATERIALIZE above
                         // turns into the clock's time as the row passes; nothing above us
                         // materializes it, so the row carries the firing time itself (the
@@ -454,9 +516,19 @@ impl GroupWindowAggregateOperator {
             columns.push(Arc::new(nanos));
         }
         let batch = batch_with_rows(self.output.clone(), columns, due.len())?;
+        let in_bulk = due.len() * 2 >= self.slots.len() - self.free_slots.len();
         for &slot in &due {
-            // The timer is gone already; close_window's removal finds nothing.
-            self.close_window(slot);
+            self.close_window(slot, true, in_bulk);
+        }
+        if in_bulk {
+            let mut closed = vec![false; self.slots.len()];
+            for &slot in &due {
+                closed[slot as usize] = true;
+            }
+            self.fixed.retain(|_, &mut slot| !closed[slot as usize]);
+            let keys = &self.keys;
+            self.key_ids
+                .retain(|&mut id| !keys[id as usize].windows.is_empty());
         }
         out.emit(StreamChunk::inserts(batch))
     }
@@ -534,7 +606,7 @@ impl Operator for GroupWindowAggregateOperator {
             let bytes: &[u8] = keys.as_ref().map_or(&[], |k| k.row(row).data());
             let mut key = match previous {
                 Some((p, key)) if keys.as_ref().is_none_or(|k| k.row(p).data() == bytes) => key,
-                _ => self.key_ids.get(bytes).copied(),
+                _ => self.key_id(bytes),
             };
             let ts = match &times {
                 Some(t) => {
@@ -590,7 +662,7 @@ impl Operator for GroupWindowAggregateOperator {
         if self.is_rowtime() {
             return None;
         }
-        self.timers.first().map(|&(t, _)| t)
+        self.timers.first_key_value().map(|(&t, _)| t)
     }
 
     fn on_processing_time(&mut self, now: i64, out: &mut dyn Output) -> Result<(), ExecError> {
