@@ -7,6 +7,7 @@
 //!                       (catalog)                                              │ runtime::run
 //!                                      connector::source splits ▶ exec operators (tasks) ▶ sink
 //! ```
+pub mod api;
 pub mod catalog;
 pub mod client;
 pub mod clock;
