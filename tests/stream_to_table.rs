@@ -117,7 +117,7 @@ fn windows_fire_on_pushed_watermarks_and_at_the_end_of_the_stream() {
         col("data"),
         col("user_action_time").rowtime(),
     ]);
-    let result = env.execute_query(WINDOWED).unwrap();
+    let mut result = env.execute_query(WINDOWED).unwrap();
     writer.send_row(0, vec![text("alice"), text("a")]).unwrap();
     writer
         .send_row(60_000, vec![text("bob"), text("b")])

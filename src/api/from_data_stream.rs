@@ -224,8 +224,8 @@ mod tests {
     #[test]
     fn rowtime_is_appended_or_replaces_a_field() {
         let pair = stream(&[
-            ("f0", TypeKind::VarChar(u32::MAX)),
-            ("f1", TypeKind::VarChar(u32::MAX)),
+            ("f0", TypeKind::VarChar(crate::types::MAX_LENGTH)),
+            ("f1", TypeKind::VarChar(crate::types::MAX_LENGTH)),
         ]);
         let (columns, sources) = resolve(
             &pair,
@@ -254,8 +254,8 @@ mod tests {
         );
         let triple = stream(&[
             ("ts", TypeKind::BigInt),
-            ("user_name", TypeKind::VarChar(u32::MAX)),
-            ("data", TypeKind::VarChar(u32::MAX)),
+            ("user_name", TypeKind::VarChar(crate::types::MAX_LENGTH)),
+            ("data", TypeKind::VarChar(crate::types::MAX_LENGTH)),
         ]);
         // By position: the first field (a BIGINT) is replaced.
         let (columns, sources) = resolve(
@@ -297,8 +297,8 @@ mod tests {
     #[test]
     fn proctime_is_appended() {
         let pair = stream(&[
-            ("f0", TypeKind::VarChar(u32::MAX)),
-            ("f1", TypeKind::VarChar(u32::MAX)),
+            ("f0", TypeKind::VarChar(crate::types::MAX_LENGTH)),
+            ("f1", TypeKind::VarChar(crate::types::MAX_LENGTH)),
         ]);
         let (columns, sources) =
             resolve(&pair, &[col("a"), col("b"), col("pt").proctime()]).unwrap();
@@ -315,8 +315,8 @@ mod tests {
     #[test]
     fn flink_refuses_what_it_refuses() {
         let pair = stream(&[
-            ("f0", TypeKind::VarChar(u32::MAX)),
-            ("f1", TypeKind::VarChar(u32::MAX)),
+            ("f0", TypeKind::VarChar(crate::types::MAX_LENGTH)),
+            ("f1", TypeKind::VarChar(crate::types::MAX_LENGTH)),
         ]);
         let moved = "The proctime attribute can only be appended to the table schema and not replace an existing field. Please move 'proctime(pt)' to the end of the schema.";
         assert_eq!(
@@ -357,8 +357,8 @@ mod tests {
     #[test]
     fn a_new_proctime_column_by_name_may_stand_anywhere() {
         let pair = stream(&[
-            ("f0", TypeKind::VarChar(u32::MAX)),
-            ("f1", TypeKind::VarChar(u32::MAX)),
+            ("f0", TypeKind::VarChar(crate::types::MAX_LENGTH)),
+            ("f1", TypeKind::VarChar(crate::types::MAX_LENGTH)),
         ]);
         let (columns, _) = resolve(&pair, &[col("f0"), col("pt").proctime(), col("f1")]).unwrap();
         assert_eq!(

@@ -22,7 +22,7 @@
 //!     stream,
 //!     &[col("user_name"), col("data"), col("user_action_time").rowtime()],
 //! )?;
-//! let result = env.execute_query(
+//! let mut result = env.execute_query(
 //!     "SELECT TUMBLE_START(user_action_time, INTERVAL '10' MINUTE), COUNT(DISTINCT user_name)
 //!      FROM user_actions GROUP BY TUMBLE(user_action_time, INTERVAL '10' MINUTE)",
 //! )?;

@@ -119,14 +119,13 @@ impl TableResult {
     }
 
     /// The changes as chunks: Arrow batches with a row kind per row.
-    pub fn chunks(self) -> impl Iterator<Item = Result<StreamChunk, ApiError>> {
-        let mut result = self;
-        std::iter::from_fn(move || result.next_chunk())
+    pub fn chunks(&mut self) -> impl Iterator<Item = Result<StreamChunk, ApiError>> + '_ {
+        std::iter::from_fn(move || self.next_chunk())
     }
 
     /// The changes one row at a time, fields rendered as Flink prints them.
-    pub fn rows(self) -> impl Iterator<Item = Result<ChangelogRow, ApiError>> {
-        let mut result = self;
+    pub fn rows(&mut self) -> impl Iterator<Item = Result<ChangelogRow, ApiError>> + '_ {
+        let result = self;
         let mut pending = std::collections::VecDeque::new();
         std::iter::from_fn(move || {
             loop {
@@ -142,7 +141,7 @@ impl TableResult {
     }
 
     /// Every change until the job ends.
-    pub fn collect_rows(self) -> Result<Vec<ChangelogRow>, ApiError> {
+    pub fn collect_rows(mut self) -> Result<Vec<ChangelogRow>, ApiError> {
         self.rows().collect()
     }
 
