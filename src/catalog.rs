@@ -56,7 +56,14 @@ pub struct TableDef {
     pub partition_keys: Vec<String>,
     /// `WITH` options in the order written.
     pub options: Vec<(String, String)>,
+    /// The rows' source when a program provides it instead of a connector (a stream
+    /// registered through `api::StreamTableEnvironment`); `None` for tables made by DDL.
+    pub provided_source: Option<ProvidedSource>,
 }
+
+/// A source a program provides. Opaque here (the catalog comes before the runtime): the job
+/// builder knows the concrete type, `connector::source::stream::ProvidedStream`.
+pub type ProvidedSource = Arc<dyn std::any::Any + Send + Sync>;
 
 impl TableDef {
     /// All columns, as a query over the table sees them.

@@ -357,6 +357,10 @@ fn scan_pipelines(
     ctx: &EvalContext,
 ) -> Result<Vec<Pipeline>, ConnectorError> {
     let table = &scan.table;
+    // A stream a program provides (`api::StreamTableEnvironment`): one unbounded split.
+    if let Some(source) = &table.provided_source {
+        return provided_stream_pipelines(source, scan, ctx);
+    }
     let factory = registry::source(table)?;
     // Unbounded sources are refused in batch mode before they connect.
     if ctx.batch_mode && !factory.is_bounded(table) {
@@ -374,4 +378,32 @@ fn scan_pipelines(
         },
         ctx,
     )
+}
+
+/// The one split of a table whose rows a program pushes (`connector/source/stream.rs`).
+fn provided_stream_pipelines(
+    source: &crate::catalog::ProvidedSource,
+    scan: &StreamTableSourceScan,
+    ctx: &EvalContext,
+) -> Result<Vec<Pipeline>, ConnectorError> {
+    let table = &scan.table;
+    if ctx.batch_mode {
+        return Err(ConnectorError(format!(
+            "Querying an unbounded table 'default_catalog.default_database.{}' in batch mode is not allowed. The table source is unbounded.",
+            table.name
+        )));
+    }
+    let stream = crate::connector::source::stream::provided_stream(source).ok_or_else(|| {
+        ConnectorError(format!(
+            "internal error: table '{}' has a provided source of an unknown kind",
+            table.name
+        ))
+    })?;
+    let split = stream
+        .open(runtime_schema(&scan.source_schema))
+        .map_err(ConnectorError)?;
+    Ok(vec![Pipeline {
+        split: Box::new(split),
+        operators: vec![],
+    }])
 }

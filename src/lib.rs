@@ -7,6 +7,10 @@
 //!                       (catalog)                                              │ runtime::run
 //!                                      connector::source splits ▶ exec operators (tasks) ▶ sink
 //! ```
+//!
+//! `api` embeds the same path in a Rust program: its own streams as tables, results read as
+//! changelog streams.
+pub mod api;
 pub mod catalog;
 pub mod client;
 pub mod clock;

@@ -466,7 +466,9 @@ impl Session {
                     }
                 };
                 let extras: Vec<String> = match self.catalog.get(&name) {
-                    Some(CatalogEntry::Table(t)) => t
+                    // A program's stream (`api/`): Flink describes it as the view it is, its
+                    // proctime column without the PROCTIME() it is computed by here.
+                    Some(CatalogEntry::Table(t)) if t.provided_source.is_none() => t
                         .columns
                         .iter()
                         .map(|c| match &c.source {
@@ -1239,6 +1241,61 @@ impl Session {
         let rows = sink.rows;
         result.map_err(|e| terminated(e, rows, out))
     }
+}
+
+// The embedded API's entry points (`api/`): tables whose rows a program provides, and
+// queries whose job the program runs and reads itself.
+impl Session {
+    /// Registers a table made by the program (`fromDataStream`) as a temporary object, as
+    /// Flink's `createTemporaryView` does.
+    pub fn register_temporary_table(
+        &mut self,
+        table: crate::catalog::TableDef,
+    ) -> Result<(), StatementError> {
+        if self.catalog.get_in(&table.name, true).is_some() {
+            return Err(StatementError::Job(format!(
+                "Temporary table '`default_catalog`.`default_database`.`{}`' already exists",
+                table.name
+            )));
+        }
+        let name = table.name.clone();
+        self.catalog
+            .insert(name, CatalogEntry::Table(Arc::new(table)), true);
+        Ok(())
+    }
+
+    /// The job of one `SELECT` (bound, planned and built as `execute` would run it), for the
+    /// caller to run with a sink of its own.
+    pub fn plan_query(&mut self, parsed: &ParsedStatement) -> Result<PlannedQuery, StatementError> {
+        let Statement::Query(query) = &parsed.statement else {
+            return Err(position_error(
+                parsed,
+                "only a SELECT query can be read as a changelog stream",
+            ));
+        };
+        let plan = Binder::new(&self.catalog, &parsed.hints).bind_query(query)?;
+        let plan = translate(&output_names(plan)).map_err(SqlError::from)?;
+        let ctx = self.eval_context();
+        let graph = build_job(&plan, &ctx, &self.job_options()?)?;
+        Ok(PlannedQuery {
+            graph,
+            schema: plan.schema().clone(),
+            zone: ctx.zone,
+            run_options: RunOptions {
+                ordered: self.batch_mode(),
+                clock: self.clock.clone(),
+                late_rows: Arc::default(),
+            },
+        })
+    }
+}
+
+/// A query ready to run: its job graph, result schema, session zone and run options.
+pub struct PlannedQuery {
+    pub graph: JobGraph,
+    pub schema: Schema,
+    pub zone: SessionZone,
+    pub run_options: RunOptions,
 }
 
 /// A query's failure; a cancel (the user's Ctrl-C) ends the printed rows with Flink's line.

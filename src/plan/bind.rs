@@ -1248,7 +1248,7 @@ impl<'a> Binder<'a> {
             )?
         };
         let Some(spec) = &table.watermark else {
-            return Ok(plan);
+            return Ok(with_provided_rowtime(plan, &table));
         };
         // The watermark sees the table's columns; the rowtime attribute starts at the
         // assigner (the columns below it are plain timestamps).
@@ -1512,6 +1512,7 @@ impl<'a> Binder<'a> {
             comment: create.comment.clone(),
             partition_keys: create.partition_keys.clone(),
             options: create.options.clone(),
+            provided_source: None,
         })
     }
 
@@ -3171,6 +3172,38 @@ fn uniquify(fields: &mut [Field]) {
 fn scoped(plan: LogicalPlan, qualifier: Option<String>) -> (LogicalPlan, Vec<ScopeColumn>) {
     let scope = scope_of(plan.schema(), qualifier);
     (plan, scope)
+}
+
+/// A table whose rows a program provides (`api::StreamTableEnvironment`) has no WATERMARK:
+/// its rowtime column carries the stream's own event timestamps and watermarks, so it is a
+/// rowtime attribute from the scan up, as in Flink's `fromDataStream(…, $("t").rowtime())`.
+fn with_provided_rowtime(mut plan: LogicalPlan, table: &TableDef) -> LogicalPlan {
+    if table.provided_source.is_none() {
+        return plan;
+    }
+    let rowtime = table
+        .columns
+        .iter()
+        .filter(|c| c.time_attribute == Some(TimeAttribute::Rowtime))
+        .map(|c| c.name.as_str());
+    for name in rowtime {
+        let mut node = &mut plan;
+        loop {
+            let (schema, input) = match node {
+                LogicalPlan::Scan(s) => (&mut s.schema, None),
+                LogicalPlan::Calc(c) => (&mut c.schema, Some(&mut c.input)),
+                _ => break,
+            };
+            if let Some(i) = schema.index_of(name) {
+                schema.fields[i].time_attribute = Some(TimeAttribute::Rowtime);
+            }
+            match input {
+                Some(input) => node = input,
+                None => break,
+            }
+        }
+    }
+    plan
 }
 
 /// The columns of `schema` as names resolve against them.

@@ -22,7 +22,7 @@ use std::time::Duration;
 use super::chain::Chain;
 use super::channel::{CHANNEL_BOUND, Envelope, Message, Router, Sender};
 use super::graph::{Edge, JobGraph, Partitioning, Upstream};
-use super::split::Pipeline;
+use super::split::{Pipeline, SplitEvent};
 use super::task::Task;
 use crate::clock::{Clock, SystemClock};
 use crate::exec::chunk::StreamChunk;
@@ -145,7 +145,8 @@ fn spawn(
 }
 
 /// Reads a split through its operators into its router until it ends (with the final
-/// watermark, which fires everything downstream) or the job stops.
+/// watermark, which fires everything downstream) or the job stops. Watermarks the split
+/// carries itself go through the chain between its batches, in order.
 fn run_split(
     mut pipeline: Pipeline,
     mut out: Router,
@@ -170,10 +171,11 @@ fn run_split(
             }
             continue;
         }
-        match pipeline.split.next_batch()? {
-            Some(batch) if batch.num_rows() == 0 => {}
-            Some(batch) => chain.process(0, StreamChunk::inserts(batch), &mut out)?,
-            None => {
+        match pipeline.split.next()? {
+            SplitEvent::Batch(batch) if batch.num_rows() == 0 => {}
+            SplitEvent::Batch(batch) => chain.process(0, StreamChunk::inserts(batch), &mut out)?,
+            SplitEvent::Watermark(wm) => chain.on_watermark(wm, &mut out)?,
+            SplitEvent::End => {
                 chain.on_watermark(i64::MAX, &mut out)?;
                 chain.finish(&mut out)?;
                 return out.end();

@@ -1,15 +1,38 @@
-//! Source splits: the units a source's rows come in (a file, a socket, a generator), each
-//! read on a thread of the runtime with the stateless operators above it.
+//! Source splits: the units a source's rows come in (a file, a socket, a generator, a
+//! program's stream), each read on a thread of the runtime with the stateless operators above
+//! it. A split hands over batches; a split whose input carries its own watermarks (a stream a
+//! program feeds through `api::StreamWriter`) hands those over too, in order, through
+//! [`SourceSplit::next`].
 
 use arrow_array::RecordBatch;
 
 use crate::exec::operator::{ExecError, Operator};
 
+/// What a split hands the runtime next.
+#[derive(Debug)]
+pub enum SplitEvent {
+    /// Rows (an empty batch: nothing yet).
+    Batch(RecordBatch),
+    /// A watermark the split's input carries: no later row is expected at or below it. The
+    /// runtime passes it through the split's operators, as a chunk, in order.
+    Watermark(i64),
+    /// The split is exhausted; the runtime follows with the final watermark.
+    End,
+}
+
 /// One split of a source: yields batches until exhausted (`None`). A split must not block in
-/// `next_batch` for long while no data arrives: it returns an empty batch after a short wait
-/// (the runtime checks for cancellation and processing time between calls).
+/// `next_batch` (or `next`) for long while no data arrives: it returns an empty batch after a
+/// short wait (the runtime checks for cancellation and processing time between calls).
 pub trait SourceSplit: Send {
     fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError>;
+    /// What the runtime reads: by default the batches of `next_batch`. A split whose input
+    /// carries watermarks overrides it to return them between its batches.
+    fn next(&mut self) -> Result<SplitEvent, ExecError> {
+        Ok(match self.next_batch()? {
+            Some(batch) => SplitEvent::Batch(batch),
+            None => SplitEvent::End,
+        })
+    }
     /// For error messages: the source and split (`file /tmp/a.csv`).
     fn describe(&self) -> String;
     /// Whether the split ends by itself. Unbounded splits are never queued behind others.
@@ -49,6 +72,15 @@ impl SourceSplit for DeferredSplit {
         match &mut self.split {
             Some(split) => split.next_batch(),
             None => Ok(None),
+        }
+    }
+    fn next(&mut self) -> Result<SplitEvent, ExecError> {
+        if let Some(open) = self.open.take() {
+            self.split = Some(open()?);
+        }
+        match &mut self.split {
+            Some(split) => split.next(),
+            None => Ok(SplitEvent::End),
         }
     }
     fn describe(&self) -> String {

@@ -3,3 +3,4 @@
 pub mod datagen;
 pub mod filesystem;
 pub mod socket;
+pub mod stream;
