@@ -82,7 +82,7 @@ Received a total of 3 rows
     assert!(
         stderr
             .lines()
-            .any(|l| l == "[WARNING] 1 late row(s) dropped by window operators"),
+            .any(|l| l == "[WARNING] 1 late row(s) dropped by GroupWindowAggregate"),
         "{stderr}"
     );
     let _ = std::fs::remove_dir_all(&dir);

@@ -3,7 +3,7 @@
 //! rather than buffering its whole result.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
@@ -11,7 +11,7 @@ use super::ApiError;
 use crate::client::session::PlannedQuery;
 use crate::exec::chunk::{RowKind, StreamChunk};
 use crate::exec::operator::ExecError;
-use crate::runtime::run::{self, Sink};
+use crate::runtime::run::{self, JobMetrics, Sink};
 use crate::types::Schema;
 use crate::types::text::format_value;
 use crate::types::time::SessionZone;
@@ -38,7 +38,7 @@ pub struct TableResult {
     zone: SessionZone,
     receiver: Receiver<Delivery>,
     cancel: Arc<AtomicBool>,
-    late_rows: Arc<AtomicU64>,
+    metrics: Arc<JobMetrics>,
     job: Option<JoinHandle<()>>,
     ended: bool,
 }
@@ -67,7 +67,7 @@ impl TableResult {
         } = planned;
         let (sender, receiver) = sync_channel(RESULT_CAPACITY);
         let cancel = Arc::new(AtomicBool::new(false));
-        let late_rows = run_options.late_rows.clone();
+        let metrics = run_options.metrics.clone();
         let job_cancel = cancel.clone();
         let job = std::thread::Builder::new()
             .name("query".into())
@@ -84,7 +84,7 @@ impl TableResult {
             zone,
             receiver,
             cancel,
-            late_rows,
+            metrics,
             job: Some(job),
             ended: false,
         })
@@ -148,7 +148,7 @@ impl TableResult {
     /// Rows the job's window operators dropped as late (behind the watermark), counted
     /// when the job ends.
     pub fn late_rows(&self) -> u64 {
-        self.late_rows.load(Ordering::Relaxed)
+        self.metrics.total_late_rows()
     }
 
     /// A handle that stops the job (its result then ends with `ExecError::Cancelled`).

@@ -116,13 +116,12 @@ impl Session {
         let options = RunOptions {
             ordered: self.batch_mode(),
             clock: self.clock.clone(),
-            late_rows: Arc::default(),
+            metrics: Arc::default(),
         };
         let result = run::run(graph, sink, cancel, &options);
-        // Beyond Flink, which drops late rows silently: say how many were dropped.
-        let late = options.late_rows.load(std::sync::atomic::Ordering::Relaxed);
-        if late > 0 {
-            eprintln!("[WARNING] {late} late row(s) dropped by window operators");
+        // Beyond Flink, which drops late rows silently: say how many were dropped, and where.
+        for (task, late) in options.metrics.late_rows() {
+            eprintln!("[WARNING] {late} late row(s) dropped by {task}");
         }
         result
     }
@@ -1284,7 +1283,7 @@ impl Session {
             run_options: RunOptions {
                 ordered: self.batch_mode(),
                 clock: self.clock.clone(),
-                late_rows: Arc::default(),
+                metrics: Arc::default(),
             },
         })
     }

@@ -13,7 +13,7 @@
 
 use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -59,8 +59,38 @@ pub struct RunOptions {
     pub ordered: bool,
     /// Processing time, for operators' timers.
     pub clock: Arc<dyn Clock>,
-    /// Where the tasks add the late rows their operators dropped, when they stop.
-    pub late_rows: Arc<AtomicU64>,
+    /// Where the tasks report what their operators counted, when they stop.
+    pub metrics: Arc<JobMetrics>,
+}
+
+/// What a job's operators counted, by task name (`GroupWindowAggregate`), summed over the
+/// task's instances.
+#[derive(Debug, Default)]
+pub struct JobMetrics {
+    late_rows: Mutex<std::collections::BTreeMap<String, u64>>,
+}
+
+impl JobMetrics {
+    fn add_late_rows(&self, task: &str, rows: u64) {
+        if rows > 0
+            && let Ok(mut late) = self.late_rows.lock()
+        {
+            *late.entry(task.to_string()).or_default() += rows;
+        }
+    }
+
+    /// Rows dropped as late, per task that dropped any.
+    pub fn late_rows(&self) -> Vec<(String, u64)> {
+        self.late_rows
+            .lock()
+            .map(|late| late.iter().map(|(k, v)| (k.clone(), *v)).collect())
+            .unwrap_or_default()
+    }
+
+    /// Rows dropped as late by the whole job.
+    pub fn total_late_rows(&self) -> u64 {
+        self.late_rows().iter().map(|(_, n)| n).sum()
+    }
 }
 
 impl Default for RunOptions {
@@ -68,7 +98,7 @@ impl Default for RunOptions {
         RunOptions {
             ordered: false,
             clock: Arc::new(SystemClock),
-            late_rows: Arc::default(),
+            metrics: Arc::default(),
         }
     }
 }
@@ -307,10 +337,10 @@ pub fn run(
                 ctx,
             };
             let name = format!("{} ({}/{parallelism})", task.name, i + 1);
-            let late_rows = options.late_rows.clone();
+            let (metrics, task_name) = (options.metrics.clone(), task.name.clone());
             handles.extend(spawn(&name, &job, "a task", move |job| {
                 let result = run.run(job);
-                late_rows.fetch_add(run.chain.late_rows(), Ordering::Relaxed);
+                metrics.add_late_rows(&task_name, run.chain.late_rows());
                 result
             }));
         }
