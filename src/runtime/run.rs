@@ -1342,3 +1342,178 @@ mod task_tests {
         }
     }
 }
+
+#[cfg(test)]
+mod review_tests {
+    use super::*;
+    use crate::exec::operator::{Operator, Output};
+    use crate::exec::watermark_assigner::{WatermarkAssignerOperator, WatermarkEmission};
+    use crate::plan::expr::ScalarExpr;
+    use crate::runtime::graph::TaskVertex;
+    use crate::runtime::split::SourceSplit;
+    use crate::types::{DataType, TypeKind};
+    use arrow_array::{Int32Array, RecordBatch, TimestampNanosecondArray};
+    use std::sync::atomic::AtomicUsize;
+
+    /// `batches` batches of `rows` rows `(split, ts)`, ts one second apart from `next`
+    /// (seconds), in order; then `quiet_ms` of empty batches; then the end.
+    struct InOrder {
+        split: i32,
+        next: i64,
+        rows: i64,
+        batches: usize,
+        quiet_until: Option<std::time::Instant>,
+        quiet_ms: u64,
+    }
+
+    impl SourceSplit for InOrder {
+        fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
+            if self.batches == 0 {
+                let until = *self.quiet_until.get_or_insert_with(|| {
+                    std::time::Instant::now() + Duration::from_millis(self.quiet_ms)
+                });
+                if std::time::Instant::now() >= until {
+                    return Ok(None);
+                }
+                std::thread::sleep(Duration::from_millis(5));
+                let split = Int32Array::from(Vec::<i32>::new());
+                let ts = TimestampNanosecondArray::from(Vec::<i64>::new());
+                return Ok(Some(RecordBatch::try_from_iter([
+                    ("split", Arc::new(split) as _),
+                    ("ts", Arc::new(ts) as _),
+                ])?));
+            }
+            self.batches -= 1;
+            let ts: Vec<i64> = (0..self.rows)
+                .map(|i| (self.next + i) * 1_000_000_000)
+                .collect();
+            self.next += self.rows;
+            let split = Int32Array::from(vec![self.split; self.rows as usize]);
+            let ts = TimestampNanosecondArray::from(ts);
+            Ok(Some(RecordBatch::try_from_iter([
+                ("split", Arc::new(split) as _),
+                ("ts", Arc::new(ts) as _),
+            ])?))
+        }
+        fn describe(&self) -> String {
+            "in order".into()
+        }
+    }
+
+    fn assigner(idle_timeout: i64) -> Box<dyn Operator> {
+        let ts = ScalarExpr::Column {
+            index: 1,
+            data_type: DataType::nullable(TypeKind::Timestamp(3)),
+        };
+        let emission = WatermarkEmission {
+            interval: 0,
+            on_event: false,
+            idle_timeout,
+        };
+        Box::new(WatermarkAssignerOperator::new(
+            1,
+            ts,
+            emission,
+            crate::function::EvalContext::for_tests(0),
+        ))
+    }
+
+    /// A slow consumer: sleeps per chunk of split 0 and counts split 0's rows that arrive at
+    /// or behind the watermark it has seen (rows a window operator would drop as late).
+    struct SlowLateCounter {
+        watermark: i64,
+        sleep_ms: u64,
+        late: Arc<AtomicUsize>,
+    }
+
+    impl Operator for SlowLateCounter {
+        fn process(
+            &mut self,
+            _input: usize,
+            chunk: StreamChunk,
+            _out: &mut dyn Output,
+        ) -> Result<(), ExecError> {
+            let split = chunk.batch.column(0).as_any().downcast_ref::<Int32Array>().unwrap();
+            let ts = chunk
+                .batch
+                .column(1)
+                .as_any()
+                .downcast_ref::<TimestampNanosecondArray>()
+                .unwrap();
+            if split.value(0) == 0 {
+                std::thread::sleep(Duration::from_millis(self.sleep_ms));
+            }
+            for i in 0..chunk.num_rows() {
+                if split.value(i) == 0 && ts.value(i) / 1_000_000 <= self.watermark {
+                    self.late.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+            Ok(())
+        }
+        fn on_watermark(&mut self, w: i64, out: &mut dyn Output) -> Result<(), ExecError> {
+            self.watermark = self.watermark.max(w);
+            out.emit_watermark(w)
+        }
+    }
+
+    /// Split 0 is read without pause, its rows in time order; it is only slowed down by its
+    /// consumer (backpressure). Split 1 is a batch far ahead, then quiet (not idle). No row of
+    /// split 0 can be late: its own watermark never passes its next row. Yet the idle timer
+    /// runs while split 0 is blocked on the full queue, declares it idle, the valve moves to
+    /// split 1's watermark, and split 0's remaining rows all arrive behind it.
+    #[test]
+    fn a_backpressured_split_is_not_idle() {
+        let late = Arc::new(AtomicUsize::new(0));
+        let busy = Pipeline {
+            split: Box::new(InOrder {
+                split: 0,
+                next: 0,
+                rows: 10,
+                batches: 24,
+                quiet_until: None,
+                quiet_ms: 0,
+            }),
+            operators: vec![assigner(40)],
+        };
+        let ahead = Pipeline {
+            split: Box::new(InOrder {
+                split: 1,
+                next: 1_000_000,
+                rows: 1,
+                batches: 1,
+                quiet_until: None,
+                quiet_ms: 4_000,
+            }),
+            operators: vec![assigner(0)],
+        };
+        let mut graph = JobGraph::default();
+        let source = graph.add_source(vec![busy, ahead]);
+        let task = graph.add_task(TaskVertex {
+            name: "Slow".into(),
+            instances: vec![vec![Box::new(SlowLateCounter {
+                watermark: i64::MIN,
+                sleep_ms: 100,
+                late: late.clone(),
+            })]],
+            inputs: vec![Edge {
+                from: source,
+                partitioning: Partitioning::Global,
+            }],
+        });
+        graph.sink_inputs = vec![Edge {
+            from: Upstream::Task(task),
+            partitioning: Partitioning::Global,
+        }];
+        struct Nothing;
+        impl Sink for Nothing {
+            fn write(&mut self, _: StreamChunk) -> Result<(), ExecError> {
+                Ok(())
+            }
+            fn finish(&mut self) -> Result<(), ExecError> {
+                Ok(())
+            }
+        }
+        super::run(graph, &mut Nothing, Arc::default(), &RunOptions::default()).unwrap();
+        assert_eq!(late.load(Ordering::SeqCst), 0, "rows of split 0 made late");
+    }
+}
