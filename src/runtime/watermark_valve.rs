@@ -227,6 +227,19 @@ mod tests {
         assert_eq!(valve.on_end(0), wm(i64::MAX));
     }
 
+    /// Review: two splits of one source, one finished, the other silent for its idle
+    /// timeout. Flink's reader unregisters a finished split's output, so the source is idle
+    /// at the last watermark; here the finished split's +inf becomes the output, every window
+    /// fires, and every later row of the idle split is late.
+    #[test]
+    fn review_a_finished_split_and_an_idle_one_do_not_make_the_final_watermark() {
+        let mut valve = WatermarkValve::new(2);
+        valve.on_watermark(1, 10);
+        assert_eq!(valve.on_end(0), wm(10));
+        let out = valve.on_status(1, Idle);
+        assert_ne!(out.watermark, Some(i64::MAX), "{out:?}");
+    }
+
     /// A split not yet started holds the minimum at its start, so the order splits are read
     /// in cannot make another split's rows late.
     #[test]
