@@ -112,6 +112,12 @@ pub trait Operator: Send {
         Ok(())
     }
 
+    /// In a source split's chain: the split was busy until now — its last batch has gone
+    /// downstream (however long the sends waited on a full queue), or it waited on watermark
+    /// alignment. Idleness counts only the time the source itself had nothing, as Flink's
+    /// pausable input-activity clock does.
+    fn on_input_active(&mut self) {}
+
     /// In a source split's chain: `Some(ms)` while the split must stop reading (watermark
     /// alignment), looking again after `ms` milliseconds.
     fn pauses_input(&self) -> Option<i64> {

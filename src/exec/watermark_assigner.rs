@@ -174,7 +174,7 @@ impl Operator for WatermarkAssignerOperator {
     ) -> Result<(), ExecError> {
         self.periodic(out)?;
         if self.idle_timeout > 0 {
-            self.last_row = self.clock.now_nanos().div_euclid(NANOS_PER_MILLI);
+            self.on_input_active();
             if self.idle {
                 self.idle = false;
                 self.emit_status(out, WatermarkStatus::Active)?;
@@ -232,6 +232,12 @@ impl Operator for WatermarkAssignerOperator {
 
     /// The periodic emission's next turn (a quiet split still emits its watermark on time),
     /// or the moment a quiet split becomes idle.
+    fn on_input_active(&mut self) {
+        if self.idle_timeout > 0 {
+            self.last_row = self.clock.now_nanos().div_euclid(NANOS_PER_MILLI);
+        }
+    }
+
     fn next_processing_time(&self) -> Option<i64> {
         let periodic =
             (self.periodic && self.current > self.last).then(|| self.last_periodic + self.interval);

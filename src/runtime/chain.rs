@@ -87,6 +87,13 @@ impl Chain {
         Ok(())
     }
 
+    /// The chain's source was busy until now (see `Operator::on_input_active`).
+    pub fn on_input_active(&mut self) {
+        for op in &mut self.operators {
+            op.on_input_active();
+        }
+    }
+
     /// Whether the chain's source must stop reading for now, and for how long (ms).
     pub fn pauses_input(&self) -> Option<i64> {
         self.operators

@@ -141,9 +141,10 @@ fn panic_text(panic: Box<dyn std::any::Any + Send>) -> String {
         .unwrap_or_default()
 }
 
-/// Runs `work` on a thread of its own; its error or panic becomes the job's failure before
-/// what it owns (its senders) is dropped, so a consumer that sees its queue close without an
-/// end always finds the failure recorded. A thread that cannot start is the job's failure.
+/// Runs `work` on a thread of its own; its error or panic becomes the job's failure (just
+/// after what it owns, its senders, is dropped: a consumer that sees its queue close without
+/// an end waits a moment for the failure, and the job reports the recorded failure once
+/// every thread has stopped). A thread that cannot start is the job's failure.
 fn spawn(
     name: &str,
     job: &Arc<JobState>,
@@ -191,8 +192,10 @@ fn run_split(
     chain.open(&ctx)?;
     while !job.stopped() {
         if let Some(ms) = chain.pauses_input() {
-            // Aligned and ahead of its group: wait without reading (the clock still runs).
+            // Aligned and ahead of its group: wait without reading (the clock still runs,
+            // but a paused split is not idle).
             std::thread::sleep(Duration::from_millis(ms.clamp(1, 50) as u64));
+            chain.on_input_active();
             if let Some(at) = chain.next_processing_time() {
                 let now = ctx.now_millis();
                 if at <= now {
@@ -203,7 +206,10 @@ fn run_split(
         }
         match pipeline.split.next()? {
             SplitEvent::Batch(batch) if batch.num_rows() == 0 => {}
-            SplitEvent::Batch(batch) => chain.process(0, StreamChunk::inserts(batch), &mut out)?,
+            SplitEvent::Batch(batch) => {
+                chain.process(0, StreamChunk::inserts(batch), &mut out)?;
+                chain.on_input_active();
+            }
             SplitEvent::Watermark(wm) => chain.on_watermark(wm, &mut out)?,
             SplitEvent::End => {
                 chain.on_watermark(i64::MAX, &mut out)?;
@@ -408,8 +414,13 @@ pub fn run(
     for h in handles {
         let _ = h.join();
     }
-    result?;
-    sink.finish()
+    // A thread that stopped because another failed can be seen first; once every thread
+    // is done, the failure that stopped the job is recorded, and is the one reported.
+    match result {
+        Err(ExecError::Cancelled) => Err(job.take_failure().unwrap_or(ExecError::Cancelled)),
+        Err(e) => Err(e),
+        Ok(()) => sink.finish(),
+    }
 }
 
 /// Creates the targets of a consumer's input edges (its instances' `senders`), returning
@@ -450,19 +461,26 @@ fn drive_sink(
         SinkInput::InOrder(receivers) => (receivers, true),
     };
     let mut ended = 0;
+    // The sink acts on time alone (closing parts) every poll interval, whatever arrives:
+    // a stream of watermarks alone must not keep it from it.
+    let mut woken = std::time::Instant::now();
     let result = loop {
         if ended == channels {
             break Ok(());
         }
+        if woken.elapsed() >= POLL_INTERVAL {
+            woken = std::time::Instant::now();
+            if let Err(e) = sink.on_idle() {
+                job.fail(e);
+            }
+        }
         if job.stopped() {
-            for rx in &queues {
-                while let Ok(Envelope {
-                    message: Message::Chunk(chunk),
-                    ..
-                }) = rx.try_recv()
-                {
-                    if sink.write(chunk).is_err() {
-                        break;
+            'drain: for rx in &queues {
+                while let Ok(Envelope { message, .. }) = rx.try_recv() {
+                    if let Message::Chunk(chunk) = message
+                        && sink.write(chunk).is_err()
+                    {
+                        break 'drain;
                     }
                 }
             }
@@ -486,11 +504,7 @@ fn drive_sink(
                     }
                 }
             },
-            Err(RecvTimeoutError::Timeout) => {
-                if let Err(e) = sink.on_idle() {
-                    job.fail(e);
-                }
-            }
+            Err(RecvTimeoutError::Timeout) => {}
             // Every sender is gone without an end: the thread that failed records why (and
             // stops the job) just after it let go of its senders.
             Err(RecvTimeoutError::Disconnected) => {
@@ -1344,7 +1358,7 @@ mod task_tests {
 }
 
 #[cfg(test)]
-mod review_tests {
+mod idleness_tests {
     use super::*;
     use crate::exec::operator::{Operator, Output};
     use crate::exec::watermark_assigner::{WatermarkAssignerOperator, WatermarkEmission};
@@ -1433,7 +1447,12 @@ mod review_tests {
             chunk: StreamChunk,
             _out: &mut dyn Output,
         ) -> Result<(), ExecError> {
-            let split = chunk.batch.column(0).as_any().downcast_ref::<Int32Array>().unwrap();
+            let split = chunk
+                .batch
+                .column(0)
+                .as_any()
+                .downcast_ref::<Int32Array>()
+                .unwrap();
             let ts = chunk
                 .batch
                 .column(1)
@@ -1458,9 +1477,9 @@ mod review_tests {
 
     /// Split 0 is read without pause, its rows in time order; it is only slowed down by its
     /// consumer (backpressure). Split 1 is a batch far ahead, then quiet (not idle). No row of
-    /// split 0 can be late: its own watermark never passes its next row. Yet the idle timer
-    /// runs while split 0 is blocked on the full queue, declares it idle, the valve moves to
-    /// split 1's watermark, and split 0's remaining rows all arrive behind it.
+    /// split 0 can be late: its own watermark never passes its next row. An idle timer that
+    /// ran while split 0 was blocked on the full queue would declare it idle, the valve
+    /// would move to split 1's watermark, and split 0's remaining rows would arrive behind it.
     #[test]
     fn a_backpressured_split_is_not_idle() {
         let late = Arc::new(AtomicUsize::new(0));
@@ -1515,5 +1534,89 @@ mod review_tests {
         }
         super::run(graph, &mut Nothing, Arc::default(), &RunOptions::default()).unwrap();
         assert_eq!(late.load(Ordering::SeqCst), 0, "rows of split 0 made late");
+    }
+
+    /// A watermark at every chance, never a row.
+    struct Ticks(i64);
+
+    impl Operator for Ticks {
+        fn process(
+            &mut self,
+            _input: usize,
+            chunk: StreamChunk,
+            out: &mut dyn Output,
+        ) -> Result<(), ExecError> {
+            out.emit(chunk)
+        }
+        fn next_processing_time(&self) -> Option<i64> {
+            Some(0)
+        }
+        fn on_processing_time(&mut self, _now: i64, out: &mut dyn Output) -> Result<(), ExecError> {
+            self.0 += 1;
+            out.emit_watermark(self.0)
+        }
+    }
+
+    /// Counts its wake-ups.
+    struct Wakes(Arc<AtomicUsize>);
+
+    impl Sink for Wakes {
+        fn write(&mut self, _: StreamChunk) -> Result<(), ExecError> {
+            Ok(())
+        }
+        fn finish(&mut self) -> Result<(), ExecError> {
+            Ok(())
+        }
+        fn on_idle(&mut self) -> Result<(), ExecError> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        }
+    }
+
+    /// A stream of watermarks without rows (a busy source into long windows) still wakes the
+    /// sink on time, so the filesystem sink closes its parts when their time is up.
+    #[test]
+    fn watermarks_alone_do_not_keep_the_sink_from_waking() {
+        struct Quiet;
+        impl SourceSplit for Quiet {
+            fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
+                std::thread::sleep(Duration::from_millis(1));
+                Ok(Some(RecordBatch::new_empty(Arc::new(
+                    arrow_schema::Schema::empty(),
+                ))))
+            }
+            fn describe(&self) -> String {
+                "quiet".into()
+            }
+            fn is_bounded(&self) -> bool {
+                false
+            }
+        }
+        let mut graph = JobGraph::default();
+        let source = graph.add_source(vec![Pipeline {
+            split: Box::new(Quiet),
+            operators: vec![Box::new(Ticks(0))],
+        }]);
+        graph.sink_inputs = vec![Edge {
+            from: source,
+            partitioning: Partitioning::Global,
+        }];
+        let wakes = Arc::new(AtomicUsize::new(0));
+        let cancel = Arc::new(AtomicBool::new(false));
+        let flag = cancel.clone();
+        let canceller = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(500));
+            flag.store(true, Ordering::Relaxed);
+        });
+        let result = super::run(
+            graph,
+            &mut Wakes(wakes.clone()),
+            cancel,
+            &RunOptions::default(),
+        );
+        canceller.join().unwrap();
+        assert!(matches!(result, Err(ExecError::Cancelled)));
+        // About every 50 ms over half a second.
+        assert!(wakes.load(Ordering::SeqCst) >= 5, "{wakes:?}");
     }
 }

@@ -5,8 +5,9 @@
 //! the active channels that have caught up with the last output ("aligned"), emitted when it
 //! advances. A channel going idle leaves the minimum; when every channel is idle the largest
 //! watermark of all is emitted and the output goes idle too. A channel becoming active again
-//! rejoins the minimum once its watermark reaches the output. A channel that ends counts as
-//! `i64::MAX`, as the final watermark of a bounded input does.
+//! rejoins the minimum once its watermark reaches the output. A channel that ends leaves the
+//! valve (as a finished split leaves its source in Flink); when every channel has ended the
+//! output is the final watermark, `i64::MAX`.
 
 pub use crate::exec::operator::WatermarkStatus;
 
@@ -16,6 +17,8 @@ struct Channel {
     status: WatermarkStatus,
     /// Caught up with the output watermark: only aligned channels make the minimum.
     aligned: bool,
+    /// Ended channels are gone: they neither hold event time back nor keep the valve active.
+    ended: bool,
 }
 
 /// What the valve emits after an input: a new watermark, a new status, or both.
@@ -40,6 +43,7 @@ impl WatermarkValve {
                     watermark: i64::MIN,
                     status: WatermarkStatus::Active,
                     aligned: true,
+                    ended: false,
                 };
                 channels
             ],
@@ -57,7 +61,7 @@ impl WatermarkValve {
     /// changes nothing.
     pub fn on_watermark(&mut self, channel: usize, watermark: i64) -> ValveOutput {
         let c = &mut self.channels[channel];
-        if c.status == WatermarkStatus::Idle || watermark <= c.watermark {
+        if c.ended || c.status == WatermarkStatus::Idle || watermark <= c.watermark {
             return ValveOutput::default();
         }
         c.watermark = watermark;
@@ -70,48 +74,70 @@ impl WatermarkValve {
         }
     }
 
-    /// `channel` has ended: it no longer holds event time back.
+    /// `channel` has ended: it leaves the valve, as a finished split leaves its source in
+    /// Flink. Only when every channel has ended does event time reach the end (`i64::MAX`); a
+    /// finished channel beside idle ones does not make them late.
     pub fn on_end(&mut self, channel: usize) -> ValveOutput {
-        let mut out = ValveOutput::default();
-        if self.channels[channel].status == WatermarkStatus::Idle {
-            out = self.on_status(channel, WatermarkStatus::Active);
+        let c = &mut self.channels[channel];
+        if c.ended {
+            return ValveOutput::default();
         }
-        let advanced = self.on_watermark(channel, i64::MAX);
+        c.ended = true;
+        if self.channels.iter().all(|c| c.ended) {
+            let status = (self.status == WatermarkStatus::Idle).then(|| {
+                self.status = WatermarkStatus::Active;
+                WatermarkStatus::Active
+            });
+            let watermark = (self.last_output < i64::MAX).then(|| {
+                self.last_output = i64::MAX;
+                i64::MAX
+            });
+            return ValveOutput { watermark, status };
+        }
+        if self.live().all(|c| c.status == WatermarkStatus::Idle) {
+            return self.all_idle();
+        }
         ValveOutput {
-            watermark: advanced.watermark.or(out.watermark),
-            status: out.status,
+            watermark: self.advance_to_minimum(),
+            status: None,
         }
+    }
+
+    /// The channels that have not ended.
+    fn live(&self) -> impl Iterator<Item = &Channel> {
+        self.channels.iter().filter(|c| !c.ended)
+    }
+
+    /// Every live channel is idle: nothing holds event time back, so it moves to the
+    /// furthest any of them got, and the output goes idle.
+    fn all_idle(&mut self) -> ValveOutput {
+        let max = self.live().map(|c| c.watermark).max();
+        let watermark = match max {
+            Some(w) if w > self.last_output => {
+                self.last_output = w;
+                Some(w)
+            }
+            _ => None,
+        };
+        let status = (self.status != WatermarkStatus::Idle).then(|| {
+            self.status = WatermarkStatus::Idle;
+            WatermarkStatus::Idle
+        });
+        ValveOutput { watermark, status }
     }
 
     /// `channel` went idle or became active again.
     pub fn on_status(&mut self, channel: usize, status: WatermarkStatus) -> ValveOutput {
         let c = &mut self.channels[channel];
-        if c.status == status {
+        if c.ended || c.status == status {
             return ValveOutput::default();
         }
         c.status = status;
         match status {
             WatermarkStatus::Idle => {
                 c.aligned = false;
-                if self
-                    .channels
-                    .iter()
-                    .all(|c| c.status == WatermarkStatus::Idle)
-                {
-                    // Nothing holds event time back: it moves to the furthest any input got.
-                    let max = self.channels.iter().map(|c| c.watermark).max();
-                    let watermark = match max {
-                        Some(w) if w > self.last_output => {
-                            self.last_output = w;
-                            Some(w)
-                        }
-                        _ => None,
-                    };
-                    self.status = WatermarkStatus::Idle;
-                    ValveOutput {
-                        watermark,
-                        status: Some(WatermarkStatus::Idle),
-                    }
+                if self.live().all(|c| c.status == WatermarkStatus::Idle) {
+                    self.all_idle()
                 } else {
                     ValveOutput {
                         watermark: self.advance_to_minimum(),
@@ -138,7 +164,7 @@ impl WatermarkValve {
         let min = self
             .channels
             .iter()
-            .filter(|c| c.status == WatermarkStatus::Active && c.aligned)
+            .filter(|c| !c.ended && c.status == WatermarkStatus::Active && c.aligned)
             .map(|c| c.watermark)
             .min()?;
         if min > self.last_output {
@@ -232,7 +258,7 @@ mod tests {
     /// at the last watermark; here the finished split's +inf becomes the output, every window
     /// fires, and every later row of the idle split is late.
     #[test]
-    fn review_a_finished_split_and_an_idle_one_do_not_make_the_final_watermark() {
+    fn a_finished_split_and_an_idle_one_do_not_make_the_final_watermark() {
         let mut valve = WatermarkValve::new(2);
         valve.on_watermark(1, 10);
         assert_eq!(valve.on_end(0), wm(10));
