@@ -882,6 +882,8 @@ impl Session {
                         ));
                     }
                 };
+                let table = Binder::new(&self.catalog, &parsed.hints)
+                    .sink_table(&table, sqlparser::ast::Spanned::span(&insert.table))?;
                 // `PARTITION (k = 'v')` names columns the query then does not provide.
                 let physical = table.physical_schema();
                 for (key, _) in &insert.static_partitions {

@@ -1179,9 +1179,14 @@ impl<'a> Binder<'a> {
     fn hint_after(&self, name: Span) -> Option<&'a TableHint> {
         self.hints.iter().find(|h| {
             h.name == "OPTIONS"
-                && (h.position.line, h.position.column) > (name.end.line, name.end.column)
-                && h.position.line <= name.end.line + 1
+                && (h.follows.line, h.follows.column) == (name.end.line, name.end.column)
         })
+    }
+
+    /// A sink table with the `OPTIONS` hint written right after its name in an `INSERT`
+    /// applied, as Flink applies sink hints.
+    pub fn sink_table(&self, table: &Arc<TableDef>, name: Span) -> Result<Arc<TableDef>, SqlError> {
+        with_hint(table, self.hint_after(name))
     }
 
     /// A table as a query sees it: the connector's physical columns, then the computed
@@ -1191,26 +1196,7 @@ impl<'a> Binder<'a> {
         table: &Arc<TableDef>,
         hint: Option<&TableHint>,
     ) -> Result<LogicalPlan, SqlError> {
-        let table = match hint {
-            Some(h) => {
-                if h.options.is_empty() {
-                    return Err(SqlError::new(
-                        "Hint [OPTIONS] only support non empty key value options",
-                        h.position.line,
-                        h.position.column,
-                    ));
-                }
-                let mut t = (**table).clone();
-                for (k, v) in &h.options {
-                    match t.options.iter_mut().find(|(key, _)| key == k) {
-                        Some(entry) => entry.1 = v.clone(),
-                        None => t.options.push((k.clone(), v.clone())),
-                    }
-                }
-                Arc::new(t)
-            }
-            None => table.clone(),
-        };
+        let table = with_hint(table, hint)?;
         let physical = table.physical_schema();
         let physical_scope = scope_of(&physical, None);
         // Metadata columns read their key's value after the physical columns.
@@ -2651,6 +2637,28 @@ fn acc_placeholder(slot: &mut ScalarExpr) -> ScalarExpr {
 /// Flink's planner overflows its stack on a view that reads itself and reports it as a
 /// failed parse; Tideline names the cycle instead.
 /// The error points at the statement's reference to the outermost view.
+/// `table` with an `OPTIONS` hint's pairs over its own options.
+fn with_hint(table: &Arc<TableDef>, hint: Option<&TableHint>) -> Result<Arc<TableDef>, SqlError> {
+    let Some(h) = hint else {
+        return Ok(table.clone());
+    };
+    if h.options.is_empty() {
+        return Err(SqlError::new(
+            "Hint [OPTIONS] only support non empty key value options",
+            h.position.line,
+            h.position.column,
+        ));
+    }
+    let mut t = (**table).clone();
+    for (k, v) in &h.options {
+        match t.options.iter_mut().find(|(key, _)| key == k) {
+            Some(entry) => entry.1 = v.clone(),
+            None => t.options.push((k.clone(), v.clone())),
+        }
+    }
+    Ok(Arc::new(t))
+}
+
 fn view_cycle(expanding: &[(String, Span)], name: &str) -> SqlError {
     let start = expanding.iter().position(|(v, _)| v == name).unwrap_or(0);
     let mut path: Vec<&str> = expanding[start..].iter().map(|(v, _)| v.as_str()).collect();

@@ -261,9 +261,11 @@ pub struct TableHint {
     pub name: String,
     /// `OPTIONS('k'='v', …)` pairs; other hints keep their raw arguments as keys.
     pub options: Vec<(String, String)>,
-    /// Where the hint comment starts; the binder attaches it to the table reference that
-    /// ends right before it.
+    /// Where the hint comment starts.
     pub position: Position,
+    /// Where the token before the comment ends: the binder attaches the hint to the table
+    /// name that ends there.
+    pub follows: Position,
 }
 
 /// A parsed statement with the hints found in it.

@@ -173,8 +173,16 @@ pub(crate) fn error_at(span: Span, message: impl Into<String>) -> ParserError {
 /// `/*+ OPTIONS('k' = 'v') */` comments, in order of appearance.
 fn collect_hints(tokens: &[TokenWithSpan]) -> Result<Vec<TableHint>, SqlError> {
     let mut hints = Vec::new();
+    // Where the last token that is not whitespace or a comment ended.
+    let mut last_end = Position { line: 0, column: 0 };
     for token in tokens {
         let Token::Whitespace(Whitespace::MultiLineComment(text)) = &token.token else {
+            if !matches!(token.token, Token::Whitespace(_)) {
+                last_end = Position {
+                    line: token.span.end.line,
+                    column: token.span.end.column,
+                };
+            }
             continue;
         };
         let Some(body) = text.strip_prefix('+') else {
@@ -220,6 +228,7 @@ fn collect_hints(tokens: &[TokenWithSpan]) -> Result<Vec<TableHint>, SqlError> {
                 name: name.value.to_ascii_uppercase(),
                 options,
                 position: at,
+                follows: last_end,
             });
             if !parser.consume_token(&Token::Comma) {
                 break;
