@@ -12,8 +12,8 @@
 //! 5. JSON encoding: datagen → filesystem sink in JSON;
 //! 6. watermark generation: datagen with a computed event time → blackhole, with and without
 //!    a WATERMARK (the difference is the per-row cost of generating watermarks);
-//! 7. a group window: TUMBLE(1 min) COUNT and SUM grouped by 10,000 keys over 10 M rows, at
-//!    parallelism 1 and 2.
+//! 7. a group window: TUMBLE(1 min) COUNT and SUM grouped by 10,000 keys over 10 M rows 10 ms
+//!    apart (about one row per key and window) and 1 ms apart (six), at parallelism 1 and 2.
 
 use std::io::Write;
 use std::time::Instant;
@@ -185,11 +185,13 @@ fn main() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 
-    // Event time: rows 10 ms apart (a 1-minute window holds 6,000 rows), 10,000 keys.
+    // Event time: 10,000 keys, rows `spacing` ms apart: at 10 ms a 1-minute window holds
+    // 6,000 rows (about one per key and window: every row opens and closes a group), at 1 ms
+    // 60,000 (six per key and window).
     let window_rows: u64 = 10_000_000;
-    let timed_source = |name: &str, watermark: bool| {
+    let timed_source = |name: &str, watermark: bool, spacing: u32| {
         format!(
-            "CREATE TABLE {name} (id BIGINT, v INT, k AS id % 10000, ts AS TO_TIMESTAMP_LTZ(id * 10, 3){}) \
+            "CREATE TABLE {name} (id BIGINT, v INT, k AS id % 10000, ts AS TO_TIMESTAMP_LTZ(id * {spacing}, 3){}) \
              WITH ('connector' = 'datagen', 'rows-per-second' = '1000000000000', 'fields.id.kind' = 'sequence', \
              'fields.id.start' = '0', 'fields.id.end' = '{}', 'fields.v.min' = '0', 'fields.v.max' = '100');\n",
             if watermark {
@@ -205,7 +207,7 @@ fn main() {
         &format!(
             "{}CREATE TABLE ts_sink (k BIGINT, ts TIMESTAMP_LTZ(3)) WITH ('connector' = 'blackhole');\n\
              INSERT INTO ts_sink SELECT k, ts FROM nowm_src;",
-            timed_source("nowm_src", false)
+            timed_source("nowm_src", false, 10)
         ),
         "watermark: datagen with a computed time → blackhole",
         window_rows,
@@ -215,24 +217,27 @@ fn main() {
         &format!(
             "{}CREATE TABLE wm_sink (k BIGINT, ts TIMESTAMP_LTZ(3)) WITH ('connector' = 'blackhole');\n\
              INSERT INTO wm_sink SELECT k, ts FROM wm_src;",
-            timed_source("wm_src", true)
+            timed_source("wm_src", true, 10)
         ),
         "watermark: the same with a WATERMARK → blackhole",
         window_rows,
     );
     let mut tumble = Vec::new();
-    for parallelism in [1, 2] {
+    for (spacing, parallelism) in [(10, 1), (10, 2), (1, 1), (1, 2)] {
+        let name = format!("tumble_{spacing}_{parallelism}");
         tumble.push(measure(
             &mut session,
             &format!(
                 "SET 'parallelism.default' = '{parallelism}';\n{}\
-                 CREATE TABLE tumble_sink_{parallelism} (k BIGINT, w TIMESTAMP(3), c BIGINT, s INT) WITH ('connector' = 'blackhole');\n\
-                 INSERT INTO tumble_sink_{parallelism} SELECT k, TUMBLE_START(ts, INTERVAL '1' MINUTE), COUNT(*), SUM(v) \
-                 FROM tumble_src_{parallelism} GROUP BY k, TUMBLE(ts, INTERVAL '1' MINUTE);\n\
+                 CREATE TABLE {name}_sink (k BIGINT, w TIMESTAMP(3), c BIGINT, s INT) WITH ('connector' = 'blackhole');\n\
+                 INSERT INTO {name}_sink SELECT k, TUMBLE_START(ts, INTERVAL '1' MINUTE), COUNT(*), SUM(v) \
+                 FROM {name}_src GROUP BY k, TUMBLE(ts, INTERVAL '1' MINUTE);\n\
                  SET 'parallelism.default' = '1';",
-                timed_source(&format!("tumble_src_{parallelism}"), true)
+                timed_source(&format!("{name}_src"), true, spacing)
             ),
-            &format!("window: TUMBLE(1 min) COUNT, SUM by 10 K keys at parallelism {parallelism}"),
+            &format!(
+                "window: TUMBLE(1 min) COUNT, SUM by 10 K keys, rows {spacing} ms apart, at parallelism {parallelism}"
+            ),
             window_rows,
         ));
     }
@@ -252,8 +257,10 @@ fn main() {
         ("json decode", json_decode),
         ("json encode", json_encode),
         ("watermark", watermarked),
-        ("tumble p1", tumble[0]),
-        ("tumble p2", tumble[1]),
+        ("tumble, 10 ms apart, p1", tumble[0]),
+        ("tumble, 10 ms apart, p2", tumble[1]),
+        ("tumble, 1 ms apart, p1", tumble[2]),
+        ("tumble, 1 ms apart, p2", tumble[3]),
     ] {
         println!("  {what}: {:.2}", rate / baseline);
     }
