@@ -15,6 +15,7 @@
 
 pub mod avg;
 pub mod count;
+pub mod distinct;
 pub mod min_max;
 pub mod sum;
 
@@ -88,10 +89,18 @@ pub fn create_accumulator(
             AggregateFunction::Sum | AggregateFunction::Avg
         )
     {
-        return Err(ExecError::Internal(format!(
-            "{}(DISTINCT …) is not supported yet",
-            call.function.name()
-        )));
+        let plain = AggregateCall {
+            distinct: false,
+            filter: None,
+            ..call.clone()
+        };
+        let (column, _) = argument(0)?;
+        return Ok(Box::new(distinct::DistinctAccumulator::new(
+            create_accumulator(&plain, input)?,
+            std::sync::Arc::new(input.clone()),
+            column,
+            filter,
+        )?));
     }
     let (column, arg_type) = argument(0)?;
     let unsupported = || {
