@@ -93,7 +93,8 @@ pub struct GroupWindowAggregateOperator {
     hasher: DefaultHashBuilder,
     keys: Vec<Key>,
     free_keys: Vec<u32>,
-    /// (key id, window start) to slot, for TUMBLE and HOP (sessions search the key's list).
+    /// (key id, window start) to slot, for HOP (a TUMBLE key has a window or two open, found
+    /// in its own list; sessions search that list too).
     fixed: HashMap<(u32, i64), u32>,
     slots: Vec<Window>,
     free_slots: Vec<u32>,
@@ -288,7 +289,7 @@ impl GroupWindowAggregateOperator {
         };
         self.keys[key as usize].windows.push(slot);
         self.timers.entry(window.trigger).or_default().push(slot);
-        if !matches!(self.window.kind, GroupWindowKind::Session { .. }) {
+        if matches!(self.window.kind, GroupWindowKind::Hop { .. }) {
             self.fixed.insert((key, start), slot);
         }
         slot
@@ -312,7 +313,7 @@ impl GroupWindowAggregateOperator {
         if !fired {
             self.remove_timer(window.trigger, slot);
         }
-        if !in_bulk && !matches!(self.window.kind, GroupWindowKind::Session { .. }) {
+        if !in_bulk && matches!(self.window.kind, GroupWindowKind::Hop { .. }) {
             self.fixed.remove(&(window.key, window.start));
         }
         for a in &mut self.accumulators {
@@ -362,7 +363,20 @@ impl GroupWindowAggregateOperator {
         let mut start = ts.wrapping_sub(ts.wrapping_add(slide) % slide);
         while start > ts.wrapping_sub(size) {
             let end = start.wrapping_add(size);
-            let slot = match key.and_then(|k| self.fixed.get(&(k, start)).copied()) {
+            let open = key.and_then(|k| {
+                if size == slide {
+                    // TUMBLE: the key's few open windows, without a probe into a big map.
+                    let slots = &self.slots;
+                    self.keys[k as usize]
+                        .windows
+                        .iter()
+                        .copied()
+                        .find(|&s| slots[s as usize].start == start)
+                } else {
+                    self.fixed.get(&(k, start)).copied()
+                }
+            });
+            let slot = match open {
                 Some(slot) => Some(slot),
                 None => {
                     let trigger = self.trigger_time(end);
