@@ -11,19 +11,21 @@
 
 use std::cmp::Ordering;
 
+use super::text::TextOut;
+
 /// The text of a double as Java 17's `Double.toString` writes it.
-pub fn double_to_string(out: &mut String, v: f64) {
+pub fn double_to_string(out: &mut impl TextOut, v: f64) {
     write_double(out, v, true);
 }
 
 /// [`double_to_string`], with or without the shortest-text shortcut (the tests compare both).
-fn write_double(out: &mut String, v: f64, shortcut: bool) {
+fn write_double(out: &mut impl TextOut, v: f64, shortcut: bool) {
     if v.is_nan() {
-        out.push_str("NaN");
+        out.push_text("NaN");
         return;
     }
     if v.is_infinite() {
-        out.push_str(if v > 0.0 { "Infinity" } else { "-Infinity" });
+        out.push_text(if v > 0.0 { "Infinity" } else { "-Infinity" });
         return;
     }
     let bits = v.to_bits();
@@ -39,17 +41,17 @@ fn write_double(out: &mut String, v: f64, shortcut: bool) {
 
 /// The text of a float as Java 17's `Float.toString` writes it (the same digit loop, with a
 /// float's 24 significant bits).
-pub fn float_to_string(out: &mut String, v: f32) {
+pub fn float_to_string(out: &mut impl TextOut, v: f32) {
     write_float(out, v, true);
 }
 
-fn write_float(out: &mut String, v: f32, shortcut: bool) {
+fn write_float(out: &mut impl TextOut, v: f32, shortcut: bool) {
     if v.is_nan() {
-        out.push_str("NaN");
+        out.push_text("NaN");
         return;
     }
     if v.is_infinite() {
-        out.push_str(if v > 0.0 { "Infinity" } else { "-Infinity" });
+        out.push_text(if v > 0.0 { "Infinity" } else { "-Infinity" });
         return;
     }
     let bits = v.to_bits();
@@ -84,7 +86,7 @@ impl Format {
 /// A finite value from its stored fields: zero, or the digit loop over the mantissa with its
 /// high-order bit made explicit (a subnormal's normalized), at bit 52 as the loop reads it.
 fn write_finite(
-    out: &mut String,
+    out: &mut impl TextOut,
     negative: bool,
     stored_exp: i32,
     stored_fract: u64,
@@ -92,7 +94,7 @@ fn write_finite(
     magnitude: Option<Magnitude>,
 ) {
     if stored_exp == 0 && stored_fract == 0 {
-        out.push_str(if negative { "-0.0" } else { "0.0" });
+        out.push_text(if negative { "-0.0" } else { "0.0" });
         return;
     }
     let (fract, bin_exp, significant_bits) = if stored_exp == 0 {
@@ -148,7 +150,7 @@ impl Digits {
 
     /// `BinaryToASCIIBuffer.getChars`: plain for 10^-3 ≤ |v| < 10^7, otherwise `d.dddE±n`,
     /// always a digit after the point.
-    fn write(&self, out: &mut String, negative: bool) {
+    fn write(&self, out: &mut impl TextOut, negative: bool) {
         // Written into a buffer and appended at once: the longest text, `-d.dddddddddddddddddE-324`
         // or `-0.00ddddddddddddddddd`, fits in 32 bytes.
         let mut text = [0u8; 40];
@@ -224,8 +226,7 @@ impl Digits {
                 put(b);
             }
         }
-        // ASCII only.
-        out.push_str(std::str::from_utf8(&text[..n]).unwrap_or_default());
+        out.push_ascii(&text[..n]);
     }
 
     /// Adds one to the last digit, carrying; a carry out of the first digit makes `1` with a
@@ -267,12 +268,89 @@ fn pow5_u64(n: i32) -> u64 {
     5u64.pow(n as u32)
 }
 
+/// Binary exponents from which on (and up to which) the digit loop always needs big
+/// integers: from 2^87 up the estimated decimal exponent is at least 26, so `10·S` holds
+/// 5^27 (more than 64 bits); below 2^-87 it is at most -27 and `B` holds 5^27.
+const FAR_ABOVE: i32 = 87;
+const FAR_BELOW: i32 = -88;
+
+/// The digit loop's scaled integers `B = fract·2^b2·5^b5`, `S = 2^s2·5^s5` and
+/// `M = 2^m2·5^m5` (half an ULP), with the estimated decimal exponent and the bits `B` and
+/// `10·S` may need, which choose the loop's integer width.
+struct LoopSetup {
+    dec_exp: i32,
+    b5: i32,
+    b2: i32,
+    s5: i32,
+    s2: i32,
+    m5: i32,
+    m2: i32,
+    b_bits: i32,
+    ten_s_bits: i32,
+}
+
+#[inline(always)]
+fn loop_setup(bin_exp: i32, fract: u64, significant_bits: i32) -> LoopSetup {
+    let tail_zeros = fract.trailing_zeros() as i32;
+    let n_fract_bits = 53 - tail_zeros;
+    let n_tiny_bits = (n_fract_bits - bin_exp - 1).max(0);
+    let dec_exp = estimate_dec_exp(fract, bin_exp);
+    let b5 = (-dec_exp).max(0);
+    let mut b2 = b5 + n_tiny_bits + bin_exp;
+    let s5 = dec_exp.max(0);
+    let mut s2 = s5 + n_tiny_bits;
+    let m5 = b5;
+    let mut m2 = b2 - significant_bits;
+
+    b2 -= n_fract_bits - 1;
+    let common2 = b2.min(s2);
+    b2 -= common2;
+    s2 -= common2;
+    m2 -= common2;
+    // Below a power of two the next smaller value is half as far away.
+    if n_fract_bits == 1 {
+        m2 -= 1;
+    }
+    if m2 < 0 {
+        b2 -= m2;
+        s2 -= m2;
+        m2 = 0;
+    }
+
+    let b_bits = n_fract_bits
+        + b2
+        + if (b5 as usize) < N_5_BITS.len() {
+            N_5_BITS[b5 as usize]
+        } else {
+            b5 * 3
+        };
+    let ten_s_bits = s2
+        + 1
+        + if ((s5 + 1) as usize) < N_5_BITS.len() {
+            N_5_BITS[(s5 + 1) as usize]
+        } else {
+            (s5 + 1) * 3
+        };
+
+    LoopSetup {
+        dec_exp,
+        b5,
+        b2,
+        s5,
+        s2,
+        m5,
+        m2,
+        b_bits,
+        ten_s_bits,
+    }
+}
+
 /// `FloatingDecimal.BinaryToASCIIBuffer.dtoa` for `fract × 2^(bin_exp - 52)`, `fract` with
 /// its high-order bit at bit 52.
 /// `magnitude`, when given, lets the big-integer path take the shortest-text shortcut.
 /// Writes the result to `out` (with a `-` before it when `negative`).
 fn dtoa(
-    out: &mut String,
+    out: &mut impl TextOut,
     negative: bool,
     bin_exp: i32,
     fract: u64,
@@ -306,44 +384,39 @@ fn dtoa(
         return long_digits(value, insignificant).write(out, negative);
     }
 
-    let mut dec_exp = estimate_dec_exp(fract, bin_exp);
-    let b5 = (-dec_exp).max(0);
-    let mut b2 = b5 + n_tiny_bits + bin_exp;
-    let s5 = dec_exp.max(0);
-    let mut s2 = s5 + n_tiny_bits;
-    let m5 = b5;
-    let mut m2 = b2 - significant_bits;
+    // Far from 1 the loop always takes its big-integer path
+    // (`far_values_take_the_big_integer_path`): the shortcut goes first, before the loop's
+    // set-up, and is not tried again there.
+    let far = !(FAR_BELOW + 1..FAR_ABOVE).contains(&bin_exp);
+    let magnitude = match magnitude {
+        Some(magnitude) if far && n_fract_bits > 1 => {
+            let units = fract >> (53 - significant_bits);
+            if shortest_where_java_agrees(
+                out,
+                negative,
+                magnitude,
+                units,
+                bin_exp - significant_bits,
+            ) {
+                return;
+            }
+            None
+        }
+        other => other,
+    };
 
+    let LoopSetup {
+        mut dec_exp,
+        b5,
+        b2,
+        s5,
+        s2,
+        m5,
+        m2,
+        b_bits,
+        ten_s_bits,
+    } = loop_setup(bin_exp, fract, significant_bits);
     let fract = fract >> tail_zeros;
-    b2 -= n_fract_bits - 1;
-    let common2 = b2.min(s2);
-    b2 -= common2;
-    s2 -= common2;
-    m2 -= common2;
-    // Below a power of two the next smaller value is half as far away.
-    if n_fract_bits == 1 {
-        m2 -= 1;
-    }
-    if m2 < 0 {
-        b2 -= m2;
-        s2 -= m2;
-        m2 = 0;
-    }
-
-    let b_bits = n_fract_bits
-        + b2
-        + if (b5 as usize) < N_5_BITS.len() {
-            N_5_BITS[b5 as usize]
-        } else {
-            b5 * 3
-        };
-    let ten_s_bits = s2
-        + 1
-        + if ((s5 + 1) as usize) < N_5_BITS.len() {
-            N_5_BITS[(s5 + 1) as usize]
-        } else {
-            (s5 + 1) * 3
-        };
 
     let mut digits = Digits::new();
     // (low, high, 2·B compared with 10·S)
@@ -523,7 +596,7 @@ enum Magnitude {
 /// `5^n` divides `2·units ± 1`. Those values, and texts of one digit, take the loop.
 /// Returns whether it wrote the answer to `out`.
 fn shortest_where_java_agrees(
-    out: &mut String,
+    out: &mut impl TextOut,
     negative: bool,
     magnitude: Magnitude,
     units: u64,
@@ -534,12 +607,16 @@ fn shortest_where_java_agrees(
         Magnitude::Double(v) => buffer.format_finite(v),
         Magnitude::Float(v) => buffer.format_finite(v),
     };
-    // The text is ASCII: digits, at most one point, an optional `e` and a signed exponent.
+    // The text is ASCII: digits, at most one point, an optional `e` and a signed exponent of
+    // at most three digits, so an `e` is among the last five bytes (looked for from the end:
+    // a scan from the start costs as much as the rest of the shortcut).
     let bytes = text.as_bytes();
     let i = bytes
         .iter()
+        .rev()
+        .take(5)
         .position(|&b| b == b'e' || b == b'E')
-        .unwrap_or(bytes.len());
+        .map_or(bytes.len(), |from_end| bytes.len() - 1 - from_end);
     let mantissa = &bytes[..i];
     if let Some(written) = java_e_form(out, negative, text, i, units, half_ulp_exp) {
         return written;
@@ -626,7 +703,7 @@ fn an_end_is_a_candidate(last: i32, units: u64, half_ulp_exp: i32) -> bool {
 /// `None` when the text is in another form (the caller reads its digits); `Some(written)`
 /// otherwise, `false` when an end of the interval is a candidate and the loop must decide.
 fn java_e_form(
-    out: &mut String,
+    out: &mut impl TextOut,
     negative: bool,
     text: &str,
     e_at: usize,
@@ -672,11 +749,16 @@ fn java_e_form(
         return Some(false);
     }
     if negative {
-        out.push('-');
+        out.push_byte(b'-');
     }
-    out.push_str(&text[..e_at]);
-    out.push_str(if minus { "E-" } else { "E" });
-    out.push_str(&text[start..]);
+    out.push_text(&text[..e_at]);
+    out.push_byte(b'E');
+    if minus {
+        out.push_byte(b'-');
+    }
+    for &b in exponent_text {
+        out.push_byte(b);
+    }
     Some(true)
 }
 
@@ -733,7 +815,10 @@ fn long_digits(mut value: u64, insignificant: i32) -> Digits {
 fn estimate_dec_exp(fract: u64, bin_exp: i32) -> i32 {
     let d2 = f64::from_bits((1023u64 << 52) | (fract & ((1 << 52) - 1)));
     let d = (d2 - 1.5) * 0.289529654 + 0.176091259 + f64::from(bin_exp) * 0.301029995663981;
-    d.floor() as i32
+    // `floor` without its library call (|d| < 330): truncation, one less below a negative
+    // non-integer.
+    let truncated = d as i32;
+    truncated - i32::from(f64::from(truncated) > d)
 }
 
 /// Powers of five kept ready: the digit loop asks up to 5^~345 (the smallest subnormal).
@@ -1323,6 +1408,63 @@ mod tests {
         }
         for (bits, java) in JAVA17_FLOATS {
             assert_eq!(f(f32::from_bits(*bits)), *java, "float {bits:#x}");
+        }
+    }
+
+    /// The shortcut is tried before the loop's set-up where the set-up would always choose
+    /// big integers: every binary exponent at or beyond the bounds, with mantissas of every
+    /// length (the estimate and the shifts depend on them), doubles, floats and subnormals.
+    #[test]
+    fn far_values_take_the_big_integer_path() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut mantissas = vec![1u64 << 52, (1 << 53) - 1, (1 << 52) | 1];
+        for zeros in 0..53 {
+            for _ in 0..4 {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                mantissas.push(((state | 1 << 63) >> 11) >> zeros << zeros | 1 << 52);
+            }
+        }
+        for bin_exp in (-1100..=FAR_BELOW).chain(FAR_ABOVE..=1100) {
+            for &fract in &mantissas {
+                for significant_bits in [53, 24, 1, 12, 40] {
+                    let setup = loop_setup(bin_exp, fract, significant_bits);
+                    assert!(
+                        setup.b_bits >= 64 || setup.ten_s_bits >= 64,
+                        "2^{bin_exp} × {fract:#x} ({significant_bits} bits)"
+                    );
+                }
+            }
+        }
+        // Closer to 1 some values take the machine-integer paths, so the bounds matter.
+        let near = |bin_exp, fract| {
+            let setup = loop_setup(bin_exp, fract, 53);
+            setup.b_bits < 64 && setup.ten_s_bits < 64
+        };
+        assert!(near(60, (1 << 53) - 1) && near(-5, 1 << 52));
+    }
+
+    // Java's literal, as in `estimate_dec_exp`.
+    #[allow(clippy::approx_constant)]
+    #[test]
+    fn the_decimal_exponent_estimate_floors_as_java_does() {
+        for bin_exp in -1100..=1100 {
+            for fract in [
+                1u64 << 52,
+                (1 << 53) - 1,
+                0x1_8000_0000_0000,
+                0x1_2345_6789_abcd,
+            ] {
+                let d2 = f64::from_bits((1023u64 << 52) | (fract & ((1 << 52) - 1)));
+                let d =
+                    (d2 - 1.5) * 0.289529654 + 0.176091259 + f64::from(bin_exp) * 0.301029995663981;
+                assert_eq!(
+                    estimate_dec_exp(fract, bin_exp),
+                    d.floor() as i32,
+                    "{bin_exp}"
+                );
+            }
         }
     }
 

@@ -354,13 +354,48 @@ pub fn write_decimal_normalized(out: &mut String, unscaled: i128, scale: u8, sci
     }
 }
 
+/// Where the number printers write: a `String`, or a format encoder's byte buffer, which
+/// takes their ASCII text without a UTF-8 check (one costs about as much as printing an
+/// integer).
+pub trait TextOut {
+    fn push_text(&mut self, s: &str);
+    /// ASCII bytes only (a `String` drops bytes that are not UTF-8).
+    fn push_ascii(&mut self, bytes: &[u8]);
+    /// An ASCII byte (a `String` takes a byte above 127 as the character of that number).
+    fn push_byte(&mut self, b: u8);
+}
+
+impl TextOut for String {
+    fn push_text(&mut self, s: &str) {
+        self.push_str(s);
+    }
+    fn push_ascii(&mut self, bytes: &[u8]) {
+        self.push_str(std::str::from_utf8(bytes).unwrap_or_default());
+    }
+    fn push_byte(&mut self, b: u8) {
+        self.push(char::from(b));
+    }
+}
+
+impl TextOut for Vec<u8> {
+    fn push_text(&mut self, s: &str) {
+        self.extend_from_slice(s.as_bytes());
+    }
+    fn push_ascii(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+    fn push_byte(&mut self, b: u8) {
+        self.push(b);
+    }
+}
+
 /// Java's `Double.toString` (as of Java 17, which Flink 2.3 runs on).
-pub fn write_java_double(out: &mut String, v: f64) {
+pub fn write_java_double(out: &mut impl TextOut, v: f64) {
     super::floating_decimal::double_to_string(out, v);
 }
 
 /// Java's `Float.toString` (as of Java 17).
-pub fn write_java_float(out: &mut String, v: f32) {
+pub fn write_java_float(out: &mut impl TextOut, v: f32) {
     super::floating_decimal::float_to_string(out, v);
 }
 

@@ -231,9 +231,11 @@ impl CsvFormat {
     /// `yyyy-MM-dd HH:mm:ss[.fff]` (trailing zeros dropped), TIMESTAMP_LTZ in UTC with `Z`,
     /// BYTES as base64, arrays joined by the element delimiter, NULL as the null literal
     /// (empty by default). Text is quoted as Jackson does.
-    pub fn encode_batch(&self, batch: &RecordBatch, schema: &Schema, out: &mut String) {
+    pub fn encode_batch(&self, batch: &RecordBatch, schema: &Schema, out: &mut Vec<u8>) {
         let mut cell = String::new();
-        let delim = self.field_delimiter;
+        let mut delim = [0u8; 4];
+        let delim = self.field_delimiter.encode_utf8(&mut delim).as_bytes();
+        let null_literal = self.null_literal.as_deref().unwrap_or_default().as_bytes();
         let columns: Vec<_> = schema
             .fields
             .iter()
@@ -243,13 +245,11 @@ impl CsvFormat {
         for row in 0..batch.num_rows() {
             for (j, (field, col, nulls, writer)) in columns.iter().enumerate() {
                 if j > 0 {
-                    out.push(delim);
+                    out.extend_from_slice(delim);
                 }
                 // The null buffer taken once per batch: `is_null` asks the array for it.
                 if nulls.is_some_and(|n| n.is_null(row)) {
-                    if let Some(n) = &self.null_literal {
-                        out.push_str(n);
-                    }
+                    out.extend_from_slice(null_literal);
                     continue;
                 }
                 match writer {
@@ -261,9 +261,11 @@ impl CsvFormat {
                     CellWriter::Text(a) => {
                         let s = a.value(row);
                         if self.needs_quotes(s) {
-                            self.push_quoted(out, s);
+                            cell.clear();
+                            self.push_quoted(&mut cell, s);
+                            out.extend_from_slice(cell.as_bytes());
                         } else {
-                            out.push_str(s);
+                            out.extend_from_slice(s.as_bytes());
                         }
                     }
                     _ => {
@@ -271,14 +273,14 @@ impl CsvFormat {
                         let textual =
                             self.write_csv_value(&mut cell, col.as_ref(), row, &field.data_type);
                         if textual && self.needs_quotes(&cell) {
-                            self.push_quoted(out, &cell);
-                        } else {
-                            out.push_str(&cell);
+                            let quoted = std::mem::take(&mut cell);
+                            self.push_quoted(&mut cell, &quoted);
                         }
+                        out.extend_from_slice(cell.as_bytes());
                     }
                 }
             }
-            out.push('\n');
+            out.push(b'\n');
         }
     }
 
@@ -1546,9 +1548,13 @@ mod tests {
     }
 
     fn encoded(f: &CsvFormat, b: &RecordBatch, s: &Schema) -> Vec<String> {
-        let mut out = String::new();
+        let mut out = Vec::new();
         f.encode_batch(b, s, &mut out);
-        out.lines().map(str::to_string).collect()
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect()
     }
 
     #[test]
@@ -1607,7 +1613,7 @@ mod tests {
             }
             let _ = d.end_of_input();
             if let Ok(b) = d.finish_batch() {
-                f.encode_batch(&b, &s, &mut String::new());
+                f.encode_batch(&b, &s, &mut Vec::new());
             }
         }
 

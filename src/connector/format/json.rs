@@ -149,56 +149,76 @@ impl JsonFormat {
 
     /// Appends a batch as JSON lines, each ended by `\n`, fields in schema order, as Flink's
     /// JSON serializer writes them.
-    pub fn encode_batch(&self, batch: &RecordBatch, schema: &Schema, out: &mut String) {
-        // Each member's `"name":`, escaped once per batch.
-        let columns: Vec<_> = schema
+    pub fn encode_batch(&self, batch: &RecordBatch, schema: &Schema, out: &mut Vec<u8>) {
+        /// A column and the text before its value: `{"name":` as the line's first member,
+        /// `,"name":` after another, escaped once per batch.
+        struct Member<'a> {
+            field: &'a crate::types::Field,
+            col: &'a ArrayRef,
+            nulls: Option<&'a NullBuffer>,
+            first: Vec<u8>,
+            later: Vec<u8>,
+            writer: CellWriter<'a>,
+        }
+        let members: Vec<Member<'_>> = schema
             .fields
             .iter()
             .zip(batch.columns())
             .map(|(field, col)| {
-                let mut key = String::new();
+                let mut key = String::from("{");
                 write_json_string(&mut key, &field.name);
                 key.push(':');
-                (
+                let first = key.clone().into_bytes();
+                key.replace_range(..1, ",");
+                Member {
                     field,
                     col,
-                    col.nulls(),
-                    key,
-                    CellWriter::new(col.as_ref(), &field.data_type),
-                )
+                    nulls: col.nulls(),
+                    first,
+                    later: key.into_bytes(),
+                    writer: CellWriter::new(col.as_ref(), &field.data_type),
+                }
             })
             .collect();
+        let doubles_as_text = self.encode_double_as_big_decimal;
+        let mut cell = String::new();
         for row in 0..batch.num_rows() {
-            out.push('{');
             let mut first = true;
-            for (field, col, nulls, key, writer) in &columns {
+            for m in &members {
                 // The null buffer taken once per batch: `is_null` asks the array for it.
-                let null = nulls.is_some_and(|n| n.is_null(row));
+                let null = m.nulls.is_some_and(|n| n.is_null(row));
                 if null && self.encode_ignore_null_fields {
                     continue;
                 }
-                if !first {
-                    out.push(',');
-                }
+                out.extend_from_slice(if first { &m.first } else { &m.later });
                 first = false;
-                out.push_str(key);
                 if null {
-                    out.push_str("null");
+                    out.extend_from_slice(b"null");
                     continue;
                 }
-                match writer {
+                match &m.writer {
                     CellWriter::Int32(a) => push_integer(out, a.value(row).into()),
                     CellWriter::Int64(a) => push_integer(out, a.value(row)),
-                    CellWriter::Float64(a)
-                        if a.value(row).is_finite() && !self.encode_double_as_big_decimal =>
-                    {
+                    CellWriter::Float64(a) if a.value(row).is_finite() && !doubles_as_text => {
                         write_java_double(out, a.value(row))
                     }
-                    CellWriter::Text(a) => write_json_string(out, a.value(row)),
-                    _ => self.write_json_value(out, col.as_ref(), row, &field.data_type),
+                    CellWriter::Text(a) => {
+                        cell.clear();
+                        write_json_string(&mut cell, a.value(row));
+                        out.extend_from_slice(cell.as_bytes());
+                    }
+                    _ => {
+                        cell.clear();
+                        self.write_json_value(&mut cell, m.col.as_ref(), row, &m.field.data_type);
+                        out.extend_from_slice(cell.as_bytes());
+                    }
                 }
             }
-            out.push_str("}\n");
+            // Every member skipped (all NULL, `encode.ignore-null-fields`): `{}`.
+            if first {
+                out.push(b'{');
+            }
+            out.extend_from_slice(b"}\n");
         }
     }
 
@@ -1186,9 +1206,13 @@ mod tests {
     }
 
     fn encoded(f: &JsonFormat, b: &RecordBatch, s: &Schema) -> Vec<String> {
-        let mut out = String::new();
+        let mut out = Vec::new();
         f.encode_batch(b, s, &mut out);
-        out.lines().map(str::to_string).collect()
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect()
     }
 
     #[test]
@@ -1298,7 +1322,7 @@ mod tests {
                     let _ = d.push_line(&format!("{{\"id\": {l}, \"tags\": [{l}], \"r\": {{\"a\": \"{l}\"}}}}"), n as u64);
                 }
                 if let Ok(b) = d.finish_batch() {
-                    f.encode_batch(&b, &s, &mut String::new());
+                    f.encode_batch(&b, &s, &mut Vec::new());
                 }
             }
         }

@@ -126,32 +126,67 @@ impl<'a> CellWriter<'a> {
 }
 
 /// The two-digit numbers 00 to 99, written out: an integer is printed two digits at a time.
-const DIGIT_PAIRS: &str = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+const DIGIT_PAIRS: &[u8; 200] = b"00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
+/// Puts the two digits of `pair` (below 100) at `buf[at..at + 2]`.
+#[inline(always)]
+fn put_pair(buf: &mut [u8; 20], at: usize, pair: u32) {
+    let p = 2 * pair as usize;
+    buf[at..at + 2].copy_from_slice(&DIGIT_PAIRS[p..p + 2]);
+}
+
+/// Puts the eight digits of `x` (below 10^8, leading zeros kept) at `buf[at..at + 8]`: four
+/// pairs from two halves, independent of each other, where a loop of divisions by 100 would
+/// make each wait for the one before.
+#[inline(always)]
+fn put_eight(buf: &mut [u8; 20], at: usize, x: u32) {
+    let (high, low) = (x / 10_000, x % 10_000);
+    put_pair(buf, at, high / 100);
+    put_pair(buf, at + 2, high % 100);
+    put_pair(buf, at + 4, low / 100);
+    put_pair(buf, at + 6, low % 100);
+}
+
+/// Puts the digits of `x` (below 10^8, no leading zeros) to end at `buf[end]`; returns where
+/// they start.
+#[inline(always)]
+fn put_short(buf: &mut [u8; 20], mut end: usize, mut x: u32) -> usize {
+    while x >= 100 {
+        end -= 2;
+        put_pair(buf, end, x % 100);
+        x /= 100;
+    }
+    if x >= 10 {
+        end -= 2;
+        put_pair(buf, end, x);
+    } else {
+        end -= 1;
+        buf[end] = b'0' + x as u8;
+    }
+    end
+}
 
 /// Appends an integer's decimal digits (what `write!` prints, without its machinery).
-pub(crate) fn push_integer(out: &mut String, v: i64) {
-    let mut n = v.unsigned_abs();
-    // The pairs below the leading one or two digits, least significant first.
-    let mut pairs = [0usize; 10];
-    let mut count = 0;
-    while n >= 100 {
-        pairs[count] = (n % 100) as usize;
-        n /= 100;
-        count += 1;
-    }
-    out.reserve(2 * count + 3);
-    if v < 0 {
-        out.push('-');
-    }
-    let n = n as usize;
-    if n >= 10 {
-        out.push_str(&DIGIT_PAIRS[2 * n..2 * n + 2]);
+pub(crate) fn push_integer(out: &mut Vec<u8>, v: i64) {
+    const E8: u64 = 100_000_000;
+    // `i64::MIN` is a sign and 19 digits.
+    let mut buf = [0u8; 20];
+    let n = v.unsigned_abs();
+    let mut start = if n < E8 {
+        put_short(&mut buf, 20, n as u32)
+    } else if n < E8 * E8 {
+        put_eight(&mut buf, 12, (n % E8) as u32);
+        put_short(&mut buf, 12, (n / E8) as u32)
     } else {
-        out.push(char::from(b'0' + n as u8));
+        put_eight(&mut buf, 12, (n % E8) as u32);
+        put_eight(&mut buf, 4, (n / E8 % E8) as u32);
+        put_short(&mut buf, 4, (n / (E8 * E8)) as u32)
+    };
+    if v < 0 {
+        start -= 1;
+        buf[start] = b'-';
     }
-    for &pair in pairs[..count].iter().rev() {
-        out.push_str(&DIGIT_PAIRS[2 * pair..2 * pair + 2]);
-    }
+    out.extend_from_slice(&buf[start..]);
 }
 
 /// The decoder for a table's `format` option (`csv`, `json`).
@@ -188,12 +223,12 @@ pub enum LineEncoder {
 }
 
 impl LineEncoder {
-    /// Appends the batch's rows, one line each, ended by `\n`.
+    /// Appends the batch's rows, one line each, ended by `\n`, as UTF-8.
     pub fn encode_batch(
         &self,
         batch: &arrow_array::RecordBatch,
         schema: &Schema,
-        out: &mut String,
+        out: &mut Vec<u8>,
     ) {
         match self {
             LineEncoder::Csv(f) => f.encode_batch(batch, schema, out),
@@ -309,9 +344,9 @@ mod tests {
             values.extend([t - 1, t, t + 1, -t, 9 * t + t / 10]);
         }
         for v in values {
-            let mut s = String::new();
+            let mut s = Vec::new();
             super::push_integer(&mut s, v);
-            assert_eq!(s, v.to_string());
+            assert_eq!(String::from_utf8(s).unwrap(), v.to_string());
         }
     }
 

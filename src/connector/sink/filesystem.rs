@@ -115,7 +115,7 @@ pub struct FileSink {
     /// The last time the time-based rolls were checked.
     last_check: i64,
     done: bool,
-    buffer: String,
+    buffer: Vec<u8>,
 }
 
 struct PartFile {
@@ -284,7 +284,7 @@ impl FileSink {
             written: BTreeSet::new(),
             last_check: now,
             done: false,
-            buffer: String::new(),
+            buffer: Vec::new(),
         })
     }
 
@@ -431,7 +431,7 @@ impl FileSink {
         // When every column is a partition key the rows leave only their directory, and an
         // empty file (Flink writes no line for them).
         if self.data_schema.fields.is_empty() {
-            return self.append(partition, "");
+            return self.append(partition, b"");
         }
         self.encoder
             .encode_batch(rows, &self.data_schema, &mut self.buffer);
@@ -449,7 +449,7 @@ impl FileSink {
             return result;
         }
         // The chunk crosses the size limit: row by row, a part ends once it is past the limit.
-        let mut line = String::new();
+        let mut line = Vec::new();
         for row in 0..rows.num_rows() {
             line.clear();
             self.encoder
@@ -459,13 +459,13 @@ impl FileSink {
         Ok(())
     }
 
-    fn append(&mut self, partition: &str, text: &str) -> Result<(), ExecError> {
+    fn append(&mut self, partition: &str, text: &[u8]) -> Result<(), ExecError> {
         if !self.parts.contains_key(partition) {
             self.open_part(partition)?;
         }
         let now = self.clock.now_nanos();
         let part = self.parts.get_mut(partition).expect("opened above");
-        if let Err(e) = part.out.write_all(text.as_bytes()) {
+        if let Err(e) = part.out.write_all(text) {
             let path = part.writing.clone();
             return Err(self.io_error(&path, e));
         }
