@@ -14,11 +14,13 @@ use crate::exec::operator::Operator;
 use crate::exec::state::alignment::AlignmentGroup;
 use crate::exec::values::ValuesSplit;
 use crate::exec::watermark_assigner::{WatermarkAssignerOperator, WatermarkEmission};
+use crate::exec::window_table_function::WindowTableFunctionOperator;
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
 use crate::plan::stream::StreamPlan;
 use crate::plan::stream::exchange::Distribution;
 use crate::plan::stream::table_source_scan::StreamTableSourceScan;
+use crate::plan::stream::window_aggregate::StreamWindowAggregate;
 use crate::runtime::graph::{Edge, JobGraph, Partitioning, TaskVertex, Upstream};
 use crate::runtime::split::Pipeline;
 use crate::types::Schema;
@@ -210,7 +212,20 @@ fn build(
             })))
         }
         // Keyed by the exchange below it: the task's chain starts with it.
-        StreamPlan::GroupWindowAggregate(g) => {
+        StreamPlan::WindowTableFunction(w) => {
+            let mut built = build(&w.input, ctx, options, graph, groups)?;
+            let output = runtime_schema(&w.schema);
+            built.push(graph, &|| {
+                Box::new(WindowTableFunctionOperator::new(
+                    w.window.clone(),
+                    output.clone(),
+                    ctx.zone.clone(),
+                ))
+            });
+            Ok(built)
+        }
+        StreamPlan::GroupWindowAggregate(g)
+        | StreamPlan::WindowAggregate(StreamWindowAggregate { aggregate: g }) => {
             let Built::Task(t) = build(&g.input, ctx, options, graph, groups)? else {
                 return Err(ConnectorError(
                     "internal error: a group window aggregate needs an exchange below it".into(),
@@ -219,7 +234,11 @@ fn build(
             let input = runtime_schema(g.input.schema());
             let output = runtime_schema(&g.schema);
             let task = &mut graph.tasks[t];
-            task.name = "GroupWindowAggregate".into();
+            task.name = match plan {
+                StreamPlan::WindowAggregate(_) => "WindowAggregate",
+                _ => "GroupWindowAggregate",
+            }
+            .into();
             for chain in &mut task.instances {
                 let operator = GroupWindowAggregateOperator::new(
                     &input,

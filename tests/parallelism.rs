@@ -50,6 +50,14 @@ const QUERIES: &[(&str, usize)] = &[
         "SELECT key, CAST(AVG(v) AS STRING), CAST(SESSION_START(ts, INTERVAL '3' MINUTE) AS STRING), CAST(SESSION_END(ts, INTERVAL '3' MINUTE) AS STRING) FROM src GROUP BY key, SESSION(ts, INTERVAL '3' MINUTE)",
         4,
     ),
+    (
+        "SELECT key, CAST(COUNT(*) AS STRING), CAST(SUM(v) AS STRING), CAST(window_end AS STRING) FROM TABLE(CUMULATE(TABLE src, DESCRIPTOR(ts), INTERVAL '5' MINUTE, INTERVAL '15' MINUTE)) GROUP BY key, window_start, window_end",
+        4,
+    ),
+    (
+        "SELECT key, CAST(v AS STRING), CAST(window_start AS STRING) FROM TABLE(HOP(TABLE src, DESCRIPTOR(ts), INTERVAL '5' MINUTE, INTERVAL '10' MINUTE))",
+        3,
+    ),
 ];
 
 /// Runs a query of `width` columns into a CSV sink and returns its lines, sorted.

@@ -1,6 +1,10 @@
 //! `GroupWindowAggregateOperator`: a legacy group window aggregate (`GROUP BY key,
 //! TUMBLE|HOP|SESSION(time, …)`), as Flink's table-runtime group window `WindowOperator`
-//! computes it.
+//! computes it, and the window aggregate over a windowing TVF (`GROUP BY window_start,
+//! window_end, key` over `TUMBLE|HOP|CUMULATE(TABLE t, …)`), whose results are the same:
+//! each window's rows aggregated once, emitted when the watermark passes its end, a late row
+//! skipped only for the windows that have fired. (Flink computes HOP and CUMULATE per slice
+//! and merges slices when a window fires; here a row is added to each of its windows.)
 //!
 //! Rows enter as insert-only chunks. Once per batch the key columns are encoded with
 //! `arrow-row` and each row's windows computed from its time (the rowtime column, or the
@@ -46,6 +50,7 @@ use super::chunk::{RowKind, StreamChunk, batch_with_rows};
 use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::KeyEncoder;
 use super::state::key_group::{KeyGroupRange, key_group_of};
+use super::window_assigner::assign_windows;
 use crate::clock::Clock;
 use crate::plan::aggregate::{AggregateCall, GroupWindow, GroupWindowKind, WindowProperty};
 use crate::types::time::SessionZone;
@@ -93,9 +98,12 @@ pub struct GroupWindowAggregateOperator {
     hasher: DefaultHashBuilder,
     keys: Vec<Key>,
     free_keys: Vec<u32>,
-    /// (key id, window start) to slot, for HOP (a TUMBLE key has a window or two open, found
-    /// in its own list; sessions search that list too).
+    /// (key id, window end) to slot, for HOP and CUMULATE (a TUMBLE key has a window or two
+    /// open, found in its own list; sessions search that list too); a key's windows of these
+    /// kinds differ in their ends.
     fixed: HashMap<(u32, i64), u32>,
+    /// The windows of the row being assigned.
+    row_windows: Vec<(i64, i64)>,
     slots: Vec<Window>,
     free_slots: Vec<u32>,
     /// The slots of the live windows by trigger time.
@@ -157,6 +165,7 @@ impl GroupWindowAggregateOperator {
             keys: Vec::new(),
             free_keys: Vec::new(),
             fixed: HashMap::new(),
+            row_windows: Vec::new(),
             slots: Vec::new(),
             free_slots: Vec::new(),
             timers: BTreeMap::new(),
@@ -216,6 +225,14 @@ impl GroupWindowAggregateOperator {
         } else {
             t1
         }
+    }
+
+    /// HOP and CUMULATE find a key's window by a map probe: a key has many open at once.
+    fn uses_fixed_map(&self) -> bool {
+        matches!(
+            self.window.kind,
+            GroupWindowKind::Hop { .. } | GroupWindowKind::Cumulate { .. }
+        )
     }
 
     fn is_late(&self, trigger: i64) -> bool {
@@ -289,8 +306,8 @@ impl GroupWindowAggregateOperator {
         };
         self.keys[key as usize].windows.push(slot);
         self.timers.entry(window.trigger).or_default().push(slot);
-        if matches!(self.window.kind, GroupWindowKind::Hop { .. }) {
-            self.fixed.insert((key, start), slot);
+        if self.uses_fixed_map() {
+            self.fixed.insert((key, end), slot);
         }
         slot
     }
@@ -313,8 +330,8 @@ impl GroupWindowAggregateOperator {
         if !fired {
             self.remove_timer(window.trigger, slot);
         }
-        if !in_bulk && matches!(self.window.kind, GroupWindowKind::Hop { .. }) {
-            self.fixed.remove(&(window.key, window.start));
+        if !in_bulk && self.uses_fixed_map() {
+            self.fixed.remove(&(window.key, window.end));
         }
         for a in &mut self.accumulators {
             a.free(slot);
@@ -346,34 +363,26 @@ impl GroupWindowAggregateOperator {
         Ok(())
     }
 
-    /// TUMBLE and HOP: every window of `size` starting at a multiple of `slide` that holds
-    /// `ts`, newest first, as Flink's `SlidingWindowAssigner` lists them (TUMBLE: slide =
-    /// size). Returns how many were not late.
-    fn assign_fixed(
-        &mut self,
-        key: &mut Option<u32>,
-        bytes: &[u8],
-        row: u32,
-        ts: i64,
-        size: i64,
-        slide: i64,
-    ) -> usize {
+    /// TUMBLE, HOP and CUMULATE: every window holding `ts` (`window_assigner`). Returns how
+    /// many were not late.
+    fn assign_fixed(&mut self, key: &mut Option<u32>, bytes: &[u8], row: u32, ts: i64) -> usize {
         let mut assigned = 0;
-        // Flink's `getWindowStartWithOffset` (offset 0), Java's `%` included.
-        let mut start = ts.wrapping_sub(ts.wrapping_add(slide) % slide);
-        while start > ts.wrapping_sub(size) {
-            let end = start.wrapping_add(size);
+        let mut windows = std::mem::take(&mut self.row_windows);
+        windows.clear();
+        assign_windows(self.window.kind, self.window.offset, ts, &mut windows);
+        let tumble = matches!(self.window.kind, GroupWindowKind::Tumble { .. });
+        for &(start, end) in &windows {
             let open = key.and_then(|k| {
-                if size == slide {
-                    // TUMBLE: the key's few open windows, without a probe into a big map.
+                if tumble {
+                    // The key's few open windows, without a probe into a big map.
                     let slots = &self.slots;
                     self.keys[k as usize]
                         .windows
                         .iter()
                         .copied()
-                        .find(|&s| slots[s as usize].start == start)
+                        .find(|&s| slots[s as usize].end == end)
                 } else {
-                    self.fixed.get(&(k, start)).copied()
+                    self.fixed.get(&(k, end)).copied()
                 }
             });
             let slot = match open {
@@ -395,8 +404,8 @@ impl GroupWindowAggregateOperator {
                 self.pending_slots.push(slot);
                 assigned += 1;
             }
-            start -= slide;
         }
+        self.row_windows = windows;
         assigned
     }
 
@@ -644,15 +653,10 @@ impl Operator for GroupWindowAggregateOperator {
                 None => now,
             };
             let assigned = match kind {
-                GroupWindowKind::Tumble { size } => {
-                    self.assign_fixed(&mut key, bytes, row as u32, ts, size, size) > 0
-                }
-                GroupWindowKind::Hop { slide, size } => {
-                    self.assign_fixed(&mut key, bytes, row as u32, ts, size, slide) > 0
-                }
                 GroupWindowKind::Session { gap } => {
                     self.assign_session(batch, &mut key, bytes, row as u32, ts, gap)?
                 }
+                _ => self.assign_fixed(&mut key, bytes, row as u32, ts) > 0,
             };
             if !assigned && rowtime {
                 self.late_rows += 1;

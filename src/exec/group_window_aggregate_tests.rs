@@ -98,6 +98,7 @@ impl Spec {
                 time_column: self.time_column,
                 time_attribute: self.attribute,
                 time_type: self.time_type(),
+                offset: 0,
             },
             self.aggregates.clone(),
             self.properties.clone(),
@@ -578,6 +579,7 @@ fn proctime_windows_fire_on_the_clock_not_at_the_end() {
             time_column: 0,
             time_attribute: TimeAttribute::Proctime,
             time_type: DataType::not_null(TypeKind::TimestampLtz(3)),
+            offset: 0,
         },
         spec.aggregates.clone(),
         spec.properties.clone(),
@@ -703,6 +705,18 @@ fn reference(rows: &[(u32, i32, i64)], kind: GroupWindowKind) -> String {
                 }
             }
         }
+        GroupWindowKind::Cumulate { step, size } => {
+            for &(k, v, ts) in rows {
+                let start = ts - ts.rem_euclid(size);
+                let mut end = start + step;
+                while end <= start + size {
+                    if end > ts {
+                        add(k, start, end, v);
+                    }
+                    end += step;
+                }
+            }
+        }
     }
     let mut lines: Vec<String> = windows
         .into_iter()
@@ -733,6 +747,22 @@ fn many_keys_and_windows_match_a_naive_reference() {
         (6, GroupWindowKind::Session { gap: 2_000 }, 1000),
         (7, GroupWindowKind::Session { gap: 1_500 }, 1),
         (8, GroupWindowKind::Session { gap: 3_000 }, 17),
+        (
+            9,
+            GroupWindowKind::Cumulate {
+                step: 2_000,
+                size: 10_000,
+            },
+            1000,
+        ),
+        (
+            10,
+            GroupWindowKind::Cumulate {
+                step: 1_000,
+                size: 3_000,
+            },
+            7,
+        ),
     ] {
         let rows = random_rows(seed, 400);
         let mut spec = Spec::new(events(), kind, 2);

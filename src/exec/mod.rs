@@ -17,3 +17,5 @@ pub mod state;
 pub mod test_harness;
 pub mod values;
 pub mod watermark_assigner;
+pub mod window_assigner;
+pub mod window_table_function;

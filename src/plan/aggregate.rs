@@ -46,7 +46,8 @@ pub struct AggregateCall {
     pub name: String,
 }
 
-/// The windows of a legacy group window (`GROUP BY TUMBLE(ts, INTERVAL …)`). Sizes are in
+/// The windows of a legacy group window (`GROUP BY TUMBLE(ts, INTERVAL …)`) or of a windowing
+/// table-valued function (`TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), …))`). Sizes are in
 /// milliseconds and always positive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GroupWindowKind {
@@ -57,6 +58,9 @@ pub enum GroupWindowKind {
     /// `SESSION(ts, gap)`: rows closer than `gap` share a window, which ends `gap` after its
     /// last row.
     Session { gap: i64 },
+    /// `CUMULATE(…, step, size)` (TVF only): windows `[s, s + k·step)` for `k = 1 …
+    /// size/step`, `s` a multiple of `size`; `size` is a multiple of `step`.
+    Cumulate { step: i64, size: i64 },
 }
 
 /// A group window over a time attribute of the aggregate's input.
@@ -70,6 +74,8 @@ pub struct GroupWindow {
     /// `TIMESTAMP(3)` (windows ignore the zone) or `TIMESTAMP_LTZ(3)` (windows are aligned
     /// in the session zone's wall clock, DST-correct).
     pub time_type: DataType,
+    /// A TVF's `offset`: window starts are shifted by it (0 for legacy group windows).
+    pub offset: i64,
 }
 
 /// A window property a group window aggregate appends after its keys and aggregates.

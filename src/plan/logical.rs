@@ -3,10 +3,10 @@
 use std::sync::Arc;
 
 use super::aggregate::{AggregateCall, GroupWindow, GroupWindowKind, WindowProperty};
-use super::explain::{Spelling, TreeWriter, expr_text};
+use super::explain::{Spelling, TreeWriter, calcite_type_name, expr_text};
 use super::expr::ScalarExpr;
 use crate::catalog::TableDef;
-use crate::types::Schema;
+use crate::types::{Schema, TimeAttribute};
 
 #[derive(Debug, Clone)]
 pub enum LogicalPlan {
@@ -23,6 +23,33 @@ pub enum LogicalPlan {
     WatermarkAssigner(LogicalWatermarkAssigner),
     /// GROUP BY: one row per group (and group window) with the aggregates over its rows.
     Aggregate(LogicalAggregate),
+    /// A windowing table-valued function (`TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), …))`):
+    /// each input row once per window holding its time, with the window's bounds appended.
+    WindowTableFunction(LogicalWindowTableFunction),
+}
+
+/// `TUMBLE`, `HOP` or `CUMULATE` over a table: the input's columns, then `window_start`,
+/// `window_end` (wall-clock `TIMESTAMP(3) NOT NULL`) and `window_time` (end − 1 ms, a time
+/// attribute of the time column's kind).
+#[derive(Debug, Clone)]
+pub struct LogicalWindowTableFunction {
+    pub input: Box<LogicalPlan>,
+    /// `TUMBLE`, `HOP` or `CUMULATE`.
+    pub function: &'static str,
+    /// The windows; `time_column` is an input column.
+    pub window: GroupWindow,
+    /// The time column's name as written in DESCRIPTOR.
+    pub column: String,
+    /// The interval arguments as Calcite writes them (`10000:INTERVAL SECOND`).
+    pub intervals: Vec<String>,
+    pub schema: Schema,
+}
+
+impl LogicalWindowTableFunction {
+    /// The columns the function appends: `window_start`, `window_end`, `window_time`.
+    pub fn window_columns(&self) -> std::ops::Range<usize> {
+        self.input.schema().len()..self.schema.len()
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -108,6 +135,7 @@ impl LogicalAggregate {
             GroupWindowKind::Tumble { .. } => "TUMBLE",
             GroupWindowKind::Hop { .. } => "HOP",
             GroupWindowKind::Session { .. } => "SESSION",
+            GroupWindowKind::Cumulate { .. } => "CUMULATE",
         })
     }
 
@@ -236,6 +264,7 @@ impl LogicalPlan {
             LogicalPlan::Union(u) => &u.schema,
             LogicalPlan::WatermarkAssigner(w) => &w.schema,
             LogicalPlan::Aggregate(a) => &a.schema,
+            LogicalPlan::WindowTableFunction(w) => &w.schema,
         }
     }
 
@@ -321,6 +350,57 @@ impl LogicalPlan {
                     input.ast_into(tree, prefix);
                     prefix.pop();
                 }
+            }
+            LogicalPlan::WindowTableFunction(w) => {
+                let mut args = vec![
+                    "TABLE(#0)".to_string(),
+                    format!("DESCRIPTOR(_UTF-16LE'{}')", w.column),
+                ];
+                args.extend(w.intervals.iter().cloned());
+                let row_type: Vec<String> = w
+                    .schema
+                    .fields
+                    .iter()
+                    .map(|f| {
+                        let mut text = calcite_type_name(&f.data_type.kind);
+                        if let Some(attribute) = f.time_attribute {
+                            text.push_str(match attribute {
+                                TimeAttribute::Rowtime => " *ROWTIME*",
+                                TimeAttribute::Proctime => " *PROCTIME*",
+                            });
+                        }
+                        // Calcite's row type of a table function leaves out NOT NULL.
+                        format!("{text} {}", f.name)
+                    })
+                    .collect();
+                tree.line(
+                    prefix,
+                    &format!(
+                        "LogicalTableFunctionScan(invocation=[{}({})], rowType=[RecordType({})])",
+                        w.function,
+                        args.join(", "),
+                        row_type.join(", ")
+                    ),
+                );
+                prefix.push(true);
+                // Calcite's TABLE argument is a project of every column of the table.
+                if matches!(w.input.as_ref(), LogicalPlan::Calc(_)) {
+                    w.input.ast_into(tree, prefix);
+                } else {
+                    let columns: Vec<String> = w
+                        .input
+                        .schema()
+                        .fields
+                        .iter()
+                        .enumerate()
+                        .map(|(i, f)| format!("{}=[${i}]", f.name))
+                        .collect();
+                    tree.line(prefix, &format!("LogicalProject({})", columns.join(", ")));
+                    prefix.push(true);
+                    w.input.ast_into(tree, prefix);
+                    prefix.pop();
+                }
+                prefix.pop();
             }
             LogicalPlan::WatermarkAssigner(w) => {
                 tree.line(

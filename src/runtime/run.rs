@@ -131,6 +131,23 @@ impl JobState {
     fn take_failure(&self) -> Option<ExecError> {
         self.failure.lock().ok().and_then(|mut f| f.take())
     }
+
+    /// Why the job stopped. A thread whose consumer's queue closed stops the job
+    /// (`Cancelled`, recording nothing) a moment before that consumer, whose work has
+    /// returned and dropped its queue, records its failure: unless the client cancelled,
+    /// wait a little for that record.
+    fn stop_reason(&self) -> ExecError {
+        let waited = std::time::Instant::now();
+        loop {
+            if let Some(e) = self.take_failure() {
+                return e;
+            }
+            if self.cancel.load(Ordering::Relaxed) || waited.elapsed() >= FAILURE_GRACE {
+                return ExecError::Cancelled;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
 }
 
 fn panic_text(panic: Box<dyn std::any::Any + Send>) -> String {
@@ -484,7 +501,7 @@ fn drive_sink(
                     }
                 }
             }
-            break Err(job.take_failure().unwrap_or(ExecError::Cancelled));
+            break Err(job.stop_reason());
         }
         let Some(rx) = queues.front() else {
             break Err(ExecError::Internal("a split stopped without ending".into()));

@@ -73,6 +73,10 @@ impl StreamGroupWindowAggregate {
                 format!("SlidingGroupWindow('w$, {time}, {size}, {slide})")
             }
             GroupWindowKind::Session { gap } => format!("SessionGroupWindow('w$, {time}, {gap})"),
+            // Only a window TVF has cumulating windows; its node prints itself.
+            GroupWindowKind::Cumulate { step, size } => {
+                format!("CumulativeGroupWindow('w$, {time}, {size}, {step})")
+            }
         };
         attributes.push(format!("window=[{window}]"));
         if !self.properties.is_empty() {

@@ -13,6 +13,8 @@ pub mod translate;
 pub mod union;
 pub mod values;
 pub mod watermark_assigner;
+pub mod window_aggregate;
+pub mod window_table_function;
 
 use calc::StreamCalc;
 use exchange::{Distribution, StreamExchange};
@@ -22,6 +24,8 @@ use table_source_scan::StreamTableSourceScan;
 use union::StreamUnion;
 use values::StreamValues;
 use watermark_assigner::StreamWatermarkAssigner;
+use window_aggregate::StreamWindowAggregate;
+use window_table_function::StreamWindowTableFunction;
 
 use super::explain::{Spelling, TreeWriter};
 use crate::plan::expr::ScalarExpr;
@@ -63,6 +67,8 @@ pub enum StreamPlan {
     Union(StreamUnion),
     Exchange(StreamExchange),
     GroupWindowAggregate(StreamGroupWindowAggregate),
+    WindowTableFunction(StreamWindowTableFunction),
+    WindowAggregate(StreamWindowAggregate),
     Sink(StreamSink),
 }
 
@@ -92,6 +98,8 @@ impl StreamPlan {
             StreamPlan::Union(n) => &n.schema,
             StreamPlan::Exchange(n) => &n.schema,
             StreamPlan::GroupWindowAggregate(n) => &n.schema,
+            StreamPlan::WindowTableFunction(n) => &n.schema,
+            StreamPlan::WindowAggregate(n) => &n.aggregate.schema,
             StreamPlan::Sink(n) => &n.schema,
         }
     }
@@ -102,7 +110,8 @@ impl StreamPlan {
     pub fn distribution(&self) -> Distribution {
         match self {
             StreamPlan::Exchange(n) => n.distribution.clone(),
-            StreamPlan::GroupWindowAggregate(n) => {
+            StreamPlan::GroupWindowAggregate(n)
+            | StreamPlan::WindowAggregate(StreamWindowAggregate { aggregate: n }) => {
                 if n.grouping.is_empty() {
                     Distribution::Single
                 } else {
@@ -113,6 +122,8 @@ impl StreamPlan {
             // A Calc may drop or move its input's key columns.
             StreamPlan::Calc(_) => Distribution::Any,
             StreamPlan::WatermarkAssigner(n) => n.input.distribution(),
+            // Rows stay where they are, but a key's rows may now be spread over windows.
+            StreamPlan::WindowTableFunction(_) => Distribution::Any,
             StreamPlan::Sink(n) => n.input.distribution(),
             StreamPlan::TableSourceScan(_) | StreamPlan::Values(_) | StreamPlan::Union(_) => {
                 Distribution::Any
@@ -132,6 +143,8 @@ impl StreamPlan {
             StreamPlan::Union(n) => n.inputs.iter().collect(),
             StreamPlan::Exchange(n) => vec![&n.input],
             StreamPlan::GroupWindowAggregate(n) => vec![&n.input],
+            StreamPlan::WindowTableFunction(n) => vec![&n.input],
+            StreamPlan::WindowAggregate(n) => vec![&n.aggregate.input],
             StreamPlan::Sink(n) => vec![&n.input],
         }
     }
@@ -147,6 +160,8 @@ impl StreamPlan {
             StreamPlan::Union(n) => n.explain(),
             StreamPlan::Exchange(n) => n.explain(),
             StreamPlan::GroupWindowAggregate(n) => n.explain(),
+            StreamPlan::WindowTableFunction(n) => n.explain(),
+            StreamPlan::WindowAggregate(n) => n.explain_global(),
             StreamPlan::Sink(n) => n.explain(),
         }
     }
@@ -193,6 +208,31 @@ impl StreamPlan {
             ));
         }
         tree.line(prefix, &line);
+        // Flink's local phase stands between the exchange and its input.
+        if let StreamPlan::WindowAggregate(w) = self
+            && let StreamPlan::Exchange(exchange) = w.aggregate.input.as_ref()
+        {
+            let with_mode = |mut line: String| {
+                if changelog_mode && line.ends_with(')') {
+                    line.pop();
+                    line.push_str(&format!(
+                        ", changelogMode=[{}])",
+                        self.changelog_mode().text()
+                    ));
+                }
+                line
+            };
+            prefix.push(true);
+            tree.line(prefix, &with_mode(exchange.explain()));
+            prefix.push(true);
+            tree.line(prefix, &with_mode(w.explain_local()));
+            prefix.push(true);
+            exchange
+                .input
+                .explain_into(tree, prefix, spelling, changelog_mode, None);
+            prefix.truncate(prefix.len() - 3);
+            return;
+        }
         let offer = match self {
             StreamPlan::Calc(calc) => calc.offered_filter(),
             _ => None,

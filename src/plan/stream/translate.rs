@@ -10,9 +10,13 @@ use super::table_source_scan::StreamTableSourceScan;
 use super::union::StreamUnion;
 use super::values::StreamValues;
 use super::watermark_assigner::StreamWatermarkAssigner;
+use super::window_aggregate::StreamWindowAggregate;
+use super::window_table_function::StreamWindowTableFunction;
 use super::{PlanError, StreamPlan};
+use crate::plan::aggregate::WindowProperty;
 use crate::plan::expr::ScalarExpr;
 use crate::plan::logical::{LogicalAggregate, LogicalCalc, LogicalPlan};
+use crate::types::Field;
 use crate::types::{DataType, Schema, TimeAttribute, TypeKind};
 
 /// The stream plan of a query.
@@ -88,7 +92,181 @@ fn convert(plan: &LogicalPlan) -> Result<StreamPlan, PlanError> {
             })
         }
         LogicalPlan::Aggregate(a) => group_window_aggregate(a)?,
+        LogicalPlan::WindowTableFunction(w) => {
+            StreamPlan::WindowTableFunction(StreamWindowTableFunction {
+                input: Box::new(convert(&w.input)?),
+                window: w.window.clone(),
+                schema: w.schema.clone(),
+            })
+        }
     })
+}
+
+/// `GROUP BY window_start, window_end [, window_time] [, keys]` right over a window TVF: a
+/// window aggregate over the TVF's input (the TVF folds into it), under a Calc putting its
+/// columns in the logical aggregate's order. `None` when the aggregate is not of that shape.
+fn window_aggregate(a: &LogicalAggregate) -> Option<Result<StreamPlan, PlanError>> {
+    if a.window.is_some() {
+        return None;
+    }
+    let LogicalPlan::Calc(below) = a.input.as_ref() else {
+        return None;
+    };
+    let LogicalPlan::WindowTableFunction(tvf) = below.input.as_ref() else {
+        return None;
+    };
+    let columns = tvf.window_columns();
+    let window_column = |e: &ScalarExpr| match e {
+        ScalarExpr::Column { index, .. } if columns.contains(index) => Some(index - columns.start),
+        _ => None,
+    };
+    // Each grouping item: a key, or a window column (0 start, 1 end, 2 time).
+    let mut keys = Vec::new();
+    let mut properties: Vec<(usize, usize)> = Vec::new();
+    for (k, &g) in a.grouping.iter().enumerate() {
+        match window_column(&below.exprs[g]) {
+            Some(w) => properties.push((k, w)),
+            None => keys.push((k, g)),
+        }
+    }
+    let has = |w: usize| properties.iter().any(|&(_, p)| p == w);
+    let unsupported = |message: &str| {
+        Some(Err(PlanError::Unsupported {
+            message: message.into(),
+            line: a.position.0,
+            column: a.position.1,
+        }))
+    };
+    if !(has(0) && has(1)) {
+        return unsupported(
+            "a GROUP BY over a window table function without both window_start and window_end is not supported yet",
+        );
+    }
+    // Window columns read anywhere but as grouping items.
+    let mut reads_window = false;
+    for (i, e) in below.exprs.iter().enumerate() {
+        if a.grouping.contains(&i) && window_column(e).is_some() {
+            continue;
+        }
+        e.for_each_column(&mut |c| reads_window |= columns.contains(&c));
+    }
+    if let Some(f) = &below.filter {
+        f.for_each_column(&mut |c| reads_window |= columns.contains(&c));
+    }
+    if reads_window {
+        return unsupported(
+            "a window aggregate reading the window columns other than as GROUP BY items is not supported yet",
+        );
+    }
+    // The Calc below, over the TVF's input, with the time column appended.
+    let input_schema = tvf.input.schema();
+    let time = tvf.window.time_column;
+    let mut new_below = below.clone();
+    new_below.input = tvf.input.clone();
+    // The window items read nothing once the TVF is folded in (pruning drops them).
+    let time_ref = ScalarExpr::Column {
+        index: time,
+        data_type: input_schema.fields[time].data_type.clone(),
+    };
+    for e in &mut new_below.exprs {
+        if window_column(e).is_some() {
+            *e = time_ref.clone();
+        }
+    }
+    new_below.exprs.push(ScalarExpr::Column {
+        index: time,
+        data_type: input_schema.fields[time].data_type.clone(),
+    });
+    new_below
+        .schema
+        .fields
+        .push(input_schema.fields[time].clone());
+    let time_below = new_below.exprs.len() - 1;
+    let mut names: Vec<String> = new_below
+        .exprs
+        .iter()
+        .enumerate()
+        .map(|(i, e)| match e {
+            ScalarExpr::Column { index, .. } => input_schema.fields[*index].name.clone(),
+            _ => format!("$f{i}"),
+        })
+        .collect();
+    let _ = &names;
+    // Computed keys keep the name the binder gave them.
+    for (i, f) in below.schema.fields.iter().enumerate() {
+        if !matches!(below.exprs[i], ScalarExpr::Column { .. }) && !f.name.starts_with("$f") {
+            names[i] = f.name.clone();
+        }
+    }
+    for (field, name) in new_below.schema.fields.iter_mut().zip(names) {
+        field.name = name;
+    }
+    let input = match convert(&LogicalPlan::Calc(new_below)) {
+        Ok(input) => input,
+        Err(e) => return Some(Err(e)),
+    };
+    let mut window = tvf.window.clone();
+    window.time_column = time_below;
+    let mut window_properties = vec![WindowProperty::Start, WindowProperty::End];
+    if has(2) {
+        window_properties.push(WindowProperty::Rowtime);
+    }
+    let mut fields: Vec<Field> = keys
+        .iter()
+        .map(|&(_, g)| input.schema().fields[g].clone())
+        .collect();
+    for call in &a.aggregates {
+        fields.push(Field::new(&call.name, call.data_type.clone()));
+    }
+    for (w, name) in ["window_start", "window_end", "window_time"]
+        .iter()
+        .enumerate()
+        .take(window_properties.len())
+    {
+        let mut field = tvf.schema.fields[columns.start + w].clone();
+        field.name = name.to_string();
+        fields.push(field);
+    }
+    let aggregate = StreamGroupWindowAggregate {
+        input: Box::new(input),
+        grouping: keys.iter().map(|&(_, g)| g).collect(),
+        window,
+        aggregates: a.aggregates.clone(),
+        properties: window_properties,
+        schema: Schema::new(fields),
+    };
+    // The logical aggregate's columns: grouping items in order, then the aggregates.
+    let first_property = keys.len() + a.aggregates.len();
+    let exprs: Vec<ScalarExpr> = (0..a.schema.len())
+        .map(|i| {
+            let index = if i < a.grouping.len() {
+                match properties.iter().find(|&&(k, _)| k == i) {
+                    Some(&(_, w)) => first_property + w,
+                    None => keys.iter().position(|&(k, _)| k == i).unwrap_or(0),
+                }
+            } else {
+                keys.len() + (i - a.grouping.len())
+            };
+            ScalarExpr::Column {
+                index,
+                data_type: aggregate.schema.fields[index].data_type.clone(),
+            }
+        })
+        .collect();
+    let mut schema = a.schema.clone();
+    for (f, e) in schema.fields.iter_mut().zip(&exprs) {
+        if let ScalarExpr::Column { index, .. } = e {
+            f.time_attribute = aggregate.schema.fields[*index].time_attribute;
+        }
+    }
+    Some(Ok(StreamPlan::Calc(StreamCalc {
+        input: Box::new(StreamPlan::WindowAggregate(StreamWindowAggregate {
+            aggregate,
+        })),
+        filter: None,
+        exprs,
+        schema,
+    })))
 }
 
 /// A HAVING over a group window aggregate with conditions on keys alone: those conditions
@@ -142,6 +320,9 @@ fn conjuncts(e: &ScalarExpr) -> Vec<ScalarExpr> {
 /// window rewrite names them (a column reference after the column, anything computed
 /// `$f<i>`). The exchange below comes with pruning, once the input's columns are settled.
 fn group_window_aggregate(a: &LogicalAggregate) -> Result<StreamPlan, PlanError> {
+    if let Some(plan) = window_aggregate(a) {
+        return plan;
+    }
     let Some(window) = &a.window else {
         return Err(PlanError::Unsupported {
             message: "GROUP BY without a group window is not supported yet".into(),
@@ -359,7 +540,32 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
         }
         StreamPlan::GroupWindowAggregate(agg) => {
             let n = agg.schema.len();
-            (prune_group_window_aggregate(agg), identity(n))
+            (
+                StreamPlan::GroupWindowAggregate(prune_group_window_aggregate(agg, true)),
+                identity(n),
+            )
+        }
+        StreamPlan::WindowAggregate(w) => {
+            let n = w.aggregate.schema.len();
+            let aggregate = prune_group_window_aggregate(w.aggregate, false);
+            (
+                StreamPlan::WindowAggregate(StreamWindowAggregate { aggregate }),
+                identity(n),
+            )
+        }
+        StreamPlan::WindowTableFunction(mut w) => {
+            let width = w.input.schema().len();
+            let mut used: Vec<bool> = needed[..width].to_vec();
+            used[w.window.time_column] = true;
+            let (input, remap) = prune(*w.input, &used);
+            w.window.time_column = remap[w.window.time_column].unwrap_or(w.window.time_column);
+            let mut fields = input.schema().fields.clone();
+            fields.extend(w.schema.fields[width..].iter().cloned());
+            let mut remap = remap;
+            remap.extend((0..3).map(|i| Some(input.schema().len() + i)));
+            w.schema = Schema::new(fields);
+            w.input = Box::new(input);
+            (StreamPlan::WindowTableFunction(w), remap)
         }
         StreamPlan::Sink(mut sink) => {
             let all = vec![true; sink.input.schema().len()];
@@ -375,7 +581,12 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
 /// column. The input then settles as Flink's rules leave it: a Calc over a scan that can
 /// project hands the scan the columns in the order it reads them, and a Calc that only
 /// reorders all its input's columns goes (the aggregate reads them by name).
-fn prune_group_window_aggregate(mut agg: StreamGroupWindowAggregate) -> StreamPlan {
+/// `settle`: as a legacy group window's input settles (a window TVF's aggregate keeps the
+/// Calc that orders its input's columns, as Flink's plan does).
+fn prune_group_window_aggregate(
+    mut agg: StreamGroupWindowAggregate,
+    settle: bool,
+) -> StreamGroupWindowAggregate {
     let mut used = vec![false; agg.input.schema().len()];
     for &k in &agg.grouping {
         used[k] = true;
@@ -402,7 +613,12 @@ fn prune_group_window_aggregate(mut agg: StreamGroupWindowAggregate) -> StreamPl
         };
         input = *calc.input;
     }
-    let (input, moved) = settle_below_aggregate(input);
+    let (input, moved) = if settle {
+        settle_below_aggregate(input)
+    } else {
+        let n = input.schema().len();
+        (input, (0..n).collect())
+    };
     let at = |i: usize| moved[remap[i].unwrap_or(i)];
     for k in &mut agg.grouping {
         *k = at(*k);
@@ -427,7 +643,7 @@ fn prune_group_window_aggregate(mut agg: StreamGroupWindowAggregate) -> StreamPl
         input: Box::new(input),
         distribution,
     }));
-    StreamPlan::GroupWindowAggregate(agg)
+    agg
 }
 
 /// The input of an aggregate as Flink's rules leave it, and where each of its columns went.

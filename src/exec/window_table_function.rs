@@ -1,0 +1,127 @@
+//! `WindowTableFunctionOperator`: a windowing TVF on its own, as Flink's
+//! `WindowTableFunctionOperator` runs it. Each input row comes out once per window holding
+//! its rowtime (`window_assigner`), in Flink's order, with `window_start` and `window_end`
+//! (wall clock in the session zone for a TIMESTAMP_LTZ time column) and `window_time` (the
+//! UTC instant of end − 1 ms for LTZ, end − 1 ms otherwise) appended. Stateless: nothing is
+//! dropped, watermarks pass through.
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::TimestampNanosecondType;
+use arrow_array::{Array, ArrayRef, PrimitiveArray, UInt32Array};
+use arrow_schema::SchemaRef;
+use arrow_select::take::take;
+
+use super::chunk::{RowKind, StreamChunk, batch_with_rows};
+use super::operator::{ExecError, Operator, Output};
+use super::window_assigner::assign_windows;
+use crate::plan::aggregate::GroupWindow;
+use crate::types::TypeKind;
+use crate::types::time::SessionZone;
+
+const NANOS_PER_MILLI: i64 = 1_000_000;
+
+pub struct WindowTableFunctionOperator {
+    window: GroupWindow,
+    output: SchemaRef,
+    /// The zone windows are aligned in; `None` on TIMESTAMP or in UTC.
+    zone: Option<SessionZone>,
+    windows: Vec<(i64, i64)>,
+}
+
+impl WindowTableFunctionOperator {
+    /// Windows of `window` over batches whose columns are `output`'s but the last three.
+    pub fn new(window: GroupWindow, output: SchemaRef, zone: SessionZone) -> Self {
+        let shifted =
+            matches!(window.time_type.kind, TypeKind::TimestampLtz(_)) && zone.name() != "UTC";
+        WindowTableFunctionOperator {
+            window,
+            output,
+            zone: shifted.then_some(zone),
+            windows: Vec::new(),
+        }
+    }
+
+    fn to_window_time(&self, millis: i64) -> i64 {
+        match &self.zone {
+            None => millis,
+            Some(z) => millis.saturating_add(z.offset_seconds_at(millis.div_euclid(1000)) * 1000),
+        }
+    }
+
+    /// The UTC instant of a wall-clock time (an instant in a gap moves forward by it).
+    fn to_instant(&self, local: i64) -> i64 {
+        match &self.zone {
+            None => local,
+            Some(z) => z
+                .from_local(local.saturating_mul(NANOS_PER_MILLI))
+                .div_euclid(NANOS_PER_MILLI),
+        }
+    }
+}
+
+impl Operator for WindowTableFunctionOperator {
+    fn process(
+        &mut self,
+        _input: usize,
+        chunk: StreamChunk,
+        out: &mut dyn Output,
+    ) -> Result<(), ExecError> {
+        if let Some(kinds) = &chunk.kinds
+            && kinds.iter().any(|k| *k != RowKind::Insert)
+        {
+            return Err(ExecError::Internal(
+                "a window table function takes inserts only".into(),
+            ));
+        }
+        let batch = &chunk.batch;
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        let column = batch.column(self.window.time_column);
+        if column.null_count() > 0 {
+            return Err(ExecError::Source(
+                "RowTime field should not be null, please convert it to a non-null long value."
+                    .into(),
+            ));
+        }
+        let times = column
+            .as_primitive_opt::<TimestampNanosecondType>()
+            .ok_or_else(|| ExecError::Internal("the time attribute is not a timestamp".into()))?;
+        let mut rows = Vec::new();
+        let (mut starts, mut ends, mut window_times) = (Vec::new(), Vec::new(), Vec::new());
+        for row in 0..batch.num_rows() {
+            let ts = self.to_window_time(times.value(row).div_euclid(NANOS_PER_MILLI));
+            self.windows.clear();
+            assign_windows(self.window.kind, self.window.offset, ts, &mut self.windows);
+            for &(start, end) in &self.windows {
+                rows.push(row as u32);
+                starts.push(start.saturating_mul(NANOS_PER_MILLI));
+                ends.push(end.saturating_mul(NANOS_PER_MILLI));
+                window_times.push(self.to_instant(end - 1).saturating_mul(NANOS_PER_MILLI));
+            }
+        }
+        let indices = UInt32Array::from(rows);
+        let mut columns: Vec<ArrayRef> = batch
+            .columns()
+            .iter()
+            .map(|c| take(c.as_ref(), &indices, None))
+            .collect::<Result<_, _>>()
+            .map_err(|e| ExecError::Internal(e.to_string()))?;
+        let width = columns.len();
+        for (i, values) in [starts, ends, window_times].into_iter().enumerate() {
+            let field = self.output.field(width + i);
+            columns.push(Arc::new(
+                PrimitiveArray::<TimestampNanosecondType>::from(values)
+                    .with_data_type(field.data_type().clone()),
+            ));
+        }
+        let rows = indices.len();
+        out.emit(StreamChunk::inserts(batch_with_rows(
+            self.output.clone(),
+            columns,
+            rows,
+        )?))
+    }
+}

@@ -1,0 +1,128 @@
+//! `WindowAggregate`: `GROUP BY window_start, window_end [, keys]` over a windowing TVF.
+//! The TVF is folded into the aggregate (its input arrives through an exchange on the keys,
+//! all to one instance without keys); it emits one row per key and window when the window
+//! fires: the keys, the aggregates, then `window_start`, `window_end` and, when grouped by,
+//! `window_time`. It computes what a group window aggregate computes and runs on the same
+//! operator (`exec/group_window_aggregate.rs`).
+//!
+//! Flink plans it in two phases, a `LocalWindowAggregate` of slice accumulators below the
+//! exchange and a `GlobalWindowAggregate` merging them above; EXPLAIN prints both, as Flink
+//! does, but the job runs one phase after the exchange.
+
+use super::group_window_aggregate::StreamGroupWindowAggregate;
+use super::window_table_function::window_text;
+use crate::plan::aggregate::{AggregateCall, AggregateFunction, WindowProperty};
+
+#[derive(Debug, Clone)]
+pub struct StreamWindowAggregate {
+    /// The keys, window, aggregates and properties (`Start`, `End`, then `Rowtime` for
+    /// `window_time`), over the TVF's input; the schema names the properties `window_start`,
+    /// `window_end`, `window_time`.
+    pub aggregate: StreamGroupWindowAggregate,
+}
+
+/// The names of an aggregate's accumulator fields in Flink's local phase (`count1$0`,
+/// `sum$1`, AVG's `sum$2, count$2`).
+fn accumulators(call: &AggregateCall, j: usize) -> Vec<String> {
+    let names: &[&str] = match call.function {
+        AggregateFunction::Count if call.args.is_empty() => &["count1"],
+        AggregateFunction::Count => &["count"],
+        AggregateFunction::Sum => &["sum"],
+        AggregateFunction::Min => &["min"],
+        AggregateFunction::Max => &["max"],
+        AggregateFunction::Avg => &["sum", "count"],
+    };
+    names.iter().map(|n| format!("{n}${j}")).collect()
+}
+
+impl StreamWindowAggregate {
+    fn column(&self, i: usize) -> String {
+        let input = &self.aggregate.input.schema().fields;
+        match input.get(i) {
+            Some(f) => f.name.clone(),
+            None => format!("$f{i}"),
+        }
+    }
+
+    fn group_by(&self) -> Option<String> {
+        let a = &self.aggregate;
+        (!a.grouping.is_empty()).then(|| {
+            let keys: Vec<String> = a.grouping.iter().map(|&k| self.column(k)).collect();
+            format!("groupBy=[{}]", keys.join(", "))
+        })
+    }
+
+    /// `GlobalWindowAggregate(groupBy=[name], window=[TUMBLE(slice_end=[$slice_end], size=[10
+    /// s])], select=[name, COUNT(count1$0) AS c, start('w$) AS window_start, …])`.
+    pub fn explain_global(&self) -> String {
+        let a = &self.aggregate;
+        let mut attributes: Vec<String> = self.group_by().into_iter().collect();
+        attributes.push(format!(
+            "window=[{}]",
+            window_text(&a.window, "slice_end=[$slice_end]")
+        ));
+        let mut select: Vec<String> = a.grouping.iter().map(|&k| self.column(k)).collect();
+        for (j, call) in a.aggregates.iter().enumerate() {
+            let accumulators = accumulators(call, j);
+            let args = if accumulators.len() == 1 {
+                accumulators[0].clone()
+            } else {
+                format!("({})", accumulators.join(", "))
+            };
+            select.push(format!("{}({args}) AS {}", call.function.name(), call.name));
+        }
+        let first_property = a.grouping.len() + a.aggregates.len();
+        for (i, &p) in a.properties.iter().enumerate() {
+            let function = match p {
+                WindowProperty::Start => "start",
+                WindowProperty::End => "end",
+                WindowProperty::Rowtime => "rowtime",
+                WindowProperty::Proctime => "proctime",
+            };
+            let name = &a.schema.fields[first_property + i].name;
+            select.push(format!("{function}('w$) AS {name}"));
+        }
+        attributes.push(format!("select=[{}]", select.join(", ")));
+        format!("GlobalWindowAggregate({})", attributes.join(", "))
+    }
+
+    /// `LocalWindowAggregate(groupBy=[name], window=[TUMBLE(time_col=[ts], size=[10 s])],
+    /// select=[name, COUNT(*) AS count1$0, slice_end('w$) AS $slice_end])`, the line EXPLAIN
+    /// prints below the exchange.
+    pub fn explain_local(&self) -> String {
+        let a = &self.aggregate;
+        let mut attributes: Vec<String> = self.group_by().into_iter().collect();
+        let time = self.column(a.window.time_column);
+        attributes.push(format!(
+            "window=[{}]",
+            window_text(&a.window, &format!("time_col=[{time}]"))
+        ));
+        let mut select: Vec<String> = a.grouping.iter().map(|&k| self.column(k)).collect();
+        for (j, call) in a.aggregates.iter().enumerate() {
+            let args = if call.args.is_empty() {
+                "*".to_string()
+            } else {
+                let args: Vec<String> = call.args.iter().map(|&i| self.column(i)).collect();
+                args.join(", ")
+            };
+            let filter = call
+                .filter
+                .map(|f| format!(" FILTER {}", self.column(f)))
+                .unwrap_or_default();
+            let distinct = if call.distinct { "DISTINCT " } else { "" };
+            let accumulators = accumulators(call, j);
+            let name = if accumulators.len() == 1 {
+                accumulators[0].clone()
+            } else {
+                format!("({})", accumulators.join(", "))
+            };
+            select.push(format!(
+                "{}({distinct}{args}){filter} AS {name}",
+                call.function.name()
+            ));
+        }
+        select.push("slice_end('w$) AS $slice_end".to_string());
+        attributes.push(format!("select=[{}]", select.join(", ")));
+        format!("LocalWindowAggregate({})", attributes.join(", "))
+    }
+}
