@@ -44,12 +44,24 @@ pub enum PlanError {
         line: u64,
         column: u64,
     },
+    /// Refused as Flink's planner refuses it (a TableException), at the construct.
+    #[error("{message}")]
+    Refused {
+        message: String,
+        line: u64,
+        column: u64,
+    },
 }
 
 impl From<PlanError> for SqlError {
     fn from(e: PlanError) -> Self {
         match e {
             PlanError::Unsupported {
+                message,
+                line,
+                column,
+            }
+            | PlanError::Refused {
                 message,
                 line,
                 column,

@@ -13,6 +13,7 @@ use super::watermark_assigner::StreamWatermarkAssigner;
 use super::window_aggregate::StreamWindowAggregate;
 use super::window_table_function::StreamWindowTableFunction;
 use super::{PlanError, StreamPlan};
+use crate::plan::aggregate::GroupWindowKind;
 use crate::plan::aggregate::WindowProperty;
 use crate::plan::expr::ScalarExpr;
 use crate::plan::logical::{LogicalAggregate, LogicalCalc, LogicalPlan};
@@ -157,6 +158,17 @@ fn window_aggregate(a: &LogicalAggregate) -> Option<Result<StreamPlan, PlanError
         return unsupported(
             "a window aggregate reading the window columns other than as GROUP BY items is not supported yet",
         );
+    }
+    if let GroupWindowKind::Hop { slide, size } = tvf.window.kind
+        && size % slide != 0
+    {
+        return Some(Err(PlanError::Refused {
+            message: format!(
+                "HOP table function based aggregate requires size must be an integral multiple of slide, but got size {size} ms and slide {slide} ms"
+            ),
+            line: a.position.0,
+            column: a.position.1,
+        }));
     }
     // The Calc below, over the TVF's input, with the time column appended.
     let input_schema = tvf.input.schema();
