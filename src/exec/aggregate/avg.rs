@@ -10,14 +10,11 @@ use std::sync::Arc;
 use arrow_array::types::{
     Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type,
 };
-use arrow_array::{Array, ArrayRef, ArrowPrimitiveType, PrimitiveArray, RecordBatch};
+use arrow_array::{ArrayRef, ArrowPrimitiveType, PrimitiveArray, RecordBatch};
 use arrow_buffer::ArrowNativeType;
 use arrow_schema::DataType as ArrowType;
 
-use super::{
-    GroupsAccumulator, StateReader, filter_column, grow, nulls_of, passes, primitive_column,
-    put_i64, put_i128,
-};
+use super::{GroupsAccumulator, StateReader, for_each_value, grow, nulls_of, put_i64, put_i128};
 use crate::exec::operator::ExecError;
 use crate::types::decimal::pow10_saturating;
 
@@ -85,18 +82,11 @@ impl<T: ArrowPrimitiveType> GroupsAccumulator for IntegerAvgAccumulator<T> {
         rows: &[u32],
         slots: &[u32],
     ) -> Result<(), ExecError> {
-        let filter = filter_column(batch, self.filter)?;
-        let values = primitive_column::<T>(batch, self.column)?;
-        let raw = values.values();
-        for (&row, &slot) in rows.iter().zip(slots) {
-            let (row, slot) = (row as usize, slot as usize);
-            if passes(filter, row) && values.is_valid(row) {
-                let x = raw[row].to_i64().unwrap_or_default();
-                self.sums[slot] = self.sums[slot].wrapping_add(x);
-                self.counts[slot] += 1;
-            }
-        }
-        Ok(())
+        for_each_value::<T>(batch, self.column, self.filter, rows, slots, |slot, x| {
+            let x = x.to_i64().unwrap_or_default();
+            self.sums[slot] = self.sums[slot].wrapping_add(x);
+            self.counts[slot] += 1;
+        })
     }
 
     fn merge(&mut self, into: u32, from: u32) {
@@ -200,17 +190,10 @@ where
         rows: &[u32],
         slots: &[u32],
     ) -> Result<(), ExecError> {
-        let filter = filter_column(batch, self.filter)?;
-        let values = primitive_column::<T>(batch, self.column)?;
-        let raw = values.values();
-        for (&row, &slot) in rows.iter().zip(slots) {
-            let (row, slot) = (row as usize, slot as usize);
-            if passes(filter, row) && values.is_valid(row) {
-                self.sums[slot] += raw[row].widen();
-                self.counts[slot] += 1;
-            }
-        }
-        Ok(())
+        for_each_value::<T>(batch, self.column, self.filter, rows, slots, |slot, x| {
+            self.sums[slot] += x.widen();
+            self.counts[slot] += 1;
+        })
     }
 
     fn merge(&mut self, into: u32, from: u32) {
@@ -309,17 +292,10 @@ impl GroupsAccumulator for DecimalAvgAccumulator {
         rows: &[u32],
         slots: &[u32],
     ) -> Result<(), ExecError> {
-        let filter = filter_column(batch, self.filter)?;
-        let values = primitive_column::<Decimal128Type>(batch, self.column)?;
-        let raw = values.values();
-        for (&row, &slot) in rows.iter().zip(slots) {
-            let (row, slot) = (row as usize, slot as usize);
-            if passes(filter, row) && values.is_valid(row) {
-                self.add(slot, Some(raw[row]));
-                self.counts[slot] += 1;
-            }
-        }
-        Ok(())
+        for_each_value::<Decimal128Type>(batch, self.column, self.filter, rows, slots, |slot, x| {
+            self.add(slot, Some(x));
+            self.counts[slot] += 1;
+        })
     }
 
     fn merge(&mut self, into: u32, from: u32) {

@@ -14,7 +14,7 @@ use arrow_array::{
 use arrow_schema::DataType as ArrowType;
 
 use super::{
-    GroupsAccumulator, StateReader, filter_column, grow, nulls_of, passes, primitive_column,
+    GroupsAccumulator, StateReader, filter_column, for_each_value, grow, nulls_of, passes,
     put_bytes, put_native,
 };
 use crate::exec::operator::ExecError;
@@ -67,16 +67,9 @@ impl<T: ArrowPrimitiveType, const MAX: bool> GroupsAccumulator for PrimitiveMinM
         rows: &[u32],
         slots: &[u32],
     ) -> Result<(), ExecError> {
-        let filter = filter_column(batch, self.filter)?;
-        let values = primitive_column::<T>(batch, self.column)?;
-        let raw = values.values();
-        for (&row, &slot) in rows.iter().zip(slots) {
-            let row = row as usize;
-            if passes(filter, row) && values.is_valid(row) {
-                self.offer(slot as usize, raw[row]);
-            }
-        }
-        Ok(())
+        for_each_value::<T>(batch, self.column, self.filter, rows, slots, |slot, x| {
+            self.offer(slot, x);
+        })
     }
 
     fn merge(&mut self, into: u32, from: u32) {

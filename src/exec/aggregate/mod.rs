@@ -236,6 +236,30 @@ pub(crate) fn passes(filter: Option<&BooleanArray>, row: usize) -> bool {
     filter.is_none_or(|f| f.is_valid(row) && f.value(row))
 }
 
+/// Calls `f(slot, value)` for every (row, slot) pair whose row the call's FILTER lets
+/// through and whose argument (primitive column `column`) is not NULL: the walk every
+/// single-argument accumulator makes, its columns resolved once per batch.
+#[inline]
+pub(crate) fn for_each_value<T: arrow_array::ArrowPrimitiveType>(
+    batch: &RecordBatch,
+    column: usize,
+    filter: Option<usize>,
+    rows: &[u32],
+    slots: &[u32],
+    mut f: impl FnMut(usize, T::Native),
+) -> Result<(), ExecError> {
+    let filter = filter_column(batch, filter)?;
+    let values = primitive_column::<T>(batch, column)?;
+    let raw = values.values();
+    for (&row, &slot) in rows.iter().zip(slots) {
+        let row = row as usize;
+        if passes(filter, row) && values.is_valid(row) {
+            f(slot as usize, raw[row]);
+        }
+    }
+    Ok(())
+}
+
 /// Column `column` of `batch` as primitive `T`, resolved once per batch.
 pub(crate) fn primitive_column<T: arrow_array::ArrowPrimitiveType>(
     batch: &RecordBatch,

@@ -8,13 +8,10 @@ use std::sync::Arc;
 
 use arrow_array::ArrowNativeTypeOp;
 use arrow_array::types::Decimal128Type;
-use arrow_array::{Array, ArrayRef, ArrowPrimitiveType, PrimitiveArray, RecordBatch};
+use arrow_array::{ArrayRef, ArrowPrimitiveType, PrimitiveArray, RecordBatch};
 use arrow_schema::DataType as ArrowType;
 
-use super::{
-    GroupsAccumulator, StateReader, filter_column, grow, nulls_of, passes, primitive_column,
-    put_i128, put_native,
-};
+use super::{GroupsAccumulator, StateReader, for_each_value, grow, nulls_of, put_i128, put_native};
 use crate::exec::operator::ExecError;
 use crate::types::decimal::pow10_saturating;
 
@@ -49,17 +46,10 @@ impl<T: ArrowPrimitiveType> GroupsAccumulator for SumAccumulator<T> {
         rows: &[u32],
         slots: &[u32],
     ) -> Result<(), ExecError> {
-        let filter = filter_column(batch, self.filter)?;
-        let values = primitive_column::<T>(batch, self.column)?;
-        let raw = values.values();
-        for (&row, &slot) in rows.iter().zip(slots) {
-            let (row, slot) = (row as usize, slot as usize);
-            if passes(filter, row) && values.is_valid(row) {
-                self.sums[slot] = self.sums[slot].add_wrapping(raw[row]);
-                self.seen[slot] = true;
-            }
-        }
-        Ok(())
+        for_each_value::<T>(batch, self.column, self.filter, rows, slots, |slot, x| {
+            self.sums[slot] = self.sums[slot].add_wrapping(x);
+            self.seen[slot] = true;
+        })
     }
 
     fn merge(&mut self, into: u32, from: u32) {
@@ -149,16 +139,9 @@ impl GroupsAccumulator for DecimalSumAccumulator {
         rows: &[u32],
         slots: &[u32],
     ) -> Result<(), ExecError> {
-        let filter = filter_column(batch, self.filter)?;
-        let values = primitive_column::<Decimal128Type>(batch, self.column)?;
-        let raw = values.values();
-        for (&row, &slot) in rows.iter().zip(slots) {
-            let row = row as usize;
-            if passes(filter, row) && values.is_valid(row) {
-                self.add(slot as usize, raw[row]);
-            }
-        }
-        Ok(())
+        for_each_value::<Decimal128Type>(batch, self.column, self.filter, rows, slots, |slot, x| {
+            self.add(slot, x);
+        })
     }
 
     fn merge(&mut self, into: u32, from: u32) {
