@@ -51,11 +51,11 @@ impl Chain {
         chunk: StreamChunk,
         out: &mut dyn Output,
     ) -> Result<(), ExecError> {
-        push_chunk(&mut self.operators, input, chunk, out)
+        push(&mut self.operators, input, Emitted::Chunk(chunk), out)
     }
 
     pub fn on_watermark(&mut self, watermark: i64, out: &mut dyn Output) -> Result<(), ExecError> {
-        push_watermark(&mut self.operators, watermark, out)
+        push(&mut self.operators, 0, Emitted::Watermark(watermark), out)
     }
 
     pub fn on_watermark_status(
@@ -63,7 +63,7 @@ impl Chain {
         status: WatermarkStatus,
         out: &mut dyn Output,
     ) -> Result<(), ExecError> {
-        push_status(&mut self.operators, status, out)
+        push(&mut self.operators, 0, Emitted::Status(status), out)
     }
 
     /// The earliest processing time any operator of the chain waits for.
@@ -76,15 +76,12 @@ impl Chain {
 
     /// Calls every operator whose processing time has come, first to last.
     pub fn on_processing_time(&mut self, now: i64, out: &mut dyn Output) -> Result<(), ExecError> {
-        for i in 0..self.operators.len() {
-            let (head, rest) = self.operators.split_at_mut(i + 1);
-            if head[i].next_processing_time().is_some_and(|t| t <= now) {
-                let mut collected = Collected::default();
-                head[i].on_processing_time(now, &mut collected)?;
-                forward(rest, collected, out)?;
+        self.each_in_turn(out, |op, collected| {
+            if op.next_processing_time().is_some_and(|t| t <= now) {
+                op.on_processing_time(now, collected)?;
             }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     /// The chain's source was busy until now (see `Operator::on_input_active`).
@@ -110,57 +107,62 @@ impl Chain {
     /// The input has ended: each operator finishes in turn, what it emits passing through
     /// the rest.
     pub fn finish(&mut self, out: &mut dyn Output) -> Result<(), ExecError> {
+        self.each_in_turn(out, |op, collected| op.finish(collected))
+    }
+
+    /// Runs `step` on each operator, first to last, what it emits passing through the rest.
+    fn each_in_turn(
+        &mut self,
+        out: &mut dyn Output,
+        mut step: impl FnMut(&mut dyn Operator, &mut dyn Output) -> Result<(), ExecError>,
+    ) -> Result<(), ExecError> {
         for i in 0..self.operators.len() {
             let (head, rest) = self.operators.split_at_mut(i + 1);
             let mut collected = Collected::default();
-            head[i].finish(&mut collected)?;
+            step(head[i].as_mut(), &mut collected)?;
             forward(rest, collected, out)?;
         }
         Ok(())
     }
 }
 
-fn push_chunk(
+impl Emitted {
+    /// Hands the element to the end of the chain.
+    fn emit_to(self, out: &mut dyn Output) -> Result<(), ExecError> {
+        match self {
+            Emitted::Chunk(c) => out.emit(c),
+            Emitted::Watermark(w) => out.emit_watermark(w),
+            Emitted::Status(s) => out.emit_watermark_status(s),
+        }
+    }
+
+    /// Hands the element to `op` (a chunk as from input `input`).
+    fn apply_to(
+        self,
+        op: &mut dyn Operator,
+        input: usize,
+        out: &mut dyn Output,
+    ) -> Result<(), ExecError> {
+        match self {
+            Emitted::Chunk(c) => op.process(input, c, out),
+            Emitted::Watermark(w) => op.on_watermark(w, out),
+            Emitted::Status(s) => op.on_watermark_status(s, out),
+        }
+    }
+}
+
+/// Passes an element through `operators` in order, what each emits going to the next.
+fn push(
     operators: &mut [Box<dyn Operator>],
     input: usize,
-    chunk: StreamChunk,
+    item: Emitted,
     out: &mut dyn Output,
 ) -> Result<(), ExecError> {
     match operators.split_first_mut() {
-        None => out.emit(chunk),
+        None => item.emit_to(out),
         Some((first, rest)) => {
             let mut collected = Collected::default();
-            first.process(input, chunk, &mut collected)?;
-            forward(rest, collected, out)
-        }
-    }
-}
-
-fn push_watermark(
-    operators: &mut [Box<dyn Operator>],
-    watermark: i64,
-    out: &mut dyn Output,
-) -> Result<(), ExecError> {
-    match operators.split_first_mut() {
-        None => out.emit_watermark(watermark),
-        Some((first, rest)) => {
-            let mut collected = Collected::default();
-            first.on_watermark(watermark, &mut collected)?;
-            forward(rest, collected, out)
-        }
-    }
-}
-
-fn push_status(
-    operators: &mut [Box<dyn Operator>],
-    status: WatermarkStatus,
-    out: &mut dyn Output,
-) -> Result<(), ExecError> {
-    match operators.split_first_mut() {
-        None => out.emit_watermark_status(status),
-        Some((first, rest)) => {
-            let mut collected = Collected::default();
-            first.on_watermark_status(status, &mut collected)?;
+            item.apply_to(first.as_mut(), input, &mut collected)?;
             forward(rest, collected, out)
         }
     }
@@ -174,11 +176,7 @@ fn forward(
     out: &mut dyn Output,
 ) -> Result<(), ExecError> {
     for emitted in collected.0 {
-        match emitted {
-            Emitted::Chunk(c) => push_chunk(rest, 0, c, out)?,
-            Emitted::Watermark(w) => push_watermark(rest, w, out)?,
-            Emitted::Status(s) => push_status(rest, s, out)?,
-        }
+        push(rest, 0, emitted, out)?;
     }
     Ok(())
 }

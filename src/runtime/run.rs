@@ -213,12 +213,7 @@ fn run_split(
             // but a paused split is not idle).
             std::thread::sleep(Duration::from_millis(ms.clamp(1, 50) as u64));
             chain.on_input_active();
-            if let Some(at) = chain.next_processing_time() {
-                let now = ctx.now_millis();
-                if at <= now {
-                    chain.on_processing_time(now, &mut out)?;
-                }
-            }
+            chain.on_processing_time(ctx.now_millis(), &mut out)?;
             continue;
         }
         match pipeline.split.next()? {
@@ -234,12 +229,8 @@ fn run_split(
                 return out.end();
             }
         }
-        if let Some(at) = chain.next_processing_time() {
-            let now = ctx.now_millis();
-            if at <= now {
-                chain.on_processing_time(now, &mut out)?;
-            }
-        }
+        // Operators whose processing time has come (the chain calls only those).
+        chain.on_processing_time(ctx.now_millis(), &mut out)?;
     }
     Err(ExecError::Cancelled)
 }
