@@ -599,47 +599,9 @@ impl<'a> Binder<'a> {
         let mut millis = Vec::new();
         let mut bound_args = vec![time.clone()];
         for arg in &args[1..] {
-            let bound = self.bind_expr(arg, scope)?;
-            match (&bound, arg) {
-                (
-                    ScalarExpr::Literal {
-                        value: Value::IntervalMillis(ms),
-                        ..
-                    },
-                    Expr::Interval(interval),
-                ) => {
-                    let unit = |f: &Option<ast::DateTimeField>| {
-                        f.as_ref()
-                            .map(|f| f.to_string().trim_end_matches('S').to_string())
-                    };
-                    let qualifier =
-                        match (unit(&interval.leading_field), unit(&interval.last_field)) {
-                            (Some(leading), Some(last)) => format!("{leading} TO {last}"),
-                            (Some(leading), None) => leading,
-                            _ => "SECOND".to_string(),
-                        };
-                    intervals.push(format!("{ms}:INTERVAL {qualifier}"));
-                    millis.push(*ms);
-                }
-                (
-                    ScalarExpr::Literal {
-                        value: Value::IntervalMonths(_),
-                        ..
-                    },
-                    _,
-                ) => {
-                    return Err(error(
-                        arg.span(),
-                        "Window aggregate only support SECOND, MINUTE, HOUR, DAY as the time unit. MONTH and YEAR time unit are not supported yet.",
-                    ));
-                }
-                _ => {
-                    return Err(error(
-                        arg.span(),
-                        format!("the size of a {function} window must be an interval literal"),
-                    ));
-                }
-            }
+            let (ms, text, bound) = self.interval_argument(arg, scope, function)?;
+            intervals.push(text);
+            millis.push(ms);
             bound_args.push(bound);
         }
         let attribute = match &time {
@@ -1330,7 +1292,7 @@ impl<'a> Binder<'a> {
         let mut millis = Vec::new();
         let mut intervals = Vec::new();
         for e in given[2..].iter().flatten() {
-            let (ms, text) = self.interval_argument(e, &scope, function)?;
+            let (ms, text, _) = self.interval_argument(e, &scope, function)?;
             millis.push(ms);
             intervals.push(text);
         }
@@ -1420,14 +1382,15 @@ impl<'a> Binder<'a> {
         ))
     }
 
-    /// An interval literal argument of a window function: its milliseconds and its text in
-    /// the abstract syntax tree (`5000:INTERVAL SECOND`).
+    /// An interval literal argument of a window function (a group window or a windowing
+    /// TVF): its milliseconds, its text in the abstract syntax tree (`5000:INTERVAL SECOND`),
+    /// and the bound literal.
     fn interval_argument(
         &mut self,
         arg: &Expr,
         scope: &[ScopeColumn],
         function: &str,
-    ) -> Result<(i64, String), SqlError> {
+    ) -> Result<(i64, String, ScalarExpr), SqlError> {
         let bound = self.bind_expr(arg, scope)?;
         match (&bound, arg) {
             (
@@ -1446,7 +1409,8 @@ impl<'a> Binder<'a> {
                     (Some(leading), None) => leading,
                     _ => "SECOND".to_string(),
                 };
-                Ok((*ms, format!("{ms}:INTERVAL {qualifier}")))
+                let text = format!("{ms}:INTERVAL {qualifier}");
+                Ok((*ms, text, bound.clone()))
             }
             (
                 ScalarExpr::Literal {
