@@ -50,11 +50,12 @@ use super::chunk::{RowKind, StreamChunk, batch_with_rows};
 use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::KeyEncoder;
 use super::state::key_group::{KeyGroupRange, key_group_of};
+use super::window_assigner::WindowClock;
 use super::window_assigner::assign_windows;
 use crate::clock::Clock;
 use crate::plan::aggregate::{AggregateCall, GroupWindow, GroupWindowKind, WindowProperty};
+use crate::types::TimeAttribute;
 use crate::types::time::SessionZone;
-use crate::types::{TimeAttribute, TypeKind};
 
 const NANOS_PER_MILLI: i64 = 1_000_000;
 const MILLIS_PER_HOUR: i64 = 3_600_000;
@@ -80,8 +81,8 @@ pub struct GroupWindowAggregateOperator {
     window: GroupWindow,
     properties: Vec<WindowProperty>,
     output: SchemaRef,
-    /// The zone windows are aligned in; `None` on TIMESTAMP or in UTC (no shift).
-    zone: Option<SessionZone>,
+    /// The clock windows are laid out on (the session zone's wall clock for LTZ).
+    window_clock: WindowClock,
     /// Whether the zone observes daylight saving time (Java's `TimeZone.useDaylightTime`):
     /// Flink corrects trigger times around transitions only then.
     daylight_time: bool,
@@ -140,9 +141,7 @@ impl GroupWindowAggregateOperator {
             .iter()
             .map(|call| create_accumulator(call, input))
             .collect::<Result<_, _>>()?;
-        // Flink shifts unless the zone is UTC itself; a zone of offset 0 shifts by nothing.
-        let shifted =
-            matches!(window.time_type.kind, TypeKind::TimestampLtz(_)) && zone.name() != "UTC";
+        let window_clock = WindowClock::new(&window.time_type, zone);
         let encoder = (!grouping.is_empty())
             .then(|| KeyEncoder::new(input, grouping))
             .transpose()?;
@@ -151,8 +150,8 @@ impl GroupWindowAggregateOperator {
             window,
             properties,
             output,
-            daylight_time: shifted,
-            zone: shifted.then_some(zone),
+            daylight_time: window_clock.zone().is_some(),
+            window_clock,
             encoder,
             accumulators,
             max_parallelism: ctx.max_parallelism,
@@ -179,25 +178,6 @@ impl GroupWindowAggregateOperator {
         self.window.time_attribute == TimeAttribute::Rowtime
     }
 
-    /// A UTC instant as the window clock shows it (wall clock for LTZ).
-    fn to_window_time(&self, millis: i64) -> i64 {
-        match &self.zone {
-            None => millis,
-            Some(z) => millis.saturating_add(z.offset_seconds_at(millis.div_euclid(1000)) * 1000),
-        }
-    }
-
-    /// The UTC instant of a wall-clock time (java.time's `atZone`: a time in a gap moves
-    /// forward by the gap, a repeated time takes the earlier offset).
-    fn to_instant(&self, local: i64) -> i64 {
-        match &self.zone {
-            None => local,
-            Some(z) => z
-                .from_local(local.saturating_mul(NANOS_PER_MILLI))
-                .div_euclid(NANOS_PER_MILLI),
-        }
-    }
-
     /// When a window ending at `end` fires: Flink's `toEpochMillsForTimer(end - 1)`.
     fn trigger_time(&self, end: i64) -> i64 {
         let (last_end, last) = self.last_trigger.get();
@@ -211,11 +191,11 @@ impl GroupWindowAggregateOperator {
 
     fn compute_trigger_time(&self, end: i64) -> i64 {
         let local = end - 1;
-        let t1 = self.to_instant(local);
-        if self.zone.is_none() || !self.daylight_time {
+        let t1 = self.window_clock.to_instant(local);
+        if self.window_clock.zone().is_none() || !self.daylight_time {
             return t1;
         }
-        let t2 = self.to_instant(local + MILLIS_PER_HOUR);
+        let t2 = self.window_clock.to_instant(local + MILLIS_PER_HOUR);
         if t1 == t2 {
             // The hour after `local` was skipped: fire at the first instant after the gap.
             t1 - t1 % MILLIS_PER_HOUR
@@ -518,7 +498,7 @@ impl GroupWindowAggregateOperator {
                         // Flink's `toEpochMills(window.maxTimestamp())`.
                         WindowProperty::Rowtime => {
                             if last_rowtime.0 != w.end {
-                                last_rowtime = (w.end, self.to_instant(w.end - 1));
+                                last_rowtime = (w.end, self.window_clock.to_instant(w.end - 1));
                             }
                             Some(last_rowtime.1)
                         }
@@ -568,7 +548,7 @@ impl Operator for GroupWindowAggregateOperator {
         self.max_parallelism = ctx.max_parallelism;
         self.key_groups = ctx.key_groups;
         self.clock = ctx.clock.clone();
-        if let Some(zone) = &self.zone {
+        if let Some(zone) = self.window_clock.zone() {
             // Java's `useDaylightTime`: does the zone's offset change within the year now?
             let now = ctx.now_millis().div_euclid(1000);
             let year = 365 * 24 * 3600;
@@ -619,12 +599,11 @@ impl Operator for GroupWindowAggregateOperator {
         } else {
             None
         };
-        let now = self.to_window_time(self.clock.now_nanos().div_euclid(NANOS_PER_MILLI));
+        let now = self
+            .window_clock
+            .to_window_time(self.clock.now_nanos().div_euclid(NANOS_PER_MILLI));
         let kind = self.window.kind;
         let mut previous: Option<(usize, Option<u32>)> = None;
-        // The zone's offset for the last second looked up: rows of one second share it, and
-        // a tz lookup per row would cost more than the rest of the row.
-        let mut offset: Option<(i64, i64)> = None;
         for row in 0..rows {
             let bytes: &[u8] = keys.as_ref().map_or(&[], |k| k.row(row).data());
             let mut key = match previous {
@@ -632,24 +611,9 @@ impl Operator for GroupWindowAggregateOperator {
                 _ => self.key_id(bytes),
             };
             let ts = match &times {
-                Some(t) => {
-                    let millis = t.value(row).div_euclid(NANOS_PER_MILLI);
-                    match &self.zone {
-                        None => millis,
-                        Some(zone) => {
-                            let second = millis.div_euclid(1000);
-                            let shift = match offset {
-                                Some((s, o)) if s == second => o,
-                                _ => {
-                                    let o = zone.offset_seconds_at(second) * 1000;
-                                    offset = Some((second, o));
-                                    o
-                                }
-                            };
-                            millis.saturating_add(shift)
-                        }
-                    }
-                }
+                Some(t) => self
+                    .window_clock
+                    .to_window_time(t.value(row).div_euclid(NANOS_PER_MILLI)),
                 None => now,
             };
             let assigned = match kind {

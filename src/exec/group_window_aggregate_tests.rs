@@ -6,6 +6,7 @@ use crate::clock::ManualClock;
 use crate::exec::state::key_group::DEFAULT_MAX_PARALLELISM;
 use crate::exec::test_harness::{run_script, schema};
 use crate::plan::aggregate::AggregateFunction;
+use crate::types::TypeKind;
 use crate::types::{DataType, Field, Schema};
 
 fn call(function: AggregateFunction, args: &[usize], data_type: TypeKind) -> AggregateCall {

@@ -4,7 +4,67 @@
 //! group window aggregate and the window table function both ask here, so a row lands in
 //! the same windows whether it is aggregated or only windowed.
 
+use std::cell::Cell;
+
 use crate::plan::aggregate::GroupWindowKind;
+use crate::types::time::SessionZone;
+use crate::types::{DataType, TypeKind};
+
+const NANOS_PER_MILLI: i64 = 1_000_000;
+
+/// The clock windows are laid out on: UTC milliseconds as they are, or, over a
+/// TIMESTAMP_LTZ time attribute in a session zone other than UTC itself, that zone's wall
+/// clock (Flink's shift; a zone of offset 0 named otherwise shifts by nothing).
+#[derive(Debug, Clone)]
+pub struct WindowClock {
+    zone: Option<SessionZone>,
+    /// The last second whose offset was looked up, and the offset (ms): rows of one second
+    /// share it, and a tz lookup per row would cost more than the rest of the row.
+    last_offset: Cell<(i64, i64)>,
+}
+
+impl WindowClock {
+    pub fn new(time_type: &DataType, zone: SessionZone) -> Self {
+        let shifted = matches!(time_type.kind, TypeKind::TimestampLtz(_)) && zone.name() != "UTC";
+        WindowClock {
+            zone: shifted.then_some(zone),
+            last_offset: Cell::new((i64::MIN, 0)),
+        }
+    }
+
+    /// The zone windows are aligned in, if they are shifted at all.
+    pub fn zone(&self) -> Option<&SessionZone> {
+        self.zone.as_ref()
+    }
+
+    /// A UTC instant (ms) as the window clock shows it.
+    pub fn to_window_time(&self, millis: i64) -> i64 {
+        let Some(zone) = &self.zone else {
+            return millis;
+        };
+        let second = millis.div_euclid(1000);
+        let offset = match self.last_offset.get() {
+            (s, o) if s == second => o,
+            _ => {
+                let o = zone.offset_seconds_at(second) * 1000;
+                self.last_offset.set((second, o));
+                o
+            }
+        };
+        millis.saturating_add(offset)
+    }
+
+    /// The UTC instant of a window-clock time (java.time's `atZone`: a time in a gap moves
+    /// forward by the gap, a repeated time takes the earlier offset).
+    pub fn to_instant(&self, local: i64) -> i64 {
+        match &self.zone {
+            None => local,
+            Some(z) => z
+                .from_local(local.saturating_mul(NANOS_PER_MILLI))
+                .div_euclid(NANOS_PER_MILLI),
+        }
+    }
+}
 
 /// The start of the window of `size` holding `ts`, windows starting at `offset` modulo
 /// `size` (Flink's `TimeWindow.getWindowStartWithOffset`, Java's `%` included, so a negative

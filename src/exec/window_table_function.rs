@@ -15,9 +15,8 @@ use arrow_select::take::take;
 
 use super::chunk::{RowKind, StreamChunk, batch_with_rows};
 use super::operator::{ExecError, Operator, Output};
-use super::window_assigner::assign_windows;
+use super::window_assigner::{WindowClock, assign_windows};
 use crate::plan::aggregate::GroupWindow;
-use crate::types::TypeKind;
 use crate::types::time::SessionZone;
 
 const NANOS_PER_MILLI: i64 = 1_000_000;
@@ -25,38 +24,18 @@ const NANOS_PER_MILLI: i64 = 1_000_000;
 pub struct WindowTableFunctionOperator {
     window: GroupWindow,
     output: SchemaRef,
-    /// The zone windows are aligned in; `None` on TIMESTAMP or in UTC.
-    zone: Option<SessionZone>,
+    clock: WindowClock,
     windows: Vec<(i64, i64)>,
 }
 
 impl WindowTableFunctionOperator {
     /// Windows of `window` over batches whose columns are `output`'s but the last three.
     pub fn new(window: GroupWindow, output: SchemaRef, zone: SessionZone) -> Self {
-        let shifted =
-            matches!(window.time_type.kind, TypeKind::TimestampLtz(_)) && zone.name() != "UTC";
         WindowTableFunctionOperator {
+            clock: WindowClock::new(&window.time_type, zone),
             window,
             output,
-            zone: shifted.then_some(zone),
             windows: Vec::new(),
-        }
-    }
-
-    fn to_window_time(&self, millis: i64) -> i64 {
-        match &self.zone {
-            None => millis,
-            Some(z) => millis.saturating_add(z.offset_seconds_at(millis.div_euclid(1000)) * 1000),
-        }
-    }
-
-    /// The UTC instant of a wall-clock time (an instant in a gap moves forward by it).
-    fn to_instant(&self, local: i64) -> i64 {
-        match &self.zone {
-            None => local,
-            Some(z) => z
-                .from_local(local.saturating_mul(NANOS_PER_MILLI))
-                .div_euclid(NANOS_PER_MILLI),
         }
     }
 }
@@ -92,14 +71,20 @@ impl Operator for WindowTableFunctionOperator {
         let mut rows = Vec::new();
         let (mut starts, mut ends, mut window_times) = (Vec::new(), Vec::new(), Vec::new());
         for row in 0..batch.num_rows() {
-            let ts = self.to_window_time(times.value(row).div_euclid(NANOS_PER_MILLI));
+            let ts = self
+                .clock
+                .to_window_time(times.value(row).div_euclid(NANOS_PER_MILLI));
             self.windows.clear();
             assign_windows(self.window.kind, self.window.offset, ts, &mut self.windows);
             for &(start, end) in &self.windows {
                 rows.push(row as u32);
                 starts.push(start.saturating_mul(NANOS_PER_MILLI));
                 ends.push(end.saturating_mul(NANOS_PER_MILLI));
-                window_times.push(self.to_instant(end - 1).saturating_mul(NANOS_PER_MILLI));
+                window_times.push(
+                    self.clock
+                        .to_instant(end - 1)
+                        .saturating_mul(NANOS_PER_MILLI),
+                );
             }
         }
         let indices = UInt32Array::from(rows);
