@@ -1046,17 +1046,7 @@ impl<'a> Binder<'a> {
                 let qualifier = alias
                     .as_ref()
                     .map_or(table_name.clone(), |a| a.name.value.clone());
-                let plan = match alias {
-                    Some(a) if !a.columns.is_empty() => rename(
-                        plan,
-                        &a.columns
-                            .iter()
-                            .map(|c| c.name.value.clone())
-                            .collect::<Vec<_>>(),
-                        a.name.span,
-                    )?,
-                    _ => plan,
-                };
+                let plan = renamed_by_alias(plan, alias.as_ref())?;
                 Ok(scoped(plan, Some(qualifier)))
             }
             TableFactor::Derived {
@@ -1069,17 +1059,7 @@ impl<'a> Binder<'a> {
                     return Err(error(factor.span(), "LATERAL is not supported yet"));
                 }
                 let plan = self.bind_query(subquery)?;
-                let plan = match alias {
-                    Some(a) if !a.columns.is_empty() => rename(
-                        plan,
-                        &a.columns
-                            .iter()
-                            .map(|c| c.name.value.clone())
-                            .collect::<Vec<_>>(),
-                        a.name.span,
-                    )?,
-                    _ => plan,
-                };
+                let plan = renamed_by_alias(plan, alias.as_ref())?;
                 Ok(scoped(plan, alias.as_ref().map(|a| a.name.value.clone())))
             }
             TableFactor::TableFunction {
@@ -1091,17 +1071,7 @@ impl<'a> Binder<'a> {
             ) =>
             {
                 let plan = self.bind_window_table_function(f, factor.span())?;
-                let plan = match alias {
-                    Some(a) if !a.columns.is_empty() => rename(
-                        plan,
-                        &a.columns
-                            .iter()
-                            .map(|c| c.name.value.clone())
-                            .collect::<Vec<_>>(),
-                        a.name.span,
-                    )?,
-                    _ => plan,
-                };
+                let plan = renamed_by_alias(plan, alias.as_ref())?;
                 Ok(scoped(plan, alias.as_ref().map(|a| a.name.value.clone())))
             }
             TableFactor::TableFunction { expr, .. } => {
@@ -3474,6 +3444,20 @@ fn uniquify(fields: &mut [Field]) {
             }
             fields[i].name = format!("{base}{n}");
         }
+    }
+}
+
+/// `plan` with its columns renamed by a table alias's column list (`AS t (a, b)`), if any.
+fn renamed_by_alias(
+    plan: LogicalPlan,
+    alias: Option<&ast::TableAlias>,
+) -> Result<LogicalPlan, SqlError> {
+    match alias {
+        Some(a) if !a.columns.is_empty() => {
+            let names: Vec<String> = a.columns.iter().map(|c| c.name.value.clone()).collect();
+            rename(plan, &names, a.name.span)
+        }
+        _ => Ok(plan),
     }
 }
 
