@@ -547,50 +547,21 @@ pub fn parse_column_as(
             }
             Arc::new(BooleanArray::from(values))
         }
-        TypeKind::TinyInt => parse_prim::<Int8Type>(strings, target, &mut errors, |s| {
-            let v = parse_integer(s, dialect)?;
-            i8::try_from(v).map_err(|_| "overflow")
-        }),
-        TypeKind::SmallInt => parse_prim::<Int16Type>(strings, target, &mut errors, |s| {
-            let v = parse_integer(s, dialect)?;
-            i16::try_from(v).map_err(|_| "overflow")
-        }),
-        TypeKind::Int => parse_prim::<Int32Type>(strings, target, &mut errors, |s| {
-            let v = parse_integer(s, dialect)?;
-            i32::try_from(v).map_err(|_| "overflow")
-        }),
-        TypeKind::BigInt => {
-            parse_prim::<Int64Type>(strings, target, &mut errors, |s| parse_integer(s, dialect))
-        }
-        TypeKind::Float => parse_prim::<Float32Type>(strings, target, &mut errors, |s| {
-            parse_java_float::<f32>(s).ok_or("invalid number")
-        }),
-        TypeKind::Double => parse_prim::<Float64Type>(strings, target, &mut errors, |s| {
-            parse_java_float::<f64>(s).ok_or("invalid number")
-        }),
-        TypeKind::Decimal { precision, scale } => {
-            let (p, sc) = (*precision, *scale);
-            let mut values = Vec::with_capacity(strings.len());
-            let mut valid = Vec::with_capacity(strings.len());
-            for (i, s) in strings.iter().enumerate() {
-                let v = match s {
-                    None => None,
-                    Some(s) => match parse_decimal(s, p, sc) {
-                        Ok(v) => Some(v),
-                        Err(DecimalError::Overflow) if dialect.is_format() => None,
-                        Err(e) => {
-                            errors.push((i, cast_error_why(s, target, e.reason())));
-                            None
-                        }
-                    },
-                };
-                valid.push(v.is_some());
-                values.push(v.unwrap_or(0));
+        TypeKind::TinyInt
+        | TypeKind::SmallInt
+        | TypeKind::Int
+        | TypeKind::BigInt
+        | TypeKind::Float
+        | TypeKind::Double
+        | TypeKind::Decimal { .. }
+        | TypeKind::Timestamp(_) => {
+            let mut cells = CellColumn::new(target, dialect).expect("a cell type");
+            for s in strings.iter() {
+                cells.push(s);
             }
-            Arc::new(
-                PrimitiveArray::<Decimal128Type>::new(values.into(), nulls_of(valid))
-                    .with_data_type(target.to_arrow()),
-            )
+            let (array, cell_errors) = cells.finish();
+            errors = cell_errors;
+            array
         }
         TypeKind::Char(n) | TypeKind::VarChar(n) => {
             if dialect.is_format() || *n == super::MAX_LENGTH {
@@ -646,16 +617,6 @@ pub fn parse_column_as(
                 Ok(truncate_to_precision(t.ok_or("invalid time")?, p))
             })
         }
-        TypeKind::Timestamp(p) => {
-            let p = *p;
-            parse_prim::<TimestampNanosecondType>(strings, target, &mut errors, |s| {
-                let ts = match dialect {
-                    TextDialect::Cast => cast_timestamp(s),
-                    TextDialect::Format(text) => parse_format_timestamp(s, text),
-                };
-                Ok(truncate_to_precision(ts.ok_or("invalid timestamp")?, p))
-            })
-        }
         TypeKind::TimestampLtz(p) => {
             let p = *p;
             parse_prim::<TimestampNanosecondType>(strings, target, &mut errors, |s| {
@@ -694,9 +655,193 @@ pub fn parse_column_as(
     (array, errors)
 }
 
-fn nulls_of(valid: Vec<bool>) -> Option<NullBuffer> {
-    let nulls = NullBuffer::from(valid);
-    (nulls.null_count() > 0).then_some(nulls)
+/// A column of one numeric or timestamp type built from text one cell at a time, with
+/// [`parse_column_as`]'s rules: a format's decoder parses each value as it reads it, without
+/// gathering the text first. `parse_column_as` goes through it too, so the two cannot differ.
+#[derive(Debug)]
+pub struct CellColumn {
+    target: DataType,
+    dialect: TextDialect,
+    values: CellValues,
+    valid: Vec<bool>,
+    nulls: usize,
+    errors: Vec<(usize, String)>,
+}
+
+#[derive(Debug)]
+enum CellValues {
+    TinyInt(Vec<i8>),
+    SmallInt(Vec<i16>),
+    Int(Vec<i32>),
+    BigInt(Vec<i64>),
+    Float(Vec<f32>),
+    Double(Vec<f64>),
+    Decimal(Vec<i128>, u8, u8),
+    Timestamp(Vec<i64>, u8),
+}
+
+impl CellColumn {
+    /// A builder for `target`, or `None` when the type is not one it builds.
+    pub fn new(target: &DataType, dialect: TextDialect) -> Option<CellColumn> {
+        let values = match target.kind {
+            TypeKind::TinyInt => CellValues::TinyInt(Vec::new()),
+            TypeKind::SmallInt => CellValues::SmallInt(Vec::new()),
+            TypeKind::Int => CellValues::Int(Vec::new()),
+            TypeKind::BigInt => CellValues::BigInt(Vec::new()),
+            TypeKind::Float => CellValues::Float(Vec::new()),
+            TypeKind::Double => CellValues::Double(Vec::new()),
+            TypeKind::Decimal { precision, scale } => {
+                CellValues::Decimal(Vec::new(), precision, scale)
+            }
+            TypeKind::Timestamp(p) => CellValues::Timestamp(Vec::new(), p),
+            _ => return None,
+        };
+        Some(CellColumn {
+            target: target.clone(),
+            dialect,
+            values,
+            valid: Vec::new(),
+            nulls: 0,
+            errors: Vec::new(),
+        })
+    }
+
+    /// Cells so far.
+    pub fn len(&self) -> usize {
+        self.valid.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.valid.is_empty()
+    }
+
+    /// Adds one cell: NULL, or text to parse; text that does not parse is NULL and an error.
+    pub fn push(&mut self, text: Option<&str>) {
+        let row = self.valid.len();
+        let dialect = self.dialect;
+        let ok = match &mut self.values {
+            CellValues::TinyInt(v) => push_cell(v, text, |s| {
+                i8::try_from(parse_integer(s, dialect)?).map_err(|_| "overflow")
+            }),
+            CellValues::SmallInt(v) => push_cell(v, text, |s| {
+                i16::try_from(parse_integer(s, dialect)?).map_err(|_| "overflow")
+            }),
+            CellValues::Int(v) => push_cell(v, text, |s| {
+                i32::try_from(parse_integer(s, dialect)?).map_err(|_| "overflow")
+            }),
+            CellValues::BigInt(v) => push_cell(v, text, |s| parse_integer(s, dialect)),
+            CellValues::Float(v) => push_cell(v, text, |s| {
+                parse_java_float::<f32>(s).ok_or("invalid number")
+            }),
+            CellValues::Double(v) => push_cell(v, text, |s| {
+                parse_java_float::<f64>(s).ok_or("invalid number")
+            }),
+            CellValues::Decimal(v, p, sc) => {
+                let (p, sc) = (*p, *sc);
+                push_cell(v, text, |s| match parse_decimal(s, p, sc) {
+                    Ok(d) => Ok(Some(d)),
+                    // A format reads a value too wide for its column as NULL, as Flink does.
+                    Err(DecimalError::Overflow) if dialect.is_format() => Ok(None),
+                    Err(e) => Err(e.reason()),
+                })
+            }
+            CellValues::Timestamp(v, p) => {
+                let p = *p;
+                push_cell(v, text, |s| {
+                    let ts = match dialect {
+                        TextDialect::Cast => cast_timestamp(s),
+                        TextDialect::Format(text) => parse_format_timestamp(s, text),
+                    };
+                    Ok(truncate_to_precision(ts.ok_or("invalid timestamp")?, p))
+                })
+            }
+        };
+        match ok {
+            Ok(valid) => {
+                self.valid.push(valid);
+                self.nulls += usize::from(!valid);
+            }
+            Err(why) => {
+                let s = text.unwrap_or_default();
+                self.errors
+                    .push((row, cast_error_why(s, &self.target, why)));
+                self.valid.push(false);
+                self.nulls += 1;
+            }
+        }
+    }
+
+    /// The column so far and the errors of its cells (by row), leaving the builder empty with
+    /// room for as many cells again.
+    pub fn finish(&mut self) -> (ArrayRef, Vec<(usize, String)>) {
+        let capacity = self.valid.len();
+        let valid = std::mem::replace(&mut self.valid, Vec::with_capacity(capacity));
+        let nulls = (std::mem::take(&mut self.nulls) > 0).then(|| NullBuffer::from(valid));
+        let errors = std::mem::take(&mut self.errors);
+        fn array<T: ArrowPrimitiveType>(
+            values: &mut Vec<T::Native>,
+            nulls: Option<NullBuffer>,
+            target: &DataType,
+        ) -> ArrayRef {
+            let capacity = values.len();
+            let values = std::mem::replace(values, Vec::with_capacity(capacity));
+            Arc::new(
+                PrimitiveArray::<T>::new(ScalarBuffer::from(values), nulls)
+                    .with_data_type(target.to_arrow()),
+            )
+        }
+        let target = &self.target;
+        let array = match &mut self.values {
+            CellValues::TinyInt(v) => array::<Int8Type>(v, nulls, target),
+            CellValues::SmallInt(v) => array::<Int16Type>(v, nulls, target),
+            CellValues::Int(v) => array::<Int32Type>(v, nulls, target),
+            CellValues::BigInt(v) => array::<Int64Type>(v, nulls, target),
+            CellValues::Float(v) => array::<Float32Type>(v, nulls, target),
+            CellValues::Double(v) => array::<Float64Type>(v, nulls, target),
+            CellValues::Decimal(v, ..) => array::<Decimal128Type>(v, nulls, target),
+            CellValues::Timestamp(v, _) => array::<TimestampNanosecondType>(v, nulls, target),
+        };
+        (array, errors)
+    }
+}
+
+/// Pushes one parsed cell (a default value where it is NULL); whether it is valid, or why
+/// its text does not parse.
+fn push_cell<T: Default, V: CellValue<T>>(
+    values: &mut Vec<T>,
+    text: Option<&str>,
+    parse: impl FnOnce(&str) -> Result<V, &'static str>,
+) -> Result<bool, &'static str> {
+    let parsed = match text {
+        None => None,
+        Some(s) => match parse(s) {
+            Ok(v) => v.into_cell(),
+            Err(why) => {
+                values.push(T::default());
+                return Err(why);
+            }
+        },
+    };
+    let valid = parsed.is_some();
+    values.push(parsed.unwrap_or_default());
+    Ok(valid)
+}
+
+/// A parsed value, or a parse that gave NULL without an error.
+trait CellValue<T> {
+    fn into_cell(self) -> Option<T>;
+}
+
+impl<T> CellValue<T> for T {
+    fn into_cell(self) -> Option<T> {
+        Some(self)
+    }
+}
+
+impl<T> CellValue<T> for Option<T> {
+    fn into_cell(self) -> Option<T> {
+        self
+    }
 }
 
 fn parse_prim<T: ArrowPrimitiveType>(

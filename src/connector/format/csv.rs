@@ -21,7 +21,7 @@ use arrow_array::{
 use arrow_buffer::{OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType as ArrowType;
 
-use super::{CellWriter, ColumnText, push_integer};
+use super::{CellWriter, ColumnText, TextColumn, push_integer};
 use crate::connector::{BatchLimit, Decoded};
 use crate::exec::chunk::batch_with_rows;
 use crate::types::text::{
@@ -211,7 +211,7 @@ impl CsvFormat {
             columns: schema
                 .fields
                 .iter()
-                .map(|_| ColumnText::default())
+                .map(|f| TextColumn::new(&f.data_type, TextDialect::Format(TemporalText::Csv)))
                 .collect(),
             lines: Vec::new(),
             pending: None,
@@ -555,7 +555,7 @@ pub struct CsvDecoder {
     format: CsvFormat,
     schema: Schema,
     zone: SessionZone,
-    columns: Vec<ColumnText>,
+    columns: Vec<TextColumn>,
     /// Line number of each buffered row.
     lines: Vec<u64>,
     /// The record whose quoted field continues on the next line.
@@ -585,7 +585,7 @@ impl CsvDecoder {
     pub fn buffered_bytes(&self) -> usize {
         self.columns
             .iter()
-            .map(ColumnText::bytes)
+            .map(TextColumn::bytes)
             .max()
             .unwrap_or(0)
     }
@@ -900,34 +900,21 @@ impl CsvDecoder {
     /// Parses the buffered complete rows into a batch of the schema (possibly empty); a
     /// record still open in a quoted field stays for the next batch.
     pub fn finish_batch(&mut self) -> Result<RecordBatch, FormatError> {
-        let lines = std::mem::take(&mut self.lines);
-        let mut arrays = Vec::with_capacity(self.columns.len());
-        for j in 0..self.columns.len() {
-            let field = self.schema.fields[j].clone();
-            let text = match self.columns[j].take() {
-                Ok(text) => text,
-                Err(message) => {
-                    self.clear();
-                    return Err(FormatError {
-                        line: lines.first().copied().unwrap_or(0),
-                        column: Some(field.name),
-                        message,
-                    });
-                }
-            };
-            let (array, errors) = self.parse_field(&text, &field.data_type);
-            if let Some((row, message)) = errors.into_iter().next()
-                && !self.format.ignore_parse_errors
-            {
+        let lines = {
+            let capacity = self.lines.len();
+            std::mem::replace(&mut self.lines, Vec::with_capacity(capacity))
+        };
+        // The columns go back for the next batch, keeping their buffers' capacity.
+        let mut columns = std::mem::take(&mut self.columns);
+        let arrays = self.convert_columns(&mut columns, &lines);
+        self.columns = columns;
+        let arrays = match arrays {
+            Ok(arrays) => arrays,
+            Err(e) => {
                 self.clear();
-                return Err(FormatError {
-                    line: lines.get(row).copied().unwrap_or(0),
-                    column: Some(field.name),
-                    message,
-                });
+                return Err(e);
             }
-            arrays.push(array);
-        }
+        };
         let (batch, dropped) = build_batch(
             &self.schema,
             arrays,
@@ -938,9 +925,38 @@ impl CsvDecoder {
         Ok(batch)
     }
 
+    /// Each column's rows as an array of its type, leaving the column empty; the first error.
+    fn convert_columns(
+        &self,
+        columns: &mut [TextColumn],
+        lines: &[u64],
+    ) -> Result<Vec<ArrayRef>, FormatError> {
+        let mut arrays = Vec::with_capacity(columns.len());
+        for (column, field) in columns.iter_mut().zip(&self.schema.fields) {
+            let (array, errors) = column
+                .finish(|text| self.parse_field(text, &field.data_type))
+                .map_err(|message| FormatError {
+                    line: lines.first().copied().unwrap_or(0),
+                    column: Some(field.name.clone()),
+                    message,
+                })?;
+            if let Some((row, message)) = errors.into_iter().next()
+                && !self.format.ignore_parse_errors
+            {
+                return Err(FormatError {
+                    line: lines.get(row).copied().unwrap_or(0),
+                    column: Some(field.name.clone()),
+                    message,
+                });
+            }
+            arrays.push(array);
+        }
+        Ok(arrays)
+    }
+
     fn clear(&mut self) {
         for c in &mut self.columns {
-            let _ = c.take();
+            c.clear();
         }
         self.lines.clear();
     }

@@ -26,7 +26,7 @@ use arrow_schema::DataType as ArrowType;
 use std::borrow::Cow;
 
 use super::json_scan::{Kind, Node, Scanner, SyntaxError, is_floating, write_json_string};
-use super::{CellWriter, ColumnText, push_integer};
+use super::{CellWriter, TextColumn, push_integer};
 
 use super::csv::{FormatError, bool_option, build_batch, write_iso_timestamp, write_time_trimmed};
 use crate::types::text::{
@@ -126,12 +126,20 @@ impl JsonFormat {
         })
     }
 
+    /// How the decoder reads scalar text: temporal values in the format's timestamp standard.
+    fn text_dialect(&self) -> TextDialect {
+        TextDialect::Format(match self.timestamp_standard {
+            TimestampStandard::Sql => TemporalText::JsonSql,
+            TimestampStandard::Iso8601 => TemporalText::JsonIso,
+        })
+    }
+
     pub fn decoder(&self, schema: &Schema, zone: &SessionZone) -> Result<JsonDecoder, String> {
         Ok(JsonDecoder {
             format: self.clone(),
             schema: schema.clone(),
             zone: zone.clone(),
-            columns: new_columns(schema),
+            columns: new_columns(schema, self.text_dialect()),
             spans: Vec::new(),
             by_name: (schema.len() > NAME_SCAN_LIMIT).then(|| {
                 let mut map = HashMap::new();
@@ -403,7 +411,7 @@ enum ColumnValues {
     /// A scalar column: each row's text, parsed by the shared text parser at the end of the
     /// batch (as the CSV format's columns are), and the first value that had no text form.
     Text {
-        text: ColumnText,
+        text: TextColumn,
         error: Option<(usize, String)>,
     },
     /// ARRAY, MAP, ROW and BYTES columns: each row's value as a tree.
@@ -461,7 +469,7 @@ fn is_tree_type(ty: &DataType) -> bool {
     )
 }
 
-fn new_columns(schema: &Schema) -> Vec<ColumnValues> {
+fn new_columns(schema: &Schema, dialect: TextDialect) -> Vec<ColumnValues> {
     schema
         .fields
         .iter()
@@ -470,7 +478,7 @@ fn new_columns(schema: &Schema) -> Vec<ColumnValues> {
                 ColumnValues::Tree(Vec::new())
             } else {
                 ColumnValues::Text {
-                    text: ColumnText::default(),
+                    text: TextColumn::new(&f.data_type, dialect),
                     error: None,
                 }
             }
@@ -713,32 +721,56 @@ impl JsonDecoder {
 
     /// Converts the buffered rows into a batch of the schema (possibly empty).
     pub fn finish_batch(&mut self) -> Result<RecordBatch, FormatError> {
-        let lines = std::mem::take(&mut self.lines);
-        let columns = std::mem::replace(&mut self.columns, new_columns(&self.schema));
-        let text = match self.format.timestamp_standard {
-            TimestampStandard::Sql => TemporalText::JsonSql,
-            TimestampStandard::Iso8601 => TemporalText::JsonIso,
+        let lines = {
+            let capacity = self.lines.len();
+            std::mem::replace(&mut self.lines, Vec::with_capacity(capacity))
         };
+        let mut columns = std::mem::take(&mut self.columns);
         let conv = Converter {
             zone: &self.zone,
-            dialect: TextDialect::Format(text),
+            dialect: self.format.text_dialect(),
         };
+        // The columns go back for the next batch, keeping their buffers' capacity.
+        let arrays = self.convert_columns(&conv, &mut columns, &lines);
+        self.columns = columns;
+        let arrays = arrays?;
+        let (batch, dropped) = build_batch(
+            &self.schema,
+            arrays,
+            &lines,
+            self.format.ignore_parse_errors,
+        )?;
+        self.skipped += dropped;
+        Ok(batch)
+    }
+
+    /// Each column's buffered values as an array of its type, leaving the column empty.
+    fn convert_columns(
+        &self,
+        conv: &Converter<'_>,
+        columns: &mut [ColumnValues],
+        lines: &[u64],
+    ) -> Result<Vec<ArrayRef>, FormatError> {
         let mut arrays = Vec::with_capacity(columns.len());
-        for (values, field) in columns.into_iter().zip(&self.schema.fields) {
+        for (values, field) in columns.iter_mut().zip(&self.schema.fields) {
             let (array, first_error) = match values {
                 ColumnValues::Tree(values) => {
+                    let values = std::mem::take(values);
                     let refs: Vec<&Node<'static>> = values.iter().collect();
                     let (array, errors) = conv.column(&refs, &field.data_type);
                     (array, errors.into_iter().min_by_key(|e| e.0))
                 }
-                ColumnValues::Text { mut text, error } => {
-                    let strings = text.take().map_err(|message| FormatError {
-                        line: lines.first().copied().unwrap_or(0),
-                        column: Some(field.name.clone()),
-                        message,
-                    })?;
-                    let (array, errors) =
-                        parse_column_as(&strings, &field.data_type, conv.zone, conv.dialect);
+                ColumnValues::Text { text, error } => {
+                    let error = error.take();
+                    let (array, errors) = text
+                        .finish(|strings| {
+                            parse_column_as(strings, &field.data_type, conv.zone, conv.dialect)
+                        })
+                        .map_err(|message| FormatError {
+                            line: lines.first().copied().unwrap_or(0),
+                            column: Some(field.name.clone()),
+                            message,
+                        })?;
                     let first = errors.into_iter().next();
                     let first = match (first, error) {
                         (Some(a), Some(b)) => Some(if b.0 < a.0 { b } else { a }),
@@ -758,14 +790,7 @@ impl JsonDecoder {
             }
             arrays.push(array);
         }
-        let (batch, dropped) = build_batch(
-            &self.schema,
-            arrays,
-            &lines,
-            self.format.ignore_parse_errors,
-        )?;
-        self.skipped += dropped;
-        Ok(batch)
+        Ok(arrays)
     }
 }
 

@@ -21,6 +21,38 @@ const MAX_DEPTH: usize = 128;
 /// a scan of the members so far.
 const LINEAR_DEDUP_LIMIT: usize = 32;
 
+/// The first position from `at` holding a byte that stops a string's plain run: `"`, `\\` or a
+/// control character (or the end of `bytes`). Eight bytes are tested at a time: a byte `b`
+/// of the word is flagged when `b ^ '"'`, `b ^ '\\'` or `b` itself is below `0x01`/`0x20`,
+/// by the carry trick (flags above the first true one may be spurious; the first is exact).
+fn string_stop(bytes: &[u8], mut at: usize) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    const SPACES: u64 = u64::from_ne_bytes([0x20; 8]);
+    const QUOTES: u64 = u64::from_ne_bytes([b'"'; 8]);
+    const BACKSLASHES: u64 = u64::from_ne_bytes([b'\\'; 8]);
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        let quote = word ^ QUOTES;
+        let backslash = word ^ BACKSLASHES;
+        let flags = (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (word.wrapping_sub(SPACES) & !word);
+        let flags = flags & HIGH;
+        if flags != 0 {
+            return at + (flags.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    while let Some(&b) = bytes.get(at) {
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            break;
+        }
+        at += 1;
+    }
+    at
+}
+
 /// A JSON value borrowing from the line where it can.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Node<'a> {
@@ -321,8 +353,20 @@ impl<'a> Scanner<'a> {
                 }
             }
             Some(b'"') => self.string().map(|_| Kind::String),
-            _ => self.scalar().map(|node| node.kind()),
+            Some(b'n') => self.word(b"null").map(|()| Kind::Null),
+            Some(b't') => self.word(b"true").map(|()| Kind::Bool),
+            Some(b'f') => self.word(b"false").map(|()| Kind::Bool),
+            _ => self.number().map(|_| Kind::Number),
         }
+    }
+
+    /// Consumes `word` (`null`, `true`, `false`), or fails.
+    fn word(&mut self, word: &[u8]) -> Result<(), SyntaxError> {
+        if !self.bytes[self.pos..].starts_with(word) {
+            return Err(self.error("expected a value"));
+        }
+        self.pos += word.len();
+        Ok(())
     }
 
     /// Reads the value at the cursor as a tree.
@@ -397,11 +441,7 @@ impl<'a> Scanner<'a> {
             Some(b'f') => (b"false", Node::Bool(false)),
             _ => return self.number().map(|n| Node::Number(Cow::Borrowed(n))),
         };
-        if !self.bytes[self.pos..].starts_with(word) {
-            return Err(self.error("expected a value"));
-        }
-        self.pos += word.len();
-        Ok(node)
+        self.word(word).map(|()| node)
     }
 
     /// A number by RFC 8259's grammar: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
@@ -445,35 +485,26 @@ impl<'a> Scanner<'a> {
     #[inline]
     pub fn plain_string(&mut self) -> Option<&'a str> {
         let start = self.pos + 1;
-        let mut at = start;
-        loop {
-            match self.bytes.get(at) {
-                Some(b'"') => {
-                    let s = self.text.get(start..at)?;
-                    self.pos = at + 1;
-                    return Some(s);
-                }
-                None | Some(b'\\' | 0..=0x1f) => return None,
-                Some(_) => at += 1,
-            }
+        let at = string_stop(self.bytes, start);
+        if self.bytes.get(at) != Some(&b'"') {
+            return None;
         }
+        let s = self.text.get(start..at)?;
+        self.pos = at + 1;
+        Some(s)
     }
 
     pub fn string(&mut self) -> Result<Cow<'a, str>, SyntaxError> {
         self.pos += 1;
         let start = self.pos;
         // The common case: no escape before the closing quote.
-        loop {
-            match self.bytes.get(self.pos) {
-                Some(b'"') => {
-                    let s = &self.text[start..self.pos];
-                    self.pos += 1;
-                    return Ok(Cow::Borrowed(s));
-                }
-                None | Some(b'\\' | 0..=0x1f) => return self.escaped_string(start),
-                Some(_) => self.pos += 1,
-            }
+        self.pos = string_stop(self.bytes, start);
+        if self.bytes.get(self.pos) == Some(&b'"') {
+            let s = &self.text[start..self.pos];
+            self.pos += 1;
+            return Ok(Cow::Borrowed(s));
         }
+        self.escaped_string(start)
     }
 
     /// The rest of a string from `self.pos`, where an escape, a control character or the
@@ -484,12 +515,7 @@ impl<'a> Scanner<'a> {
         out.push_str(&self.text[start..self.pos]);
         loop {
             let run = self.pos;
-            while let Some(&b) = self.bytes.get(self.pos) {
-                if b == b'"' || b == b'\\' || b < 0x20 {
-                    break;
-                }
-                self.pos += 1;
-            }
+            self.pos = string_stop(self.bytes, self.pos);
             out.push_str(&self.text[run..self.pos]);
             match self.bytes.get(self.pos) {
                 None => return Err(self.error("unterminated string")),

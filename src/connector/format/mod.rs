@@ -7,8 +7,9 @@ mod json_scan;
 use std::collections::HashMap;
 
 use super::{BatchLimit, ConnectorError, Decoded, LineDecoder};
-use crate::types::Schema;
+use crate::types::text::{CellColumn, TextDialect};
 use crate::types::time::SessionZone;
+use crate::types::{DataType, Schema};
 
 /// The text of one column of the batch being decoded, as Arrow's string layout (bytes,
 /// offsets, validity): decoders append each row's text, then the shared text parser reads
@@ -18,6 +19,8 @@ pub(crate) struct ColumnText {
     data: String,
     offsets: Vec<i32>,
     valid: Vec<bool>,
+    /// How many of `valid` are false.
+    nulls: usize,
     /// The text passed `i32::MAX` bytes, which Arrow's offsets cannot address.
     overflow: bool,
     /// A lower limit than `i32::MAX`, for tests of the overflow (0: none).
@@ -51,7 +54,10 @@ impl ColumnText {
                 self.data.push_str(s);
                 self.valid.push(true);
             }
-            None => self.valid.push(false),
+            None => {
+                self.valid.push(false);
+                self.nulls += 1;
+            }
         }
         let end = match i32::try_from(self.data.len()) {
             Ok(end) if self.data.len() <= self.max_bytes() => end,
@@ -70,11 +76,23 @@ impl ColumnText {
 
     /// The column so far as a string array, leaving this one empty. Text past `i32::MAX`
     /// bytes is an error: the sources end a batch well before (see `LineDecoder::flush`).
+    /// The buffers left behind are as large as the ones taken, so that a column's next batch
+    /// of the same size grows none of them.
     pub(crate) fn take(&mut self) -> Result<arrow_array::StringArray, String> {
-        let offsets = std::mem::take(&mut self.offsets);
+        let offsets = {
+            let capacity = self.offsets.len();
+            std::mem::replace(&mut self.offsets, Vec::with_capacity(capacity))
+        };
         let offsets = if offsets.is_empty() { vec![0] } else { offsets };
-        let data = std::mem::take(&mut self.data);
-        let valid = std::mem::take(&mut self.valid);
+        let data = {
+            let capacity = self.data.len();
+            std::mem::replace(&mut self.data, String::with_capacity(capacity))
+        };
+        let valid = {
+            let capacity = self.valid.len();
+            std::mem::replace(&mut self.valid, Vec::with_capacity(capacity))
+        };
+        let nulls = std::mem::take(&mut self.nulls);
         if std::mem::take(&mut self.overflow) {
             return Err(format!(
                 "the column's text in one batch is {} bytes, more than a string column holds \
@@ -83,14 +101,70 @@ impl ColumnText {
                 self.max_bytes()
             ));
         }
-        let nulls = arrow_buffer::NullBuffer::from(valid);
-        let nulls = (nulls.null_count() > 0).then_some(nulls);
+        let nulls = (nulls > 0).then(|| arrow_buffer::NullBuffer::from(valid));
         arrow_array::StringArray::try_new(
             arrow_buffer::OffsetBuffer::new(arrow_buffer::ScalarBuffer::from(offsets)),
             arrow_buffer::Buffer::from(data.into_bytes()),
             nulls,
         )
         .map_err(|e| format!("cannot build a string column: {e}"))
+    }
+}
+
+/// A scalar column of the batch being decoded: numbers, DECIMAL and TIMESTAMP are parsed as
+/// each row's text is read ([`CellColumn`]); any other type keeps the text for the shared
+/// text parser at the end of the batch.
+#[derive(Debug)]
+pub(crate) enum TextColumn {
+    Text(ColumnText),
+    Cells(CellColumn),
+}
+
+impl TextColumn {
+    pub(crate) fn new(ty: &DataType, dialect: TextDialect) -> TextColumn {
+        match CellColumn::new(ty, dialect) {
+            Some(cells) => TextColumn::Cells(cells),
+            None => TextColumn::Text(ColumnText::default()),
+        }
+    }
+
+    pub(crate) fn push(&mut self, s: Option<&str>) {
+        match self {
+            TextColumn::Text(text) => text.push(s),
+            TextColumn::Cells(cells) => cells.push(s),
+        }
+    }
+
+    /// Bytes of text held (parsed cells hold none).
+    pub(crate) fn bytes(&self) -> usize {
+        match self {
+            TextColumn::Text(text) => text.bytes(),
+            TextColumn::Cells(_) => 0,
+        }
+    }
+
+    /// Drops what the column holds.
+    pub(crate) fn clear(&mut self) {
+        match self {
+            TextColumn::Text(text) => {
+                let _ = text.take();
+            }
+            TextColumn::Cells(cells) => {
+                let _ = cells.finish();
+            }
+        }
+    }
+
+    /// The column so far and its cells' errors by row, leaving it empty; `parse` turns held
+    /// text into the column's type.
+    pub(crate) fn finish(
+        &mut self,
+        parse: impl FnOnce(&arrow_array::StringArray) -> (arrow_array::ArrayRef, Vec<(usize, String)>),
+    ) -> Result<(arrow_array::ArrayRef, Vec<(usize, String)>), String> {
+        match self {
+            TextColumn::Text(text) => Ok(parse(&text.take()?)),
+            TextColumn::Cells(cells) => Ok(cells.finish()),
+        }
     }
 }
 
