@@ -1188,6 +1188,8 @@ fn parse_plain_decimal(
     if digits.is_empty() || digits.len() > 39 {
         return None;
     }
+    // Up to 18 digits accumulate in a u64 (the usual case), the rest in an i128.
+    let mut small: u64 = 0;
     let mut v: i128 = 0;
     let mut count = 0;
     let mut fraction: Option<u32> = None;
@@ -1196,7 +1198,14 @@ fn parse_plain_decimal(
             if count == 38 {
                 return None;
             }
-            v = v * 10 + i128::from(b - b'0');
+            if count < 18 {
+                small = small * 10 + u64::from(b - b'0');
+            } else {
+                if count == 18 {
+                    v = i128::from(small);
+                }
+                v = v * 10 + i128::from(b - b'0');
+            }
             count += 1;
             if let Some(f) = fraction.as_mut() {
                 *f += 1;
@@ -1207,16 +1216,30 @@ fn parse_plain_decimal(
             return None;
         }
     }
+    if count <= 18 {
+        v = i128::from(small);
+    }
     let fraction = fraction.unwrap_or(0);
     if count == 0 || fraction > u32::from(scale) {
         return None;
     }
-    let v = v.checked_mul(10i128.checked_pow(u32::from(scale) - fraction)?)?;
-    if v >= 10i128.pow(u32::from(precision.min(38))) {
+    let v = v.checked_mul(POWERS_OF_TEN[usize::from(scale) - fraction as usize])?;
+    if v >= POWERS_OF_TEN[usize::from(precision.min(38))] {
         return Some(Err(DecimalError::Overflow));
     }
     Some(Ok(v))
 }
+
+/// 10^0 to 10^38.
+const POWERS_OF_TEN: [i128; 39] = {
+    let mut powers = [1i128; 39];
+    let mut i = 1;
+    while i < 39 {
+        powers[i] = powers[i - 1] * 10;
+        i += 1;
+    }
+    powers
+};
 
 /// `yyyy-[m]m-[d]d`, the year of 1 to 4 digits, a date that exists (Flink's CAST).
 fn parse_date_text(s: &str) -> Option<i64> {

@@ -549,10 +549,16 @@ impl JsonDecoder {
             self.check_missing(line, line_number)?;
         }
         let row = self.lines.len();
-        for j in 0..self.columns.len() {
-            let span = self.spans[j];
-            let ty = &self.schema.fields[j].data_type;
-            match &mut self.columns[j] {
+        let scratch = &mut self.scratch;
+        for ((column, span), field) in self
+            .columns
+            .iter_mut()
+            .zip(&self.spans)
+            .zip(&self.schema.fields)
+        {
+            let span = *span;
+            let ty = &field.data_type;
+            match column {
                 ColumnValues::Tree(values) => {
                     let node = match span {
                         None => Node::Null,
@@ -585,9 +591,9 @@ impl JsonDecoder {
                         },
                         Kind::Array | Kind::Object => {
                             if ty.kind.is_string() {
-                                self.scratch.clear();
-                                parse_span(line, span).write_compact(&mut self.scratch);
-                                text.push(Some(&self.scratch));
+                                scratch.clear();
+                                parse_span(line, span).write_compact(scratch);
+                                text.push(Some(scratch));
                             } else {
                                 if error.is_none() {
                                     *error = Some((
