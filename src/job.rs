@@ -9,6 +9,7 @@ use crate::catalog::TableDef;
 use crate::connector::ConnectorError;
 use crate::connector::registry::{self, ScanRequest};
 use crate::exec::calc::CalcOperator;
+use crate::exec::group_aggregate::GroupAggregateOperator;
 use crate::exec::group_window_aggregate::GroupWindowAggregateOperator;
 use crate::exec::operator::Operator;
 use crate::exec::state::alignment::AlignmentGroup;
@@ -223,6 +224,31 @@ fn build(
                 ))
             });
             Ok(built)
+        }
+        StreamPlan::GroupAggregate(g) => {
+            let Built::Task(t) = build(&g.input, ctx, options, graph, groups)? else {
+                return Err(ConnectorError(
+                    "internal error: a group aggregate needs an exchange below it".into(),
+                ));
+            };
+            let input = runtime_schema(g.input.schema());
+            let output = runtime_schema(&g.schema);
+            let task = &mut graph.tasks[t];
+            task.name = "GroupAggregate".into();
+            for chain in &mut task.instances {
+                let operator = GroupAggregateOperator::new(
+                    &input,
+                    g.grouping.clone(),
+                    &g.aggregates,
+                    output.clone(),
+                    g.input_retracts(),
+                    g.update_before,
+                    ctx.batch_mode,
+                )
+                .map_err(|e| ConnectorError(e.to_string()))?;
+                chain.push(Box::new(operator));
+            }
+            Ok(Built::Task(t))
         }
         StreamPlan::GroupWindowAggregate(g)
         | StreamPlan::WindowAggregate(StreamWindowAggregate { aggregate: g }) => {

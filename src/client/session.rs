@@ -19,7 +19,7 @@ use crate::plan::bind::{Binder, output_names, repeated_name};
 use crate::plan::explain::Spelling;
 use crate::plan::logical::LogicalPlan;
 use crate::plan::stream::translate::translate_insert;
-use crate::plan::stream::{StreamPlan, translate};
+use crate::plan::stream::{StreamPlan, require_update_before, translate};
 use crate::runtime::graph::JobGraph;
 use crate::runtime::run::{self, RunOptions, Sink};
 use crate::sql::SqlError;
@@ -807,10 +807,11 @@ impl Session {
                 let (ast, plan) = match statement.as_ref() {
                     Statement::Query(q) => {
                         let logical = binder().bind_query(q)?;
-                        (
-                            logical.explain_ast(),
-                            translate(&logical).map_err(SqlError::from)?,
-                        )
+                        let mut plan = translate(&logical).map_err(SqlError::from)?;
+                        // An explained query has no consumer asking for `-U` (Flink plans
+                        // it for a sink that takes updates as upserts).
+                        require_update_before(&mut plan, false);
+                        (logical.explain_ast(), plan)
                     }
                     Statement::Insert(insert) => {
                         let name = session_object_name(&insert.table)
@@ -918,11 +919,8 @@ impl Session {
                     &insert.columns,
                 )?;
                 let ctx = self.eval_context();
-                let mut graph = build_job(
-                    &translate_insert(&plan, &name).map_err(SqlError::from)?,
-                    &ctx,
-                    &self.job_options()?,
-                )?;
+                let stream = translate_insert(&plan, &name).map_err(SqlError::from)?;
+                let mut graph = build_job(&stream, &ctx, &self.job_options()?)?;
                 // NULLs bound for NOT NULL sink columns: Flink's enforcer.
                 let not_null: Vec<(usize, String)> = sink_schema
                     .fields
@@ -966,6 +964,11 @@ impl Session {
                 factory
                     .check(&request)
                     .map_err(|message| position_error(parsed, message))?;
+                if !factory.accepts_updates(&request)
+                    && let Some(message) = stream.append_only_refusal(&name)
+                {
+                    return Err(position_error(parsed, message));
+                }
                 factory.validate(&request)?;
                 writeln!(
                     out,

@@ -76,6 +76,11 @@ pub trait SinkFactory: Sync {
     /// partitions), with Flink's message, before the job is built.
     fn check(&self, request: &SinkRequest) -> Result<(), String>;
 
+    /// Whether the sink takes updates and deletes (`-U`/`+U`/`-D`) as well as inserts.
+    fn accepts_updates(&self, _request: &SinkRequest) -> bool {
+        true
+    }
+
     /// Checks the table's options, as Flink does before it submits the job.
     fn validate(&self, _request: &SinkRequest) -> Result<(), ConnectorError> {
         Ok(())

@@ -34,14 +34,13 @@
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
-use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::TimestampNanosecondType;
 use arrow_array::{Array, ArrayRef, PrimitiveArray, RecordBatch};
 use arrow_schema::{Schema as ArrowSchema, SchemaRef};
-use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
+use hashbrown::HashMap;
 
 use super::aggregate::{
     GroupsAccumulator, StateReader, create_accumulator, put_bytes, put_i64, put_u32,
@@ -49,7 +48,8 @@ use super::aggregate::{
 use super::chunk::{RowKind, StreamChunk, batch_with_rows};
 use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::KeyEncoder;
-use super::state::key_group::{KeyGroupRange, key_group_of};
+use super::state::key_group::KeyGroupRange;
+use super::state::key_table::KeyTable;
 use super::window_assigner::WindowClock;
 use super::window_assigner::assign_windows;
 use crate::clock::Clock;
@@ -59,14 +59,6 @@ use crate::types::time::SessionZone;
 
 const NANOS_PER_MILLI: i64 = 1_000_000;
 const MILLIS_PER_HOUR: i64 = 3_600_000;
-
-/// A key with live windows. A freed key keeps its buffers for the next key to take its id.
-struct Key {
-    bytes: Vec<u8>,
-    key_group: u32,
-    /// The slots of its windows.
-    windows: Vec<u32>,
-}
 
 /// A live window: whose it is, where it lies (wall clock for LTZ), when it fires (UTC).
 #[derive(Clone, Copy)]
@@ -88,17 +80,12 @@ pub struct GroupWindowAggregateOperator {
     daylight_time: bool,
     encoder: Option<KeyEncoder>,
     accumulators: Vec<Box<dyn GroupsAccumulator>>,
-    max_parallelism: u32,
     key_groups: KeyGroupRange,
     clock: Arc<dyn Clock>,
     watermark: i64,
     late_rows: u64,
-    /// The ids of live keys, found by their bytes (kept once, in `keys`); ids index `keys`
-    /// and are reused once free.
-    key_ids: HashTable<u32>,
-    hasher: DefaultHashBuilder,
-    keys: Vec<Key>,
-    free_keys: Vec<u32>,
+    /// The keys with live windows, each with the slots of its windows.
+    keys: KeyTable<Vec<u32>>,
     /// (key id, window end) to slot, for HOP and CUMULATE (a TUMBLE key has a window or two
     /// open, found in its own list; sessions search that list too); a key's windows of these
     /// kinds differ in their ends.
@@ -154,15 +141,11 @@ impl GroupWindowAggregateOperator {
             window_clock,
             encoder,
             accumulators,
-            max_parallelism: ctx.max_parallelism,
             key_groups: ctx.key_groups,
             clock: ctx.clock,
             watermark: i64::MIN,
             late_rows: 0,
-            key_ids: HashTable::new(),
-            hasher: DefaultHashBuilder::default(),
-            keys: Vec::new(),
-            free_keys: Vec::new(),
+            keys: KeyTable::new(ctx.max_parallelism),
             fixed: HashMap::new(),
             row_windows: Vec::new(),
             slots: Vec::new(),
@@ -221,45 +204,11 @@ impl GroupWindowAggregateOperator {
 
     /// The id of a live key.
     fn key_id(&self, bytes: &[u8]) -> Option<u32> {
-        let hash = self.hasher.hash_one(bytes);
-        self.key_ids
-            .find(hash, |&id| self.keys[id as usize].bytes == bytes)
-            .copied()
+        self.keys.find(bytes)
     }
 
     fn intern(&mut self, bytes: &[u8]) -> u32 {
-        let hash = self.hasher.hash_one(bytes);
-        let keys = &self.keys;
-        if let Some(&id) = self
-            .key_ids
-            .find(hash, |&id| keys[id as usize].bytes == bytes)
-        {
-            return id;
-        }
-        let key_group = key_group_of(bytes, self.max_parallelism);
-        let id = match self.free_keys.pop() {
-            Some(id) => {
-                let key = &mut self.keys[id as usize];
-                key.bytes.clear();
-                key.bytes.extend_from_slice(bytes);
-                key.key_group = key_group;
-                key.windows.clear();
-                id
-            }
-            None => {
-                self.keys.push(Key {
-                    bytes: bytes.to_vec(),
-                    key_group,
-                    windows: Vec::new(),
-                });
-                (self.keys.len() - 1) as u32
-            }
-        };
-        let (keys, hasher) = (&self.keys, &self.hasher);
-        self.key_ids.insert_unique(hash, id, |&id| {
-            hasher.hash_one(&keys[id as usize].bytes[..])
-        });
-        id
+        self.keys.intern(bytes).0
     }
 
     /// A new window of `key`, with its slot and timer.
@@ -284,7 +233,7 @@ impl GroupWindowAggregateOperator {
                 (slots - 1) as u32
             }
         };
-        self.keys[key as usize].windows.push(slot);
+        self.keys.value_mut(key).push(slot);
         self.timers.entry(window.trigger).or_default().push(slot);
         if self.uses_fixed_map() {
             self.fixed.insert((key, end), slot);
@@ -317,16 +266,10 @@ impl GroupWindowAggregateOperator {
             a.free(slot);
         }
         self.free_slots.push(slot);
-        let key = &mut self.keys[window.key as usize];
-        key.windows.retain(|&s| s != slot);
-        if key.windows.is_empty() {
-            if !in_bulk {
-                let hash = self.hasher.hash_one(&key.bytes[..]);
-                if let Ok(entry) = self.key_ids.find_entry(hash, |&id| id == window.key) {
-                    entry.remove();
-                }
-            }
-            self.free_keys.push(window.key);
+        let windows = self.keys.value_mut(window.key);
+        windows.retain(|&s| s != slot);
+        if windows.is_empty() && !in_bulk {
+            self.keys.remove(window.key);
         }
     }
 
@@ -356,8 +299,9 @@ impl GroupWindowAggregateOperator {
                 if tumble {
                     // The key's few open windows, without a probe into a big map.
                     let slots = &self.slots;
-                    self.keys[k as usize]
-                        .windows
+                    self.keys
+                        .entry(k)
+                        .value
                         .iter()
                         .copied()
                         .find(|&s| slots[s as usize].end == end)
@@ -404,7 +348,7 @@ impl GroupWindowAggregateOperator {
         let (mut start, mut end) = (ts, ts.saturating_add(gap));
         let mut touched: Vec<u32> = Vec::new();
         if let Some(k) = *key {
-            for &slot in &self.keys[k as usize].windows {
+            for &slot in &self.keys.entry(k).value {
                 let w = self.slots[slot as usize];
                 if w.start <= end && w.end >= start {
                     touched.push(slot);
@@ -467,16 +411,16 @@ impl GroupWindowAggregateOperator {
         let mut due: Vec<u32> = fired.into_values().flatten().collect();
         due.sort_by(|&a, &b| {
             let (wa, wb) = (&self.slots[a as usize], &self.slots[b as usize]);
-            (wa.trigger, &self.keys[wa.key as usize].bytes, wa.start).cmp(&(
+            (wa.trigger, &self.keys.entry(wa.key).bytes, wa.start).cmp(&(
                 wb.trigger,
-                &self.keys[wb.key as usize].bytes,
+                &self.keys.entry(wb.key).bytes,
                 wb.start,
             ))
         });
         let mut columns: Vec<ArrayRef> = match &self.encoder {
             Some(encoder) => encoder.decode(
                 due.iter()
-                    .map(|&s| &*self.keys[self.slots[s as usize].key as usize].bytes),
+                    .map(|&s| &*self.keys.entry(self.slots[s as usize].key).bytes),
             )?,
             None => Vec::new(),
         };
@@ -529,9 +473,7 @@ impl GroupWindowAggregateOperator {
                 closed[slot as usize] = true;
             }
             self.fixed.retain(|_, &mut slot| !closed[slot as usize]);
-            let keys = &self.keys;
-            self.key_ids
-                .retain(|&mut id| !keys[id as usize].windows.is_empty());
+            self.keys.retain(|windows| !windows.is_empty());
         }
         out.emit(StreamChunk::inserts(batch))
     }
@@ -545,7 +487,7 @@ impl Operator for GroupWindowAggregateOperator {
     }
 
     fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
-        self.max_parallelism = ctx.max_parallelism;
+        self.keys.set_max_parallelism(ctx.max_parallelism);
         self.key_groups = ctx.key_groups;
         self.clock = ctx.clock.clone();
         if let Some(zone) = self.window_clock.zone() {
@@ -658,14 +600,11 @@ impl Operator for GroupWindowAggregateOperator {
     /// end and every accumulator's state.
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
         let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
-        for key in &self.keys {
-            if key.windows.is_empty() {
-                continue;
-            }
+        for (_, key) in self.keys.iter() {
             let out = groups.entry(key.key_group).or_default();
             put_bytes(out, &key.bytes);
-            put_u32(out, key.windows.len() as u32);
-            for &slot in &key.windows {
+            put_u32(out, key.value.len() as u32);
+            for &slot in &key.value {
                 let w = &self.slots[slot as usize];
                 put_i64(out, w.start);
                 put_i64(out, w.end);

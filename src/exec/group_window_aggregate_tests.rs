@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::clock::ManualClock;
-use crate::exec::state::key_group::DEFAULT_MAX_PARALLELISM;
+use crate::exec::state::key_group::{DEFAULT_MAX_PARALLELISM, key_group_of};
 use crate::exec::test_harness::{run_script, schema};
 use crate::plan::aggregate::AggregateFunction;
 use crate::types::TypeKind;

@@ -9,6 +9,7 @@ pub mod aggregate;
 pub mod calc;
 pub mod chunk;
 pub mod eval;
+pub mod group_aggregate;
 pub mod group_window_aggregate;
 pub mod not_null;
 pub mod operator;

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use sqlparser::ast::{
-    self, BinaryOperator, CastKind, CeilFloorKind, Expr, FunctionArg, FunctionArgExpr,
+    self, BinaryOperator, CastKind, CeilFloorKind, Distinct, Expr, FunctionArg, FunctionArgExpr,
     FunctionArguments, GroupByExpr, Query, Select, SelectItem, SetExpr, SetOperator, SetQuantifier,
     Spanned, TableFactor, TrimWhereField, UnaryOperator,
 };
@@ -286,10 +286,34 @@ impl<'a> Binder<'a> {
     }
 
     fn bind_select(&mut self, select: &Select) -> Result<LogicalPlan, SqlError> {
-        if let Some(distinct) = &select.distinct {
-            let _ = distinct;
-            return Err(error(select.span(), "SELECT DISTINCT is not supported yet"));
+        match &select.distinct {
+            None | Some(Distinct::All) => self.bind_select_all(select),
+            Some(Distinct::Distinct) => {
+                // An aggregate grouping by every selected column (Calcite's plan of it).
+                let plan = self.bind_select_all(select)?;
+                let mut schema = plan.schema().clone();
+                for f in &mut schema.fields {
+                    f.time_attribute = None;
+                }
+                let span = select.span();
+                Ok(LogicalPlan::Aggregate(LogicalAggregate {
+                    grouping: (0..schema.len()).collect(),
+                    input: Box::new(plan),
+                    window: None,
+                    window_call: None,
+                    aggregates: Vec::new(),
+                    properties: Vec::new(),
+                    schema,
+                    position: (span.start.line, span.start.column),
+                }))
+            }
+            Some(Distinct::On(_)) => {
+                Err(error(select.span(), "SELECT DISTINCT ON is not supported"))
+            }
         }
+    }
+
+    fn bind_select_all(&mut self, select: &Select) -> Result<LogicalPlan, SqlError> {
         let group_items = match &select.group_by {
             GroupByExpr::Expressions(exprs, modifiers) if modifiers.is_empty() => exprs.as_slice(),
             group_by => {

@@ -614,6 +614,11 @@ impl SinkFactory for FileSinkFactory {
         "filesystem"
     }
 
+    /// Files are append-only: a row once written stays.
+    fn accepts_updates(&self, _request: &SinkRequest) -> bool {
+        false
+    }
+
     fn check(&self, request: &SinkRequest) -> Result<(), String> {
         if request.overwrite && !request.batch {
             return Err("Streaming mode not support overwrite.".into());

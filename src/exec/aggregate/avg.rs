@@ -89,6 +89,19 @@ impl<T: ArrowPrimitiveType> GroupsAccumulator for IntegerAvgAccumulator<T> {
         })
     }
 
+    fn retract(
+        &mut self,
+        batch: &RecordBatch,
+        rows: &[u32],
+        slots: &[u32],
+    ) -> Result<(), ExecError> {
+        for_each_value::<T>(batch, self.column, self.filter, rows, slots, |slot, x| {
+            let x = x.to_i64().unwrap_or_default();
+            self.sums[slot] = self.sums[slot].wrapping_sub(x);
+            self.counts[slot] -= 1;
+        })
+    }
+
     fn merge(&mut self, into: u32, from: u32) {
         let (into, from) = (into as usize, from as usize);
         self.sums[into] = self.sums[into].wrapping_add(self.sums[from]);
@@ -196,6 +209,21 @@ where
         })
     }
 
+    fn retract(
+        &mut self,
+        batch: &RecordBatch,
+        rows: &[u32],
+        slots: &[u32],
+    ) -> Result<(), ExecError> {
+        for_each_value::<T>(batch, self.column, self.filter, rows, slots, |slot, x| {
+            self.sums[slot] -= x.widen();
+            self.counts[slot] -= 1;
+            if self.counts[slot] == 0 {
+                self.sums[slot] = 0.0;
+            }
+        })
+    }
+
     fn merge(&mut self, into: u32, from: u32) {
         let (into, from) = (into as usize, from as usize);
         self.sums[into] += self.sums[from];
@@ -295,6 +323,22 @@ impl GroupsAccumulator for DecimalAvgAccumulator {
         for_each_value::<Decimal128Type>(batch, self.column, self.filter, rows, slots, |slot, x| {
             self.add(slot, Some(x));
             self.counts[slot] += 1;
+        })
+    }
+
+    fn retract(
+        &mut self,
+        batch: &RecordBatch,
+        rows: &[u32],
+        slots: &[u32],
+    ) -> Result<(), ExecError> {
+        for_each_value::<Decimal128Type>(batch, self.column, self.filter, rows, slots, |slot, x| {
+            self.counts[slot] -= 1;
+            if self.counts[slot] == 0 {
+                self.sums[slot] = Some(0);
+            } else {
+                self.add(slot, Some(-x));
+            }
         })
     }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch};
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::Schema as ArrowSchema;
-use hashbrown::HashSet;
+use hashbrown::HashMap;
 
 use super::{
     GroupsAccumulator, StateReader, all_valid, columns_of, filter_column, grow, passes, put_bytes,
@@ -58,6 +58,28 @@ impl GroupsAccumulator for CountAccumulator {
         Ok(())
     }
 
+    fn retract(
+        &mut self,
+        batch: &RecordBatch,
+        rows: &[u32],
+        slots: &[u32],
+    ) -> Result<(), ExecError> {
+        let filter = filter_column(batch, self.filter)?;
+        let columns = columns_of(batch, &self.args);
+        let nullable: Vec<&dyn Array> = columns
+            .iter()
+            .filter(|c| c.null_count() > 0)
+            .map(|c| c.as_ref())
+            .collect();
+        for (&row, &slot) in rows.iter().zip(slots) {
+            let row = row as usize;
+            if passes(filter, row) && all_valid(&nullable, row) {
+                self.counts[slot as usize] -= 1;
+            }
+        }
+        Ok(())
+    }
+
     fn merge(&mut self, into: u32, from: u32) {
         self.counts[into as usize] += self.counts[from as usize];
     }
@@ -82,13 +104,14 @@ impl GroupsAccumulator for CountAccumulator {
     }
 }
 
-/// COUNT(DISTINCT x, …): each group keeps the set of its argument tuples, as `arrow-row`
-/// bytes (encoded once per batch; a tuple allocates only the first time its group sees it).
+/// COUNT(DISTINCT x, …): each group keeps its argument tuples, as `arrow-row` bytes (encoded
+/// once per batch; a tuple allocates only the first time its group sees it), each with how
+/// many rows hold it, so that a retracted row takes its tuple away only with the last.
 pub struct CountDistinctAccumulator {
     args: Vec<usize>,
     filter: Option<usize>,
     converter: RowConverter,
-    sets: Vec<HashSet<Box<[u8]>>>,
+    sets: Vec<HashMap<Box<[u8]>, u64>>,
 }
 
 impl CountDistinctAccumulator {
@@ -113,7 +136,7 @@ impl CountDistinctAccumulator {
 impl GroupsAccumulator for CountDistinctAccumulator {
     fn resize(&mut self, slots: usize) {
         if self.sets.len() < slots {
-            self.sets.resize_with(slots, HashSet::new);
+            self.sets.resize_with(slots, HashMap::new);
         }
     }
 
@@ -136,8 +159,41 @@ impl GroupsAccumulator for CountDistinctAccumulator {
             if passes(filter, row) && all_valid(&nullable, row) {
                 let value = values.row(row);
                 let set = &mut self.sets[slot as usize];
-                if !set.contains(value.as_ref()) {
-                    set.insert(value.as_ref().into());
+                match set.get_mut(value.as_ref()) {
+                    Some(count) => *count += 1,
+                    None => {
+                        set.insert(value.as_ref().into(), 1);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn retract(
+        &mut self,
+        batch: &RecordBatch,
+        rows: &[u32],
+        slots: &[u32],
+    ) -> Result<(), ExecError> {
+        let filter = filter_column(batch, self.filter)?;
+        let columns = columns_of(batch, &self.args);
+        let nullable: Vec<&dyn Array> = columns
+            .iter()
+            .filter(|c| c.null_count() > 0)
+            .map(|c| c.as_ref())
+            .collect();
+        let values = self.converter.convert_columns(&columns)?;
+        for (&row, &slot) in rows.iter().zip(slots) {
+            let row = row as usize;
+            if passes(filter, row) && all_valid(&nullable, row) {
+                let set = &mut self.sets[slot as usize];
+                let value = values.row(row);
+                if let Some(count) = set.get_mut(value.as_ref()) {
+                    *count -= 1;
+                    if *count == 0 {
+                        set.remove(value.as_ref());
+                    }
                 }
             }
         }
@@ -146,7 +202,10 @@ impl GroupsAccumulator for CountDistinctAccumulator {
 
     fn merge(&mut self, into: u32, from: u32) {
         let from = std::mem::take(&mut self.sets[from as usize]);
-        self.sets[into as usize].extend(from);
+        let into = &mut self.sets[into as usize];
+        for (value, count) in from {
+            *into.entry(value).or_insert(0) += count;
+        }
     }
 
     fn evaluate(&self, slots: &[u32]) -> Result<ArrayRef, ExecError> {
@@ -156,14 +215,15 @@ impl GroupsAccumulator for CountDistinctAccumulator {
     }
 
     fn free(&mut self, slot: u32) {
-        self.sets[slot as usize] = HashSet::new();
+        self.sets[slot as usize] = HashMap::new();
     }
 
     fn write_slot(&self, slot: u32, out: &mut Vec<u8>) {
         let set = &self.sets[slot as usize];
         put_u32(out, set.len() as u32);
-        for value in set {
+        for (value, &count) in set {
             put_bytes(out, value);
+            put_i64(out, count as i64);
         }
     }
 
@@ -171,7 +231,8 @@ impl GroupsAccumulator for CountDistinctAccumulator {
         let n = input.u32()?;
         let set = &mut self.sets[slot as usize];
         for _ in 0..n {
-            set.insert(input.bytes()?.into());
+            let value = input.bytes()?.into();
+            set.insert(value, input.i64()? as u64);
         }
         Ok(())
     }

@@ -315,3 +315,152 @@ impl GroupsAccumulator for BytesMinMax {
         Ok(())
     }
 }
+
+/// MIN or MAX over an input that retracts (Flink's `MinWithRetractAggFunction`): each group
+/// keeps every value it holds with its count, ordered, as `arrow-row` bytes of the argument
+/// (whose order is the value's: bytewise for strings, total order for floating point), so
+/// the extreme is the first (last) entry and a retracted extreme gives way to the next.
+pub struct RetractMinMax {
+    column: usize,
+    filter: Option<usize>,
+    max: bool,
+    argument: ArrowType,
+    converter: arrow_row::RowConverter,
+    values: Vec<std::collections::BTreeMap<Box<[u8]>, u64>>,
+}
+
+impl RetractMinMax {
+    pub fn new(
+        column: usize,
+        filter: Option<usize>,
+        max: bool,
+        argument: ArrowType,
+    ) -> Result<Self, ExecError> {
+        Ok(RetractMinMax {
+            column,
+            filter,
+            max,
+            converter: arrow_row::RowConverter::new(vec![arrow_row::SortField::new(
+                argument.clone(),
+            )])?,
+            argument,
+            values: Vec::new(),
+        })
+    }
+
+    /// Calls `f(slot, value bytes)` for the rows the FILTER passes whose argument is set.
+    fn walk(
+        &mut self,
+        batch: &RecordBatch,
+        rows: &[u32],
+        slots: &[u32],
+        mut f: impl FnMut(&mut std::collections::BTreeMap<Box<[u8]>, u64>, &[u8]),
+    ) -> Result<(), ExecError> {
+        let filter = filter_column(batch, self.filter)?;
+        let column = batch.column(self.column);
+        let encoded = self.converter.convert_columns(std::slice::from_ref(column))?;
+        for (&row, &slot) in rows.iter().zip(slots) {
+            let row = row as usize;
+            if passes(filter, row) && column.is_valid(row) {
+                f(&mut self.values[slot as usize], encoded.row(row).as_ref());
+            }
+        }
+        Ok(())
+    }
+}
+
+impl GroupsAccumulator for RetractMinMax {
+    fn resize(&mut self, slots: usize) {
+        if self.values.len() < slots {
+            self.values.resize_with(slots, Default::default);
+        }
+    }
+
+    fn update(
+        &mut self,
+        batch: &RecordBatch,
+        rows: &[u32],
+        slots: &[u32],
+    ) -> Result<(), ExecError> {
+        self.walk(batch, rows, slots, |values, value| {
+            match values.get_mut(value) {
+                Some(count) => *count += 1,
+                None => {
+                    values.insert(value.into(), 1);
+                }
+            }
+        })
+    }
+
+    fn retract(
+        &mut self,
+        batch: &RecordBatch,
+        rows: &[u32],
+        slots: &[u32],
+    ) -> Result<(), ExecError> {
+        self.walk(batch, rows, slots, |values, value| {
+            if let Some(count) = values.get_mut(value) {
+                *count -= 1;
+                if *count == 0 {
+                    values.remove(value);
+                }
+            }
+        })
+    }
+
+    fn merge(&mut self, into: u32, from: u32) {
+        let from = std::mem::take(&mut self.values[from as usize]);
+        let into = &mut self.values[into as usize];
+        for (value, count) in from {
+            *into.entry(value).or_insert(0) += count;
+        }
+    }
+
+    fn evaluate(&self, slots: &[u32]) -> Result<ArrayRef, ExecError> {
+        // A group without values gives NULL: the encoding of a NULL argument.
+        let null = self
+            .converter
+            .convert_columns(&[arrow_array::new_null_array(&self.argument, 1)])?;
+        let parser = self.converter.parser();
+        let rows: Vec<arrow_row::Row<'_>> = slots
+            .iter()
+            .map(|&s| {
+                let values = &self.values[s as usize];
+                let extreme = if self.max {
+                    values.keys().next_back()
+                } else {
+                    values.keys().next()
+                };
+                match extreme {
+                    Some(bytes) => parser.parse(bytes),
+                    None => null.row(0),
+                }
+            })
+            .collect();
+        let mut columns = self.converter.convert_rows(rows)?;
+        Ok(columns.remove(0))
+    }
+
+    fn free(&mut self, slot: u32) {
+        self.values[slot as usize] = Default::default();
+    }
+
+    fn write_slot(&self, slot: u32, out: &mut Vec<u8>) {
+        let values = &self.values[slot as usize];
+        super::put_u32(out, values.len() as u32);
+        for (value, &count) in values {
+            put_bytes(out, value);
+            super::put_i64(out, count as i64);
+        }
+    }
+
+    fn read_slot(&mut self, slot: u32, input: &mut StateReader<'_>) -> Result<(), ExecError> {
+        let n = input.u32()?;
+        let values = &mut self.values[slot as usize];
+        for _ in 0..n {
+            let value: Box<[u8]> = input.bytes()?.into();
+            values.insert(value, input.i64()? as u64);
+        }
+        Ok(())
+    }
+}

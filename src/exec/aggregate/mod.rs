@@ -11,7 +11,10 @@
 //! one Arrow column for the slots being emitted, in Flink's result type
 //! ([`AggregateCall::data_type`]).
 //!
-//! Inputs are insert-only; retraction is not supported yet.
+//! Over an updating input, [`GroupsAccumulator::retract`] takes rows back out: COUNT, SUM
+//! and AVG subtract, MIN and MAX keep every value with its count ([`min_max::RetractMinMax`],
+//! Flink's `MinWithRetractAggFunction`), so that the next extreme is at hand when the current
+//! one goes.
 
 pub mod avg;
 pub mod count;
@@ -40,6 +43,19 @@ pub trait GroupsAccumulator: Send {
     fn update(&mut self, batch: &RecordBatch, rows: &[u32], slots: &[u32])
     -> Result<(), ExecError>;
 
+    /// Takes row `rows[i]` of `batch` back out of slot `slots[i]` (the input retracted it:
+    /// `-U` or `-D`). Only accumulators made for a retracting input take retractions.
+    fn retract(
+        &mut self,
+        _batch: &RecordBatch,
+        _rows: &[u32],
+        _slots: &[u32],
+    ) -> Result<(), ExecError> {
+        Err(ExecError::Internal(
+            "this aggregate does not take retractions".into(),
+        ))
+    }
+
     /// Folds slot `from` into slot `into` (two session windows became one); `from` is left
     /// in no particular state, for the caller to free.
     fn merge(&mut self, into: u32, from: u32);
@@ -62,6 +78,16 @@ pub fn create_accumulator(
     call: &AggregateCall,
     input: &ArrowSchema,
 ) -> Result<Box<dyn GroupsAccumulator>, ExecError> {
+    create_accumulator_for(call, input, false)
+}
+
+/// The accumulator of `call`; `retracts`: the input takes rows back (`-U`/`-D`), and the
+/// accumulator must take them back too.
+pub fn create_accumulator_for(
+    call: &AggregateCall,
+    input: &ArrowSchema,
+    retracts: bool,
+) -> Result<Box<dyn GroupsAccumulator>, ExecError> {
     let result = call.data_type.to_arrow();
     let argument = |i: usize| -> Result<(usize, ArrowType), ExecError> {
         let column = *call.args.get(i).ok_or_else(|| {
@@ -81,6 +107,12 @@ pub fn create_accumulator(
         return Ok(Box::new(count::CountAccumulator::new(
             call.args.clone(),
             filter,
+        )));
+    }
+    if call.distinct && retracts {
+        return Err(ExecError::Internal(format!(
+            "{}(DISTINCT …) over an updating input is not supported yet",
+            call.function.name()
         )));
     }
     if call.distinct
@@ -128,6 +160,14 @@ pub fn create_accumulator(
     }
     let accumulator: Option<Box<dyn GroupsAccumulator>> = match call.function {
         AggregateFunction::Count => unreachable!("handled above"),
+        AggregateFunction::Min | AggregateFunction::Max if retracts => {
+            Some(Box::new(min_max::RetractMinMax::new(
+                column,
+                filter,
+                call.function == AggregateFunction::Max,
+                input.field(column).data_type().clone(),
+            )?) as Box<dyn GroupsAccumulator>)
+        }
         AggregateFunction::Min | AggregateFunction::Max => {
             let max = call.function == AggregateFunction::Max;
             macro_rules! min_max {

@@ -11,7 +11,9 @@ use arrow_array::types::Decimal128Type;
 use arrow_array::{ArrayRef, ArrowPrimitiveType, PrimitiveArray, RecordBatch};
 use arrow_schema::DataType as ArrowType;
 
-use super::{GroupsAccumulator, StateReader, for_each_value, grow, nulls_of, put_i128, put_native};
+use super::{
+    GroupsAccumulator, StateReader, for_each_value, grow, nulls_of, put_i64, put_i128, put_native,
+};
 use crate::exec::operator::ExecError;
 use crate::types::decimal::pow10_saturating;
 
@@ -20,7 +22,8 @@ pub struct SumAccumulator<T: ArrowPrimitiveType> {
     column: usize,
     filter: Option<usize>,
     sums: Vec<T::Native>,
-    seen: Vec<bool>,
+    /// Values summed per slot (less those retracted): NULL at zero.
+    counts: Vec<i64>,
 }
 
 impl<T: ArrowPrimitiveType> SumAccumulator<T> {
@@ -29,7 +32,7 @@ impl<T: ArrowPrimitiveType> SumAccumulator<T> {
             column,
             filter,
             sums: Vec::new(),
-            seen: Vec::new(),
+            counts: Vec::new(),
         }
     }
 }
@@ -37,7 +40,7 @@ impl<T: ArrowPrimitiveType> SumAccumulator<T> {
 impl<T: ArrowPrimitiveType> GroupsAccumulator for SumAccumulator<T> {
     fn resize(&mut self, slots: usize) {
         grow(&mut self.sums, slots, T::Native::default());
-        grow(&mut self.seen, slots, false);
+        grow(&mut self.counts, slots, 0);
     }
 
     fn update(
@@ -48,21 +51,34 @@ impl<T: ArrowPrimitiveType> GroupsAccumulator for SumAccumulator<T> {
     ) -> Result<(), ExecError> {
         for_each_value::<T>(batch, self.column, self.filter, rows, slots, |slot, x| {
             self.sums[slot] = self.sums[slot].add_wrapping(x);
-            self.seen[slot] = true;
+            self.counts[slot] += 1;
+        })
+    }
+
+    fn retract(
+        &mut self,
+        batch: &RecordBatch,
+        rows: &[u32],
+        slots: &[u32],
+    ) -> Result<(), ExecError> {
+        for_each_value::<T>(batch, self.column, self.filter, rows, slots, |slot, x| {
+            self.sums[slot] = self.sums[slot].sub_wrapping(x);
+            self.counts[slot] -= 1;
+            if self.counts[slot] == 0 {
+                self.sums[slot] = T::Native::default();
+            }
         })
     }
 
     fn merge(&mut self, into: u32, from: u32) {
         let (into, from) = (into as usize, from as usize);
-        if self.seen[from] {
-            self.sums[into] = self.sums[into].add_wrapping(self.sums[from]);
-            self.seen[into] = true;
-        }
+        self.sums[into] = self.sums[into].add_wrapping(self.sums[from]);
+        self.counts[into] += self.counts[from];
     }
 
     fn evaluate(&self, slots: &[u32]) -> Result<ArrayRef, ExecError> {
         let values: Vec<T::Native> = slots.iter().map(|&s| self.sums[s as usize]).collect();
-        let valid = slots.iter().map(|&s| self.seen[s as usize]).collect();
+        let valid = slots.iter().map(|&s| self.counts[s as usize] > 0).collect();
         Ok(Arc::new(PrimitiveArray::<T>::new(
             values.into(),
             nulls_of(valid),
@@ -71,16 +87,16 @@ impl<T: ArrowPrimitiveType> GroupsAccumulator for SumAccumulator<T> {
 
     fn free(&mut self, slot: u32) {
         self.sums[slot as usize] = T::Native::default();
-        self.seen[slot as usize] = false;
+        self.counts[slot as usize] = 0;
     }
 
     fn write_slot(&self, slot: u32, out: &mut Vec<u8>) {
-        out.push(u8::from(self.seen[slot as usize]));
+        put_i64(out, self.counts[slot as usize]);
         put_native(out, self.sums[slot as usize]);
     }
 
     fn read_slot(&mut self, slot: u32, input: &mut StateReader<'_>) -> Result<(), ExecError> {
-        self.seen[slot as usize] = input.u8()? != 0;
+        self.counts[slot as usize] = input.i64()?;
         self.sums[slot as usize] = input.native()?;
         Ok(())
     }
@@ -95,6 +111,8 @@ pub struct DecimalSumAccumulator {
     result: ArrowType,
     sums: Vec<i128>,
     seen: Vec<bool>,
+    /// Values added per slot less those retracted: NULL at zero.
+    counts: Vec<i64>,
 }
 
 impl DecimalSumAccumulator {
@@ -106,6 +124,7 @@ impl DecimalSumAccumulator {
             result,
             sums: Vec::new(),
             seen: Vec::new(),
+            counts: Vec::new(),
         }
     }
 
@@ -131,6 +150,7 @@ impl GroupsAccumulator for DecimalSumAccumulator {
     fn resize(&mut self, slots: usize) {
         grow(&mut self.sums, slots, 0);
         grow(&mut self.seen, slots, false);
+        grow(&mut self.counts, slots, 0);
     }
 
     fn update(
@@ -141,6 +161,24 @@ impl GroupsAccumulator for DecimalSumAccumulator {
     ) -> Result<(), ExecError> {
         for_each_value::<Decimal128Type>(batch, self.column, self.filter, rows, slots, |slot, x| {
             self.add(slot, x);
+            self.counts[slot] += 1;
+        })
+    }
+
+    fn retract(
+        &mut self,
+        batch: &RecordBatch,
+        rows: &[u32],
+        slots: &[u32],
+    ) -> Result<(), ExecError> {
+        for_each_value::<Decimal128Type>(batch, self.column, self.filter, rows, slots, |slot, x| {
+            self.counts[slot] -= 1;
+            if self.counts[slot] == 0 {
+                self.sums[slot] = 0;
+                self.seen[slot] = false;
+            } else {
+                self.add(slot, -x);
+            }
         })
     }
 
@@ -148,6 +186,7 @@ impl GroupsAccumulator for DecimalSumAccumulator {
         if self.seen[from as usize] {
             self.add(into as usize, self.sums[from as usize]);
         }
+        self.counts[into as usize] += self.counts[from as usize];
     }
 
     fn evaluate(&self, slots: &[u32]) -> Result<ArrayRef, ExecError> {
@@ -162,15 +201,18 @@ impl GroupsAccumulator for DecimalSumAccumulator {
     fn free(&mut self, slot: u32) {
         self.sums[slot as usize] = 0;
         self.seen[slot as usize] = false;
+        self.counts[slot as usize] = 0;
     }
 
     fn write_slot(&self, slot: u32, out: &mut Vec<u8>) {
         out.push(u8::from(self.seen[slot as usize]));
+        put_i64(out, self.counts[slot as usize]);
         put_i128(out, self.sums[slot as usize]);
     }
 
     fn read_slot(&mut self, slot: u32, input: &mut StateReader<'_>) -> Result<(), ExecError> {
         self.seen[slot as usize] = input.u8()? != 0;
+        self.counts[slot as usize] = input.i64()?;
         self.sums[slot as usize] = input.i128()?;
         Ok(())
     }

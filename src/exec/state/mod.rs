@@ -1,6 +1,7 @@
 //! State for operators (docs/design/0003-stream-runtime.md, section 4): keys spread over key
-//! groups as Flink spreads them; keyed state and timers come next, per key group.
+//! groups as Flink spreads them; the keys an operator holds state for in a [`key_table::KeyTable`].
 
 pub mod alignment;
 pub mod key;
 pub mod key_group;
+pub mod key_table;

@@ -6,6 +6,7 @@
 
 pub mod calc;
 pub mod exchange;
+pub mod group_aggregate;
 pub mod group_window_aggregate;
 pub mod sink;
 pub mod table_source_scan;
@@ -18,6 +19,7 @@ pub mod window_table_function;
 
 use calc::StreamCalc;
 use exchange::{Distribution, StreamExchange};
+use group_aggregate::StreamGroupAggregate;
 use group_window_aggregate::StreamGroupWindowAggregate;
 use sink::StreamSink;
 use table_source_scan::StreamTableSourceScan;
@@ -78,25 +80,95 @@ pub enum StreamPlan {
     WatermarkAssigner(StreamWatermarkAssigner),
     Union(StreamUnion),
     Exchange(StreamExchange),
+    GroupAggregate(StreamGroupAggregate),
     GroupWindowAggregate(StreamGroupWindowAggregate),
     WindowTableFunction(StreamWindowTableFunction),
     WindowAggregate(StreamWindowAggregate),
     Sink(StreamSink),
 }
 
-/// The kinds of rows a node emits (Flink's `changelogMode`). Every node is insert-only until
-/// updating operators come (the dynamic-tables issue adds retract and upsert modes).
+/// The kinds of rows a node emits (Flink's `changelogMode`): inserts, and possibly update
+/// pairs (`-U` only when the consumer asks for it), and deletes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChangelogMode {
-    InsertOnly,
+pub struct ChangelogMode {
+    pub insert: bool,
+    pub update_before: bool,
+    pub update_after: bool,
+    pub delete: bool,
 }
 
 impl ChangelogMode {
-    /// As EXPLAIN CHANGELOG_MODE prints it.
-    pub fn text(self) -> &'static str {
-        match self {
-            ChangelogMode::InsertOnly => "I",
+    pub const INSERT_ONLY: ChangelogMode = ChangelogMode {
+        insert: true,
+        update_before: false,
+        update_after: false,
+        delete: false,
+    };
+
+    pub fn is_insert_only(self) -> bool {
+        !(self.update_before || self.update_after || self.delete)
+    }
+
+    /// Whether rows are taken back (updated or deleted).
+    pub fn retracts(self) -> bool {
+        !self.is_insert_only()
+    }
+
+    /// The kinds of either mode (a union's).
+    pub fn union(self, other: ChangelogMode) -> ChangelogMode {
+        ChangelogMode {
+            insert: self.insert || other.insert,
+            update_before: self.update_before || other.update_before,
+            update_after: self.update_after || other.update_after,
+            delete: self.delete || other.delete,
         }
+    }
+
+    /// As EXPLAIN CHANGELOG_MODE prints it: `I,UB,UA,D`.
+    pub fn text(self) -> String {
+        let kinds = [
+            (self.insert, "I"),
+            (self.update_before, "UB"),
+            (self.update_after, "UA"),
+            (self.delete, "D"),
+        ];
+        let names: Vec<&str> = kinds
+            .iter()
+            .filter(|(on, _)| *on)
+            .map(|&(_, n)| n)
+            .collect();
+        names.join(",")
+    }
+}
+
+/// Asks every updating node of `plan` for `-U` rows where its consumer needs them: the root's
+/// consumer when `root` (a retract sink, the client's changelog), and always a retracting
+/// aggregate's input (it must take back the old row's contribution). Flink's second
+/// changelog pass (`SatisfyUpdateKindTraitVisitor`).
+pub fn require_update_before(plan: &mut StreamPlan, root: bool) {
+    match plan {
+        StreamPlan::GroupAggregate(n) => {
+            n.update_before = root;
+            let retracts = n.input.changelog_mode().retracts();
+            require_update_before(&mut n.input, retracts);
+        }
+        // A filter over updates must take back a row that stops passing it.
+        StreamPlan::Calc(n) => {
+            let filters = n.filter.is_some() && n.input.changelog_mode().retracts();
+            require_update_before(&mut n.input, root || filters)
+        }
+        StreamPlan::Exchange(n) => require_update_before(&mut n.input, root),
+        StreamPlan::Sink(n) => require_update_before(&mut n.input, root),
+        StreamPlan::WatermarkAssigner(n) => require_update_before(&mut n.input, root),
+        StreamPlan::Union(n) => {
+            for input in &mut n.inputs {
+                require_update_before(input, root);
+            }
+        }
+        StreamPlan::GroupWindowAggregate(n) => require_update_before(&mut n.input, false),
+        StreamPlan::WindowTableFunction(n) => require_update_before(&mut n.input, false),
+        StreamPlan::WindowAggregate(n) => require_update_before(&mut n.aggregate.input, false),
+        StreamPlan::TableSourceScan(_) | StreamPlan::Values(_) => {}
     }
 }
 
@@ -109,6 +181,7 @@ impl StreamPlan {
             StreamPlan::WatermarkAssigner(n) => &n.schema,
             StreamPlan::Union(n) => &n.schema,
             StreamPlan::Exchange(n) => &n.schema,
+            StreamPlan::GroupAggregate(n) => &n.schema,
             StreamPlan::GroupWindowAggregate(n) => &n.schema,
             StreamPlan::WindowTableFunction(n) => &n.schema,
             StreamPlan::WindowAggregate(n) => &n.aggregate.schema,
@@ -122,6 +195,13 @@ impl StreamPlan {
     pub fn distribution(&self) -> Distribution {
         match self {
             StreamPlan::Exchange(n) => n.distribution.clone(),
+            StreamPlan::GroupAggregate(n) => {
+                if n.grouping.is_empty() {
+                    Distribution::Single
+                } else {
+                    Distribution::Hash((0..n.grouping.len()).collect())
+                }
+            }
             StreamPlan::GroupWindowAggregate(n)
             | StreamPlan::WindowAggregate(StreamWindowAggregate { aggregate: n }) => {
                 if n.grouping.is_empty() {
@@ -143,8 +223,27 @@ impl StreamPlan {
         }
     }
 
+    /// The kinds of rows the node emits (Flink's first changelog pass,
+    /// `SatisfyModifyKindSetTraitVisitor`, with the second's `-U` decision folded in).
     pub fn changelog_mode(&self) -> ChangelogMode {
-        ChangelogMode::InsertOnly
+        match self {
+            StreamPlan::TableSourceScan(_) | StreamPlan::Values(_) => ChangelogMode::INSERT_ONLY,
+            StreamPlan::GroupAggregate(n) => n.changelog_mode(),
+            // Windows emit final rows; they take insert-only input.
+            StreamPlan::GroupWindowAggregate(_)
+            | StreamPlan::WindowTableFunction(_)
+            | StreamPlan::WindowAggregate(_) => ChangelogMode::INSERT_ONLY,
+            StreamPlan::Union(n) => n
+                .inputs
+                .iter()
+                .map(StreamPlan::changelog_mode)
+                .reduce(ChangelogMode::union)
+                .unwrap_or(ChangelogMode::INSERT_ONLY),
+            StreamPlan::Calc(n) => n.input.changelog_mode(),
+            StreamPlan::WatermarkAssigner(n) => n.input.changelog_mode(),
+            StreamPlan::Exchange(n) => n.input.changelog_mode(),
+            StreamPlan::Sink(n) => n.input.changelog_mode(),
+        }
     }
 
     pub fn inputs(&self) -> Vec<&StreamPlan> {
@@ -154,11 +253,46 @@ impl StreamPlan {
             StreamPlan::WatermarkAssigner(n) => vec![&n.input],
             StreamPlan::Union(n) => n.inputs.iter().collect(),
             StreamPlan::Exchange(n) => vec![&n.input],
+            StreamPlan::GroupAggregate(n) => vec![&n.input],
             StreamPlan::GroupWindowAggregate(n) => vec![&n.input],
             StreamPlan::WindowTableFunction(n) => vec![&n.input],
             StreamPlan::WindowAggregate(n) => vec![&n.aggregate.input],
             StreamPlan::Sink(n) => vec![&n.input],
         }
+    }
+
+    /// Flink's refusal of updating input into an append-only sink: `None` when the sink's
+    /// input is insert-only, else the message naming the node that makes the changes.
+    pub fn append_only_refusal(&self, table: &str) -> Option<String> {
+        let StreamPlan::Sink(sink) = self else {
+            return None;
+        };
+        let mode = sink.input.changelog_mode();
+        if mode.is_insert_only() {
+            return None;
+        }
+        let changes = match (mode.update_after, mode.delete) {
+            (true, true) => "update and delete changes",
+            (true, false) => "update changes",
+            _ => "delete changes",
+        };
+        let mut node = sink.input.as_ref();
+        // The Calc that only fits the columns to the sink is not in Flink's plan.
+        while let StreamPlan::Calc(calc) = node
+            && calc.filter.is_none()
+            && calc.exprs.len() == calc.input.schema().len()
+            && calc
+                .exprs
+                .iter()
+                .enumerate()
+                .all(|(i, e)| matches!(e, ScalarExpr::Column { index, .. } if *index == i))
+        {
+            node = &calc.input;
+        }
+        Some(format!(
+            "Table sink 'default_catalog.default_database.{table}' doesn't support consuming {changes} which is produced by node {}",
+            node.line(Spelling::Physical, None)
+        ))
     }
 
     /// The node's line in EXPLAIN (without its inputs); `offered`: a filter its parent
@@ -171,6 +305,7 @@ impl StreamPlan {
             StreamPlan::WatermarkAssigner(n) => n.explain(spelling),
             StreamPlan::Union(n) => n.explain(),
             StreamPlan::Exchange(n) => n.explain(),
+            StreamPlan::GroupAggregate(n) => n.explain(),
             StreamPlan::GroupWindowAggregate(n) => n.explain(),
             StreamPlan::WindowTableFunction(n) => n.explain(),
             StreamPlan::WindowAggregate(n) => n.explain_global(),

@@ -4,6 +4,7 @@
 
 use super::calc::StreamCalc;
 use super::exchange::{Distribution, StreamExchange};
+use super::group_aggregate::StreamGroupAggregate;
 use super::group_window_aggregate::StreamGroupWindowAggregate;
 use super::sink::StreamSink;
 use super::table_source_scan::StreamTableSourceScan;
@@ -24,7 +25,9 @@ use crate::types::{DataType, Schema, TimeAttribute, TypeKind};
 pub fn translate(plan: &LogicalPlan) -> Result<StreamPlan, PlanError> {
     let plan = convert(plan)?;
     let all = vec![true; plan.schema().len()];
-    Ok(prune(plan, &all).0)
+    let mut plan = prune(plan, &all).0;
+    super::require_update_before(&mut plan, true);
+    Ok(plan)
 }
 
 /// The stream plan of an `INSERT INTO table` whose query, bound against the sink's
@@ -336,11 +339,7 @@ fn group_window_aggregate(a: &LogicalAggregate) -> Result<StreamPlan, PlanError>
         return plan;
     }
     let Some(window) = &a.window else {
-        return Err(PlanError::Unsupported {
-            message: "GROUP BY without a group window is not supported yet".into(),
-            line: a.position.0,
-            column: a.position.1,
-        });
+        return group_aggregate(a);
     };
     let input = match a.input.as_ref() {
         LogicalPlan::Calc(below) => {
@@ -367,6 +366,25 @@ fn group_window_aggregate(a: &LogicalAggregate) -> Result<StreamPlan, PlanError>
             schema,
         },
     ))
+}
+
+/// An unbounded GROUP BY (or global aggregate): its columns are the keys, then the
+/// aggregates, as the logical aggregate's. The exchange below comes with pruning.
+fn group_aggregate(a: &LogicalAggregate) -> Result<StreamPlan, PlanError> {
+    let input = convert(&a.input)?;
+    let mut schema = a.schema.clone();
+    for (k, &g) in a.grouping.iter().enumerate() {
+        schema.fields[k].name = input.schema().fields[g].name.clone();
+        // A key stays what it was, but no longer a time attribute (Flink materializes it).
+        schema.fields[k].time_attribute = None;
+    }
+    Ok(StreamPlan::GroupAggregate(StreamGroupAggregate {
+        input: Box::new(input),
+        grouping: a.grouping.clone(),
+        aggregates: a.aggregates.clone(),
+        update_before: true,
+        schema,
+    }))
 }
 
 /// The names of the Calc below an aggregate after Flink's window rewrite, which builds it
@@ -550,6 +568,13 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
             exchange.input = Box::new(input);
             (StreamPlan::Exchange(exchange), remap)
         }
+        StreamPlan::GroupAggregate(agg) => {
+            let n = agg.schema.len();
+            (
+                StreamPlan::GroupAggregate(prune_group_aggregate(agg)),
+                identity(n),
+            )
+        }
         StreamPlan::GroupWindowAggregate(agg) => {
             let n = agg.schema.len();
             (
@@ -645,6 +670,62 @@ fn prune_group_window_aggregate(
     } else {
         input.schema().len()
     };
+    let distribution = if agg.grouping.is_empty() {
+        Distribution::Single
+    } else {
+        Distribution::Hash(agg.grouping.clone())
+    };
+    agg.input = Box::new(StreamPlan::Exchange(StreamExchange {
+        schema: input.schema().clone(),
+        input: Box::new(input),
+        distribution,
+    }));
+    agg
+}
+
+/// A group aggregate over the input columns it reads, with the exchange its keys call for.
+fn prune_group_aggregate(mut agg: StreamGroupAggregate) -> StreamGroupAggregate {
+    let mut used = vec![false; agg.input.schema().len()];
+    for &k in &agg.grouping {
+        used[k] = true;
+    }
+    for call in &agg.aggregates {
+        for &arg in call.args.iter().chain(&call.filter) {
+            used[arg] = true;
+        }
+    }
+    let (mut input, remap) = prune(*agg.input, &used);
+    let mut moved: Vec<usize> = (0..input.schema().len()).collect();
+    // A Calc that only picks columns of an updating input merges into the aggregate, which
+    // reads them where they are (Flink's AggregateProjectMergeRule); over an insert-only
+    // input it stays, as Flink's plan keeps it above the scan.
+    if let StreamPlan::Calc(calc) = &input
+        && calc.filter.is_none()
+        && calc.input.changelog_mode().retracts()
+        && let Some(columns) = calc
+            .exprs
+            .iter()
+            .map(|e| match e {
+                ScalarExpr::Column { index, .. } => Some(*index),
+                _ => None,
+            })
+            .collect::<Option<Vec<usize>>>()
+    {
+        moved = columns;
+        let StreamPlan::Calc(calc) = input else {
+            unreachable!("matched above")
+        };
+        input = *calc.input;
+    }
+    let at = |i: usize| moved[remap[i].unwrap_or(i)];
+    for k in &mut agg.grouping {
+        *k = at(*k);
+    }
+    for call in &mut agg.aggregates {
+        for arg in call.args.iter_mut().chain(call.filter.iter_mut()) {
+            *arg = at(*arg);
+        }
+    }
     let distribution = if agg.grouping.is_empty() {
         Distribution::Single
     } else {

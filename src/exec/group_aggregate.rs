@@ -1,0 +1,452 @@
+//! `GroupAggregateOperator`: an unbounded GROUP BY (or a global aggregate) whose results are
+//! updated as rows arrive, as Flink's `GroupAggFunction` (without mini-batch) emits them:
+//! per input row, `+I` when the row's group is new, `-U` (when asked for) and `+U` when the
+//! group's result changed (an unchanged result emits nothing), `-D` with the old result when
+//! the group lost its last row. A retraction (`-U`/`-D`) of a group that holds nothing is
+//! ignored, as Flink ignores it.
+//!
+//! Rows are handled per batch, columnar: the key columns are encoded once with `arrow-row`,
+//! each key has an id in a [`KeyTable`] (the accumulators' slot) and a count of the rows it
+//! holds. Flink's per-row semantics come from *rounds*: the first occurrence of every key in
+//! the batch forms round 0, the second round 1, and so on. Within a round keys are distinct,
+//! so one `evaluate` before and one after the round's `update`/`retract` give every row's
+//! old and new result at once; the emitted rows are then put back in input order. A batch of
+//! distinct keys is a single round.
+//!
+//! In batch mode (`final_only`) nothing is emitted until the input ends; then each group's
+//! final row is inserted, and a global aggregate over no rows inserts its one row of empty
+//! results (`COUNT` 0, others NULL), as Flink's batch aggregate does.
+//!
+//! State is snapshotted per key group: for each key, its bytes, its row count and every
+//! accumulator's state.
+
+use std::collections::BTreeMap;
+
+use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
+use arrow_ord::ord::{DynComparator, make_comparator};
+use arrow_schema::{Schema as ArrowSchema, SchemaRef, SortOptions};
+
+use super::aggregate::{
+    GroupsAccumulator, StateReader, create_accumulator_for, put_bytes, put_i64,
+};
+use super::chunk::{RowKind, StreamChunk, batch_with_rows};
+use super::operator::{ExecError, Operator, OperatorContext, Output};
+use super::state::key::KeyEncoder;
+use super::state::key_group::KeyGroupRange;
+use super::state::key_table::KeyTable;
+use crate::plan::aggregate::AggregateCall;
+
+pub struct GroupAggregateOperator {
+    grouping: Vec<usize>,
+    output: SchemaRef,
+    encoder: Option<KeyEncoder>,
+    accumulators: Vec<Box<dyn GroupsAccumulator>>,
+    /// Each key with the count of rows it holds (inserted less retracted).
+    keys: KeyTable<i64>,
+    update_before: bool,
+    final_only: bool,
+    key_groups: KeyGroupRange,
+    /// Per key id, the batch that last saw it and how often, to put rows in rounds.
+    seen_in: Vec<(u64, u32)>,
+    batch_number: u64,
+    /// Keys whose count reached zero in this batch, to forget at its end.
+    emptied: Vec<u32>,
+}
+
+/// A row of a round: the input row, its key and whether the input retracts it.
+#[derive(Clone, Copy)]
+struct RoundRow {
+    row: u32,
+    key: u32,
+    retract: bool,
+}
+
+/// An emitted row before assembly: its input row, its kind, and where its results are
+/// (which round's before/after arrays, and the position there).
+struct Emitted {
+    row: u32,
+    kind: RowKind,
+    results: usize,
+    index: usize,
+}
+
+impl GroupAggregateOperator {
+    /// The aggregates of `aggregates` per `grouping` key over batches shaped like `input`,
+    /// emitting rows of `output` (the keys, then the aggregates). `retracts`: the input
+    /// updates or deletes rows. `update_before`: changed results are preceded by `-U`.
+    /// `final_only`: batch mode.
+    pub fn new(
+        input: &ArrowSchema,
+        grouping: Vec<usize>,
+        aggregates: &[AggregateCall],
+        output: SchemaRef,
+        retracts: bool,
+        update_before: bool,
+        final_only: bool,
+    ) -> Result<Self, ExecError> {
+        if output.fields().len() != grouping.len() + aggregates.len() {
+            return Err(ExecError::Internal(format!(
+                "a group aggregate of {} columns given an output of {}",
+                grouping.len() + aggregates.len(),
+                output.fields().len()
+            )));
+        }
+        let accumulators = aggregates
+            .iter()
+            .map(|call| create_accumulator_for(call, input, retracts))
+            .collect::<Result<_, _>>()?;
+        let encoder = if grouping.is_empty() {
+            None
+        } else {
+            Some(KeyEncoder::new(input, grouping.clone())?)
+        };
+        let ctx = OperatorContext::default();
+        Ok(GroupAggregateOperator {
+            grouping,
+            output,
+            encoder,
+            accumulators,
+            keys: KeyTable::new(ctx.max_parallelism),
+            update_before,
+            final_only,
+            key_groups: ctx.key_groups,
+            seen_in: Vec::new(),
+            batch_number: 0,
+            emptied: Vec::new(),
+        })
+    }
+
+    /// The id of a key for a row, made when new; `None` for a retraction of a key that
+    /// holds nothing.
+    fn key_for(&mut self, bytes: &[u8], retract: bool) -> Option<u32> {
+        let id = if retract {
+            self.keys.find(bytes)?
+        } else {
+            let (id, new) = self.keys.intern(bytes);
+            if new {
+                let capacity = self.keys.capacity();
+                for a in &mut self.accumulators {
+                    a.resize(capacity);
+                }
+            }
+            id
+        };
+        Some(id)
+    }
+
+    fn results(&self, slots: &[u32]) -> Result<Vec<ArrayRef>, ExecError> {
+        self.accumulators
+            .iter()
+            .map(|a| a.evaluate(slots))
+            .collect()
+    }
+
+    /// Accumulates and retracts one round's rows.
+    fn apply(&mut self, batch: &RecordBatch, round: &[RoundRow]) -> Result<(), ExecError> {
+        let mut rows = Vec::with_capacity(round.len());
+        let mut slots = Vec::with_capacity(round.len());
+        for retract in [false, true] {
+            rows.clear();
+            slots.clear();
+            for r in round.iter().filter(|r| r.retract == retract) {
+                rows.push(r.row);
+                slots.push(r.key);
+                let count = self.keys.value_mut(r.key);
+                *count += if retract { -1 } else { 1 };
+                if *count <= 0 {
+                    self.emptied.push(r.key);
+                }
+            }
+            if rows.is_empty() {
+                continue;
+            }
+            for a in &mut self.accumulators {
+                if retract {
+                    a.retract(batch, &rows, &slots)?;
+                } else {
+                    a.update(batch, &rows, &slots)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A batch in batch mode: accumulate only.
+    fn accumulate(&mut self, chunk: &StreamChunk) -> Result<(), ExecError> {
+        let batch = &chunk.batch;
+        let keys = self.encoder.as_ref().map(|e| e.encode(batch)).transpose()?;
+        let mut round = Vec::with_capacity(batch.num_rows());
+        for row in 0..batch.num_rows() {
+            let retract = matches!(chunk.kind(row), RowKind::UpdateBefore | RowKind::Delete);
+            let bytes: &[u8] = keys.as_ref().map_or(&[], |k| k.row(row).data());
+            if let Some(key) = self.key_for(bytes, retract) {
+                round.push(RoundRow {
+                    row: row as u32,
+                    key,
+                    retract,
+                });
+            }
+        }
+        // Rows of a key accumulate in any order in batch mode; the rounds only matter for
+        // what is emitted on the way.
+        self.apply(batch, &round)?;
+        self.forget_empty();
+        Ok(())
+    }
+
+    /// Frees the keys whose rows were all retracted in this batch (unless a later row
+    /// brought them back).
+    fn forget_empty(&mut self) {
+        let mut emptied = std::mem::take(&mut self.emptied);
+        emptied.sort_unstable();
+        emptied.dedup();
+        for &id in &emptied {
+            if self.keys.entry(id).value > 0 {
+                continue;
+            }
+            for a in &mut self.accumulators {
+                a.free(id);
+            }
+            self.keys.remove(id);
+        }
+        emptied.clear();
+        self.emptied = emptied;
+    }
+
+    /// The rows of `batch` in rounds (see the module's comment).
+    fn rounds(
+        &mut self,
+        chunk: &StreamChunk,
+        keys: Option<&arrow_row::Rows>,
+    ) -> Vec<Vec<RoundRow>> {
+        self.batch_number += 1;
+        let stamp = self.batch_number;
+        let mut rounds: Vec<Vec<RoundRow>> = Vec::new();
+        for row in 0..chunk.num_rows() {
+            let retract = matches!(chunk.kind(row), RowKind::UpdateBefore | RowKind::Delete);
+            let bytes: &[u8] = keys.map_or(&[], |k| k.row(row).data());
+            // A retraction of an unknown key may still meet the key made by an earlier
+            // row of this batch: look it up, and decide when its round runs.
+            let key = match self.keys.find(bytes) {
+                Some(id) => id,
+                None if retract => continue,
+                None => match self.key_for(bytes, false) {
+                    Some(id) => id,
+                    None => continue,
+                },
+            };
+            let k = key as usize;
+            if self.seen_in.len() <= k {
+                self.seen_in.resize(k + 1, (0, 0));
+            }
+            let (last, count) = &mut self.seen_in[k];
+            if *last != stamp {
+                *last = stamp;
+                *count = 0;
+            }
+            let round = *count as usize;
+            *count += 1;
+            if rounds.len() <= round {
+                rounds.push(Vec::new());
+            }
+            rounds[round].push(RoundRow {
+                row: row as u32,
+                key,
+                retract,
+            });
+        }
+        rounds
+    }
+
+    /// A streaming batch: per row, the change to its group's result.
+    fn update_results(
+        &mut self,
+        chunk: &StreamChunk,
+        out: &mut dyn Output,
+    ) -> Result<(), ExecError> {
+        let batch = &chunk.batch;
+        let keys = self.encoder.as_ref().map(|e| e.encode(batch)).transpose()?;
+        let rounds = self.rounds(chunk, keys.as_ref());
+        let mut emitted: Vec<Emitted> = Vec::new();
+        // Per round: the results before it, then after it.
+        let mut results: Vec<Vec<ArrayRef>> = Vec::new();
+        for round in rounds {
+            // A retraction of a group that holds nothing (now) is ignored.
+            let round: Vec<RoundRow> = round
+                .into_iter()
+                .filter(|r| !(r.retract && self.keys.entry(r.key).value <= 0))
+                .collect();
+            if round.is_empty() {
+                continue;
+            }
+            let counts_before: Vec<i64> =
+                round.iter().map(|r| self.keys.entry(r.key).value).collect();
+            let slots: Vec<u32> = round.iter().map(|r| r.key).collect();
+            let before = self.results(&slots)?;
+            self.apply(batch, &round)?;
+            let after = self.results(&slots)?;
+            let comparators: Vec<DynComparator> = before
+                .iter()
+                .zip(&after)
+                .map(|(b, a)| make_comparator(b.as_ref(), a.as_ref(), SortOptions::default()))
+                .collect::<Result<_, _>>()?;
+            let (before_at, after_at) = (results.len(), results.len() + 1);
+            for (i, r) in round.iter().enumerate() {
+                let was = counts_before[i] > 0;
+                let is = self.keys.entry(r.key).value > 0;
+                let mut emit = |kind, results| {
+                    emitted.push(Emitted {
+                        row: r.row,
+                        kind,
+                        results,
+                        index: i,
+                    })
+                };
+                match (was, is) {
+                    (false, true) => emit(RowKind::Insert, after_at),
+                    (true, true) => {
+                        let changed = comparators.iter().any(|c| c(i, i).is_ne());
+                        if changed {
+                            if self.update_before {
+                                emit(RowKind::UpdateBefore, before_at);
+                            }
+                            emit(RowKind::UpdateAfter, after_at);
+                        }
+                    }
+                    (true, false) => emit(RowKind::Delete, before_at),
+                    (false, false) => {}
+                }
+                if !is {
+                    // The group is gone: its state starts afresh if a later row brings it back.
+                    for a in &mut self.accumulators {
+                        a.free(r.key);
+                    }
+                }
+            }
+            results.push(before);
+            results.push(after);
+        }
+        self.forget_empty();
+        if emitted.is_empty() {
+            return Ok(());
+        }
+        // Rounds reorder rows across keys; put them back in input order (a row's -U before
+        // its +U, as emitted).
+        if results.len() > 2 {
+            emitted.sort_by_key(|e| e.row);
+        }
+        let rows = UInt32Array::from_iter_values(emitted.iter().map(|e| e.row));
+        let mut columns: Vec<ArrayRef> = self
+            .grouping
+            .iter()
+            .map(|&g| arrow_select::take::take(batch.column(g).as_ref(), &rows, None))
+            .collect::<Result<_, _>>()?;
+        let picks: Vec<(usize, usize)> = emitted.iter().map(|e| (e.results, e.index)).collect();
+        for a in 0..self.accumulators.len() {
+            let arrays: Vec<&dyn Array> = results.iter().map(|r| r[a].as_ref()).collect();
+            columns.push(arrow_select::interleave::interleave(&arrays, &picks)?);
+        }
+        let n = emitted.len();
+        let output = batch_with_rows(self.output.clone(), columns, n)?;
+        out.emit(StreamChunk {
+            batch: output,
+            kinds: Some(emitted.into_iter().map(|e| e.kind).collect()),
+        })
+    }
+}
+
+impl Operator for GroupAggregateOperator {
+    fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
+        self.keys.set_max_parallelism(ctx.max_parallelism);
+        self.key_groups = ctx.key_groups;
+        Ok(())
+    }
+
+    fn process(
+        &mut self,
+        _input: usize,
+        chunk: StreamChunk,
+        out: &mut dyn Output,
+    ) -> Result<(), ExecError> {
+        if chunk.num_rows() == 0 {
+            return Ok(());
+        }
+        if self.final_only {
+            self.accumulate(&chunk)
+        } else {
+            self.update_results(&chunk, out)
+        }
+    }
+
+    /// Batch mode: every group's final row, in key order (a global aggregate's one row even
+    /// over no input).
+    fn finish(&mut self, out: &mut dyn Output) -> Result<(), ExecError> {
+        if !self.final_only {
+            return Ok(());
+        }
+        if self.grouping.is_empty() && self.keys.is_empty() {
+            // The one group of a global aggregate, empty.
+            self.key_for(&[], false);
+        }
+        let mut live: Vec<(u32, &[u8])> = self
+            .keys
+            .iter()
+            .map(|(id, e)| (id, e.bytes.as_slice()))
+            .collect();
+        if live.is_empty() {
+            return Ok(());
+        }
+        live.sort_by(|a, b| a.1.cmp(b.1));
+        let slots: Vec<u32> = live.iter().map(|&(id, _)| id).collect();
+        let mut columns = match &self.encoder {
+            Some(encoder) => encoder.decode(live.iter().map(|&(_, bytes)| bytes))?,
+            None => Vec::new(),
+        };
+        columns.extend(self.results(&slots)?);
+        let n = slots.len();
+        out.emit(StreamChunk::inserts(batch_with_rows(
+            self.output.clone(),
+            columns,
+            n,
+        )?))
+    }
+
+    /// Per key group: for each key, its bytes, its row count and every accumulator's state.
+    fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
+        let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+        for (id, key) in self.keys.iter() {
+            let out = groups.entry(key.key_group).or_default();
+            put_bytes(out, &key.bytes);
+            put_i64(out, key.value);
+            for a in &self.accumulators {
+                a.write_slot(id, out);
+            }
+        }
+        groups.into_iter().collect()
+    }
+
+    fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {
+        if !self.key_groups.contains(key_group) {
+            return Err(ExecError::Internal(format!(
+                "key group {key_group} is not in this instance's range {:?}",
+                self.key_groups
+            )));
+        }
+        let mut input = StateReader::new(state);
+        while !input.is_empty() {
+            let bytes = input.bytes()?;
+            let id = self
+                .key_for(bytes, false)
+                .ok_or_else(|| ExecError::Internal("a restored key is missing".into()))?;
+            *self.keys.value_mut(id) = input.i64()?;
+            for a in &mut self.accumulators {
+                a.read_slot(id, &mut input)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[path = "group_aggregate_tests.rs"]
+mod tests;

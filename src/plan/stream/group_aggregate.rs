@@ -1,0 +1,88 @@
+//! `GroupAggregate`: an unbounded `GROUP BY` (or a global aggregate without one) over a
+//! stream, whose result rows are updated as rows arrive: `+I` for a new group, `-U`/`+U` when
+//! a group's result changes, `-D` when a group loses its last row (possible only when the
+//! input retracts). Its input arrives through an exchange on the keys (all to one instance
+//! without keys). `exec/group_aggregate.rs` runs it; in batch mode it emits each group's
+//! final row once.
+
+use super::{ChangelogMode, StreamPlan};
+use crate::plan::aggregate::{AggregateCall, AggregateFunction};
+use crate::types::Schema;
+
+#[derive(Debug, Clone)]
+pub struct StreamGroupAggregate {
+    pub input: Box<StreamPlan>,
+    /// The key columns, input column indices.
+    pub grouping: Vec<usize>,
+    pub aggregates: Vec<AggregateCall>,
+    /// Whether a changed result is preceded by its old row (`-U`): what the consumer asks
+    /// for (Flink's `UpdateKindTrait`); set by [`super::require_update_before`].
+    pub update_before: bool,
+    /// The keys, then the aggregates.
+    pub schema: Schema,
+}
+
+impl StreamGroupAggregate {
+    /// Whether the input updates or deletes rows (then every aggregate retracts, and a group
+    /// can disappear).
+    pub fn input_retracts(&self) -> bool {
+        self.input.changelog_mode().retracts()
+    }
+
+    pub fn changelog_mode(&self) -> ChangelogMode {
+        ChangelogMode {
+            insert: true,
+            update_before: self.update_before,
+            update_after: true,
+            delete: self.input_retracts(),
+        }
+    }
+
+    /// `GroupAggregate(groupBy=[user], select=[user, COUNT(url) AS cnt])`; without keys no
+    /// `groupBy`; over a retracting input the calls are Flink's retracting functions
+    /// (`COUNT_RETRACT`). The same in both plan sections.
+    pub fn explain(&self) -> String {
+        let input = &self.input.schema().fields;
+        let name = |i: usize| input[i].name.clone();
+        let mut attributes = Vec::new();
+        let keys: Vec<String> = self.grouping.iter().map(|&k| name(k)).collect();
+        if !keys.is_empty() {
+            attributes.push(format!("groupBy=[{}]", keys.join(", ")));
+        }
+        let retract = self.input_retracts();
+        let mut select = keys;
+        for call in &self.aggregates {
+            let args = if call.args.is_empty() {
+                "*".to_string()
+            } else {
+                let args: Vec<String> = call.args.iter().map(|&a| name(a)).collect();
+                args.join(", ")
+            };
+            let distinct = if call.distinct { "DISTINCT " } else { "" };
+            let filter = call
+                .filter
+                .map(|f| format!(" FILTER {}", name(f)))
+                .unwrap_or_default();
+            let function = match call.function {
+                // Flink sums a NOT NULL column with `$SUM0` once it must retract.
+                AggregateFunction::Sum
+                    if retract
+                        && call
+                            .args
+                            .first()
+                            .is_some_and(|&a| !input[a].data_type.nullable) =>
+                {
+                    "$SUM0".to_string()
+                }
+                f => f.name().to_string(),
+            };
+            let suffix = if retract { "_RETRACT" } else { "" };
+            select.push(format!(
+                "{function}{suffix}({distinct}{args}){filter} AS {}",
+                call.name
+            ));
+        }
+        attributes.push(format!("select=[{}]", select.join(", ")));
+        format!("GroupAggregate({})", attributes.join(", "))
+    }
+}
