@@ -358,7 +358,9 @@ impl RetractMinMax {
     ) -> Result<(), ExecError> {
         let filter = filter_column(batch, self.filter)?;
         let column = batch.column(self.column);
-        let encoded = self.converter.convert_columns(std::slice::from_ref(column))?;
+        let encoded = self
+            .converter
+            .convert_columns(std::slice::from_ref(column))?;
         for (&row, &slot) in rows.iter().zip(slots) {
             let row = row as usize;
             if passes(filter, row) && column.is_valid(row) {
