@@ -15,6 +15,7 @@ use crate::exec::operator::Operator;
 use crate::exec::state::alignment::AlignmentGroup;
 use crate::exec::values::ValuesSplit;
 use crate::exec::watermark_assigner::{WatermarkAssignerOperator, WatermarkEmission};
+use crate::exec::window_deduplicate::WindowDeduplicateOperator;
 use crate::exec::window_table_function::WindowTableFunctionOperator;
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
@@ -244,6 +245,30 @@ fn build(
                     g.input_retracts(),
                     g.update_before,
                     ctx.batch_mode,
+                )
+                .map_err(|e| ConnectorError(e.to_string()))?;
+                chain.push(Box::new(operator));
+            }
+            Ok(Built::Task(t))
+        }
+        StreamPlan::WindowDeduplicate(d) => {
+            let Built::Task(t) = build(&d.input, ctx, options, graph, groups)? else {
+                return Err(ConnectorError(
+                    "internal error: a window deduplication needs an exchange below it".into(),
+                ));
+            };
+            let schema = runtime_schema(&d.schema);
+            let task = &mut graph.tasks[t];
+            task.name = "WindowDeduplicate".into();
+            for chain in &mut task.instances {
+                let operator = WindowDeduplicateOperator::new(
+                    schema.clone(),
+                    d.keys.clone(),
+                    d.window_end,
+                    d.order_key,
+                    d.keep_last,
+                    &d.schema.fields[d.order_key].data_type,
+                    ctx.zone.clone(),
                 )
                 .map_err(|e| ConnectorError(e.to_string()))?;
                 chain.push(Box::new(operator));

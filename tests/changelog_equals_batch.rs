@@ -128,7 +128,8 @@ proptest! {
         let sql = QUERIES[query];
         // Over no rows at all a global aggregate's batch row has no streaming counterpart:
         // Flink's streaming aggregate emits nothing until a row comes.
-        prop_assume!(files.iter().any(|f| !f.is_empty()) || sql.contains("GROUP BY key"));
+        let global = sql.starts_with("SELECT COUNT(*)");
+        prop_assume!(files.iter().any(|f| !f.is_empty()) || !global);
         let dir = std::env::temp_dir().join(format!(
             "tideline-cont-{}-{query}-{}",
             std::process::id(),

@@ -58,6 +58,12 @@ const QUERIES: &[(&str, usize)] = &[
         "SELECT key, CAST(v AS STRING), CAST(window_start AS STRING) FROM TABLE(HOP(TABLE src, DESCRIPTOR(ts), INTERVAL '5' MINUTE, INTERVAL '10' MINUTE))",
         3,
     ),
+    // Window deduplication by key (ties in time keep the later row: only rows of distinct
+    // times per key and window make the result independent of arrival order).
+    (
+        "SELECT key, CAST(ts AS STRING), CAST(window_end AS STRING) FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end, key ORDER BY ts DESC) AS rn FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), INTERVAL '10' MINUTE))) WHERE rn = 1",
+        3,
+    ),
 ];
 
 /// Runs a query of `width` columns into a CSV sink and returns its lines, sorted.

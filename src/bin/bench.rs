@@ -241,6 +241,20 @@ fn main() {
             window_rows,
         ));
     }
+    // An updating aggregate: 10 M rows over 1 M keys (ten rows a key, so most rows update
+    // a group: -U and +U out), into a sink that takes updates.
+    let group_rows: u64 = 10_000_000;
+    let group_aggregate = measure(
+        &mut session,
+        &format!(
+            "CREATE TABLE group_src (id BIGINT, v INT, k AS id % 1000000) WITH ('connector' = 'datagen',              'rows-per-second' = '1000000000000', 'fields.id.kind' = 'sequence', 'fields.id.start' = '0',              'fields.id.end' = '{}', 'fields.v.min' = '0', 'fields.v.max' = '100');
+             CREATE TABLE group_sink (k BIGINT, c BIGINT, s INT) WITH ('connector' = 'blackhole');
+             INSERT INTO group_sink SELECT k, COUNT(*), SUM(v) FROM group_src GROUP BY k;",
+            group_rows - 1
+        ),
+        "group aggregate: COUNT(*), SUM(v) by 1 M keys (updating) → blackhole",
+        group_rows,
+    );
     if unwatermarked.is_finite() && watermarked.is_finite() {
         println!(
             "watermark generation: {:.1} ns per row",
@@ -261,6 +275,7 @@ fn main() {
         ("tumble, 10 ms apart, p2", tumble[1]),
         ("tumble, 1 ms apart, p1", tumble[2]),
         ("tumble, 1 ms apart, p2", tumble[3]),
+        ("group aggregate, 1 M keys", group_aggregate),
     ] {
         println!("  {what}: {:.2}", rate / baseline);
     }

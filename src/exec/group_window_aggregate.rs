@@ -58,7 +58,6 @@ use crate::types::TimeAttribute;
 use crate::types::time::SessionZone;
 
 const NANOS_PER_MILLI: i64 = 1_000_000;
-const MILLIS_PER_HOUR: i64 = 3_600_000;
 
 /// A live window: whose it is, where it lies (wall clock for LTZ), when it fires (UTC).
 #[derive(Clone, Copy)]
@@ -173,21 +172,7 @@ impl GroupWindowAggregateOperator {
     }
 
     fn compute_trigger_time(&self, end: i64) -> i64 {
-        let local = end - 1;
-        let t1 = self.window_clock.to_instant(local);
-        if self.window_clock.zone().is_none() || !self.daylight_time {
-            return t1;
-        }
-        let t2 = self.window_clock.to_instant(local + MILLIS_PER_HOUR);
-        if t1 == t2 {
-            // The hour after `local` was skipped: fire at the first instant after the gap.
-            t1 - t1 % MILLIS_PER_HOUR
-        } else if t2 - t1 > MILLIS_PER_HOUR {
-            // The hour repeats: fire after its second pass.
-            t1 + MILLIS_PER_HOUR
-        } else {
-            t1
-        }
+        self.window_clock.trigger_time(end, self.daylight_time)
     }
 
     /// HOP and CUMULATE find a key's window by a map probe: a key has many open at once.
@@ -490,15 +475,7 @@ impl Operator for GroupWindowAggregateOperator {
         self.keys.set_max_parallelism(ctx.max_parallelism);
         self.key_groups = ctx.key_groups;
         self.clock = ctx.clock.clone();
-        if let Some(zone) = self.window_clock.zone() {
-            // Java's `useDaylightTime`: does the zone's offset change within the year now?
-            let now = ctx.now_millis().div_euclid(1000);
-            let year = 365 * 24 * 3600;
-            let offsets: Vec<i64> = (0..12)
-                .map(|m| zone.offset_seconds_at(now + m * year / 12))
-                .collect();
-            self.daylight_time = offsets.iter().any(|&o| o != offsets[0]);
-        }
+        self.daylight_time = self.window_clock.observes_daylight_time(ctx.now_millis());
         Ok(())
     }
 

@@ -19,4 +19,5 @@ pub mod test_harness;
 pub mod values;
 pub mod watermark_assigner;
 pub mod window_assigner;
+pub mod window_deduplicate;
 pub mod window_table_function;

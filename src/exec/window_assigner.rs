@@ -23,6 +23,8 @@ pub struct WindowClock {
     last_offset: Cell<(i64, i64)>,
 }
 
+const MILLIS_PER_HOUR: i64 = 3_600_000;
+
 impl WindowClock {
     pub fn new(time_type: &DataType, zone: SessionZone) -> Self {
         let shifted = matches!(time_type.kind, TypeKind::TimestampLtz(_)) && zone.name() != "UTC";
@@ -52,6 +54,43 @@ impl WindowClock {
             }
         };
         millis.saturating_add(offset)
+    }
+
+    /// Whether the zone observes daylight saving time around `now_millis` (Java's
+    /// `TimeZone.useDaylightTime`: does its offset change within the year?). Flink corrects
+    /// trigger times around transitions only then.
+    pub fn observes_daylight_time(&self, now_millis: i64) -> bool {
+        let Some(zone) = &self.zone else {
+            return false;
+        };
+        let now = now_millis.div_euclid(1000);
+        let year = 365 * 24 * 3600;
+        let offsets: Vec<i64> = (0..12)
+            .map(|m| zone.offset_seconds_at(now + m * year / 12))
+            .collect();
+        offsets.iter().any(|&o| o != offsets[0])
+    }
+
+    /// The UTC instant (ms) at which a window ending at window-clock time `end` fires: its
+    /// last millisecond's instant, as Flink's `TimeWindowUtil.toEpochMillsForTimer` corrects
+    /// it when the zone observes daylight time (`daylight_time`): the first instant after a
+    /// skipped hour, the later pass of a repeated one.
+    pub fn trigger_time(&self, end: i64, daylight_time: bool) -> i64 {
+        let local = end - 1;
+        let t1 = self.to_instant(local);
+        if self.zone.is_none() || !daylight_time {
+            return t1;
+        }
+        let t2 = self.to_instant(local + MILLIS_PER_HOUR);
+        if t1 == t2 {
+            // The hour after `local` was skipped: fire at the first instant after the gap.
+            t1 - t1 % MILLIS_PER_HOUR
+        } else if t2 - t1 > MILLIS_PER_HOUR {
+            // The hour repeats: fire after its second pass.
+            t1 + MILLIS_PER_HOUR
+        } else {
+            t1
+        }
     }
 
     /// The UTC instant of a window-clock time (java.time's `atZone`: a time in a gap moves

@@ -62,6 +62,9 @@ pub struct Binder<'a> {
     aggregation: Option<Aggregation>,
     /// The clause being bound where aggregates are illegal (`WHERE`, `GROUP BY`).
     no_aggregates_in: Option<&'static str>,
+    /// The ranking call of the SELECT list being bound (where it is written) and the column
+    /// of the Over node below that holds its value.
+    over_column: Option<(Span, usize)>,
 }
 
 /// Column indices that stand, in expressions bound over a GROUP BY's input, for the
@@ -139,6 +142,7 @@ impl<'a> Binder<'a> {
             nesting: 0,
             aggregation: None,
             no_aggregates_in: None,
+            over_column: None,
         }
     }
 
@@ -351,6 +355,13 @@ impl<'a> Binder<'a> {
         let aggregation = self.bind_group_by(group_items, &scope, &input_attrs);
         self.no_aggregates_in = None;
         self.aggregation = Some(aggregation?);
+        let over_plan = match self.bind_over(select, &scope) {
+            Ok(over) => over,
+            Err(e) => {
+                self.aggregation = None;
+                return Err(e);
+            }
+        };
         let items = self.bind_select_items(select, &scope, &input_attrs);
         let having = match (&items, &select.having) {
             (Ok(_), Some(having)) => Some(self.bind_expr(having, &scope).map(|e| (e, having))),
@@ -358,9 +369,37 @@ impl<'a> Binder<'a> {
         }
         .transpose();
         let aggregation = self.aggregation.take().expect("set above");
+        let over = self.over_column.take();
         let (exprs, fields) = items?;
         let having = having?;
         if group_items.is_empty() && aggregation.calls.is_empty() && having.is_none() {
+            // A ranking call: an Over node between the WHERE and the SELECT list.
+            let input = match (over, over_plan) {
+                (Some(_), Some(mut over)) => {
+                    let width = scope.len();
+                    over.input = Box::new(match filter {
+                        Some(filter) => LogicalPlan::Calc(LogicalCalc {
+                            exprs: (0..width)
+                                .map(|i| ScalarExpr::Column {
+                                    index: i,
+                                    data_type: scope[i].field.data_type.clone(),
+                                })
+                                .collect(),
+                            schema: input.schema().clone(),
+                            input: Box::new(input),
+                            filter: Some(filter),
+                        }),
+                        None => input,
+                    });
+                    return Ok(LogicalPlan::Calc(LogicalCalc {
+                        input: Box::new(LogicalPlan::Over(over)),
+                        filter: None,
+                        exprs,
+                        schema: Schema::new(fields),
+                    }));
+                }
+                _ => input,
+            };
             // Names stay as written (a later reference to a repeated one is ambiguous); the
             // result of a query makes them unique (`output_names`).
             return Ok(LogicalPlan::Calc(LogicalCalc {
@@ -369,6 +408,12 @@ impl<'a> Binder<'a> {
                 exprs,
                 schema: Schema::new(fields),
             }));
+        }
+        if let Some((span, _)) = over {
+            return Err(error(
+                span,
+                "OVER windows in an aggregating query are not supported yet",
+            ));
         }
         // Where later stages point: the GROUP BY, or the SELECT list of a global aggregate.
         let position = if group_items.is_empty() {
@@ -388,6 +433,101 @@ impl<'a> Binder<'a> {
             select,
             position,
         )
+    }
+
+    /// The ranking call of the SELECT list (`ROW_NUMBER() OVER (PARTITION BY … ORDER BY …)`,
+    /// RANK, DENSE_RANK), as an Over node still without its input; the call then reads the
+    /// node's rank column (`over_column`). Partition and order items are columns.
+    fn bind_over(
+        &mut self,
+        select: &Select,
+        scope: &[ScopeColumn],
+    ) -> Result<Option<LogicalOver>, SqlError> {
+        let calls: Vec<(&ast::Function, Span)> = select
+            .projection
+            .iter()
+            .filter_map(|item| match item {
+                SelectItem::UnnamedExpr(Expr::Function(f))
+                | SelectItem::ExprWithAlias {
+                    expr: Expr::Function(f),
+                    ..
+                } if f.over.is_some() => Some((f, f.span())),
+                _ => None,
+            })
+            .collect();
+        let Some(&(f, span)) = calls.first() else {
+            return Ok(None);
+        };
+        if let Some(&(_, second)) = calls.get(1) {
+            return Err(error(
+                second,
+                "more than one OVER call is not supported yet",
+            ));
+        }
+        let name = object_name_last(&f.name).to_uppercase();
+        let function = match name.as_str() {
+            "ROW_NUMBER" => RankFunction::RowNumber,
+            "RANK" => RankFunction::Rank,
+            "DENSE_RANK" => RankFunction::DenseRank,
+            _ => {
+                return Err(error(
+                    span,
+                    format!("OVER windows ({name} … OVER) are not supported yet"),
+                ));
+            }
+        };
+        let Some(ast::WindowType::WindowSpec(spec)) = &f.over else {
+            return Err(error(span, "named windows are not supported yet"));
+        };
+        if spec.window_frame.is_some() {
+            return Err(error(
+                span,
+                format!("a window frame is not allowed with {name}"),
+            ));
+        }
+        let column = |binder: &mut Binder, e: &Expr| -> Result<usize, SqlError> {
+            match binder.bind_expr(e, scope)? {
+                ScalarExpr::Column { index, .. } => Ok(index),
+                _ => Err(error(
+                    e.span(),
+                    "OVER partitions and orders by columns only (for now)",
+                )),
+            }
+        };
+        let mut partition = Vec::new();
+        for e in &spec.partition_by {
+            partition.push(column(self, e)?);
+        }
+        let mut order = Vec::new();
+        for o in &spec.order_by {
+            let descending = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+            order.push(OrderKey {
+                column: column(self, &o.expr)?,
+                descending,
+                // Flink's default: NULLs first ascending, last descending.
+                nulls_first: o.options.nulls_first.unwrap_or(!descending),
+            });
+        }
+        if order.is_empty() {
+            return Err(error(
+                span,
+                format!("{name} requires an ORDER BY in its OVER clause"),
+            ));
+        }
+        self.over_column = Some((span, scope.len()));
+        let mut fields: Vec<Field> = scope.iter().map(|c| c.field.clone()).collect();
+        fields.push(Field::new("w0$o0", DataType::not_null(TypeKind::BigInt)));
+        Ok(Some(LogicalOver {
+            input: Box::new(LogicalPlan::Values(LogicalValues {
+                rows: Vec::new(),
+                schema: Schema::default(),
+            })),
+            function,
+            partition,
+            order,
+            position: (span.start.line, span.start.column),
+            schema: Schema::new(fields),
+        }))
     }
 
     /// The WHERE condition, a BOOLEAN.
@@ -2468,6 +2608,14 @@ impl<'a> Binder<'a> {
     ) -> Result<ScalarExpr, SqlError> {
         let name = object_name_last(&f.name).to_uppercase();
         if f.over.is_some() {
+            if let Some((at, column)) = self.over_column
+                && at == span
+            {
+                return Ok(ScalarExpr::Column {
+                    index: column,
+                    data_type: DataType::not_null(TypeKind::BigInt),
+                });
+            }
             return Err(error(
                 span,
                 format!("OVER windows ({name} … OVER) are not supported yet"),

@@ -196,7 +196,10 @@ fn write_literal(out: &mut String, value: &Value, data_type: &DataType, spelling
         }
         Value::Boolean(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Int(i) => match kind {
-            TypeKind::Int => {
+            // The execution plan writes an integer literal without its type.
+            TypeKind::Int | TypeKind::BigInt | TypeKind::SmallInt | TypeKind::TinyInt
+                if *kind == TypeKind::Int || spelling == Spelling::Execution =>
+            {
                 let _ = write!(out, "{i}");
             }
             other => {

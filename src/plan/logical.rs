@@ -26,6 +26,51 @@ pub enum LogicalPlan {
     /// A windowing table-valued function (`TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), …))`):
     /// each input row once per window holding its time, with the window's bounds appended.
     WindowTableFunction(LogicalWindowTableFunction),
+    /// A ranking window function (`ROW_NUMBER() OVER (PARTITION BY … ORDER BY …)`): the input's
+    /// rows with their rank appended.
+    Over(LogicalOver),
+}
+
+/// The ranking functions of an OVER clause.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RankFunction {
+    RowNumber,
+    Rank,
+    DenseRank,
+}
+
+impl RankFunction {
+    pub fn name(self) -> &'static str {
+        match self {
+            RankFunction::RowNumber => "ROW_NUMBER",
+            RankFunction::Rank => "RANK",
+            RankFunction::DenseRank => "DENSE_RANK",
+        }
+    }
+}
+
+/// One ORDER BY item of an OVER clause: an input column, its direction and where NULLs go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OrderKey {
+    pub column: usize,
+    pub descending: bool,
+    pub nulls_first: bool,
+}
+
+/// `ROW_NUMBER() OVER (PARTITION BY … ORDER BY …)` (or RANK, DENSE_RANK) over the input: the
+/// input's columns, then the rank (`BIGINT NOT NULL`). A query keeps only some ranks by a
+/// filter above (`WHERE rownum <= N`), which the stream plan turns into a Top-N or a
+/// deduplication.
+#[derive(Debug, Clone)]
+pub struct LogicalOver {
+    pub input: Box<LogicalPlan>,
+    pub function: RankFunction,
+    /// Input columns.
+    pub partition: Vec<usize>,
+    pub order: Vec<OrderKey>,
+    /// Where the call stands in the statement, for the errors of later stages.
+    pub position: (u64, u64),
+    pub schema: Schema,
 }
 
 /// `TUMBLE`, `HOP` or `CUMULATE` over a table: the input's columns, then `window_start`,
@@ -43,6 +88,38 @@ pub struct LogicalWindowTableFunction {
     /// The interval arguments as Calcite writes them (`10000:INTERVAL SECOND`).
     pub intervals: Vec<String>,
     pub schema: Schema,
+}
+
+impl LogicalOver {
+    /// `ROW_NUMBER() OVER (PARTITION BY $4, $5 ORDER BY $0 DESC NULLS LAST)`, as Calcite
+    /// writes the call.
+    pub fn call_text(&self) -> String {
+        let mut clauses = Vec::new();
+        if !self.partition.is_empty() {
+            let keys: Vec<String> = self.partition.iter().map(|k| format!("${k}")).collect();
+            clauses.push(format!("PARTITION BY {}", keys.join(", ")));
+        }
+        let order: Vec<String> = self
+            .order
+            .iter()
+            .map(|o| {
+                let mut text = format!("${}", o.column);
+                if o.descending {
+                    text.push_str(" DESC");
+                }
+                text.push_str(if o.nulls_first {
+                    " NULLS FIRST"
+                } else {
+                    " NULLS LAST"
+                });
+                text
+            })
+            .collect();
+        if !order.is_empty() {
+            clauses.push(format!("ORDER BY {}", order.join(", ")));
+        }
+        format!("{}() OVER ({})", self.function.name(), clauses.join(" "))
+    }
 }
 
 impl LogicalWindowTableFunction {
@@ -265,6 +342,7 @@ impl LogicalPlan {
             LogicalPlan::WatermarkAssigner(w) => &w.schema,
             LogicalPlan::Aggregate(a) => &a.schema,
             LogicalPlan::WindowTableFunction(w) => &w.schema,
+            LogicalPlan::Over(o) => &o.schema,
         }
     }
 
@@ -319,7 +397,20 @@ impl LogicalPlan {
                     LogicalPlan::Aggregate(a) => a.ast_output_names(),
                     _ => Vec::new(),
                 };
-                c.ast_into(tree, prefix, &names, None)
+                // The project over an Over shows the OVER call where its rank is read.
+                let over = match c.input.as_ref() {
+                    LogicalPlan::Over(o) => {
+                        let rank = o.schema.len() - 1;
+                        c.exprs
+                            .iter()
+                            .position(
+                                |e| matches!(e, ScalarExpr::Column { index, .. } if *index == rank),
+                            )
+                            .map(|i| (i, o.call_text()))
+                    }
+                    _ => None,
+                };
+                c.ast_into(tree, prefix, &names, over)
             }
             LogicalPlan::Aggregate(a) => {
                 tree.line(prefix, &a.ast_line());
@@ -402,6 +493,8 @@ impl LogicalPlan {
                 }
                 prefix.pop();
             }
+            // Calcite's OVER is a call in the project above (see the Calc arm), not a node.
+            LogicalPlan::Over(o) => o.input.ast_into(tree, prefix),
             LogicalPlan::WatermarkAssigner(w) => {
                 tree.line(
                     prefix,

@@ -3,7 +3,7 @@
 use super::StreamPlan;
 use crate::plan::explain::{Spelling, calcite_type_name, expr_text};
 use crate::plan::expr::ScalarExpr;
-use crate::types::{Schema, TimeAttribute};
+use crate::types::{Schema, TimeAttribute, TypeKind};
 
 #[derive(Debug, Clone)]
 pub struct StreamCalc {
@@ -66,6 +66,7 @@ impl StreamCalc {
                 None => f.name.clone(),
             })
             .collect();
+        let rank_literal = matches!(self.input.as_ref(), StreamPlan::WindowDeduplicate(_));
         let select: Vec<String> = self
             .exprs
             .iter()
@@ -73,6 +74,13 @@ impl StreamCalc {
             .map(|(e, f)| match e {
                 ScalarExpr::Column { index, .. } if names[*index] == f.name => f.name.clone(),
                 ScalarExpr::Column { index, .. } => format!("{} AS {}", names[*index], f.name),
+                // Over a window deduplication the rank is the literal 1, which Flink's plan
+                // names after the OVER call.
+                ScalarExpr::Literal { data_type, .. }
+                    if rank_literal && data_type.kind == TypeKind::BigInt =>
+                {
+                    format!("{} AS w0$o0", expr_text(e, &computed, spelling))
+                }
                 _ => format!("{} AS {}", expr_text(e, &computed, spelling), f.name),
             })
             .collect();

@@ -15,6 +15,7 @@ pub mod union;
 pub mod values;
 pub mod watermark_assigner;
 pub mod window_aggregate;
+pub mod window_deduplicate;
 pub mod window_table_function;
 
 use calc::StreamCalc;
@@ -27,6 +28,7 @@ use union::StreamUnion;
 use values::StreamValues;
 use watermark_assigner::StreamWatermarkAssigner;
 use window_aggregate::StreamWindowAggregate;
+use window_deduplicate::StreamWindowDeduplicate;
 use window_table_function::StreamWindowTableFunction;
 
 use super::explain::{Spelling, TreeWriter};
@@ -84,6 +86,7 @@ pub enum StreamPlan {
     GroupWindowAggregate(StreamGroupWindowAggregate),
     WindowTableFunction(StreamWindowTableFunction),
     WindowAggregate(StreamWindowAggregate),
+    WindowDeduplicate(StreamWindowDeduplicate),
     Sink(StreamSink),
 }
 
@@ -168,6 +171,7 @@ pub fn require_update_before(plan: &mut StreamPlan, root: bool) {
         StreamPlan::GroupWindowAggregate(n) => require_update_before(&mut n.input, false),
         StreamPlan::WindowTableFunction(n) => require_update_before(&mut n.input, false),
         StreamPlan::WindowAggregate(n) => require_update_before(&mut n.aggregate.input, false),
+        StreamPlan::WindowDeduplicate(n) => require_update_before(&mut n.input, false),
         StreamPlan::TableSourceScan(_) | StreamPlan::Values(_) => {}
     }
 }
@@ -185,6 +189,7 @@ impl StreamPlan {
             StreamPlan::GroupWindowAggregate(n) => &n.schema,
             StreamPlan::WindowTableFunction(n) => &n.schema,
             StreamPlan::WindowAggregate(n) => &n.aggregate.schema,
+            StreamPlan::WindowDeduplicate(n) => &n.schema,
             StreamPlan::Sink(n) => &n.schema,
         }
     }
@@ -213,6 +218,7 @@ impl StreamPlan {
             }
             // A Calc may drop or move its input's key columns.
             StreamPlan::Calc(_) => Distribution::Any,
+            StreamPlan::WindowDeduplicate(n) => n.input.distribution(),
             StreamPlan::WatermarkAssigner(n) => n.input.distribution(),
             // Rows stay where they are, but a key's rows may now be spread over windows.
             StreamPlan::WindowTableFunction(_) => Distribution::Any,
@@ -232,7 +238,8 @@ impl StreamPlan {
             // Windows emit final rows; they take insert-only input.
             StreamPlan::GroupWindowAggregate(_)
             | StreamPlan::WindowTableFunction(_)
-            | StreamPlan::WindowAggregate(_) => ChangelogMode::INSERT_ONLY,
+            | StreamPlan::WindowAggregate(_)
+            | StreamPlan::WindowDeduplicate(_) => ChangelogMode::INSERT_ONLY,
             StreamPlan::Union(n) => n
                 .inputs
                 .iter()
@@ -257,6 +264,7 @@ impl StreamPlan {
             StreamPlan::GroupWindowAggregate(n) => vec![&n.input],
             StreamPlan::WindowTableFunction(n) => vec![&n.input],
             StreamPlan::WindowAggregate(n) => vec![&n.aggregate.input],
+            StreamPlan::WindowDeduplicate(n) => vec![&n.input],
             StreamPlan::Sink(n) => vec![&n.input],
         }
     }
@@ -309,6 +317,7 @@ impl StreamPlan {
             StreamPlan::GroupWindowAggregate(n) => n.explain(),
             StreamPlan::WindowTableFunction(n) => n.explain(),
             StreamPlan::WindowAggregate(n) => n.explain_global(),
+            StreamPlan::WindowDeduplicate(n) => n.explain(),
             StreamPlan::Sink(n) => n.explain(),
         }
     }

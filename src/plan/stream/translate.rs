@@ -12,13 +12,15 @@ use super::union::StreamUnion;
 use super::values::StreamValues;
 use super::watermark_assigner::StreamWatermarkAssigner;
 use super::window_aggregate::StreamWindowAggregate;
+use super::window_deduplicate::StreamWindowDeduplicate;
 use super::window_table_function::StreamWindowTableFunction;
 use super::{PlanError, StreamPlan};
 use crate::plan::aggregate::GroupWindowKind;
 use crate::plan::aggregate::WindowProperty;
 use crate::plan::expr::ScalarExpr;
-use crate::plan::logical::{LogicalAggregate, LogicalCalc, LogicalPlan};
+use crate::plan::logical::{LogicalAggregate, LogicalCalc, LogicalOver, LogicalPlan, RankFunction};
 use crate::types::Field;
+use crate::types::value::Value;
 use crate::types::{DataType, Schema, TimeAttribute, TypeKind};
 
 /// The stream plan of a query.
@@ -74,6 +76,11 @@ fn convert(plan: &LogicalPlan) -> Result<StreamPlan, PlanError> {
             };
             StreamPlan::Calc(merge(calc))
         }
+        LogicalPlan::Calc(c) if over_below(c).is_some() => {
+            let (calc, over) = over_below(c).expect("checked by the guard");
+            ranked(&calc, &over)?
+        }
+        LogicalPlan::Over(o) => return Err(unsupported_over(o)),
         LogicalPlan::Calc(c) => {
             let calc = StreamCalc {
                 input: Box::new(convert(&c.input)?),
@@ -447,6 +454,159 @@ fn merge(outer: StreamCalc) -> StreamCalc {
     }
 }
 
+/// A Calc (or two, the query's and its subquery's) right over an Over node, as one Calc
+/// over the Over's columns, and the Over. `None` when there is no Over below.
+fn over_below(calc: &LogicalCalc) -> Option<(LogicalCalc, LogicalOver)> {
+    match calc.input.as_ref() {
+        LogicalPlan::Over(over) => Some((calc.clone(), over.clone())),
+        LogicalPlan::Calc(inner) => {
+            let LogicalPlan::Over(over) = inner.input.as_ref() else {
+                return None;
+            };
+            let inline = |e: &ScalarExpr| e.map_columns(&mut |i, _| inner.exprs[i].clone());
+            let filter = match (&inner.filter, calc.filter.as_ref().map(inline)) {
+                (None, f) => f,
+                (Some(f), None) => Some(f.clone()),
+                (Some(a), Some(b)) => Some(and(a.clone(), b)),
+            };
+            Some((
+                LogicalCalc {
+                    input: inner.input.clone(),
+                    filter,
+                    exprs: calc.exprs.iter().map(inline).collect(),
+                    schema: calc.schema.clone(),
+                },
+                over.clone(),
+            ))
+        }
+        _ => None,
+    }
+}
+
+fn unsupported_over(over: &LogicalOver) -> PlanError {
+    PlanError::Unsupported {
+        message: format!(
+            "{}() OVER … is supported only as a window deduplication for now (ROW_NUMBER over a windowing TVF, partitioned by window_start and window_end, ordered by its time attribute, kept at rank 1)",
+            over.function.name()
+        ),
+        line: over.position.0,
+        column: over.position.1,
+    }
+}
+
+/// A rank filter's bound on the rank column: `rank <= n`, `rank < n`, `rank = n` (or the
+/// same written the other way round), as (first, last) ranks kept.
+fn rank_bound(e: &ScalarExpr, rank: usize) -> Option<(i64, i64)> {
+    let ScalarExpr::Call { function, args, .. } = e else {
+        return None;
+    };
+    let literal = |e: &ScalarExpr| match e {
+        ScalarExpr::Literal {
+            value: Value::Int(n),
+            ..
+        } => Some(*n),
+        ScalarExpr::Cast { expr, .. } => match expr.as_ref() {
+            ScalarExpr::Literal {
+                value: Value::Int(n),
+                ..
+            } => Some(*n),
+            _ => None,
+        },
+        _ => None,
+    };
+    let is_rank = |e: &ScalarExpr| matches!(e, ScalarExpr::Column { index, .. } if *index == rank);
+    let (op, n) = match args.as_slice() {
+        [a, b] if is_rank(a) => (function.name, literal(b)?),
+        [a, b] if is_rank(b) => (
+            match function.name {
+                "<" => ">",
+                ">" => "<",
+                "<=" => ">=",
+                ">=" => "<=",
+                other => other,
+            },
+            literal(a)?,
+        ),
+        _ => return None,
+    };
+    match op {
+        "<=" => Some((1, n)),
+        "<" => Some((1, n - 1)),
+        "=" => Some((n, n)),
+        _ => None,
+    }
+}
+
+/// A Calc over a ranking Over: the conjuncts bounding the rank pick the rows kept; with
+/// ROW_NUMBER over a window TVF, partitioned by its bounds, ordered by its time attribute
+/// and kept at rank 1, it is a window deduplication, the rank column then the literal 1.
+fn ranked(calc: &LogicalCalc, over: &LogicalOver) -> Result<StreamPlan, PlanError> {
+    let rank = over.schema.len() - 1;
+    let mut bound: Option<(i64, i64)> = None;
+    let mut rest = Vec::new();
+    for c in calc.filter.iter().flat_map(conjuncts) {
+        match (rank_bound(&c, rank), bound) {
+            (Some(b), None) => bound = Some(b),
+            _ => rest.push(c),
+        }
+    }
+    let LogicalPlan::WindowTableFunction(tvf) = over.input.as_ref() else {
+        return Err(unsupported_over(over));
+    };
+    let columns = tvf.window_columns();
+    let (window_start, window_end) = (columns.start, columns.start + 1);
+    let order = match over.order.as_slice() {
+        [o] if over.schema.fields[o.column].time_attribute == Some(TimeAttribute::Rowtime) => *o,
+        _ => return Err(unsupported_over(over)),
+    };
+    if over.function != RankFunction::RowNumber
+        || bound != Some((1, 1))
+        || !over.partition.contains(&window_start)
+        || !over.partition.contains(&window_end)
+    {
+        return Err(unsupported_over(over));
+    }
+    let keys: Vec<usize> = over
+        .partition
+        .iter()
+        .copied()
+        .filter(|&k| k != window_start && k != window_end)
+        .collect();
+    let dedup = StreamWindowDeduplicate {
+        input: Box::new(convert(&over.input)?),
+        window: tvf.window.clone(),
+        window_start,
+        window_end,
+        keys,
+        order_key: order.column,
+        keep_last: order.descending,
+        schema: tvf.schema.clone(),
+    };
+    // The rank of every row kept is 1.
+    let one = ScalarExpr::Literal {
+        value: Value::Int(1),
+        data_type: DataType::not_null(TypeKind::BigInt),
+    };
+    let inline = |e: &ScalarExpr| {
+        e.map_columns(&mut |i, data_type| {
+            if i == rank {
+                one.clone()
+            } else {
+                ScalarExpr::Column {
+                    index: i,
+                    data_type: data_type.clone(),
+                }
+            }
+        })
+    };
+    Ok(StreamPlan::Calc(StreamCalc {
+        input: Box::new(StreamPlan::WindowDeduplicate(dedup)),
+        filter: rest.iter().map(inline).reduce(and),
+        exprs: calc.exprs.iter().map(inline).collect(),
+        schema: calc.schema.clone(),
+    }))
+}
+
 /// `a AND b`, as the binder would have bound it.
 fn and(a: ScalarExpr, b: ScalarExpr) -> ScalarExpr {
     let nullable = a.data_type().nullable || b.data_type().nullable;
@@ -603,6 +763,67 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
             w.schema = Schema::new(fields);
             w.input = Box::new(input);
             (StreamPlan::WindowTableFunction(w), remap)
+        }
+        StreamPlan::WindowDeduplicate(mut d) => {
+            let mut used = needed.to_vec();
+            for &k in d
+                .keys
+                .iter()
+                .chain(&[d.order_key, d.window_start, d.window_end])
+            {
+                used[k] = true;
+            }
+            // Flink prunes above the TVF, which keeps its input whole.
+            let input = match *d.input {
+                StreamPlan::WindowTableFunction(w) => {
+                    let all = vec![true; w.schema.len()];
+                    prune(StreamPlan::WindowTableFunction(w), &all).0
+                }
+                other => other,
+            };
+            let keep = kept(&used);
+            let (input, remap) = if keep.len() == input.schema().len() {
+                let n = input.schema().len();
+                (input, identity(n))
+            } else {
+                let exprs = keep
+                    .iter()
+                    .map(|&i| ScalarExpr::Column {
+                        index: i,
+                        data_type: input.schema().fields[i].data_type.clone(),
+                    })
+                    .collect();
+                let schema = select(input.schema(), &keep);
+                let remap = positions(&keep, used.len());
+                (
+                    StreamPlan::Calc(StreamCalc {
+                        input: Box::new(input),
+                        filter: None,
+                        exprs,
+                        schema,
+                    }),
+                    remap,
+                )
+            };
+            let at = |i: usize| remap[i].unwrap_or(i);
+            for k in &mut d.keys {
+                *k = at(*k);
+            }
+            d.order_key = at(d.order_key);
+            d.window_start = at(d.window_start);
+            d.window_end = at(d.window_end);
+            d.schema = input.schema().clone();
+            let distribution = if d.keys.is_empty() {
+                Distribution::Single
+            } else {
+                Distribution::Hash(d.keys.clone())
+            };
+            d.input = Box::new(StreamPlan::Exchange(StreamExchange {
+                schema: input.schema().clone(),
+                input: Box::new(input),
+                distribution,
+            }));
+            (StreamPlan::WindowDeduplicate(d), remap)
         }
         StreamPlan::Sink(mut sink) => {
             let all = vec![true; sink.input.schema().len()];

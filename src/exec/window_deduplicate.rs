@@ -1,0 +1,281 @@
+//! `WindowDeduplicateOperator`: per window and key, the first or last row by event time
+//! (Flink's `RowTimeWindowDeduplicateProcessor`), emitted once when the watermark passes the
+//! window's end. Rows arrive with their window in two columns (`window_start`, `window_end`,
+//! computed by the windowing TVF upstream), as the plan's window deduplication reads them.
+//!
+//! Keep-first replaces the kept row only by a strictly earlier one; keep-last by one at the
+//! same time or later, so the later arrival wins a tie, as Flink's processors compare. A row
+//! whose window has fired is late and dropped (and counted in [`late_rows`]).
+//!
+//! Each (key, window end) owns one kept row, stored as `arrow-row` bytes of all its columns
+//! (decoded into a batch when the window fires). Windows fire in order of trigger time, then
+//! key bytes. On a TIMESTAMP_LTZ time attribute the window columns are wall-clock times in
+//! the session zone, and the trigger time the UTC instant of the window's last millisecond,
+//! DST-corrected as the group window aggregate's.
+//!
+//! State is snapshotted per key group: for each kept row, its key, window end, time and row.
+//!
+//! [`late_rows`]: WindowDeduplicateOperator::late_rows
+
+use std::collections::BTreeMap;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::TimestampNanosecondType;
+use arrow_array::{Array, RecordBatch};
+use arrow_row::{RowConverter, SortField};
+use arrow_schema::SchemaRef;
+use hashbrown::HashMap;
+
+use super::aggregate::{StateReader, put_bytes, put_i64};
+use super::chunk::{RowKind, StreamChunk};
+use super::operator::{ExecError, Operator, OperatorContext, Output};
+use super::state::key::KeyEncoder;
+use super::state::key_group::KeyGroupRange;
+use super::state::key_table::KeyTable;
+use super::window_assigner::WindowClock;
+use crate::types::DataType;
+use crate::types::time::SessionZone;
+
+const NANOS_PER_MILLI: i64 = 1_000_000;
+
+/// The row kept for a key's window.
+struct Kept {
+    /// Event time (ms) of the row.
+    time: i64,
+    row: Box<[u8]>,
+}
+
+pub struct WindowDeduplicateOperator {
+    schema: SchemaRef,
+    window_end: usize,
+    order_key: usize,
+    keep_last: bool,
+    encoder: Option<KeyEncoder>,
+    rows: RowConverter,
+    window_clock: WindowClock,
+    daylight_time: bool,
+    /// Keys with kept rows, each with how many windows it has open.
+    keys: KeyTable<u32>,
+    kept: HashMap<(u32, i64), Kept>,
+    /// (trigger time, key, window end) of every kept row.
+    timers: BTreeMap<(i64, u32, i64), ()>,
+    watermark: i64,
+    late_rows: u64,
+    key_groups: KeyGroupRange,
+}
+
+impl WindowDeduplicateOperator {
+    /// Deduplication of rows of `schema` by `keys` and the window ending at column
+    /// `window_end`, ordered by the rowtime column `order_key` (of type `time_type`); `zone`
+    /// is the session zone.
+    pub fn new(
+        schema: SchemaRef,
+        keys: Vec<usize>,
+        window_end: usize,
+        order_key: usize,
+        keep_last: bool,
+        time_type: &DataType,
+        zone: SessionZone,
+    ) -> Result<Self, ExecError> {
+        let encoder = if keys.is_empty() {
+            None
+        } else {
+            Some(KeyEncoder::new(&schema, keys)?)
+        };
+        let rows = RowConverter::new(
+            schema
+                .fields()
+                .iter()
+                .map(|f| SortField::new(f.data_type().clone()))
+                .collect(),
+        )?;
+        let ctx = OperatorContext::default();
+        Ok(WindowDeduplicateOperator {
+            window_end,
+            order_key,
+            keep_last,
+            encoder,
+            rows,
+            window_clock: WindowClock::new(time_type, zone),
+            daylight_time: false,
+            keys: KeyTable::new(ctx.max_parallelism),
+            kept: HashMap::new(),
+            timers: BTreeMap::new(),
+            watermark: i64::MIN,
+            late_rows: 0,
+            key_groups: ctx.key_groups,
+            schema,
+        })
+    }
+
+    fn millis_column<'a>(
+        batch: &'a RecordBatch,
+        column: usize,
+        what: &str,
+    ) -> Result<&'a arrow_array::TimestampNanosecondArray, ExecError> {
+        let array = batch.column(column);
+        if array.null_count() > 0 {
+            return Err(ExecError::Source(format!(
+                "the {what} of a window deduplication is NULL"
+            )));
+        }
+        array
+            .as_primitive_opt::<TimestampNanosecondType>()
+            .ok_or_else(|| ExecError::Internal(format!("the {what} is not a timestamp")))
+    }
+
+    /// Keeps `row` (its bytes) for `key`'s window ending at `end` if it wins.
+    fn offer(&mut self, key: u32, end: i64, time: i64, row: &[u8]) {
+        let keep_last = self.keep_last;
+        match self.kept.get_mut(&(key, end)) {
+            Some(kept) => {
+                let wins = if keep_last {
+                    time >= kept.time
+                } else {
+                    time < kept.time
+                };
+                if wins {
+                    kept.time = time;
+                    kept.row = row.into();
+                }
+            }
+            None => {
+                let trigger = self.window_clock.trigger_time(end, self.daylight_time);
+                self.kept.insert(
+                    (key, end),
+                    Kept {
+                        time,
+                        row: row.into(),
+                    },
+                );
+                self.timers.insert((trigger, key, end), ());
+                *self.keys.value_mut(key) += 1;
+            }
+        }
+    }
+
+    /// Emits the rows of windows whose trigger time is at or before `time`, in trigger
+    /// order, then key bytes, and forgets them.
+    fn fire(&mut self, time: i64, out: &mut dyn Output) -> Result<(), ExecError> {
+        let later = self
+            .timers
+            .split_off(&(time.saturating_add(1), 0, i64::MIN));
+        let due = std::mem::replace(&mut self.timers, later);
+        if due.is_empty() {
+            return Ok(());
+        }
+        let mut due: Vec<(i64, u32, i64)> = due.into_keys().collect();
+        due.sort_by(|a, b| {
+            (a.0, &self.keys.entry(a.1).bytes, a.2).cmp(&(b.0, &self.keys.entry(b.1).bytes, b.2))
+        });
+        let mut rows = Vec::with_capacity(due.len());
+        for &(_, key, end) in &due {
+            if let Some(kept) = self.kept.remove(&(key, end)) {
+                rows.push(kept.row);
+            }
+            let open = self.keys.value_mut(key);
+            *open -= 1;
+            if *open == 0 {
+                self.keys.remove(key);
+            }
+        }
+        let parser = self.rows.parser();
+        let columns = self
+            .rows
+            .convert_rows(rows.iter().map(|r| parser.parse(r)))?;
+        let batch = RecordBatch::try_new(self.schema.clone(), columns)?;
+        out.emit(StreamChunk::inserts(batch))
+    }
+}
+
+impl Operator for WindowDeduplicateOperator {
+    /// Rows dropped because their window had fired.
+    fn late_rows(&self) -> u64 {
+        self.late_rows
+    }
+
+    fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
+        self.keys.set_max_parallelism(ctx.max_parallelism);
+        self.key_groups = ctx.key_groups;
+        self.daylight_time = self.window_clock.observes_daylight_time(ctx.now_millis());
+        Ok(())
+    }
+
+    fn process(
+        &mut self,
+        _input: usize,
+        chunk: StreamChunk,
+        _out: &mut dyn Output,
+    ) -> Result<(), ExecError> {
+        if let Some(kinds) = &chunk.kinds
+            && kinds.iter().any(|k| *k != RowKind::Insert)
+        {
+            return Err(ExecError::Internal(
+                "a window deduplication takes inserts only".into(),
+            ));
+        }
+        let batch = &chunk.batch;
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        let ends = Self::millis_column(batch, self.window_end, "window end")?.clone();
+        let times = Self::millis_column(batch, self.order_key, "time attribute")?.clone();
+        let keys = self.encoder.as_ref().map(|e| e.encode(batch)).transpose()?;
+        let rows = self.rows.convert_columns(batch.columns())?;
+        for row in 0..batch.num_rows() {
+            let end = ends.value(row).div_euclid(NANOS_PER_MILLI);
+            let trigger = self.window_clock.trigger_time(end, self.daylight_time);
+            if trigger <= self.watermark {
+                self.late_rows += 1;
+                continue;
+            }
+            let bytes: &[u8] = keys.as_ref().map_or(&[], |k| k.row(row).data());
+            let (key, _) = self.keys.intern(bytes);
+            let time = times.value(row).div_euclid(NANOS_PER_MILLI);
+            self.offer(key, end, time, rows.row(row).as_ref());
+        }
+        Ok(())
+    }
+
+    fn on_watermark(&mut self, watermark: i64, out: &mut dyn Output) -> Result<(), ExecError> {
+        self.watermark = self.watermark.max(watermark);
+        self.fire(watermark, out)?;
+        out.emit_watermark(watermark)
+    }
+
+    /// Per key group: for each kept row, its key bytes, window end, time and row bytes.
+    fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
+        let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+        for (&(key, end), kept) in &self.kept {
+            let entry = self.keys.entry(key);
+            let out = groups.entry(entry.key_group).or_default();
+            put_bytes(out, &entry.bytes);
+            put_i64(out, end);
+            put_i64(out, kept.time);
+            put_bytes(out, &kept.row);
+        }
+        groups.into_iter().collect()
+    }
+
+    fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {
+        if !self.key_groups.contains(key_group) {
+            return Err(ExecError::Internal(format!(
+                "key group {key_group} is not in this instance's range {:?}",
+                self.key_groups
+            )));
+        }
+        let mut input = StateReader::new(state);
+        while !input.is_empty() {
+            let (key, _) = self.keys.intern(input.bytes()?);
+            let end = input.i64()?;
+            let time = input.i64()?;
+            let row = input.bytes()?;
+            self.offer(key, end, time, row);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[path = "window_deduplicate_tests.rs"]
+mod tests;

@@ -1,0 +1,121 @@
+//! Operator tests: seed 002's bids, with their windows as the TVF upstream computes them.
+
+use super::*;
+use crate::exec::test_harness::{run_script, schema};
+use crate::types::TypeKind;
+
+fn bids() -> crate::types::Schema {
+    schema(&[
+        ("bidtime", TypeKind::Timestamp(3)),
+        ("item", TypeKind::VarChar(10)),
+        ("supplier", TypeKind::VarChar(10)),
+        ("window_end", TypeKind::Timestamp(3)),
+    ])
+}
+
+fn operator(keys: Vec<usize>, keep_last: bool) -> WindowDeduplicateOperator {
+    let input = bids();
+    let mut op = WindowDeduplicateOperator::new(
+        crate::job::runtime_schema(&input),
+        keys,
+        3,
+        0,
+        keep_last,
+        &input.fields[0].data_type,
+        SessionZone::new("UTC").unwrap(),
+    )
+    .unwrap();
+    op.open(&OperatorContext::default()).unwrap();
+    op
+}
+
+const BIDS: &str = "
++I 2020-04-15 08:05:00 | C | supplier1 | 2020-04-15 08:10:00
++I 2020-04-15 08:07:00 | A | supplier2 | 2020-04-15 08:10:00
++I 2020-04-15 08:09:00 | D | supplier4 | 2020-04-15 08:10:00
++I 2020-04-15 08:11:00 | B | supplier2 | 2020-04-15 08:20:00
++I 2020-04-15 08:13:00 | E | supplier1 | 2020-04-15 08:20:00
++I 2020-04-15 08:17:00 | F | supplier5 | 2020-04-15 08:20:00";
+
+#[test]
+fn last_and_first_row_per_window_when_the_watermark_passes_its_end() {
+    let script =
+        format!("{BIDS}\nWM 2020-04-15 08:09:59\nWM 1586938200000\nWM 9223372036854775807");
+    let input = bids();
+    let last = run_script(&mut operator(vec![], true), &input, &input, &script).unwrap();
+    assert_eq!(
+        last,
+        "WM 1586938199000\n\
+         +I 2020-04-15 08:09:00.000 | D | supplier4 | 2020-04-15 08:10:00.000\n\
+         WM 1586938200000\n\
+         +I 2020-04-15 08:17:00.000 | F | supplier5 | 2020-04-15 08:20:00.000\n\
+         WM 9223372036854775807"
+    );
+    let first = run_script(&mut operator(vec![], false), &input, &input, &script).unwrap();
+    assert!(
+        first.contains("08:05:00.000 | C") && first.contains("08:11:00.000 | B"),
+        "{first}"
+    );
+}
+
+#[test]
+fn per_key_a_tie_goes_to_the_later_row_when_keeping_the_last() {
+    let input = bids();
+    let script = "
+        +I 2020-04-15 08:05:00 | C | s1 | 2020-04-15 08:10:00
+        +I 2020-04-15 08:05:00 | X | s1 | 2020-04-15 08:10:00
+        +I 2020-04-15 08:01:00 | Y | s2 | 2020-04-15 08:10:00
+        WM MAX";
+    let last = run_script(&mut operator(vec![2], true), &input, &input, script).unwrap();
+    assert_eq!(
+        last,
+        "+I 2020-04-15 08:05:00.000 | X | s1 | 2020-04-15 08:10:00.000\n\
+         +I 2020-04-15 08:01:00.000 | Y | s2 | 2020-04-15 08:10:00.000\n\
+         WM 9223372036854775807"
+    );
+    let first = run_script(&mut operator(vec![2], false), &input, &input, script).unwrap();
+    assert!(
+        first.starts_with("+I 2020-04-15 08:05:00.000 | C | s1"),
+        "{first}"
+    );
+}
+
+#[test]
+fn a_row_of_a_fired_window_is_late() {
+    let input = bids();
+    let mut op = operator(vec![], true);
+    let out = run_script(
+        &mut op,
+        &input,
+        &input,
+        "+I 2020-04-15 08:05:00 | C | s1 | 2020-04-15 08:10:00
+         WM 2020-04-15 08:10:00
+         +I 2020-04-15 08:09:00 | D | s1 | 2020-04-15 08:10:00
+         WM MAX",
+    )
+    .unwrap();
+    assert_eq!(
+        out,
+        "+I 2020-04-15 08:05:00.000 | C | s1 | 2020-04-15 08:10:00.000\nWM 1586938200000\nWM 9223372036854775807"
+    );
+    assert_eq!(op.late_rows(), 1);
+}
+
+#[test]
+fn restored_equals_uninterrupted() {
+    let input = bids();
+    let mut whole = operator(vec![2], true);
+    let first: String = BIDS.lines().take(4).collect::<Vec<_>>().join("\n");
+    let second: String = BIDS.lines().skip(4).collect::<Vec<_>>().join("\n") + "\nWM MAX";
+    run_script(&mut whole, &input, &input, &first).unwrap();
+    let snapshot = whole.snapshot();
+    let expected = run_script(&mut whole, &input, &input, &second).unwrap();
+    let mut restored = operator(vec![2], true);
+    for (kg, state) in snapshot {
+        restored.restore(kg, &state).unwrap();
+    }
+    assert_eq!(
+        run_script(&mut restored, &input, &input, &second).unwrap(),
+        expected
+    );
+}
