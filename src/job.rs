@@ -12,6 +12,7 @@ use crate::exec::calc::CalcOperator;
 use crate::exec::group_aggregate::GroupAggregateOperator;
 use crate::exec::group_window_aggregate::GroupWindowAggregateOperator;
 use crate::exec::operator::Operator;
+use crate::exec::rank::RankOperator;
 use crate::exec::state::alignment::AlignmentGroup;
 use crate::exec::values::ValuesSplit;
 use crate::exec::watermark_assigner::{WatermarkAssignerOperator, WatermarkEmission};
@@ -19,6 +20,7 @@ use crate::exec::window_deduplicate::WindowDeduplicateOperator;
 use crate::exec::window_table_function::WindowTableFunctionOperator;
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
+use crate::plan::logical::RankFunction;
 use crate::plan::stream::StreamPlan;
 use crate::plan::stream::exchange::Distribution;
 use crate::plan::stream::table_source_scan::StreamTableSourceScan;
@@ -244,6 +246,49 @@ fn build(
                     output.clone(),
                     g.input_retracts(),
                     g.update_before,
+                    ctx.batch_mode,
+                )
+                .map_err(|e| ConnectorError(e.to_string()))?;
+                chain.push(Box::new(operator));
+            }
+            Ok(Built::Task(t))
+        }
+        StreamPlan::Rank(r) => {
+            // Flink's refusals: an OVER without a Top-N filter is an unbounded OVER
+            // aggregate, then RANK and DENSE_RANK are batch-only.
+            if !ctx.batch_mode {
+                if r.range.is_none() {
+                    return Err(ConnectorError(
+                        "OVER windows' ordering in stream mode must be defined on a time attribute."
+                            .into(),
+                    ));
+                }
+                if r.function != RankFunction::RowNumber {
+                    return Err(ConnectorError(format!(
+                        "{}() on streaming table is not supported currently",
+                        r.function.name()
+                    )));
+                }
+            }
+            let Built::Task(t) = build(&r.input, ctx, options, graph, groups)? else {
+                return Err(ConnectorError(
+                    "internal error: a rank needs an exchange below it".into(),
+                ));
+            };
+            let input = runtime_schema(r.input.schema());
+            let output = runtime_schema(&r.schema);
+            let task = &mut graph.tasks[t];
+            task.name = "Rank".into();
+            for chain in &mut task.instances {
+                let operator = RankOperator::new(
+                    input.clone(),
+                    output.clone(),
+                    r.partition.clone(),
+                    &r.order,
+                    r.function,
+                    r.range.unwrap_or((1, u64::MAX)),
+                    r.with_rank,
+                    r.update_before,
                     ctx.batch_mode,
                 )
                 .map_err(|e| ConnectorError(e.to_string()))?;

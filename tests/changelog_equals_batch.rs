@@ -24,8 +24,8 @@ fn row() -> impl Strategy<Value = Row> {
         .prop_map(|(key, v)| Row { key, v })
 }
 
-/// Updating queries: keyed and global aggregates of every function, HAVING, DISTINCT, and
-/// aggregates over an aggregate's changelog.
+/// Updating queries: keyed and global aggregates of every function, HAVING, DISTINCT,
+/// aggregates over an aggregate's changelog, and Top-N over inserts and over updates.
 const QUERIES: &[&str] = &[
     "SELECT key, COUNT(*), COUNT(v), SUM(v), MIN(v), MAX(v), AVG(v) FROM src GROUP BY key",
     "SELECT COUNT(*), SUM(v), MIN(key), MAX(v), COUNT(DISTINCT key) FROM src",
@@ -34,6 +34,9 @@ const QUERIES: &[&str] = &[
     "SELECT c, COUNT(*), MIN(key), MAX(key), SUM(s), COUNT(DISTINCT key) FROM (SELECT key, COUNT(*) AS c, SUM(v) AS s FROM src GROUP BY key) GROUP BY c",
     "SELECT m, COUNT(*), SUM(c) FROM (SELECT key, MAX(v) AS m, COUNT(*) AS c FROM src GROUP BY key HAVING MIN(v) < 10) GROUP BY m",
     "SELECT COUNT(*), MIN(c), MAX(c), AVG(c) FROM (SELECT key, COUNT(*) AS c FROM src GROUP BY key)",
+    "SELECT key, v, rk FROM (SELECT key, v, ROW_NUMBER() OVER (PARTITION BY key ORDER BY v DESC) AS rk FROM src) WHERE rk <= 2",
+    "SELECT key, m FROM (SELECT key, m, ROW_NUMBER() OVER (ORDER BY m ASC) AS rk FROM (SELECT key, MAX(v) AS m FROM src GROUP BY key)) WHERE rk <= 3",
+    "SELECT k, c, rk FROM (SELECT k, c, ROW_NUMBER() OVER (PARTITION BY c ORDER BY k) AS rk FROM (SELECT key AS k, COUNT(*) AS c FROM src GROUP BY key)) WHERE rk < 3",
 ];
 
 /// The rows a query's output leaves, as a multiset of their printed cells; the changelog's

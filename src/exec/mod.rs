@@ -13,6 +13,7 @@ pub mod group_aggregate;
 pub mod group_window_aggregate;
 pub mod not_null;
 pub mod operator;
+pub mod rank;
 pub mod state;
 #[cfg(test)]
 pub mod test_harness;

@@ -8,6 +8,7 @@ pub mod calc;
 pub mod exchange;
 pub mod group_aggregate;
 pub mod group_window_aggregate;
+pub mod rank;
 pub mod sink;
 pub mod table_source_scan;
 pub mod translate;
@@ -22,6 +23,7 @@ use calc::StreamCalc;
 use exchange::{Distribution, StreamExchange};
 use group_aggregate::StreamGroupAggregate;
 use group_window_aggregate::StreamGroupWindowAggregate;
+use rank::StreamRank;
 use sink::StreamSink;
 use table_source_scan::StreamTableSourceScan;
 use union::StreamUnion;
@@ -84,6 +86,7 @@ pub enum StreamPlan {
     Exchange(StreamExchange),
     GroupAggregate(StreamGroupAggregate),
     GroupWindowAggregate(StreamGroupWindowAggregate),
+    Rank(StreamRank),
     WindowTableFunction(StreamWindowTableFunction),
     WindowAggregate(StreamWindowAggregate),
     WindowDeduplicate(StreamWindowDeduplicate),
@@ -172,6 +175,11 @@ pub fn require_update_before(plan: &mut StreamPlan, root: bool) {
         StreamPlan::WindowTableFunction(n) => require_update_before(&mut n.input, false),
         StreamPlan::WindowAggregate(n) => require_update_before(&mut n.aggregate.input, false),
         StreamPlan::WindowDeduplicate(n) => require_update_before(&mut n.input, false),
+        StreamPlan::Rank(n) => {
+            n.update_before = root;
+            let retracts = n.input.changelog_mode().retracts();
+            require_update_before(&mut n.input, retracts);
+        }
         StreamPlan::TableSourceScan(_) | StreamPlan::Values(_) => {}
     }
 }
@@ -190,6 +198,7 @@ impl StreamPlan {
             StreamPlan::WindowTableFunction(n) => &n.schema,
             StreamPlan::WindowAggregate(n) => &n.aggregate.schema,
             StreamPlan::WindowDeduplicate(n) => &n.schema,
+            StreamPlan::Rank(n) => &n.schema,
             StreamPlan::Sink(n) => &n.schema,
         }
     }
@@ -219,6 +228,7 @@ impl StreamPlan {
             // A Calc may drop or move its input's key columns.
             StreamPlan::Calc(_) => Distribution::Any,
             StreamPlan::WindowDeduplicate(n) => n.input.distribution(),
+            StreamPlan::Rank(n) => n.input.distribution(),
             StreamPlan::WatermarkAssigner(n) => n.input.distribution(),
             // Rows stay where they are, but a key's rows may now be spread over windows.
             StreamPlan::WindowTableFunction(_) => Distribution::Any,
@@ -235,6 +245,7 @@ impl StreamPlan {
         match self {
             StreamPlan::TableSourceScan(_) | StreamPlan::Values(_) => ChangelogMode::INSERT_ONLY,
             StreamPlan::GroupAggregate(n) => n.changelog_mode(),
+            StreamPlan::Rank(n) => n.changelog_mode(),
             // Windows emit final rows; they take insert-only input.
             StreamPlan::GroupWindowAggregate(_)
             | StreamPlan::WindowTableFunction(_)
@@ -265,6 +276,7 @@ impl StreamPlan {
             StreamPlan::WindowTableFunction(n) => vec![&n.input],
             StreamPlan::WindowAggregate(n) => vec![&n.aggregate.input],
             StreamPlan::WindowDeduplicate(n) => vec![&n.input],
+            StreamPlan::Rank(n) => vec![&n.input],
             StreamPlan::Sink(n) => vec![&n.input],
         }
     }
@@ -318,6 +330,7 @@ impl StreamPlan {
             StreamPlan::WindowTableFunction(n) => n.explain(),
             StreamPlan::WindowAggregate(n) => n.explain_global(),
             StreamPlan::WindowDeduplicate(n) => n.explain(),
+            StreamPlan::Rank(n) => n.explain(),
             StreamPlan::Sink(n) => n.explain(),
         }
     }
@@ -343,7 +356,10 @@ impl StreamPlan {
         // back at the result).
         if let StreamPlan::Calc(calc) = self
             && calc.filter.is_none()
-            && matches!(calc.input.as_ref(), StreamPlan::GroupWindowAggregate(_))
+            && matches!(
+                calc.input.as_ref(),
+                StreamPlan::GroupWindowAggregate(_) | StreamPlan::Rank(_)
+            )
             && calc.exprs.len() == calc.input.schema().len()
             && calc
                 .exprs

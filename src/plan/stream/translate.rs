@@ -6,6 +6,7 @@ use super::calc::StreamCalc;
 use super::exchange::{Distribution, StreamExchange};
 use super::group_aggregate::StreamGroupAggregate;
 use super::group_window_aggregate::StreamGroupWindowAggregate;
+use super::rank::StreamRank;
 use super::sink::StreamSink;
 use super::table_source_scan::StreamTableSourceScan;
 use super::union::StreamUnion;
@@ -550,22 +551,34 @@ fn ranked(calc: &LogicalCalc, over: &LogicalOver) -> Result<StreamPlan, PlanErro
             _ => rest.push(c),
         }
     }
-    let LogicalPlan::WindowTableFunction(tvf) = over.input.as_ref() else {
-        return Err(unsupported_over(over));
+    let dedup = match over.input.as_ref() {
+        LogicalPlan::WindowTableFunction(tvf) => {
+            let columns = tvf.window_columns();
+            let (start, end) = (columns.start, columns.start + 1);
+            match over.order.as_slice() {
+                [o] if over.function == RankFunction::RowNumber
+                    && bound == Some((1, 1))
+                    && over.partition.contains(&start)
+                    && over.partition.contains(&end)
+                    && over.schema.fields[o.column].time_attribute
+                        == Some(TimeAttribute::Rowtime) =>
+                {
+                    Some((tvf, start, end, *o))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
     };
-    let columns = tvf.window_columns();
-    let (window_start, window_end) = (columns.start, columns.start + 1);
-    let order = match over.order.as_slice() {
-        [o] if over.schema.fields[o.column].time_attribute == Some(TimeAttribute::Rowtime) => *o,
-        _ => return Err(unsupported_over(over)),
+    let Some((tvf, window_start, window_end, order)) = dedup else {
+        // A window Top-N is not built yet: it would plan as a regular one here.
+        if matches!(over.input.as_ref(), LogicalPlan::WindowTableFunction(_))
+            && over.partition.len() >= 2
+        {
+            return Err(unsupported_over(over));
+        }
+        return top_n(calc, over, bound, rest);
     };
-    if over.function != RankFunction::RowNumber
-        || bound != Some((1, 1))
-        || !over.partition.contains(&window_start)
-        || !over.partition.contains(&window_end)
-    {
-        return Err(unsupported_over(over));
-    }
     let keys: Vec<usize> = over
         .partition
         .iter()
@@ -603,6 +616,42 @@ fn ranked(calc: &LogicalCalc, over: &LogicalOver) -> Result<StreamPlan, PlanErro
         input: Box::new(StreamPlan::WindowDeduplicate(dedup)),
         filter: rest.iter().map(inline).reduce(and),
         exprs: calc.exprs.iter().map(inline).collect(),
+        schema: calc.schema.clone(),
+    }))
+}
+
+/// A Top-N (or, in batch mode, any ranking OVER): a Rank over the Over's input, the Calc
+/// above reading the rank where the Over had it (the input's width).
+fn top_n(
+    calc: &LogicalCalc,
+    over: &LogicalOver,
+    bound: Option<(i64, i64)>,
+    rest: Vec<ScalarExpr>,
+) -> Result<StreamPlan, PlanError> {
+    let rank = over.schema.len() - 1;
+    let mut with_rank = false;
+    for e in calc.exprs.iter().chain(&rest) {
+        e.for_each_column(&mut |i| with_rank |= i == rank);
+    }
+    let input = convert(&over.input)?;
+    let mut fields = input.schema().fields.clone();
+    if with_rank {
+        fields.push(Field::new("w0$o0", DataType::not_null(TypeKind::BigInt)));
+    }
+    let rank_node = StreamPlan::Rank(StreamRank {
+        input: Box::new(input),
+        function: over.function,
+        partition: over.partition.clone(),
+        order: over.order.clone(),
+        range: bound.map(|(first, last)| (first.max(1) as u64, last.max(0) as u64)),
+        with_rank,
+        update_before: true,
+        schema: Schema::new(fields),
+    });
+    Ok(StreamPlan::Calc(StreamCalc {
+        input: Box::new(rank_node),
+        filter: rest.into_iter().reduce(and),
+        exprs: calc.exprs.clone(),
         schema: calc.schema.clone(),
     }))
 }
@@ -763,6 +812,67 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
             w.schema = Schema::new(fields);
             w.input = Box::new(input);
             (StreamPlan::WindowTableFunction(w), remap)
+        }
+        StreamPlan::Rank(mut r) => {
+            let width = r.input.schema().len();
+            let mut used = needed[..width].to_vec();
+            for &k in r.partition.iter().chain(r.order.iter().map(|o| &o.column)) {
+                used[k] = true;
+            }
+            let (input, remap) = prune(*r.input, &used);
+            // An input that kept more than asked (a scan that cannot project) is narrowed by
+            // a Calc, as Flink's plan has it.
+            let keep: Vec<usize> = (0..width)
+                .filter(|&i| used[i])
+                .map(|i| remap[i].unwrap_or(i))
+                .collect();
+            let (input, mut remap) = if keep.len() == input.schema().len() {
+                (input, remap)
+            } else {
+                let narrowed = positions(&keep, input.schema().len());
+                let exprs = keep
+                    .iter()
+                    .map(|&i| ScalarExpr::Column {
+                        index: i,
+                        data_type: input.schema().fields[i].data_type.clone(),
+                    })
+                    .collect();
+                let schema = select(input.schema(), &keep);
+                let remap = remap.iter().map(|m| m.and_then(|i| narrowed[i])).collect();
+                (
+                    StreamPlan::Calc(merge(StreamCalc {
+                        input: Box::new(input),
+                        filter: None,
+                        exprs,
+                        schema,
+                    })),
+                    remap,
+                )
+            };
+            let at = |i: usize| remap[i].unwrap_or(i);
+            for k in &mut r.partition {
+                *k = at(*k);
+            }
+            for o in &mut r.order {
+                o.column = at(o.column);
+            }
+            let mut fields = input.schema().fields.clone();
+            if r.with_rank {
+                fields.push(r.schema.fields[width].clone());
+                remap.push(Some(input.schema().len()));
+            }
+            r.schema = Schema::new(fields);
+            let distribution = if r.partition.is_empty() {
+                Distribution::Single
+            } else {
+                Distribution::Hash(r.partition.clone())
+            };
+            r.input = Box::new(StreamPlan::Exchange(StreamExchange {
+                schema: input.schema().clone(),
+                input: Box::new(input),
+                distribution,
+            }));
+            (StreamPlan::Rank(r), remap)
         }
         StreamPlan::WindowDeduplicate(mut d) => {
             let mut used = needed.to_vec();

@@ -1,0 +1,394 @@
+//! `RankOperator`: a Top-N (`ROW_NUMBER() OVER (PARTITION BY … ORDER BY …)` kept within a
+//! range of ranks) over a stream that may retract, as Flink's retractable Top-N keeps it:
+//! each partition holds all its rows, ordered, and after every input row the ranks in range
+//! are compared with those before it. With the rank column in the output, a position whose
+//! row changed emits `-U` of the old row and `+U` of the new one at that rank (`+I` for a
+//! rank newly filled, `-D` for one emptied); without it, rows that left the range are
+//! deleted and rows that entered it inserted.
+//!
+//! In batch mode (`final_only`) nothing is emitted until the input ends; then each partition's
+//! rows in range are emitted with their rank, computed by ROW_NUMBER, RANK or DENSE_RANK (a
+//! range of everything when the query keeps every rank, as a batch OVER does).
+//!
+//! Rows are kept as `arrow-row` bytes: the order key (whose bytes sort as the ORDER BY asks,
+//! directions and NULL places included) followed by the whole row, so ties in the order key
+//! fall to the row bytes and the result never depends on arrival order.
+//!
+//! State is snapshotted per key group: for each partition, its key and its rows with counts.
+
+use std::collections::BTreeMap;
+
+use arrow_array::{ArrayRef, Int64Array, RecordBatch};
+use arrow_row::{RowConverter, SortField};
+use arrow_schema::{SchemaRef, SortOptions};
+
+use super::aggregate::{StateReader, put_bytes, put_i64, put_u32};
+use super::chunk::{RowKind, StreamChunk, batch_with_rows};
+use super::operator::{ExecError, Operator, OperatorContext, Output};
+use super::state::key::KeyEncoder;
+use super::state::key_group::KeyGroupRange;
+use super::state::key_table::KeyTable;
+use crate::plan::logical::{OrderKey, RankFunction};
+
+/// A partition's rows: (order key bytes, row bytes) → how many times the row is there.
+type Rows = BTreeMap<(Box<[u8]>, Box<[u8]>), u64>;
+
+pub struct RankOperator {
+    output: SchemaRef,
+    function: RankFunction,
+    /// First and last rank kept (1-based, inclusive).
+    range: (u64, u64),
+    with_rank: bool,
+    /// Whether a changed rank's old row is retracted (`-U`) before its new one.
+    update_before: bool,
+    final_only: bool,
+    encoder: Option<KeyEncoder>,
+    order: RowConverter,
+    order_columns: Vec<usize>,
+    rows: RowConverter,
+    /// Partitions, each with its index in `partitions`.
+    keys: KeyTable<u32>,
+    partitions: Vec<Rows>,
+    key_groups: KeyGroupRange,
+}
+
+/// A change to emit: the row's bytes, its rank (when output), its kind.
+struct Change {
+    row: Box<[u8]>,
+    rank: u64,
+    kind: RowKind,
+}
+
+impl RankOperator {
+    /// Ranks of `function` over rows of `input` by `partition` and `order`, keeping ranks
+    /// `range`; `output` is the input's columns, then the rank when `with_rank`;
+    /// `update_before`: a changed rank's old row is retracted first.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        input: SchemaRef,
+        output: SchemaRef,
+        partition: Vec<usize>,
+        order: &[OrderKey],
+        function: RankFunction,
+        range: (u64, u64),
+        with_rank: bool,
+        update_before: bool,
+        final_only: bool,
+    ) -> Result<Self, ExecError> {
+        let encoder = if partition.is_empty() {
+            None
+        } else {
+            Some(KeyEncoder::new(&input, partition)?)
+        };
+        let order_fields = order
+            .iter()
+            .map(|o| {
+                SortField::new_with_options(
+                    input.field(o.column).data_type().clone(),
+                    SortOptions {
+                        descending: o.descending,
+                        nulls_first: o.nulls_first,
+                    },
+                )
+            })
+            .collect();
+        let rows = RowConverter::new(
+            input
+                .fields()
+                .iter()
+                .map(|f| SortField::new(f.data_type().clone()))
+                .collect(),
+        )?;
+        let ctx = OperatorContext::default();
+        Ok(RankOperator {
+            output,
+            function,
+            range,
+            with_rank,
+            final_only,
+            encoder,
+            order: RowConverter::new(order_fields)?,
+            order_columns: order.iter().map(|o| o.column).collect(),
+            rows,
+            keys: KeyTable::new(ctx.max_parallelism),
+            partitions: Vec::new(),
+            key_groups: ctx.key_groups,
+            update_before,
+        })
+    }
+
+    /// The rows of a partition in range, with their ranks, in order.
+    fn ranked(&self, rows: &Rows) -> Vec<(Box<[u8]>, u64)> {
+        let (first, last) = self.range;
+        let mut out = Vec::new();
+        let mut position = 0u64;
+        let mut rank = 0u64;
+        let mut dense = 0u64;
+        let mut previous: Option<&[u8]> = None;
+        for ((order, row), &count) in rows {
+            for _ in 0..count {
+                position += 1;
+                if previous != Some(&order[..]) {
+                    rank = position;
+                    dense += 1;
+                    previous = Some(order);
+                }
+                let r = match self.function {
+                    RankFunction::RowNumber => position,
+                    RankFunction::Rank => rank,
+                    RankFunction::DenseRank => dense,
+                };
+                if r > last {
+                    return out;
+                }
+                if r >= first {
+                    out.push((row.clone(), r));
+                }
+            }
+        }
+        out
+    }
+
+    /// What changed in a partition's ranks in range.
+    fn diff(&self, before: &[(Box<[u8]>, u64)], after: &[(Box<[u8]>, u64)], out: &mut Vec<Change>) {
+        if self.with_rank {
+            let n = before.len().max(after.len());
+            for i in 0..n {
+                match (before.get(i), after.get(i)) {
+                    (Some(b), Some(a)) if b == a => {}
+                    (Some(b), Some(a)) => {
+                        if self.update_before {
+                            out.push(Change {
+                                row: b.0.clone(),
+                                rank: b.1,
+                                kind: RowKind::UpdateBefore,
+                            });
+                        }
+                        out.push(Change {
+                            row: a.0.clone(),
+                            rank: a.1,
+                            kind: RowKind::UpdateAfter,
+                        });
+                    }
+                    (Some(b), None) => out.push(Change {
+                        row: b.0.clone(),
+                        rank: b.1,
+                        kind: RowKind::Delete,
+                    }),
+                    (None, Some(a)) => out.push(Change {
+                        row: a.0.clone(),
+                        rank: a.1,
+                        kind: RowKind::Insert,
+                    }),
+                    (None, None) => {}
+                }
+            }
+            return;
+        }
+        // Without ranks: the multiset difference, deletes first.
+        let mut left: BTreeMap<&[u8], i64> = BTreeMap::new();
+        for (row, _) in before {
+            *left.entry(row).or_insert(0) += 1;
+        }
+        for (row, _) in after {
+            *left.entry(row).or_insert(0) -= 1;
+        }
+        for (row, &n) in &left {
+            for _ in 0..n.max(0) {
+                out.push(Change {
+                    row: (*row).into(),
+                    rank: 0,
+                    kind: RowKind::Delete,
+                });
+            }
+        }
+        for (row, &n) in &left {
+            for _ in 0..(-n).max(0) {
+                out.push(Change {
+                    row: (*row).into(),
+                    rank: 0,
+                    kind: RowKind::Insert,
+                });
+            }
+        }
+    }
+
+    fn partition(&mut self, bytes: &[u8]) -> usize {
+        let (id, new) = self.keys.intern(bytes);
+        let id = id as usize;
+        if self.partitions.len() <= id {
+            self.partitions.resize_with(id + 1, Rows::new);
+        }
+        if new {
+            self.partitions[id].clear();
+        }
+        id
+    }
+
+    fn emit(&self, changes: Vec<Change>, out: &mut dyn Output) -> Result<(), ExecError> {
+        if changes.is_empty() {
+            return Ok(());
+        }
+        let parser = self.rows.parser();
+        let mut columns: Vec<ArrayRef> = self
+            .rows
+            .convert_rows(changes.iter().map(|c| parser.parse(&c.row)))?;
+        if self.with_rank {
+            columns.push(std::sync::Arc::new(Int64Array::from_iter_values(
+                changes.iter().map(|c| c.rank as i64),
+            )));
+        }
+        let n = changes.len();
+        let batch = batch_with_rows(self.output.clone(), columns, n)?;
+        out.emit(StreamChunk {
+            batch,
+            kinds: Some(changes.into_iter().map(|c| c.kind).collect()),
+        })
+    }
+}
+
+impl Operator for RankOperator {
+    fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
+        self.keys.set_max_parallelism(ctx.max_parallelism);
+        self.key_groups = ctx.key_groups;
+        Ok(())
+    }
+
+    fn process(
+        &mut self,
+        _input: usize,
+        chunk: StreamChunk,
+        out: &mut dyn Output,
+    ) -> Result<(), ExecError> {
+        let batch: &RecordBatch = &chunk.batch;
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        let keys = self.encoder.as_ref().map(|e| e.encode(batch)).transpose()?;
+        let order_columns: Vec<ArrayRef> = self
+            .order_columns
+            .iter()
+            .map(|&c| batch.column(c).clone())
+            .collect();
+        let order = self.order.convert_columns(&order_columns)?;
+        let rows = self.rows.convert_columns(batch.columns())?;
+        let mut changes = Vec::new();
+        for i in 0..batch.num_rows() {
+            let bytes: &[u8] = keys.as_ref().map_or(&[], |k| k.row(i).data());
+            let p = self.partition(bytes);
+            let entry = (
+                Box::<[u8]>::from(order.row(i).as_ref()),
+                Box::<[u8]>::from(rows.row(i).as_ref()),
+            );
+            let retract = matches!(chunk.kind(i), RowKind::UpdateBefore | RowKind::Delete);
+            let before = if self.final_only {
+                Vec::new()
+            } else {
+                self.ranked(&self.partitions[p])
+            };
+            let rows_of = &mut self.partitions[p];
+            if retract {
+                match rows_of.get_mut(&entry) {
+                    Some(count) if *count > 1 => *count -= 1,
+                    Some(_) => {
+                        rows_of.remove(&entry);
+                    }
+                    // A retraction of a row never seen: nothing to take back.
+                    None => continue,
+                }
+            } else {
+                *rows_of.entry(entry).or_insert(0) += 1;
+            }
+            if !self.final_only {
+                let after = self.ranked(&self.partitions[p]);
+                self.diff(&before, &after, &mut changes);
+            }
+            if self.partitions[p].is_empty() {
+                self.keys.remove(p as u32);
+            }
+        }
+        self.emit(changes, out)
+    }
+
+    /// Batch mode: every partition's rows in range, with their ranks, partitions in key
+    /// order.
+    fn finish(&mut self, out: &mut dyn Output) -> Result<(), ExecError> {
+        if !self.final_only {
+            return Ok(());
+        }
+        let mut partitions: Vec<(u32, &[u8])> = self
+            .keys
+            .iter()
+            .map(|(id, e)| (id, e.bytes.as_slice()))
+            .collect();
+        partitions.sort_by(|a, b| a.1.cmp(b.1));
+        let mut changes = Vec::new();
+        for (id, _) in partitions {
+            for (row, rank) in self.ranked(&self.partitions[id as usize]) {
+                changes.push(Change {
+                    row,
+                    rank,
+                    kind: RowKind::Insert,
+                });
+            }
+        }
+        if changes.is_empty() {
+            return Ok(());
+        }
+        let n = changes.len();
+        let parser = self.rows.parser();
+        let mut columns: Vec<ArrayRef> = self
+            .rows
+            .convert_rows(changes.iter().map(|c| parser.parse(&c.row)))?;
+        if self.with_rank {
+            columns.push(std::sync::Arc::new(Int64Array::from_iter_values(
+                changes.iter().map(|c| c.rank as i64),
+            )));
+        }
+        out.emit(StreamChunk::inserts(batch_with_rows(
+            self.output.clone(),
+            columns,
+            n,
+        )?))
+    }
+
+    fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
+        let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+        for (id, key) in self.keys.iter() {
+            let out = groups.entry(key.key_group).or_default();
+            put_bytes(out, &key.bytes);
+            let rows = &self.partitions[id as usize];
+            put_u32(out, rows.len() as u32);
+            for ((order, row), &count) in rows {
+                put_bytes(out, order);
+                put_bytes(out, row);
+                put_i64(out, count as i64);
+            }
+        }
+        groups.into_iter().collect()
+    }
+
+    fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {
+        if !self.key_groups.contains(key_group) {
+            return Err(ExecError::Internal(format!(
+                "key group {key_group} is not in this instance's range {:?}",
+                self.key_groups
+            )));
+        }
+        let mut input = StateReader::new(state);
+        while !input.is_empty() {
+            let p = self.partition(input.bytes()?);
+            for _ in 0..input.u32()? {
+                let order: Box<[u8]> = input.bytes()?.into();
+                let row: Box<[u8]> = input.bytes()?.into();
+                let count = input.i64()? as u64;
+                self.partitions[p].insert((order, row), count);
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[path = "rank_tests.rs"]
+mod tests;
