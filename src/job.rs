@@ -289,6 +289,7 @@ fn build(
                     r.range.unwrap_or((1, u64::MAX)),
                     r.with_rank,
                     r.update_before,
+                    r.input.changelog_mode().retracts(),
                     ctx.batch_mode,
                 )
                 .map_err(|e| ConnectorError(e.to_string()))?;

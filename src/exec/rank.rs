@@ -49,6 +49,10 @@ pub struct RankOperator {
     /// Partitions, each with its index in `partitions`.
     keys: KeyTable<u32>,
     partitions: Vec<Rows>,
+    /// Rows per partition (with their counts).
+    counts: Vec<u64>,
+    /// Whether the input retracts rows (then every row is kept: any may come back).
+    retracting: bool,
     key_groups: KeyGroupRange,
 }
 
@@ -62,7 +66,8 @@ struct Change {
 impl RankOperator {
     /// Ranks of `function` over rows of `input` by `partition` and `order`, keeping ranks
     /// `range`; `output` is the input's columns, then the rank when `with_rank`;
-    /// `update_before`: a changed rank's old row is retracted first.
+    /// `update_before`: a changed rank's old row is retracted first; `retracting`: the input
+    /// updates or deletes rows.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         input: SchemaRef,
@@ -73,6 +78,7 @@ impl RankOperator {
         range: (u64, u64),
         with_rank: bool,
         update_before: bool,
+        retracting: bool,
         final_only: bool,
     ) -> Result<Self, ExecError> {
         let encoder = if partition.is_empty() {
@@ -112,6 +118,8 @@ impl RankOperator {
             rows,
             keys: KeyTable::new(ctx.max_parallelism),
             partitions: Vec::new(),
+            counts: Vec::new(),
+            retracting,
             key_groups: ctx.key_groups,
             update_before,
         })
@@ -218,9 +226,11 @@ impl RankOperator {
         let id = id as usize;
         if self.partitions.len() <= id {
             self.partitions.resize_with(id + 1, Rows::new);
+            self.counts.resize(id + 1, 0);
         }
         if new {
             self.partitions[id].clear();
+            self.counts[id] = 0;
         }
         id
     }
@@ -273,9 +283,32 @@ impl Operator for RankOperator {
         let order = self.order.convert_columns(&order_columns)?;
         let rows = self.rows.convert_columns(batch.columns())?;
         let mut changes = Vec::new();
+        // Over inserts only (Flink's AppendFastStrategy), a row past the last rank kept can
+        // never come back: partitions keep only their top rows, and a row that would fall
+        // past them changes nothing.
+        let append_fast = !self.final_only
+            && self.function == RankFunction::RowNumber
+            && chunk
+                .kinds
+                .as_ref()
+                .is_none_or(|k| k.iter().all(|k| *k == RowKind::Insert))
+            && !self.retracting;
+        let last = self.range.1;
         for i in 0..batch.num_rows() {
             let bytes: &[u8] = keys.as_ref().map_or(&[], |k| k.row(i).data());
             let p = self.partition(bytes);
+            if append_fast && self.counts[p] >= last {
+                let (order_bytes, row_bytes) = (order.row(i), rows.row(i));
+                let beyond = self.partitions[p]
+                    .keys()
+                    .next_back()
+                    .is_some_and(|(lo, lr)| {
+                        (order_bytes.as_ref(), row_bytes.as_ref()) >= (&lo[..], &lr[..])
+                    });
+                if beyond {
+                    continue;
+                }
+            }
             let entry = (
                 Box::<[u8]>::from(order.row(i).as_ref()),
                 Box::<[u8]>::from(rows.row(i).as_ref()),
@@ -296,8 +329,21 @@ impl Operator for RankOperator {
                     // A retraction of a row never seen: nothing to take back.
                     None => continue,
                 }
+                self.counts[p] -= 1;
             } else {
                 *rows_of.entry(entry).or_insert(0) += 1;
+                self.counts[p] += 1;
+                if append_fast && self.counts[p] > last {
+                    // The row that fell past the last rank goes for good.
+                    if let Some(mut tail) = rows_of.last_entry() {
+                        if *tail.get() > 1 {
+                            *tail.get_mut() -= 1;
+                        } else {
+                            tail.remove();
+                        }
+                    }
+                    self.counts[p] -= 1;
+                }
             }
             if !self.final_only {
                 let after = self.ranked(&self.partitions[p]);
@@ -383,6 +429,7 @@ impl Operator for RankOperator {
                 let row: Box<[u8]> = input.bytes()?.into();
                 let count = input.i64()? as u64;
                 self.partitions[p].insert((order, row), count);
+                self.counts[p] += count;
             }
         }
         Ok(())
