@@ -66,6 +66,13 @@ impl StreamChunk {
         }
     }
 
+    /// Whether every row is an insert.
+    pub fn is_insert_only(&self) -> bool {
+        self.kinds
+            .as_ref()
+            .is_none_or(|k| k.iter().all(|k| *k == RowKind::Insert))
+    }
+
     pub fn kind(&self, row: usize) -> RowKind {
         self.kinds.as_ref().map_or(RowKind::Insert, |k| k[row])
     }

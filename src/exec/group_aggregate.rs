@@ -426,12 +426,7 @@ impl Operator for GroupAggregateOperator {
     }
 
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {
-        if !self.key_groups.contains(key_group) {
-            return Err(ExecError::Internal(format!(
-                "key group {key_group} is not in this instance's range {:?}",
-                self.key_groups
-            )));
-        }
+        self.key_groups.check_owned(key_group)?;
         let mut input = StateReader::new(state);
         while !input.is_empty() {
             let bytes = input.bytes()?;

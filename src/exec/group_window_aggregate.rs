@@ -45,7 +45,7 @@ use hashbrown::HashMap;
 use super::aggregate::{
     GroupsAccumulator, StateReader, create_accumulator, put_bytes, put_i64, put_u32,
 };
-use super::chunk::{RowKind, StreamChunk, batch_with_rows};
+use super::chunk::{StreamChunk, batch_with_rows};
 use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::KeyEncoder;
 use super::state::key_group::KeyGroupRange;
@@ -485,9 +485,7 @@ impl Operator for GroupWindowAggregateOperator {
         chunk: StreamChunk,
         _out: &mut dyn Output,
     ) -> Result<(), ExecError> {
-        if let Some(kinds) = &chunk.kinds
-            && kinds.iter().any(|k| *k != RowKind::Insert)
-        {
+        if !chunk.is_insert_only() {
             return Err(ExecError::Internal(
                 "a group window aggregate takes inserts only".into(),
             ));
@@ -594,12 +592,7 @@ impl Operator for GroupWindowAggregateOperator {
     }
 
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {
-        if !self.key_groups.contains(key_group) {
-            return Err(ExecError::Internal(format!(
-                "key group {key_group} is not in this instance's range {:?}",
-                self.key_groups
-            )));
-        }
+        self.key_groups.check_owned(key_group)?;
         let mut input = StateReader::new(state);
         while !input.is_empty() {
             let bytes = input.bytes()?;

@@ -250,9 +250,10 @@ impl RankOperator {
         }
         let n = changes.len();
         let batch = batch_with_rows(self.output.clone(), columns, n)?;
+        let inserts = changes.iter().all(|c| c.kind == RowKind::Insert);
         out.emit(StreamChunk {
             batch,
-            kinds: Some(changes.into_iter().map(|c| c.kind).collect()),
+            kinds: (!inserts).then(|| changes.into_iter().map(|c| c.kind).collect()),
         })
     }
 }
@@ -378,24 +379,7 @@ impl Operator for RankOperator {
                 });
             }
         }
-        if changes.is_empty() {
-            return Ok(());
-        }
-        let n = changes.len();
-        let parser = self.rows.parser();
-        let mut columns: Vec<ArrayRef> = self
-            .rows
-            .convert_rows(changes.iter().map(|c| parser.parse(&c.row)))?;
-        if self.with_rank {
-            columns.push(std::sync::Arc::new(Int64Array::from_iter_values(
-                changes.iter().map(|c| c.rank as i64),
-            )));
-        }
-        out.emit(StreamChunk::inserts(batch_with_rows(
-            self.output.clone(),
-            columns,
-            n,
-        )?))
+        self.emit(changes, out)
     }
 
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
@@ -415,12 +399,7 @@ impl Operator for RankOperator {
     }
 
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {
-        if !self.key_groups.contains(key_group) {
-            return Err(ExecError::Internal(format!(
-                "key group {key_group} is not in this instance's range {:?}",
-                self.key_groups
-            )));
-        }
+        self.key_groups.check_owned(key_group)?;
         let mut input = StateReader::new(state);
         while !input.is_empty() {
             let p = self.partition(input.bytes()?);

@@ -27,7 +27,7 @@ use arrow_schema::SchemaRef;
 use hashbrown::HashMap;
 
 use super::aggregate::{StateReader, put_bytes, put_i64};
-use super::chunk::{RowKind, StreamChunk};
+use super::chunk::StreamChunk;
 use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::KeyEncoder;
 use super::state::key_group::KeyGroupRange;
@@ -207,9 +207,7 @@ impl Operator for WindowDeduplicateOperator {
         chunk: StreamChunk,
         _out: &mut dyn Output,
     ) -> Result<(), ExecError> {
-        if let Some(kinds) = &chunk.kinds
-            && kinds.iter().any(|k| *k != RowKind::Insert)
-        {
+        if !chunk.is_insert_only() {
             return Err(ExecError::Internal(
                 "a window deduplication takes inserts only".into(),
             ));
@@ -258,12 +256,7 @@ impl Operator for WindowDeduplicateOperator {
     }
 
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {
-        if !self.key_groups.contains(key_group) {
-            return Err(ExecError::Internal(format!(
-                "key group {key_group} is not in this instance's range {:?}",
-                self.key_groups
-            )));
-        }
+        self.key_groups.check_owned(key_group)?;
         let mut input = StateReader::new(state);
         while !input.is_empty() {
             let (key, _) = self.keys.intern(input.bytes()?);

@@ -13,7 +13,7 @@ use arrow_array::{Array, ArrayRef, PrimitiveArray, UInt32Array};
 use arrow_schema::SchemaRef;
 use arrow_select::take::take;
 
-use super::chunk::{RowKind, StreamChunk, batch_with_rows};
+use super::chunk::{StreamChunk, batch_with_rows};
 use super::operator::{ExecError, Operator, Output};
 use super::window_assigner::{WindowClock, assign_windows};
 use crate::plan::aggregate::GroupWindow;
@@ -47,9 +47,7 @@ impl Operator for WindowTableFunctionOperator {
         chunk: StreamChunk,
         out: &mut dyn Output,
     ) -> Result<(), ExecError> {
-        if let Some(kinds) = &chunk.kinds
-            && kinds.iter().any(|k| *k != RowKind::Insert)
-        {
+        if !chunk.is_insert_only() {
             return Err(ExecError::Internal(
                 "a window table function takes inserts only".into(),
             ));

@@ -29,6 +29,29 @@ impl AggregateFunction {
     }
 }
 
+/// An aggregate call as Flink's plan nodes print it: `COUNT(DISTINCT url) FILTER $f3 AS c`,
+/// `*` for no arguments, `function` the name to print, `alias` after `AS`, `name` the input
+/// columns' names.
+pub fn call_text(
+    call: &AggregateCall,
+    function: &str,
+    alias: &str,
+    name: &dyn Fn(usize) -> String,
+) -> String {
+    let args = if call.args.is_empty() {
+        "*".to_string()
+    } else {
+        let args: Vec<String> = call.args.iter().map(|&a| name(a)).collect();
+        args.join(", ")
+    };
+    let distinct = if call.distinct { "DISTINCT " } else { "" };
+    let filter = call
+        .filter
+        .map(|f| format!(" FILTER {}", name(f)))
+        .unwrap_or_default();
+    format!("{function}({distinct}{args}){filter} AS {alias}")
+}
+
 /// One aggregate of a GROUP BY, over columns of the aggregate node's input.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AggregateCall {

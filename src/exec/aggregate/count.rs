@@ -14,6 +14,31 @@ use super::{
 };
 use crate::exec::operator::ExecError;
 
+/// Calls `f(row, slot)` for every (row, slot) pair whose row the call's FILTER lets through
+/// and whose arguments (`columns`) are all non-NULL: the rows a COUNT counts.
+fn for_each_counted(
+    batch: &RecordBatch,
+    filter: Option<usize>,
+    columns: &[ArrayRef],
+    rows: &[u32],
+    slots: &[u32],
+    mut f: impl FnMut(usize, usize),
+) -> Result<(), ExecError> {
+    let filter = filter_column(batch, filter)?;
+    let nullable: Vec<&dyn Array> = columns
+        .iter()
+        .filter(|c| c.null_count() > 0)
+        .map(|c| c.as_ref())
+        .collect();
+    for (&row, &slot) in rows.iter().zip(slots) {
+        let row = row as usize;
+        if passes(filter, row) && all_valid(&nullable, row) {
+            f(row, slot as usize);
+        }
+    }
+    Ok(())
+}
+
 /// COUNT(*) (no arguments) or COUNT of the rows whose arguments are all non-NULL.
 pub struct CountAccumulator {
     args: Vec<usize>,
@@ -42,20 +67,11 @@ impl GroupsAccumulator for CountAccumulator {
         rows: &[u32],
         slots: &[u32],
     ) -> Result<(), ExecError> {
-        let filter = filter_column(batch, self.filter)?;
         let columns = columns_of(batch, &self.args);
-        let nullable: Vec<&dyn Array> = columns
-            .iter()
-            .filter(|c| c.null_count() > 0)
-            .map(|c| c.as_ref())
-            .collect();
-        for (&row, &slot) in rows.iter().zip(slots) {
-            let row = row as usize;
-            if passes(filter, row) && all_valid(&nullable, row) {
-                self.counts[slot as usize] += 1;
-            }
-        }
-        Ok(())
+        let counts = &mut self.counts;
+        for_each_counted(batch, self.filter, &columns, rows, slots, |_, slot| {
+            counts[slot] += 1;
+        })
     }
 
     fn retract(
@@ -64,20 +80,11 @@ impl GroupsAccumulator for CountAccumulator {
         rows: &[u32],
         slots: &[u32],
     ) -> Result<(), ExecError> {
-        let filter = filter_column(batch, self.filter)?;
         let columns = columns_of(batch, &self.args);
-        let nullable: Vec<&dyn Array> = columns
-            .iter()
-            .filter(|c| c.null_count() > 0)
-            .map(|c| c.as_ref())
-            .collect();
-        for (&row, &slot) in rows.iter().zip(slots) {
-            let row = row as usize;
-            if passes(filter, row) && all_valid(&nullable, row) {
-                self.counts[slot as usize] -= 1;
-            }
-        }
-        Ok(())
+        let counts = &mut self.counts;
+        for_each_counted(batch, self.filter, &columns, rows, slots, |_, slot| {
+            counts[slot] -= 1;
+        })
     }
 
     fn merge(&mut self, into: u32, from: u32) {
@@ -146,28 +153,19 @@ impl GroupsAccumulator for CountDistinctAccumulator {
         rows: &[u32],
         slots: &[u32],
     ) -> Result<(), ExecError> {
-        let filter = filter_column(batch, self.filter)?;
         let columns = columns_of(batch, &self.args);
-        let nullable: Vec<&dyn Array> = columns
-            .iter()
-            .filter(|c| c.null_count() > 0)
-            .map(|c| c.as_ref())
-            .collect();
         let values = self.converter.convert_columns(&columns)?;
-        for (&row, &slot) in rows.iter().zip(slots) {
-            let row = row as usize;
-            if passes(filter, row) && all_valid(&nullable, row) {
-                let value = values.row(row);
-                let set = &mut self.sets[slot as usize];
-                match set.get_mut(value.as_ref()) {
-                    Some(count) => *count += 1,
-                    None => {
-                        set.insert(value.as_ref().into(), 1);
-                    }
+        let sets = &mut self.sets;
+        for_each_counted(batch, self.filter, &columns, rows, slots, |row, slot| {
+            let value = values.row(row);
+            let set = &mut sets[slot];
+            match set.get_mut(value.as_ref()) {
+                Some(count) => *count += 1,
+                None => {
+                    set.insert(value.as_ref().into(), 1);
                 }
             }
-        }
-        Ok(())
+        })
     }
 
     fn retract(
@@ -176,28 +174,19 @@ impl GroupsAccumulator for CountDistinctAccumulator {
         rows: &[u32],
         slots: &[u32],
     ) -> Result<(), ExecError> {
-        let filter = filter_column(batch, self.filter)?;
         let columns = columns_of(batch, &self.args);
-        let nullable: Vec<&dyn Array> = columns
-            .iter()
-            .filter(|c| c.null_count() > 0)
-            .map(|c| c.as_ref())
-            .collect();
         let values = self.converter.convert_columns(&columns)?;
-        for (&row, &slot) in rows.iter().zip(slots) {
-            let row = row as usize;
-            if passes(filter, row) && all_valid(&nullable, row) {
-                let set = &mut self.sets[slot as usize];
-                let value = values.row(row);
-                if let Some(count) = set.get_mut(value.as_ref()) {
-                    *count -= 1;
-                    if *count == 0 {
-                        set.remove(value.as_ref());
-                    }
+        let sets = &mut self.sets;
+        for_each_counted(batch, self.filter, &columns, rows, slots, |row, slot| {
+            let set = &mut sets[slot];
+            let value = values.row(row);
+            if let Some(count) = set.get_mut(value.as_ref()) {
+                *count -= 1;
+                if *count == 0 {
+                    set.remove(value.as_ref());
                 }
             }
-        }
-        Ok(())
+        })
     }
 
     fn merge(&mut self, into: u32, from: u32) {

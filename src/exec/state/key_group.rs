@@ -35,6 +35,16 @@ impl KeyGroupRange {
         (self.start..=self.end).contains(&key_group)
     }
 
+    /// That a restored key group is this instance's, or the error saying it is not.
+    pub fn check_owned(&self, key_group: u32) -> Result<(), crate::exec::operator::ExecError> {
+        if self.contains(key_group) {
+            return Ok(());
+        }
+        Err(crate::exec::operator::ExecError::Internal(format!(
+            "key group {key_group} is not in this instance's range {self:?}"
+        )))
+    }
+
     pub fn len(&self) -> usize {
         (self.end + 1 - self.start) as usize
     }

@@ -6,7 +6,7 @@
 //! final row once.
 
 use super::{ChangelogMode, StreamPlan};
-use crate::plan::aggregate::{AggregateCall, AggregateFunction};
+use crate::plan::aggregate::{AggregateCall, AggregateFunction, call_text};
 use crate::types::Schema;
 
 #[derive(Debug, Clone)]
@@ -52,17 +52,6 @@ impl StreamGroupAggregate {
         let retract = self.input_retracts();
         let mut select = keys;
         for call in &self.aggregates {
-            let args = if call.args.is_empty() {
-                "*".to_string()
-            } else {
-                let args: Vec<String> = call.args.iter().map(|&a| name(a)).collect();
-                args.join(", ")
-            };
-            let distinct = if call.distinct { "DISTINCT " } else { "" };
-            let filter = call
-                .filter
-                .map(|f| format!(" FILTER {}", name(f)))
-                .unwrap_or_default();
             let function = match call.function {
                 // Flink sums a NOT NULL column with `$SUM0` once it must retract.
                 AggregateFunction::Sum
@@ -72,14 +61,16 @@ impl StreamGroupAggregate {
                             .first()
                             .is_some_and(|&a| !input[a].data_type.nullable) =>
                 {
-                    "$SUM0".to_string()
+                    "$SUM0"
                 }
-                f => f.name().to_string(),
+                f => f.name(),
             };
             let suffix = if retract { "_RETRACT" } else { "" };
-            select.push(format!(
-                "{function}{suffix}({distinct}{args}){filter} AS {}",
-                call.name
+            select.push(call_text(
+                call,
+                &format!("{function}{suffix}"),
+                &call.name,
+                &name,
             ));
         }
         attributes.push(format!("select=[{}]", select.join(", ")));

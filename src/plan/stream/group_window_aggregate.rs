@@ -5,7 +5,9 @@
 //! runs it).
 
 use super::StreamPlan;
-use crate::plan::aggregate::{AggregateCall, GroupWindow, GroupWindowKind, WindowProperty};
+use crate::plan::aggregate::{
+    AggregateCall, GroupWindow, GroupWindowKind, WindowProperty, call_text,
+};
 use crate::types::{Schema, TimeAttribute};
 
 #[derive(Debug, Clone)]
@@ -85,22 +87,7 @@ impl StreamGroupWindowAggregate {
         }
         let mut select: Vec<String> = self.grouping.iter().map(|&k| name(k)).collect();
         for call in &self.aggregates {
-            let args = if call.args.is_empty() {
-                "*".to_string()
-            } else {
-                let args: Vec<String> = call.args.iter().map(|&a| name(a)).collect();
-                args.join(", ")
-            };
-            let distinct = if call.distinct { "DISTINCT " } else { "" };
-            let filter = call
-                .filter
-                .map(|f| format!(" FILTER {}", name(f)))
-                .unwrap_or_default();
-            select.push(format!(
-                "{}({distinct}{args}){filter} AS {}",
-                call.function.name(),
-                call.name
-            ));
+            select.push(call_text(call, call.function.name(), &call.name, &name));
         }
         for &p in &self.properties {
             let function = property_name(p).trim_start_matches("w$");

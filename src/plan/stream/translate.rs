@@ -656,6 +656,31 @@ fn top_n(
     }))
 }
 
+/// `input` narrowed to its columns `keep` (ascending) by a Calc, unless those are all of
+/// them, and where each of its columns went: for a node whose input kept more than asked (a
+/// scan that cannot project, a TVF that keeps its input whole), as Flink's plan has it.
+fn narrowed(input: StreamPlan, keep: &[usize]) -> (StreamPlan, Vec<Option<usize>>) {
+    let n = input.schema().len();
+    if keep.len() == n {
+        return (input, identity(n));
+    }
+    let exprs = keep
+        .iter()
+        .map(|&i| ScalarExpr::Column {
+            index: i,
+            data_type: input.schema().fields[i].data_type.clone(),
+        })
+        .collect();
+    let schema = select(input.schema(), keep);
+    let calc = merge(StreamCalc {
+        input: Box::new(input),
+        filter: None,
+        exprs,
+        schema,
+    });
+    (StreamPlan::Calc(calc), positions(keep, n))
+}
+
 /// `a AND b`, as the binder would have bound it.
 fn and(a: ScalarExpr, b: ScalarExpr) -> ScalarExpr {
     let nullable = a.data_type().nullable || b.data_type().nullable;
@@ -826,29 +851,9 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
                 .filter(|&i| used[i])
                 .map(|i| remap[i].unwrap_or(i))
                 .collect();
-            let (input, mut remap) = if keep.len() == input.schema().len() {
-                (input, remap)
-            } else {
-                let narrowed = positions(&keep, input.schema().len());
-                let exprs = keep
-                    .iter()
-                    .map(|&i| ScalarExpr::Column {
-                        index: i,
-                        data_type: input.schema().fields[i].data_type.clone(),
-                    })
-                    .collect();
-                let schema = select(input.schema(), &keep);
-                let remap = remap.iter().map(|m| m.and_then(|i| narrowed[i])).collect();
-                (
-                    StreamPlan::Calc(merge(StreamCalc {
-                        input: Box::new(input),
-                        filter: None,
-                        exprs,
-                        schema,
-                    })),
-                    remap,
-                )
-            };
+            let (input, narrowing) = narrowed(input, &keep);
+            let mut remap: Vec<Option<usize>> =
+                remap.iter().map(|m| m.and_then(|i| narrowing[i])).collect();
             let at = |i: usize| remap[i].unwrap_or(i);
             for k in &mut r.partition {
                 *k = at(*k);
@@ -891,30 +896,7 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
                 }
                 other => other,
             };
-            let keep = kept(&used);
-            let (input, remap) = if keep.len() == input.schema().len() {
-                let n = input.schema().len();
-                (input, identity(n))
-            } else {
-                let exprs = keep
-                    .iter()
-                    .map(|&i| ScalarExpr::Column {
-                        index: i,
-                        data_type: input.schema().fields[i].data_type.clone(),
-                    })
-                    .collect();
-                let schema = select(input.schema(), &keep);
-                let remap = positions(&keep, used.len());
-                (
-                    StreamPlan::Calc(StreamCalc {
-                        input: Box::new(input),
-                        filter: None,
-                        exprs,
-                        schema,
-                    }),
-                    remap,
-                )
-            };
+            let (input, remap) = narrowed(input, &kept(&used));
             let at = |i: usize| remap[i].unwrap_or(i);
             for k in &mut d.keys {
                 *k = at(*k);

@@ -11,7 +11,7 @@
 
 use super::group_window_aggregate::StreamGroupWindowAggregate;
 use super::window_table_function::window_text;
-use crate::plan::aggregate::{AggregateCall, AggregateFunction, WindowProperty};
+use crate::plan::aggregate::{AggregateCall, AggregateFunction, WindowProperty, call_text};
 
 #[derive(Debug, Clone)]
 pub struct StreamWindowAggregate {
@@ -99,27 +99,15 @@ impl StreamWindowAggregate {
         ));
         let mut select: Vec<String> = a.grouping.iter().map(|&k| self.column(k)).collect();
         for (j, call) in a.aggregates.iter().enumerate() {
-            let args = if call.args.is_empty() {
-                "*".to_string()
-            } else {
-                let args: Vec<String> = call.args.iter().map(|&i| self.column(i)).collect();
-                args.join(", ")
-            };
-            let filter = call
-                .filter
-                .map(|f| format!(" FILTER {}", self.column(f)))
-                .unwrap_or_default();
-            let distinct = if call.distinct { "DISTINCT " } else { "" };
             let accumulators = accumulators(call, j);
-            let name = if accumulators.len() == 1 {
+            let alias = if accumulators.len() == 1 {
                 accumulators[0].clone()
             } else {
                 format!("({})", accumulators.join(", "))
             };
-            select.push(format!(
-                "{}({distinct}{args}){filter} AS {name}",
-                call.function.name()
-            ));
+            select.push(call_text(call, call.function.name(), &alias, &|i| {
+                self.column(i)
+            }));
         }
         select.push("slice_end('w$) AS $slice_end".to_string());
         attributes.push(format!("select=[{}]", select.join(", ")));
