@@ -656,6 +656,21 @@ fn top_n(
     }))
 }
 
+/// The exchange a keyed node reads through: by hash of its keys, or all rows to one instance
+/// without keys.
+fn keyed_exchange(input: StreamPlan, keys: &[usize]) -> Box<StreamPlan> {
+    let distribution = if keys.is_empty() {
+        Distribution::Single
+    } else {
+        Distribution::Hash(keys.to_vec())
+    };
+    Box::new(StreamPlan::Exchange(StreamExchange {
+        schema: input.schema().clone(),
+        input: Box::new(input),
+        distribution,
+    }))
+}
+
 /// `input` narrowed to its columns `keep` (ascending) by a Calc, unless those are all of
 /// them, and where each of its columns went: for a node whose input kept more than asked (a
 /// scan that cannot project, a TVF that keeps its input whole), as Flink's plan has it.
@@ -867,16 +882,7 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
                 remap.push(Some(input.schema().len()));
             }
             r.schema = Schema::new(fields);
-            let distribution = if r.partition.is_empty() {
-                Distribution::Single
-            } else {
-                Distribution::Hash(r.partition.clone())
-            };
-            r.input = Box::new(StreamPlan::Exchange(StreamExchange {
-                schema: input.schema().clone(),
-                input: Box::new(input),
-                distribution,
-            }));
+            r.input = keyed_exchange(input, &r.partition);
             (StreamPlan::Rank(r), remap)
         }
         StreamPlan::WindowDeduplicate(mut d) => {
@@ -905,16 +911,7 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
             d.window_start = at(d.window_start);
             d.window_end = at(d.window_end);
             d.schema = input.schema().clone();
-            let distribution = if d.keys.is_empty() {
-                Distribution::Single
-            } else {
-                Distribution::Hash(d.keys.clone())
-            };
-            d.input = Box::new(StreamPlan::Exchange(StreamExchange {
-                schema: input.schema().clone(),
-                input: Box::new(input),
-                distribution,
-            }));
+            d.input = keyed_exchange(input, &d.keys);
             (StreamPlan::WindowDeduplicate(d), remap)
         }
         StreamPlan::Sink(mut sink) => {
@@ -983,16 +980,7 @@ fn prune_group_window_aggregate(
     } else {
         input.schema().len()
     };
-    let distribution = if agg.grouping.is_empty() {
-        Distribution::Single
-    } else {
-        Distribution::Hash(agg.grouping.clone())
-    };
-    agg.input = Box::new(StreamPlan::Exchange(StreamExchange {
-        schema: input.schema().clone(),
-        input: Box::new(input),
-        distribution,
-    }));
+    agg.input = keyed_exchange(input, &agg.grouping);
     agg
 }
 
@@ -1039,16 +1027,7 @@ fn prune_group_aggregate(mut agg: StreamGroupAggregate) -> StreamGroupAggregate 
             *arg = at(*arg);
         }
     }
-    let distribution = if agg.grouping.is_empty() {
-        Distribution::Single
-    } else {
-        Distribution::Hash(agg.grouping.clone())
-    };
-    agg.input = Box::new(StreamPlan::Exchange(StreamExchange {
-        schema: input.schema().clone(),
-        input: Box::new(input),
-        distribution,
-    }));
+    agg.input = keyed_exchange(input, &agg.grouping);
     agg
 }
 
