@@ -9,6 +9,7 @@ use crate::catalog::TableDef;
 use crate::connector::ConnectorError;
 use crate::connector::registry::{self, ScanRequest};
 use crate::exec::calc::CalcOperator;
+use crate::exec::deduplicate::DeduplicateOperator;
 use crate::exec::group_aggregate::GroupAggregateOperator;
 use crate::exec::group_window_aggregate::GroupWindowAggregateOperator;
 use crate::exec::operator::Operator;
@@ -278,6 +279,22 @@ fn build(
             let input = runtime_schema(r.input.schema());
             let output = runtime_schema(&r.schema);
             let task = &mut graph.tasks[t];
+            if let (Some(d), false) = (r.deduplicate, ctx.batch_mode) {
+                task.name = "Deduplicate".into();
+                let rowtime = d.rowtime.then(|| r.order[0].column);
+                for chain in &mut task.instances {
+                    let operator = DeduplicateOperator::new(
+                        input.clone(),
+                        r.partition.clone(),
+                        d.keep_last,
+                        rowtime,
+                        r.update_before,
+                    )
+                    .map_err(|e| ConnectorError(e.to_string()))?;
+                    chain.push(Box::new(operator));
+                }
+                return Ok(Built::Task(t));
+            }
             task.name = "Rank".into();
             for chain in &mut task.instances {
                 let operator = RankOperator::new(

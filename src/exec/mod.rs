@@ -8,6 +8,7 @@
 pub mod aggregate;
 pub mod calc;
 pub mod chunk;
+pub mod deduplicate;
 pub mod eval;
 pub mod group_aggregate;
 pub mod group_window_aggregate;

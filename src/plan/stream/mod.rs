@@ -330,7 +330,7 @@ impl StreamPlan {
             StreamPlan::WindowTableFunction(n) => n.explain(),
             StreamPlan::WindowAggregate(n) => n.explain_global(),
             StreamPlan::WindowDeduplicate(n) => n.explain(),
-            StreamPlan::Rank(n) => n.explain(),
+            StreamPlan::Rank(n) => n.explain(spelling),
             StreamPlan::Sink(n) => n.explain(),
         }
     }

@@ -7,8 +7,9 @@
 //! rank when no filter bounds them (a batch OVER).
 
 use super::{ChangelogMode, StreamPlan};
+use crate::plan::explain::Spelling;
 use crate::plan::logical::{OrderKey, RankFunction};
-use crate::types::Schema;
+use crate::types::{Schema, TimeAttribute};
 
 #[derive(Debug, Clone)]
 pub struct StreamRank {
@@ -24,11 +25,26 @@ pub struct StreamRank {
     /// Whether a changed rank's old row is retracted (`-U`) before the new one comes, as
     /// the consumer asks (set by [`super::require_update_before`]).
     pub update_before: bool,
+    /// A deduplication (rank 1 by a time attribute over inserts), which Flink's execution
+    /// plan shows as a Deduplicate and runs apart (`exec/deduplicate.rs`).
+    pub deduplicate: Option<Deduplication>,
     pub schema: Schema,
+}
+
+/// How a deduplication keeps a row per key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deduplication {
+    /// Keep the last row (ORDER BY … DESC), else the first.
+    pub keep_last: bool,
+    /// Ordered by event time, else by processing time.
+    pub rowtime: bool,
 }
 
 impl StreamRank {
     pub fn changelog_mode(&self) -> ChangelogMode {
+        if self.deduplicate.is_some_and(|d| !d.keep_last) {
+            return ChangelogMode::INSERT_ONLY;
+        }
         ChangelogMode {
             insert: true,
             update_before: self.update_before,
@@ -39,9 +55,24 @@ impl StreamRank {
 
     /// `Rank(strategy=[RetractStrategy], rankType=[ROW_NUMBER], rankRange=[rankStart=1,
     /// rankEnd=10], partitionBy=[], orderBy=[lastAction ASC], select=[user, lastAction,
-    /// w0$o0])`; the same in both plan sections.
-    pub fn explain(&self) -> String {
+    /// w0$o0])`; a deduplication's execution plan shows
+    /// `Deduplicate(keep=[FirstRow], key=[user], order=[PROCTIME], outputInsertOnly=[true])`.
+    pub fn explain(&self, spelling: Spelling) -> String {
         let input = &self.input.schema().fields;
+        if let (Some(d), Spelling::Execution) = (self.deduplicate, spelling) {
+            let keys: Vec<&str> = self
+                .partition
+                .iter()
+                .map(|&k| input[k].name.as_str())
+                .collect();
+            return format!(
+                "Deduplicate(keep=[{}], key=[{}], order=[{}], outputInsertOnly=[{}])",
+                if d.keep_last { "LastRow" } else { "FirstRow" },
+                keys.join(", "),
+                if d.rowtime { "ROWTIME" } else { "PROCTIME" },
+                !d.keep_last
+            );
+        }
         let strategy = if self.input.changelog_mode().retracts() {
             "RetractStrategy"
         } else {
@@ -61,7 +92,13 @@ impl StreamRank {
             .iter()
             .map(|o| {
                 let direction = if o.descending { "DESC" } else { "ASC" };
-                let mut text = format!("{} {direction}", input[o.column].name);
+                // A rowtime sort key is named as such.
+                let rowtime = if input[o.column].time_attribute == Some(TimeAttribute::Rowtime) {
+                    "ROWTIME "
+                } else {
+                    ""
+                };
+                let mut text = format!("{rowtime}{} {direction}", input[o.column].name);
                 // Flink writes the NULL order only when it is not the direction's default.
                 if o.nulls_first == o.descending {
                     text.push_str(if o.nulls_first {

@@ -6,7 +6,7 @@ use super::calc::StreamCalc;
 use super::exchange::{Distribution, StreamExchange};
 use super::group_aggregate::StreamGroupAggregate;
 use super::group_window_aggregate::StreamGroupWindowAggregate;
-use super::rank::StreamRank;
+use super::rank::{Deduplication, StreamRank};
 use super::sink::StreamSink;
 use super::table_source_scan::StreamTableSourceScan;
 use super::union::StreamUnion;
@@ -634,6 +634,50 @@ fn top_n(
         e.for_each_column(&mut |i| with_rank |= i == rank);
     }
     let input = convert(&over.input)?;
+    // Rank 1 by a time attribute over inserts is a deduplication (keep-first on event time
+    // is not built: it stays a Top-N, which updates where Flink's waits and inserts).
+    let deduplicate = match over.order.as_slice() {
+        [o] if over.function == RankFunction::RowNumber
+            && bound == Some((1, 1))
+            && input.changelog_mode().is_insert_only() =>
+        {
+            match input.schema().fields[o.column].time_attribute {
+                Some(TimeAttribute::Proctime) => Some(Deduplication {
+                    keep_last: o.descending,
+                    rowtime: false,
+                }),
+                Some(TimeAttribute::Rowtime) if o.descending => Some(Deduplication {
+                    keep_last: true,
+                    rowtime: true,
+                }),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    // A deduplication's rank is the literal 1, in the Calc above (as Flink's plan has it).
+    let one = ScalarExpr::Literal {
+        value: Value::Int(1),
+        data_type: DataType::not_null(TypeKind::BigInt),
+    };
+    let exprs: Vec<ScalarExpr> = if deduplicate.is_some() {
+        let rank_is_one = |e: &ScalarExpr| {
+            e.map_columns(&mut |i, data_type| {
+                if i == rank {
+                    one.clone()
+                } else {
+                    ScalarExpr::Column {
+                        index: i,
+                        data_type: data_type.clone(),
+                    }
+                }
+            })
+        };
+        with_rank = false;
+        calc.exprs.iter().map(rank_is_one).collect()
+    } else {
+        calc.exprs.clone()
+    };
     let mut fields = input.schema().fields.clone();
     if with_rank {
         fields.push(Field::new("w0$o0", DataType::not_null(TypeKind::BigInt)));
@@ -646,12 +690,13 @@ fn top_n(
         range: bound.map(|(first, last)| (first.max(1) as u64, last.max(0) as u64)),
         with_rank,
         update_before: true,
+        deduplicate,
         schema: Schema::new(fields),
     });
     Ok(StreamPlan::Calc(StreamCalc {
         input: Box::new(rank_node),
         filter: rest.into_iter().reduce(and),
-        exprs: calc.exprs.clone(),
+        exprs,
         schema: calc.schema.clone(),
     }))
 }

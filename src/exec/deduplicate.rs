@@ -1,0 +1,208 @@
+//! `DeduplicateOperator`: `ROW_NUMBER() OVER (PARTITION BY k ORDER BY <time attribute>)`
+//! kept at rank 1 over an insert-only stream, as Flink's deduplicate functions run it:
+//!
+//! - keep the first row on processing time: the first row of each key is inserted and every
+//!   later one dropped (insert-only output, Flink's `outputInsertOnly=[true]`);
+//! - keep the last row (processing or event time): each row that wins replaces the key's
+//!   row, `-U` of the old (when asked for) and `+U` of the new, `+I` for a key's first row; on
+//!   event time a row wins when its time is at or after the kept row's, so a tie goes to the
+//!   later arrival and an earlier row changes nothing.
+//!
+//! Each key keeps one row, as `arrow-row` bytes of all its columns (keep-first keeps none: a
+//! key seen is enough). State is snapshotted per key group.
+
+use std::collections::BTreeMap;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::TimestampNanosecondType;
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_row::{RowConverter, SortField};
+use arrow_schema::SchemaRef;
+
+use super::aggregate::{StateReader, put_bytes, put_i64};
+use super::chunk::{RowKind, StreamChunk};
+use super::operator::{ExecError, Operator, OperatorContext, Output};
+use super::state::key::KeyEncoder;
+use super::state::key_group::KeyGroupRange;
+use super::state::key_table::KeyTable;
+
+/// A key's kept row (keep-last) and its event time.
+#[derive(Default)]
+struct Kept {
+    time: i64,
+    row: Box<[u8]>,
+}
+
+pub struct DeduplicateOperator {
+    schema: SchemaRef,
+    keep_last: bool,
+    /// The event-time column ordering keep-last rows (`None`: processing time, every row
+    /// wins).
+    rowtime: Option<usize>,
+    update_before: bool,
+    encoder: Option<KeyEncoder>,
+    rows: RowConverter,
+    keys: KeyTable<Kept>,
+    key_groups: KeyGroupRange,
+}
+
+impl DeduplicateOperator {
+    /// Deduplication of rows of `schema` by `keys`; `rowtime`: the event-time column when
+    /// rows are ordered by event time; `update_before`: a replaced row is retracted first.
+    pub fn new(
+        schema: SchemaRef,
+        keys: Vec<usize>,
+        keep_last: bool,
+        rowtime: Option<usize>,
+        update_before: bool,
+    ) -> Result<Self, ExecError> {
+        let encoder = if keys.is_empty() {
+            None
+        } else {
+            Some(KeyEncoder::new(&schema, keys)?)
+        };
+        let rows = RowConverter::new(
+            schema
+                .fields()
+                .iter()
+                .map(|f| SortField::new(f.data_type().clone()))
+                .collect(),
+        )?;
+        let ctx = OperatorContext::default();
+        Ok(DeduplicateOperator {
+            schema,
+            keep_last,
+            rowtime,
+            update_before,
+            encoder,
+            rows,
+            keys: KeyTable::new(ctx.max_parallelism),
+            key_groups: ctx.key_groups,
+        })
+    }
+}
+
+impl Operator for DeduplicateOperator {
+    fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
+        self.keys.set_max_parallelism(ctx.max_parallelism);
+        self.key_groups = ctx.key_groups;
+        Ok(())
+    }
+
+    fn process(
+        &mut self,
+        _input: usize,
+        chunk: StreamChunk,
+        out: &mut dyn Output,
+    ) -> Result<(), ExecError> {
+        if !chunk.is_insert_only() {
+            return Err(ExecError::Internal(
+                "a deduplication takes inserts only".into(),
+            ));
+        }
+        let batch: &RecordBatch = &chunk.batch;
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        let keys = self.encoder.as_ref().map(|e| e.encode(batch)).transpose()?;
+        let times = match self.rowtime {
+            Some(c) => Some(
+                batch
+                    .column(c)
+                    .as_primitive_opt::<TimestampNanosecondType>()
+                    .ok_or_else(|| ExecError::Internal("the rowtime is not a timestamp".into()))?
+                    .clone(),
+            ),
+            None => None,
+        };
+        let rows = self.rows.convert_columns(batch.columns())?;
+        let mut emitted: Vec<(RowKind, Box<[u8]>)> = Vec::new();
+        let mut firsts: Vec<u32> = Vec::new();
+        for i in 0..batch.num_rows() {
+            let bytes: &[u8] = keys.as_ref().map_or(&[], |k| k.row(i).data());
+            let (key, new) = self.keys.intern(bytes);
+            if !self.keep_last {
+                if new {
+                    firsts.push(i as u32);
+                }
+                continue;
+            }
+            let time = match &times {
+                Some(t) if t.is_valid(i) => t.value(i),
+                Some(_) => {
+                    return Err(ExecError::Source(
+                        "RowTime field should not be null, please convert it to a non-null long value."
+                            .into(),
+                    ));
+                }
+                None => 0,
+            };
+            let kept = self.keys.value_mut(key);
+            if !new && time < kept.time {
+                continue;
+            }
+            let row: Box<[u8]> = rows.row(i).as_ref().into();
+            let old = std::mem::replace(&mut kept.row, row.clone());
+            kept.time = time;
+            if new {
+                emitted.push((RowKind::Insert, row));
+            } else {
+                if self.update_before {
+                    emitted.push((RowKind::UpdateBefore, old));
+                }
+                emitted.push((RowKind::UpdateAfter, row));
+            }
+        }
+        if !firsts.is_empty() {
+            let indices = arrow_array::UInt32Array::from(firsts);
+            let columns: Vec<ArrayRef> = batch
+                .columns()
+                .iter()
+                .map(|c| arrow_select::take::take(c.as_ref(), &indices, None))
+                .collect::<Result<_, _>>()?;
+            return out.emit(StreamChunk::inserts(RecordBatch::try_new(
+                self.schema.clone(),
+                columns,
+            )?));
+        }
+        if emitted.is_empty() {
+            return Ok(());
+        }
+        let parser = self.rows.parser();
+        let columns = self
+            .rows
+            .convert_rows(emitted.iter().map(|(_, r)| parser.parse(r)))?;
+        out.emit(StreamChunk {
+            batch: RecordBatch::try_new(self.schema.clone(), columns)?,
+            kinds: Some(emitted.into_iter().map(|(k, _)| k).collect()),
+        })
+    }
+
+    /// Per key group: each key's bytes, and for keep-last its row's time and bytes.
+    fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
+        let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+        for (_, key) in self.keys.iter() {
+            let out = groups.entry(key.key_group).or_default();
+            put_bytes(out, &key.bytes);
+            put_i64(out, key.value.time);
+            put_bytes(out, &key.value.row);
+        }
+        groups.into_iter().collect()
+    }
+
+    fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {
+        self.key_groups.check_owned(key_group)?;
+        let mut input = StateReader::new(state);
+        while !input.is_empty() {
+            let (key, _) = self.keys.intern(input.bytes()?);
+            let time = input.i64()?;
+            let row = input.bytes()?.into();
+            *self.keys.value_mut(key) = Kept { time, row };
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[path = "deduplicate_tests.rs"]
+mod tests;
