@@ -28,10 +28,8 @@ use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::KeyEncoder;
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
+use super::state::sorted_rows::SortedRows;
 use crate::plan::logical::{OrderKey, RankFunction};
-
-/// A partition's rows: (order key bytes, row bytes) → how many times the row is there.
-type Rows = BTreeMap<(Box<[u8]>, Box<[u8]>), u64>;
 
 pub struct RankOperator {
     output: SchemaRef,
@@ -48,7 +46,7 @@ pub struct RankOperator {
     rows: RowConverter,
     /// Partitions, each with its index in `partitions`.
     keys: KeyTable<u32>,
-    partitions: Vec<Rows>,
+    partitions: Vec<SortedRows>,
     /// Rows per partition (with their counts).
     counts: Vec<u64>,
     /// Whether the input retracts rows (then every row is kept: any may come back).
@@ -126,17 +124,17 @@ impl RankOperator {
     }
 
     /// The rows of a partition in range, with their ranks, in order.
-    fn ranked(&self, rows: &Rows) -> Vec<(Box<[u8]>, u64)> {
+    fn ranked(&self, rows: &SortedRows) -> Vec<(Box<[u8]>, u64)> {
         let (first, last) = self.range;
         let mut out = Vec::new();
         let mut position = 0u64;
         let mut rank = 0u64;
         let mut dense = 0u64;
         let mut previous: Option<&[u8]> = None;
-        for ((order, row), &count) in rows {
+        for (order, row, count) in rows.iter() {
             for _ in 0..count {
                 position += 1;
-                if previous != Some(&order[..]) {
+                if previous != Some(order) {
                     rank = position;
                     dense += 1;
                     previous = Some(order);
@@ -150,7 +148,7 @@ impl RankOperator {
                     return out;
                 }
                 if r >= first {
-                    out.push((row.clone(), r));
+                    out.push((row.into(), r));
                 }
             }
         }
@@ -221,11 +219,66 @@ impl RankOperator {
         }
     }
 
+    /// The changes of a row inserted at position `at` (0-based) of partition `p`, whose rows
+    /// are each there once (Flink's AppendFast path, without recomputing the ranks): the
+    /// rows from `at` on move down one rank, and one past the last rank kept leaves.
+    fn inserted_at(&mut self, p: usize, at: usize, out: &mut Vec<Change>) {
+        let last = self.range.1 as usize;
+        let rows = &self.partitions[p];
+        let len = self.counts[p] as usize;
+        if self.with_rank {
+            for position in at..len.min(last) {
+                let rank = position as u64 + 1;
+                if position + 1 < len {
+                    if self.update_before {
+                        out.push(Change {
+                            row: rows.row_at(position + 1).unwrap_or_default().into(),
+                            rank,
+                            kind: RowKind::UpdateBefore,
+                        });
+                    }
+                    out.push(Change {
+                        row: rows.row_at(position).unwrap_or_default().into(),
+                        rank,
+                        kind: RowKind::UpdateAfter,
+                    });
+                } else {
+                    out.push(Change {
+                        row: rows.row_at(position).unwrap_or_default().into(),
+                        rank,
+                        kind: RowKind::Insert,
+                    });
+                }
+            }
+        } else if at < last {
+            if len > last {
+                out.push(Change {
+                    row: rows.row_at(last).unwrap_or_default().into(),
+                    rank: 0,
+                    kind: RowKind::Delete,
+                });
+            }
+            out.push(Change {
+                row: rows.row_at(at).unwrap_or_default().into(),
+                rank: 0,
+                kind: RowKind::Insert,
+            });
+        }
+        if len > last {
+            // The row that fell past the last rank goes for good.
+            self.partitions[p].remove_last_one();
+            self.counts[p] -= 1;
+        }
+    }
+
     fn partition(&mut self, bytes: &[u8]) -> usize {
         let (id, new) = self.keys.intern(bytes);
         let id = id as usize;
         if self.partitions.len() <= id {
-            self.partitions.resize_with(id + 1, Rows::new);
+            // A Top-N over inserts keeps a few rows per partition; anything else may keep
+            // many.
+            let few = !self.retracting && !self.final_only && self.range.1 <= 64;
+            self.partitions.resize_with(id + 1, || SortedRows::new(few));
             self.counts.resize(id + 1, 0);
         }
         if new {
@@ -289,31 +342,28 @@ impl Operator for RankOperator {
         // past them changes nothing.
         let append_fast = !self.final_only
             && self.function == RankFunction::RowNumber
-            && chunk
-                .kinds
-                .as_ref()
-                .is_none_or(|k| k.iter().all(|k| *k == RowKind::Insert))
+            && chunk.is_insert_only()
             && !self.retracting;
         let last = self.range.1;
         for i in 0..batch.num_rows() {
             let bytes: &[u8] = keys.as_ref().map_or(&[], |k| k.row(i).data());
             let p = self.partition(bytes);
-            if append_fast && self.counts[p] >= last {
-                let (order_bytes, row_bytes) = (order.row(i), rows.row(i));
-                let beyond = self.partitions[p]
-                    .keys()
-                    .next_back()
-                    .is_some_and(|(lo, lr)| {
-                        (order_bytes.as_ref(), row_bytes.as_ref()) >= (&lo[..], &lr[..])
-                    });
-                if beyond {
-                    continue;
-                }
+            let (order_bytes, row_bytes) = (order.row(i), rows.row(i));
+            let (order_bytes, row_bytes) = (order_bytes.as_ref(), row_bytes.as_ref());
+            if append_fast
+                && self.counts[p] >= last
+                && self.partitions[p].at_or_after_last(order_bytes, row_bytes)
+            {
+                continue;
             }
-            let entry = (
-                Box::<[u8]>::from(order.row(i).as_ref()),
-                Box::<[u8]>::from(rows.row(i).as_ref()),
-            );
+            if append_fast
+                && self.partitions[p].all_single()
+                && let Some(at) = self.partitions[p].insert_new(order_bytes, row_bytes)
+            {
+                self.counts[p] += 1;
+                self.inserted_at(p, at, &mut changes);
+                continue;
+            }
             let retract = matches!(chunk.kind(i), RowKind::UpdateBefore | RowKind::Delete);
             let before = if self.final_only {
                 Vec::new()
@@ -322,27 +372,17 @@ impl Operator for RankOperator {
             };
             let rows_of = &mut self.partitions[p];
             if retract {
-                match rows_of.get_mut(&entry) {
-                    Some(count) if *count > 1 => *count -= 1,
-                    Some(_) => {
-                        rows_of.remove(&entry);
-                    }
-                    // A retraction of a row never seen: nothing to take back.
-                    None => continue,
+                // A retraction of a row never seen: nothing to take back.
+                if !rows_of.remove_one(order_bytes, row_bytes) {
+                    continue;
                 }
                 self.counts[p] -= 1;
             } else {
-                *rows_of.entry(entry).or_insert(0) += 1;
+                rows_of.add(order_bytes, row_bytes, 1);
                 self.counts[p] += 1;
                 if append_fast && self.counts[p] > last {
                     // The row that fell past the last rank goes for good.
-                    if let Some(mut tail) = rows_of.last_entry() {
-                        if *tail.get() > 1 {
-                            *tail.get_mut() -= 1;
-                        } else {
-                            tail.remove();
-                        }
-                    }
+                    rows_of.remove_last_one();
                     self.counts[p] -= 1;
                 }
             }
@@ -389,7 +429,7 @@ impl Operator for RankOperator {
             put_bytes(out, &key.bytes);
             let rows = &self.partitions[id as usize];
             put_u32(out, rows.len() as u32);
-            for ((order, row), &count) in rows {
+            for (order, row, count) in rows.iter() {
                 put_bytes(out, order);
                 put_bytes(out, row);
                 put_i64(out, count as i64);
@@ -404,10 +444,10 @@ impl Operator for RankOperator {
         while !input.is_empty() {
             let p = self.partition(input.bytes()?);
             for _ in 0..input.u32()? {
-                let order: Box<[u8]> = input.bytes()?.into();
-                let row: Box<[u8]> = input.bytes()?.into();
+                let order = input.bytes()?;
+                let row = input.bytes()?;
                 let count = input.i64()? as u64;
-                self.partitions[p].insert((order, row), count);
+                self.partitions[p].add(order, row, count);
                 self.counts[p] += count;
             }
         }

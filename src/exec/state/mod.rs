@@ -5,3 +5,4 @@ pub mod alignment;
 pub mod key;
 pub mod key_group;
 pub mod key_table;
+pub mod sorted_rows;
