@@ -140,6 +140,11 @@ impl JsonFormat {
             schema: schema.clone(),
             zone: zone.clone(),
             columns: new_columns(schema, self.text_dialect()),
+            raw_names: schema
+                .fields
+                .iter()
+                .map(|f| !f.name.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20))
+                .collect(),
             spans: Vec::new(),
             by_name: (schema.len() > NAME_SCAN_LIMIT).then(|| {
                 let mut map = HashMap::new();
@@ -441,6 +446,9 @@ pub struct JsonDecoder {
     columns: Vec<ColumnValues>,
     /// Each column's value in the line being decoded (a repeated name: the last one).
     spans: Vec<Option<Span>>,
+    /// Per column, whether its name has no character JSON must escape (then a member name
+    /// written without escapes is the column's when its raw text is the name).
+    raw_names: Vec<bool>,
     /// Column index by name, for schemas too wide to scan the names.
     by_name: Option<HashMap<String, usize>>,
     lines: Vec<u64>,
@@ -638,12 +646,25 @@ impl JsonDecoder {
                 if scanner.peek() != Some(b'"') {
                     return Err(syntax(scanner.error("expected a member name")));
                 }
-                let unescaped;
-                let name = match scanner.plain_string() {
-                    Some(name) => name,
-                    None => {
-                        unescaped = scanner.string().map_err(syntax)?;
-                        &*unescaped
+                // Members mostly come in the schema's order: first try the column after the
+                // last, its name compared in place (when written without escapes, its raw
+                // text is the name).
+                let j = if self.raw_names.get(next).copied().unwrap_or(false)
+                    && scanner.eat_quoted(self.schema.fields[next].name.as_bytes())
+                {
+                    Some(next)
+                } else {
+                    let unescaped;
+                    let name = match scanner.plain_string() {
+                        Some(name) => name,
+                        None => {
+                            unescaped = scanner.string().map_err(syntax)?;
+                            &*unescaped
+                        }
+                    };
+                    match self.schema.fields.get(next) {
+                        Some(f) if same_name(&f.name, name) => Some(next),
+                        _ => self.column_of(name),
                     }
                 };
                 scanner.expect(b':', "expected `:`").map_err(syntax)?;
@@ -656,11 +677,6 @@ impl JsonDecoder {
                 } else {
                     let text = scanner.string().map_err(syntax)?;
                     (Kind::String, matches!(text, Cow::Owned(_)))
-                };
-                // Members mostly come in the schema's order: try the column after the last.
-                let j = match self.schema.fields.get(next) {
-                    Some(f) if same_name(&f.name, name) => Some(next),
-                    _ => self.column_of(name),
                 };
                 if let Some(j) = j {
                     next = j + 1;

@@ -494,6 +494,19 @@ impl<'a> Scanner<'a> {
         Some(s)
     }
 
+    /// Consumes `"name"` when the string at the cursor is exactly `name` without escapes.
+    pub fn eat_quoted(&mut self, name: &[u8]) -> bool {
+        let end = self.pos + 1 + name.len();
+        if self.bytes.get(self.pos) == Some(&b'"')
+            && self.bytes.get(self.pos + 1..end) == Some(name)
+            && self.bytes.get(end) == Some(&b'"')
+        {
+            self.pos = end + 1;
+            return true;
+        }
+        false
+    }
+
     pub fn string(&mut self) -> Result<Cow<'a, str>, SyntaxError> {
         self.pos += 1;
         let start = self.pos;
