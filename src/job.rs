@@ -53,6 +53,8 @@ pub struct JobOptions {
     pub parallelism: u32,
     /// `pipeline.max-parallelism`: the number of key groups (Flink's default: 128).
     pub max_parallelism: u32,
+    /// Watermarks at Flink's exact places (set by `build_job` for plans that need them).
+    pub exact_watermarks: bool,
 }
 
 impl Default for JobOptions {
@@ -62,6 +64,7 @@ impl Default for JobOptions {
             idle_timeout: 0,
             parallelism: 1,
             max_parallelism: crate::exec::state::key_group::DEFAULT_MAX_PARALLELISM,
+            exact_watermarks: false,
         }
     }
 }
@@ -130,6 +133,10 @@ pub fn build_job(
     let mut graph = JobGraph {
         max_parallelism: options.max_parallelism,
         ..JobGraph::default()
+    };
+    let options = &JobOptions {
+        exact_watermarks: needs_exact_watermarks(plan),
+        ..options.clone()
     };
     let built = build(plan, ctx, options, &mut graph, &mut HashMap::new())?;
     let mut sink_inputs = Vec::new();
@@ -362,6 +369,7 @@ fn build(
                     g.properties.clone(),
                     output.clone(),
                     ctx.zone.clone(),
+                    g.input.changelog_mode().retracts(),
                 )
                 .map_err(|e| ConnectorError(e.to_string()))?;
                 chain.push(Box::new(operator));
@@ -481,7 +489,20 @@ fn watermark_emission(
         interval: options.auto_watermark_interval,
         on_event,
         idle_timeout,
+        exact: options.exact_watermarks,
     })
+}
+
+/// Whether a group window takes a retracting input: a Top-N or deduplication before it
+/// turns newer rows into retractions of older ones, which meet the watermark where Flink
+/// emits it only if the sources emit it there.
+fn needs_exact_watermarks(plan: &StreamPlan) -> bool {
+    if let StreamPlan::GroupWindowAggregate(g) = plan
+        && g.input.changelog_mode().retracts()
+    {
+        return true;
+    }
+    plan.inputs().into_iter().any(needs_exact_watermarks)
 }
 
 /// The splits of a table's source, each producing the table's physical and metadata columns.

@@ -43,7 +43,7 @@ use arrow_schema::{Schema as ArrowSchema, SchemaRef};
 use hashbrown::HashMap;
 
 use super::aggregate::{
-    GroupsAccumulator, StateReader, create_accumulator, put_bytes, put_i64, put_u32,
+    GroupsAccumulator, StateReader, create_accumulator_for, put_bytes, put_i64, put_u32,
 };
 use super::chunk::{StreamChunk, batch_with_rows};
 use super::operator::{ExecError, Operator, OperatorContext, Output};
@@ -66,6 +66,9 @@ struct Window {
     start: i64,
     end: i64,
     trigger: i64,
+    /// Rows accumulated less rows retracted (kept only over a retracting input): a window
+    /// left with none emits nothing.
+    rows: i64,
 }
 
 pub struct GroupWindowAggregateOperator {
@@ -101,12 +104,19 @@ pub struct GroupWindowAggregateOperator {
     /// This batch's (row, slot) pairs, not yet given to the accumulators.
     pending_rows: Vec<u32>,
     pending_slots: Vec<u32>,
+    /// Over a retracting input: whether each pending pair takes its row back, and whether
+    /// the row being assigned does.
+    pending_retract: Vec<bool>,
+    retract_row: bool,
+    retracting: bool,
 }
 
 impl GroupWindowAggregateOperator {
     /// The aggregate of `aggregates` per `grouping` key and `window` over batches shaped
     /// like `input`, emitting rows of `output`: the grouping columns, the aggregates, then
-    /// `properties`. `zone` is the session zone (`table.local-time-zone`).
+    /// `properties`. `zone` is the session zone (`table.local-time-zone`); `retracting`:
+    /// the input updates or deletes rows (Flink's group windows take them back).
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         input: &ArrowSchema,
         grouping: Vec<usize>,
@@ -115,6 +125,7 @@ impl GroupWindowAggregateOperator {
         properties: Vec<WindowProperty>,
         output: SchemaRef,
         zone: SessionZone,
+        retracting: bool,
     ) -> Result<Self, ExecError> {
         let expected = grouping.len() + aggregates.len() + properties.len();
         if output.fields().len() != expected {
@@ -125,7 +136,7 @@ impl GroupWindowAggregateOperator {
         }
         let accumulators = aggregates
             .iter()
-            .map(|call| create_accumulator(call, input))
+            .map(|call| create_accumulator_for(call, input, retracting))
             .collect::<Result<_, _>>()?;
         let window_clock = WindowClock::new(&window.time_type, zone);
         let encoder = (!grouping.is_empty())
@@ -153,6 +164,9 @@ impl GroupWindowAggregateOperator {
             last_trigger: Cell::new((i64::MIN, i64::MIN)),
             pending_rows: Vec::new(),
             pending_slots: Vec::new(),
+            pending_retract: Vec::new(),
+            retract_row: false,
+            retracting,
         })
     }
 
@@ -203,6 +217,7 @@ impl GroupWindowAggregateOperator {
             start,
             end,
             trigger: self.trigger_time(end),
+            rows: 0,
         };
         let slot = match self.free_slots.pop() {
             Some(slot) => {
@@ -263,8 +278,32 @@ impl GroupWindowAggregateOperator {
         if self.pending_rows.is_empty() {
             return Ok(());
         }
-        for a in &mut self.accumulators {
-            a.update(batch, &self.pending_rows, &self.pending_slots)?;
+        if !self.retracting {
+            for a in &mut self.accumulators {
+                a.update(batch, &self.pending_rows, &self.pending_slots)?;
+            }
+        } else {
+            for retract in [false, true] {
+                let (rows, slots): (Vec<u32>, Vec<u32>) = self
+                    .pending_rows
+                    .iter()
+                    .zip(&self.pending_slots)
+                    .zip(&self.pending_retract)
+                    .filter(|(_, r)| **r == retract)
+                    .map(|((&row, &slot), _)| (row, slot))
+                    .unzip();
+                for &slot in &slots {
+                    self.slots[slot as usize].rows += if retract { -1 } else { 1 };
+                }
+                for a in &mut self.accumulators {
+                    if retract {
+                        a.retract(batch, &rows, &slots)?;
+                    } else {
+                        a.update(batch, &rows, &slots)?;
+                    }
+                }
+            }
+            self.pending_retract.clear();
         }
         self.pending_rows.clear();
         self.pending_slots.clear();
@@ -311,6 +350,9 @@ impl GroupWindowAggregateOperator {
             {
                 self.pending_rows.push(row);
                 self.pending_slots.push(slot);
+                if self.retracting {
+                    self.pending_retract.push(self.retract_row);
+                }
                 assigned += 1;
             }
         }
@@ -362,6 +404,7 @@ impl GroupWindowAggregateOperator {
                         for a in &mut self.accumulators {
                             a.merge(target, other);
                         }
+                        self.slots[target as usize].rows += self.slots[other as usize].rows;
                         self.close_window(other, false, false);
                     }
                 }
@@ -379,6 +422,9 @@ impl GroupWindowAggregateOperator {
         };
         self.pending_rows.push(row);
         self.pending_slots.push(target);
+        if self.retracting {
+            self.pending_retract.push(self.retract_row);
+        }
         Ok(true)
     }
 
@@ -402,6 +448,11 @@ impl GroupWindowAggregateOperator {
                 wb.start,
             ))
         });
+        // Over a retracting input a window whose rows were all taken back emits nothing.
+        let closing = due.clone();
+        if self.retracting {
+            due.retain(|&s| self.slots[s as usize].rows > 0);
+        }
         let mut columns: Vec<ArrayRef> = match &self.encoder {
             Some(encoder) => encoder.decode(
                 due.iter()
@@ -448,17 +499,20 @@ impl GroupWindowAggregateOperator {
             columns.push(Arc::new(nanos));
         }
         let batch = batch_with_rows(self.output.clone(), columns, due.len())?;
-        let in_bulk = due.len() * 2 >= self.slots.len() - self.free_slots.len();
-        for &slot in &due {
+        let in_bulk = closing.len() * 2 >= self.slots.len() - self.free_slots.len();
+        for &slot in &closing {
             self.close_window(slot, true, in_bulk);
         }
         if in_bulk {
             let mut closed = vec![false; self.slots.len()];
-            for &slot in &due {
+            for &slot in &closing {
                 closed[slot as usize] = true;
             }
             self.fixed.retain(|_, &mut slot| !closed[slot as usize]);
             self.keys.retain(|windows| !windows.is_empty());
+        }
+        if due.is_empty() {
+            return Ok(());
         }
         out.emit(StreamChunk::inserts(batch))
     }
@@ -485,9 +539,9 @@ impl Operator for GroupWindowAggregateOperator {
         chunk: StreamChunk,
         _out: &mut dyn Output,
     ) -> Result<(), ExecError> {
-        if !chunk.is_insert_only() {
+        if !self.retracting && !chunk.is_insert_only() {
             return Err(ExecError::Internal(
-                "a group window aggregate takes inserts only".into(),
+                "a group window aggregate made for inserts was given updates".into(),
             ));
         }
         let batch = &chunk.batch;
@@ -533,6 +587,10 @@ impl Operator for GroupWindowAggregateOperator {
                     .to_window_time(t.value(row).div_euclid(NANOS_PER_MILLI)),
                 None => now,
             };
+            self.retract_row = matches!(
+                chunk.kind(row),
+                crate::exec::chunk::RowKind::UpdateBefore | crate::exec::chunk::RowKind::Delete
+            );
             let assigned = match kind {
                 GroupWindowKind::Session { gap } => {
                     self.assign_session(batch, &mut key, bytes, row as u32, ts, gap)?
@@ -583,6 +641,7 @@ impl Operator for GroupWindowAggregateOperator {
                 let w = &self.slots[slot as usize];
                 put_i64(out, w.start);
                 put_i64(out, w.end);
+                put_i64(out, w.rows);
                 for a in &self.accumulators {
                     a.write_slot(slot, out);
                 }
@@ -601,6 +660,7 @@ impl Operator for GroupWindowAggregateOperator {
                 let start = input.i64()?;
                 let end = input.i64()?;
                 let slot = self.open_window(key, start, end);
+                self.slots[slot as usize].rows = input.i64()?;
                 for a in &mut self.accumulators {
                     a.read_slot(slot, &mut input)?;
                 }

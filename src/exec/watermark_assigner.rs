@@ -12,7 +12,9 @@
 //! would cut every batch into rows of one. Only rows that come after a watermark and are not
 //! newer than it can tell where it was emitted (a window operator drops such a row if its
 //! window has closed), so a due watermark is held back until just before the first such
-//! row, or the end of the batch: every row meets the watermark it would meet in Flink.
+//! row, or the end of the batch: every row meets the watermark it would meet in Flink. When
+//! an operator downstream makes changes of older rows out of newer ones (a Top-N feeding a
+//! group window), the job asks for Flink's exact places instead (`WatermarkEmission::exact`).
 
 use std::sync::Arc;
 
@@ -41,6 +43,11 @@ pub struct WatermarkEmission {
     pub on_event: bool,
     /// Milliseconds without a row after which the split is idle (0: never).
     pub idle_timeout: i64,
+    /// Emit a due watermark right after the row that made it due, as Flink does, instead of
+    /// holding it back: needed when an operator downstream turns later rows into changes of
+    /// earlier ones (a Top-N retracting an older row into a group window), where the rows
+    /// meeting the watermark are no longer this split's.
+    pub exact: bool,
 }
 
 pub struct WatermarkAssignerOperator {
@@ -48,6 +55,8 @@ pub struct WatermarkAssignerOperator {
     watermark: ScalarExpr,
     /// The eager threshold and the periodic schedule, in milliseconds.
     interval: i64,
+    /// Flink's exact emission places (see `WatermarkEmission::exact`).
+    exact: bool,
     /// Whether watermarks are also emitted on the clock.
     periodic: bool,
     idle_timeout: i64,
@@ -83,6 +92,7 @@ impl WatermarkAssignerOperator {
                 emission.interval
             },
             periodic: !emission.on_event && emission.interval > 0,
+            exact: emission.exact,
             idle_timeout: emission.idle_timeout.max(0),
             last_row: now,
             idle: false,
@@ -203,7 +213,7 @@ impl Operator for WatermarkAssignerOperator {
         let mut due: Option<i64> = None;
         for i in 0..rows {
             if let Some(w) = due
-                && rowtimes.value(i).div_euclid(NANOS_PER_MILLI) <= w
+                && (self.exact || rowtimes.value(i).div_euclid(NANOS_PER_MILLI) <= w)
             {
                 out.emit(chunk.slice(start, i - start))?;
                 self.emit_watermark(out, w)?;
@@ -290,6 +300,7 @@ mod tests {
             interval,
             on_event: false,
             idle_timeout: 0,
+            exact: false,
         };
         (WatermarkAssignerOperator::new(1, ts, emission, ctx), clock)
     }
@@ -383,6 +394,7 @@ mod tests {
             interval: 200,
             on_event: true,
             idle_timeout: 0,
+            exact: false,
         });
         assert_eq!(
             run(
@@ -403,6 +415,7 @@ mod tests {
             interval: 0,
             on_event: false,
             idle_timeout: 1_000,
+            exact: false,
         });
         run(&mut op, "+I 1 | 1970-01-01 00:00:01");
         let at = op.next_processing_time().unwrap();

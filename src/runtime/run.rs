@@ -1294,6 +1294,7 @@ mod task_tests {
                     interval: 0,
                     on_event: false,
                     idle_timeout: 0,
+                    exact: false,
                 };
                 let op = WatermarkAssignerOperator::new(
                     1,
@@ -1431,6 +1432,7 @@ mod idleness_tests {
             interval: 0,
             on_event: false,
             idle_timeout,
+            exact: false,
         };
         Box::new(WatermarkAssignerOperator::new(
             1,

@@ -171,7 +171,11 @@ pub fn require_update_before(plan: &mut StreamPlan, root: bool) {
                 require_update_before(input, root);
             }
         }
-        StreamPlan::GroupWindowAggregate(n) => require_update_before(&mut n.input, false),
+        // A group window over updates takes the old rows back (Flink's legacy windows do).
+        StreamPlan::GroupWindowAggregate(n) => {
+            let retracts = n.input.changelog_mode().retracts();
+            require_update_before(&mut n.input, retracts)
+        }
         StreamPlan::WindowTableFunction(n) => require_update_before(&mut n.input, false),
         StreamPlan::WindowAggregate(n) => require_update_before(&mut n.aggregate.input, false),
         StreamPlan::WindowDeduplicate(n) => require_update_before(&mut n.input, false),
