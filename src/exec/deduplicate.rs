@@ -16,13 +16,13 @@ use std::collections::BTreeMap;
 use arrow_array::cast::AsArray;
 use arrow_array::types::TimestampNanosecondType;
 use arrow_array::{Array, ArrayRef, RecordBatch};
-use arrow_row::{RowConverter, SortField};
+use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
 
 use super::aggregate::{StateReader, put_bytes, put_i64};
 use super::chunk::{RowKind, StreamChunk};
 use super::operator::{ExecError, Operator, OperatorContext, Output};
-use super::state::key::KeyEncoder;
+use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 
@@ -56,18 +56,8 @@ impl DeduplicateOperator {
         rowtime: Option<usize>,
         update_before: bool,
     ) -> Result<Self, ExecError> {
-        let encoder = if keys.is_empty() {
-            None
-        } else {
-            Some(KeyEncoder::new(&schema, keys)?)
-        };
-        let rows = RowConverter::new(
-            schema
-                .fields()
-                .iter()
-                .map(|f| SortField::new(f.data_type().clone()))
-                .collect(),
-        )?;
+        let encoder = optional_encoder(&schema, keys)?;
+        let rows = whole_row_converter(&schema)?;
         let ctx = OperatorContext::default();
         Ok(DeduplicateOperator {
             schema,
@@ -119,7 +109,7 @@ impl Operator for DeduplicateOperator {
         let mut emitted: Vec<(RowKind, Box<[u8]>)> = Vec::new();
         let mut firsts: Vec<u32> = Vec::new();
         for i in 0..batch.num_rows() {
-            let bytes: &[u8] = keys.as_ref().map_or(&[], |k| k.row(i).data());
+            let bytes = key_bytes(keys.as_ref(), i);
             let (key, new) = self.keys.intern(bytes);
             if !self.keep_last {
                 if new {

@@ -31,7 +31,7 @@ use super::aggregate::{
 };
 use super::chunk::{RowKind, StreamChunk, batch_with_rows};
 use super::operator::{ExecError, Operator, OperatorContext, Output};
-use super::state::key::KeyEncoder;
+use super::state::key::{KeyEncoder, key_bytes, optional_encoder};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use crate::plan::aggregate::AggregateCall;
@@ -95,11 +95,7 @@ impl GroupAggregateOperator {
             .iter()
             .map(|call| create_accumulator_for(call, input, retracts))
             .collect::<Result<_, _>>()?;
-        let encoder = if grouping.is_empty() {
-            None
-        } else {
-            Some(KeyEncoder::new(input, grouping.clone())?)
-        };
+        let encoder = optional_encoder(input, grouping.clone())?;
         let ctx = OperatorContext::default();
         Ok(GroupAggregateOperator {
             grouping,
@@ -178,7 +174,7 @@ impl GroupAggregateOperator {
         let mut round = Vec::with_capacity(batch.num_rows());
         for row in 0..batch.num_rows() {
             let retract = matches!(chunk.kind(row), RowKind::UpdateBefore | RowKind::Delete);
-            let bytes: &[u8] = keys.as_ref().map_or(&[], |k| k.row(row).data());
+            let bytes = key_bytes(keys.as_ref(), row);
             if let Some(key) = self.key_for(bytes, retract) {
                 round.push(RoundRow {
                     row: row as u32,
@@ -224,7 +220,7 @@ impl GroupAggregateOperator {
         let mut rounds: Vec<Vec<RoundRow>> = Vec::new();
         for row in 0..chunk.num_rows() {
             let retract = matches!(chunk.kind(row), RowKind::UpdateBefore | RowKind::Delete);
-            let bytes: &[u8] = keys.map_or(&[], |k| k.row(row).data());
+            let bytes = key_bytes(keys, row);
             // A retraction of an unknown key may still meet the key made by an earlier
             // row of this batch: look it up, and decide when its round runs.
             let key = match self.keys.find(bytes) {

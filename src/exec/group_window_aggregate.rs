@@ -47,7 +47,7 @@ use super::aggregate::{
 };
 use super::chunk::{StreamChunk, batch_with_rows};
 use super::operator::{ExecError, Operator, OperatorContext, Output};
-use super::state::key::KeyEncoder;
+use super::state::key::{KeyEncoder, key_bytes, optional_encoder};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use super::window_assigner::WindowClock;
@@ -139,9 +139,7 @@ impl GroupWindowAggregateOperator {
             .map(|call| create_accumulator_for(call, input, retracting))
             .collect::<Result<_, _>>()?;
         let window_clock = WindowClock::new(&window.time_type, zone);
-        let encoder = (!grouping.is_empty())
-            .then(|| KeyEncoder::new(input, grouping))
-            .transpose()?;
+        let encoder = optional_encoder(input, grouping)?;
         let ctx = OperatorContext::default();
         Ok(GroupWindowAggregateOperator {
             window,
@@ -576,7 +574,7 @@ impl Operator for GroupWindowAggregateOperator {
         let kind = self.window.kind;
         let mut previous: Option<(usize, Option<u32>)> = None;
         for row in 0..rows {
-            let bytes: &[u8] = keys.as_ref().map_or(&[], |k| k.row(row).data());
+            let bytes = key_bytes(keys.as_ref(), row);
             let mut key = match previous {
                 Some((p, key)) if keys.as_ref().is_none_or(|k| k.row(p).data() == bytes) => key,
                 _ => self.key_id(bytes),

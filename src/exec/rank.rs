@@ -25,7 +25,7 @@ use arrow_schema::{SchemaRef, SortOptions};
 use super::aggregate::{StateReader, put_bytes, put_i64, put_u32};
 use super::chunk::{RowKind, StreamChunk, batch_with_rows};
 use super::operator::{ExecError, Operator, OperatorContext, Output};
-use super::state::key::KeyEncoder;
+use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use super::state::sorted_rows::SortedRows;
@@ -79,11 +79,7 @@ impl RankOperator {
         retracting: bool,
         final_only: bool,
     ) -> Result<Self, ExecError> {
-        let encoder = if partition.is_empty() {
-            None
-        } else {
-            Some(KeyEncoder::new(&input, partition)?)
-        };
+        let encoder = optional_encoder(&input, partition)?;
         let order_fields = order
             .iter()
             .map(|o| {
@@ -96,13 +92,7 @@ impl RankOperator {
                 )
             })
             .collect();
-        let rows = RowConverter::new(
-            input
-                .fields()
-                .iter()
-                .map(|f| SortField::new(f.data_type().clone()))
-                .collect(),
-        )?;
+        let rows = whole_row_converter(&input)?;
         let ctx = OperatorContext::default();
         Ok(RankOperator {
             output,
@@ -346,7 +336,7 @@ impl Operator for RankOperator {
             && !self.retracting;
         let last = self.range.1;
         for i in 0..batch.num_rows() {
-            let bytes: &[u8] = keys.as_ref().map_or(&[], |k| k.row(i).data());
+            let bytes = key_bytes(keys.as_ref(), i);
             let p = self.partition(bytes);
             let (order_bytes, row_bytes) = (order.row(i), rows.row(i));
             let (order_bytes, row_bytes) = (order_bytes.as_ref(), row_bytes.as_ref());

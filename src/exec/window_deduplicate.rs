@@ -22,14 +22,14 @@ use std::collections::BTreeMap;
 use arrow_array::cast::AsArray;
 use arrow_array::types::TimestampNanosecondType;
 use arrow_array::{Array, RecordBatch};
-use arrow_row::{RowConverter, SortField};
+use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
 use hashbrown::HashMap;
 
 use super::aggregate::{StateReader, put_bytes, put_i64};
 use super::chunk::StreamChunk;
 use super::operator::{ExecError, Operator, OperatorContext, Output};
-use super::state::key::KeyEncoder;
+use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use super::window_assigner::WindowClock;
@@ -77,18 +77,8 @@ impl WindowDeduplicateOperator {
         time_type: &DataType,
         zone: SessionZone,
     ) -> Result<Self, ExecError> {
-        let encoder = if keys.is_empty() {
-            None
-        } else {
-            Some(KeyEncoder::new(&schema, keys)?)
-        };
-        let rows = RowConverter::new(
-            schema
-                .fields()
-                .iter()
-                .map(|f| SortField::new(f.data_type().clone()))
-                .collect(),
-        )?;
+        let encoder = optional_encoder(&schema, keys)?;
+        let rows = whole_row_converter(&schema)?;
         let ctx = OperatorContext::default();
         Ok(WindowDeduplicateOperator {
             window_end,
@@ -227,7 +217,7 @@ impl Operator for WindowDeduplicateOperator {
                 self.late_rows += 1;
                 continue;
             }
-            let bytes: &[u8] = keys.as_ref().map_or(&[], |k| k.row(row).data());
+            let bytes = key_bytes(keys.as_ref(), row);
             let (key, _) = self.keys.intern(bytes);
             let time = times.value(row).div_euclid(NANOS_PER_MILLI);
             self.offer(key, end, time, rows.row(row).as_ref());

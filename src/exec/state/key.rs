@@ -43,3 +43,31 @@ impl KeyEncoder {
             .convert_rows(keys.into_iter().map(|k| parser.parse(k)))
     }
 }
+
+/// The encoder of a keyed operator's key columns, or `None` when it has none (a global
+/// aggregate, an unpartitioned Top-N): every row then has the empty key.
+pub fn optional_encoder(
+    schema: &arrow_schema::Schema,
+    columns: Vec<usize>,
+) -> Result<Option<KeyEncoder>, ArrowError> {
+    if columns.is_empty() {
+        return Ok(None);
+    }
+    KeyEncoder::new(schema, columns).map(Some)
+}
+
+/// Row `row`'s key bytes from a batch's encoded keys (`None`: the empty key).
+pub fn key_bytes(keys: Option<&Rows>, row: usize) -> &[u8] {
+    keys.map_or(&[], |k| k.row(row).data())
+}
+
+/// A converter of whole rows of `schema`, for operators that keep rows as bytes.
+pub fn whole_row_converter(schema: &arrow_schema::Schema) -> Result<RowConverter, ArrowError> {
+    RowConverter::new(
+        schema
+            .fields()
+            .iter()
+            .map(|f| SortField::new(f.data_type().clone()))
+            .collect(),
+    )
+}
