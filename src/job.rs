@@ -12,6 +12,7 @@ use crate::exec::calc::CalcOperator;
 use crate::exec::deduplicate::DeduplicateOperator;
 use crate::exec::group_aggregate::GroupAggregateOperator;
 use crate::exec::group_window_aggregate::GroupWindowAggregateOperator;
+use crate::exec::join::JoinOperator;
 use crate::exec::operator::Operator;
 use crate::exec::rank::RankOperator;
 use crate::exec::state::alignment::AlignmentGroup;
@@ -101,22 +102,30 @@ impl Built {
     }
 
     /// The edges carrying these rows to a consumer, partitioned by `partitioning`.
-    fn edges(self, graph: &mut JobGraph, partitioning: &Partitioning, out: &mut Vec<Edge>) {
+    fn edges(
+        self,
+        graph: &mut JobGraph,
+        input: usize,
+        partitioning: &Partitioning,
+        out: &mut Vec<Edge>,
+    ) {
         match self {
             Built::Splits(pipelines) => {
                 let from = graph.add_source(pipelines);
                 out.push(Edge {
+                    input,
                     from,
                     partitioning: partitioning.clone(),
                 });
             }
             Built::Task(t) => out.push(Edge {
+                input,
                 from: Upstream::Task(t),
                 partitioning: partitioning.clone(),
             }),
             Built::Union(inputs) => {
-                for input in inputs {
-                    input.edges(graph, partitioning, out);
+                for built in inputs {
+                    built.edges(graph, input, partitioning, out);
                 }
             }
         }
@@ -140,7 +149,7 @@ pub fn build_job(
     };
     let built = build(plan, ctx, options, &mut graph, &mut HashMap::new())?;
     let mut sink_inputs = Vec::new();
-    built.edges(&mut graph, &Partitioning::Global, &mut sink_inputs);
+    built.edges(&mut graph, 0, &Partitioning::Global, &mut sink_inputs);
     graph.sink_inputs = sink_inputs;
     Ok(graph)
 }
@@ -216,7 +225,7 @@ fn build(
                 Distribution::Single | Distribution::Any => (1, Partitioning::Global),
             };
             let mut inputs = Vec::new();
-            input.edges(graph, &partitioning, &mut inputs);
+            input.edges(graph, 0, &partitioning, &mut inputs);
             Ok(Built::Task(graph.add_task(TaskVertex {
                 name: "Exchange".into(),
                 instances: (0..instances).map(|_| Vec::new()).collect(),
@@ -375,6 +384,56 @@ fn build(
                 chain.push(Box::new(operator));
             }
             Ok(Built::Task(t))
+        }
+        // One task reading both inputs' exchanges, each edge marked with its side.
+        StreamPlan::Join(j) => {
+            let mut inputs = Vec::new();
+            let mut instances = options.parallelism;
+            for s in 0..2 {
+                let StreamPlan::Exchange(e) = j.input(s) else {
+                    return Err(ConnectorError(
+                        "internal error: a join needs an exchange below each input".into(),
+                    ));
+                };
+                let built = build(&e.input, ctx, options, graph, groups)?;
+                let partitioning = match &e.distribution {
+                    Distribution::Hash(keys) => Partitioning::Hash {
+                        columns: keys.clone(),
+                        schema: runtime_schema(e.input.schema()),
+                    },
+                    Distribution::Single | Distribution::Any => {
+                        instances = 1;
+                        Partitioning::Global
+                    }
+                };
+                built.edges(graph, s, &partitioning, &mut inputs);
+            }
+            let (left, right) = (
+                runtime_schema(j.left.schema()),
+                runtime_schema(j.right.schema()),
+            );
+            let output = runtime_schema(&j.schema);
+            let mut chains = Vec::new();
+            for _ in 0..instances {
+                let operator = JoinOperator::new(
+                    &left,
+                    &right,
+                    output.clone(),
+                    j.left_keys.clone(),
+                    j.right_keys.clone(),
+                    j.join_type,
+                    j.residual.clone(),
+                    ctx.clone(),
+                    ctx.batch_mode,
+                )
+                .map_err(|e| ConnectorError(e.to_string()))?;
+                chains.push(vec![Box::new(operator) as Box<dyn Operator>]);
+            }
+            Ok(Built::Task(graph.add_task(TaskVertex {
+                name: "Join".into(),
+                instances: chains,
+                inputs,
+            })))
         }
         StreamPlan::Union(u) => {
             let mut inputs = Vec::new();

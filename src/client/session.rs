@@ -868,8 +868,9 @@ impl Session {
             }
             Statement::Query(query) => {
                 let plan = Binder::new(&self.catalog, &parsed.hints).bind_query(query)?;
-                let plan = translate(&output_names(plan)).map_err(SqlError::from)?;
-                self.run_query(&plan, out)?;
+                let logical = output_names(plan);
+                let plan = translate(&logical).map_err(SqlError::from)?;
+                self.run_query(&plan, logical.schema(), out)?;
             }
             Statement::Insert(insert) => {
                 let name =
@@ -1208,10 +1209,17 @@ impl Session {
         })
     }
 
-    fn run_query(&mut self, plan: &StreamPlan, out: &mut dyn Write) -> Result<(), StatementError> {
+    /// Runs a query's plan, printing its rows under the names of `result` (the logical
+    /// plan's, which the stream plan's root need not keep, as Calcite's does not).
+    fn run_query(
+        &mut self,
+        plan: &StreamPlan,
+        result: &Schema,
+        out: &mut dyn Write,
+    ) -> Result<(), StatementError> {
         let ctx = self.eval_context();
         let graph = build_job(plan, &ctx, &self.job_options()?)?;
-        let schema = plan.schema().clone();
+        let schema = result_schema(plan, result);
         let cap = self.max_column_width()?;
         let mode = self
             .options
@@ -1278,12 +1286,13 @@ impl Session {
             ));
         };
         let plan = Binder::new(&self.catalog, &parsed.hints).bind_query(query)?;
-        let plan = translate(&output_names(plan)).map_err(SqlError::from)?;
+        let logical = output_names(plan);
+        let plan = translate(&logical).map_err(SqlError::from)?;
         let ctx = self.eval_context();
         let graph = build_job(&plan, &ctx, &self.job_options()?)?;
         Ok(PlannedQuery {
             graph,
-            schema: plan.schema().clone(),
+            schema: result_schema(&plan, logical.schema()),
             zone: ctx.zone,
             run_options: RunOptions {
                 ordered: self.batch_mode(),
@@ -1730,6 +1739,15 @@ impl Sink for StreamingTableauSink<'_> {
         writeln!(self.out, "Received a total of {} {unit}", self.rows).map_err(w)?;
         self.out.flush().map_err(w)
     }
+}
+
+/// A query's result columns: the stream plan's root, named as the logical plan names them.
+fn result_schema(plan: &StreamPlan, logical: &Schema) -> Schema {
+    let mut schema = plan.schema().clone();
+    for (field, named) in schema.fields.iter_mut().zip(&logical.fields) {
+        field.name = named.name.clone();
+    }
+    schema
 }
 
 #[cfg(test)]

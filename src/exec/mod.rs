@@ -12,6 +12,7 @@ pub mod deduplicate;
 pub mod eval;
 pub mod group_aggregate;
 pub mod group_window_aggregate;
+pub mod join;
 pub mod not_null;
 pub mod operator;
 pub mod rank;

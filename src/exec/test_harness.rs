@@ -119,34 +119,50 @@ pub fn run_script(
     output: &Schema,
     script: &str,
 ) -> Result<String, ExecError> {
+    run_script_on(operator, &[input], output, script)
+}
+
+/// [`run_script`] for an operator of several inputs: a line `@<n>` sends the rows after it
+/// to input `n` (0 at first).
+pub fn run_script_on(
+    operator: &mut dyn Operator,
+    inputs: &[&Schema],
+    output: &Schema,
+    script: &str,
+) -> Result<String, ExecError> {
     let mut out = Recorder::new(output);
     let mut rows = String::new();
-    let flush = |rows: &mut String, operator: &mut dyn Operator, out: &mut Recorder| {
-        if rows.is_empty() {
-            return Ok(());
-        }
-        let result = operator.process(0, chunk(input, rows), out);
-        rows.clear();
-        result
-    };
+    let mut input = 0;
+    let flush =
+        |rows: &mut String, operator: &mut dyn Operator, out: &mut Recorder, input: usize| {
+            if rows.is_empty() {
+                return Ok(());
+            }
+            let result = operator.process(input, chunk(inputs[input], rows), out);
+            rows.clear();
+            result
+        };
     for line in script.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        if let Some(t) = line.strip_prefix("WM ") {
-            flush(&mut rows, operator, &mut out)?;
+        if let Some(n) = line.strip_prefix('@') {
+            flush(&mut rows, operator, &mut out, input)?;
+            input = n.trim().parse().expect("an input number");
+        } else if let Some(t) = line.strip_prefix("WM ") {
+            flush(&mut rows, operator, &mut out, input)?;
             operator.on_watermark(script_time(t), &mut out)?;
         } else if let Some(t) = line.strip_prefix("PT ") {
-            flush(&mut rows, operator, &mut out)?;
+            flush(&mut rows, operator, &mut out, input)?;
             operator.on_processing_time(script_time(t), &mut out)?;
         } else if line == "--" {
-            flush(&mut rows, operator, &mut out)?;
+            flush(&mut rows, operator, &mut out, input)?;
         } else if line == "END" {
-            flush(&mut rows, operator, &mut out)?;
+            flush(&mut rows, operator, &mut out, input)?;
             operator.finish(&mut out)?;
         } else {
             rows.push_str(line);
             rows.push('\n');
         }
     }
-    flush(&mut rows, operator, &mut out)?;
+    flush(&mut rows, operator, &mut out, input)?;
     Ok(out.take())
 }
 

@@ -335,15 +335,7 @@ impl<'a> Binder<'a> {
                 }),
                 vec![],
             ),
-            [from] => {
-                if let Some(join) = from.joins.first() {
-                    return Err(error(join.relation.span(), "joins are not supported yet"));
-                }
-                self.bind_table_factor(&from.relation)?
-            }
-            [_, second, ..] => {
-                return Err(error(second.relation.span(), "joins are not supported yet"));
-            }
+            from => self.bind_from(from)?,
         };
         self.no_aggregates_in = Some("WHERE");
         let filter = self.bind_where(select, &scope);
@@ -1193,6 +1185,84 @@ impl<'a> Binder<'a> {
             exprs: placed,
             schema: Schema::new(fields),
         }))
+    }
+
+    /// The FROM items: each a table with its joins, items separated by commas joined as a
+    /// cross join (Calcite's `condition=[true]`, the WHERE staying above).
+    fn bind_from(
+        &mut self,
+        from: &[ast::TableWithJoins],
+    ) -> Result<(LogicalPlan, Vec<ScopeColumn>), SqlError> {
+        let mut bound: Option<(LogicalPlan, Vec<ScopeColumn>)> = None;
+        for item in from {
+            let mut side = self.bind_table_factor(&item.relation)?;
+            for join in &item.joins {
+                let right = self.bind_table_factor(&join.relation)?;
+                side = self.bind_join(side, right, join)?;
+            }
+            bound = Some(match bound {
+                None => side,
+                Some(left) => joined(left, side, JoinType::Inner, true_literal()),
+            });
+        }
+        Ok(bound.expect("a FROM clause has an item"))
+    }
+
+    /// `left <kind> JOIN right ON condition` (or `CROSS JOIN right`).
+    fn bind_join(
+        &mut self,
+        left: (LogicalPlan, Vec<ScopeColumn>),
+        right: (LogicalPlan, Vec<ScopeColumn>),
+        join: &ast::Join,
+    ) -> Result<(LogicalPlan, Vec<ScopeColumn>), SqlError> {
+        use ast::{JoinConstraint, JoinOperator};
+        let span = join.relation.span();
+        if let TableFactor::Table {
+            version: Some(_), ..
+        } = &join.relation
+        {
+            return Err(error(span, "temporal joins are not supported yet"));
+        }
+        let (join_type, constraint) = match &join.join_operator {
+            JoinOperator::Join(c) | JoinOperator::Inner(c) => (JoinType::Inner, c),
+            JoinOperator::Left(c) | JoinOperator::LeftOuter(c) => (JoinType::Left, c),
+            JoinOperator::Right(c) | JoinOperator::RightOuter(c) => (JoinType::Right, c),
+            JoinOperator::FullOuter(c) => (JoinType::Full, c),
+            JoinOperator::CrossJoin(JoinConstraint::None) => {
+                return Ok(joined(left, right, JoinType::Inner, true_literal()));
+            }
+            _ => return Err(error(span, "this kind of join is not supported")),
+        };
+        let on = match constraint {
+            JoinConstraint::On(on) => on,
+            JoinConstraint::None => {
+                return Err(error(
+                    span,
+                    "INNER, LEFT, RIGHT or FULL join requires a condition (NATURAL keyword or ON or USING clause)",
+                ));
+            }
+            _ => {
+                return Err(error(
+                    span,
+                    "joins with USING or NATURAL are not supported yet",
+                ));
+            }
+        };
+        let scope: Vec<ScopeColumn> = left.1.iter().chain(&right.1).cloned().collect();
+        let mut condition = self.bind_expr(on, &scope)?;
+        if condition.data_type().kind == TypeKind::Null {
+            condition = coerce(condition, &DataType::nullable(TypeKind::Boolean));
+        }
+        if condition.data_type().kind != TypeKind::Boolean {
+            return Err(error(
+                on.span(),
+                format!(
+                    "JOIN ON needs a BOOLEAN condition, got {}",
+                    condition.data_type().kind
+                ),
+            ));
+        }
+        Ok(joined(left, right, join_type, condition))
     }
 
     fn bind_table_factor(
@@ -3616,6 +3686,45 @@ fn uniquify(fields: &mut [Field]) {
             }
             fields[i].name = format!("{base}{n}");
         }
+    }
+}
+
+/// The join of two bound FROM items: the left's columns, then the right's, a side that may
+/// be missing made nullable, time attributes materialized.
+fn joined(
+    left: (LogicalPlan, Vec<ScopeColumn>),
+    right: (LogicalPlan, Vec<ScopeColumn>),
+    join_type: JoinType,
+    condition: ScalarExpr,
+) -> (LogicalPlan, Vec<ScopeColumn>) {
+    let side = |scope: Vec<ScopeColumn>, nullable: bool| {
+        scope.into_iter().map(move |mut c| {
+            c.field.time_attribute = None;
+            if nullable {
+                c.field.data_type.nullable = true;
+            }
+            c
+        })
+    };
+    let scope: Vec<ScopeColumn> = side(left.1, join_type.right_outer())
+        .chain(side(right.1, join_type.left_outer()))
+        .collect();
+    let mut fields: Vec<Field> = scope.iter().map(|c| c.field.clone()).collect();
+    uniquify(&mut fields);
+    let plan = LogicalPlan::Join(LogicalJoin {
+        left: Box::new(left.0),
+        right: Box::new(right.0),
+        join_type,
+        condition,
+        schema: Schema::new(fields),
+    });
+    (plan, scope)
+}
+
+fn true_literal() -> ScalarExpr {
+    ScalarExpr::Literal {
+        value: Value::Boolean(true),
+        data_type: DataType::not_null(TypeKind::Boolean),
     }
 }
 

@@ -29,6 +29,63 @@ pub enum LogicalPlan {
     /// A ranking window function (`ROW_NUMBER() OVER (PARTITION BY … ORDER BY …)`): the input's
     /// rows with their rank appended.
     Over(LogicalOver),
+    /// A join of two inputs: the left's columns, then the right's.
+    Join(LogicalJoin),
+}
+
+/// How a join keeps rows without a match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JoinType {
+    Inner,
+    Left,
+    Right,
+    Full,
+}
+
+impl JoinType {
+    /// Whether a left row without a match is kept (padded with NULLs on the right).
+    pub fn left_outer(self) -> bool {
+        matches!(self, JoinType::Left | JoinType::Full)
+    }
+
+    /// Whether a right row without a match is kept.
+    pub fn right_outer(self) -> bool {
+        matches!(self, JoinType::Right | JoinType::Full)
+    }
+
+    /// As Calcite's `LogicalJoin` writes it: `inner`, `left`, `right`, `full`.
+    pub fn calcite_name(self) -> &'static str {
+        match self {
+            JoinType::Inner => "inner",
+            JoinType::Left => "left",
+            JoinType::Right => "right",
+            JoinType::Full => "full",
+        }
+    }
+
+    /// As Flink's physical `Join` writes it: `InnerJoin`, `LeftOuterJoin`, ….
+    pub fn flink_name(self) -> &'static str {
+        match self {
+            JoinType::Inner => "InnerJoin",
+            JoinType::Left => "LeftOuterJoin",
+            JoinType::Right => "RightOuterJoin",
+            JoinType::Full => "FullOuterJoin",
+        }
+    }
+}
+
+/// `left [INNER | LEFT | RIGHT | FULL] JOIN right ON condition`, or a comma (a cross join,
+/// condition TRUE, its WHERE in a Calc above). The output is the left's columns, then the
+/// right's, those of a side that may be missing made nullable; time attributes do not pass
+/// a regular join (Flink materializes them).
+#[derive(Debug, Clone)]
+pub struct LogicalJoin {
+    pub left: Box<LogicalPlan>,
+    pub right: Box<LogicalPlan>,
+    pub join_type: JoinType,
+    /// Over the left's columns, then the right's.
+    pub condition: ScalarExpr,
+    pub schema: Schema,
 }
 
 /// The ranking functions of an OVER clause.
@@ -343,6 +400,7 @@ impl LogicalPlan {
             LogicalPlan::Aggregate(a) => &a.schema,
             LogicalPlan::WindowTableFunction(w) => &w.schema,
             LogicalPlan::Over(o) => &o.schema,
+            LogicalPlan::Join(j) => &j.schema,
         }
     }
 
@@ -495,6 +553,22 @@ impl LogicalPlan {
             }
             // Calcite's OVER is a call in the project above (see the Calc arm), not a node.
             LogicalPlan::Over(o) => o.input.ast_into(tree, prefix),
+            LogicalPlan::Join(j) => {
+                tree.line(
+                    prefix,
+                    &format!(
+                        "LogicalJoin(condition=[{}], joinType=[{}])",
+                        text(&j.condition),
+                        j.join_type.calcite_name()
+                    ),
+                );
+                prefix.push(false);
+                j.left.ast_into(tree, prefix);
+                prefix.pop();
+                prefix.push(true);
+                j.right.ast_into(tree, prefix);
+                prefix.pop();
+            }
             LogicalPlan::WatermarkAssigner(w) => {
                 tree.line(
                     prefix,

@@ -42,6 +42,8 @@ pub struct TaskVertex {
 
 /// Where an upstream's rows go, and how they are spread over the consumer's instances.
 pub struct Edge {
+    /// Which input of the consumer the rows are (0 unless it has two, as a join does).
+    pub input: usize,
     pub from: Upstream,
     pub partitioning: Partitioning,
 }

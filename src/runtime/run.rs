@@ -440,7 +440,7 @@ fn connect(
     targets: &mut Vec<(Upstream, Target)>,
 ) -> Vec<usize> {
     let mut input_of_channel = Vec::new();
-    for (input, edge) in inputs.iter().enumerate() {
+    for edge in inputs {
         targets.push((
             edge.from,
             Target {
@@ -449,7 +449,7 @@ fn connect(
                 first_channel: input_of_channel.len() as u32,
             },
         ));
-        input_of_channel.extend(std::iter::repeat_n(input, graph.width(edge.from)));
+        input_of_channel.extend(std::iter::repeat_n(edge.input, graph.width(edge.from)));
     }
     input_of_channel
 }
@@ -541,6 +541,7 @@ mod tests {
         JobGraph {
             sources: vec![pipelines],
             sink_inputs: vec![Edge {
+                input: 0,
                 from: Upstream::Source(0),
                 partitioning: Partitioning::Global,
             }],
@@ -1039,6 +1040,7 @@ mod task_tests {
                 vec![Box::new(Tally::default())],
             ],
             inputs: vec![Edge {
+                input: 0,
                 from: source,
                 partitioning: Partitioning::Hash {
                     columns: vec![0],
@@ -1047,6 +1049,7 @@ mod task_tests {
             }],
         });
         graph.sink_inputs = vec![Edge {
+            input: 0,
             from: Upstream::Task(task),
             partitioning: Partitioning::Global,
         }];
@@ -1190,11 +1193,13 @@ mod task_tests {
                 name: "Watermarks".into(),
                 instances: vec![vec![Box::new(Watermarks(seen.clone()))]],
                 inputs: vec![Edge {
+                    input: 0,
                     from: source,
                     partitioning: Partitioning::Global,
                 }],
             });
             graph.sink_inputs = vec![Edge {
+                input: 0,
                 from: Upstream::Task(task),
                 partitioning: Partitioning::Global,
             }];
@@ -1330,6 +1335,7 @@ mod task_tests {
             let mut graph = JobGraph::default();
             let source = graph.add_source(vec![slow, fast]);
             graph.sink_inputs = vec![Edge {
+                input: 0,
                 from: source,
                 partitioning: Partitioning::Global,
             }];
@@ -1525,11 +1531,13 @@ mod idleness_tests {
                 late: late.clone(),
             })]],
             inputs: vec![Edge {
+                input: 0,
                 from: source,
                 partitioning: Partitioning::Global,
             }],
         });
         graph.sink_inputs = vec![Edge {
+            input: 0,
             from: Upstream::Task(task),
             partitioning: Partitioning::Global,
         }];
@@ -1608,6 +1616,7 @@ mod idleness_tests {
             operators: vec![Box::new(Ticks(0))],
         }]);
         graph.sink_inputs = vec![Edge {
+            input: 0,
             from: source,
             partitioning: Partitioning::Global,
         }];

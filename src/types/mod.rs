@@ -102,6 +102,25 @@ impl DataType {
 }
 
 impl TypeKind {
+    /// Whether a cast from this kind to `to` keeps distinct values distinct (an integer
+    /// widened, a string or timestamp given more room, the same kind).
+    pub fn widens_to(&self, to: &TypeKind) -> bool {
+        use TypeKind::*;
+        let rank = |k: &TypeKind| match k {
+            TinyInt => Some(1),
+            SmallInt => Some(2),
+            Int => Some(3),
+            BigInt => Some(4),
+            _ => None,
+        };
+        match (self, to) {
+            (a, b) if a == b => true,
+            (Char(a) | VarChar(a), VarChar(b)) => a <= b,
+            (Timestamp(a), Timestamp(b)) | (TimestampLtz(a), TimestampLtz(b)) => a <= b,
+            (a, b) => matches!((rank(a), rank(b)), (Some(x), Some(y)) if x <= y),
+        }
+    }
+
     pub fn is_numeric(&self) -> bool {
         matches!(
             self,

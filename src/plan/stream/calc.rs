@@ -14,7 +14,8 @@ pub struct StreamCalc {
 }
 
 impl StreamCalc {
-    /// A Calc that passes its input through unchanged, which Flink's plans leave out.
+    /// A Calc that passes its input through unchanged (renaming at most), which Flink's
+    /// plans leave out: a query's result is named apart from its plan.
     pub fn is_identity(&self) -> bool {
         let input = self.input.schema();
         self.filter.is_none()
@@ -24,7 +25,12 @@ impl StreamCalc {
                 .iter()
                 .enumerate()
                 .all(|(i, e)| matches!(e, ScalarExpr::Column { index, .. } if *index == i))
-            && self.schema.fields == input.fields
+            && self
+                .schema
+                .fields
+                .iter()
+                .zip(&input.fields)
+                .all(|(a, b)| a.data_type == b.data_type && a.time_attribute == b.time_attribute)
     }
 
     /// The conjuncts of the filter, which a filesystem scan right below is offered (Flink's
@@ -72,6 +78,18 @@ impl StreamCalc {
             .iter()
             .zip(&self.schema.fields)
             .map(|(e, f)| match e {
+                // A time attribute cast to its own type is materialized (before a join).
+                ScalarExpr::Cast {
+                    expr, data_type, ..
+                } if matches!(expr.as_ref(), ScalarExpr::Column { index, .. }
+                        if fields[*index].time_attribute.is_some()
+                            && fields[*index].data_type.kind == data_type.kind) =>
+                {
+                    let ScalarExpr::Column { index, .. } = expr.as_ref() else {
+                        unreachable!("checked by the guard")
+                    };
+                    format!("{} AS {}", computed[*index], f.name)
+                }
                 ScalarExpr::Column { index, .. } if names[*index] == f.name => f.name.clone(),
                 ScalarExpr::Column { index, .. } => format!("{} AS {}", names[*index], f.name),
                 // Over a window deduplication the rank is the literal 1, which Flink's plan

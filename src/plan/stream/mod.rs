@@ -8,6 +8,7 @@ pub mod calc;
 pub mod exchange;
 pub mod group_aggregate;
 pub mod group_window_aggregate;
+pub mod join;
 pub mod rank;
 pub mod sink;
 pub mod table_source_scan;
@@ -23,6 +24,7 @@ use calc::StreamCalc;
 use exchange::{Distribution, StreamExchange};
 use group_aggregate::StreamGroupAggregate;
 use group_window_aggregate::StreamGroupWindowAggregate;
+use join::StreamJoin;
 use rank::StreamRank;
 use sink::StreamSink;
 use table_source_scan::StreamTableSourceScan;
@@ -90,6 +92,7 @@ pub enum StreamPlan {
     WindowTableFunction(StreamWindowTableFunction),
     WindowAggregate(StreamWindowAggregate),
     WindowDeduplicate(StreamWindowDeduplicate),
+    Join(StreamJoin),
     Sink(StreamSink),
 }
 
@@ -184,6 +187,16 @@ pub fn require_update_before(plan: &mut StreamPlan, root: bool) {
             let retracts = n.input.changelog_mode().retracts();
             require_update_before(&mut n.input, retracts);
         }
+        // Flink's join keeps `-U` unless nobody asks for it and each updating input is
+        // unique by join key (then a `+U` replaces its key's row).
+        StreamPlan::Join(n) => {
+            let upserts_fail =
+                (0..2).any(|s| n.input(s).changelog_mode().retracts() && !n.takes_upserts(s));
+            let before = root || upserts_fail;
+            n.update_before = before;
+            require_update_before(&mut n.left, before);
+            require_update_before(&mut n.right, before);
+        }
         StreamPlan::TableSourceScan(_) | StreamPlan::Values(_) => {}
     }
 }
@@ -203,6 +216,7 @@ impl StreamPlan {
             StreamPlan::WindowAggregate(n) => &n.aggregate.schema,
             StreamPlan::WindowDeduplicate(n) => &n.schema,
             StreamPlan::Rank(n) => &n.schema,
+            StreamPlan::Join(n) => &n.schema,
             StreamPlan::Sink(n) => &n.schema,
         }
     }
@@ -237,9 +251,10 @@ impl StreamPlan {
             // Rows stay where they are, but a key's rows may now be spread over windows.
             StreamPlan::WindowTableFunction(_) => Distribution::Any,
             StreamPlan::Sink(n) => n.input.distribution(),
-            StreamPlan::TableSourceScan(_) | StreamPlan::Values(_) | StreamPlan::Union(_) => {
-                Distribution::Any
-            }
+            StreamPlan::TableSourceScan(_)
+            | StreamPlan::Values(_)
+            | StreamPlan::Union(_)
+            | StreamPlan::Join(_) => Distribution::Any,
         }
     }
 
@@ -250,6 +265,7 @@ impl StreamPlan {
             StreamPlan::TableSourceScan(_) | StreamPlan::Values(_) => ChangelogMode::INSERT_ONLY,
             StreamPlan::GroupAggregate(n) => n.changelog_mode(),
             StreamPlan::Rank(n) => n.changelog_mode(),
+            StreamPlan::Join(n) => n.changelog_mode(),
             // Windows emit final rows; they take insert-only input.
             StreamPlan::GroupWindowAggregate(_)
             | StreamPlan::WindowTableFunction(_)
@@ -281,7 +297,78 @@ impl StreamPlan {
             StreamPlan::WindowAggregate(n) => vec![&n.aggregate.input],
             StreamPlan::WindowDeduplicate(n) => vec![&n.input],
             StreamPlan::Rank(n) => vec![&n.input],
+            StreamPlan::Join(n) => vec![&n.left, &n.right],
             StreamPlan::Sink(n) => vec![&n.input],
+        }
+    }
+
+    /// Sets of output columns no two rows share values of (Flink's unique keys, as far as
+    /// Tideline derives them): a table's primary key, an aggregate's keys, a deduplication's
+    /// or rank-1 Top-N's partition keys, carried through Calcs that keep their columns.
+    pub fn unique_keys(&self) -> Vec<Vec<usize>> {
+        match self {
+            StreamPlan::TableSourceScan(n) => {
+                let Some(pk) = &n.table.primary_key else {
+                    return Vec::new();
+                };
+                let key: Option<Vec<usize>> = pk.iter().map(|c| n.schema.index_of(c)).collect();
+                key.into_iter().collect()
+            }
+            StreamPlan::GroupAggregate(n) => vec![(0..n.grouping.len()).collect()],
+            StreamPlan::Rank(n) => {
+                let first_only = n.range.is_some_and(|(start, end)| start == 1 && end == 1);
+                if n.deduplicate.is_some() || (first_only && !n.with_rank) {
+                    vec![n.partition.clone()]
+                } else if n.with_rank && n.range.is_some() {
+                    let mut key = n.partition.clone();
+                    key.push(n.schema.len() - 1);
+                    vec![key]
+                } else {
+                    Vec::new()
+                }
+            }
+            StreamPlan::Calc(n) => {
+                // Where each input column is passed on (plainly, or through a cast that
+                // keeps distinct values distinct): a key holds wherever its columns went.
+                let passed = |c: usize| -> Vec<usize> {
+                    (0..n.exprs.len())
+                        .filter(|&i| match &n.exprs[i] {
+                            ScalarExpr::Column { index, .. } => *index == c,
+                            ScalarExpr::Cast {
+                                expr, data_type, ..
+                            } => {
+                                matches!(expr.as_ref(), ScalarExpr::Column { index, .. } if *index == c)
+                                    && expr.data_type().kind.widens_to(&data_type.kind)
+                            }
+                            _ => false,
+                        })
+                        .collect()
+                };
+                let mut keys = Vec::new();
+                for key in n.input.unique_keys() {
+                    let mut variants: Vec<Vec<usize>> = vec![Vec::new()];
+                    for &c in &key {
+                        let places = passed(c);
+                        variants = variants
+                            .iter()
+                            .flat_map(|v| {
+                                places.iter().map(move |&p| {
+                                    let mut v = v.clone();
+                                    v.push(p);
+                                    v
+                                })
+                            })
+                            .take(16)
+                            .collect();
+                    }
+                    keys.extend(variants);
+                }
+                keys
+            }
+            StreamPlan::Exchange(n) => n.input.unique_keys(),
+            StreamPlan::WatermarkAssigner(n) => n.input.unique_keys(),
+            StreamPlan::Sink(n) => n.input.unique_keys(),
+            _ => Vec::new(),
         }
     }
 
@@ -335,6 +422,7 @@ impl StreamPlan {
             StreamPlan::WindowAggregate(n) => n.explain_global(),
             StreamPlan::WindowDeduplicate(n) => n.explain(),
             StreamPlan::Rank(n) => n.explain(spelling),
+            StreamPlan::Join(n) => n.explain(spelling),
             StreamPlan::Sink(n) => n.explain(),
         }
     }

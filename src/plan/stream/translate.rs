@@ -6,6 +6,7 @@ use super::calc::StreamCalc;
 use super::exchange::{Distribution, StreamExchange};
 use super::group_aggregate::StreamGroupAggregate;
 use super::group_window_aggregate::StreamGroupWindowAggregate;
+use super::join::StreamJoin;
 use super::rank::{Deduplication, StreamRank};
 use super::sink::StreamSink;
 use super::table_source_scan::StreamTableSourceScan;
@@ -19,7 +20,9 @@ use super::{PlanError, StreamPlan};
 use crate::plan::aggregate::GroupWindowKind;
 use crate::plan::aggregate::WindowProperty;
 use crate::plan::expr::ScalarExpr;
-use crate::plan::logical::{LogicalAggregate, LogicalCalc, LogicalOver, LogicalPlan, RankFunction};
+use crate::plan::logical::{
+    JoinType, LogicalAggregate, LogicalCalc, LogicalJoin, LogicalOver, LogicalPlan, RankFunction,
+};
 use crate::types::Field;
 use crate::types::value::Value;
 use crate::types::{DataType, Schema, TimeAttribute, TypeKind};
@@ -82,6 +85,24 @@ fn convert(plan: &LogicalPlan) -> Result<StreamPlan, PlanError> {
             ranked(&calc, &over)?
         }
         LogicalPlan::Over(o) => return Err(unsupported_over(o)),
+        // A WHERE over a join: what the join can take goes into it or below it.
+        LogicalPlan::Calc(c)
+            if c.filter.is_some() && matches!(c.input.as_ref(), LogicalPlan::Join(_)) =>
+        {
+            let LogicalPlan::Join(j) = c.input.as_ref() else {
+                unreachable!("checked by the guard")
+            };
+            let above = c.filter.as_ref().map(conjuncts).unwrap_or_default();
+            let (input, remaining) = join(j, above)?;
+            let calc = StreamCalc {
+                input: Box::new(input),
+                filter: remaining.into_iter().reduce(and),
+                exprs: c.exprs.clone(),
+                schema: c.schema.clone(),
+            };
+            StreamPlan::Calc(merge(calc))
+        }
+        LogicalPlan::Join(j) => join(j, Vec::new())?.0,
         LogicalPlan::Calc(c) => {
             let calc = StreamCalc {
                 input: Box::new(convert(&c.input)?),
@@ -431,6 +452,18 @@ fn merge(outer: StreamCalc) -> StreamCalc {
     let StreamPlan::Calc(inner) = outer.input.as_ref() else {
         return outer;
     };
+    // A Calc passing its input through (renaming at most) goes, as Calcite's trivial
+    // projects do: the names are the lower Calc's (a query's result is named apart).
+    if outer.filter.is_none()
+        && outer.exprs.len() == inner.exprs.len()
+        && outer
+            .exprs
+            .iter()
+            .enumerate()
+            .all(|(i, e)| matches!(e, ScalarExpr::Column { index, .. } if *index == i))
+    {
+        return inner.clone();
+    }
     let mut reads = vec![0usize; inner.exprs.len()];
     for e in outer.exprs.iter().chain(&outer.filter) {
         e.for_each_column(&mut |i| reads[i] += 1);
@@ -701,6 +734,345 @@ fn top_n(
     }))
 }
 
+/// Which sides of a join a condition reads: (left, right), by column index against the
+/// left's width.
+fn sides_read(e: &ScalarExpr, left_width: usize) -> (bool, bool) {
+    let (mut left, mut right) = (false, false);
+    e.for_each_column(&mut |i| {
+        if i < left_width {
+            left = true;
+        } else {
+            right = true;
+        }
+    });
+    (left, right)
+}
+
+/// `e` with every column shifted by `by` (a right-side condition moved onto the right input,
+/// or back onto the join's columns).
+fn shifted(e: &ScalarExpr, by: isize) -> ScalarExpr {
+    e.map_columns(&mut |i, t| ScalarExpr::Column {
+        index: (i as isize + by) as usize,
+        data_type: t.clone(),
+    })
+}
+
+/// A join's stream plan, doing what Flink's join rules visibly do: conditions that read one
+/// side only go below the join where that keeps the result (onto an inner side), equalities
+/// between the sides become the keys (an operand that is not a column is computed below, as
+/// `$f<i>`, or named after its column for a cast, both sides cast to a common type), the rest
+/// is the residual. `above`: the conjuncts of a WHERE over the join, which an inner join
+/// takes in and an outer join takes where they read only its preserved side; the others come
+/// back, to stay above. The plan's columns are the logical join's.
+fn join(
+    j: &LogicalJoin,
+    above: Vec<ScalarExpr>,
+) -> Result<(StreamPlan, Vec<ScalarExpr>), PlanError> {
+    let left = convert(&j.left)?;
+    let right = convert(&j.right)?;
+    let nl = left.schema().len();
+    let nr = right.schema().len();
+    let (mut left_filters, mut right_filters) = (Vec::new(), Vec::new());
+    let mut conditions = Vec::new();
+    let mut remaining = Vec::new();
+    let is_true = |c: &ScalarExpr| {
+        matches!(
+            c,
+            ScalarExpr::Literal {
+                value: Value::Boolean(true),
+                ..
+            }
+        )
+    };
+    let on = conjuncts(&j.condition).into_iter().map(|c| (c, true));
+    let where_ = above.into_iter().map(|c| (c, false));
+    for (c, in_on) in on.chain(where_) {
+        if is_true(&c) {
+            continue;
+        }
+        let inner = j.join_type == JoinType::Inner;
+        match sides_read(&c, nl) {
+            // A condition on one side filters it where its rows are not kept regardless.
+            (true, false) if (in_on || inner) && !j.join_type.left_outer() => left_filters.push(c),
+            (false, true) if (in_on || inner) && !j.join_type.right_outer() => {
+                right_filters.push(shifted(&c, -(nl as isize)))
+            }
+            // A WHERE over an outer join keeps what only its preserved side filters.
+            (true, false) if !in_on && !inner && !j.join_type.right_outer() => left_filters.push(c),
+            (false, true) if !in_on && !inner && !j.join_type.left_outer() => {
+                right_filters.push(shifted(&c, -(nl as isize)))
+            }
+            _ if in_on || inner => conditions.push(c),
+            _ => remaining.push(c),
+        }
+    }
+    // Keys: equalities of a left operand and a right one.
+    let mut left_exprs: Vec<(ScalarExpr, String)> = (0..nl)
+        .map(|i| {
+            (
+                column_of(left.schema(), i),
+                left.schema().fields[i].name.clone(),
+            )
+        })
+        .collect();
+    let mut right_exprs: Vec<(ScalarExpr, String)> = (0..nr)
+        .map(|i| {
+            (
+                column_of(right.schema(), i),
+                right.schema().fields[i].name.clone(),
+            )
+        })
+        .collect();
+    // Each conjunct: a key pair (left slot, right slot) or a residual over the join's columns.
+    enum Part {
+        Key(usize, usize),
+        Residual(ScalarExpr),
+    }
+    let mut parts = Vec::new();
+    for c in conditions {
+        let pair = match &c {
+            ScalarExpr::Call { function, args, .. } if function.name == "=" && args.len() == 2 => {
+                match (sides_read(&args[0], nl), sides_read(&args[1], nl)) {
+                    ((true, false), (false, true)) => Some((args[0].clone(), args[1].clone())),
+                    ((false, true), (true, false)) => Some((args[1].clone(), args[0].clone())),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let Some((l, r)) = pair else {
+            parts.push(Part::Residual(c));
+            continue;
+        };
+        let r = shifted(&r, -(nl as isize));
+        let (l, r) = common_key_types(l, r);
+        let slot = |e: ScalarExpr, exprs: &mut Vec<(ScalarExpr, String)>| {
+            if let ScalarExpr::Column { index, .. } = e {
+                return index;
+            }
+            let name = match &e {
+                ScalarExpr::Cast { expr, .. } => match expr.as_ref() {
+                    ScalarExpr::Column { index, .. } => exprs[*index].1.clone(),
+                    _ => format!("$f{}", exprs.len()),
+                },
+                _ => format!("$f{}", exprs.len()),
+            };
+            exprs.push((e, name));
+            exprs.len() - 1
+        };
+        let l = slot(l, &mut left_exprs);
+        let r = slot(r, &mut right_exprs);
+        parts.push(Part::Key(l, r));
+    }
+    let nl2 = left_exprs.len();
+    let side_input =
+        |input: StreamPlan, exprs: Vec<(ScalarExpr, String)>, filters: Vec<ScalarExpr>| {
+            let width = input.schema().len();
+            if exprs.len() == width && filters.is_empty() {
+                return input;
+            }
+            let mut fields: Vec<Field> = Vec::new();
+            for (e, name) in &exprs {
+                let mut field = match e {
+                    ScalarExpr::Column { index, .. } if *index < width => {
+                        input.schema().fields[*index].clone()
+                    }
+                    _ => Field::new(name, e.data_type().clone()),
+                };
+                field.name = name.clone();
+                fields.push(field);
+            }
+            uniquify(&mut fields);
+            StreamPlan::Calc(merge(StreamCalc {
+                input: Box::new(input),
+                filter: filters.into_iter().reduce(and),
+                exprs: exprs.into_iter().map(|(e, _)| e).collect(),
+                schema: Schema::new(fields),
+            }))
+        };
+    let left = side_input(left, left_exprs, left_filters);
+    let right = side_input(right, right_exprs, right_filters);
+    // The join's columns: the right's shift past the left's computed keys.
+    let onto_join = |e: &ScalarExpr| {
+        e.map_columns(&mut |i, t| ScalarExpr::Column {
+            index: if i < nl { i } else { i - nl + nl2 },
+            data_type: t.clone(),
+        })
+    };
+    let schema = join_schema(left.schema(), right.schema(), j.join_type);
+    let column = |i: usize| column_of(&schema, i);
+    let equals = crate::function::lookup("=");
+    let (mut left_keys, mut right_keys) = (Vec::new(), Vec::new());
+    let mut printed = Vec::new();
+    let mut residual = Vec::new();
+    for part in parts {
+        match part {
+            Part::Key(l, r) => {
+                left_keys.push(l);
+                right_keys.push(r);
+                if let Some(function) = equals {
+                    printed.push(ScalarExpr::Call {
+                        function,
+                        args: vec![column(l), column(nl2 + r)],
+                        data_type: DataType {
+                            kind: TypeKind::Boolean,
+                            nullable: schema.fields[l].data_type.nullable
+                                || schema.fields[nl2 + r].data_type.nullable,
+                        },
+                    });
+                }
+            }
+            Part::Residual(c) => {
+                let c = onto_join(&c);
+                printed.push(c.clone());
+                residual.push(c);
+            }
+        }
+    }
+    let width = schema.len();
+    let plan = StreamPlan::Join(StreamJoin {
+        left: Box::new(left),
+        right: Box::new(right),
+        join_type: j.join_type,
+        left_keys,
+        right_keys,
+        condition: printed.into_iter().reduce(and),
+        residual: residual.into_iter().reduce(and),
+        update_before: false,
+        schema,
+    });
+    // Back to the logical join's columns, without the computed keys.
+    let exprs: Vec<ScalarExpr> = (0..nl + nr)
+        .map(|i| ScalarExpr::Column {
+            index: if i < nl { i } else { i - nl + nl2 },
+            data_type: j.schema.fields[i].data_type.clone(),
+        })
+        .collect();
+    if exprs.len() == width {
+        return Ok((plan, remaining));
+    }
+    // Named as the join names them (the result is named apart).
+    let mut schema = j.schema.clone();
+    for (field, e) in schema.fields.iter_mut().zip(&exprs) {
+        if let ScalarExpr::Column { index, .. } = e {
+            field.name = plan.schema().fields[*index].name.clone();
+        }
+    }
+    let calc = StreamCalc {
+        input: Box::new(plan),
+        filter: None,
+        exprs,
+        schema,
+    };
+    Ok((StreamPlan::Calc(calc), remaining))
+}
+
+/// A column of `schema` as an expression.
+fn column_of(schema: &Schema, i: usize) -> ScalarExpr {
+    ScalarExpr::Column {
+        index: i,
+        data_type: schema.fields[i].data_type.clone(),
+    }
+}
+
+/// The two operands of a key equality cast to one type where they differ, so that equal
+/// values have equal key bytes on both sides.
+fn common_key_types(l: ScalarExpr, r: ScalarExpr) -> (ScalarExpr, ScalarExpr) {
+    if l.data_type().kind == r.data_type().kind {
+        return (l, r);
+    }
+    let Some(common) =
+        crate::types::coercion::common_type_of(&[l.data_type().clone(), r.data_type().clone()])
+    else {
+        return (l, r);
+    };
+    let cast = |e: ScalarExpr| {
+        if e.data_type().kind == common.kind {
+            return e;
+        }
+        let data_type = DataType {
+            kind: common.kind.clone(),
+            nullable: e.data_type().nullable,
+        };
+        ScalarExpr::Cast {
+            expr: Box::new(e),
+            data_type,
+            try_cast: false,
+        }
+    };
+    (cast(l), cast(r))
+}
+
+/// A join's output columns over inputs `left` and `right`: the left's, then the right's,
+/// named apart as Calcite names a join's row type, a side that may be missing nullable,
+/// time attributes materialized.
+fn join_schema(left: &Schema, right: &Schema, join_type: JoinType) -> Schema {
+    let side = |schema: &Schema, nullable: bool| {
+        schema.fields.clone().into_iter().map(move |mut f| {
+            f.time_attribute = None;
+            f.data_type.nullable |= nullable;
+            f
+        })
+    };
+    let mut fields: Vec<Field> = side(left, join_type.right_outer())
+        .chain(side(right, join_type.left_outer()))
+        .collect();
+    uniquify(&mut fields);
+    Schema::new(fields)
+}
+
+/// Calcite's names for a join's columns: a name met before gets the first free suffix.
+fn uniquify(fields: &mut [Field]) {
+    for i in 1..fields.len() {
+        if fields[..i].iter().any(|f| f.name == fields[i].name) {
+            let base = fields[i].name.clone();
+            let mut n = 0;
+            while fields.iter().any(|f| f.name == format!("{base}{n}")) {
+                n += 1;
+            }
+            fields[i].name = format!("{base}{n}");
+        }
+    }
+}
+
+/// `input` with its time attributes materialized (a regular join's inputs: Flink's plan
+/// casts a rowtime to a plain timestamp in the Calc below).
+fn materialized(input: StreamPlan) -> StreamPlan {
+    if input
+        .schema()
+        .fields
+        .iter()
+        .all(|f| f.time_attribute.is_none())
+    {
+        return input;
+    }
+    let n = input.schema().len();
+    let mut schema = input.schema().clone();
+    for f in &mut schema.fields {
+        f.time_attribute = None;
+    }
+    let exprs = (0..n)
+        .map(|i| {
+            let field = &input.schema().fields[i];
+            let column = column_of(input.schema(), i);
+            match field.time_attribute {
+                Some(_) => ScalarExpr::Cast {
+                    expr: Box::new(column),
+                    data_type: field.data_type.clone(),
+                    try_cast: false,
+                },
+                None => column,
+            }
+        })
+        .collect();
+    StreamPlan::Calc(merge(StreamCalc {
+        exprs,
+        input: Box::new(input),
+        filter: None,
+        schema,
+    }))
+}
+
 /// The exchange a keyed node reads through: by hash of its keys, or all rows to one instance
 /// without keys.
 fn keyed_exchange(input: StreamPlan, keys: &[usize]) -> Box<StreamPlan> {
@@ -959,6 +1331,7 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
             d.input = keyed_exchange(input, &d.keys);
             (StreamPlan::WindowDeduplicate(d), remap)
         }
+        StreamPlan::Join(j) => prune_join(j, needed),
         StreamPlan::Sink(mut sink) => {
             let all = vec![true; sink.input.schema().len()];
             sink.input = Box::new(prune(*sink.input, &all).0);
@@ -966,6 +1339,70 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
             (StreamPlan::Sink(sink), identity(n))
         }
     }
+}
+
+/// A join over the input columns it and its consumer read (an input that kept more is
+/// narrowed by a Calc, as Flink's plan has it), time attributes materialized, each input
+/// through an exchange on its keys.
+fn prune_join(j: StreamJoin, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) {
+    let nl = j.left.schema().len();
+    let mut used = needed.to_vec();
+    for &k in &j.left_keys {
+        used[k] = true;
+    }
+    for &k in &j.right_keys {
+        used[nl + k] = true;
+    }
+    for c in j.condition.iter().chain(&j.residual) {
+        c.mark_columns(&mut used);
+    }
+    let side = |input: StreamPlan, used: &[bool]| {
+        let (input, remap) = prune(input, used);
+        let keep: Vec<usize> = (0..used.len())
+            .filter(|&i| used[i])
+            .map(|i| remap[i].unwrap_or(i))
+            .collect();
+        let (input, narrowing) = narrowed(input, &keep);
+        let remap: Vec<Option<usize>> = (0..used.len())
+            .map(|i| {
+                if used[i] {
+                    narrowing[remap[i].unwrap_or(i)]
+                } else {
+                    None
+                }
+            })
+            .collect();
+        (materialized(input), remap)
+    };
+    // Pruned again (below a window deduplication): the exchanges come anew.
+    let below_exchange = |input: StreamPlan| match input {
+        StreamPlan::Exchange(e) => *e.input,
+        other => other,
+    };
+    let (left, left_remap) = side(below_exchange(*j.left), &used[..nl]);
+    let (right, right_remap) = side(below_exchange(*j.right), &used[nl..]);
+    let nl2 = left.schema().len();
+    let remap: Vec<Option<usize>> = left_remap
+        .iter()
+        .copied()
+        .chain(right_remap.iter().map(|m| m.map(|x| x + nl2)))
+        .collect();
+    let at = |i: usize| remap[i].unwrap_or(i);
+    let onto = |e: &ScalarExpr| remapped(e, &remap);
+    let left_keys: Vec<usize> = j.left_keys.iter().map(|&k| at(k)).collect();
+    let right_keys: Vec<usize> = j.right_keys.iter().map(|&k| at(nl + k) - nl2).collect();
+    let schema = join_schema(left.schema(), right.schema(), j.join_type);
+    let join = StreamJoin {
+        condition: j.condition.as_ref().map(onto),
+        residual: j.residual.as_ref().map(onto),
+        left: keyed_exchange(left, &left_keys),
+        right: keyed_exchange(right, &right_keys),
+        left_keys,
+        right_keys,
+        schema,
+        ..j
+    };
+    (StreamPlan::Join(join), remap)
 }
 
 /// A group window aggregate over the input columns it reads (all of its own columns stay,

@@ -1,0 +1,540 @@
+//! `JoinOperator`: a regular join of two streams (INNER, LEFT, RIGHT, FULL OUTER) on equal
+//! keys, with an optional residual condition over each pair, as Flink's
+//! `StreamingJoinOperator` runs it:
+//!
+//! - Each side keeps its rows by join key, each distinct row with a count and, on an outer
+//!   side, the number of rows of the other side it currently joins with.
+//! - A row arriving on one side is joined with the matching rows of the other side's state
+//!   (the residual condition decides, pair by pair), then added to (or, for `-U`/`-D`, taken
+//!   from) its own side's state.
+//! - An inner join forwards the arriving row's kind (`+I`/`+U`, `-U`/`-D`); a row of an
+//!   outer side without a match is emitted padded with NULLs (`+I`), and deleted (`-D`) once
+//!   a match arrives; when the other side loses a row's last match, the padded row comes back.
+//! - A row whose key holds a NULL matches nothing (SQL's `=`): it is only ever padded.
+//!
+//! In batch mode (`final_only`) the inputs are insert-only and nothing is taken back: pairs
+//! are emitted as they are found, and the rows of outer sides that never matched are
+//! emitted padded when the input ends.
+//!
+//! Rows are `arrow-row` bytes of all their columns; output is built columnar (the arriving
+//! batch taken by row index, stored rows decoded in one call). State is snapshotted per key
+//! group.
+
+use std::collections::BTreeMap;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
+use arrow_buffer::NullBuffer;
+use arrow_row::{RowConverter, Rows};
+use arrow_schema::SchemaRef;
+
+use super::aggregate::{StateReader, put_bytes, put_u32};
+use super::chunk::{RowKind, StreamChunk, batch_with_rows};
+use super::eval::evaluate;
+use super::operator::{ExecError, Operator, OperatorContext, Output};
+use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
+use super::state::key_group::KeyGroupRange;
+use super::state::key_table::KeyTable;
+use crate::function::EvalContext;
+use crate::plan::expr::ScalarExpr;
+use crate::plan::logical::JoinType;
+
+/// Pairs gathered before the residual condition is evaluated and output is emitted: bounds
+/// what one call holds when keys match many rows.
+const PAIRS_PER_ROUND: usize = 16 * 1024;
+
+/// A stored row: its key's id and its place among the key's rows.
+type RecordAt = (u32, u32);
+
+/// One distinct row of a side, with how many times it is there and (on an outer side) how
+/// many rows of the other side it joins with.
+struct Record {
+    row: Box<[u8]>,
+    count: u32,
+    associations: u32,
+}
+
+/// One input of the join and its state.
+struct Side {
+    keys: Option<KeyEncoder>,
+    key_columns: Vec<usize>,
+    rows: RowConverter,
+    /// The bytes of a row of NULLs, for padding when this side has no match.
+    null_row: Box<[u8]>,
+    outer: bool,
+    state: KeyTable<Vec<Record>>,
+}
+
+impl Side {
+    fn new(schema: &SchemaRef, key_columns: Vec<usize>, outer: bool) -> Result<Self, ExecError> {
+        let rows = whole_row_converter(schema)?;
+        let nulls: Vec<ArrayRef> = schema
+            .fields()
+            .iter()
+            .map(|f| arrow_array::new_null_array(f.data_type(), 1))
+            .collect();
+        // A side of no columns (a count over a join) has empty rows.
+        let null_row = match nulls.is_empty() {
+            true => Box::default(),
+            false => rows.convert_columns(&nulls)?.row(0).as_ref().into(),
+        };
+        Ok(Side {
+            keys: optional_encoder(schema, key_columns.clone())?,
+            key_columns,
+            rows,
+            null_row,
+            outer,
+            state: KeyTable::new(OperatorContext::default().max_parallelism),
+        })
+    }
+
+    fn record(&self, at: RecordAt) -> &Record {
+        &self.state.entry(at.0).value[at.1 as usize]
+    }
+
+    fn record_mut(&mut self, at: RecordAt) -> &mut Record {
+        &mut self.state.value_mut(at.0)[at.1 as usize]
+    }
+
+    /// Adds one copy of `row` under `key`; an outer side's row joins `associations` rows.
+    fn add(&mut self, key: &[u8], row: &[u8], associations: u32) {
+        let (id, _) = self.state.intern(key);
+        let records = self.state.value_mut(id);
+        match records.iter_mut().find(|r| &*r.row == row) {
+            Some(r) => {
+                r.count += 1;
+                r.associations = associations;
+            }
+            None => records.push(Record {
+                row: row.into(),
+                count: 1,
+                associations,
+            }),
+        }
+    }
+
+    /// Takes one copy of `row` from under `key` (nothing when it is not there, as Flink's
+    /// state view does).
+    fn retract(&mut self, key: &[u8], row: &[u8]) {
+        let Some(id) = self.state.find(key) else {
+            return;
+        };
+        let records = self.state.value_mut(id);
+        if let Some(at) = records.iter().position(|r| &*r.row == row) {
+            records[at].count -= 1;
+            if records[at].count == 0 {
+                records.swap_remove(at);
+            }
+        }
+        if records.is_empty() {
+            self.state.remove(id);
+        }
+    }
+}
+
+/// One output row: which input row, which stored row of the other side, or both.
+#[derive(Clone, Copy)]
+enum Pair {
+    Joined(u32, RecordAt),
+    /// The arriving row, the other side NULL.
+    InputPadded(u32),
+    /// A stored row of the other side, the arriving side NULL.
+    OtherPadded(RecordAt),
+}
+
+pub struct JoinOperator {
+    /// Left, right.
+    sides: [Side; 2],
+    residual: Option<ScalarExpr>,
+    output: SchemaRef,
+    ctx: EvalContext,
+    final_only: bool,
+    key_groups: KeyGroupRange,
+}
+
+impl JoinOperator {
+    /// A join of inputs shaped `left` and `right` on `left_keys[i] = right_keys[i]` (key
+    /// columns of equal types), keeping the pairs `residual` (over the output's columns: the
+    /// left's, then the right's) holds for.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        left: &SchemaRef,
+        right: &SchemaRef,
+        output: SchemaRef,
+        left_keys: Vec<usize>,
+        right_keys: Vec<usize>,
+        join_type: JoinType,
+        residual: Option<ScalarExpr>,
+        ctx: EvalContext,
+        final_only: bool,
+    ) -> Result<Self, ExecError> {
+        Ok(JoinOperator {
+            sides: [
+                Side::new(left, left_keys, join_type.left_outer())?,
+                Side::new(right, right_keys, join_type.right_outer())?,
+            ],
+            residual,
+            output,
+            ctx,
+            final_only,
+            key_groups: OperatorContext::default().key_groups,
+        })
+    }
+
+    /// For input rows `rows` of `batch` (arriving on side `s`), the other side's stored
+    /// rows under each row's key that the residual condition passes: `(row, record)` pairs
+    /// in row order.
+    fn matches(
+        &self,
+        s: usize,
+        batch: &RecordBatch,
+        keys: Option<&Rows>,
+        null_keys: Option<&NullBuffer>,
+        rows: std::ops::Range<usize>,
+    ) -> Result<Vec<(u32, RecordAt)>, ExecError> {
+        let other = &self.sides[1 - s];
+        let mut pairs = Vec::new();
+        for i in rows {
+            if null_keys.is_some_and(|n| n.is_null(i)) {
+                continue;
+            }
+            if let Some(id) = other.state.find(key_bytes(keys, i)) {
+                let records = &other.state.entry(id).value;
+                pairs.extend((0..records.len() as u32).map(|r| (i as u32, (id, r))));
+            }
+        }
+        let Some(residual) = &self.residual else {
+            return Ok(pairs);
+        };
+        if pairs.is_empty() {
+            return Ok(pairs);
+        }
+        let candidates: Vec<Pair> = pairs.iter().map(|&(i, r)| Pair::Joined(i, r)).collect();
+        let joined = self.build(s, batch, &candidates)?;
+        let passed = evaluate(residual, &joined, &self.ctx)?;
+        let passed = passed.as_boolean();
+        Ok(pairs
+            .into_iter()
+            .enumerate()
+            .filter(|&(p, _)| passed.is_valid(p) && passed.value(p))
+            .map(|(_, pair)| pair)
+            .collect())
+    }
+
+    /// The output rows `pairs` for rows arriving on side `s` in `batch`.
+    fn build(
+        &self,
+        s: usize,
+        batch: &RecordBatch,
+        pairs: &[Pair],
+    ) -> Result<RecordBatch, ExecError> {
+        let other = &self.sides[1 - s];
+        let indices: UInt32Array = pairs
+            .iter()
+            .map(|p| match p {
+                Pair::Joined(i, _) | Pair::InputPadded(i) => Some(*i),
+                Pair::OtherPadded(_) => None,
+            })
+            .collect();
+        let arriving: Vec<ArrayRef> = batch
+            .columns()
+            .iter()
+            .map(|c| arrow_select::take::take(c.as_ref(), &indices, None))
+            .collect::<Result<_, _>>()?;
+        let parser = other.rows.parser();
+        let stored = other.rows.convert_rows(pairs.iter().map(|p| match p {
+            Pair::Joined(_, r) | Pair::OtherPadded(r) => parser.parse(&other.record(*r).row),
+            Pair::InputPadded(_) => parser.parse(&other.null_row),
+        }))?;
+        let columns = if s == 0 {
+            arriving.into_iter().chain(stored).collect()
+        } else {
+            stored.into_iter().chain(arriving).collect()
+        };
+        Ok(batch_with_rows(self.output.clone(), columns, pairs.len())?)
+    }
+
+    fn emit(
+        &self,
+        s: usize,
+        batch: &RecordBatch,
+        pairs: &mut Vec<Pair>,
+        kinds: &mut Vec<RowKind>,
+        out: &mut dyn Output,
+    ) -> Result<(), ExecError> {
+        if pairs.is_empty() {
+            return Ok(());
+        }
+        let built = self.build(s, batch, pairs)?;
+        pairs.clear();
+        let kinds = std::mem::take(kinds);
+        let all_inserts = kinds.iter().all(|k| *k == RowKind::Insert);
+        out.emit(StreamChunk {
+            batch: built,
+            kinds: (!all_inserts).then_some(kinds),
+        })
+    }
+}
+
+impl Operator for JoinOperator {
+    fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
+        for side in &mut self.sides {
+            side.state.set_max_parallelism(ctx.max_parallelism);
+        }
+        self.key_groups = ctx.key_groups;
+        Ok(())
+    }
+
+    fn process(
+        &mut self,
+        input: usize,
+        chunk: StreamChunk,
+        out: &mut dyn Output,
+    ) -> Result<(), ExecError> {
+        let s = input;
+        if s > 1 {
+            return Err(ExecError::Internal(format!("a join has no input {s}")));
+        }
+        let batch = &chunk.batch;
+        let n = batch.num_rows();
+        if n == 0 {
+            return Ok(());
+        }
+        let side = &self.sides[s];
+        let keys = side.keys.as_ref().map(|e| e.encode(batch)).transpose()?;
+        let null_keys = side
+            .key_columns
+            .iter()
+            .fold(None::<NullBuffer>, |acc, &c| {
+                NullBuffer::union(acc.as_ref(), batch.column(c).logical_nulls().as_ref())
+            })
+            .filter(|n| n.null_count() > 0);
+        let rows = match batch.num_columns() {
+            0 => None,
+            _ => Some(side.rows.convert_columns(batch.columns())?),
+        };
+        let (s_outer, o_outer) = (self.sides[s].outer, self.sides[1 - s].outer);
+        let mut pairs: Vec<Pair> = Vec::new();
+        let mut kinds: Vec<RowKind> = Vec::new();
+        let mut start = 0;
+        while start < n {
+            // A round of input rows whose candidate pairs stay within PAIRS_PER_ROUND.
+            let mut end = start;
+            let mut candidates = 0;
+            let other = &self.sides[1 - s];
+            while end < n && (end == start || candidates < PAIRS_PER_ROUND) {
+                if !null_keys.as_ref().is_some_and(|nk| nk.is_null(end))
+                    && let Some(id) = other.state.find(key_bytes(keys.as_ref(), end))
+                {
+                    candidates += other.state.entry(id).value.len();
+                }
+                end += 1;
+            }
+            let matches = self.matches(s, batch, keys.as_ref(), null_keys.as_ref(), start..end)?;
+            let mut next = 0;
+            for i in start..end {
+                let from = next;
+                while next < matches.len() && matches[next].0 as usize == i {
+                    next += 1;
+                }
+                let matched = &matches[from..next];
+                let kind = chunk.kind(i);
+                let key = key_bytes(keys.as_ref(), i);
+                let row: &[u8] = rows.as_ref().map_or(&[], |r| r.row(i).data());
+                let has_null_key = null_keys.as_ref().is_some_and(|nk| nk.is_null(i));
+                let i = i as u32;
+                let accumulate = matches!(kind, RowKind::Insert | RowKind::UpdateAfter);
+                if self.final_only {
+                    // Batch: pairs now, rows that never matched at the end.
+                    for &(_, r) in matched {
+                        let record = self.sides[1 - s].record_mut(r);
+                        record.associations += 1;
+                        for _ in 0..record.count {
+                            pairs.push(Pair::Joined(i, r));
+                            kinds.push(RowKind::Insert);
+                        }
+                    }
+                    if has_null_key {
+                        if s_outer {
+                            pairs.push(Pair::InputPadded(i));
+                            kinds.push(RowKind::Insert);
+                        }
+                    } else {
+                        let copies = self.copies(s, matched);
+                        self.sides[s].add(key, row, copies);
+                    }
+                } else if accumulate {
+                    if matched.is_empty() && s_outer {
+                        pairs.push(Pair::InputPadded(i));
+                        kinds.push(RowKind::Insert);
+                    } else {
+                        if o_outer {
+                            for &(_, r) in matched {
+                                let record = self.sides[1 - s].record_mut(r);
+                                if record.associations == 0 {
+                                    for _ in 0..record.count {
+                                        pairs.push(Pair::OtherPadded(r));
+                                        kinds.push(RowKind::Delete);
+                                    }
+                                }
+                                record.associations += 1;
+                            }
+                        }
+                        // Only an inner join forwards the arriving kind.
+                        let joined = if s_outer || o_outer {
+                            RowKind::Insert
+                        } else {
+                            kind
+                        };
+                        for &(_, r) in matched {
+                            for _ in 0..self.sides[1 - s].record(r).count {
+                                pairs.push(Pair::Joined(i, r));
+                                kinds.push(joined);
+                            }
+                        }
+                    }
+                    if !has_null_key {
+                        let copies = if s_outer { self.copies(s, matched) } else { 0 };
+                        self.sides[s].add(key, row, copies);
+                    }
+                } else {
+                    if !has_null_key {
+                        self.sides[s].retract(key, row);
+                    }
+                    if matched.is_empty() {
+                        if s_outer {
+                            pairs.push(Pair::InputPadded(i));
+                            kinds.push(RowKind::Delete);
+                        }
+                    } else {
+                        let joined = if s_outer { RowKind::Delete } else { kind };
+                        for &(_, r) in matched {
+                            for _ in 0..self.sides[1 - s].record(r).count {
+                                pairs.push(Pair::Joined(i, r));
+                                kinds.push(joined);
+                            }
+                        }
+                        if o_outer {
+                            for &(_, r) in matched {
+                                let record = self.sides[1 - s].record_mut(r);
+                                if record.associations == 1 {
+                                    for _ in 0..record.count {
+                                        pairs.push(Pair::OtherPadded(r));
+                                        kinds.push(RowKind::Insert);
+                                    }
+                                }
+                                record.associations = record.associations.saturating_sub(1);
+                            }
+                        }
+                    }
+                }
+            }
+            if pairs.len() >= PAIRS_PER_ROUND {
+                self.emit(s, batch, &mut pairs, &mut kinds, out)?;
+            }
+            start = end;
+        }
+        self.emit(s, batch, &mut pairs, &mut kinds, out)
+    }
+
+    /// Batch mode: the rows of outer sides that never matched, padded.
+    fn finish(&mut self, out: &mut dyn Output) -> Result<(), ExecError> {
+        if !self.final_only {
+            return Ok(());
+        }
+        for s in 0..2 {
+            if !self.sides[s].outer {
+                continue;
+            }
+            let mut padded: Vec<&[u8]> = Vec::new();
+            for (_, entry) in self.sides[s].state.iter() {
+                for record in entry.value.iter().filter(|r| r.associations == 0) {
+                    padded.extend(std::iter::repeat_n(&record.row[..], record.count as usize));
+                }
+            }
+            for piece in padded.chunks(PAIRS_PER_ROUND) {
+                let side = &self.sides[s];
+                let other = &self.sides[1 - s];
+                let parser = side.rows.parser();
+                let own = side
+                    .rows
+                    .convert_rows(piece.iter().map(|r| parser.parse(r)))?;
+                let other_parser = other.rows.parser();
+                let nulls = other
+                    .rows
+                    .convert_rows(piece.iter().map(|_| other_parser.parse(&other.null_row)))?;
+                let columns: Vec<ArrayRef> = if s == 0 {
+                    own.into_iter().chain(nulls).collect()
+                } else {
+                    nulls.into_iter().chain(own).collect()
+                };
+                out.emit(StreamChunk::inserts(batch_with_rows(
+                    self.output.clone(),
+                    columns,
+                    piece.len(),
+                )?))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Per key group: for each side (a byte), each key with its rows (bytes, count,
+    /// associations).
+    fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
+        let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+        for (s, side) in self.sides.iter().enumerate() {
+            for (_, key) in side.state.iter() {
+                let out = groups.entry(key.key_group).or_default();
+                out.push(s as u8);
+                put_bytes(out, &key.bytes);
+                put_u32(out, key.value.len() as u32);
+                for record in &key.value {
+                    put_bytes(out, &record.row);
+                    put_u32(out, record.count);
+                    put_u32(out, record.associations);
+                }
+            }
+        }
+        groups.into_iter().collect()
+    }
+
+    fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {
+        self.key_groups.check_owned(key_group)?;
+        let mut input = StateReader::new(state);
+        while !input.is_empty() {
+            let s = input.u8()? as usize;
+            let side = self
+                .sides
+                .get_mut(s)
+                .ok_or_else(|| ExecError::Internal(format!("a join has no side {s}")))?;
+            let (id, _) = side.state.intern(input.bytes()?);
+            let n = input.u32()?;
+            for _ in 0..n {
+                let row = input.bytes()?.into();
+                let count = input.u32()?;
+                let associations = input.u32()?;
+                side.state.value_mut(id).push(Record {
+                    row,
+                    count,
+                    associations,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl JoinOperator {
+    /// How many rows of the other side a row of side `s` joins with: its matches, each as
+    /// many times as it is there.
+    fn copies(&self, s: usize, matched: &[(u32, RecordAt)]) -> u32 {
+        matched
+            .iter()
+            .map(|&(_, r)| self.sides[1 - s].record(r).count)
+            .sum()
+    }
+}
+
+#[cfg(test)]
+#[path = "join_tests.rs"]
+mod tests;
