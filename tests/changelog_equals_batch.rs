@@ -25,7 +25,9 @@ fn row() -> impl Strategy<Value = Row> {
 }
 
 /// Updating queries: keyed and global aggregates of every function, HAVING, DISTINCT,
-/// aggregates over an aggregate's changelog, and Top-N over inserts and over updates.
+/// aggregates over an aggregate's changelog, Top-N over inserts and over updates, and joins
+/// of every type over inserts and over updates (the two sides' rows arrive interleaved at
+/// random), with residual conditions, computed keys, and an aggregate over a join.
 const QUERIES: &[&str] = &[
     "SELECT key, COUNT(*), COUNT(v), SUM(v), MIN(v), MAX(v), AVG(v) FROM src GROUP BY key",
     "SELECT COUNT(*), SUM(v), MIN(key), MAX(v), COUNT(DISTINCT key) FROM src",
@@ -37,6 +39,12 @@ const QUERIES: &[&str] = &[
     "SELECT key, v, rk FROM (SELECT key, v, ROW_NUMBER() OVER (PARTITION BY key ORDER BY v DESC) AS rk FROM src) WHERE rk <= 2",
     "SELECT key, m FROM (SELECT key, m, ROW_NUMBER() OVER (ORDER BY m ASC) AS rk FROM (SELECT key, MAX(v) AS m FROM src GROUP BY key)) WHERE rk <= 3",
     "SELECT k, c, rk FROM (SELECT k, c, ROW_NUMBER() OVER (PARTITION BY c ORDER BY k) AS rk FROM (SELECT key AS k, COUNT(*) AS c FROM src GROUP BY key)) WHERE rk < 3",
+    "SELECT a.key, a.v, b.v FROM src a JOIN src b ON a.key = b.key AND a.v < b.v",
+    "SELECT a.key, a.v, b.v FROM src a LEFT JOIN src b ON a.key = b.key AND b.v > 10",
+    "SELECT a.key, b.key, a.v FROM src a FULL JOIN src b ON a.v = b.v + 1",
+    "SELECT * FROM (SELECT key, COUNT(*) AS c FROM src GROUP BY key) x RIGHT JOIN src y ON x.key = y.key AND x.c > 1",
+    "SELECT x.key, x.c, y.m FROM (SELECT key, COUNT(*) AS c FROM src GROUP BY key) x FULL JOIN (SELECT key, MAX(v) AS m FROM src GROUP BY key) y ON x.key = y.key AND x.c < y.m",
+    "SELECT a.key, COUNT(*), SUM(b.v), MAX(b.key) FROM src a, src b WHERE a.key = b.key AND a.v <> b.v GROUP BY a.key",
 ];
 
 /// The rows a query's output leaves, as a multiset of their printed cells; the changelog's

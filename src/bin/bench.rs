@@ -13,7 +13,9 @@
 //! 6. watermark generation: datagen with a computed event time → blackhole, with and without
 //!    a WATERMARK (the difference is the per-row cost of generating watermarks);
 //! 7. a group window: TUMBLE(1 min) COUNT and SUM grouped by 10,000 keys over 10 M rows 10 ms
-//!    apart (about one row per key and window) and 1 ms apart (six), at parallelism 1 and 2.
+//!    apart (about one row per key and window) and 1 ms apart (six), at parallelism 1 and 2;
+//! 8. updating operators: GROUP BY over 1 M keys, top-3 per key, window deduplication, and a
+//!    regular inner join of two 1 M-row inputs.
 
 use std::io::Write;
 use std::time::Instant;
@@ -281,6 +283,25 @@ fn main() {
         "window dedup: last row per key and 1-minute TUMBLE, 10 K keys, rows 1 ms apart",
         window_rows,
     );
+    // A regular inner join of two 1 M-row inputs, each key once on each side (2 M rows in,
+    // 1 M pairs out).
+    let join_rows: u64 = 1_000_000;
+    let join = measure(
+        &mut session,
+        &format!(
+            "CREATE TABLE join_left (id BIGINT, v INT) WITH ('connector' = 'datagen', \
+             'rows-per-second' = '1000000000000', 'fields.id.kind' = 'sequence', 'fields.id.start' = '0', \
+             'fields.id.end' = '{end}');\n\
+             CREATE TABLE join_right (id BIGINT, w INT) WITH ('connector' = 'datagen', \
+             'rows-per-second' = '1000000000000', 'fields.id.kind' = 'sequence', 'fields.id.start' = '0', \
+             'fields.id.end' = '{end}');\n\
+             CREATE TABLE join_sink (id BIGINT, v INT, w INT) WITH ('connector' = 'blackhole');\n\
+             INSERT INTO join_sink SELECT l.id, v, w FROM join_left l JOIN join_right r ON l.id = r.id;",
+            end = join_rows - 1
+        ),
+        "inner join: two 1 M-row inputs on a unique key (2 M rows in)",
+        2 * join_rows,
+    );
     if unwatermarked.is_finite() && watermarked.is_finite() {
         println!(
             "watermark generation: {:.1} ns per row",
@@ -304,6 +325,7 @@ fn main() {
         ("group aggregate, 1 M keys", group_aggregate),
         ("top-3 per key, 1 M keys", top_n),
         ("window dedup, 10 K keys", dedup),
+        ("inner join, 2 x 1 M rows", join),
     ] {
         println!("  {what}: {:.2}", rate / baseline);
     }

@@ -806,7 +806,7 @@ impl Session {
                 let binder = || Binder::new(&self.catalog, &parsed.hints);
                 let (ast, plan) = match statement.as_ref() {
                     Statement::Query(q) => {
-                        let logical = binder().bind_query(q)?;
+                        let logical = output_names(binder().bind_query(q)?);
                         let mut plan = translate(&logical).map_err(SqlError::from)?;
                         // An explained query has no consumer asking for `-U` (Flink plans
                         // it for a sink that takes updates as upserts).

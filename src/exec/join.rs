@@ -27,6 +27,7 @@ use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
 use arrow_buffer::NullBuffer;
 use arrow_row::{RowConverter, Rows};
 use arrow_schema::SchemaRef;
+use smallvec::SmallVec;
 
 use super::aggregate::{StateReader, put_bytes, put_u32};
 use super::chunk::{RowKind, StreamChunk, batch_with_rows};
@@ -54,6 +55,9 @@ struct Record {
     associations: u32,
 }
 
+/// A key's rows on one side.
+type KeyRows = SmallVec<[Record; 1]>;
+
 /// One input of the join and its state.
 struct Side {
     keys: Option<KeyEncoder>,
@@ -62,7 +66,7 @@ struct Side {
     /// The bytes of a row of NULLs, for padding when this side has no match.
     null_row: Box<[u8]>,
     outer: bool,
-    state: KeyTable<Vec<Record>>,
+    state: KeyTable<KeyRows>,
 }
 
 impl Side {

@@ -3664,6 +3664,11 @@ pub fn output_names(plan: LogicalPlan) -> LogicalPlan {
     {
         return plan;
     }
+    // A Calc on top is renamed in place (Calcite's project names its columns uniquely).
+    if let LogicalPlan::Calc(mut calc) = plan {
+        calc.schema.fields = fields;
+        return LogicalPlan::Calc(calc);
+    }
     let names: Vec<String> = fields.into_iter().map(|f| f.name).collect();
     rename(plan, &names, Span::empty()).expect("as many names as columns")
 }

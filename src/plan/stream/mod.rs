@@ -387,18 +387,16 @@ impl StreamPlan {
             (true, false) => "update changes",
             _ => "delete changes",
         };
+        // Flink's requirement passes through the nodes that forward their input's changes
+        // (Calcs, exchanges) to the one that makes them.
         let mut node = sink.input.as_ref();
-        // The Calc that only fits the columns to the sink is not in Flink's plan.
-        while let StreamPlan::Calc(calc) = node
-            && calc.filter.is_none()
-            && calc.exprs.len() == calc.input.schema().len()
-            && calc
-                .exprs
-                .iter()
-                .enumerate()
-                .all(|(i, e)| matches!(e, ScalarExpr::Column { index, .. } if *index == i))
-        {
-            node = &calc.input;
+        loop {
+            node = match node {
+                StreamPlan::Calc(n) => &n.input,
+                StreamPlan::Exchange(n) => &n.input,
+                StreamPlan::WatermarkAssigner(n) => &n.input,
+                _ => break,
+            };
         }
         Some(format!(
             "Table sink 'default_catalog.default_database.{table}' doesn't support consuming {changes} which is produced by node {}",
