@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use super::ConnectorError;
 use super::sink::filesystem::FileSinkFactory;
+use super::sink::jdbc::JdbcSinkFactory;
 use super::sink::{BlackholeSinkFactory, PrintSinkFactory};
 use super::source::datagen::DatagenFactory;
 use super::source::filesystem::FilesystemFactory;
@@ -95,7 +96,12 @@ pub trait SinkFactory: Sync {
 }
 
 const SOURCES: &[&dyn SourceFactory] = &[&DatagenFactory, &FilesystemFactory, &SocketFactory];
-const SINKS: &[&dyn SinkFactory] = &[&PrintSinkFactory, &BlackholeSinkFactory, &FileSinkFactory];
+const SINKS: &[&dyn SinkFactory] = &[
+    &PrintSinkFactory,
+    &BlackholeSinkFactory,
+    &FileSinkFactory,
+    &JdbcSinkFactory,
+];
 
 /// The source factory of `table`'s connector.
 pub fn source(table: &TableDef) -> Result<&'static dyn SourceFactory, ConnectorError> {

@@ -1,6 +1,7 @@
-//! Sinks: `print`, `blackhole`, `filesystem`.
+//! Sinks: `print`, `blackhole`, `filesystem`, `jdbc` (PostgreSQL).
 
 pub mod filesystem;
+pub mod jdbc;
 
 use arrow_array::RecordBatch;
 

@@ -1,0 +1,310 @@
+//! The `jdbc` sink against a real PostgreSQL: upserts of an updating query leave its final
+//! result (deletes included), a table without a key takes appended rows of every type, and
+//! the errors a user meets without a server or with an updating query into a keyless table.
+//!
+//! The server comes from `TIDELINE_PG_URL` (`jdbc:postgresql://127.0.0.1:54329/postgres`) and
+//! `TIDELINE_PG_USER`, which `.ci/run` sets after starting one; each test makes its own
+//! database and drops it. Without `TIDELINE_PG_URL` the tests that need a server say so and
+//! pass.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use tideline::client::{Session, render_error};
+use tideline::sql::parser::parse_statement;
+use tideline::sql::split::split_statements;
+
+/// A database of its own on the test server, dropped at the end.
+struct Database {
+    admin: String,
+    user: String,
+    name: String,
+}
+
+impl Database {
+    fn create() -> Option<Database> {
+        let Ok(url) = std::env::var("TIDELINE_PG_URL") else {
+            eprintln!(
+                "skipped: no PostgreSQL server (TIDELINE_PG_URL is not set; .ci/run starts one)"
+            );
+            return None;
+        };
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let name = format!(
+            "tideline_test_{}_{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let user = std::env::var("TIDELINE_PG_USER").unwrap_or_else(|_| "postgres".into());
+        let db = Database {
+            admin: url,
+            user,
+            name,
+        };
+        db.client(false)
+            .batch_execute(&format!("CREATE DATABASE {}", db.name))
+            .expect("create the test database");
+        Some(db)
+    }
+
+    /// `jdbc:postgresql://host:port/<this database>`.
+    fn url(&self) -> String {
+        let base = self
+            .admin
+            .rsplit_once('/')
+            .map_or(&self.admin[..], |(b, _)| b);
+        format!("{base}/{}", self.name)
+    }
+
+    fn client(&self, own: bool) -> postgres::Client {
+        let address = self
+            .admin
+            .strip_prefix("jdbc:postgresql://")
+            .expect("a jdbc:postgresql:// URL");
+        let (host_port, admin_db) = address.split_once('/').unwrap_or((address, "postgres"));
+        let (host, port) = host_port.rsplit_once(':').unwrap_or((host_port, "5432"));
+        let db = if own { self.name.as_str() } else { admin_db };
+        postgres::Config::new()
+            .host(host)
+            .port(port.parse().expect("a port"))
+            .user(&self.user)
+            .dbname(db)
+            .connect(postgres::NoTls)
+            .expect("connect to the test server")
+    }
+
+    /// The table's rows as text, sorted.
+    fn rows(&self, sql: &str) -> Vec<String> {
+        let mut rows: Vec<String> = self
+            .client(true)
+            .simple_query(sql)
+            .expect("query the test database")
+            .into_iter()
+            .filter_map(|m| match m {
+                postgres::SimpleQueryMessage::Row(row) => Some(
+                    (0..row.len())
+                        .map(|i| row.get(i).unwrap_or("NULL").to_string())
+                        .collect::<Vec<_>>()
+                        .join(" | "),
+                ),
+                _ => None,
+            })
+            .collect();
+        rows.sort();
+        rows
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        let _ = self.client(false).batch_execute(&format!(
+            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+            self.name
+        ));
+    }
+}
+
+/// Runs a script: whether it succeeded, and its output or its first error.
+fn run(script: &str) -> (bool, String) {
+    let mut session = Session::new(tideline::clock::ManualClock::new(0));
+    let mut out = Vec::new();
+    let (statements, _) = split_statements(script);
+    for stmt in &statements {
+        let result = parse_statement(stmt)
+            .map_err(|e| e.render(script))
+            .and_then(|parsed| {
+                session
+                    .execute(&parsed, &mut out)
+                    .map_err(|e| render_error(&e, script))
+            });
+        if let Err(e) = result {
+            return (false, e);
+        }
+    }
+    (true, String::from_utf8_lossy(&out).into_owned())
+}
+
+/// Seed 004's clicks, as a file.
+fn clicks(dir: &std::path::Path) -> String {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(
+        dir.join("clicks.csv"),
+        "Mary,./home,2020-04-15 12:00:00\nBob,./cart,2020-04-15 12:00:00\n\
+         Mary,./prod?id=1,2020-04-15 12:00:05\nLiz,./home,2020-04-15 12:01:00\n\
+         Bob,./prod?id=3,2020-04-15 12:01:30\nMary,./prod?id=7,2020-04-15 12:01:45\n",
+    )
+    .unwrap();
+    format!(
+        "CREATE TABLE clicks (`user` STRING, url STRING, cTime TIMESTAMP(3)) WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'csv');\n",
+        dir.join("clicks.csv").display()
+    )
+}
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("tideline-jdbc-{}-{name}", std::process::id()))
+}
+
+#[test]
+fn upserts_of_an_updating_aggregate_leave_its_final_result() {
+    let Some(db) = Database::create() else {
+        return;
+    };
+    db.client(true)
+        .batch_execute(
+            "CREATE TABLE counts (user_name TEXT PRIMARY KEY, cnt BIGINT, last_click TIMESTAMP(3))",
+        )
+        .unwrap();
+    let dir = temp_dir("upsert");
+    for mode in ["streaming", "batch"] {
+        db.client(true).batch_execute("TRUNCATE counts").unwrap();
+        let script = format!(
+            "SET 'execution.runtime-mode' = '{mode}';\n{}\
+             CREATE TABLE pg (user_name STRING NOT NULL, cnt BIGINT, last_click TIMESTAMP(3), PRIMARY KEY (user_name) NOT ENFORCED) \
+             WITH ('connector' = 'jdbc', 'url' = '{}', 'table-name' = 'counts', 'username' = '{}', 'sink.buffer-flush.max-rows' = '2');\n\
+             INSERT INTO pg SELECT `user`, COUNT(*), MAX(cTime) FROM clicks GROUP BY `user`;",
+            clicks(&dir),
+            db.url(),
+            db.user
+        );
+        let (ok, out) = run(&script);
+        assert!(ok, "{mode}: {out}");
+        assert_eq!(
+            db.rows("SELECT user_name, cnt, last_click FROM counts"),
+            [
+                "Bob | 2 | 2020-04-15 12:01:30",
+                "Liz | 1 | 2020-04-15 12:01:00",
+                "Mary | 3 | 2020-04-15 12:01:45"
+            ],
+            "{mode}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn deletes_reach_the_table() {
+    let Some(db) = Database::create() else {
+        return;
+    };
+    db.client(true)
+        .batch_execute("CREATE TABLE latest (url TEXT PRIMARY KEY, user_name TEXT)")
+        .unwrap();
+    let dir = temp_dir("delete");
+    // The two latest clicks: every older one is deleted as newer ones come.
+    let script = format!(
+        "{}CREATE TABLE pg (url STRING NOT NULL, user_name STRING, PRIMARY KEY (url) NOT ENFORCED) \
+         WITH ('connector' = 'jdbc', 'url' = '{}', 'table-name' = 'public.latest', 'username' = '{}', 'sink.buffer-flush.max-rows' = '1');\n\
+         INSERT INTO pg SELECT url, `user` FROM (SELECT *, ROW_NUMBER() OVER (ORDER BY cTime DESC) AS rn FROM clicks) WHERE rn <= 2;",
+        clicks(&dir),
+        db.url(),
+        db.user
+    );
+    let (ok, out) = run(&script);
+    assert!(ok, "{out}");
+    assert_eq!(
+        db.rows("SELECT url, user_name FROM latest"),
+        ["./prod?id=3 | Bob", "./prod?id=7 | Mary"]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_table_without_a_key_takes_appended_rows_of_every_type() {
+    let Some(db) = Database::create() else {
+        return;
+    };
+    db.client(true)
+        .batch_execute(
+            "CREATE TABLE things (name TEXT, n INT, big BIGINT, d DECIMAL(10, 2), x DOUBLE PRECISION, ok BOOLEAN, \
+             day DATE, ts TIMESTAMP(3), ltz TIMESTAMPTZ, raw BYTEA)",
+        )
+        .unwrap();
+    let script = format!(
+        "SET 'table.local-time-zone' = 'Asia/Shanghai';\n\
+         CREATE TABLE pg (name STRING, n INT, big BIGINT, d DECIMAL(10, 2), x DOUBLE, ok BOOLEAN, day DATE, ts TIMESTAMP(3), ltz TIMESTAMP_LTZ(3), raw BYTES) \
+         WITH ('connector' = 'jdbc', 'url' = '{}', 'table-name' = 'things', 'username' = '{}');\n\
+         INSERT INTO pg VALUES ('O''Brien \\ \"q\"', 1, 9007199254740993, 12.35, 0.1, TRUE, DATE '2024-02-29', TIMESTAMP '2024-03-10 02:30:00.123', TO_TIMESTAMP_LTZ(0, 3), x'00ff'), \
+         (CAST(NULL AS STRING), CAST(NULL AS INT), CAST(NULL AS BIGINT), CAST(NULL AS DECIMAL(10, 2)), CAST(NULL AS DOUBLE), CAST(NULL AS BOOLEAN), CAST(NULL AS DATE), CAST(NULL AS TIMESTAMP(3)), CAST(NULL AS TIMESTAMP_LTZ(3)), CAST(NULL AS BYTES));",
+        db.url(),
+        db.user
+    );
+    let (ok, out) = run(&script);
+    assert!(ok, "{out}");
+    assert_eq!(
+        db.rows(
+            "SELECT name, n, big, d, x, ok, day, ts, to_char(ltz AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'), encode(raw, 'hex') FROM things"
+        ),
+        [
+            "NULL | NULL | NULL | NULL | NULL | NULL | NULL | NULL | NULL | NULL",
+            "O'Brien \\ \"q\" | 1 | 9007199254740993 | 12.35 | 0.1 | t | 2024-02-29 | 2024-03-10 02:30:00.123 | 1970-01-01 00:00:00 | 00ff",
+        ]
+    );
+}
+
+#[test]
+fn a_refused_row_fails_the_job_naming_the_table() {
+    let Some(db) = Database::create() else {
+        return;
+    };
+    db.client(true)
+        .batch_execute("CREATE TABLE strict (k INT PRIMARY KEY, v TEXT NOT NULL)")
+        .unwrap();
+    let script = format!(
+        "CREATE TABLE pg (k INT NOT NULL, v STRING, PRIMARY KEY (k) NOT ENFORCED) \
+         WITH ('connector' = 'jdbc', 'url' = '{}', 'table-name' = 'strict', 'username' = '{}');\n\
+         INSERT INTO pg VALUES (1, 'a'), (2, CAST(NULL AS STRING));",
+        db.url(),
+        db.user
+    );
+    let (ok, out) = run(&script);
+    assert!(!ok);
+    assert!(
+        out.contains("table 'pg'") && out.contains("null value"),
+        "{out}"
+    );
+}
+
+#[test]
+fn an_unreachable_server_is_a_clear_error() {
+    let (ok, out) = run(
+        "CREATE TABLE pg (k INT NOT NULL, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'jdbc', 'url' = 'jdbc:postgresql://127.0.0.1:1/db', 'table-name' = 't');\n\
+         INSERT INTO pg VALUES (1);",
+    );
+    assert!(!ok);
+    assert!(
+        out.contains("table 'pg': cannot connect to 'jdbc:postgresql://127.0.0.1:1/db'"),
+        "{out}"
+    );
+}
+
+#[test]
+fn options_and_types_are_checked_before_the_job() {
+    let (ok, out) = run(
+        "CREATE TABLE pg (k INT) WITH ('connector' = 'jdbc', 'url' = 'jdbc:mysql://localhost/db', 'table-name' = 't');\n\
+         INSERT INTO pg VALUES (1);",
+    );
+    assert!(!ok && out.contains("is not a PostgreSQL URL"), "{out}");
+    let (ok, out) = run(
+        "CREATE TABLE pg (k ARRAY<INT>) WITH ('connector' = 'jdbc', 'url' = 'jdbc:postgresql://localhost/db', 'table-name' = 't');\n\
+         INSERT INTO pg VALUES (ARRAY[1]);",
+    );
+    assert!(
+        !ok && out.contains("PostgreSQL cannot hold column 'k' of type ARRAY<INT>"),
+        "{out}"
+    );
+}
+
+#[test]
+fn an_updating_query_into_a_table_without_a_key_is_refused() {
+    let dir = temp_dir("refused");
+    let (ok, out) = run(&format!(
+        "{}CREATE TABLE pg (user_name STRING, cnt BIGINT) WITH ('connector' = 'jdbc', 'url' = 'jdbc:postgresql://127.0.0.1:1/db', 'table-name' = 'counts');\n\
+         INSERT INTO pg SELECT `user`, COUNT(*) FROM clicks GROUP BY `user`;",
+        clicks(&dir)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(!ok);
+    assert!(
+        out.contains("Table sink 'default_catalog.default_database.pg' doesn't support consuming update changes which is produced by node GroupAggregate(groupBy=[user], select=[user, COUNT(*) AS EXPR$1])"),
+        "{out}"
+    );
+}
