@@ -238,6 +238,23 @@ fn a_table_without_a_key_takes_appended_rows_of_every_type() {
             "O'Brien \\ \"q\" | 1 | 9007199254740993 | 12.35 | 0.1 | t | 2024-02-29 | 2024-03-10 02:30:00.123 | 1970-01-01 00:00:00 | 00ff",
         ]
     );
+    // The same table read back as a bounded source gives the values written.
+    let (ok, out) = run(&format!(
+        "SET 'table.local-time-zone' = 'Asia/Shanghai';\n\
+         SET 'execution.runtime-mode' = 'batch';\n\
+         CREATE TABLE pg (name STRING, n INT, big BIGINT, d DECIMAL(10, 2), x DOUBLE, ok BOOLEAN, day DATE, ts TIMESTAMP(3), ltz TIMESTAMP_LTZ(3), raw BYTES) \
+         WITH ('connector' = 'jdbc', 'url' = '{}', 'table-name' = 'things', 'username' = '{}');\n\
+         SELECT name, n, big, d, x, ok, day, ts, ltz, raw FROM pg WHERE n = 1;\n\
+         SELECT COUNT(*), COUNT(name) FROM pg;",
+        db.url(),
+        db.user
+    ));
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("| O'Brien \\ \"q\" | 1 | 9007199254740993 | 12.35 | 0.1 | TRUE | 2024-02-29 | 2024-03-10 02:30:00.123 | 1970-01-01 08:00:00.000 | x'00ff' |"),
+        "{out}"
+    );
+    assert!(out.contains("|      2 |      1 |"), "{out}");
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! `sink/`) move bytes. A format never knows where its bytes come from.
 
 pub mod format;
+pub mod jdbc;
 pub mod option_value;
 pub mod partition;
 pub mod registry;

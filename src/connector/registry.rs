@@ -12,6 +12,7 @@ use super::sink::jdbc::JdbcSinkFactory;
 use super::sink::{BlackholeSinkFactory, PrintSinkFactory};
 use super::source::datagen::DatagenFactory;
 use super::source::filesystem::FilesystemFactory;
+use super::source::jdbc::JdbcSourceFactory;
 use super::source::socket::SocketFactory;
 use crate::catalog::TableDef;
 use crate::clock::Clock;
@@ -95,7 +96,12 @@ pub trait SinkFactory: Sync {
     ) -> Result<Box<dyn Sink + 'a>, ConnectorError>;
 }
 
-const SOURCES: &[&dyn SourceFactory] = &[&DatagenFactory, &FilesystemFactory, &SocketFactory];
+const SOURCES: &[&dyn SourceFactory] = &[
+    &DatagenFactory,
+    &FilesystemFactory,
+    &SocketFactory,
+    &JdbcSourceFactory,
+];
 const SINKS: &[&dyn SinkFactory] = &[
     &PrintSinkFactory,
     &BlackholeSinkFactory,

@@ -25,6 +25,7 @@ use arrow_array::{Array, ArrayRef, BinaryArray};
 
 use super::check_plain_sink;
 use crate::connector::ConnectorError;
+use crate::connector::jdbc::{JdbcTarget, error_text, quoted};
 use crate::connector::option_value::parse_duration;
 use crate::connector::registry::{SinkFactory, SinkRequest};
 use crate::exec::chunk::{RowKind, StreamChunk};
@@ -61,7 +62,7 @@ impl SinkFactory for JdbcSinkFactory {
         _out: &'a mut dyn std::io::Write,
     ) -> Result<Box<dyn Sink + 'a>, ConnectorError> {
         let options = JdbcOptions::of(request)?;
-        let client = options.connect().map_err(ConnectorError)?;
+        let client = options.server.connect().map_err(ConnectorError)?;
         Ok(Box::new(JdbcSink {
             client,
             options,
@@ -74,14 +75,9 @@ impl SinkFactory for JdbcSinkFactory {
     }
 }
 
-/// A table's `jdbc` options, checked.
+/// A `jdbc` sink table's options, checked.
 struct JdbcOptions {
-    /// The table's name in Tideline, for messages.
-    name: String,
-    url: String,
-    config: postgres::Config,
-    /// `table-name`, quoted for SQL (`"public"."counts"`).
-    target: String,
+    server: JdbcTarget,
     columns: Vec<String>,
     /// The primary key's columns (positions in `columns`), when the table has one.
     key: Option<Vec<usize>>,
@@ -90,57 +86,11 @@ struct JdbcOptions {
     max_retries: u32,
 }
 
-fn quoted(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
-
 impl JdbcOptions {
     fn of(request: &SinkRequest) -> Result<Self, ConnectorError> {
         let table = request.table;
+        let server = JdbcTarget::of(table, request.name)?;
         let fail = |m: String| ConnectorError(format!("table '{}': {m}", request.name));
-        let required = |key: &str| {
-            table
-                .option(key)
-                .ok_or_else(|| fail(format!("the 'jdbc' connector needs the option '{key}'")))
-        };
-        let url = required("url")?.to_string();
-        let rest = url.strip_prefix("jdbc:postgresql://").ok_or_else(|| {
-            fail(format!(
-                "'{url}' is not a PostgreSQL URL (jdbc:postgresql://host[:port]/database); Tideline's 'jdbc' connector speaks to PostgreSQL"
-            ))
-        })?;
-        let (address, database) = rest.split_once('/').unwrap_or((rest, ""));
-        let database = database.split('?').next().unwrap_or_default();
-        let (host, port) = match address.rsplit_once(':') {
-            Some((host, port)) => (
-                host,
-                port.parse::<u16>()
-                    .map_err(|_| fail(format!("'{url}' has no valid port")))?,
-            ),
-            None => (address, 5432),
-        };
-        if host.is_empty() {
-            return Err(fail(format!("'{url}' names no host")));
-        }
-        let mut config = postgres::Config::new();
-        config
-            .host(host)
-            .port(port)
-            .connect_timeout(Duration::from_secs(10));
-        if !database.is_empty() {
-            config.dbname(database);
-        }
-        if let Some(user) = table.option("username") {
-            config.user(user);
-        }
-        if let Some(password) = table.option("password") {
-            config.password(password);
-        }
-        let target = required("table-name")?
-            .split('.')
-            .map(quoted)
-            .collect::<Vec<_>>()
-            .join(".");
         let schema = request.written;
         for f in &schema.fields {
             if !holds(&f.data_type.kind) {
@@ -187,32 +137,13 @@ impl JdbcOptions {
             },
         };
         Ok(JdbcOptions {
-            name: request.name.to_string(),
-            url,
-            config,
-            target,
+            server,
             columns,
             key,
             max_rows: max_rows.max(1),
             interval,
             max_retries,
         })
-    }
-
-    /// A connection whose session runs in UTC.
-    fn connect(&self) -> Result<postgres::Client, String> {
-        let mut client = self.config.connect(postgres::NoTls).map_err(|e| {
-            format!(
-                "table '{}': cannot connect to '{}': {}",
-                self.name,
-                self.url,
-                error_text(&e)
-            )
-        })?;
-        client
-            .batch_execute("SET TIME ZONE 'UTC'")
-            .map_err(|e| format!("table '{}': {}", self.name, error_text(&e)))?;
-        Ok(client)
     }
 }
 
@@ -227,25 +158,6 @@ fn holds(kind: &TypeKind) -> bool {
             | TypeKind::IntervalYearMonth
             | TypeKind::IntervalDayTime
     )
-}
-
-/// The server's message (and its detail) rather than the client library's summary.
-fn error_text(e: &postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => match db.detail() {
-            Some(detail) => format!("{} ({detail})", db.message()),
-            None => db.message().to_string(),
-        },
-        None => {
-            let mut text = e.to_string();
-            let mut source = std::error::Error::source(e);
-            while let Some(s) = source {
-                text.push_str(&format!(": {s}"));
-                source = s.source();
-            }
-            text
-        }
-    }
 }
 
 /// Whether trying again cannot help: the server refused the rows themselves (SQLSTATE class
@@ -318,7 +230,7 @@ impl JdbcSink {
             (!values.is_empty()).then(|| {
                 format!(
                     "INSERT INTO {} ({}) VALUES {}",
-                    options.target,
+                    options.server.target,
                     columns.join(", "),
                     values.join(", ")
                 )
@@ -359,7 +271,7 @@ impl JdbcSink {
                     let key_columns: Vec<&str> = key.iter().map(|&k| columns[k].as_str()).collect();
                     sql.push_str(&format!(
                         "DELETE FROM {} WHERE ({}) IN ({});\n",
-                        options.target,
+                        options.server.target,
                         key_columns.join(", "),
                         deletes.join(", ")
                     ));
@@ -384,16 +296,16 @@ impl JdbcSink {
                     if refused_rows(&e) || attempt >= self.options.max_retries {
                         return Err(ExecError::Sink(format!(
                             "table '{}': writing {} row(s) to {} failed: {}",
-                            self.options.name,
+                            self.options.server.name,
                             self.buffered(),
-                            self.options.target,
+                            self.options.server.target,
                             error_text(&e)
                         )));
                     }
                     attempt += 1;
                     std::thread::sleep(Duration::from_secs(u64::from(attempt)));
                     if self.client.is_closed() {
-                        self.client = self.options.connect().map_err(ExecError::Sink)?;
+                        self.client = self.options.server.connect().map_err(ExecError::Sink)?;
                     }
                 }
             }
@@ -426,7 +338,7 @@ impl Sink for JdbcSink {
                     if chunk.kind(row) != RowKind::Insert {
                         return Err(ExecError::Sink(format!(
                             "table '{}' has no primary key and takes inserts only",
-                            self.options.name
+                            self.options.server.name
                         )));
                     }
                     self.appends.push(values);

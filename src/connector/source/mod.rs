@@ -2,5 +2,6 @@
 
 pub mod datagen;
 pub mod filesystem;
+pub mod jdbc;
 pub mod socket;
 pub mod stream;
