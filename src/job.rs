@@ -9,6 +9,7 @@ use crate::catalog::TableDef;
 use crate::connector::ConnectorError;
 use crate::connector::registry::{self, ScanRequest};
 use crate::exec::calc::CalcOperator;
+use crate::exec::changelog_kinds::ChangelogKindsOperator;
 use crate::exec::deduplicate::DeduplicateOperator;
 use crate::exec::group_aggregate::GroupAggregateOperator;
 use crate::exec::group_window_aggregate::GroupWindowAggregateOperator;
@@ -444,6 +445,16 @@ fn build(
         }
         StreamPlan::TableSourceScan(scan) => {
             let mut built = Built::Splits(scan_pipelines(scan, ctx)?);
+            // A changelog format's rows carry their kinds in a last column.
+            if scan.reads_changelog() {
+                if !scan.metadata.is_empty() || !scan.table.partition_keys.is_empty() {
+                    return Err(ConnectorError(format!(
+                        "table '{}': a changelog format cannot be read with metadata or partition columns yet",
+                        scan.table.name
+                    )));
+                }
+                built.push(graph, &|| Box::new(ChangelogKindsOperator));
+            }
             // Columns the query does not read are dropped as soon as they are decoded.
             if let Some(projection) = &scan.projection {
                 let exprs: Vec<ScalarExpr> = projection
@@ -579,6 +590,12 @@ fn scan_pipelines(
     if ctx.batch_mode && !factory.is_bounded(table) {
         return Err(ConnectorError(format!(
             "Querying an unbounded table 'default_catalog.default_database.{}' in batch mode is not allowed. The table source is unbounded.",
+            table.name
+        )));
+    }
+    if ctx.batch_mode && scan.reads_changelog() {
+        return Err(ConnectorError(format!(
+            "Querying a table in batch mode is currently only possible for INSERT-only table sources. But the source for table 'default_catalog.default_database.{}' produces other changelog messages than just INSERT.",
             table.name
         )));
     }

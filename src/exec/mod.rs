@@ -7,6 +7,7 @@
 
 pub mod aggregate;
 pub mod calc;
+pub mod changelog_kinds;
 pub mod chunk;
 pub mod deduplicate;
 pub mod eval;

@@ -1,5 +1,6 @@
 //! Formats: text lines ↔ Arrow columns.
 
+pub mod changelog;
 pub mod csv;
 pub mod json;
 mod json_scan;
@@ -283,31 +284,59 @@ pub fn new_decoder(
                 format.decoder(schema, zone).map_err(ConnectorError)?,
             ))
         }
+        Some(f) if changelog::Flavor::of_format(f).is_some() => {
+            changelog::check_schema(schema).map_err(ConnectorError)?;
+            let format =
+                changelog::ChangelogFormat::from_options(f, &map).map_err(ConnectorError)?;
+            Ok(Box::new(
+                format.decoder(schema, zone).map_err(ConnectorError)?,
+            ))
+        }
         Some(other) => Err(ConnectorError(format!(
-            "format '{other}' is not supported (supported: csv, json)"
+            "format '{other}' is not supported (supported: {SUPPORTED})"
         ))),
         None => Err(ConnectorError("option 'format' is required".into())),
     }
+}
+
+/// The formats a table may name.
+const SUPPORTED: &str = "csv, json, debezium-json, canal-json, maxwell-json";
+
+/// Whether a table's `format` is a changelog format (its rows carry kinds: `+I`, `-U`, `+U`,
+/// `-D`).
+pub fn is_changelog_format(options: &[(String, String)]) -> bool {
+    options
+        .iter()
+        .any(|(k, v)| k == "format" && changelog::Flavor::of_format(v).is_some())
 }
 
 /// A table's `format` as a writer of lines.
 pub enum LineEncoder {
     Csv(csv::CsvFormat),
     Json(json::JsonFormat),
+    Changelog(changelog::ChangelogFormat),
 }
 
 impl LineEncoder {
-    /// Appends the batch's rows, one line each, ended by `\n`, as UTF-8.
+    /// Appends the batch's rows, one line each, ended by `\n`, as UTF-8; `kinds`: the rows'
+    /// kinds (`None`: inserts), which only a changelog format writes.
     pub fn encode_batch(
         &self,
         batch: &arrow_array::RecordBatch,
+        kinds: Option<&[crate::exec::chunk::RowKind]>,
         schema: &Schema,
         out: &mut Vec<u8>,
     ) {
         match self {
             LineEncoder::Csv(f) => f.encode_batch(batch, schema, out),
             LineEncoder::Json(f) => f.encode_batch(batch, schema, out),
+            LineEncoder::Changelog(f) => f.encode_batch(batch, kinds, schema, out),
         }
+    }
+
+    /// Whether the format writes updates and deletes (a changelog format).
+    pub fn writes_changes(&self) -> bool {
+        matches!(self, LineEncoder::Changelog(_))
     }
 }
 
@@ -326,8 +355,11 @@ pub fn new_encoder(
         Some("json") => Ok(LineEncoder::Json(
             json::JsonFormat::from_options(&map).map_err(ConnectorError)?,
         )),
+        Some(f) if changelog::Flavor::of_format(f).is_some() => Ok(LineEncoder::Changelog(
+            changelog::ChangelogFormat::from_options(f, &map).map_err(ConnectorError)?,
+        )),
         Some(other) => Err(ConnectorError(format!(
-            "format '{other}' is not supported (supported: csv, json)"
+            "format '{other}' is not supported (supported: {SUPPORTED})"
         ))),
         None => Err(ConnectorError("option 'format' is required".into())),
     }
@@ -403,6 +435,7 @@ macro_rules! line_decoder {
 
 line_decoder!(csv::CsvDecoder);
 line_decoder!(json::JsonDecoder);
+line_decoder!(changelog::ChangelogDecoder);
 
 #[cfg(test)]
 mod tests {

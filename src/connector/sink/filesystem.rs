@@ -426,7 +426,12 @@ impl FileSink {
     }
 
     /// Writes rows of one partition, rolling by size between rows as Flink does.
-    fn write_rows(&mut self, partition: &str, rows: &RecordBatch) -> Result<(), ExecError> {
+    fn write_rows(
+        &mut self,
+        partition: &str,
+        rows: &RecordBatch,
+        kinds: Option<&[RowKind]>,
+    ) -> Result<(), ExecError> {
         self.buffer.clear();
         // When every column is a partition key the rows leave only their directory, and an
         // empty file (Flink writes no line for them).
@@ -434,7 +439,7 @@ impl FileSink {
             return self.append(partition, b"");
         }
         self.encoder
-            .encode_batch(rows, &self.data_schema, &mut self.buffer);
+            .encode_batch(rows, kinds, &self.data_schema, &mut self.buffer);
         let fits = self.batch
             || self
                 .parts
@@ -452,8 +457,9 @@ impl FileSink {
         let mut line = Vec::new();
         for row in 0..rows.num_rows() {
             line.clear();
+            let kind = kinds.map(|k| &k[row..row + 1]);
             self.encoder
-                .encode_batch(&rows.slice(row, 1), &self.data_schema, &mut line);
+                .encode_batch(&rows.slice(row, 1), kind, &self.data_schema, &mut line);
             self.append(partition, &line)?;
         }
         Ok(())
@@ -539,6 +545,7 @@ fn sync_dir(dir: &Path) -> std::io::Result<()> {
 impl Sink for FileSink {
     fn write(&mut self, chunk: StreamChunk) -> Result<(), ExecError> {
         if let Some(kinds) = &chunk.kinds
+            && !self.encoder.writes_changes()
             && kinds.iter().any(|k| *k != RowKind::Insert)
         {
             return Err(ExecError::Sink(format!(
@@ -552,6 +559,10 @@ impl Sink for FileSink {
         }
         let data = chunk.batch.project(&self.data_columns)?;
         for (partition, rows) in self.group_rows(&chunk.batch) {
+            let kinds: Option<Vec<RowKind>> = chunk
+                .kinds
+                .as_ref()
+                .map(|k| rows.iter().map(|&r| k[r as usize]).collect());
             let rows = if rows.len() == data.num_rows() {
                 data.clone()
             } else {
@@ -566,7 +577,7 @@ impl Sink for FileSink {
             if self.batch {
                 self.written.insert(partition.clone());
             }
-            self.write_rows(&partition, &rows)?;
+            self.write_rows(&partition, &rows, kinds.as_deref())?;
         }
         Ok(())
     }
@@ -614,9 +625,10 @@ impl SinkFactory for FileSinkFactory {
         "filesystem"
     }
 
-    /// Files are append-only: a row once written stays.
-    fn accepts_updates(&self, _request: &SinkRequest) -> bool {
-        false
+    /// Files are append-only: a row once written stays; a changelog format writes each
+    /// change as a line of its own.
+    fn accepts_updates(&self, request: &SinkRequest) -> bool {
+        crate::connector::format::is_changelog_format(&request.table.options)
     }
 
     fn check(&self, request: &SinkRequest) -> Result<(), String> {

@@ -262,7 +262,8 @@ impl StreamPlan {
     /// `SatisfyModifyKindSetTraitVisitor`, with the second's `-U` decision folded in).
     pub fn changelog_mode(&self) -> ChangelogMode {
         match self {
-            StreamPlan::TableSourceScan(_) | StreamPlan::Values(_) => ChangelogMode::INSERT_ONLY,
+            StreamPlan::TableSourceScan(n) => n.changelog_mode(),
+            StreamPlan::Values(_) => ChangelogMode::INSERT_ONLY,
             StreamPlan::GroupAggregate(n) => n.changelog_mode(),
             StreamPlan::Rank(n) => n.changelog_mode(),
             StreamPlan::Join(n) => n.changelog_mode(),

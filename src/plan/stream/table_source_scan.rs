@@ -27,6 +27,25 @@ impl StreamTableSourceScan {
         crate::connector::registry::supports_projection(&self.table)
     }
 
+    /// Whether the table's format is a changelog format (Debezium, Canal, Maxwell): then its
+    /// rows are inserted, updated and deleted.
+    pub fn reads_changelog(&self) -> bool {
+        crate::connector::format::is_changelog_format(&self.table.options)
+    }
+
+    pub fn changelog_mode(&self) -> super::ChangelogMode {
+        if self.reads_changelog() {
+            super::ChangelogMode {
+                insert: true,
+                update_before: true,
+                update_after: true,
+                delete: true,
+            }
+        } else {
+            super::ChangelogMode::INSERT_ONLY
+        }
+    }
+
     /// The physical columns, as the format decodes them.
     pub fn physical_schema(&self) -> Schema {
         let n = self.source_schema.len() - self.metadata.len();
