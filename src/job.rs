@@ -57,6 +57,8 @@ pub struct JobOptions {
     pub max_parallelism: u32,
     /// Watermarks at Flink's exact places (set by `build_job` for plans that need them).
     pub exact_watermarks: bool,
+    /// `table.exec.state.ttl`, in milliseconds (0, Flink's default: state kept for ever).
+    pub state_ttl: i64,
 }
 
 impl Default for JobOptions {
@@ -67,6 +69,7 @@ impl Default for JobOptions {
             parallelism: 1,
             max_parallelism: crate::exec::state::key_group::DEFAULT_MAX_PARALLELISM,
             exact_watermarks: false,
+            state_ttl: 0,
         }
     }
 }
@@ -266,7 +269,8 @@ fn build(
                     g.update_before,
                     ctx.batch_mode,
                 )
-                .map_err(|e| ConnectorError(e.to_string()))?;
+                .map_err(|e| ConnectorError(e.to_string()))?
+                .with_state_ttl(options.state_ttl);
                 chain.push(Box::new(operator));
             }
             Ok(Built::Task(t))
@@ -307,7 +311,8 @@ fn build(
                         rowtime,
                         r.update_before,
                     )
-                    .map_err(|e| ConnectorError(e.to_string()))?;
+                    .map_err(|e| ConnectorError(e.to_string()))?
+                    .with_state_ttl(options.state_ttl);
                     chain.push(Box::new(operator));
                 }
                 return Ok(Built::Task(t));
@@ -427,7 +432,8 @@ fn build(
                     ctx.clone(),
                     ctx.batch_mode,
                 )
-                .map_err(|e| ConnectorError(e.to_string()))?;
+                .map_err(|e| ConnectorError(e.to_string()))?
+                .with_state_ttl(options.state_ttl);
                 chains.push(vec![Box::new(operator) as Box<dyn Operator>]);
             }
             Ok(Built::Task(graph.add_task(TaskVertex {

@@ -41,6 +41,8 @@ const RUNTIME_MODE: &str = "execution.runtime-mode";
 const AUTO_WATERMARK_INTERVAL: &str = "pipeline.auto-watermark-interval";
 const PARALLELISM: &str = "parallelism.default";
 const IDLE_TIMEOUT: &str = "table.exec.source.idle-timeout";
+/// Idle state retention of the operators that keep state per key (0: for ever).
+const STATE_TTL: &str = "table.exec.state.ttl";
 const MAX_PARALLELISM: &str = "pipeline.max-parallelism";
 pub const RESULT_MODE: &str = "sql-client.execution.result-mode";
 /// The SQL client's column cap. Flink 2.3 reads only this key: the older
@@ -135,6 +137,15 @@ impl Session {
                 .ok_or_else(|| {
                     StatementError::Job(format!(
                         "Could not parse value '{text}' for key '{AUTO_WATERMARK_INTERVAL}'."
+                    ))
+                })?;
+        }
+        if let Some(text) = self.options.get(STATE_TTL) {
+            options.state_ttl = crate::connector::option_value::parse_duration(text)
+                .map(|nanos| nanos / 1_000_000)
+                .ok_or_else(|| {
+                    StatementError::Job(format!(
+                        "Could not parse value '{text}' for key '{STATE_TTL}'."
                     ))
                 })?;
         }

@@ -31,6 +31,8 @@ use super::state::key_table::KeyTable;
 struct Kept {
     time: i64,
     row: Box<[u8]>,
+    /// When the key was last written (processing time, milliseconds), for the state TTL.
+    written: i64,
 }
 
 pub struct DeduplicateOperator {
@@ -44,6 +46,10 @@ pub struct DeduplicateOperator {
     rows: RowConverter,
     keys: KeyTable<Kept>,
     key_groups: KeyGroupRange,
+    /// `table.exec.state.ttl` (milliseconds): a key not written for this long is forgotten.
+    ttl: Option<i64>,
+    ctx: OperatorContext,
+    next_sweep: Option<i64>,
 }
 
 impl DeduplicateOperator {
@@ -68,7 +74,21 @@ impl DeduplicateOperator {
             rows,
             keys: KeyTable::new(ctx.max_parallelism),
             key_groups: ctx.key_groups,
+            ttl: None,
+            ctx,
+            next_sweep: None,
         })
+    }
+
+    /// Forgets keys not written for `ttl` milliseconds (0: never).
+    pub fn with_state_ttl(mut self, ttl: i64) -> Self {
+        self.ttl = (ttl > 0).then_some(ttl);
+        self
+    }
+
+    fn expired(&self, kept: &Kept, now: i64) -> bool {
+        self.ttl
+            .is_some_and(|ttl| now.saturating_sub(kept.written) >= ttl)
     }
 }
 
@@ -76,6 +96,22 @@ impl Operator for DeduplicateOperator {
     fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
         self.keys.set_max_parallelism(ctx.max_parallelism);
         self.key_groups = ctx.key_groups;
+        self.ctx = ctx.clone();
+        self.next_sweep = self.ttl.map(|ttl| ctx.now_millis().saturating_add(ttl));
+        Ok(())
+    }
+
+    fn next_processing_time(&self) -> Option<i64> {
+        self.next_sweep
+    }
+
+    /// Sweeps out the keys the state TTL expired (they are already invisible).
+    fn on_processing_time(&mut self, now: i64, _out: &mut dyn Output) -> Result<(), ExecError> {
+        if let Some(ttl) = self.ttl {
+            self.keys
+                .retain(|kept| now.saturating_sub(kept.written) < ttl);
+            self.next_sweep = Some(now.saturating_add(ttl));
+        }
         Ok(())
     }
 
@@ -108,9 +144,19 @@ impl Operator for DeduplicateOperator {
         let rows = self.rows.convert_columns(batch.columns())?;
         let mut emitted: Vec<(RowKind, Box<[u8]>)> = Vec::new();
         let mut firsts: Vec<u32> = Vec::new();
+        let now = self.ctx.now_millis();
         for i in 0..batch.num_rows() {
             let bytes = key_bytes(keys.as_ref(), i);
-            let (key, new) = self.keys.intern(bytes);
+            let (key, mut new) = self.keys.intern(bytes);
+            // An expired key is new again, whether or not a sweep has freed it yet.
+            if !new && self.expired(&self.keys.entry(key).value, now) {
+                *self.keys.value_mut(key) = Kept::default();
+                new = true;
+            }
+            // Flink writes a key's state when it keeps a row: keep-first only its first.
+            if new {
+                self.keys.value_mut(key).written = now;
+            }
             if !self.keep_last {
                 if new {
                     firsts.push(i as u32);
@@ -187,7 +233,11 @@ impl Operator for DeduplicateOperator {
             let (key, _) = self.keys.intern(input.bytes()?);
             let time = input.i64()?;
             let row = input.bytes()?.into();
-            *self.keys.value_mut(key) = Kept { time, row };
+            *self.keys.value_mut(key) = Kept {
+                time,
+                row,
+                written: self.ctx.now_millis(),
+            };
         }
         Ok(())
     }

@@ -80,3 +80,33 @@ fn restored_equals_uninterrupted() {
         expected
     );
 }
+
+/// `table.exec.state.ttl`: a key not written for the TTL is new again (keep-first emits its
+/// next row; it writes a key only when it keeps its first row), and the sweep frees it.
+#[test]
+fn state_ttl_makes_an_idle_key_new_again() {
+    use crate::exec::test_harness::{Recorder, chunk};
+    let clock = crate::clock::ManualClock::new(0);
+    let mut op = operator(false, false).with_state_ttl(1_000);
+    op.open(&OperatorContext::instance(0, 1, 128, clock.clone()))
+        .unwrap();
+    let mut out = Recorder::new(&clicks());
+    let mut at = |op: &mut DeduplicateOperator, ms: i64, rows: &str| {
+        clock.set(ms * 1_000_000);
+        op.process(0, chunk(&clicks(), rows), &mut out).unwrap();
+        out.take()
+    };
+    assert_eq!(
+        at(&mut op, 0, "+I Mary | a | 2020-04-15 12:00:00"),
+        "+I Mary | a | 2020-04-15 12:00:00.000"
+    );
+    assert_eq!(at(&mut op, 900, "+I Mary | b | 2020-04-15 12:00:01"), "");
+    // Keep-first writes a key once, at its first row (0): gone at 1,000 though seen at 900.
+    assert_eq!(
+        at(&mut op, 1_000, "+I Mary | c | 2020-04-15 12:00:02"),
+        "+I Mary | c | 2020-04-15 12:00:02.000"
+    );
+    assert_eq!(at(&mut op, 1_999, "+I Mary | d | 2020-04-15 12:00:03"), "");
+    op.on_processing_time(2_000, &mut out).unwrap();
+    assert!(op.keys.is_empty());
+}

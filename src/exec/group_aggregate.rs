@@ -51,6 +51,14 @@ pub struct GroupAggregateOperator {
     batch_number: u64,
     /// Keys whose count reached zero in this batch, to forget at its end.
     emptied: Vec<u32>,
+    /// `table.exec.state.ttl` (milliseconds): a key not written for this long is forgotten,
+    /// as Flink's state TTL (on create and write, expired state never returned) forgets it.
+    ttl: Option<i64>,
+    /// Per key id, when it was last written (processing time, milliseconds).
+    written: Vec<i64>,
+    ctx: OperatorContext,
+    /// When expired keys are next swept out.
+    next_sweep: Option<i64>,
 }
 
 /// A row of a round: the input row, its key and whether the input retracts it.
@@ -109,7 +117,47 @@ impl GroupAggregateOperator {
             seen_in: Vec::new(),
             batch_number: 0,
             emptied: Vec::new(),
+            ttl: None,
+            written: Vec::new(),
+            ctx,
+            next_sweep: None,
         })
+    }
+
+    /// Forgets keys not written for `ttl` milliseconds (streaming only; 0: never).
+    pub fn with_state_ttl(mut self, ttl: i64) -> Self {
+        self.ttl = (ttl > 0 && !self.final_only).then_some(ttl);
+        self
+    }
+
+    /// Whether key `id` has outlived the state TTL at `now`.
+    fn expired(&self, id: u32, now: i64) -> bool {
+        self.ttl.is_some_and(|ttl| {
+            self.written
+                .get(id as usize)
+                .is_some_and(|&w| now.saturating_sub(w) >= ttl)
+        })
+    }
+
+    /// Forgets a key and its accumulators.
+    fn forget(&mut self, id: u32) {
+        for a in &mut self.accumulators {
+            a.free(id);
+        }
+        self.keys.remove(id);
+    }
+
+    /// Marks the keys of a round written at `now`.
+    fn touch(&mut self, round: &[RoundRow], now: i64) {
+        if self.ttl.is_none() {
+            return;
+        }
+        if self.written.len() < self.keys.capacity() {
+            self.written.resize(self.keys.capacity(), now);
+        }
+        for r in round {
+            self.written[r.key as usize] = now;
+        }
     }
 
     /// The id of a key for a row, made when new; `None` for a retraction of a key that
@@ -123,6 +171,14 @@ impl GroupAggregateOperator {
                 let capacity = self.keys.capacity();
                 for a in &mut self.accumulators {
                     a.resize(capacity);
+                }
+                // A new key is written now (its id may be an expired one's).
+                if self.ttl.is_some() {
+                    let now = self.ctx.now_millis();
+                    if self.written.len() < capacity {
+                        self.written.resize(capacity, now);
+                    }
+                    self.written[id as usize] = now;
                 }
             }
             id
@@ -217,10 +273,18 @@ impl GroupAggregateOperator {
     ) -> Vec<Vec<RoundRow>> {
         self.batch_number += 1;
         let stamp = self.batch_number;
+        let now = self.ctx.now_millis();
         let mut rounds: Vec<Vec<RoundRow>> = Vec::new();
         for row in 0..chunk.num_rows() {
             let retract = matches!(chunk.kind(row), RowKind::UpdateBefore | RowKind::Delete);
             let bytes = key_bytes(keys, row);
+            // An expired key is gone, whether or not a sweep has freed it yet.
+            if self.ttl.is_some()
+                && let Some(id) = self.keys.find(bytes)
+                && self.expired(id, now)
+            {
+                self.forget(id);
+            }
             // A retraction of an unknown key may still meet the key made by an earlier
             // row of this batch: look it up, and decide when its round runs.
             let key = match self.keys.find(bytes) {
@@ -280,6 +344,7 @@ impl GroupAggregateOperator {
             let slots: Vec<u32> = round.iter().map(|r| r.key).collect();
             let before = self.results(&slots)?;
             self.apply(batch, &round)?;
+            self.touch(&round, self.ctx.now_millis());
             let after = self.results(&slots)?;
             let comparators: Vec<DynComparator> = before
                 .iter()
@@ -355,6 +420,30 @@ impl Operator for GroupAggregateOperator {
     fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
         self.keys.set_max_parallelism(ctx.max_parallelism);
         self.key_groups = ctx.key_groups;
+        self.ctx = ctx.clone();
+        self.next_sweep = self.ttl.map(|ttl| ctx.now_millis().saturating_add(ttl));
+        Ok(())
+    }
+
+    fn next_processing_time(&self) -> Option<i64> {
+        self.next_sweep
+    }
+
+    /// Sweeps out the keys the state TTL expired (they are already invisible).
+    fn on_processing_time(&mut self, now: i64, _out: &mut dyn Output) -> Result<(), ExecError> {
+        let Some(ttl) = self.ttl else {
+            return Ok(());
+        };
+        let expired: Vec<u32> = self
+            .keys
+            .iter()
+            .map(|(id, _)| id)
+            .filter(|&id| self.expired(id, now))
+            .collect();
+        for id in expired {
+            self.forget(id);
+        }
+        self.next_sweep = Some(now.saturating_add(ttl));
         Ok(())
     }
 

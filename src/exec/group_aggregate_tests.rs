@@ -249,3 +249,41 @@ fn whole_snapshot(spec: &Spec, script: &str) -> Vec<(u32, Vec<u8>)> {
     run_script(&mut op, &spec.input, &spec.output(), script).unwrap();
     op.snapshot()
 }
+
+/// `table.exec.state.ttl`: a key not written for the TTL is gone (its next row starts it
+/// afresh with `+I`, a retraction of it is ignored) even before a sweep frees it; a row
+/// within the TTL keeps it, and the sweep frees what expired.
+#[test]
+fn state_ttl_forgets_keys_not_written_for_its_duration() {
+    use crate::exec::test_harness::{Recorder, chunk};
+    let spec = Spec {
+        retracts: true,
+        ..Spec::new(clicks(), &[0], vec![count(&[1])])
+    };
+    let clock = crate::clock::ManualClock::new(0);
+    let mut op = spec.build().with_state_ttl(1_000);
+    op.open(&OperatorContext::instance(0, 1, 128, clock.clone()))
+        .unwrap();
+    let mut out = Recorder::new(&spec.output());
+    let mut at = |op: &mut GroupAggregateOperator, ms: i64, rows: &str| {
+        clock.set(ms * 1_000_000);
+        op.process(0, chunk(&spec.input, rows), &mut out).unwrap();
+        out.take()
+    };
+    assert_eq!(at(&mut op, 0, "+I Mary | a"), "+I Mary | 1");
+    assert_eq!(at(&mut op, 900, "+I Mary | b"), "-U Mary | 1\n+U Mary | 2");
+    // Written at 900: still there at 1,800.
+    assert_eq!(
+        at(&mut op, 1_800, "+I Mary | c"),
+        "-U Mary | 2\n+U Mary | 3"
+    );
+    assert_eq!(
+        at(&mut op, 2_800, "+I Mary | d\n+I Mary | e"),
+        "+I Mary | 1\n-U Mary | 1\n+U Mary | 2"
+    );
+    assert_eq!(at(&mut op, 3_900, "-D Mary | d"), "");
+    assert_eq!(at(&mut op, 3_950, "+I Bob | x"), "+I Bob | 1");
+    op.on_processing_time(5_000, &mut out).unwrap();
+    assert_eq!(op.keys.len(), 0, "the sweep frees expired keys");
+    assert_eq!(op.next_processing_time(), Some(6_000));
+}

@@ -29,7 +29,7 @@ use arrow_row::{RowConverter, Rows};
 use arrow_schema::SchemaRef;
 use smallvec::SmallVec;
 
-use super::aggregate::{StateReader, put_bytes, put_u32};
+use super::aggregate::{StateReader, put_bytes, put_i64, put_u32};
 use super::chunk::{RowKind, StreamChunk, batch_with_rows};
 use super::eval::evaluate;
 use super::operator::{ExecError, Operator, OperatorContext, Output};
@@ -53,6 +53,8 @@ struct Record {
     row: Box<[u8]>,
     count: u32,
     associations: u32,
+    /// When the row was last written (processing time, milliseconds), for the state TTL.
+    written: i64,
 }
 
 /// A key's rows on one side.
@@ -100,32 +102,40 @@ impl Side {
         &mut self.state.value_mut(at.0)[at.1 as usize]
     }
 
-    /// Adds one copy of `row` under `key`; an outer side's row joins `associations` rows.
-    fn add(&mut self, key: &[u8], row: &[u8], associations: u32) {
+    /// Adds one copy of `row` under `key` at `now`; an outer side's row joins
+    /// `associations` rows. An expired copy counts for nothing.
+    fn add(&mut self, key: &[u8], row: &[u8], associations: u32, now: i64, ttl: Option<i64>) {
         let (id, _) = self.state.intern(key);
         let records = self.state.value_mut(id);
         match records.iter_mut().find(|r| &*r.row == row) {
             Some(r) => {
-                r.count += 1;
+                r.count = if expired(r, now, ttl) { 1 } else { r.count + 1 };
                 r.associations = associations;
+                r.written = now;
             }
             None => records.push(Record {
                 row: row.into(),
                 count: 1,
                 associations,
+                written: now,
             }),
         }
     }
 
-    /// Takes one copy of `row` from under `key` (nothing when it is not there, as Flink's
-    /// state view does).
-    fn retract(&mut self, key: &[u8], row: &[u8]) {
+    /// Takes one copy of `row` from under `key` (nothing when it is not there, or expired,
+    /// as Flink's state view does).
+    fn retract(&mut self, key: &[u8], row: &[u8], now: i64, ttl: Option<i64>) {
         let Some(id) = self.state.find(key) else {
             return;
         };
         let records = self.state.value_mut(id);
         if let Some(at) = records.iter().position(|r| &*r.row == row) {
-            records[at].count -= 1;
+            if expired(&records[at], now, ttl) {
+                records[at].count = 0;
+            } else {
+                records[at].count -= 1;
+                records[at].written = now;
+            }
             if records[at].count == 0 {
                 records.swap_remove(at);
             }
@@ -134,6 +144,26 @@ impl Side {
             self.state.remove(id);
         }
     }
+
+    /// Drops every row the state TTL expired.
+    fn sweep(&mut self, now: i64, ttl: i64) {
+        let mut emptied = Vec::new();
+        for (id, _) in self.state.iter() {
+            emptied.push(id);
+        }
+        for id in emptied {
+            let records = self.state.value_mut(id);
+            records.retain(|r| !expired(r, now, Some(ttl)));
+            if records.is_empty() {
+                self.state.remove(id);
+            }
+        }
+    }
+}
+
+/// Whether a stored row has outlived the state TTL at `now`.
+fn expired(record: &Record, now: i64, ttl: Option<i64>) -> bool {
+    ttl.is_some_and(|ttl| now.saturating_sub(record.written) >= ttl)
 }
 
 /// One output row: which input row, which stored row of the other side, or both.
@@ -154,6 +184,11 @@ pub struct JoinOperator {
     ctx: EvalContext,
     final_only: bool,
     key_groups: KeyGroupRange,
+    /// `table.exec.state.ttl` (milliseconds): a row not written for this long is gone, as
+    /// Flink's state TTL (on create and write, expired state never returned) drops it.
+    ttl: Option<i64>,
+    operator: OperatorContext,
+    next_sweep: Option<i64>,
 }
 
 impl JoinOperator {
@@ -182,7 +217,16 @@ impl JoinOperator {
             ctx,
             final_only,
             key_groups: OperatorContext::default().key_groups,
+            ttl: None,
+            operator: OperatorContext::default(),
+            next_sweep: None,
         })
+    }
+
+    /// Drops rows not written for `ttl` milliseconds (streaming only; 0: never).
+    pub fn with_state_ttl(mut self, ttl: i64) -> Self {
+        self.ttl = (ttl > 0 && !self.final_only).then_some(ttl);
+        self
     }
 
     /// For input rows `rows` of `batch` (arriving on side `s`), the other side's stored
@@ -195,6 +239,7 @@ impl JoinOperator {
         keys: Option<&Rows>,
         null_keys: Option<&NullBuffer>,
         rows: std::ops::Range<usize>,
+        now: i64,
     ) -> Result<Vec<(u32, RecordAt)>, ExecError> {
         let other = &self.sides[1 - s];
         let mut pairs = Vec::new();
@@ -204,7 +249,11 @@ impl JoinOperator {
             }
             if let Some(id) = other.state.find(key_bytes(keys, i)) {
                 let records = &other.state.entry(id).value;
-                pairs.extend((0..records.len() as u32).map(|r| (i as u32, (id, r))));
+                pairs.extend(
+                    (0..records.len() as u32)
+                        .filter(|&r| !expired(&records[r as usize], now, self.ttl))
+                        .map(|r| (i as u32, (id, r))),
+                );
             }
         }
         let Some(residual) = &self.residual else {
@@ -286,6 +335,23 @@ impl Operator for JoinOperator {
             side.state.set_max_parallelism(ctx.max_parallelism);
         }
         self.key_groups = ctx.key_groups;
+        self.operator = ctx.clone();
+        self.next_sweep = self.ttl.map(|ttl| ctx.now_millis().saturating_add(ttl));
+        Ok(())
+    }
+
+    fn next_processing_time(&self) -> Option<i64> {
+        self.next_sweep
+    }
+
+    /// Sweeps out the rows the state TTL expired (they are already invisible).
+    fn on_processing_time(&mut self, now: i64, _out: &mut dyn Output) -> Result<(), ExecError> {
+        if let Some(ttl) = self.ttl {
+            for side in &mut self.sides {
+                side.sweep(now, ttl);
+            }
+            self.next_sweep = Some(now.saturating_add(ttl));
+        }
         Ok(())
     }
 
@@ -318,6 +384,7 @@ impl Operator for JoinOperator {
             _ => Some(side.rows.convert_columns(batch.columns())?),
         };
         let (s_outer, o_outer) = (self.sides[s].outer, self.sides[1 - s].outer);
+        let (now, ttl) = (self.operator.now_millis(), self.ttl);
         let mut pairs: Vec<Pair> = Vec::new();
         let mut kinds: Vec<RowKind> = Vec::new();
         let mut start = 0;
@@ -334,7 +401,8 @@ impl Operator for JoinOperator {
                 }
                 end += 1;
             }
-            let matches = self.matches(s, batch, keys.as_ref(), null_keys.as_ref(), start..end)?;
+            let matches =
+                self.matches(s, batch, keys.as_ref(), null_keys.as_ref(), start..end, now)?;
             let mut next = 0;
             for i in start..end {
                 let from = next;
@@ -365,7 +433,7 @@ impl Operator for JoinOperator {
                         }
                     } else {
                         let copies = self.copies(s, matched);
-                        self.sides[s].add(key, row, copies);
+                        self.sides[s].add(key, row, copies, now, ttl);
                     }
                 } else if accumulate {
                     if matched.is_empty() && s_outer {
@@ -399,11 +467,11 @@ impl Operator for JoinOperator {
                     }
                     if !has_null_key {
                         let copies = if s_outer { self.copies(s, matched) } else { 0 };
-                        self.sides[s].add(key, row, copies);
+                        self.sides[s].add(key, row, copies, now, ttl);
                     }
                 } else {
                     if !has_null_key {
-                        self.sides[s].retract(key, row);
+                        self.sides[s].retract(key, row, now, ttl);
                     }
                     if matched.is_empty() {
                         if s_outer {
@@ -496,6 +564,7 @@ impl Operator for JoinOperator {
                     put_bytes(out, &record.row);
                     put_u32(out, record.count);
                     put_u32(out, record.associations);
+                    put_i64(out, record.written);
                 }
             }
         }
@@ -517,10 +586,12 @@ impl Operator for JoinOperator {
                 let row = input.bytes()?.into();
                 let count = input.u32()?;
                 let associations = input.u32()?;
+                let written = input.i64()?;
                 side.state.value_mut(id).push(Record {
                     row,
                     count,
                     associations,
+                    written,
                 });
             }
         }

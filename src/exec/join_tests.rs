@@ -247,3 +247,33 @@ fn many_matches_are_emitted_in_rounds() {
     assert!(lines.starts_with("+I 7 | a | 7 | r0\n"));
     assert!(lines.ends_with("+I 7 | b | 7 | r39999"));
 }
+
+/// `table.exec.state.ttl`: a row not written for the TTL no longer joins, and a sweep drops
+/// it; an outer side's expired row is not padded again.
+#[test]
+fn state_ttl_drops_rows_not_written_for_its_duration() {
+    let clock = crate::clock::ManualClock::new(0);
+    let mut op = operator(JoinType::Inner, None, false).with_state_ttl(1_000);
+    op.open(&OperatorContext::instance(0, 1, 128, clock.clone()))
+        .unwrap();
+    let mut out = Recorder::new(&output());
+    let mut at = |op: &mut JoinOperator, ms: i64, side: usize, rows: &str| {
+        clock.set(ms * 1_000_000);
+        let schema = if side == 0 { left() } else { right() };
+        op.process(side, chunk(&schema, rows), &mut out).unwrap();
+        out.take()
+    };
+    assert_eq!(at(&mut op, 0, 0, "+I 1 | a"), "");
+    assert_eq!(at(&mut op, 999, 1, "+I 1 | x"), "+I 1 | a | 1 | x");
+    // The left row was written at 0: gone at 1,000; the right one (999) is not.
+    assert_eq!(at(&mut op, 1_000, 1, "+I 1 | y"), "");
+    assert_eq!(
+        at(&mut op, 1_500, 0, "+I 1 | b"),
+        "+I 1 | b | 1 | x\n+I 1 | b | 1 | y"
+    );
+    op.on_processing_time(10_000, &mut out).unwrap();
+    assert!(
+        op.sides.iter().all(|s| s.state.is_empty()),
+        "the sweep drops expired rows"
+    );
+}

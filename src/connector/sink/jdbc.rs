@@ -128,7 +128,7 @@ impl JdbcOptions {
             None => Some(Duration::from_secs(1)),
             Some(v) => match parse_duration(v) {
                 Some(0) => None,
-                Some(ms) if ms > 0 => Some(Duration::from_millis(ms as u64)),
+                Some(nanos) if nanos > 0 => Some(Duration::from_nanos(nanos as u64)),
                 _ => {
                     return Err(fail(format!(
                         "'sink.buffer-flush.interval' must be a duration, got '{v}'"
