@@ -13,6 +13,7 @@ use crate::exec::changelog_kinds::ChangelogKindsOperator;
 use crate::exec::deduplicate::DeduplicateOperator;
 use crate::exec::group_aggregate::GroupAggregateOperator;
 use crate::exec::group_window_aggregate::GroupWindowAggregateOperator;
+use crate::exec::interval_join::IntervalJoinOperator;
 use crate::exec::join::JoinOperator;
 use crate::exec::operator::Operator;
 use crate::exec::rank::RankOperator;
@@ -438,6 +439,55 @@ fn build(
             }
             Ok(Built::Task(graph.add_task(TaskVertex {
                 name: "Join".into(),
+                instances: chains,
+                inputs,
+            })))
+        }
+        StreamPlan::IntervalJoin(j) => {
+            let mut inputs = Vec::new();
+            let mut instances = options.parallelism;
+            for (s, input) in [&j.left, &j.right].into_iter().enumerate() {
+                let StreamPlan::Exchange(e) = input.as_ref() else {
+                    return Err(ConnectorError(
+                        "internal error: a join needs an exchange below each input".into(),
+                    ));
+                };
+                let built = build(&e.input, ctx, options, graph, groups)?;
+                let partitioning = match &e.distribution {
+                    Distribution::Hash(keys) => Partitioning::Hash {
+                        columns: keys.clone(),
+                        schema: runtime_schema(e.input.schema()),
+                    },
+                    Distribution::Single | Distribution::Any => {
+                        instances = 1;
+                        Partitioning::Global
+                    }
+                };
+                built.edges(graph, s, &partitioning, &mut inputs);
+            }
+            let (left, right) = (
+                runtime_schema(j.left.schema()),
+                runtime_schema(j.right.schema()),
+            );
+            let output = runtime_schema(&j.schema);
+            let mut chains = Vec::new();
+            for _ in 0..instances {
+                let operator = IntervalJoinOperator::new(
+                    &left,
+                    &right,
+                    output.clone(),
+                    (j.left_keys.clone(), j.right_keys.clone()),
+                    (j.bounds.left_time, j.bounds.right_time),
+                    (j.bounds.lower, j.bounds.upper),
+                    j.join_type,
+                    j.residual.clone(),
+                    ctx.clone(),
+                )
+                .map_err(|e| ConnectorError(e.to_string()))?;
+                chains.push(vec![Box::new(operator) as Box<dyn Operator>]);
+            }
+            Ok(Built::Task(graph.add_task(TaskVertex {
+                name: "IntervalJoin".into(),
                 instances: chains,
                 inputs,
             })))

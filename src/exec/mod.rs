@@ -13,6 +13,7 @@ pub mod deduplicate;
 pub mod eval;
 pub mod group_aggregate;
 pub mod group_window_aggregate;
+pub mod interval_join;
 pub mod join;
 pub mod not_null;
 pub mod operator;

@@ -1202,7 +1202,7 @@ impl<'a> Binder<'a> {
             }
             bound = Some(match bound {
                 None => side,
-                Some(left) => joined(left, side, JoinType::Inner, true_literal()),
+                Some(left) => joined(left, side, JoinType::Inner, true_literal(), false),
             });
         }
         Ok(bound.expect("a FROM clause has an item"))
@@ -1229,7 +1229,7 @@ impl<'a> Binder<'a> {
             JoinOperator::Right(c) | JoinOperator::RightOuter(c) => (JoinType::Right, c),
             JoinOperator::FullOuter(c) => (JoinType::Full, c),
             JoinOperator::CrossJoin(JoinConstraint::None) => {
-                return Ok(joined(left, right, JoinType::Inner, true_literal()));
+                return Ok(joined(left, right, JoinType::Inner, true_literal(), false));
             }
             _ => return Err(error(span, "this kind of join is not supported")),
         };
@@ -1262,7 +1262,16 @@ impl<'a> Binder<'a> {
                 ),
             ));
         }
-        Ok(joined(left, right, join_type, condition))
+        // Bounds on both sides' event times make an interval join, whose output keeps them.
+        let attributes: Vec<Option<TimeAttribute>> =
+            scope.iter().map(|c| c.field.time_attribute).collect();
+        let interval = crate::plan::stream::interval_join::window_bounds(
+            &crate::plan::stream::translate::conjuncts(&condition),
+            left.1.len(),
+            &attributes,
+        )
+        .is_some();
+        Ok(joined(left, right, join_type, condition, interval))
     }
 
     fn bind_table_factor(
@@ -3695,16 +3704,20 @@ fn uniquify(fields: &mut [Field]) {
 }
 
 /// The join of two bound FROM items: the left's columns, then the right's, a side that may
-/// be missing made nullable, time attributes materialized.
+/// be missing made nullable, time attributes materialized unless `keep_time` (an interval
+/// join).
 fn joined(
     left: (LogicalPlan, Vec<ScopeColumn>),
     right: (LogicalPlan, Vec<ScopeColumn>),
     join_type: JoinType,
     condition: ScalarExpr,
+    keep_time: bool,
 ) -> (LogicalPlan, Vec<ScopeColumn>) {
     let side = |scope: Vec<ScopeColumn>, nullable: bool| {
         scope.into_iter().map(move |mut c| {
-            c.field.time_attribute = None;
+            if !keep_time {
+                c.field.time_attribute = None;
+            }
             if nullable {
                 c.field.data_type.nullable = true;
             }

@@ -8,6 +8,7 @@ pub mod calc;
 pub mod exchange;
 pub mod group_aggregate;
 pub mod group_window_aggregate;
+pub mod interval_join;
 pub mod join;
 pub mod rank;
 pub mod sink;
@@ -24,6 +25,7 @@ use calc::StreamCalc;
 use exchange::{Distribution, StreamExchange};
 use group_aggregate::StreamGroupAggregate;
 use group_window_aggregate::StreamGroupWindowAggregate;
+use interval_join::StreamIntervalJoin;
 use join::StreamJoin;
 use rank::StreamRank;
 use sink::StreamSink;
@@ -93,6 +95,7 @@ pub enum StreamPlan {
     WindowAggregate(StreamWindowAggregate),
     WindowDeduplicate(StreamWindowDeduplicate),
     Join(StreamJoin),
+    IntervalJoin(StreamIntervalJoin),
     Sink(StreamSink),
 }
 
@@ -197,6 +200,11 @@ pub fn require_update_before(plan: &mut StreamPlan, root: bool) {
             require_update_before(&mut n.left, before);
             require_update_before(&mut n.right, before);
         }
+        // Its inputs are insert-only.
+        StreamPlan::IntervalJoin(n) => {
+            require_update_before(&mut n.left, false);
+            require_update_before(&mut n.right, false);
+        }
         StreamPlan::TableSourceScan(_) | StreamPlan::Values(_) => {}
     }
 }
@@ -217,6 +225,7 @@ impl StreamPlan {
             StreamPlan::WindowDeduplicate(n) => &n.schema,
             StreamPlan::Rank(n) => &n.schema,
             StreamPlan::Join(n) => &n.schema,
+            StreamPlan::IntervalJoin(n) => &n.schema,
             StreamPlan::Sink(n) => &n.schema,
         }
     }
@@ -254,7 +263,8 @@ impl StreamPlan {
             StreamPlan::TableSourceScan(_)
             | StreamPlan::Values(_)
             | StreamPlan::Union(_)
-            | StreamPlan::Join(_) => Distribution::Any,
+            | StreamPlan::Join(_)
+            | StreamPlan::IntervalJoin(_) => Distribution::Any,
         }
     }
 
@@ -267,6 +277,7 @@ impl StreamPlan {
             StreamPlan::GroupAggregate(n) => n.changelog_mode(),
             StreamPlan::Rank(n) => n.changelog_mode(),
             StreamPlan::Join(n) => n.changelog_mode(),
+            StreamPlan::IntervalJoin(n) => n.changelog_mode(),
             // Windows emit final rows; they take insert-only input.
             StreamPlan::GroupWindowAggregate(_)
             | StreamPlan::WindowTableFunction(_)
@@ -299,6 +310,7 @@ impl StreamPlan {
             StreamPlan::WindowDeduplicate(n) => vec![&n.input],
             StreamPlan::Rank(n) => vec![&n.input],
             StreamPlan::Join(n) => vec![&n.left, &n.right],
+            StreamPlan::IntervalJoin(n) => vec![&n.left, &n.right],
             StreamPlan::Sink(n) => vec![&n.input],
         }
     }
@@ -422,6 +434,7 @@ impl StreamPlan {
             StreamPlan::WindowDeduplicate(n) => n.explain(),
             StreamPlan::Rank(n) => n.explain(spelling),
             StreamPlan::Join(n) => n.explain(spelling),
+            StreamPlan::IntervalJoin(n) => n.explain(spelling),
             StreamPlan::Sink(n) => n.explain(),
         }
     }

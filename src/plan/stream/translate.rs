@@ -6,6 +6,7 @@ use super::calc::StreamCalc;
 use super::exchange::{Distribution, StreamExchange};
 use super::group_aggregate::StreamGroupAggregate;
 use super::group_window_aggregate::StreamGroupWindowAggregate;
+use super::interval_join::{StreamIntervalJoin, WindowBounds, window_bounds};
 use super::join::StreamJoin;
 use super::rank::{Deduplication, StreamRank};
 use super::sink::StreamSink;
@@ -351,7 +352,7 @@ fn having_on_keys(calc: &LogicalCalc) -> Option<(LogicalCalc, LogicalAggregate)>
 }
 
 /// The operands of a chain of ANDs, in order.
-fn conjuncts(e: &ScalarExpr) -> Vec<ScalarExpr> {
+pub(crate) fn conjuncts(e: &ScalarExpr) -> Vec<ScalarExpr> {
     match e {
         ScalarExpr::Call { function, args, .. } if function.name == "AND" => {
             args.iter().flat_map(conjuncts).collect()
@@ -823,13 +824,32 @@ fn join(
             )
         })
         .collect();
-    // Each conjunct: a key pair (left slot, right slot) or a residual over the join's columns.
+    // Between insert-only inputs, bounds on their event times make an interval join.
+    let insert_only =
+        left.changelog_mode().is_insert_only() && right.changelog_mode().is_insert_only();
+    let attributes: Vec<Option<TimeAttribute>> = left
+        .schema()
+        .fields
+        .iter()
+        .chain(&right.schema().fields)
+        .map(|f| f.time_attribute)
+        .collect();
+    let interval = insert_only
+        .then(|| window_bounds(&conditions, nl, &attributes))
+        .flatten();
+    // Each conjunct: a key pair (left slot, right slot), a time bound of an interval join, or
+    // a residual over the join's columns.
     enum Part {
         Key(usize, usize),
+        Bound(ScalarExpr),
         Residual(ScalarExpr),
     }
     let mut parts = Vec::new();
-    for c in conditions {
+    for (i, c) in conditions.into_iter().enumerate() {
+        if interval.as_ref().is_some_and(|(_, used)| used.contains(&i)) {
+            parts.push(Part::Bound(c));
+            continue;
+        }
         let pair = match &c {
             ScalarExpr::Call { function, args, .. } if function.name == "=" && args.len() == 2 => {
                 match (sides_read(&args[0], nl), sides_read(&args[1], nl)) {
@@ -899,7 +919,12 @@ fn join(
             data_type: t.clone(),
         })
     };
-    let schema = join_schema(left.schema(), right.schema(), j.join_type);
+    let schema = join_schema(
+        left.schema(),
+        right.schema(),
+        j.join_type,
+        interval.is_some(),
+    );
     let column = |i: usize| column_of(&schema, i);
     let equals = crate::function::lookup("=");
     let (mut left_keys, mut right_keys) = (Vec::new(), Vec::new());
@@ -922,6 +947,7 @@ fn join(
                     });
                 }
             }
+            Part::Bound(c) => printed.push(onto_join(&c)),
             Part::Residual(c) => {
                 let c = onto_join(&c);
                 printed.push(c.clone());
@@ -930,17 +956,30 @@ fn join(
         }
     }
     let width = schema.len();
-    let plan = StreamPlan::Join(StreamJoin {
-        left: Box::new(left),
-        right: Box::new(right),
-        join_type: j.join_type,
-        left_keys,
-        right_keys,
-        condition: printed.into_iter().reduce(and),
-        residual: residual.into_iter().reduce(and),
-        update_before: false,
-        schema,
-    });
+    let plan = match (interval, printed.into_iter().reduce(and)) {
+        (Some((bounds, _)), Some(condition)) => StreamPlan::IntervalJoin(StreamIntervalJoin {
+            left: Box::new(left),
+            right: Box::new(right),
+            join_type: j.join_type,
+            left_keys,
+            right_keys,
+            bounds,
+            condition,
+            residual: residual.into_iter().reduce(and),
+            schema,
+        }),
+        (_, condition) => StreamPlan::Join(StreamJoin {
+            left: Box::new(left),
+            right: Box::new(right),
+            join_type: j.join_type,
+            left_keys,
+            right_keys,
+            condition,
+            residual: residual.into_iter().reduce(and),
+            update_before: false,
+            schema,
+        }),
+    };
     // Back to the logical join's columns, without the computed keys.
     let exprs: Vec<ScalarExpr> = (0..nl + nr)
         .map(|i| ScalarExpr::Column {
@@ -1005,11 +1044,13 @@ fn common_key_types(l: ScalarExpr, r: ScalarExpr) -> (ScalarExpr, ScalarExpr) {
 
 /// A join's output columns over inputs `left` and `right`: the left's, then the right's,
 /// named apart as Calcite names a join's row type, a side that may be missing nullable,
-/// time attributes materialized.
-fn join_schema(left: &Schema, right: &Schema, join_type: JoinType) -> Schema {
+/// time attributes materialized unless `keep_time` (an interval join).
+fn join_schema(left: &Schema, right: &Schema, join_type: JoinType, keep_time: bool) -> Schema {
     let side = |schema: &Schema, nullable: bool| {
         schema.fields.clone().into_iter().map(move |mut f| {
-            f.time_attribute = None;
+            if !keep_time {
+                f.time_attribute = None;
+            }
             f.data_type.nullable |= nullable;
             f
         })
@@ -1332,6 +1373,7 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
             (StreamPlan::WindowDeduplicate(d), remap)
         }
         StreamPlan::Join(j) => prune_join(j, needed),
+        StreamPlan::IntervalJoin(j) => prune_interval_join(j, needed),
         StreamPlan::Sink(mut sink) => {
             let all = vec![true; sink.input.schema().len()];
             sink.input = Box::new(prune(*sink.input, &all).0);
@@ -1341,22 +1383,23 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
     }
 }
 
-/// A join over the input columns it and its consumer read (an input that kept more is
-/// narrowed by a Calc, as Flink's plan has it), time attributes materialized, each input
-/// through an exchange on its keys.
-fn prune_join(j: StreamJoin, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) {
-    let nl = j.left.schema().len();
-    let mut used = needed.to_vec();
-    for &k in &j.left_keys {
-        used[k] = true;
-    }
-    for &k in &j.right_keys {
-        used[nl + k] = true;
-    }
-    for c in j.condition.iter().chain(&j.residual) {
-        c.mark_columns(&mut used);
-    }
+/// A join's two inputs pruned to the columns marked in `used` (the left's, then the right's;
+/// an input that kept more is narrowed by a Calc, as Flink's plan has it), time attributes
+/// materialized unless `keep_time` (an interval join keeps them), and where each old column
+/// of the join went.
+fn prune_sides(
+    left: StreamPlan,
+    right: StreamPlan,
+    used: &[bool],
+    keep_time: bool,
+) -> (StreamPlan, StreamPlan, Vec<Option<usize>>) {
+    let nl = left.schema().len();
     let side = |input: StreamPlan, used: &[bool]| {
+        // Pruned again (below a window deduplication): the exchanges come anew.
+        let input = match input {
+            StreamPlan::Exchange(e) => *e.input,
+            other => other,
+        };
         let (input, remap) = prune(input, used);
         let keep: Vec<usize> = (0..used.len())
             .filter(|&i| used[i])
@@ -1372,26 +1415,58 @@ fn prune_join(j: StreamJoin, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>
                 }
             })
             .collect();
-        (materialized(input), remap)
+        let input = if keep_time {
+            input
+        } else {
+            materialized(input)
+        };
+        (input, remap)
     };
-    // Pruned again (below a window deduplication): the exchanges come anew.
-    let below_exchange = |input: StreamPlan| match input {
-        StreamPlan::Exchange(e) => *e.input,
-        other => other,
-    };
-    let (left, left_remap) = side(below_exchange(*j.left), &used[..nl]);
-    let (right, right_remap) = side(below_exchange(*j.right), &used[nl..]);
+    let (left, left_remap) = side(left, &used[..nl]);
+    let (right, right_remap) = side(right, &used[nl..]);
     let nl2 = left.schema().len();
-    let remap: Vec<Option<usize>> = left_remap
+    let remap = left_remap
         .iter()
         .copied()
         .chain(right_remap.iter().map(|m| m.map(|x| x + nl2)))
         .collect();
+    (left, right, remap)
+}
+
+/// The columns a join reads itself: its keys and its condition's.
+fn join_reads(
+    needed: &[bool],
+    nl: usize,
+    left_keys: &[usize],
+    right_keys: &[usize],
+    conditions: &[&ScalarExpr],
+) -> Vec<bool> {
+    let mut used = needed.to_vec();
+    for &k in left_keys {
+        used[k] = true;
+    }
+    for &k in right_keys {
+        used[nl + k] = true;
+    }
+    for c in conditions {
+        c.mark_columns(&mut used);
+    }
+    used
+}
+
+/// A join over the input columns it and its consumer read, time attributes materialized,
+/// each input through an exchange on its keys.
+fn prune_join(j: StreamJoin, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) {
+    let nl = j.left.schema().len();
+    let conditions: Vec<&ScalarExpr> = j.condition.iter().chain(&j.residual).collect();
+    let used = join_reads(needed, nl, &j.left_keys, &j.right_keys, &conditions);
+    let (left, right, remap) = prune_sides(*j.left, *j.right, &used, false);
+    let nl2 = left.schema().len();
     let at = |i: usize| remap[i].unwrap_or(i);
     let onto = |e: &ScalarExpr| remapped(e, &remap);
     let left_keys: Vec<usize> = j.left_keys.iter().map(|&k| at(k)).collect();
     let right_keys: Vec<usize> = j.right_keys.iter().map(|&k| at(nl + k) - nl2).collect();
-    let schema = join_schema(left.schema(), right.schema(), j.join_type);
+    let schema = join_schema(left.schema(), right.schema(), j.join_type, false);
     let join = StreamJoin {
         condition: j.condition.as_ref().map(onto),
         residual: j.residual.as_ref().map(onto),
@@ -1403,6 +1478,40 @@ fn prune_join(j: StreamJoin, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>
         ..j
     };
     (StreamPlan::Join(join), remap)
+}
+
+/// An interval join over the input columns it and its consumer read (its time columns
+/// among them), time attributes kept.
+fn prune_interval_join(j: StreamIntervalJoin, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) {
+    let nl = j.left.schema().len();
+    let conditions: Vec<&ScalarExpr> = std::iter::once(&j.condition).chain(&j.residual).collect();
+    let mut used = join_reads(needed, nl, &j.left_keys, &j.right_keys, &conditions);
+    used[j.bounds.left_time] = true;
+    used[nl + j.bounds.right_time] = true;
+    let (left, right, remap) = prune_sides(*j.left, *j.right, &used, true);
+    let nl2 = left.schema().len();
+    let at = |i: usize| remap[i].unwrap_or(i);
+    let onto = |e: &ScalarExpr| remapped(e, &remap);
+    let left_keys: Vec<usize> = j.left_keys.iter().map(|&k| at(k)).collect();
+    let right_keys: Vec<usize> = j.right_keys.iter().map(|&k| at(nl + k) - nl2).collect();
+    let bounds = WindowBounds {
+        left_time: at(j.bounds.left_time),
+        right_time: at(nl + j.bounds.right_time) - nl2,
+        ..j.bounds
+    };
+    let schema = join_schema(left.schema(), right.schema(), j.join_type, true);
+    let join = StreamIntervalJoin {
+        condition: onto(&j.condition),
+        residual: j.residual.as_ref().map(onto),
+        left: keyed_exchange(left, &left_keys),
+        right: keyed_exchange(right, &right_keys),
+        left_keys,
+        right_keys,
+        bounds,
+        schema,
+        join_type: j.join_type,
+    };
+    (StreamPlan::IntervalJoin(join), remap)
 }
 
 /// A group window aggregate over the input columns it reads (all of its own columns stay,
