@@ -14,6 +14,12 @@ pub enum AggregateFunction {
     Min,
     Max,
     Avg,
+    /// The first non-NULL value, in arrival order.
+    FirstValue,
+    /// The last non-NULL value, in arrival order.
+    LastValue,
+    /// The non-NULL values joined by a separator (`,`, or the second argument).
+    ListAgg,
 }
 
 impl AggregateFunction {
@@ -25,6 +31,9 @@ impl AggregateFunction {
             AggregateFunction::Min => "MIN",
             AggregateFunction::Max => "MAX",
             AggregateFunction::Avg => "AVG",
+            AggregateFunction::FirstValue => "FIRST_VALUE",
+            AggregateFunction::LastValue => "LAST_VALUE",
+            AggregateFunction::ListAgg => "LISTAGG",
         }
     }
 }

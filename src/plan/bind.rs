@@ -852,6 +852,9 @@ impl<'a> Binder<'a> {
             "MIN" => AggregateFunction::Min,
             "MAX" => AggregateFunction::Max,
             "AVG" => AggregateFunction::Avg,
+            "FIRST_VALUE" => AggregateFunction::FirstValue,
+            "LAST_VALUE" => AggregateFunction::LastValue,
+            "LISTAGG" => AggregateFunction::ListAgg,
             _ => {
                 return Err(error(
                     span,
@@ -3089,12 +3092,46 @@ fn aggregate_type(
     if function == AggregateFunction::Count {
         return Ok(DataType::not_null(TypeKind::BigInt));
     }
+    // LISTAGG(x [, separator]) of strings, typed as its argument (Calcite's).
+    if function == AggregateFunction::ListAgg {
+        let string = |t: &DataType| matches!(t.kind, TypeKind::Char(_) | TypeKind::VarChar(_));
+        return match args {
+            [arg] | [arg, _] if string(arg) && args.iter().all(string) => Ok(DataType {
+                kind: match arg.kind {
+                    TypeKind::Char(n) => TypeKind::VarChar(n),
+                    ref other => other.clone(),
+                },
+                nullable: true,
+            }),
+            [_] | [_, _] => Err(format!(
+                "Cannot apply 'LISTAGG' to arguments of type 'LISTAGG({})'. Supported form(s): 'LISTAGG(<CHARACTER>)' 'LISTAGG(<CHARACTER>, <CHARACTER>)'",
+                args.iter()
+                    .map(|a| format!("<{}>", calcite_type_name(&a.kind)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            _ => Err(
+                "Invalid number of arguments to function 'LISTAGG'. Was expecting 1 or 2 arguments"
+                    .into(),
+            ),
+        };
+    }
     let [arg] = args else {
         return Err(format!(
             "Invalid number of arguments to function '{name}'. Was expecting 1 arguments"
         ));
     };
     let nullable = arg.nullable || !grouped;
+    // FIRST_VALUE and LAST_VALUE keep their argument's type; NULL without a value.
+    if matches!(
+        function,
+        AggregateFunction::FirstValue | AggregateFunction::LastValue
+    ) {
+        return Ok(DataType {
+            kind: arg.kind.clone(),
+            nullable: true,
+        });
+    }
     let kind = match (function, &arg.kind) {
         (AggregateFunction::Min | AggregateFunction::Max, kind) => kind.clone(),
         (_, TypeKind::Decimal { scale, .. }) => TypeKind::Decimal {

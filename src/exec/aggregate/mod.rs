@@ -1,5 +1,5 @@
-//! Columnar accumulators for the built-in aggregate functions (COUNT, SUM, MIN, MAX, AVG),
-//! one file per family.
+//! Columnar accumulators for the built-in aggregate functions (COUNT, SUM, MIN, MAX, AVG,
+//! FIRST_VALUE, LAST_VALUE, LISTAGG), one file per family.
 //!
 //! An accumulator holds the state of one [`AggregateCall`] for many groups at once, in typed
 //! vectors indexed by a *slot* (`u32`) the operator hands out (DataFusion's
@@ -16,6 +16,7 @@
 //! Flink's `MinWithRetractAggFunction`), so that the next extreme is at hand when the current
 //! one goes.
 
+pub mod arrival;
 pub mod avg;
 pub mod count;
 pub mod distinct;
@@ -134,6 +135,23 @@ pub fn create_accumulator_for(
             filter,
         )?));
     }
+    let arrival = match call.function {
+        AggregateFunction::FirstValue => Some(arrival::Arrival::First),
+        AggregateFunction::LastValue => Some(arrival::Arrival::Last),
+        AggregateFunction::ListAgg => Some(arrival::Arrival::ListAgg),
+        _ => None,
+    };
+    if let Some(kind) = arrival {
+        let (column, arg_type) = argument(0)?;
+        return Ok(Box::new(arrival::ArrivalAccumulator::new(
+            kind,
+            column,
+            &arg_type,
+            call.args.get(1).copied(),
+            filter,
+            retracts,
+        )?));
+    }
     let (column, arg_type) = argument(0)?;
     let unsupported = || {
         ExecError::Internal(format!(
@@ -159,7 +177,10 @@ pub fn create_accumulator_for(
         };
     }
     let accumulator: Option<Box<dyn GroupsAccumulator>> = match call.function {
-        AggregateFunction::Count => unreachable!("handled above"),
+        AggregateFunction::Count
+        | AggregateFunction::FirstValue
+        | AggregateFunction::LastValue
+        | AggregateFunction::ListAgg => unreachable!("handled above"),
         AggregateFunction::Min | AggregateFunction::Max if retracts => {
             Some(Box::new(min_max::RetractMinMax::new(
                 column,

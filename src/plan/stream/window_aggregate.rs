@@ -31,6 +31,10 @@ fn accumulators(call: &AggregateCall, j: usize) -> Vec<String> {
         AggregateFunction::Min => &["min"],
         AggregateFunction::Max => &["max"],
         AggregateFunction::Avg => &["sum", "count"],
+        // Flink runs these in one phase; the names only label the local phase here.
+        AggregateFunction::FirstValue => &["first_value"],
+        AggregateFunction::LastValue => &["last_value"],
+        AggregateFunction::ListAgg => &["listagg"],
     };
     names.iter().map(|n| format!("{n}${j}")).collect()
 }
