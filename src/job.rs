@@ -15,6 +15,7 @@ use crate::exec::group_aggregate::GroupAggregateOperator;
 use crate::exec::group_window_aggregate::GroupWindowAggregateOperator;
 use crate::exec::interval_join::IntervalJoinOperator;
 use crate::exec::join::JoinOperator;
+use crate::exec::limit::LimitOperator;
 use crate::exec::operator::Operator;
 use crate::exec::rank::RankOperator;
 use crate::exec::state::alignment::AlignmentGroup;
@@ -280,6 +281,16 @@ fn build(
             // Flink's refusals: an OVER without a Top-N filter is an unbounded OVER
             // aggregate, then RANK and DENSE_RANK are batch-only.
             if !ctx.batch_mode {
+                if r.sort && r.range.is_none_or(|(_, end)| end == u64::MAX) {
+                    let on_time = r.order.first().is_some_and(|o| {
+                        !o.descending && r.input.schema().fields[o.column].time_attribute.is_some()
+                    });
+                    return Err(ConnectorError(if on_time {
+                        "ORDER BY a time attribute in streaming mode (Flink's temporal sort) is not supported yet".into()
+                    } else {
+                        "Sort on a non-time-attribute field is not supported.".into()
+                    }));
+                }
                 if r.range.is_none() {
                     return Err(ConnectorError(
                         "OVER windows' ordering in stream mode must be defined on a time attribute."
@@ -491,6 +502,19 @@ fn build(
                 instances: chains,
                 inputs,
             })))
+        }
+        StreamPlan::Limit(l) => {
+            let Built::Task(t) = build(&l.input, ctx, options, graph, groups)? else {
+                return Err(ConnectorError(
+                    "internal error: a limit needs an exchange below it".into(),
+                ));
+            };
+            let task = &mut graph.tasks[t];
+            task.name = "Limit".into();
+            for chain in &mut task.instances {
+                chain.push(Box::new(LimitOperator::new(l.offset, l.fetch)));
+            }
+            Ok(Built::Task(t))
         }
         StreamPlan::Union(u) => {
             let mut inputs = Vec::new();

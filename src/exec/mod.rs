@@ -15,6 +15,7 @@ pub mod group_aggregate;
 pub mod group_window_aggregate;
 pub mod interval_join;
 pub mod join;
+pub mod limit;
 pub mod not_null;
 pub mod operator;
 pub mod rank;

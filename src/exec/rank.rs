@@ -147,7 +147,7 @@ impl RankOperator {
 
     /// What changed in a partition's ranks in range.
     fn diff(&self, before: &[(Box<[u8]>, u64)], after: &[(Box<[u8]>, u64)], out: &mut Vec<Change>) {
-        if self.with_rank {
+        if self.positional() {
             let n = before.len().max(after.len());
             for i in 0..n {
                 match (before.get(i), after.get(i)) {
@@ -214,10 +214,11 @@ impl RankOperator {
     /// rows from `at` on move down one rank, and one past the last rank kept leaves.
     fn inserted_at(&mut self, p: usize, at: usize, out: &mut Vec<Change>) {
         let last = self.range.1 as usize;
+        let first = self.range.0.saturating_sub(1) as usize;
         let rows = &self.partitions[p];
         let len = self.counts[p] as usize;
-        if self.with_rank {
-            for position in at..len.min(last) {
+        if self.positional() {
+            for position in at.max(first)..len.min(last) {
                 let rank = position as u64 + 1;
                 if position + 1 < len {
                     if self.update_before {
@@ -259,6 +260,13 @@ impl RankOperator {
             self.partitions[p].remove_last_one();
             self.counts[p] -= 1;
         }
+    }
+
+    /// Whether changes are per position (`-U`/`+U` of the row a rank held), as Flink's Top-N
+    /// emits them with the rank in the output or a range after an offset; else rows that
+    /// left the range are deleted and rows that entered it inserted.
+    fn positional(&self) -> bool {
+        self.with_rank || self.range.0 > 1
     }
 
     fn partition(&mut self, bytes: &[u8]) -> usize {

@@ -162,13 +162,132 @@ impl<'a> Binder<'a> {
                 self.ctes.insert(cte.alias.name.value.clone(), plan);
             }
         }
+        let plan = self.bind_set_expr(&query.body)?;
+        if query.order_by.is_none() && query.limit_clause.is_none() {
+            return Ok(plan);
+        }
+        self.bind_sort(plan, query)
+    }
+
+    /// `ORDER BY` (output columns, by name or position) and `LIMIT n [OFFSET m]` over a
+    /// query's rows.
+    fn bind_sort(&mut self, plan: LogicalPlan, query: &Query) -> Result<LogicalPlan, SqlError> {
+        let schema = plan.schema().clone();
+        let mut order = Vec::new();
         if let Some(order_by) = &query.order_by {
-            return Err(error(order_by.span(), "ORDER BY is not supported yet"));
+            let ast::OrderByKind::Expressions(items) = &order_by.kind else {
+                return Err(error(order_by.span(), "ORDER BY ALL is not supported"));
+            };
+            for item in items {
+                let span = item.expr.span();
+                let column = match &item.expr {
+                    Expr::Identifier(id) => {
+                        let found: Vec<usize> = (0..schema.len())
+                            .filter(|&i| schema.fields[i].name == id.value)
+                            .collect();
+                        match found.as_slice() {
+                            [i] => *i,
+                            [] => {
+                                return Err(error(
+                                    span,
+                                    format!("Column '{}' not found in any table", id.value),
+                                ));
+                            }
+                            _ => {
+                                return Err(error(
+                                    span,
+                                    format!("Column '{}' is ambiguous", id.value),
+                                ));
+                            }
+                        }
+                    }
+                    Expr::Value(v) => match &v.value {
+                        ast::Value::Number(n, _) => match n.parse::<usize>() {
+                            Ok(i) if i >= 1 && i <= schema.len() => i - 1,
+                            _ => {
+                                return Err(error(
+                                    span,
+                                    format!(
+                                        "Ordinal out of range: {n} (the query has {} columns)",
+                                        schema.len()
+                                    ),
+                                ));
+                            }
+                        },
+                        _ => {
+                            return Err(error(span, "ORDER BY needs a column"));
+                        }
+                    },
+                    _ => {
+                        return Err(error(
+                            span,
+                            "ORDER BY an expression is not supported yet: name an output column",
+                        ));
+                    }
+                };
+                let descending = matches!(item.options.sort, Some(ast::OrderBySort::Desc));
+                order.push(OrderKey {
+                    column,
+                    descending,
+                    // Flink's default: NULLs first ascending, last descending.
+                    nulls_first: item.options.nulls_first.unwrap_or(!descending),
+                });
+            }
         }
-        if let Some(limit) = &query.limit_clause {
-            return Err(error(limit.span(), "LIMIT is not supported yet"));
+        let count = |e: &Expr, what: &str| -> Result<u64, SqlError> {
+            match e {
+                Expr::Value(v) => match &v.value {
+                    ast::Value::Number(n, _) => n.parse::<u64>().map_err(|_| {
+                        error(e.span(), format!("{what} must be a non-negative integer"))
+                    }),
+                    _ => Err(error(
+                        e.span(),
+                        format!("{what} must be a non-negative integer"),
+                    )),
+                },
+                _ => Err(error(
+                    e.span(),
+                    format!("{what} must be a non-negative integer"),
+                )),
+            }
+        };
+        let (mut offset, mut fetch) = (0, None);
+        match &query.limit_clause {
+            Some(ast::LimitClause::LimitOffset {
+                limit,
+                offset: o,
+                limit_by,
+            }) => {
+                if let Some(first) = limit_by.first() {
+                    return Err(error(first.span(), "LIMIT BY is not supported"));
+                }
+                if let Some(limit) = limit {
+                    fetch = Some(count(limit, "LIMIT")?);
+                }
+                if let Some(o) = o {
+                    offset = count(&o.value, "OFFSET")?;
+                }
+            }
+            Some(ast::LimitClause::OffsetCommaLimit { offset: o, limit }) => {
+                offset = count(o, "OFFSET")?;
+                fetch = Some(count(limit, "LIMIT")?);
+            }
+            None => {}
         }
-        self.bind_set_expr(&query.body)
+        let mut schema = schema;
+        for f in &mut schema.fields {
+            // A sorted query's rows carry no time attribute on (Flink materializes it).
+            if fetch.is_some() {
+                f.time_attribute = None;
+            }
+        }
+        Ok(LogicalPlan::Sort(LogicalSort {
+            input: Box::new(plan),
+            order,
+            offset,
+            fetch,
+            schema,
+        }))
     }
 
     /// Binds the query of `INSERT INTO table …` and casts its columns to the sink's types,

@@ -31,6 +31,18 @@ pub enum LogicalPlan {
     Over(LogicalOver),
     /// A join of two inputs: the left's columns, then the right's.
     Join(LogicalJoin),
+    /// `ORDER BY … [LIMIT n] [OFFSET m]` (or a LIMIT alone) over a query's rows.
+    Sort(LogicalSort),
+}
+
+/// A query's ORDER BY (output columns) and LIMIT / OFFSET.
+#[derive(Debug, Clone)]
+pub struct LogicalSort {
+    pub input: Box<LogicalPlan>,
+    pub order: Vec<OrderKey>,
+    pub offset: u64,
+    pub fetch: Option<u64>,
+    pub schema: Schema,
 }
 
 /// How a join keeps rows without a match.
@@ -401,6 +413,7 @@ impl LogicalPlan {
             LogicalPlan::WindowTableFunction(w) => &w.schema,
             LogicalPlan::Over(o) => &o.schema,
             LogicalPlan::Join(j) => &j.schema,
+            LogicalPlan::Sort(n) => &n.schema,
         }
     }
 
@@ -553,6 +566,31 @@ impl LogicalPlan {
             }
             // Calcite's OVER is a call in the project above (see the Calc arm), not a node.
             LogicalPlan::Over(o) => o.input.ast_into(tree, prefix),
+            LogicalPlan::Sort(n) => {
+                let mut attributes: Vec<String> = n
+                    .order
+                    .iter()
+                    .enumerate()
+                    .map(|(i, o)| format!("sort{i}=[${}]", o.column))
+                    .collect();
+                attributes.extend(n.order.iter().enumerate().map(|(i, o)| {
+                    format!(
+                        "dir{i}=[{}-nulls-{}]",
+                        if o.descending { "DESC" } else { "ASC" },
+                        if o.nulls_first { "first" } else { "last" }
+                    )
+                }));
+                if n.offset > 0 {
+                    attributes.push(format!("offset=[{}]", n.offset));
+                }
+                if let Some(fetch) = n.fetch {
+                    attributes.push(format!("fetch=[{fetch}]"));
+                }
+                tree.line(prefix, &format!("LogicalSort({})", attributes.join(", ")));
+                prefix.push(true);
+                n.input.ast_into(tree, prefix);
+                prefix.pop();
+            }
             LogicalPlan::Join(j) => {
                 tree.line(
                     prefix,

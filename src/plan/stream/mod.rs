@@ -10,6 +10,7 @@ pub mod group_aggregate;
 pub mod group_window_aggregate;
 pub mod interval_join;
 pub mod join;
+pub mod limit;
 pub mod rank;
 pub mod sink;
 pub mod table_source_scan;
@@ -27,6 +28,7 @@ use group_aggregate::StreamGroupAggregate;
 use group_window_aggregate::StreamGroupWindowAggregate;
 use interval_join::StreamIntervalJoin;
 use join::StreamJoin;
+use limit::StreamLimit;
 use rank::StreamRank;
 use sink::StreamSink;
 use table_source_scan::StreamTableSourceScan;
@@ -96,6 +98,7 @@ pub enum StreamPlan {
     WindowDeduplicate(StreamWindowDeduplicate),
     Join(StreamJoin),
     IntervalJoin(StreamIntervalJoin),
+    Limit(StreamLimit),
     Sink(StreamSink),
 }
 
@@ -200,6 +203,7 @@ pub fn require_update_before(plan: &mut StreamPlan, root: bool) {
             require_update_before(&mut n.left, before);
             require_update_before(&mut n.right, before);
         }
+        StreamPlan::Limit(n) => require_update_before(&mut n.input, false),
         // Its inputs are insert-only.
         StreamPlan::IntervalJoin(n) => {
             require_update_before(&mut n.left, false);
@@ -226,6 +230,7 @@ impl StreamPlan {
             StreamPlan::Rank(n) => &n.schema,
             StreamPlan::Join(n) => &n.schema,
             StreamPlan::IntervalJoin(n) => &n.schema,
+            StreamPlan::Limit(n) => &n.schema,
             StreamPlan::Sink(n) => &n.schema,
         }
     }
@@ -256,6 +261,7 @@ impl StreamPlan {
             StreamPlan::Calc(_) => Distribution::Any,
             StreamPlan::WindowDeduplicate(n) => n.input.distribution(),
             StreamPlan::Rank(n) => n.input.distribution(),
+            StreamPlan::Limit(n) => n.input.distribution(),
             StreamPlan::WatermarkAssigner(n) => n.input.distribution(),
             // Rows stay where they are, but a key's rows may now be spread over windows.
             StreamPlan::WindowTableFunction(_) => Distribution::Any,
@@ -278,6 +284,7 @@ impl StreamPlan {
             StreamPlan::Rank(n) => n.changelog_mode(),
             StreamPlan::Join(n) => n.changelog_mode(),
             StreamPlan::IntervalJoin(n) => n.changelog_mode(),
+            StreamPlan::Limit(n) => n.changelog_mode(),
             // Windows emit final rows; they take insert-only input.
             StreamPlan::GroupWindowAggregate(_)
             | StreamPlan::WindowTableFunction(_)
@@ -311,6 +318,7 @@ impl StreamPlan {
             StreamPlan::Rank(n) => vec![&n.input],
             StreamPlan::Join(n) => vec![&n.left, &n.right],
             StreamPlan::IntervalJoin(n) => vec![&n.left, &n.right],
+            StreamPlan::Limit(n) => vec![&n.input],
             StreamPlan::Sink(n) => vec![&n.input],
         }
     }
@@ -435,6 +443,7 @@ impl StreamPlan {
             StreamPlan::Rank(n) => n.explain(spelling),
             StreamPlan::Join(n) => n.explain(spelling),
             StreamPlan::IntervalJoin(n) => n.explain(spelling),
+            StreamPlan::Limit(n) => n.explain(),
             StreamPlan::Sink(n) => n.explain(),
         }
     }

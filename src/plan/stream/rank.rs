@@ -28,6 +28,8 @@ pub struct StreamRank {
     /// A deduplication (rank 1 by a time attribute over inserts), which Flink's execution
     /// plan shows as a Deduplicate and runs apart (`exec/deduplicate.rs`).
     pub deduplicate: Option<Deduplication>,
+    /// A query's `ORDER BY … [LIMIT]` (Flink's `SortLimit`, or `Sort` without a limit).
+    pub sort: bool,
     pub schema: Schema,
 }
 
@@ -110,6 +112,17 @@ impl StreamRank {
                 text
             })
             .collect();
+        if self.sort {
+            return match self.range {
+                Some((start, end)) if end < u64::MAX => format!(
+                    "SortLimit(orderBy=[{}], offset=[{}], fetch=[{}], strategy=[{strategy}])",
+                    order.join(", "),
+                    start - 1,
+                    end - start + 1
+                ),
+                _ => format!("Sort(orderBy=[{}])", order.join(", ")),
+            };
+        }
         let select: Vec<&str> = self.schema.fields.iter().map(|f| f.name.as_str()).collect();
         format!(
             "Rank(strategy=[{strategy}], rankType=[{}], rankRange=[{range}], partitionBy=[{}], orderBy=[{}], select=[{}])",

@@ -8,6 +8,7 @@ use super::group_aggregate::StreamGroupAggregate;
 use super::group_window_aggregate::StreamGroupWindowAggregate;
 use super::interval_join::{StreamIntervalJoin, WindowBounds, window_bounds};
 use super::join::StreamJoin;
+use super::limit::StreamLimit;
 use super::rank::{Deduplication, StreamRank};
 use super::sink::StreamSink;
 use super::table_source_scan::StreamTableSourceScan;
@@ -104,6 +105,7 @@ fn convert(plan: &LogicalPlan) -> Result<StreamPlan, PlanError> {
             StreamPlan::Calc(merge(calc))
         }
         LogicalPlan::Join(j) => join(j, Vec::new())?.0,
+        LogicalPlan::Sort(n) => sort(n)?,
         LogicalPlan::Calc(c) => {
             let calc = StreamCalc {
                 input: Box::new(convert(&c.input)?),
@@ -725,6 +727,7 @@ fn top_n(
         with_rank,
         update_before: true,
         deduplicate,
+        sort: false,
         schema: Schema::new(fields),
     });
     Ok(StreamPlan::Calc(StreamCalc {
@@ -732,6 +735,39 @@ fn top_n(
         filter: rest.into_iter().reduce(and),
         exprs,
         schema: calc.schema.clone(),
+    }))
+}
+
+/// A query's ORDER BY (a Top-N over one partition of everything, Flink's `SortLimit`; every
+/// rank in batch mode without a LIMIT) or a LIMIT alone (the first rows to arrive).
+fn sort(n: &crate::plan::logical::LogicalSort) -> Result<StreamPlan, PlanError> {
+    let input = convert(&n.input)?;
+    if n.order.is_empty() {
+        return Ok(StreamPlan::Limit(StreamLimit {
+            input: keyed_exchange(input, &[]),
+            offset: n.offset,
+            fetch: n.fetch,
+            schema: n.schema.clone(),
+        }));
+    }
+    let first = n.offset + 1;
+    let range = match n.fetch {
+        Some(0) => Some((first, first - 1)),
+        Some(fetch) => Some((first, n.offset + fetch)),
+        None if n.offset > 0 => Some((first, u64::MAX)),
+        None => None,
+    };
+    Ok(StreamPlan::Rank(StreamRank {
+        schema: n.schema.clone(),
+        input: Box::new(input),
+        function: RankFunction::RowNumber,
+        partition: Vec::new(),
+        order: n.order.clone(),
+        range,
+        with_rank: false,
+        update_before: true,
+        deduplicate: None,
+        sort: true,
     }))
 }
 
@@ -1129,6 +1165,67 @@ fn keyed_exchange(input: StreamPlan, keys: &[usize]) -> Box<StreamPlan> {
     }))
 }
 
+/// The input of a node pruned again (the exchange below comes anew).
+fn below_exchange(input: StreamPlan) -> StreamPlan {
+    match input {
+        StreamPlan::Exchange(e) => *e.input,
+        other => other,
+    }
+}
+
+/// A pruned input without the Calc on top that only picks columns (Flink's sort and limit
+/// take the rows below it, the pick moving above them), and where each column went.
+fn below_picking(pruned: (StreamPlan, Vec<Option<usize>>)) -> (StreamPlan, Vec<Option<usize>>) {
+    let (plan, remap) = pruned;
+    let StreamPlan::Calc(calc) = plan else {
+        return (plan, remap);
+    };
+    let picks: Option<Vec<usize>> = calc
+        .exprs
+        .iter()
+        .zip(&calc.schema.fields)
+        .map(|(e, f)| match e {
+            ScalarExpr::Column { index, .. }
+                if calc.input.schema().fields[*index].time_attribute == f.time_attribute =>
+            {
+                Some(*index)
+            }
+            _ => None,
+        })
+        .collect();
+    match (calc.filter.is_none(), picks) {
+        (true, Some(picks)) => {
+            let remap = remap.iter().map(|m| m.map(|i| picks[i])).collect();
+            (*calc.input, remap)
+        }
+        _ => (StreamPlan::Calc(calc), remap),
+    }
+}
+
+/// `plan` (whose columns are its input's, `remap` saying where each old column went) under a
+/// Calc picking the `needed` ones, unless it has just those.
+fn picked_above(
+    plan: StreamPlan,
+    needed: &[bool],
+    remap: Vec<Option<usize>>,
+) -> (StreamPlan, Vec<Option<usize>>) {
+    let keep: Vec<usize> = (0..needed.len())
+        .filter(|&i| needed[i])
+        .map(|i| remap[i].unwrap_or(i))
+        .collect();
+    let (plan, narrowing) = narrowed(plan, &keep);
+    let remap = (0..needed.len())
+        .map(|i| {
+            if needed[i] {
+                narrowing[remap[i].unwrap_or(i)]
+            } else {
+                None
+            }
+        })
+        .collect();
+    (plan, remap)
+}
+
 /// `input` narrowed to its columns `keep` (ascending) by a Calc, unless those are all of
 /// them, and where each of its columns went: for a node whose input kept more than asked (a
 /// scan that cannot project, a TVF that keeps its input whole), as Flink's plan has it.
@@ -1311,6 +1408,27 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
             w.input = Box::new(input);
             (StreamPlan::WindowTableFunction(w), remap)
         }
+        // A sort or limit takes its input's rows whole; a Calc above picks what is read, as
+        // Flink's plan has it.
+        StreamPlan::Limit(mut l) => {
+            let (input, remap) = below_picking(prune(below_exchange(*l.input), needed));
+            l.schema = input.schema().clone();
+            l.input = keyed_exchange(input, &[]);
+            picked_above(StreamPlan::Limit(l), needed, remap)
+        }
+        StreamPlan::Rank(mut r) if r.sort => {
+            let mut used = needed.to_vec();
+            for o in &r.order {
+                used[o.column] = true;
+            }
+            let (input, remap) = below_picking(prune(below_exchange(*r.input), &used));
+            for o in &mut r.order {
+                o.column = remap[o.column].unwrap_or(o.column);
+            }
+            r.schema = input.schema().clone();
+            r.input = keyed_exchange(input, &[]);
+            picked_above(StreamPlan::Rank(r), needed, remap)
+        }
         StreamPlan::Rank(mut r) => {
             let width = r.input.schema().len();
             let mut used = needed[..width].to_vec();
@@ -1374,6 +1492,7 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
         }
         StreamPlan::Join(j) => prune_join(j, needed),
         StreamPlan::IntervalJoin(j) => prune_interval_join(j, needed),
+
         StreamPlan::Sink(mut sink) => {
             let all = vec![true; sink.input.schema().len()];
             sink.input = Box::new(prune(*sink.input, &all).0);

@@ -1,0 +1,69 @@
+//! `LimitOperator`: `LIMIT n [OFFSET m]` without ORDER BY over an insert-only stream: the
+//! rows after the first `m` to arrive, `n` of them, then nothing (a single instance sees
+//! every row).
+
+use super::chunk::StreamChunk;
+use super::operator::{ExecError, Operator, Output};
+
+pub struct LimitOperator {
+    offset: u64,
+    fetch: Option<u64>,
+    /// Rows seen so far.
+    seen: u64,
+}
+
+impl LimitOperator {
+    pub fn new(offset: u64, fetch: Option<u64>) -> Self {
+        LimitOperator {
+            offset,
+            fetch,
+            seen: 0,
+        }
+    }
+}
+
+impl Operator for LimitOperator {
+    fn process(
+        &mut self,
+        _input: usize,
+        chunk: StreamChunk,
+        out: &mut dyn Output,
+    ) -> Result<(), ExecError> {
+        if !chunk.is_insert_only() {
+            return Err(ExecError::Internal("a LIMIT takes inserts only".into()));
+        }
+        let n = chunk.num_rows() as u64;
+        let end = self
+            .fetch
+            .map_or(u64::MAX, |f| self.offset.saturating_add(f));
+        // The chunk's rows are `seen..seen + n`; those in `offset..end` pass.
+        let from = self.offset.max(self.seen).min(self.seen + n);
+        let to = end.min(self.seen + n).max(from);
+        let (start, len) = ((from - self.seen) as usize, (to - from) as usize);
+        self.seen += n;
+        if len == 0 {
+            return Ok(());
+        }
+        out.emit(chunk.slice(start, len))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::test_harness::{run_script, schema};
+    use crate::types::TypeKind;
+
+    #[test]
+    fn rows_after_the_offset_up_to_the_fetch_across_chunks() {
+        let s = schema(&[("v", TypeKind::Int)]);
+        let script = "+I 1\n+I 2\n--\n+I 3\n+I 4\n+I 5\n--\n+I 6";
+        let mut op = LimitOperator::new(1, Some(3));
+        assert_eq!(
+            run_script(&mut op, &s, &s, script).unwrap(),
+            "+I 2\n+I 3\n+I 4"
+        );
+        let mut op = LimitOperator::new(4, None);
+        assert_eq!(run_script(&mut op, &s, &s, script).unwrap(), "+I 5\n+I 6");
+    }
+}
