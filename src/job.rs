@@ -22,6 +22,7 @@ use crate::exec::state::alignment::AlignmentGroup;
 use crate::exec::values::ValuesSplit;
 use crate::exec::watermark_assigner::{WatermarkAssignerOperator, WatermarkEmission};
 use crate::exec::window_deduplicate::WindowDeduplicateOperator;
+use crate::exec::window_rank::WindowRankOperator;
 use crate::exec::window_table_function::WindowTableFunctionOperator;
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
@@ -365,6 +366,32 @@ fn build(
                     d.order_key,
                     d.keep_last,
                     &d.schema.fields[d.order_key].data_type,
+                    ctx.zone.clone(),
+                )
+                .map_err(|e| ConnectorError(e.to_string()))?;
+                chain.push(Box::new(operator));
+            }
+            Ok(Built::Task(t))
+        }
+        StreamPlan::WindowRank(w) => {
+            let Built::Task(t) = build(&w.input, ctx, options, graph, groups)? else {
+                return Err(ConnectorError(
+                    "internal error: a window Top-N needs an exchange below it".into(),
+                ));
+            };
+            let (input, output) = (runtime_schema(w.input.schema()), runtime_schema(&w.schema));
+            let task = &mut graph.tasks[t];
+            task.name = "WindowRank".into();
+            for chain in &mut task.instances {
+                let operator = WindowRankOperator::new(
+                    input.clone(),
+                    output.clone(),
+                    w.keys.clone(),
+                    w.window_end,
+                    &w.order,
+                    w.range,
+                    w.with_rank,
+                    &w.time_type,
                     ctx.zone.clone(),
                 )
                 .map_err(|e| ConnectorError(e.to_string()))?;

@@ -64,6 +64,11 @@ const QUERIES: &[(&str, usize)] = &[
         "SELECT key, CAST(ts AS STRING), CAST(window_end AS STRING) FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end, key ORDER BY ts DESC) AS rn FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), INTERVAL '10' MINUTE))) WHERE rn = 1",
         3,
     ),
+    // A window Top-N: the two largest values per key and window (ties print alike).
+    (
+        "SELECT key, CAST(v AS STRING), CAST(window_end AS STRING) FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end, key ORDER BY v DESC) AS rn FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), INTERVAL '10' MINUTE))) WHERE rn <= 2",
+        3,
+    ),
     // A regular inner join (insert-only over inserts): each side through its own exchange.
     (
         "SELECT a.key, CAST(a.v AS STRING), CAST(b.ts AS STRING) FROM src a JOIN src b ON a.key = b.key AND a.v < b.v - 150",

@@ -26,4 +26,5 @@ pub mod values;
 pub mod watermark_assigner;
 pub mod window_assigner;
 pub mod window_deduplicate;
+pub mod window_rank;
 pub mod window_table_function;

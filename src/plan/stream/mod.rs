@@ -20,6 +20,7 @@ pub mod values;
 pub mod watermark_assigner;
 pub mod window_aggregate;
 pub mod window_deduplicate;
+pub mod window_rank;
 pub mod window_table_function;
 
 use calc::StreamCalc;
@@ -37,6 +38,7 @@ use values::StreamValues;
 use watermark_assigner::StreamWatermarkAssigner;
 use window_aggregate::StreamWindowAggregate;
 use window_deduplicate::StreamWindowDeduplicate;
+use window_rank::StreamWindowRank;
 use window_table_function::StreamWindowTableFunction;
 
 use super::explain::{Spelling, TreeWriter};
@@ -96,6 +98,7 @@ pub enum StreamPlan {
     WindowTableFunction(StreamWindowTableFunction),
     WindowAggregate(StreamWindowAggregate),
     WindowDeduplicate(StreamWindowDeduplicate),
+    WindowRank(StreamWindowRank),
     Join(StreamJoin),
     IntervalJoin(StreamIntervalJoin),
     Limit(StreamLimit),
@@ -188,6 +191,7 @@ pub fn require_update_before(plan: &mut StreamPlan, root: bool) {
         StreamPlan::WindowTableFunction(n) => require_update_before(&mut n.input, false),
         StreamPlan::WindowAggregate(n) => require_update_before(&mut n.aggregate.input, false),
         StreamPlan::WindowDeduplicate(n) => require_update_before(&mut n.input, false),
+        StreamPlan::WindowRank(n) => require_update_before(&mut n.input, false),
         StreamPlan::Rank(n) => {
             n.update_before = root;
             let retracts = n.input.changelog_mode().retracts();
@@ -227,6 +231,7 @@ impl StreamPlan {
             StreamPlan::WindowTableFunction(n) => &n.schema,
             StreamPlan::WindowAggregate(n) => &n.aggregate.schema,
             StreamPlan::WindowDeduplicate(n) => &n.schema,
+            StreamPlan::WindowRank(n) => &n.schema,
             StreamPlan::Rank(n) => &n.schema,
             StreamPlan::Join(n) => &n.schema,
             StreamPlan::IntervalJoin(n) => &n.schema,
@@ -260,6 +265,7 @@ impl StreamPlan {
             // A Calc may drop or move its input's key columns.
             StreamPlan::Calc(_) => Distribution::Any,
             StreamPlan::WindowDeduplicate(n) => n.input.distribution(),
+            StreamPlan::WindowRank(n) => n.input.distribution(),
             StreamPlan::Rank(n) => n.input.distribution(),
             StreamPlan::Limit(n) => n.input.distribution(),
             StreamPlan::WatermarkAssigner(n) => n.input.distribution(),
@@ -289,7 +295,8 @@ impl StreamPlan {
             StreamPlan::GroupWindowAggregate(_)
             | StreamPlan::WindowTableFunction(_)
             | StreamPlan::WindowAggregate(_)
-            | StreamPlan::WindowDeduplicate(_) => ChangelogMode::INSERT_ONLY,
+            | StreamPlan::WindowDeduplicate(_)
+            | StreamPlan::WindowRank(_) => ChangelogMode::INSERT_ONLY,
             StreamPlan::Union(n) => n
                 .inputs
                 .iter()
@@ -315,6 +322,7 @@ impl StreamPlan {
             StreamPlan::WindowTableFunction(n) => vec![&n.input],
             StreamPlan::WindowAggregate(n) => vec![&n.aggregate.input],
             StreamPlan::WindowDeduplicate(n) => vec![&n.input],
+            StreamPlan::WindowRank(n) => vec![&n.input],
             StreamPlan::Rank(n) => vec![&n.input],
             StreamPlan::Join(n) => vec![&n.left, &n.right],
             StreamPlan::IntervalJoin(n) => vec![&n.left, &n.right],
@@ -440,6 +448,7 @@ impl StreamPlan {
             StreamPlan::WindowTableFunction(n) => n.explain(),
             StreamPlan::WindowAggregate(n) => n.explain_global(),
             StreamPlan::WindowDeduplicate(n) => n.explain(),
+            StreamPlan::WindowRank(n) => n.explain(),
             StreamPlan::Rank(n) => n.explain(spelling),
             StreamPlan::Join(n) => n.explain(spelling),
             StreamPlan::IntervalJoin(n) => n.explain(spelling),

@@ -17,6 +17,7 @@ use super::values::StreamValues;
 use super::watermark_assigner::StreamWatermarkAssigner;
 use super::window_aggregate::StreamWindowAggregate;
 use super::window_deduplicate::StreamWindowDeduplicate;
+use super::window_rank::StreamWindowRank;
 use super::window_table_function::StreamWindowTableFunction;
 use super::{PlanError, StreamPlan};
 use crate::plan::aggregate::GroupWindowKind;
@@ -523,7 +524,7 @@ fn over_below(calc: &LogicalCalc) -> Option<(LogicalCalc, LogicalOver)> {
 fn unsupported_over(over: &LogicalOver) -> PlanError {
     PlanError::Unsupported {
         message: format!(
-            "{}() OVER … is supported only as a window deduplication for now (ROW_NUMBER over a windowing TVF, partitioned by window_start and window_end, ordered by its time attribute, kept at rank 1)",
+            "{}() OVER a windowing TVF is supported as ROW_NUMBER partitioned by window_start and window_end and kept within ranks (a window Top-N or deduplication) for now",
             over.function.name()
         ),
         line: over.position.0,
@@ -607,11 +608,47 @@ fn ranked(calc: &LogicalCalc, over: &LogicalOver) -> Result<StreamPlan, PlanErro
         _ => None,
     };
     let Some((tvf, window_start, window_end, order)) = dedup else {
-        // A window Top-N is not built yet: it would plan as a regular one here.
-        if matches!(over.input.as_ref(), LogicalPlan::WindowTableFunction(_))
-            && over.partition.len() >= 2
+        // ROW_NUMBER over a TVF, partitioned by its bounds and kept within ranks: a window
+        // Top-N.
+        if let LogicalPlan::WindowTableFunction(tvf) = over.input.as_ref() {
+            let columns = tvf.window_columns();
+            let (start, end) = (columns.start, columns.start + 1);
+            if over.function == RankFunction::RowNumber
+                && over.partition.contains(&start)
+                && over.partition.contains(&end)
+                && let Some((first, last)) = bound
+            {
+                let input = convert(&over.input)?;
+                let time_type = tvf.schema.fields[end + 1].data_type.clone();
+                let window = (tvf.window.clone(), start, end, time_type);
+                return window_rank(calc, over, input, window, (first, last), rest);
+            }
+            if over.partition.len() >= 2 {
+                return Err(unsupported_over(over));
+            }
+        }
+        // Over a window aggregate partitioned by its window's bounds: a window Top-N too.
+        if over.function == RankFunction::RowNumber
+            && let Some((first, last)) = bound
         {
-            return Err(unsupported_over(over));
+            let input = convert(&over.input)?;
+            let property = |c: usize| window_property_of(&input, c);
+            let start = over
+                .partition
+                .iter()
+                .copied()
+                .find(|&c| property(c).is_some_and(|(p, _, _)| p == WindowProperty::Start));
+            let end = over
+                .partition
+                .iter()
+                .copied()
+                .find(|&c| property(c).is_some_and(|(p, _, _)| p == WindowProperty::End));
+            if let (Some(start), Some(end)) = (start, end)
+                && let Some((_, window, time_type)) = property(end)
+            {
+                let window = (window, start, end, time_type);
+                return window_rank(calc, over, input, window, (first, last), rest);
+            }
         }
         return top_n(calc, over, bound, rest);
     };
@@ -652,6 +689,88 @@ fn ranked(calc: &LogicalCalc, over: &LogicalOver) -> Result<StreamPlan, PlanErro
         input: Box::new(StreamPlan::WindowDeduplicate(dedup)),
         filter: rest.iter().map(inline).reduce(and),
         exprs: calc.exprs.iter().map(inline).collect(),
+        schema: calc.schema.clone(),
+    }))
+}
+
+/// The window property a column of `plan` is, through Calcs that pass it on, down to a
+/// window aggregate: the property, the window, and its time attribute's type.
+fn window_property_of(
+    plan: &StreamPlan,
+    column: usize,
+) -> Option<(
+    WindowProperty,
+    crate::plan::aggregate::GroupWindow,
+    DataType,
+)> {
+    match plan {
+        StreamPlan::Calc(c) => match c.exprs.get(column)? {
+            ScalarExpr::Column { index, .. } => window_property_of(&c.input, *index),
+            _ => None,
+        },
+        StreamPlan::WindowAggregate(w) => {
+            let a = &w.aggregate;
+            let first = a.grouping.len() + a.aggregates.len();
+            let property = *a.properties.get(column.checked_sub(first)?)?;
+            let time_type = a
+                .input
+                .schema()
+                .fields
+                .get(a.window.time_column)?
+                .data_type
+                .clone();
+            Some((property, a.window.clone(), time_type))
+        }
+        _ => None,
+    }
+}
+
+/// A window Top-N: a WindowRank over `input` (a TVF or a window aggregate, the Over's input;
+/// `window`: its windows, its `window_start` and `window_end` columns, the time type), the
+/// Calc above reading the rank where the Over had it.
+fn window_rank(
+    calc: &LogicalCalc,
+    over: &LogicalOver,
+    input: StreamPlan,
+    (window, window_start, window_end, time_type): (
+        crate::plan::aggregate::GroupWindow,
+        usize,
+        usize,
+        DataType,
+    ),
+    (first, last): (i64, i64),
+    rest: Vec<ScalarExpr>,
+) -> Result<StreamPlan, PlanError> {
+    let rank = over.schema.len() - 1;
+    let mut with_rank = false;
+    for e in calc.exprs.iter().chain(&rest) {
+        e.for_each_column(&mut |i| with_rank |= i == rank);
+    }
+    let mut fields = input.schema().fields.clone();
+    if with_rank {
+        fields.push(Field::new("w0$o0", DataType::not_null(TypeKind::BigInt)));
+    }
+    let node = StreamPlan::WindowRank(StreamWindowRank {
+        input: Box::new(input),
+        window,
+        window_start,
+        window_end,
+        keys: over
+            .partition
+            .iter()
+            .copied()
+            .filter(|&k| k != window_start && k != window_end)
+            .collect(),
+        order: over.order.clone(),
+        range: (first.max(1) as u64, last.max(0) as u64),
+        with_rank,
+        time_type,
+        schema: Schema::new(fields),
+    });
+    Ok(StreamPlan::Calc(StreamCalc {
+        input: Box::new(node),
+        filter: rest.into_iter().reduce(and),
+        exprs: calc.exprs.clone(),
         schema: calc.schema.clone(),
     }))
 }
@@ -1493,6 +1612,53 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
         StreamPlan::Join(j) => prune_join(j, needed),
         StreamPlan::IntervalJoin(j) => prune_interval_join(j, needed),
 
+        StreamPlan::WindowRank(mut w) => {
+            let width = w.input.schema().len();
+            let mut used = needed[..width].to_vec();
+            for &k in w.keys.iter().chain(&[w.window_start, w.window_end]) {
+                used[k] = true;
+            }
+            for o in &w.order {
+                used[o.column] = true;
+            }
+            // Flink prunes above the TVF, which keeps its input whole.
+            let (input, pruned) = match below_exchange(*w.input) {
+                StreamPlan::WindowTableFunction(t) => {
+                    let all = vec![true; t.schema.len()];
+                    (
+                        prune(StreamPlan::WindowTableFunction(t), &all).0,
+                        identity(width),
+                    )
+                }
+                other => prune(other, &used),
+            };
+            let keep: Vec<usize> = (0..width)
+                .filter(|&i| used[i])
+                .map(|i| pruned[i].unwrap_or(i))
+                .collect();
+            let (input, narrowing) = narrowed(input, &keep);
+            let remap: Vec<Option<usize>> = (0..width)
+                .map(|i| used[i].then(|| narrowing[pruned[i].unwrap_or(i)]).flatten())
+                .collect();
+            let at = |i: usize| remap[i].unwrap_or(i);
+            for k in &mut w.keys {
+                *k = at(*k);
+            }
+            for o in &mut w.order {
+                o.column = at(o.column);
+            }
+            w.window_start = at(w.window_start);
+            w.window_end = at(w.window_end);
+            let mut remap = remap;
+            let mut fields = input.schema().fields.clone();
+            if w.with_rank {
+                fields.push(w.schema.fields[width].clone());
+                remap.push(Some(input.schema().len()));
+            }
+            w.schema = Schema::new(fields);
+            w.input = keyed_exchange(input, &w.keys);
+            (StreamPlan::WindowRank(w), remap)
+        }
         StreamPlan::Sink(mut sink) => {
             let all = vec![true; sink.input.schema().len()];
             sink.input = Box::new(prune(*sink.input, &all).0);

@@ -1,0 +1,238 @@
+//! `WindowRankOperator`: a window Top-N (Flink's `WindowRankProcessor` with ROW_NUMBER): per
+//! window and key the rows ranked by the ORDER BY, ties to the earlier arrival, kept up to
+//! the last rank wanted; when the watermark passes a window's end its rows in range are
+//! emitted once, with their rank when the query reads it. A row whose window has fired is
+//! late: dropped and counted. Windows fire in trigger-time order, then key bytes (the
+//! trigger time as the window deduplication's, DST-corrected on TIMESTAMP_LTZ).
+//!
+//! Rows are `arrow-row` bytes: the order key (sorting as the ORDER BY asks) and the whole
+//! row.
+
+use std::collections::BTreeMap;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::TimestampNanosecondType;
+use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch};
+use arrow_row::{RowConverter, SortField};
+use arrow_schema::{SchemaRef, SortOptions};
+use hashbrown::HashMap;
+
+use super::chunk::{StreamChunk, batch_with_rows};
+use super::operator::{ExecError, Operator, OperatorContext, Output};
+use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
+use super::state::key_table::KeyTable;
+use super::window_assigner::WindowClock;
+use crate::plan::logical::OrderKey;
+use crate::types::DataType;
+use crate::types::time::SessionZone;
+
+/// A ranked row: its order key and bytes.
+struct Ranked {
+    order: Box<[u8]>,
+    row: Box<[u8]>,
+}
+
+pub struct WindowRankOperator {
+    output: SchemaRef,
+    window_end: usize,
+    range: (u64, u64),
+    with_rank: bool,
+    encoder: Option<KeyEncoder>,
+    order_columns: Vec<usize>,
+    order: RowConverter,
+    rows: RowConverter,
+    window_clock: WindowClock,
+    daylight_time: bool,
+    /// Keys with open windows, each with how many.
+    keys: KeyTable<u32>,
+    windows: HashMap<(u32, i64), Vec<Ranked>>,
+    /// (trigger time, key, window end) of every open window.
+    timers: BTreeMap<(i64, u32, i64), ()>,
+    watermark: i64,
+    late_rows: u64,
+}
+
+impl WindowRankOperator {
+    /// A Top-N of rows of `input` per `keys` and the window ending at column `window_end`
+    /// (of the window's time type `time_type`), ordered by `order`, ranks `range` kept;
+    /// `output` is the input's columns, then the rank when `with_rank`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        input: SchemaRef,
+        output: SchemaRef,
+        keys: Vec<usize>,
+        window_end: usize,
+        order: &[OrderKey],
+        range: (u64, u64),
+        with_rank: bool,
+        time_type: &DataType,
+        zone: SessionZone,
+    ) -> Result<Self, ExecError> {
+        let fields = order
+            .iter()
+            .map(|o| {
+                SortField::new_with_options(
+                    input.field(o.column).data_type().clone(),
+                    SortOptions {
+                        descending: o.descending,
+                        nulls_first: o.nulls_first,
+                    },
+                )
+            })
+            .collect();
+        let ctx = OperatorContext::default();
+        Ok(WindowRankOperator {
+            encoder: optional_encoder(&input, keys)?,
+            order_columns: order.iter().map(|o| o.column).collect(),
+            order: RowConverter::new(fields)?,
+            rows: whole_row_converter(&input)?,
+            output,
+            window_end,
+            range,
+            with_rank,
+            window_clock: WindowClock::new(time_type, zone),
+            daylight_time: false,
+            keys: KeyTable::new(ctx.max_parallelism),
+            windows: HashMap::new(),
+            timers: BTreeMap::new(),
+            watermark: i64::MIN,
+            late_rows: 0,
+        })
+    }
+
+    /// Emits the windows whose trigger time is at or before `time`.
+    fn fire(&mut self, time: i64, out: &mut dyn Output) -> Result<(), ExecError> {
+        let later = self
+            .timers
+            .split_off(&(time.saturating_add(1), 0, i64::MIN));
+        let due = std::mem::replace(&mut self.timers, later);
+        if due.is_empty() {
+            return Ok(());
+        }
+        let mut due: Vec<(i64, u32, i64)> = due.into_keys().collect();
+        due.sort_by(|a, b| {
+            (a.0, &self.keys.entry(a.1).bytes, a.2).cmp(&(b.0, &self.keys.entry(b.1).bytes, b.2))
+        });
+        let (first, last) = (self.range.0 as usize, self.range.1 as usize);
+        let mut rows: Vec<Box<[u8]>> = Vec::new();
+        let mut ranks: Vec<i64> = Vec::new();
+        for &(_, key, end) in &due {
+            if let Some(ranked) = self.windows.remove(&(key, end)) {
+                for (i, r) in ranked.into_iter().enumerate() {
+                    let rank = i + 1;
+                    if rank >= first && rank <= last {
+                        rows.push(r.row);
+                        ranks.push(rank as i64);
+                    }
+                }
+            }
+            let open = self.keys.value_mut(key);
+            *open -= 1;
+            if *open == 0 {
+                self.keys.remove(key);
+            }
+        }
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let parser = self.rows.parser();
+        let mut columns: Vec<ArrayRef> = self
+            .rows
+            .convert_rows(rows.iter().map(|r| parser.parse(r)))?;
+        if self.with_rank {
+            columns.push(std::sync::Arc::new(Int64Array::from(ranks)));
+        }
+        let n = rows.len();
+        out.emit(StreamChunk::inserts(batch_with_rows(
+            self.output.clone(),
+            columns,
+            n,
+        )?))
+    }
+}
+
+impl Operator for WindowRankOperator {
+    fn late_rows(&self) -> u64 {
+        self.late_rows
+    }
+
+    fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
+        self.keys.set_max_parallelism(ctx.max_parallelism);
+        self.daylight_time = self.window_clock.observes_daylight_time(ctx.now_millis());
+        Ok(())
+    }
+
+    fn process(
+        &mut self,
+        _input: usize,
+        chunk: StreamChunk,
+        _out: &mut dyn Output,
+    ) -> Result<(), ExecError> {
+        if !chunk.is_insert_only() {
+            return Err(ExecError::Internal(
+                "a window Top-N takes inserts only".into(),
+            ));
+        }
+        let batch: &RecordBatch = &chunk.batch;
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        let ends = batch
+            .column(self.window_end)
+            .as_primitive_opt::<TimestampNanosecondType>()
+            .ok_or_else(|| ExecError::Internal("the window end is not a timestamp".into()))?
+            .clone();
+        let keys = self.encoder.as_ref().map(|e| e.encode(batch)).transpose()?;
+        let order_columns: Vec<ArrayRef> = self
+            .order_columns
+            .iter()
+            .map(|&c| batch.column(c).clone())
+            .collect();
+        let orders = self.order.convert_columns(&order_columns)?;
+        let rows = self.rows.convert_columns(batch.columns())?;
+        let last = self.range.1 as usize;
+        for row in 0..batch.num_rows() {
+            if ends.is_null(row) {
+                return Err(ExecError::Source(
+                    "the window end of a window Top-N is NULL".into(),
+                ));
+            }
+            let end = ends.value(row).div_euclid(1_000_000);
+            let trigger = self.window_clock.trigger_time(end, self.daylight_time);
+            if trigger <= self.watermark {
+                self.late_rows += 1;
+                continue;
+            }
+            let (key, _) = self.keys.intern(key_bytes(keys.as_ref(), row));
+            let order = orders.row(row);
+            let ranked = match self.windows.get_mut(&(key, end)) {
+                Some(ranked) => ranked,
+                None => {
+                    self.timers.insert((trigger, key, end), ());
+                    *self.keys.value_mut(key) += 1;
+                    self.windows.entry((key, end)).or_default()
+                }
+            };
+            // After every row of an equal order key: the earlier arrival ranks first.
+            let at = ranked.partition_point(|r| *r.order <= *order.as_ref());
+            if at >= last {
+                continue;
+            }
+            ranked.insert(
+                at,
+                Ranked {
+                    order: order.as_ref().into(),
+                    row: rows.row(row).as_ref().into(),
+                },
+            );
+            ranked.truncate(last);
+        }
+        Ok(())
+    }
+
+    fn on_watermark(&mut self, watermark: i64, out: &mut dyn Output) -> Result<(), ExecError> {
+        self.watermark = self.watermark.max(watermark);
+        self.fire(watermark, out)?;
+        out.emit_watermark(watermark)
+    }
+}
