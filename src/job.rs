@@ -432,27 +432,7 @@ fn build(
         }
         // One task reading both inputs' exchanges, each edge marked with its side.
         StreamPlan::Join(j) => {
-            let mut inputs = Vec::new();
-            let mut instances = options.parallelism;
-            for s in 0..2 {
-                let StreamPlan::Exchange(e) = j.input(s) else {
-                    return Err(ConnectorError(
-                        "internal error: a join needs an exchange below each input".into(),
-                    ));
-                };
-                let built = build(&e.input, ctx, options, graph, groups)?;
-                let partitioning = match &e.distribution {
-                    Distribution::Hash(keys) => Partitioning::Hash {
-                        columns: keys.clone(),
-                        schema: runtime_schema(e.input.schema()),
-                    },
-                    Distribution::Single | Distribution::Any => {
-                        instances = 1;
-                        Partitioning::Global
-                    }
-                };
-                built.edges(graph, s, &partitioning, &mut inputs);
-            }
+            let (inputs, instances) = two_inputs([&j.left, &j.right], ctx, options, graph, groups)?;
             let (left, right) = (
                 runtime_schema(j.left.schema()),
                 runtime_schema(j.right.schema()),
@@ -482,27 +462,7 @@ fn build(
             })))
         }
         StreamPlan::IntervalJoin(j) => {
-            let mut inputs = Vec::new();
-            let mut instances = options.parallelism;
-            for (s, input) in [&j.left, &j.right].into_iter().enumerate() {
-                let StreamPlan::Exchange(e) = input.as_ref() else {
-                    return Err(ConnectorError(
-                        "internal error: a join needs an exchange below each input".into(),
-                    ));
-                };
-                let built = build(&e.input, ctx, options, graph, groups)?;
-                let partitioning = match &e.distribution {
-                    Distribution::Hash(keys) => Partitioning::Hash {
-                        columns: keys.clone(),
-                        schema: runtime_schema(e.input.schema()),
-                    },
-                    Distribution::Single | Distribution::Any => {
-                        instances = 1;
-                        Partitioning::Global
-                    }
-                };
-                built.edges(graph, s, &partitioning, &mut inputs);
-            }
+            let (inputs, instances) = two_inputs([&j.left, &j.right], ctx, options, graph, groups)?;
             let (left, right) = (
                 runtime_schema(j.left.schema()),
                 runtime_schema(j.right.schema()),
@@ -584,6 +544,40 @@ fn build(
             Ok(built)
         }
     }
+}
+
+/// The edges into a task of two inputs (a join's), each an exchange, marked with its side,
+/// and how many instances the task has (`parallelism.default`, or one where an input goes
+/// to a single instance).
+fn two_inputs(
+    sides: [&StreamPlan; 2],
+    ctx: &EvalContext,
+    options: &JobOptions,
+    graph: &mut JobGraph,
+    groups: &mut AlignmentGroups,
+) -> Result<(Vec<Edge>, u32), ConnectorError> {
+    let mut inputs = Vec::new();
+    let mut instances = options.parallelism;
+    for (s, input) in sides.into_iter().enumerate() {
+        let StreamPlan::Exchange(e) = input else {
+            return Err(ConnectorError(
+                "internal error: a join needs an exchange below each input".into(),
+            ));
+        };
+        let built = build(&e.input, ctx, options, graph, groups)?;
+        let partitioning = match &e.distribution {
+            Distribution::Hash(keys) => Partitioning::Hash {
+                columns: keys.clone(),
+                schema: runtime_schema(e.input.schema()),
+            },
+            Distribution::Single | Distribution::Any => {
+                instances = 1;
+                Partitioning::Global
+            }
+        };
+        built.edges(graph, s, &partitioning, &mut inputs);
+    }
+    Ok((inputs, instances))
 }
 
 /// The table scanned below a watermark assigner (through the Calcs of computed columns).

@@ -26,7 +26,7 @@ use arrow_schema::SchemaRef;
 use super::chunk::{StreamChunk, batch_with_rows};
 use super::eval::evaluate;
 use super::operator::{ExecError, Operator, OperatorContext, Output};
-use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
+use super::state::key::{KeyEncoder, key_bytes, null_row, optional_encoder, whole_row_converter};
 use super::state::key_table::KeyTable;
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
@@ -60,16 +60,11 @@ impl Side {
         outer: bool,
     ) -> Result<Self, ExecError> {
         let rows = whole_row_converter(schema)?;
-        let nulls: Vec<ArrayRef> = schema
-            .fields()
-            .iter()
-            .map(|f| arrow_array::new_null_array(f.data_type(), 1))
-            .collect();
         Ok(Side {
             keys: optional_encoder(schema, key_columns.clone())?,
             key_columns,
             time_column,
-            null_row: rows.convert_columns(&nulls)?.row(0).as_ref().into(),
+            null_row: null_row(&rows, schema)?,
             rows,
             outer,
         })

@@ -33,7 +33,7 @@ use super::aggregate::{StateReader, put_bytes, put_i64, put_u32};
 use super::chunk::{RowKind, StreamChunk, batch_with_rows};
 use super::eval::evaluate;
 use super::operator::{ExecError, Operator, OperatorContext, Output};
-use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
+use super::state::key::{KeyEncoder, key_bytes, null_row, optional_encoder, whole_row_converter};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use crate::function::EvalContext;
@@ -74,16 +74,7 @@ struct Side {
 impl Side {
     fn new(schema: &SchemaRef, key_columns: Vec<usize>, outer: bool) -> Result<Self, ExecError> {
         let rows = whole_row_converter(schema)?;
-        let nulls: Vec<ArrayRef> = schema
-            .fields()
-            .iter()
-            .map(|f| arrow_array::new_null_array(f.data_type(), 1))
-            .collect();
-        // A side of no columns (a count over a join) has empty rows.
-        let null_row = match nulls.is_empty() {
-            true => Box::default(),
-            false => rows.convert_columns(&nulls)?.row(0).as_ref().into(),
-        };
+        let null_row = null_row(&rows, schema)?;
         Ok(Side {
             keys: optional_encoder(schema, key_columns.clone())?,
             key_columns,

@@ -19,13 +19,15 @@
 use std::collections::BTreeMap;
 
 use arrow_array::{ArrayRef, Int64Array, RecordBatch};
-use arrow_row::{RowConverter, SortField};
-use arrow_schema::{SchemaRef, SortOptions};
+use arrow_row::RowConverter;
+use arrow_schema::SchemaRef;
 
 use super::aggregate::{StateReader, put_bytes, put_i64, put_u32};
 use super::chunk::{RowKind, StreamChunk, batch_with_rows};
 use super::operator::{ExecError, Operator, OperatorContext, Output};
-use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
+use super::state::key::{
+    KeyEncoder, key_bytes, optional_encoder, order_converter, whole_row_converter,
+};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use super::state::sorted_rows::SortedRows;
@@ -80,18 +82,6 @@ impl RankOperator {
         final_only: bool,
     ) -> Result<Self, ExecError> {
         let encoder = optional_encoder(&input, partition)?;
-        let order_fields = order
-            .iter()
-            .map(|o| {
-                SortField::new_with_options(
-                    input.field(o.column).data_type().clone(),
-                    SortOptions {
-                        descending: o.descending,
-                        nulls_first: o.nulls_first,
-                    },
-                )
-            })
-            .collect();
         let rows = whole_row_converter(&input)?;
         let ctx = OperatorContext::default();
         Ok(RankOperator {
@@ -101,7 +91,7 @@ impl RankOperator {
             with_rank,
             final_only,
             encoder,
-            order: RowConverter::new(order_fields)?,
+            order: order_converter(&input, order)?,
             order_columns: order.iter().map(|o| o.column).collect(),
             rows,
             keys: KeyTable::new(ctx.max_parallelism),

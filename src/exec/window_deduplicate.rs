@@ -32,7 +32,7 @@ use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
-use super::window_assigner::WindowClock;
+use super::window_assigner::{WindowClock, close_window, due_windows};
 use crate::types::DataType;
 use crate::types::time::SessionZone;
 
@@ -147,27 +147,16 @@ impl WindowDeduplicateOperator {
     /// Emits the rows of windows whose trigger time is at or before `time`, in trigger
     /// order, then key bytes, and forgets them.
     fn fire(&mut self, time: i64, out: &mut dyn Output) -> Result<(), ExecError> {
-        let later = self
-            .timers
-            .split_off(&(time.saturating_add(1), 0, i64::MIN));
-        let due = std::mem::replace(&mut self.timers, later);
+        let due = due_windows(&mut self.timers, &self.keys, time);
         if due.is_empty() {
             return Ok(());
         }
-        let mut due: Vec<(i64, u32, i64)> = due.into_keys().collect();
-        due.sort_by(|a, b| {
-            (a.0, &self.keys.entry(a.1).bytes, a.2).cmp(&(b.0, &self.keys.entry(b.1).bytes, b.2))
-        });
         let mut rows = Vec::with_capacity(due.len());
         for &(_, key, end) in &due {
             if let Some(kept) = self.kept.remove(&(key, end)) {
                 rows.push(kept.row);
             }
-            let open = self.keys.value_mut(key);
-            *open -= 1;
-            if *open == 0 {
-                self.keys.remove(key);
-            }
+            close_window(&mut self.keys, key);
         }
         let parser = self.rows.parser();
         let columns = self

@@ -13,15 +13,17 @@ use std::collections::BTreeMap;
 use arrow_array::cast::AsArray;
 use arrow_array::types::TimestampNanosecondType;
 use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch};
-use arrow_row::{RowConverter, SortField};
-use arrow_schema::{SchemaRef, SortOptions};
+use arrow_row::RowConverter;
+use arrow_schema::SchemaRef;
 use hashbrown::HashMap;
 
 use super::chunk::{StreamChunk, batch_with_rows};
 use super::operator::{ExecError, Operator, OperatorContext, Output};
-use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
+use super::state::key::{
+    KeyEncoder, key_bytes, optional_encoder, order_converter, whole_row_converter,
+};
 use super::state::key_table::KeyTable;
-use super::window_assigner::WindowClock;
+use super::window_assigner::{WindowClock, close_window, due_windows};
 use crate::plan::logical::OrderKey;
 use crate::types::DataType;
 use crate::types::time::SessionZone;
@@ -68,23 +70,11 @@ impl WindowRankOperator {
         time_type: &DataType,
         zone: SessionZone,
     ) -> Result<Self, ExecError> {
-        let fields = order
-            .iter()
-            .map(|o| {
-                SortField::new_with_options(
-                    input.field(o.column).data_type().clone(),
-                    SortOptions {
-                        descending: o.descending,
-                        nulls_first: o.nulls_first,
-                    },
-                )
-            })
-            .collect();
         let ctx = OperatorContext::default();
         Ok(WindowRankOperator {
             encoder: optional_encoder(&input, keys)?,
             order_columns: order.iter().map(|o| o.column).collect(),
-            order: RowConverter::new(fields)?,
+            order: order_converter(&input, order)?,
             rows: whole_row_converter(&input)?,
             output,
             window_end,
@@ -102,17 +92,10 @@ impl WindowRankOperator {
 
     /// Emits the windows whose trigger time is at or before `time`.
     fn fire(&mut self, time: i64, out: &mut dyn Output) -> Result<(), ExecError> {
-        let later = self
-            .timers
-            .split_off(&(time.saturating_add(1), 0, i64::MIN));
-        let due = std::mem::replace(&mut self.timers, later);
+        let due = due_windows(&mut self.timers, &self.keys, time);
         if due.is_empty() {
             return Ok(());
         }
-        let mut due: Vec<(i64, u32, i64)> = due.into_keys().collect();
-        due.sort_by(|a, b| {
-            (a.0, &self.keys.entry(a.1).bytes, a.2).cmp(&(b.0, &self.keys.entry(b.1).bytes, b.2))
-        });
         let (first, last) = (self.range.0 as usize, self.range.1 as usize);
         let mut rows: Vec<Box<[u8]>> = Vec::new();
         let mut ranks: Vec<i64> = Vec::new();
@@ -126,11 +109,7 @@ impl WindowRankOperator {
                     }
                 }
             }
-            let open = self.keys.value_mut(key);
-            *open -= 1;
-            if *open == 0 {
-                self.keys.remove(key);
-            }
+            close_window(&mut self.keys, key);
         }
         if rows.is_empty() {
             return Ok(());

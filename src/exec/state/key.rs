@@ -71,3 +71,42 @@ pub fn whole_row_converter(schema: &arrow_schema::Schema) -> Result<RowConverter
             .collect(),
     )
 }
+
+/// A converter of the ORDER BY columns of rows of `schema`, whose bytes sort as the ORDER BY
+/// asks (directions and NULL places included).
+pub fn order_converter(
+    schema: &arrow_schema::Schema,
+    order: &[crate::plan::logical::OrderKey],
+) -> Result<RowConverter, ArrowError> {
+    RowConverter::new(
+        order
+            .iter()
+            .map(|o| {
+                SortField::new_with_options(
+                    schema.field(o.column).data_type().clone(),
+                    arrow_schema::SortOptions {
+                        descending: o.descending,
+                        nulls_first: o.nulls_first,
+                    },
+                )
+            })
+            .collect(),
+    )
+}
+
+/// The bytes of a row of NULLs of `schema` under `rows` (a whole-row converter): an outer
+/// join's padding. Empty for a schema of no columns.
+pub fn null_row(
+    rows: &RowConverter,
+    schema: &arrow_schema::Schema,
+) -> Result<Box<[u8]>, ArrowError> {
+    let nulls: Vec<ArrayRef> = schema
+        .fields()
+        .iter()
+        .map(|f| arrow_array::new_null_array(f.data_type(), 1))
+        .collect();
+    if nulls.is_empty() {
+        return Ok(Box::default());
+    }
+    Ok(rows.convert_columns(&nulls)?.row(0).as_ref().into())
+}

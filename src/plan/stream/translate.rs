@@ -1321,8 +1321,8 @@ fn below_picking(pruned: (StreamPlan, Vec<Option<usize>>)) -> (StreamPlan, Vec<O
     }
 }
 
-/// `plan` (whose columns are its input's, `remap` saying where each old column went) under a
-/// Calc picking the `needed` ones, unless it has just those.
+/// `plan` (`remap` saying where each of some earlier columns went in it) under a Calc
+/// picking the `needed` ones of those, unless it has just those; and where each went.
 fn picked_above(
     plan: StreamPlan,
     needed: &[bool],
@@ -1632,14 +1632,7 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
                 }
                 other => prune(other, &used),
             };
-            let keep: Vec<usize> = (0..width)
-                .filter(|&i| used[i])
-                .map(|i| pruned[i].unwrap_or(i))
-                .collect();
-            let (input, narrowing) = narrowed(input, &keep);
-            let remap: Vec<Option<usize>> = (0..width)
-                .map(|i| used[i].then(|| narrowing[pruned[i].unwrap_or(i)]).flatten())
-                .collect();
+            let (input, remap) = picked_above(input, &used, pruned);
             let at = |i: usize| remap[i].unwrap_or(i);
             for k in &mut w.keys {
                 *k = at(*k);
@@ -1686,20 +1679,7 @@ fn prune_sides(
             other => other,
         };
         let (input, remap) = prune(input, used);
-        let keep: Vec<usize> = (0..used.len())
-            .filter(|&i| used[i])
-            .map(|i| remap[i].unwrap_or(i))
-            .collect();
-        let (input, narrowing) = narrowed(input, &keep);
-        let remap: Vec<Option<usize>> = (0..used.len())
-            .map(|i| {
-                if used[i] {
-                    narrowing[remap[i].unwrap_or(i)]
-                } else {
-                    None
-                }
-            })
-            .collect();
+        let (input, remap) = picked_above(input, used, remap);
         let input = if keep_time {
             input
         } else {
