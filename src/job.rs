@@ -344,7 +344,8 @@ fn build(
                     r.input.changelog_mode().retracts(),
                     ctx.batch_mode,
                 )
-                .map_err(|e| ConnectorError(e.to_string()))?;
+                .map_err(|e| ConnectorError(e.to_string()))?
+                .with_state_ttl(options.state_ttl);
                 chain.push(Box::new(operator));
             }
             Ok(Built::Task(t))

@@ -54,6 +54,13 @@ pub struct RankOperator {
     /// Whether the input retracts rows (then every row is kept: any may come back).
     retracting: bool,
     key_groups: KeyGroupRange,
+    /// `table.exec.state.ttl` (milliseconds): a partition not written for this long is
+    /// forgotten (its next row starts it afresh).
+    ttl: Option<i64>,
+    /// Per partition, when it was last written (processing time, milliseconds).
+    written: Vec<i64>,
+    ctx: OperatorContext,
+    next_sweep: Option<i64>,
 }
 
 /// A change to emit: the row's bytes, its rank (when output), its kind.
@@ -99,6 +106,10 @@ impl RankOperator {
             counts: Vec::new(),
             retracting,
             key_groups: ctx.key_groups,
+            ttl: None,
+            written: Vec::new(),
+            ctx,
+            next_sweep: None,
             update_before,
         })
     }
@@ -259,9 +270,32 @@ impl RankOperator {
         self.with_rank || self.range.0 > 1
     }
 
+    /// Forgets partitions not written for `ttl` milliseconds (streaming only; 0: never).
+    pub fn with_state_ttl(mut self, ttl: i64) -> Self {
+        self.ttl = (ttl > 0 && !self.final_only).then_some(ttl);
+        self
+    }
+
+    fn expired(&self, id: usize, now: i64) -> bool {
+        self.ttl.is_some_and(|ttl| {
+            self.written
+                .get(id)
+                .is_some_and(|&w| now.saturating_sub(w) >= ttl)
+        })
+    }
+
     fn partition(&mut self, bytes: &[u8]) -> usize {
-        let (id, new) = self.keys.intern(bytes);
+        let (id, mut new) = self.keys.intern(bytes);
         let id = id as usize;
+        if self.ttl.is_some() {
+            // An expired partition is gone, whether or not a sweep has freed it yet.
+            let now = self.ctx.now_millis();
+            new |= self.expired(id, now);
+            if self.written.len() <= id {
+                self.written.resize(id + 1, now);
+            }
+            self.written[id] = now;
+        }
         if self.partitions.len() <= id {
             // A Top-N over inserts keeps a few rows per partition; anything else may keep
             // many.
@@ -303,6 +337,32 @@ impl Operator for RankOperator {
     fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
         self.keys.set_max_parallelism(ctx.max_parallelism);
         self.key_groups = ctx.key_groups;
+        self.ctx = ctx.clone();
+        self.next_sweep = self.ttl.map(|ttl| ctx.now_millis().saturating_add(ttl));
+        Ok(())
+    }
+
+    fn next_processing_time(&self) -> Option<i64> {
+        self.next_sweep
+    }
+
+    /// Sweeps out the partitions the state TTL expired (they are already invisible).
+    fn on_processing_time(&mut self, now: i64, _out: &mut dyn Output) -> Result<(), ExecError> {
+        let Some(ttl) = self.ttl else {
+            return Ok(());
+        };
+        let expired: Vec<u32> = self
+            .keys
+            .iter()
+            .map(|(id, _)| id)
+            .filter(|&id| self.expired(id as usize, now))
+            .collect();
+        for id in expired {
+            self.partitions[id as usize].clear();
+            self.counts[id as usize] = 0;
+            self.keys.remove(id);
+        }
+        self.next_sweep = Some(now.saturating_add(ttl));
         Ok(())
     }
 

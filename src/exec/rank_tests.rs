@@ -168,3 +168,29 @@ fn append_fast_emits_what_keeping_every_row_emits() {
     let full = run_script(&mut build(true), &input, &output, &script).unwrap();
     assert_eq!(fast, full);
 }
+
+/// `table.exec.state.ttl`: a partition not written for the TTL starts afresh (its old rows
+/// are not retracted: they are gone), and the sweep frees it.
+#[test]
+fn state_ttl_forgets_an_idle_partition() {
+    use crate::exec::test_harness::{Recorder, chunk};
+    let (op, output) = operator(RankFunction::RowNumber, (1, 2), true, false);
+    let clock = crate::clock::ManualClock::new(0);
+    let mut op = op.with_state_ttl(1_000);
+    op.open(&OperatorContext::instance(0, 1, 128, clock.clone()))
+        .unwrap();
+    let mut out = Recorder::new(&output);
+    let mut at = |op: &mut RankOperator, ms: i64, rows: &str| {
+        clock.set(ms * 1_000_000);
+        op.process(0, chunk(&actions(), rows), &mut out).unwrap();
+        out.take()
+    };
+    assert_eq!(at(&mut op, 0, "+I a | 5"), "+I a | 5 | 1");
+    assert_eq!(
+        at(&mut op, 900, "+I b | 3"),
+        "-U a | 5 | 1\n+U b | 3 | 1\n+I a | 5 | 2"
+    );
+    assert_eq!(at(&mut op, 2_000, "+I c | 7"), "+I c | 7 | 1");
+    op.on_processing_time(3_000, &mut out).unwrap();
+    assert!(op.keys.is_empty());
+}
