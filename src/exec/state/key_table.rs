@@ -17,9 +17,13 @@ pub struct KeyTable<V> {
     max_parallelism: u32,
 }
 
+/// A key's bytes, inline up to 16 (a BIGINT or INT key, a short string: no allocation per
+/// key).
+pub type KeyBytes = smallvec::SmallVec<[u8; 16]>;
+
 /// A key's bytes, key group and the operator's value for it.
 pub struct Entry<V> {
-    pub bytes: Vec<u8>,
+    pub bytes: KeyBytes,
     pub key_group: u32,
     pub value: V,
     live: bool,
@@ -46,7 +50,7 @@ impl<V: Default> KeyTable<V> {
     pub fn find(&self, bytes: &[u8]) -> Option<u32> {
         let hash = self.hasher.hash_one(bytes);
         self.ids
-            .find(hash, |&id| self.entries[id as usize].bytes == bytes)
+            .find(hash, |&id| *self.entries[id as usize].bytes == *bytes)
             .copied()
     }
 
@@ -56,7 +60,7 @@ impl<V: Default> KeyTable<V> {
         let entries = &self.entries;
         if let Some(&id) = self
             .ids
-            .find(hash, |&id| entries[id as usize].bytes == bytes)
+            .find(hash, |&id| *entries[id as usize].bytes == *bytes)
         {
             return (id, false);
         }
@@ -73,7 +77,7 @@ impl<V: Default> KeyTable<V> {
             }
             None => {
                 self.entries.push(Entry {
-                    bytes: bytes.to_vec(),
+                    bytes: KeyBytes::from_slice(bytes),
                     key_group,
                     value: V::default(),
                     live: true,
