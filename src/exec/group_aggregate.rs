@@ -47,8 +47,10 @@ pub struct GroupAggregateOperator {
     final_only: bool,
     key_groups: KeyGroupRange,
     /// Per key id, the batch that last saw it and how often, to put rows in rounds.
-    seen_in: Vec<(u64, u32)>,
-    batch_number: u64,
+    /// The batch number wraps: a stale stamp that comes round again only moves that key's
+    /// rows to later rounds of the batch, which stay distinct and in order.
+    seen_in: Vec<(u32, u32)>,
+    batch_number: u32,
     /// Keys whose count reached zero in this batch, to forget at its end.
     emptied: Vec<u32>,
     /// `table.exec.state.ttl` (milliseconds): a key not written for this long is forgotten,
@@ -271,7 +273,7 @@ impl GroupAggregateOperator {
         chunk: &StreamChunk,
         keys: Option<&arrow_row::Rows>,
     ) -> Vec<Vec<RoundRow>> {
-        self.batch_number += 1;
+        self.batch_number = self.batch_number.wrapping_add(1);
         let stamp = self.batch_number;
         let now = self.ctx.now_millis();
         let mut rounds: Vec<Vec<RoundRow>> = Vec::new();
