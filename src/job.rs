@@ -5,6 +5,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use arrow_schema::SchemaRef;
+
 use crate::catalog::TableDef;
 use crate::connector::ConnectorError;
 use crate::connector::registry::{self, ScanRequest};
@@ -16,7 +18,7 @@ use crate::exec::group_window_aggregate::GroupWindowAggregateOperator;
 use crate::exec::interval_join::IntervalJoinOperator;
 use crate::exec::join::JoinOperator;
 use crate::exec::limit::LimitOperator;
-use crate::exec::operator::Operator;
+use crate::exec::operator::{ExecError, Operator};
 use crate::exec::rank::RankOperator;
 use crate::exec::state::alignment::AlignmentGroup;
 use crate::exec::values::ValuesSplit;
@@ -433,63 +435,59 @@ fn build(
         }
         // One task reading both inputs' exchanges, each edge marked with its side.
         StreamPlan::Join(j) => {
-            let (inputs, instances) = two_inputs([&j.left, &j.right], ctx, options, graph, groups)?;
-            let (left, right) = (
-                runtime_schema(j.left.schema()),
-                runtime_schema(j.right.schema()),
-            );
             let output = runtime_schema(&j.schema);
-            let mut chains = Vec::new();
-            for _ in 0..instances {
-                let operator = JoinOperator::new(
-                    &left,
-                    &right,
-                    output.clone(),
-                    j.left_keys.clone(),
-                    j.right_keys.clone(),
-                    j.join_type,
-                    j.residual.clone(),
-                    ctx.clone(),
-                    ctx.batch_mode,
-                )
-                .map_err(|e| ConnectorError(e.to_string()))?
-                .with_state_ttl(options.state_ttl);
-                chains.push(vec![Box::new(operator) as Box<dyn Operator>]);
-            }
-            Ok(Built::Task(graph.add_task(TaskVertex {
-                name: "Join".into(),
-                instances: chains,
-                inputs,
-            })))
+            let make =
+                |left: &SchemaRef, right: &SchemaRef| -> Result<Box<dyn Operator>, ExecError> {
+                    Ok(Box::new(
+                        JoinOperator::new(
+                            left,
+                            right,
+                            output.clone(),
+                            j.left_keys.clone(),
+                            j.right_keys.clone(),
+                            j.join_type,
+                            j.residual.clone(),
+                            ctx.clone(),
+                            ctx.batch_mode,
+                        )?
+                        .with_state_ttl(options.state_ttl),
+                    ))
+                };
+            join_task(
+                "Join",
+                [&j.left, &j.right],
+                &make,
+                ctx,
+                options,
+                graph,
+                groups,
+            )
         }
         StreamPlan::IntervalJoin(j) => {
-            let (inputs, instances) = two_inputs([&j.left, &j.right], ctx, options, graph, groups)?;
-            let (left, right) = (
-                runtime_schema(j.left.schema()),
-                runtime_schema(j.right.schema()),
-            );
             let output = runtime_schema(&j.schema);
-            let mut chains = Vec::new();
-            for _ in 0..instances {
-                let operator = IntervalJoinOperator::new(
-                    &left,
-                    &right,
-                    output.clone(),
-                    (j.left_keys.clone(), j.right_keys.clone()),
-                    (j.bounds.left_time, j.bounds.right_time),
-                    (j.bounds.lower, j.bounds.upper),
-                    j.join_type,
-                    j.residual.clone(),
-                    ctx.clone(),
-                )
-                .map_err(|e| ConnectorError(e.to_string()))?;
-                chains.push(vec![Box::new(operator) as Box<dyn Operator>]);
-            }
-            Ok(Built::Task(graph.add_task(TaskVertex {
-                name: "IntervalJoin".into(),
-                instances: chains,
-                inputs,
-            })))
+            let make =
+                |left: &SchemaRef, right: &SchemaRef| -> Result<Box<dyn Operator>, ExecError> {
+                    Ok(Box::new(IntervalJoinOperator::new(
+                        left,
+                        right,
+                        output.clone(),
+                        (j.left_keys.clone(), j.right_keys.clone()),
+                        (j.bounds.left_time, j.bounds.right_time),
+                        (j.bounds.lower, j.bounds.upper),
+                        j.join_type,
+                        j.residual.clone(),
+                        ctx.clone(),
+                    )?))
+                };
+            join_task(
+                "IntervalJoin",
+                [&j.left, &j.right],
+                &make,
+                ctx,
+                options,
+                graph,
+                groups,
+            )
         }
         StreamPlan::Limit(l) => {
             let Built::Task(t) = build(&l.input, ctx, options, graph, groups)? else {
@@ -547,16 +545,22 @@ fn build(
     }
 }
 
-/// The edges into a task of two inputs (a join's), each an exchange, marked with its side,
-/// and how many instances the task has (`parallelism.default`, or one where an input goes
-/// to a single instance).
-fn two_inputs(
+/// Makes a join operator from its two inputs' schemas.
+type MakeJoin<'a> = dyn Fn(&SchemaRef, &SchemaRef) -> Result<Box<dyn Operator>, ExecError> + 'a;
+
+/// The task of a join: one instance per `parallelism.default` (one where an input goes to
+/// a single instance), each with the operator `make` builds from the two inputs' schemas,
+/// reading both inputs' exchanges, each edge marked with its side.
+#[allow(clippy::too_many_arguments)]
+fn join_task(
+    name: &str,
     sides: [&StreamPlan; 2],
+    make: &MakeJoin<'_>,
     ctx: &EvalContext,
     options: &JobOptions,
     graph: &mut JobGraph,
     groups: &mut AlignmentGroups,
-) -> Result<(Vec<Edge>, u32), ConnectorError> {
+) -> Result<Built, ConnectorError> {
     let mut inputs = Vec::new();
     let mut instances = options.parallelism;
     for (s, input) in sides.into_iter().enumerate() {
@@ -578,7 +582,19 @@ fn two_inputs(
         };
         built.edges(graph, s, &partitioning, &mut inputs);
     }
-    Ok((inputs, instances))
+    let (left, right) = (
+        runtime_schema(sides[0].schema()),
+        runtime_schema(sides[1].schema()),
+    );
+    let chains = (0..instances)
+        .map(|_| make(&left, &right).map(|operator| vec![operator]))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| ConnectorError(e.to_string()))?;
+    Ok(Built::Task(graph.add_task(TaskVertex {
+        name: name.into(),
+        instances: chains,
+        inputs,
+    })))
 }
 
 /// The table scanned below a watermark assigner (through the Calcs of computed columns).

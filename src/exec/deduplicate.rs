@@ -25,6 +25,7 @@ use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
+use super::state::ttl::StateTtl;
 
 /// A key's kept row (keep-last) and its event time.
 #[derive(Default)]
@@ -46,10 +47,9 @@ pub struct DeduplicateOperator {
     rows: RowConverter,
     keys: KeyTable<Kept>,
     key_groups: KeyGroupRange,
-    /// `table.exec.state.ttl` (milliseconds): a key not written for this long is forgotten.
-    ttl: Option<i64>,
+    /// `table.exec.state.ttl`: a key not written for this long is forgotten.
+    ttl: StateTtl,
     ctx: OperatorContext,
-    next_sweep: Option<i64>,
 }
 
 impl DeduplicateOperator {
@@ -74,21 +74,15 @@ impl DeduplicateOperator {
             rows,
             keys: KeyTable::new(ctx.max_parallelism),
             key_groups: ctx.key_groups,
-            ttl: None,
+            ttl: StateTtl::default(),
             ctx,
-            next_sweep: None,
         })
     }
 
     /// Forgets keys not written for `ttl` milliseconds (0: never).
     pub fn with_state_ttl(mut self, ttl: i64) -> Self {
-        self.ttl = (ttl > 0).then_some(ttl);
+        self.ttl = StateTtl::new(ttl);
         self
-    }
-
-    fn expired(&self, kept: &Kept, now: i64) -> bool {
-        self.ttl
-            .is_some_and(|ttl| now.saturating_sub(kept.written) >= ttl)
     }
 }
 
@@ -97,20 +91,19 @@ impl Operator for DeduplicateOperator {
         self.keys.set_max_parallelism(ctx.max_parallelism);
         self.key_groups = ctx.key_groups;
         self.ctx = ctx.clone();
-        self.next_sweep = self.ttl.map(|ttl| ctx.now_millis().saturating_add(ttl));
+        self.ttl.start(ctx.now_millis());
         Ok(())
     }
 
     fn next_processing_time(&self) -> Option<i64> {
-        self.next_sweep
+        self.ttl.next_sweep()
     }
 
     /// Sweeps out the keys the state TTL expired (they are already invisible).
     fn on_processing_time(&mut self, now: i64, _out: &mut dyn Output) -> Result<(), ExecError> {
-        if let Some(ttl) = self.ttl {
-            self.keys
-                .retain(|kept| now.saturating_sub(kept.written) < ttl);
-            self.next_sweep = Some(now.saturating_add(ttl));
+        if self.ttl.sweep_due(now) {
+            let ttl = self.ttl;
+            self.keys.retain(|kept| !ttl.expired(kept.written, now));
         }
         Ok(())
     }
@@ -149,7 +142,7 @@ impl Operator for DeduplicateOperator {
             let bytes = key_bytes(keys.as_ref(), i);
             let (key, mut new) = self.keys.intern(bytes);
             // An expired key is new again, whether or not a sweep has freed it yet.
-            if !new && self.expired(&self.keys.entry(key).value, now) {
+            if !new && self.ttl.expired(self.keys.entry(key).value.written, now) {
                 *self.keys.value_mut(key) = Kept::default();
                 new = true;
             }

@@ -34,6 +34,7 @@ use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
+use super::state::ttl::{StateTtl, WrittenAt};
 use crate::plan::aggregate::AggregateCall;
 
 pub struct GroupAggregateOperator {
@@ -53,14 +54,11 @@ pub struct GroupAggregateOperator {
     batch_number: u32,
     /// Keys whose count reached zero in this batch, to forget at its end.
     emptied: Vec<u32>,
-    /// `table.exec.state.ttl` (milliseconds): a key not written for this long is forgotten,
-    /// as Flink's state TTL (on create and write, expired state never returned) forgets it.
-    ttl: Option<i64>,
+    /// `table.exec.state.ttl`: a key not written for this long is forgotten.
+    ttl: StateTtl,
     /// Per key id, when it was last written (processing time, milliseconds).
-    written: Vec<i64>,
+    written: WrittenAt,
     ctx: OperatorContext,
-    /// When expired keys are next swept out.
-    next_sweep: Option<i64>,
 }
 
 /// A row of a round: the input row, its key and whether the input retracts it.
@@ -119,26 +117,23 @@ impl GroupAggregateOperator {
             seen_in: Vec::new(),
             batch_number: 0,
             emptied: Vec::new(),
-            ttl: None,
-            written: Vec::new(),
+            ttl: StateTtl::default(),
+            written: WrittenAt::default(),
             ctx,
-            next_sweep: None,
         })
     }
 
     /// Forgets keys not written for `ttl` milliseconds (streaming only; 0: never).
     pub fn with_state_ttl(mut self, ttl: i64) -> Self {
-        self.ttl = (ttl > 0 && !self.final_only).then_some(ttl);
+        if !self.final_only {
+            self.ttl = StateTtl::new(ttl);
+        }
         self
     }
 
     /// Whether key `id` has outlived the state TTL at `now`.
     fn expired(&self, id: u32, now: i64) -> bool {
-        self.ttl.is_some_and(|ttl| {
-            self.written
-                .get(id as usize)
-                .is_some_and(|&w| now.saturating_sub(w) >= ttl)
-        })
+        self.written.expired(&self.ttl, id as usize, now)
     }
 
     /// Forgets a key and its accumulators.
@@ -151,14 +146,11 @@ impl GroupAggregateOperator {
 
     /// Marks the keys of a round written at `now`.
     fn touch(&mut self, round: &[RoundRow], now: i64) {
-        if self.ttl.is_none() {
+        if !self.ttl.is_on() {
             return;
         }
-        if self.written.len() < self.keys.capacity() {
-            self.written.resize(self.keys.capacity(), now);
-        }
         for r in round {
-            self.written[r.key as usize] = now;
+            self.written.touch(r.key as usize, now);
         }
     }
 
@@ -175,12 +167,8 @@ impl GroupAggregateOperator {
                     a.resize(capacity);
                 }
                 // A new key is written now (its id may be an expired one's).
-                if self.ttl.is_some() {
-                    let now = self.ctx.now_millis();
-                    if self.written.len() < capacity {
-                        self.written.resize(capacity, now);
-                    }
-                    self.written[id as usize] = now;
+                if self.ttl.is_on() {
+                    self.written.touch(id as usize, self.ctx.now_millis());
                 }
             }
             id
@@ -281,7 +269,7 @@ impl GroupAggregateOperator {
             let retract = matches!(chunk.kind(row), RowKind::UpdateBefore | RowKind::Delete);
             let bytes = key_bytes(keys, row);
             // An expired key is gone, whether or not a sweep has freed it yet.
-            if self.ttl.is_some()
+            if self.ttl.is_on()
                 && let Some(id) = self.keys.find(bytes)
                 && self.expired(id, now)
             {
@@ -423,19 +411,19 @@ impl Operator for GroupAggregateOperator {
         self.keys.set_max_parallelism(ctx.max_parallelism);
         self.key_groups = ctx.key_groups;
         self.ctx = ctx.clone();
-        self.next_sweep = self.ttl.map(|ttl| ctx.now_millis().saturating_add(ttl));
+        self.ttl.start(ctx.now_millis());
         Ok(())
     }
 
     fn next_processing_time(&self) -> Option<i64> {
-        self.next_sweep
+        self.ttl.next_sweep()
     }
 
     /// Sweeps out the keys the state TTL expired (they are already invisible).
     fn on_processing_time(&mut self, now: i64, _out: &mut dyn Output) -> Result<(), ExecError> {
-        let Some(ttl) = self.ttl else {
+        if !self.ttl.sweep_due(now) {
             return Ok(());
-        };
+        }
         let expired: Vec<u32> = self
             .keys
             .iter()
@@ -445,7 +433,6 @@ impl Operator for GroupAggregateOperator {
         for id in expired {
             self.forget(id);
         }
-        self.next_sweep = Some(now.saturating_add(ttl));
         Ok(())
     }
 

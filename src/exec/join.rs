@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
 use arrow_buffer::NullBuffer;
-use arrow_row::{RowConverter, Rows};
+use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
 use smallvec::SmallVec;
 
@@ -36,6 +36,7 @@ use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::{KeyEncoder, key_bytes, null_row, optional_encoder, whole_row_converter};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
+use super::state::ttl::StateTtl;
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
 use crate::plan::logical::JoinType;
@@ -95,12 +96,16 @@ impl Side {
 
     /// Adds one copy of `row` under `key` at `now`; an outer side's row joins
     /// `associations` rows. An expired copy counts for nothing.
-    fn add(&mut self, key: &[u8], row: &[u8], associations: u32, now: i64, ttl: Option<i64>) {
+    fn add(&mut self, key: &[u8], row: &[u8], associations: u32, now: i64, ttl: StateTtl) {
         let (id, _) = self.state.intern(key);
         let records = self.state.value_mut(id);
         match records.iter_mut().find(|r| &*r.row == row) {
             Some(r) => {
-                r.count = if expired(r, now, ttl) { 1 } else { r.count + 1 };
+                r.count = if ttl.expired(r.written, now) {
+                    1
+                } else {
+                    r.count + 1
+                };
                 r.associations = associations;
                 r.written = now;
             }
@@ -115,13 +120,13 @@ impl Side {
 
     /// Takes one copy of `row` from under `key` (nothing when it is not there, or expired,
     /// as Flink's state view does).
-    fn retract(&mut self, key: &[u8], row: &[u8], now: i64, ttl: Option<i64>) {
+    fn retract(&mut self, key: &[u8], row: &[u8], now: i64, ttl: StateTtl) {
         let Some(id) = self.state.find(key) else {
             return;
         };
         let records = self.state.value_mut(id);
         if let Some(at) = records.iter().position(|r| &*r.row == row) {
-            if expired(&records[at], now, ttl) {
+            if ttl.expired(records[at].written, now) {
                 records[at].count = 0;
             } else {
                 records[at].count -= 1;
@@ -137,24 +142,19 @@ impl Side {
     }
 
     /// Drops every row the state TTL expired.
-    fn sweep(&mut self, now: i64, ttl: i64) {
+    fn sweep(&mut self, now: i64, ttl: StateTtl) {
         let mut emptied = Vec::new();
         for (id, _) in self.state.iter() {
             emptied.push(id);
         }
         for id in emptied {
             let records = self.state.value_mut(id);
-            records.retain(|r| !expired(r, now, Some(ttl)));
+            records.retain(|r| !ttl.expired(r.written, now));
             if records.is_empty() {
                 self.state.remove(id);
             }
         }
     }
-}
-
-/// Whether a stored row has outlived the state TTL at `now`.
-fn expired(record: &Record, now: i64, ttl: Option<i64>) -> bool {
-    ttl.is_some_and(|ttl| now.saturating_sub(record.written) >= ttl)
 }
 
 /// One output row: which input row, which stored row of the other side, or both.
@@ -175,11 +175,9 @@ pub struct JoinOperator {
     ctx: EvalContext,
     final_only: bool,
     key_groups: KeyGroupRange,
-    /// `table.exec.state.ttl` (milliseconds): a row not written for this long is gone, as
-    /// Flink's state TTL (on create and write, expired state never returned) drops it.
-    ttl: Option<i64>,
+    /// `table.exec.state.ttl`: a row not written for this long is gone.
+    ttl: StateTtl,
     operator: OperatorContext,
-    next_sweep: Option<i64>,
 }
 
 impl JoinOperator {
@@ -208,44 +206,38 @@ impl JoinOperator {
             ctx,
             final_only,
             key_groups: OperatorContext::default().key_groups,
-            ttl: None,
+            ttl: StateTtl::default(),
             operator: OperatorContext::default(),
-            next_sweep: None,
         })
     }
 
     /// Drops rows not written for `ttl` milliseconds (streaming only; 0: never).
     pub fn with_state_ttl(mut self, ttl: i64) -> Self {
-        self.ttl = (ttl > 0 && !self.final_only).then_some(ttl);
+        if !self.final_only {
+            self.ttl = StateTtl::new(ttl);
+        }
         self
     }
 
-    /// For input rows `rows` of `batch` (arriving on side `s`), the other side's stored
-    /// rows under each row's key that the residual condition passes: `(row, record)` pairs
-    /// in row order.
+    /// For the input rows of `batch` (arriving on side `s`) whose key the other side holds
+    /// (`found`: row and key id, in row order), the other side's stored rows under it that
+    /// the residual condition passes: `(row, record)` pairs in row order.
     fn matches(
         &self,
         s: usize,
         batch: &RecordBatch,
-        keys: Option<&Rows>,
-        null_keys: Option<&NullBuffer>,
-        rows: std::ops::Range<usize>,
+        found: &[(usize, u32)],
         now: i64,
     ) -> Result<Vec<(u32, RecordAt)>, ExecError> {
         let other = &self.sides[1 - s];
         let mut pairs = Vec::new();
-        for i in rows {
-            if null_keys.is_some_and(|n| n.is_null(i)) {
-                continue;
-            }
-            if let Some(id) = other.state.find(key_bytes(keys, i)) {
-                let records = &other.state.entry(id).value;
-                pairs.extend(
-                    (0..records.len() as u32)
-                        .filter(|&r| !expired(&records[r as usize], now, self.ttl))
-                        .map(|r| (i as u32, (id, r))),
-                );
-            }
+        for &(i, id) in found {
+            let records = &other.state.entry(id).value;
+            pairs.extend(
+                (0..records.len() as u32)
+                    .filter(|&r| !self.ttl.expired(records[r as usize].written, now))
+                    .map(|r| (i as u32, (id, r))),
+            );
         }
         let Some(residual) = &self.residual else {
             return Ok(pairs);
@@ -327,21 +319,20 @@ impl Operator for JoinOperator {
         }
         self.key_groups = ctx.key_groups;
         self.operator = ctx.clone();
-        self.next_sweep = self.ttl.map(|ttl| ctx.now_millis().saturating_add(ttl));
+        self.ttl.start(ctx.now_millis());
         Ok(())
     }
 
     fn next_processing_time(&self) -> Option<i64> {
-        self.next_sweep
+        self.ttl.next_sweep()
     }
 
     /// Sweeps out the rows the state TTL expired (they are already invisible).
     fn on_processing_time(&mut self, now: i64, _out: &mut dyn Output) -> Result<(), ExecError> {
-        if let Some(ttl) = self.ttl {
+        if self.ttl.sweep_due(now) {
             for side in &mut self.sides {
-                side.sweep(now, ttl);
+                side.sweep(now, self.ttl);
             }
-            self.next_sweep = Some(now.saturating_add(ttl));
         }
         Ok(())
     }
@@ -379,21 +370,25 @@ impl Operator for JoinOperator {
         let mut pairs: Vec<Pair> = Vec::new();
         let mut kinds: Vec<RowKind> = Vec::new();
         let mut start = 0;
+        let mut found: Vec<(usize, u32)> = Vec::new();
         while start < n {
             // A round of input rows whose candidate pairs stay within PAIRS_PER_ROUND.
+            // Each row's key is looked up once: the other side's state does not change while
+            // this side's rows are applied.
             let mut end = start;
             let mut candidates = 0;
+            found.clear();
             let other = &self.sides[1 - s];
             while end < n && (end == start || candidates < PAIRS_PER_ROUND) {
                 if !null_keys.as_ref().is_some_and(|nk| nk.is_null(end))
                     && let Some(id) = other.state.find(key_bytes(keys.as_ref(), end))
                 {
                     candidates += other.state.entry(id).value.len();
+                    found.push((end, id));
                 }
                 end += 1;
             }
-            let matches =
-                self.matches(s, batch, keys.as_ref(), null_keys.as_ref(), start..end, now)?;
+            let matches = self.matches(s, batch, &found, now)?;
             let mut next = 0;
             for i in start..end {
                 let from = next;

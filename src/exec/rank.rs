@@ -31,6 +31,7 @@ use super::state::key::{
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use super::state::sorted_rows::SortedRows;
+use super::state::ttl::{StateTtl, WrittenAt};
 use crate::plan::logical::{OrderKey, RankFunction};
 
 pub struct RankOperator {
@@ -54,13 +55,12 @@ pub struct RankOperator {
     /// Whether the input retracts rows (then every row is kept: any may come back).
     retracting: bool,
     key_groups: KeyGroupRange,
-    /// `table.exec.state.ttl` (milliseconds): a partition not written for this long is
-    /// forgotten (its next row starts it afresh).
-    ttl: Option<i64>,
+    /// `table.exec.state.ttl`: a partition not written for this long is forgotten (its next
+    /// row starts it afresh).
+    ttl: StateTtl,
     /// Per partition, when it was last written (processing time, milliseconds).
-    written: Vec<i64>,
+    written: WrittenAt,
     ctx: OperatorContext,
-    next_sweep: Option<i64>,
 }
 
 /// A change to emit: the row's bytes, its rank (when output), its kind.
@@ -106,10 +106,9 @@ impl RankOperator {
             counts: Vec::new(),
             retracting,
             key_groups: ctx.key_groups,
-            ttl: None,
-            written: Vec::new(),
+            ttl: StateTtl::default(),
+            written: WrittenAt::default(),
             ctx,
-            next_sweep: None,
             update_before,
         })
     }
@@ -272,29 +271,20 @@ impl RankOperator {
 
     /// Forgets partitions not written for `ttl` milliseconds (streaming only; 0: never).
     pub fn with_state_ttl(mut self, ttl: i64) -> Self {
-        self.ttl = (ttl > 0 && !self.final_only).then_some(ttl);
+        if !self.final_only {
+            self.ttl = StateTtl::new(ttl);
+        }
         self
-    }
-
-    fn expired(&self, id: usize, now: i64) -> bool {
-        self.ttl.is_some_and(|ttl| {
-            self.written
-                .get(id)
-                .is_some_and(|&w| now.saturating_sub(w) >= ttl)
-        })
     }
 
     fn partition(&mut self, bytes: &[u8]) -> usize {
         let (id, mut new) = self.keys.intern(bytes);
         let id = id as usize;
-        if self.ttl.is_some() {
+        if self.ttl.is_on() {
             // An expired partition is gone, whether or not a sweep has freed it yet.
             let now = self.ctx.now_millis();
-            new |= self.expired(id, now);
-            if self.written.len() <= id {
-                self.written.resize(id + 1, now);
-            }
-            self.written[id] = now;
+            new |= self.written.expired(&self.ttl, id, now);
+            self.written.touch(id, now);
         }
         if self.partitions.len() <= id {
             // A Top-N over inserts keeps a few rows per partition; anything else may keep
@@ -338,31 +328,30 @@ impl Operator for RankOperator {
         self.keys.set_max_parallelism(ctx.max_parallelism);
         self.key_groups = ctx.key_groups;
         self.ctx = ctx.clone();
-        self.next_sweep = self.ttl.map(|ttl| ctx.now_millis().saturating_add(ttl));
+        self.ttl.start(ctx.now_millis());
         Ok(())
     }
 
     fn next_processing_time(&self) -> Option<i64> {
-        self.next_sweep
+        self.ttl.next_sweep()
     }
 
     /// Sweeps out the partitions the state TTL expired (they are already invisible).
     fn on_processing_time(&mut self, now: i64, _out: &mut dyn Output) -> Result<(), ExecError> {
-        let Some(ttl) = self.ttl else {
+        if !self.ttl.sweep_due(now) {
             return Ok(());
-        };
+        }
         let expired: Vec<u32> = self
             .keys
             .iter()
             .map(|(id, _)| id)
-            .filter(|&id| self.expired(id as usize, now))
+            .filter(|&id| self.written.expired(&self.ttl, id as usize, now))
             .collect();
         for id in expired {
             self.partitions[id as usize].clear();
             self.counts[id as usize] = 0;
             self.keys.remove(id);
         }
-        self.next_sweep = Some(now.saturating_add(ttl));
         Ok(())
     }
 

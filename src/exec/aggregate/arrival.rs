@@ -14,12 +14,11 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
-use arrow_row::{RowConverter, SortField};
+use arrow_row::{RowConverter, Rows, SortField};
 use arrow_schema::DataType as ArrowType;
 
-use super::{
-    GroupsAccumulator, StateReader, filter_column, grow, passes, put_bytes, put_i64, put_u32,
-};
+use super::count::for_each_counted;
+use super::{GroupsAccumulator, StateReader, grow, put_bytes, put_i64, put_u32};
 use crate::exec::operator::ExecError;
 
 /// Which aggregate of the arrived values.
@@ -68,23 +67,23 @@ impl ArrivalAccumulator {
         })
     }
 
-    /// Calls `f(row, slot)` for the rows the FILTER lets through whose value is not NULL.
-    fn for_each(
+    /// The batch's values encoded, and the (row, slot) pairs the FILTER lets through whose
+    /// value is not NULL (the rows a COUNT of the argument would count).
+    fn picked(
         &self,
         batch: &RecordBatch,
         rows: &[u32],
         slots: &[u32],
-        mut f: impl FnMut(usize, usize),
-    ) -> Result<(), ExecError> {
-        let filter = filter_column(batch, self.filter)?;
-        let column = batch.column(self.column);
-        for (&row, &slot) in rows.iter().zip(slots) {
-            let row = row as usize;
-            if passes(filter, row) && column.is_valid(row) {
-                f(row, slot as usize);
-            }
-        }
-        Ok(())
+    ) -> Result<(Rows, Vec<(usize, usize)>), ExecError> {
+        let column = batch.column(self.column).clone();
+        let encoded = self
+            .converter
+            .convert_columns(std::slice::from_ref(&column))?;
+        let mut picked = Vec::new();
+        for_each_counted(batch, self.filter, &[column], rows, slots, |row, slot| {
+            picked.push((row, slot))
+        })?;
+        Ok((encoded, picked))
     }
 }
 
@@ -100,9 +99,7 @@ impl GroupsAccumulator for ArrivalAccumulator {
         rows: &[u32],
         slots: &[u32],
     ) -> Result<(), ExecError> {
-        let encoded = self
-            .converter
-            .convert_columns(&[batch.column(self.column).clone()])?;
+        let (encoded, picked) = self.picked(batch, rows, slots)?;
         let separators =
             match self.separator {
                 Some(c) => Some(batch.column(c).as_string_opt::<i32>().cloned().ok_or_else(
@@ -110,8 +107,6 @@ impl GroupsAccumulator for ArrivalAccumulator {
                 )?),
                 None => None,
             };
-        let mut picked = Vec::new();
-        self.for_each(batch, rows, slots, |row, slot| picked.push((row, slot)))?;
         for (row, slot) in picked {
             self.arrivals += 1;
             let value = (self.arrivals, encoded.row(row).as_ref().into());
@@ -139,11 +134,7 @@ impl GroupsAccumulator for ArrivalAccumulator {
         rows: &[u32],
         slots: &[u32],
     ) -> Result<(), ExecError> {
-        let encoded = self
-            .converter
-            .convert_columns(&[batch.column(self.column).clone()])?;
-        let mut picked = Vec::new();
-        self.for_each(batch, rows, slots, |row, slot| picked.push((row, slot)))?;
+        let (encoded, picked) = self.picked(batch, rows, slots)?;
         for (row, slot) in picked {
             let value = encoded.row(row);
             let kept = &mut self.values[slot];

@@ -16,7 +16,7 @@ use crate::exec::operator::ExecError;
 
 /// Calls `f(row, slot)` for every (row, slot) pair whose row the call's FILTER lets through
 /// and whose arguments (`columns`) are all non-NULL: the rows a COUNT counts.
-fn for_each_counted(
+pub(super) fn for_each_counted(
     batch: &RecordBatch,
     filter: Option<usize>,
     columns: &[ArrayRef],

@@ -6,3 +6,4 @@ pub mod key;
 pub mod key_group;
 pub mod key_table;
 pub mod sorted_rows;
+pub mod ttl;

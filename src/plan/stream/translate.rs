@@ -1284,6 +1284,21 @@ fn keyed_exchange(input: StreamPlan, keys: &[usize]) -> Box<StreamPlan> {
     }))
 }
 
+/// A ranking node's columns over its pruned `input`: the input's, then the rank `rank` when
+/// the query reads it (its place recorded in `remap`).
+fn with_rank_column(
+    input: &StreamPlan,
+    rank: Option<&Field>,
+    remap: &mut Vec<Option<usize>>,
+) -> Schema {
+    let mut fields = input.schema().fields.clone();
+    if let Some(rank) = rank {
+        fields.push(rank.clone());
+        remap.push(Some(input.schema().len()));
+    }
+    Schema::new(fields)
+}
+
 /// The input of a node pruned again (the exchange below comes anew).
 fn below_exchange(input: StreamPlan) -> StreamPlan {
     match input {
@@ -1571,12 +1586,11 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
             for o in &mut r.order {
                 o.column = at(o.column);
             }
-            let mut fields = input.schema().fields.clone();
-            if r.with_rank {
-                fields.push(r.schema.fields[width].clone());
-                remap.push(Some(input.schema().len()));
-            }
-            r.schema = Schema::new(fields);
+            r.schema = with_rank_column(
+                &input,
+                r.with_rank.then(|| &r.schema.fields[width]),
+                &mut remap,
+            );
             r.input = keyed_exchange(input, &r.partition);
             (StreamPlan::Rank(r), remap)
         }
@@ -1643,12 +1657,11 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
             w.window_start = at(w.window_start);
             w.window_end = at(w.window_end);
             let mut remap = remap;
-            let mut fields = input.schema().fields.clone();
-            if w.with_rank {
-                fields.push(w.schema.fields[width].clone());
-                remap.push(Some(input.schema().len()));
-            }
-            w.schema = Schema::new(fields);
+            w.schema = with_rank_column(
+                &input,
+                w.with_rank.then(|| &w.schema.fields[width]),
+                &mut remap,
+            );
             w.input = keyed_exchange(input, &w.keys);
             (StreamPlan::WindowRank(w), remap)
         }
