@@ -20,6 +20,9 @@ pub enum AggregateFunction {
     LastValue,
     /// The non-NULL values joined by a separator (`,`, or the second argument).
     ListAgg,
+    /// The sum of squared deviations from the mean, a DOUBLE (Flink 2.3's
+    /// `$WELFORD_M2$1`): STDDEV_POP, STDDEV_SAMP, VAR_POP and VAR_SAMP divide it by COUNT.
+    WelfordM2,
 }
 
 impl AggregateFunction {
@@ -34,6 +37,7 @@ impl AggregateFunction {
             AggregateFunction::FirstValue => "FIRST_VALUE",
             AggregateFunction::LastValue => "LAST_VALUE",
             AggregateFunction::ListAgg => "LISTAGG",
+            AggregateFunction::WelfordM2 => "$WELFORD_M2$1",
         }
     }
 }

@@ -93,6 +93,29 @@ struct Aggregation {
     input_names: Vec<String>,
 }
 
+impl Aggregation {
+    /// The mark of `call`'s result: one call computes each distinct aggregate, however
+    /// often it is written.
+    fn add_call(&mut self, call: AggregateCall) -> ScalarExpr {
+        let j = match self.calls.iter().position(|c| {
+            c.function == call.function
+                && c.args == call.args
+                && c.distinct == call.distinct
+                && c.filter == call.filter
+        }) {
+            Some(j) => j,
+            None => {
+                self.calls.push(call);
+                self.calls.len() - 1
+            }
+        };
+        ScalarExpr::Column {
+            index: AGGREGATE_MARK + j,
+            data_type: self.calls[j].data_type.clone(),
+        }
+    }
+}
+
 /// The order of [`PROPERTY_MARK`]s.
 const PROPERTIES: [WindowProperty; 4] = [
     WindowProperty::Start,
@@ -974,6 +997,9 @@ impl<'a> Binder<'a> {
             "FIRST_VALUE" => AggregateFunction::FirstValue,
             "LAST_VALUE" => AggregateFunction::LastValue,
             "LISTAGG" => AggregateFunction::ListAgg,
+            "STDDEV_POP" | "STDDEV_SAMP" | "STDDEV" | "VAR_POP" | "VAR_SAMP" | "VARIANCE" => {
+                AggregateFunction::WelfordM2
+            }
             _ => {
                 return Err(error(
                     span,
@@ -1009,7 +1035,14 @@ impl<'a> Binder<'a> {
         let arg_types: Vec<DataType> = args.iter().map(|a| a.data_type().clone()).collect();
         let grouped = !aggregation.keys.is_empty() || aggregation.window.is_some();
         let data_type =
-            aggregate_type(function, &arg_types, grouped).map_err(|m| error(span, m))?;
+            aggregate_type(function, name, &arg_types, grouped).map_err(|m| error(span, m))?;
+        // COUNT of values that cannot be NULL counts rows, and Calcite writes it `COUNT(*)`.
+        let counts_rows = !distinct && arg_types.iter().all(|t| !t.nullable);
+        let args = if function == AggregateFunction::Count && counts_rows {
+            Vec::new()
+        } else {
+            args
+        };
         let args: Vec<usize> = args
             .into_iter()
             .map(|a| {
@@ -1029,22 +1062,62 @@ impl<'a> Binder<'a> {
             data_type: data_type.clone(),
             name: String::new(),
         };
-        // One call computes each distinct aggregate, however often it is written.
-        let j = match aggregation.calls.iter().position(|c| {
-            c.function == call.function
-                && c.args == call.args
-                && c.distinct == call.distinct
-                && c.filter == call.filter
-        }) {
-            Some(j) => j,
-            None => {
-                aggregation.calls.push(call);
-                aggregation.calls.len() - 1
+        if function != AggregateFunction::WelfordM2 {
+            return Ok(aggregation.add_call(call));
+        }
+        // STDDEV_POP(x) and its kin, as Flink 2.3 plans them: M2 and COUNT of x below,
+        // the quotient (and its square root) above, cast to the type of AVG(x).
+        let m2 = aggregation.add_call(AggregateCall {
+            data_type: DataType::nullable(TypeKind::Double),
+            ..call.clone()
+        });
+        let count = aggregation.add_call(AggregateCall {
+            function: AggregateFunction::Count,
+            args: if counts_rows { Vec::new() } else { call.args },
+            data_type: DataType::not_null(TypeKind::BigInt),
+            ..call
+        });
+        let sample = matches!(name, "STDDEV_SAMP" | "STDDEV" | "VAR_SAMP" | "VARIANCE");
+        let denominator = if sample {
+            let one = ScalarExpr::Literal {
+                value: Value::Int(1),
+                data_type: DataType::not_null(TypeKind::Int),
+            };
+            let single = self.call("=", vec![count.clone(), one.clone()], span)?;
+            let less = self.call("-", vec![count, one], span)?;
+            let bigint = DataType::nullable(TypeKind::BigInt);
+            ScalarExpr::Case {
+                branches: vec![(
+                    single,
+                    ScalarExpr::Literal {
+                        value: Value::Null,
+                        data_type: bigint.clone(),
+                    },
+                )],
+                otherwise: Some(Box::new(less)),
+                data_type: bigint,
             }
+        } else {
+            count
         };
-        Ok(ScalarExpr::Column {
-            index: AGGREGATE_MARK + j,
+        let mut result = self.call("/", vec![m2, denominator], span)?;
+        if name.starts_with("STDDEV") {
+            let half = ScalarExpr::Literal {
+                value: Value::Decimal(5),
+                data_type: DataType::not_null(TypeKind::Decimal {
+                    precision: 2,
+                    scale: 1,
+                }),
+            };
+            result = self.call("POWER", vec![result, half], span)?;
+        }
+        if result.data_type().kind == data_type.kind {
+            return Ok(result);
+        }
+        Ok(ScalarExpr::Cast {
+            expr: Box::new(result),
             data_type,
+            try_cast: false,
         })
     }
 
@@ -3067,6 +3140,8 @@ const AGGREGATES: &[&str] = &[
     "STDDEV_SAMP",
     "VAR_POP",
     "VAR_SAMP",
+    "STDDEV",
+    "VARIANCE",
     "COLLECT",
     "LISTAGG",
     "FIRST_VALUE",
@@ -3204,10 +3279,10 @@ fn property_type(
 /// (`grouped`: a GROUP BY item exists).
 fn aggregate_type(
     function: AggregateFunction,
+    name: &str,
     args: &[DataType],
     grouped: bool,
 ) -> Result<DataType, String> {
-    let name = function.name();
     if function == AggregateFunction::Count {
         return Ok(DataType::not_null(TypeKind::BigInt));
     }
@@ -3255,7 +3330,10 @@ fn aggregate_type(
         (AggregateFunction::Min | AggregateFunction::Max, kind) => kind.clone(),
         (_, TypeKind::Decimal { scale, .. }) => TypeKind::Decimal {
             precision: 38,
-            scale: if function == AggregateFunction::Avg {
+            scale: if matches!(
+                function,
+                AggregateFunction::Avg | AggregateFunction::WelfordM2
+            ) {
                 (*scale).max(6)
             } else {
                 *scale

@@ -1,5 +1,5 @@
 //! Columnar accumulators for the built-in aggregate functions (COUNT, SUM, MIN, MAX, AVG,
-//! FIRST_VALUE, LAST_VALUE, LISTAGG), one file per family.
+//! FIRST_VALUE, LAST_VALUE, LISTAGG, and the M2 under STDDEV/VAR), one file per family.
 //!
 //! An accumulator holds the state of one [`AggregateCall`] for many groups at once, in typed
 //! vectors indexed by a *slot* (`u32`) the operator hands out (DataFusion's
@@ -22,6 +22,7 @@ pub mod count;
 pub mod distinct;
 pub mod min_max;
 pub mod sum;
+pub mod welford;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
@@ -119,7 +120,7 @@ pub fn create_accumulator_for(
     if call.distinct
         && matches!(
             call.function,
-            AggregateFunction::Sum | AggregateFunction::Avg
+            AggregateFunction::Sum | AggregateFunction::Avg | AggregateFunction::WelfordM2
         )
     {
         let plain = AggregateCall {
@@ -247,6 +248,9 @@ pub fn create_accumulator_for(
                 _ => None,
             }
         }
+        AggregateFunction::WelfordM2 => Some(Box::new(welford::WelfordM2Accumulator::new(
+            column, filter, &arg_type,
+        )?) as Box<dyn GroupsAccumulator>),
         AggregateFunction::Avg => match (&arg_type, &result) {
             (ArrowType::Decimal128(_, s), ArrowType::Decimal128(p, t)) => Some(Box::new(
                 avg::DecimalAvgAccumulator::new(column, filter, *s, *p, *t),

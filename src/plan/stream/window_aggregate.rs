@@ -35,6 +35,7 @@ fn accumulators(call: &AggregateCall, j: usize) -> Vec<String> {
         AggregateFunction::FirstValue => &["first_value"],
         AggregateFunction::LastValue => &["last_value"],
         AggregateFunction::ListAgg => &["listagg"],
+        AggregateFunction::WelfordM2 => &["$welford_m2$1"],
     };
     names.iter().map(|n| format!("{n}${j}")).collect()
 }
