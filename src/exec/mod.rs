@@ -20,6 +20,7 @@ pub mod not_null;
 pub mod operator;
 pub mod rank;
 pub mod state;
+pub mod temporal_join;
 #[cfg(test)]
 pub mod test_harness;
 pub mod values;

@@ -1397,7 +1397,7 @@ impl<'a> Binder<'a> {
             }
             bound = Some(match bound {
                 None => side,
-                Some(left) => joined(left, side, JoinType::Inner, true_literal(), false),
+                Some(left) => joined(left, side, JoinType::Inner, true_literal(), None),
             });
         }
         Ok(bound.expect("a FROM clause has an item"))
@@ -1412,19 +1412,23 @@ impl<'a> Binder<'a> {
     ) -> Result<(LogicalPlan, Vec<ScopeColumn>), SqlError> {
         use ast::{JoinConstraint, JoinOperator};
         let span = join.relation.span();
-        if let TableFactor::Table {
-            version: Some(_), ..
-        } = &join.relation
-        {
-            return Err(error(span, "temporal joins are not supported yet"));
-        }
+        let temporal = match &join.relation {
+            TableFactor::Table {
+                version: Some(version),
+                ..
+            } => Some((
+                self.bind_period(version, &left.1)?,
+                (span.start.line, span.start.column),
+            )),
+            _ => None,
+        };
         let (join_type, constraint) = match &join.join_operator {
             JoinOperator::Join(c) | JoinOperator::Inner(c) => (JoinType::Inner, c),
             JoinOperator::Left(c) | JoinOperator::LeftOuter(c) => (JoinType::Left, c),
             JoinOperator::Right(c) | JoinOperator::RightOuter(c) => (JoinType::Right, c),
             JoinOperator::FullOuter(c) => (JoinType::Full, c),
-            JoinOperator::CrossJoin(JoinConstraint::None) => {
-                return Ok(joined(left, right, JoinType::Inner, true_literal(), false));
+            JoinOperator::CrossJoin(JoinConstraint::None) if temporal.is_none() => {
+                return Ok(joined(left, right, JoinType::Inner, true_literal(), None));
             }
             _ => return Err(error(span, "this kind of join is not supported")),
         };
@@ -1457,6 +1461,24 @@ impl<'a> Binder<'a> {
                 ),
             ));
         }
+        if let Some(period) = temporal {
+            if !matches!(join_type, JoinType::Inner | JoinType::Left) {
+                return Err(error(
+                    span,
+                    format!(
+                        "Unsupported join type for temporal join: {}. Only INNER JOIN and LEFT JOIN are supported.",
+                        join_type.calcite_name().to_uppercase()
+                    ),
+                ));
+            }
+            return Ok(joined(
+                left,
+                right,
+                join_type,
+                condition,
+                Some(Some(period)),
+            ));
+        }
         // Bounds on both sides' event times make an interval join, whose output keeps them.
         let attributes: Vec<Option<TimeAttribute>> =
             scope.iter().map(|c| c.field.time_attribute).collect();
@@ -1466,7 +1488,58 @@ impl<'a> Binder<'a> {
             &attributes,
         )
         .is_some();
-        Ok(joined(left, right, join_type, condition, interval))
+        Ok(joined(
+            left,
+            right,
+            join_type,
+            condition,
+            interval.then_some(None),
+        ))
+    }
+
+    /// `FOR SYSTEM_TIME AS OF left.rowtime`: the left's column, which must be its rowtime
+    /// (Flink runs a processing-time temporal join only against a lookup source).
+    fn bind_period(
+        &mut self,
+        version: &ast::TableVersion,
+        left: &[ScopeColumn],
+    ) -> Result<usize, SqlError> {
+        let ast::TableVersion::ForSystemTimeAsOf(period) = version else {
+            return Err(error(
+                Span::empty(),
+                "only FOR SYSTEM_TIME AS OF is supported",
+            ));
+        };
+        let bound = self.bind_expr(period, left)?;
+        if !matches!(
+            bound.data_type().kind,
+            TypeKind::Timestamp(_) | TypeKind::TimestampLtz(_)
+        ) {
+            return Err(error(
+                period.span(),
+                format!(
+                    "The system time period specification expects Timestamp type but is '{}'",
+                    calcite_type_name(&bound.data_type().kind)
+                ),
+            ));
+        }
+        match bound {
+            ScalarExpr::Column { index, .. } => match left[index].field.time_attribute {
+                Some(TimeAttribute::Rowtime) => Ok(index),
+                Some(TimeAttribute::Proctime) => Err(error(
+                    period.span(),
+                    "Processing-time temporal join is not supported yet.",
+                )),
+                None => Err(error(
+                    period.span(),
+                    "Temporal table join currently only supports 'FOR SYSTEM_TIME AS OF' left table's time attribute field",
+                )),
+            },
+            _ => Err(error(
+                period.span(),
+                "Temporal table join currently only supports 'FOR SYSTEM_TIME AS OF' left table's time attribute field",
+            )),
+        }
     }
 
     fn bind_table_factor(
@@ -3938,15 +4011,16 @@ fn uniquify(fields: &mut [Field]) {
 }
 
 /// The join of two bound FROM items: the left's columns, then the right's, a side that may
-/// be missing made nullable, time attributes materialized unless `keep_time` (an interval
-/// join).
+/// be missing made nullable, time attributes materialized unless `keeps_time` is given (an
+/// interval join, or with the left's period column a temporal join).
 fn joined(
     left: (LogicalPlan, Vec<ScopeColumn>),
     right: (LogicalPlan, Vec<ScopeColumn>),
     join_type: JoinType,
     condition: ScalarExpr,
-    keep_time: bool,
+    keeps_time: Option<Option<(usize, (u64, u64))>>,
 ) -> (LogicalPlan, Vec<ScopeColumn>) {
+    let keep_time = keeps_time.is_some();
     let side = |scope: Vec<ScopeColumn>, nullable: bool| {
         scope.into_iter().map(move |mut c| {
             if !keep_time {
@@ -3968,6 +4042,7 @@ fn joined(
         right: Box::new(right.0),
         join_type,
         condition,
+        temporal: keeps_time.flatten(),
         schema: Schema::new(fields),
     });
     (plan, scope)

@@ -97,6 +97,10 @@ pub struct LogicalJoin {
     pub join_type: JoinType,
     /// Over the left's columns, then the right's.
     pub condition: ScalarExpr,
+    /// `right FOR SYSTEM_TIME AS OF left.c`: the left's rowtime column `c` (an event-time
+    /// temporal join, whose output keeps both sides' time attributes), and where the right
+    /// table is written (line, column), for errors.
+    pub temporal: Option<(usize, (u64, u64))>,
     pub schema: Schema,
 }
 

@@ -31,6 +31,11 @@ impl Dialect for FlinkDialect {
         ch == '`'
     }
 
+    /// `JOIN r FOR SYSTEM_TIME AS OF l.rowtime` (a temporal join).
+    fn supports_table_versioning(&self) -> bool {
+        true
+    }
+
     fn supports_filter_during_aggregation(&self) -> bool {
         true
     }

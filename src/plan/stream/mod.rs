@@ -14,6 +14,7 @@ pub mod limit;
 pub mod rank;
 pub mod sink;
 pub mod table_source_scan;
+pub mod temporal_join;
 pub mod translate;
 pub mod union;
 pub mod values;
@@ -33,6 +34,7 @@ use limit::StreamLimit;
 use rank::StreamRank;
 use sink::StreamSink;
 use table_source_scan::StreamTableSourceScan;
+use temporal_join::StreamTemporalJoin;
 use union::StreamUnion;
 use values::StreamValues;
 use watermark_assigner::StreamWatermarkAssigner;
@@ -101,6 +103,7 @@ pub enum StreamPlan {
     WindowRank(StreamWindowRank),
     Join(StreamJoin),
     IntervalJoin(StreamIntervalJoin),
+    TemporalJoin(StreamTemporalJoin),
     Limit(StreamLimit),
     Sink(StreamSink),
 }
@@ -213,6 +216,11 @@ pub fn require_update_before(plan: &mut StreamPlan, root: bool) {
             require_update_before(&mut n.left, false);
             require_update_before(&mut n.right, false);
         }
+        // The right is read as upserts: a version replaces its key's older ones.
+        StreamPlan::TemporalJoin(n) => {
+            require_update_before(&mut n.left, false);
+            require_update_before(&mut n.right, false);
+        }
         StreamPlan::TableSourceScan(_) | StreamPlan::Values(_) => {}
     }
 }
@@ -235,6 +243,7 @@ impl StreamPlan {
             StreamPlan::Rank(n) => &n.schema,
             StreamPlan::Join(n) => &n.schema,
             StreamPlan::IntervalJoin(n) => &n.schema,
+            StreamPlan::TemporalJoin(n) => &n.schema,
             StreamPlan::Limit(n) => &n.schema,
             StreamPlan::Sink(n) => &n.schema,
         }
@@ -276,7 +285,8 @@ impl StreamPlan {
             | StreamPlan::Values(_)
             | StreamPlan::Union(_)
             | StreamPlan::Join(_)
-            | StreamPlan::IntervalJoin(_) => Distribution::Any,
+            | StreamPlan::IntervalJoin(_)
+            | StreamPlan::TemporalJoin(_) => Distribution::Any,
         }
     }
 
@@ -290,6 +300,7 @@ impl StreamPlan {
             StreamPlan::Rank(n) => n.changelog_mode(),
             StreamPlan::Join(n) => n.changelog_mode(),
             StreamPlan::IntervalJoin(n) => n.changelog_mode(),
+            StreamPlan::TemporalJoin(n) => n.changelog_mode(),
             StreamPlan::Limit(n) => n.changelog_mode(),
             // Windows emit final rows; they take insert-only input.
             StreamPlan::GroupWindowAggregate(_)
@@ -326,6 +337,7 @@ impl StreamPlan {
             StreamPlan::Rank(n) => vec![&n.input],
             StreamPlan::Join(n) => vec![&n.left, &n.right],
             StreamPlan::IntervalJoin(n) => vec![&n.left, &n.right],
+            StreamPlan::TemporalJoin(n) => vec![&n.left, &n.right],
             StreamPlan::Limit(n) => vec![&n.input],
             StreamPlan::Sink(n) => vec![&n.input],
         }
@@ -452,6 +464,7 @@ impl StreamPlan {
             StreamPlan::Rank(n) => n.explain(spelling),
             StreamPlan::Join(n) => n.explain(spelling),
             StreamPlan::IntervalJoin(n) => n.explain(spelling),
+            StreamPlan::TemporalJoin(n) => n.explain(spelling),
             StreamPlan::Limit(n) => n.explain(),
             StreamPlan::Sink(n) => n.explain(),
         }

@@ -12,6 +12,7 @@ use super::limit::StreamLimit;
 use super::rank::{Deduplication, StreamRank};
 use super::sink::StreamSink;
 use super::table_source_scan::StreamTableSourceScan;
+use super::temporal_join::StreamTemporalJoin;
 use super::union::StreamUnion;
 use super::values::StreamValues;
 use super::watermark_assigner::StreamWatermarkAssigner;
@@ -947,6 +948,16 @@ fn join(
             continue;
         }
         let inner = j.join_type == JoinType::Inner;
+        // A temporal join's ON stays whole (a filter below the versions would change which
+        // version is current); a WHERE over an inner one filters the left below.
+        if j.temporal.is_some() {
+            match sides_read(&c, nl) {
+                (true, false) if !in_on && inner => left_filters.push(c),
+                _ if in_on => conditions.push(c),
+                _ => remaining.push(c),
+            }
+            continue;
+        }
         match sides_read(&c, nl) {
             // A condition on one side filters it where its rows are not kept regardless.
             (true, false) if (in_on || inner) && !j.join_type.left_outer() => left_filters.push(c),
@@ -989,13 +1000,14 @@ fn join(
         .chain(&right.schema().fields)
         .map(|f| f.time_attribute)
         .collect();
-    let interval = insert_only
+    let interval = (insert_only && j.temporal.is_none())
         .then(|| window_bounds(&conditions, nl, &attributes))
         .flatten();
     // Each conjunct: a key pair (left slot, right slot), a time bound of an interval join, or
     // a residual over the join's columns.
     enum Part {
-        Key(usize, usize),
+        /// Left slot, right slot, and whether the right operand was written first.
+        Key(usize, usize, bool),
         Bound(ScalarExpr),
         Residual(ScalarExpr),
     }
@@ -1008,14 +1020,18 @@ fn join(
         let pair = match &c {
             ScalarExpr::Call { function, args, .. } if function.name == "=" && args.len() == 2 => {
                 match (sides_read(&args[0], nl), sides_read(&args[1], nl)) {
-                    ((true, false), (false, true)) => Some((args[0].clone(), args[1].clone())),
-                    ((false, true), (true, false)) => Some((args[1].clone(), args[0].clone())),
+                    ((true, false), (false, true)) => {
+                        Some((args[0].clone(), args[1].clone(), false))
+                    }
+                    ((false, true), (true, false)) => {
+                        Some((args[1].clone(), args[0].clone(), true))
+                    }
                     _ => None,
                 }
             }
             _ => None,
         };
-        let Some((l, r)) = pair else {
+        let Some((l, r, swapped)) = pair else {
             parts.push(Part::Residual(c));
             continue;
         };
@@ -1037,7 +1053,7 @@ fn join(
         };
         let l = slot(l, &mut left_exprs);
         let r = slot(r, &mut right_exprs);
-        parts.push(Part::Key(l, r));
+        parts.push(Part::Key(l, r, swapped));
     }
     let nl2 = left_exprs.len();
     let side_input =
@@ -1078,7 +1094,7 @@ fn join(
         left.schema(),
         right.schema(),
         j.join_type,
-        interval.is_some(),
+        interval.is_some() || j.temporal.is_some(),
     );
     let column = |i: usize| column_of(&schema, i);
     let equals = crate::function::lookup("=");
@@ -1087,13 +1103,19 @@ fn join(
     let mut residual = Vec::new();
     for part in parts {
         match part {
-            Part::Key(l, r) => {
+            Part::Key(l, r, swapped) => {
                 left_keys.push(l);
                 right_keys.push(r);
                 if let Some(function) = equals {
+                    // A temporal join prints the equality as written (Calcite keeps it in
+                    // the correlate's filter); a regular join left operand first.
+                    let mut args = vec![column(l), column(nl2 + r)];
+                    if swapped && j.temporal.is_some() {
+                        args.reverse();
+                    }
                     printed.push(ScalarExpr::Call {
                         function,
-                        args: vec![column(l), column(nl2 + r)],
+                        args,
                         data_type: DataType {
                             kind: TypeKind::Boolean,
                             nullable: schema.fields[l].data_type.nullable
@@ -1111,29 +1133,44 @@ fn join(
         }
     }
     let width = schema.len();
-    let plan = match (interval, printed.into_iter().reduce(and)) {
-        (Some((bounds, _)), Some(condition)) => StreamPlan::IntervalJoin(StreamIntervalJoin {
-            left: Box::new(left),
-            right: Box::new(right),
-            join_type: j.join_type,
+    let plan = if let Some((left_time, position)) = j.temporal {
+        StreamPlan::TemporalJoin(temporal_join(
+            left,
+            right,
+            j.join_type,
             left_keys,
             right_keys,
-            bounds,
-            condition,
-            residual: residual.into_iter().reduce(and),
+            left_time,
+            printed,
+            residual,
             schema,
-        }),
-        (_, condition) => StreamPlan::Join(StreamJoin {
-            left: Box::new(left),
-            right: Box::new(right),
-            join_type: j.join_type,
-            left_keys,
-            right_keys,
-            condition,
-            residual: residual.into_iter().reduce(and),
-            update_before: false,
-            schema,
-        }),
+            position,
+        )?)
+    } else {
+        match (interval, printed.into_iter().reduce(and)) {
+            (Some((bounds, _)), Some(condition)) => StreamPlan::IntervalJoin(StreamIntervalJoin {
+                left: Box::new(left),
+                right: Box::new(right),
+                join_type: j.join_type,
+                left_keys,
+                right_keys,
+                bounds,
+                condition,
+                residual: residual.into_iter().reduce(and),
+                schema,
+            }),
+            (_, condition) => StreamPlan::Join(StreamJoin {
+                left: Box::new(left),
+                right: Box::new(right),
+                join_type: j.join_type,
+                left_keys,
+                right_keys,
+                condition,
+                residual: residual.into_iter().reduce(and),
+                update_before: false,
+                schema,
+            }),
+        }
     };
     // Back to the logical join's columns, without the computed keys.
     let exprs: Vec<ScalarExpr> = (0..nl + nr)
@@ -1159,6 +1196,85 @@ fn join(
         schema,
     };
     Ok((StreamPlan::Calc(calc), remaining))
+}
+
+/// An event-time temporal join, checked as Flink's rules check it: an insert-only left, and
+/// a versioned right — a primary key the key equalities cover, and a rowtime.
+#[allow(clippy::too_many_arguments)]
+fn temporal_join(
+    left: StreamPlan,
+    right: StreamPlan,
+    join_type: JoinType,
+    left_keys: Vec<usize>,
+    right_keys: Vec<usize>,
+    left_time: usize,
+    conditions: Vec<ScalarExpr>,
+    residual: Vec<ScalarExpr>,
+    schema: Schema,
+    (line, column): (u64, u64),
+) -> Result<StreamTemporalJoin, PlanError> {
+    let refused = |message: String| PlanError::Refused {
+        message,
+        line,
+        column,
+    };
+    if !left.changelog_mode().is_insert_only() {
+        return Err(PlanError::Unsupported {
+            message: "a temporal join over an updating left input is not supported yet".into(),
+            line,
+            column,
+        });
+    }
+    let unique = right.unique_keys();
+    let Some(primary_key) = unique
+        .iter()
+        .find(|key| key.iter().all(|c| right_keys.contains(c)))
+        .cloned()
+    else {
+        let nl = left.schema().len();
+        return Err(refused(match unique.first() {
+            Some(key) => format!(
+                "Temporal table's primary key [{}] must be included in the equivalence condition of temporal join, but current temporal join condition is [{}].",
+                key.iter()
+                    .map(|&c| schema.fields[nl + c].name.clone())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                conditions
+                    .iter()
+                    .map(|c| crate::plan::explain::expr_text(
+                        c,
+                        &schema.fields.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
+                        crate::plan::explain::Spelling::Physical
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            None => "Temporal Table Join requires primary key in versioned table, but no primary key can be found.".into(),
+        }));
+    };
+    let Some(right_time) = right
+        .schema()
+        .fields
+        .iter()
+        .position(|f| f.time_attribute == Some(TimeAttribute::Rowtime))
+    else {
+        return Err(refused(
+            "Event-Time Temporal Table Join requires both primary key and row time attribute in versioned table, but no row time attribute can be found.".into(),
+        ));
+    };
+    Ok(StreamTemporalJoin {
+        left: Box::new(left),
+        right: Box::new(right),
+        join_type,
+        left_keys,
+        right_keys,
+        left_time,
+        right_time,
+        primary_key,
+        conditions,
+        residual: residual.into_iter().reduce(and),
+        schema,
+    })
 }
 
 /// A column of `schema` as an expression.
@@ -1625,6 +1741,7 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
         }
         StreamPlan::Join(j) => prune_join(j, needed),
         StreamPlan::IntervalJoin(j) => prune_interval_join(j, needed),
+        StreamPlan::TemporalJoin(j) => prune_temporal_join(j, needed),
 
         StreamPlan::WindowRank(mut w) => {
             let width = w.input.schema().len();
@@ -1790,6 +1907,40 @@ fn prune_interval_join(j: StreamIntervalJoin, needed: &[bool]) -> (StreamPlan, V
         join_type: j.join_type,
     };
     (StreamPlan::IntervalJoin(join), remap)
+}
+
+/// A temporal join over the input columns it and its consumer read (both time columns and
+/// the right's primary key among them), time attributes kept.
+fn prune_temporal_join(j: StreamTemporalJoin, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) {
+    let nl = j.left.schema().len();
+    let conditions: Vec<&ScalarExpr> = j.conditions.iter().chain(&j.residual).collect();
+    let mut used = join_reads(needed, nl, &j.left_keys, &j.right_keys, &conditions);
+    used[j.left_time] = true;
+    used[nl + j.right_time] = true;
+    for &k in &j.primary_key {
+        used[nl + k] = true;
+    }
+    let (left, right, remap) = prune_sides(*j.left, *j.right, &used, true);
+    let nl2 = left.schema().len();
+    let at = |i: usize| remap[i].unwrap_or(i);
+    let onto = |e: &ScalarExpr| remapped(e, &remap);
+    let on_right = |k: usize| at(nl + k) - nl2;
+    let left_keys: Vec<usize> = j.left_keys.iter().map(|&k| at(k)).collect();
+    let right_keys: Vec<usize> = j.right_keys.iter().map(|&k| on_right(k)).collect();
+    let join = StreamTemporalJoin {
+        conditions: j.conditions.iter().map(onto).collect(),
+        residual: j.residual.as_ref().map(onto),
+        schema: join_schema(left.schema(), right.schema(), j.join_type, true),
+        left: keyed_exchange(left, &left_keys),
+        right: keyed_exchange(right, &right_keys),
+        left_time: at(j.left_time),
+        right_time: on_right(j.right_time),
+        primary_key: j.primary_key.iter().map(|&k| on_right(k)).collect(),
+        left_keys,
+        right_keys,
+        join_type: j.join_type,
+    };
+    (StreamPlan::TemporalJoin(join), remap)
 }
 
 /// A group window aggregate over the input columns it reads (all of its own columns stay,
