@@ -22,6 +22,7 @@ use crate::exec::operator::{ExecError, Operator};
 use crate::exec::rank::RankOperator;
 use crate::exec::state::alignment::AlignmentGroup;
 use crate::exec::temporal_join::TemporalJoinOperator;
+use crate::exec::temporal_sort::TemporalSortOperator;
 use crate::exec::values::ValuesSplit;
 use crate::exec::watermark_assigner::{WatermarkAssignerOperator, WatermarkEmission};
 use crate::exec::window_deduplicate::WindowDeduplicateOperator;
@@ -36,7 +37,7 @@ use crate::plan::stream::table_source_scan::StreamTableSourceScan;
 use crate::plan::stream::window_aggregate::StreamWindowAggregate;
 use crate::runtime::graph::{Edge, JobGraph, Partitioning, TaskVertex, Upstream};
 use crate::runtime::split::Pipeline;
-use crate::types::Schema;
+use crate::types::{Schema, TimeAttribute};
 
 /// The Arrow schema operators produce: every field nullable, so that a type derivation that
 /// is stricter than the data never fails a batch.
@@ -286,14 +287,9 @@ fn build(
             // aggregate, then RANK and DENSE_RANK are batch-only.
             if !ctx.batch_mode {
                 if r.sort && r.range.is_none_or(|(_, end)| end == u64::MAX) {
-                    let on_time = r.order.first().is_some_and(|o| {
-                        !o.descending && r.input.schema().fields[o.column].time_attribute.is_some()
-                    });
-                    return Err(ConnectorError(if on_time {
-                        "ORDER BY a time attribute in streaming mode (Flink's temporal sort) is not supported yet".into()
-                    } else {
-                        "Sort on a non-time-attribute field is not supported.".into()
-                    }));
+                    return Err(ConnectorError(
+                        "Sort on a non-time-attribute field is not supported.".into(),
+                    ));
                 }
                 if r.range.is_none() {
                     return Err(ConnectorError(
@@ -517,6 +513,25 @@ fn build(
                 graph,
                 groups,
             )
+        }
+        StreamPlan::TemporalSort(r) => {
+            let Built::Task(t) = build(&r.input, ctx, options, graph, groups)? else {
+                return Err(ConnectorError(
+                    "internal error: a temporal sort needs an exchange below it".into(),
+                ));
+            };
+            let schema = runtime_schema(&r.schema);
+            let rowtime = r.order.first().is_some_and(|o| {
+                r.schema.fields[o.column].time_attribute == Some(TimeAttribute::Rowtime)
+            });
+            let task = &mut graph.tasks[t];
+            task.name = "TemporalSort".into();
+            for chain in &mut task.instances {
+                let operator = TemporalSortOperator::new(schema.clone(), r.order.clone(), rowtime)
+                    .map_err(|e| ConnectorError(e.to_string()))?;
+                chain.push(Box::new(operator));
+            }
+            Ok(Built::Task(t))
         }
         StreamPlan::Limit(l) => {
             let Built::Task(t) = build(&l.input, ctx, options, graph, groups)? else {

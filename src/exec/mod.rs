@@ -21,6 +21,7 @@ pub mod operator;
 pub mod rank;
 pub mod state;
 pub mod temporal_join;
+pub mod temporal_sort;
 #[cfg(test)]
 pub mod test_harness;
 pub mod values;

@@ -186,11 +186,7 @@ impl TemporalJoinOperator {
 
     /// The output rows of `pairs`: each left row with its version where the residual holds,
     /// padded (LEFT JOIN) or dropped otherwise.
-    fn emit(
-        &self,
-        pairs: Vec<Pair>,
-        out: &mut dyn Output,
-    ) -> Result<(), ExecError> {
+    fn emit(&self, pairs: Vec<Pair>, out: &mut dyn Output) -> Result<(), ExecError> {
         if pairs.is_empty() {
             return Ok(());
         }

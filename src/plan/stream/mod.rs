@@ -15,6 +15,7 @@ pub mod rank;
 pub mod sink;
 pub mod table_source_scan;
 pub mod temporal_join;
+pub mod temporal_sort;
 pub mod translate;
 pub mod union;
 pub mod values;
@@ -35,6 +36,7 @@ use rank::StreamRank;
 use sink::StreamSink;
 use table_source_scan::StreamTableSourceScan;
 use temporal_join::StreamTemporalJoin;
+use temporal_sort::StreamTemporalSort;
 use union::StreamUnion;
 use values::StreamValues;
 use watermark_assigner::StreamWatermarkAssigner;
@@ -105,6 +107,7 @@ pub enum StreamPlan {
     IntervalJoin(StreamIntervalJoin),
     TemporalJoin(StreamTemporalJoin),
     Limit(StreamLimit),
+    TemporalSort(StreamTemporalSort),
     Sink(StreamSink),
 }
 
@@ -211,6 +214,7 @@ pub fn require_update_before(plan: &mut StreamPlan, root: bool) {
             require_update_before(&mut n.right, before);
         }
         StreamPlan::Limit(n) => require_update_before(&mut n.input, false),
+        StreamPlan::TemporalSort(n) => require_update_before(&mut n.input, false),
         // Its inputs are insert-only.
         StreamPlan::IntervalJoin(n) => {
             require_update_before(&mut n.left, false);
@@ -245,6 +249,7 @@ impl StreamPlan {
             StreamPlan::IntervalJoin(n) => &n.schema,
             StreamPlan::TemporalJoin(n) => &n.schema,
             StreamPlan::Limit(n) => &n.schema,
+            StreamPlan::TemporalSort(n) => &n.schema,
             StreamPlan::Sink(n) => &n.schema,
         }
     }
@@ -277,6 +282,7 @@ impl StreamPlan {
             StreamPlan::WindowRank(n) => n.input.distribution(),
             StreamPlan::Rank(n) => n.input.distribution(),
             StreamPlan::Limit(n) => n.input.distribution(),
+            StreamPlan::TemporalSort(n) => n.input.distribution(),
             StreamPlan::WatermarkAssigner(n) => n.input.distribution(),
             // Rows stay where they are, but a key's rows may now be spread over windows.
             StreamPlan::WindowTableFunction(_) => Distribution::Any,
@@ -302,6 +308,7 @@ impl StreamPlan {
             StreamPlan::IntervalJoin(n) => n.changelog_mode(),
             StreamPlan::TemporalJoin(n) => n.changelog_mode(),
             StreamPlan::Limit(n) => n.changelog_mode(),
+            StreamPlan::TemporalSort(n) => n.changelog_mode(),
             // Windows emit final rows; they take insert-only input.
             StreamPlan::GroupWindowAggregate(_)
             | StreamPlan::WindowTableFunction(_)
@@ -339,6 +346,7 @@ impl StreamPlan {
             StreamPlan::IntervalJoin(n) => vec![&n.left, &n.right],
             StreamPlan::TemporalJoin(n) => vec![&n.left, &n.right],
             StreamPlan::Limit(n) => vec![&n.input],
+            StreamPlan::TemporalSort(n) => vec![&n.input],
             StreamPlan::Sink(n) => vec![&n.input],
         }
     }
@@ -466,6 +474,7 @@ impl StreamPlan {
             StreamPlan::IntervalJoin(n) => n.explain(spelling),
             StreamPlan::TemporalJoin(n) => n.explain(spelling),
             StreamPlan::Limit(n) => n.explain(),
+            StreamPlan::TemporalSort(n) => n.explain(),
             StreamPlan::Sink(n) => n.explain(),
         }
     }

@@ -13,6 +13,7 @@ use super::rank::{Deduplication, StreamRank};
 use super::sink::StreamSink;
 use super::table_source_scan::StreamTableSourceScan;
 use super::temporal_join::StreamTemporalJoin;
+use super::temporal_sort::StreamTemporalSort;
 use super::union::StreamUnion;
 use super::values::StreamValues;
 use super::watermark_assigner::StreamWatermarkAssigner;
@@ -870,6 +871,18 @@ fn sort(n: &crate::plan::logical::LogicalSort) -> Result<StreamPlan, PlanError> 
             schema: n.schema.clone(),
         }));
     }
+    // On a time attribute, ascending, without a limit: Flink's temporal sort.
+    let on_time = n
+        .order
+        .first()
+        .is_some_and(|o| !o.descending && input.schema().fields[o.column].time_attribute.is_some());
+    if on_time && n.fetch.is_none() && n.offset == 0 {
+        return Ok(StreamPlan::TemporalSort(StreamTemporalSort {
+            input: keyed_exchange(input, &[]),
+            order: n.order.clone(),
+            schema: n.schema.clone(),
+        }));
+    }
     let first = n.offset + 1;
     let range = match n.fetch {
         Some(0) => Some((first, first - 1)),
@@ -1665,6 +1678,19 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
             l.schema = input.schema().clone();
             l.input = keyed_exchange(input, &[]);
             picked_above(StreamPlan::Limit(l), needed, remap)
+        }
+        StreamPlan::TemporalSort(mut r) => {
+            let mut used = needed.to_vec();
+            for o in &r.order {
+                used[o.column] = true;
+            }
+            let (input, remap) = below_picking(prune(below_exchange(*r.input), &used));
+            for o in &mut r.order {
+                o.column = remap[o.column].unwrap_or(o.column);
+            }
+            r.schema = input.schema().clone();
+            r.input = keyed_exchange(input, &[]);
+            picked_above(StreamPlan::TemporalSort(r), needed, remap)
         }
         StreamPlan::Rank(mut r) if r.sort => {
             let mut used = needed.to_vec();
