@@ -12,7 +12,9 @@ use crate::connector::ConnectorError;
 use crate::connector::registry::{self, ScanRequest};
 use crate::exec::calc::CalcOperator;
 use crate::exec::changelog_kinds::ChangelogKindsOperator;
+use crate::exec::changelog_normalize::ChangelogNormalizeOperator;
 use crate::exec::deduplicate::DeduplicateOperator;
+use crate::exec::drop_update_before::DropUpdateBeforeOperator;
 use crate::exec::group_aggregate::GroupAggregateOperator;
 use crate::exec::group_window_aggregate::GroupWindowAggregateOperator;
 use crate::exec::interval_join::IntervalJoinOperator;
@@ -196,6 +198,34 @@ fn build(
                 ))
             });
             Ok(built)
+        }
+        StreamPlan::DropUpdateBefore(d) => {
+            let mut built = build(&d.input, ctx, options, graph, groups)?;
+            built.push(graph, &|| Box::new(DropUpdateBeforeOperator));
+            Ok(built)
+        }
+        StreamPlan::ChangelogNormalize(n) => {
+            let Built::Task(t) = build(&n.input, ctx, options, graph, groups)? else {
+                return Err(ConnectorError(
+                    "internal error: a changelog normalization needs an exchange below it".into(),
+                ));
+            };
+            let schema = runtime_schema(&n.schema);
+            let task = &mut graph.tasks[t];
+            task.name = "ChangelogNormalize".into();
+            for chain in &mut task.instances {
+                let operator = ChangelogNormalizeOperator::new(
+                    schema.clone(),
+                    n.keys.clone(),
+                    n.update_before,
+                    options.state_ttl > 0,
+                    n.condition.clone(),
+                    ctx.clone(),
+                )
+                .map_err(|e| ConnectorError(e.to_string()))?;
+                chain.push(Box::new(operator));
+            }
+            Ok(Built::Task(t))
         }
         // Each split generates its own watermarks (docs/design/0003). A batch job has none
         // but the final one, as in Flink: no row of a bounded input is late.

@@ -18,7 +18,7 @@ use crate::job::{JobOptions, build_job};
 use crate::plan::bind::{Binder, output_names, repeated_name};
 use crate::plan::explain::Spelling;
 use crate::plan::logical::LogicalPlan;
-use crate::plan::stream::translate::translate_insert;
+use crate::plan::stream::translate::{PlannerOptions, translate_insert};
 use crate::plan::stream::{StreamPlan, require_update_before, translate};
 use crate::runtime::graph::JobGraph;
 use crate::runtime::run::{self, RunOptions, Sink};
@@ -43,6 +43,7 @@ const PARALLELISM: &str = "parallelism.default";
 const IDLE_TIMEOUT: &str = "table.exec.source.idle-timeout";
 /// Idle state retention of the operators that keep state per key (0: for ever).
 const STATE_TTL: &str = "table.exec.state.ttl";
+const CDC_EVENTS_DUPLICATE: &str = "table.exec.source.cdc-events-duplicate";
 const MAX_PARALLELISM: &str = "pipeline.max-parallelism";
 pub const RESULT_MODE: &str = "sql-client.execution.result-mode";
 /// The SQL client's column cap. Flink 2.3 reads only this key: the older
@@ -126,6 +127,17 @@ impl Session {
             eprintln!("[WARNING] {late} late row(s) dropped by {task}");
         }
         result
+    }
+
+    /// The options planning reads (a value other than `true` is false, as Flink's boolean
+    /// options read).
+    fn planner_options(&self) -> PlannerOptions {
+        PlannerOptions {
+            cdc_events_duplicate: self
+                .options
+                .get(CDC_EVENTS_DUPLICATE)
+                .is_some_and(|v| v.eq_ignore_ascii_case("true")),
+        }
     }
 
     /// The options a job is built with, checked as Flink checks them when a job starts.
@@ -818,7 +830,8 @@ impl Session {
                 let (ast, plan) = match statement.as_ref() {
                     Statement::Query(q) => {
                         let logical = output_names(binder().bind_query(q)?);
-                        let mut plan = translate(&logical).map_err(SqlError::from)?;
+                        let mut plan =
+                            translate(&logical, &self.planner_options()).map_err(SqlError::from)?;
                         // An explained query has no consumer asking for `-U` (Flink plans
                         // it for a sink that takes updates as upserts).
                         require_update_before(&mut plan, false);
@@ -839,7 +852,8 @@ impl Session {
                             &table.physical_schema(),
                             &insert.columns,
                         )?;
-                        let plan = translate_insert(&logical, &name).map_err(SqlError::from)?;
+                        let plan = translate_insert(&logical, &name, &self.planner_options())
+                            .map_err(SqlError::from)?;
                         let mut ast = format!(
                             "LogicalSink(table=[default_catalog.default_database.{name}], fields=[{}])\n",
                             plan.schema()
@@ -880,7 +894,7 @@ impl Session {
             Statement::Query(query) => {
                 let plan = Binder::new(&self.catalog, &parsed.hints).bind_query(query)?;
                 let logical = output_names(plan);
-                let plan = translate(&logical).map_err(SqlError::from)?;
+                let plan = translate(&logical, &self.planner_options()).map_err(SqlError::from)?;
                 self.run_query(&plan, logical.schema(), out)?;
             }
             Statement::Insert(insert) => {
@@ -931,7 +945,8 @@ impl Session {
                     &insert.columns,
                 )?;
                 let ctx = self.eval_context();
-                let stream = translate_insert(&plan, &name).map_err(SqlError::from)?;
+                let stream = translate_insert(&plan, &name, &self.planner_options())
+                    .map_err(SqlError::from)?;
                 let mut graph = build_job(&stream, &ctx, &self.job_options()?)?;
                 // NULLs bound for NOT NULL sink columns: Flink's enforcer.
                 let not_null: Vec<(usize, String)> = sink_schema
@@ -1298,7 +1313,7 @@ impl Session {
         };
         let plan = Binder::new(&self.catalog, &parsed.hints).bind_query(query)?;
         let logical = output_names(plan);
-        let plan = translate(&logical).map_err(SqlError::from)?;
+        let plan = translate(&logical, &self.planner_options()).map_err(SqlError::from)?;
         let ctx = self.eval_context();
         let graph = build_job(&plan, &ctx, &self.job_options()?)?;
         Ok(PlannedQuery {

@@ -7,22 +7,36 @@
 //!   replaces it, `-U` of the old (when the consumer asks for it) and `+U` of the new;
 //! - `-U`/`-D`: the key's current row is deleted (`-D` of the kept row, which has every
 //!   column), and a delete of a key that has no row is dropped.
+//! - A filter taken in from above decides what the consumer sees: a row that stops passing
+//!   it is a `-D` of the old, one that starts passing a `+I`, one that never passes
+//!   nothing (its key's row is still kept).
 //!
 //! Each key keeps its current row, as `arrow-row` bytes of all its columns. State is
 //! snapshotted per key group.
 
 use std::collections::BTreeMap;
 
-use arrow_array::RecordBatch;
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, RecordBatch};
 use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
 
 use super::aggregate::{StateReader, put_bytes};
 use super::chunk::{RowKind, StreamChunk};
+use super::eval::evaluate;
 use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
+use crate::function::EvalContext;
+use crate::plan::expr::ScalarExpr;
+
+/// A key's current row and whether it passes the filter.
+#[derive(Default)]
+struct Current {
+    row: Box<[u8]>,
+    passes: bool,
+}
 
 pub struct ChangelogNormalizeOperator {
     schema: SchemaRef,
@@ -32,29 +46,34 @@ pub struct ChangelogNormalizeOperator {
     emit_repeats: bool,
     encoder: Option<KeyEncoder>,
     rows: RowConverter,
-    /// Each key's current row.
-    keys: KeyTable<Box<[u8]>>,
+    condition: Option<ScalarExpr>,
+    ctx: EvalContext,
+    keys: KeyTable<Current>,
     key_groups: KeyGroupRange,
 }
 
 impl ChangelogNormalizeOperator {
     /// Normalization of rows of `schema` by `keys` (the primary key); `update_before`: a
-    /// replaced row is retracted first; `emit_repeats`: a state TTL is set.
+    /// replaced row is retracted first; `emit_repeats`: a state TTL is set; `condition`: the
+    /// filter taken in.
     pub fn new(
         schema: SchemaRef,
         keys: Vec<usize>,
         update_before: bool,
         emit_repeats: bool,
+        condition: Option<ScalarExpr>,
+        ctx: EvalContext,
     ) -> Result<Self, ExecError> {
-        let ctx = OperatorContext::default();
         Ok(ChangelogNormalizeOperator {
             encoder: optional_encoder(&schema, keys)?,
             rows: whole_row_converter(&schema)?,
             schema,
             update_before,
             emit_repeats,
-            keys: KeyTable::new(ctx.max_parallelism),
-            key_groups: ctx.key_groups,
+            condition,
+            ctx,
+            keys: KeyTable::new(OperatorContext::default().max_parallelism),
+            key_groups: OperatorContext::default().key_groups,
         })
     }
 }
@@ -78,33 +97,55 @@ impl Operator for ChangelogNormalizeOperator {
         }
         let keys = self.encoder.as_ref().map(|e| e.encode(batch)).transpose()?;
         let rows = self.rows.convert_columns(batch.columns())?;
+        let passed = match &self.condition {
+            Some(c) => Some(evaluate(c, batch, &self.ctx)?),
+            None => None,
+        };
+        let passes = |i: usize| {
+            passed.as_ref().is_none_or(|p| {
+                let p = p.as_boolean();
+                p.is_valid(i) && p.value(i)
+            })
+        };
         let mut emitted: Vec<(RowKind, Box<[u8]>)> = Vec::new();
         for i in 0..batch.num_rows() {
             let bytes = key_bytes(keys.as_ref(), i);
             match chunk.kind(i) {
                 RowKind::Insert | RowKind::UpdateAfter => {
                     let row = rows.row(i);
+                    let now = passes(i);
                     let (key, new) = self.keys.intern(bytes);
-                    let kept = self.keys.value_mut(key);
-                    if new {
-                        *kept = row.as_ref().into();
-                        emitted.push((RowKind::Insert, kept.clone()));
+                    let current = self.keys.value_mut(key);
+                    if !new && !self.emit_repeats && current.row.as_ref() == row.as_ref() {
                         continue;
                     }
-                    if !self.emit_repeats && kept.as_ref() == row.as_ref() {
-                        continue;
+                    let before = !new && current.passes;
+                    let old = std::mem::replace(
+                        current,
+                        Current {
+                            row: row.as_ref().into(),
+                            passes: now,
+                        },
+                    );
+                    match (before, now) {
+                        (false, true) => emitted.push((RowKind::Insert, row.as_ref().into())),
+                        (true, true) => {
+                            if self.update_before {
+                                emitted.push((RowKind::UpdateBefore, old.row));
+                            }
+                            emitted.push((RowKind::UpdateAfter, row.as_ref().into()));
+                        }
+                        (true, false) => emitted.push((RowKind::Delete, old.row)),
+                        (false, false) => {}
                     }
-                    let old = std::mem::replace(kept, row.as_ref().into());
-                    if self.update_before {
-                        emitted.push((RowKind::UpdateBefore, old));
-                    }
-                    emitted.push((RowKind::UpdateAfter, kept.clone()));
                 }
                 RowKind::UpdateBefore | RowKind::Delete => {
                     if let Some(key) = self.keys.find(bytes) {
                         let old = std::mem::take(self.keys.value_mut(key));
                         self.keys.remove(key);
-                        emitted.push((RowKind::Delete, old));
+                        if old.passes {
+                            emitted.push((RowKind::Delete, old.row));
+                        }
                     }
                 }
             }
@@ -128,7 +169,8 @@ impl Operator for ChangelogNormalizeOperator {
         for (_, key) in self.keys.iter() {
             let out = groups.entry(key.key_group).or_default();
             put_bytes(out, &key.bytes);
-            put_bytes(out, &key.value);
+            put_bytes(out, &key.value.row);
+            out.push(u8::from(key.value.passes));
         }
         groups.into_iter().collect()
     }
@@ -138,7 +180,9 @@ impl Operator for ChangelogNormalizeOperator {
         let mut input = StateReader::new(state);
         while !input.is_empty() {
             let (key, _) = self.keys.intern(input.bytes()?);
-            *self.keys.value_mut(key) = input.bytes()?.into();
+            let row = input.bytes()?.into();
+            let passes = input.u8()? != 0;
+            *self.keys.value_mut(key) = Current { row, passes };
         }
         Ok(())
     }
@@ -159,11 +203,22 @@ mod tests {
     }
 
     fn run(update_before: bool, emit_repeats: bool, script: &str) -> String {
+        run_with(update_before, emit_repeats, None, script)
+    }
+
+    fn run_with(
+        update_before: bool,
+        emit_repeats: bool,
+        condition: Option<ScalarExpr>,
+        script: &str,
+    ) -> String {
         let mut op = ChangelogNormalizeOperator::new(
             crate::job::runtime_schema(&rows()),
             vec![0],
             update_before,
             emit_repeats,
+            condition,
+            EvalContext::for_tests(0),
         )
         .unwrap();
         op.open(&OperatorContext::default()).unwrap();
@@ -203,8 +258,44 @@ mod tests {
     #[test]
     fn a_delete_emits_the_kept_row_and_an_update_before_deletes() {
         assert_eq!(
-            run(true, false, "+I 1 | a | 1.0\n-U 1 | NULL | NULL\n+U 1 | b | 3.0"),
+            run(
+                true,
+                false,
+                "+I 1 | a | 1.0\n-U 1 | NULL | NULL\n+U 1 | b | 3.0"
+            ),
             "+I 1 | a | 1.0\n-D 1 | a | 1.0\n+I 1 | b | 3.0"
+        );
+    }
+
+    /// `WHERE w > 1` taken in: the oracle printed `+I 1 | a` (the row of 2.0), then `-D`.
+    #[test]
+    fn a_filter_taken_in_turns_rows_entering_and_leaving_it_into_inserts_and_deletes() {
+        use crate::types::{DataType, TypeKind, value::Value};
+        let w = ScalarExpr::Column {
+            index: 2,
+            data_type: DataType::nullable(TypeKind::Double),
+        };
+        let one = ScalarExpr::Literal {
+            value: Value::Float(1.0),
+            data_type: DataType::not_null(TypeKind::Double),
+        };
+        let greater = ScalarExpr::Call {
+            function: crate::function::lookup(">").unwrap(),
+            args: vec![w, one],
+            data_type: DataType::nullable(TypeKind::Boolean),
+        };
+        assert_eq!(
+            run_with(true, false, Some(greater.clone()), EVENTS),
+            "+I 1 | a | 2.0\n-D 1 | a | 2.0"
+        );
+        assert_eq!(
+            run_with(
+                true,
+                false,
+                Some(greater),
+                "+I 3 | c | 5.0\n+U 3 | c | 0.5\n+U 3 | c | 7.0"
+            ),
+            "+I 3 | c | 5.0\n-D 3 | c | 5.0\n+I 3 | c | 7.0"
         );
     }
 }

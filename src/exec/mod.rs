@@ -8,8 +8,10 @@
 pub mod aggregate;
 pub mod calc;
 pub mod changelog_kinds;
+pub mod changelog_normalize;
 pub mod chunk;
 pub mod deduplicate;
+pub mod drop_update_before;
 pub mod eval;
 pub mod group_aggregate;
 pub mod group_window_aggregate;

@@ -45,14 +45,7 @@ impl StreamCalc {
             return None;
         }
         let names: Vec<String> = scan.schema.fields.iter().map(|f| f.name.clone()).collect();
-        let text = expr_text(filter, &names, Spelling::Physical);
-        let conjunct =
-            matches!(filter, ScalarExpr::Call { function, .. } if function.name == "AND");
-        Some(if conjunct {
-            format!("and{}", &text["AND".len()..])
-        } else {
-            text
-        })
+        Some(scan_filter_text(filter, &names))
     }
 
     pub fn explain(&self, spelling: Spelling) -> String {
@@ -110,5 +103,17 @@ impl StreamCalc {
             ),
             None => format!("Calc(select=[{}])", select.join(", ")),
         }
+    }
+}
+
+/// A filter as a scan's digest shows it when pushed into the source (`and(…)` for a
+/// conjunction, as Flink's `filter=[…]` writes it).
+pub fn scan_filter_text(filter: &ScalarExpr, names: &[String]) -> String {
+    let text = expr_text(filter, names, Spelling::Physical);
+    let conjunct = matches!(filter, ScalarExpr::Call { function, .. } if function.name == "AND");
+    if conjunct {
+        format!("and{}", &text["AND".len()..])
+    } else {
+        text
     }
 }

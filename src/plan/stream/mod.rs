@@ -5,6 +5,8 @@
 //! distribution. [`translate`] makes the plan from a logical one; EXPLAIN prints it.
 
 pub mod calc;
+pub mod changelog_normalize;
+pub mod drop_update_before;
 pub mod exchange;
 pub mod group_aggregate;
 pub mod group_window_aggregate;
@@ -26,6 +28,8 @@ pub mod window_rank;
 pub mod window_table_function;
 
 use calc::StreamCalc;
+use changelog_normalize::StreamChangelogNormalize;
+use drop_update_before::StreamDropUpdateBefore;
 use exchange::{Distribution, StreamExchange};
 use group_aggregate::StreamGroupAggregate;
 use group_window_aggregate::StreamGroupWindowAggregate;
@@ -108,6 +112,8 @@ pub enum StreamPlan {
     TemporalJoin(StreamTemporalJoin),
     Limit(StreamLimit),
     TemporalSort(StreamTemporalSort),
+    DropUpdateBefore(StreamDropUpdateBefore),
+    ChangelogNormalize(StreamChangelogNormalize),
     Sink(StreamSink),
 }
 
@@ -170,7 +176,34 @@ impl ChangelogMode {
 /// aggregate's input (it must take back the old row's contribution). Flink's second
 /// changelog pass (`SatisfyUpdateKindTraitVisitor`).
 pub fn require_update_before(plan: &mut StreamPlan, root: bool) {
+    // A changelog source whose consumer takes upserts has its `-U` rows dropped; one that
+    // is asked for them again (a second pass for another root) gets them back.
+    if let StreamPlan::TableSourceScan(scan) = plan
+        && !root
+        && scan.reads_changelog()
+    {
+        let scan = std::mem::replace(plan, StreamPlan::placeholder());
+        *plan = StreamPlan::DropUpdateBefore(StreamDropUpdateBefore::over(scan));
+        return;
+    }
+    if let StreamPlan::DropUpdateBefore(n) = plan
+        && root
+    {
+        let input = std::mem::replace(n.input.as_mut(), StreamPlan::placeholder());
+        *plan = input;
+        return require_update_before(plan, root);
+    }
     match plan {
+        // Over a scan already (passes run once per root).
+        StreamPlan::DropUpdateBefore(n) => {
+            if !matches!(n.input.as_ref(), StreamPlan::TableSourceScan(_)) {
+                require_update_before(&mut n.input, false)
+            }
+        }
+        StreamPlan::ChangelogNormalize(n) => {
+            n.update_before = root;
+            require_update_before(&mut n.input, false);
+        }
         StreamPlan::GroupAggregate(n) => {
             n.update_before = root;
             let retracts = n.input.changelog_mode().retracts();
@@ -230,6 +263,14 @@ pub fn require_update_before(plan: &mut StreamPlan, root: bool) {
 }
 
 impl StreamPlan {
+    /// An empty node, to stand in while a node is moved.
+    pub(crate) fn placeholder() -> StreamPlan {
+        StreamPlan::Values(StreamValues {
+            rows: Vec::new(),
+            schema: Schema::new(Vec::new()),
+        })
+    }
+
     pub fn schema(&self) -> &Schema {
         match self {
             StreamPlan::TableSourceScan(n) => &n.schema,
@@ -250,6 +291,8 @@ impl StreamPlan {
             StreamPlan::TemporalJoin(n) => &n.schema,
             StreamPlan::Limit(n) => &n.schema,
             StreamPlan::TemporalSort(n) => &n.schema,
+            StreamPlan::DropUpdateBefore(n) => &n.schema,
+            StreamPlan::ChangelogNormalize(n) => &n.schema,
             StreamPlan::Sink(n) => &n.schema,
         }
     }
@@ -283,6 +326,8 @@ impl StreamPlan {
             StreamPlan::Rank(n) => n.input.distribution(),
             StreamPlan::Limit(n) => n.input.distribution(),
             StreamPlan::TemporalSort(n) => n.input.distribution(),
+            StreamPlan::DropUpdateBefore(n) => n.input.distribution(),
+            StreamPlan::ChangelogNormalize(n) => n.input.distribution(),
             StreamPlan::WatermarkAssigner(n) => n.input.distribution(),
             // Rows stay where they are, but a key's rows may now be spread over windows.
             StreamPlan::WindowTableFunction(_) => Distribution::Any,
@@ -309,6 +354,8 @@ impl StreamPlan {
             StreamPlan::TemporalJoin(n) => n.changelog_mode(),
             StreamPlan::Limit(n) => n.changelog_mode(),
             StreamPlan::TemporalSort(n) => n.changelog_mode(),
+            StreamPlan::DropUpdateBefore(n) => n.changelog_mode(),
+            StreamPlan::ChangelogNormalize(n) => n.changelog_mode(),
             // Windows emit final rows; they take insert-only input.
             StreamPlan::GroupWindowAggregate(_)
             | StreamPlan::WindowTableFunction(_)
@@ -347,7 +394,35 @@ impl StreamPlan {
             StreamPlan::TemporalJoin(n) => vec![&n.left, &n.right],
             StreamPlan::Limit(n) => vec![&n.input],
             StreamPlan::TemporalSort(n) => vec![&n.input],
+            StreamPlan::DropUpdateBefore(n) => vec![&n.input],
+            StreamPlan::ChangelogNormalize(n) => vec![&n.input],
             StreamPlan::Sink(n) => vec![&n.input],
+        }
+    }
+
+    /// The node's inputs, to rewrite.
+    pub fn inputs_mut(&mut self) -> Vec<&mut StreamPlan> {
+        match self {
+            StreamPlan::TableSourceScan(_) | StreamPlan::Values(_) => Vec::new(),
+            StreamPlan::Calc(n) => vec![&mut n.input],
+            StreamPlan::WatermarkAssigner(n) => vec![&mut n.input],
+            StreamPlan::Union(n) => n.inputs.iter_mut().collect(),
+            StreamPlan::Exchange(n) => vec![&mut n.input],
+            StreamPlan::GroupAggregate(n) => vec![&mut n.input],
+            StreamPlan::GroupWindowAggregate(n) => vec![&mut n.input],
+            StreamPlan::WindowTableFunction(n) => vec![&mut n.input],
+            StreamPlan::WindowAggregate(n) => vec![&mut n.aggregate.input],
+            StreamPlan::WindowDeduplicate(n) => vec![&mut n.input],
+            StreamPlan::WindowRank(n) => vec![&mut n.input],
+            StreamPlan::Rank(n) => vec![&mut n.input],
+            StreamPlan::Join(n) => vec![&mut n.left, &mut n.right],
+            StreamPlan::IntervalJoin(n) => vec![&mut n.left, &mut n.right],
+            StreamPlan::TemporalJoin(n) => vec![&mut n.left, &mut n.right],
+            StreamPlan::Limit(n) => vec![&mut n.input],
+            StreamPlan::TemporalSort(n) => vec![&mut n.input],
+            StreamPlan::DropUpdateBefore(n) => vec![&mut n.input],
+            StreamPlan::ChangelogNormalize(n) => vec![&mut n.input],
+            StreamPlan::Sink(n) => vec![&mut n.input],
         }
     }
 
@@ -414,6 +489,8 @@ impl StreamPlan {
                 }
                 keys
             }
+            StreamPlan::ChangelogNormalize(n) => vec![n.keys.clone()],
+            StreamPlan::DropUpdateBefore(n) => n.input.unique_keys(),
             StreamPlan::Exchange(n) => n.input.unique_keys(),
             StreamPlan::WatermarkAssigner(n) => n.input.unique_keys(),
             StreamPlan::Sink(n) => n.input.unique_keys(),
@@ -475,6 +552,8 @@ impl StreamPlan {
             StreamPlan::TemporalJoin(n) => n.explain(spelling),
             StreamPlan::Limit(n) => n.explain(),
             StreamPlan::TemporalSort(n) => n.explain(),
+            StreamPlan::DropUpdateBefore(n) => n.explain(),
+            StreamPlan::ChangelogNormalize(n) => n.explain(spelling),
             StreamPlan::Sink(n) => n.explain(),
         }
     }
@@ -516,12 +595,14 @@ impl StreamPlan {
                 .explain_into(tree, prefix, spelling, changelog_mode, offered);
         }
         let mut line = self.line(spelling, offered);
-        if changelog_mode && line.ends_with(')') {
-            line.pop();
-            line.push_str(&format!(
-                ", changelogMode=[{}])",
-                self.changelog_mode().text()
-            ));
+        if changelog_mode {
+            let mode = self.changelog_mode().text();
+            if line.ends_with(')') {
+                line.pop();
+                line.push_str(&format!(", changelogMode=[{mode}])"));
+            } else {
+                line.push_str(&format!("(changelogMode=[{mode}])"));
+            }
         }
         tree.line(prefix, &line);
         // Flink's local phase stands between the exchange and its input.
@@ -549,8 +630,12 @@ impl StreamPlan {
             prefix.truncate(prefix.len() - 3);
             return;
         }
+        // A filter reaches the scan it is pushed into: through a ChangelogNormalize that
+        // took it in, and the exchange and DropUpdateBefore below.
         let offer = match self {
             StreamPlan::Calc(calc) => calc.offered_filter(),
+            StreamPlan::ChangelogNormalize(n) => n.offered_filter(),
+            StreamPlan::Exchange(_) | StreamPlan::DropUpdateBefore(_) => offered.map(String::from),
             _ => None,
         };
         let inputs = self.inputs();

@@ -3,6 +3,8 @@
 //! are pruned down to the scan (into it, for connectors that read only what they are asked).
 
 use super::calc::StreamCalc;
+use super::changelog_normalize::StreamChangelogNormalize;
+use super::drop_update_before::StreamDropUpdateBefore;
 use super::exchange::{Distribution, StreamExchange};
 use super::group_aggregate::StreamGroupAggregate;
 use super::group_window_aggregate::StreamGroupWindowAggregate;
@@ -33,8 +35,11 @@ use crate::types::value::Value;
 use crate::types::{DataType, Schema, TimeAttribute, TypeKind};
 
 /// The stream plan of a query.
-pub fn translate(plan: &LogicalPlan) -> Result<StreamPlan, PlanError> {
-    let plan = convert(plan)?;
+pub fn translate(plan: &LogicalPlan, options: &PlannerOptions) -> Result<StreamPlan, PlanError> {
+    let mut plan = convert(plan)?;
+    if options.cdc_events_duplicate {
+        normalize_changelogs(&mut plan);
+    }
     let all = vec![true; plan.schema().len()];
     let mut plan = prune(plan, &all).0;
     super::require_update_before(&mut plan, true);
@@ -43,13 +48,67 @@ pub fn translate(plan: &LogicalPlan) -> Result<StreamPlan, PlanError> {
 
 /// The stream plan of an `INSERT INTO table` whose query, bound against the sink's
 /// columns, is `plan`.
-pub fn translate_insert(plan: &LogicalPlan, table: &str) -> Result<StreamPlan, PlanError> {
-    let input = translate(plan)?;
+pub fn translate_insert(
+    plan: &LogicalPlan,
+    table: &str,
+    options: &PlannerOptions,
+) -> Result<StreamPlan, PlanError> {
+    let input = translate(plan, options)?;
     Ok(StreamPlan::Sink(StreamSink {
         schema: input.schema().clone(),
         input: Box::new(input),
         table: table.to_string(),
     }))
+}
+
+/// What the session's configuration changes in planning.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PlannerOptions {
+    /// `table.exec.source.cdc-events-duplicate`: a changelog source with a primary key may
+    /// repeat events, so its rows are normalized by key.
+    pub cdc_events_duplicate: bool,
+}
+
+/// Each changelog source with a primary key under a ChangelogNormalize (through an exchange
+/// on the key, its `-U` rows dropped), as Flink's scan rule plans it when events may repeat;
+/// a filter right above is taken into the normalization.
+fn normalize_changelogs(plan: &mut StreamPlan) {
+    let normalized = |scan: StreamPlan, condition: Option<ScalarExpr>| {
+        let StreamPlan::TableSourceScan(s) = &scan else {
+            return scan;
+        };
+        let Some(keys) = scan.unique_keys().into_iter().next() else {
+            return scan;
+        };
+        let schema = s.schema.clone();
+        StreamPlan::ChangelogNormalize(StreamChangelogNormalize {
+            input: keyed_exchange(
+                StreamPlan::DropUpdateBefore(StreamDropUpdateBefore::over(scan)),
+                &keys,
+            ),
+            keys,
+            condition,
+            update_before: true,
+            schema,
+        })
+    };
+    let normalizes = |p: &StreamPlan| matches!(p, StreamPlan::TableSourceScan(s) if s.reads_changelog() && s.table.primary_key.is_some());
+    if normalizes(plan) {
+        let scan = std::mem::replace(plan, StreamPlan::placeholder());
+        *plan = normalized(scan, None);
+        return;
+    }
+    if let StreamPlan::Calc(calc) = plan
+        && calc.filter.is_some()
+        && normalizes(&calc.input)
+    {
+        let scan = std::mem::replace(calc.input.as_mut(), StreamPlan::placeholder());
+        *calc.input = normalized(scan, calc.filter.take());
+        return;
+    }
+    for input in plan.inputs_mut() {
+        normalize_changelogs(input);
+    }
 }
 
 /// One stream node per logical node, Calcs merged where they meet.
@@ -1679,6 +1738,32 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
             l.input = keyed_exchange(input, &[]);
             picked_above(StreamPlan::Limit(l), needed, remap)
         }
+        // Normalization compares whole rows: it keeps what the consumer reads, its key and
+        // its condition's columns.
+        StreamPlan::ChangelogNormalize(mut n) => {
+            let mut used = needed.to_vec();
+            for &k in &n.keys {
+                used[k] = true;
+            }
+            if let Some(c) = &n.condition {
+                c.mark_columns(&mut used);
+            }
+            let (input, remap) = prune(below_exchange(*n.input), &used);
+            for k in &mut n.keys {
+                *k = remap[*k].unwrap_or(*k);
+            }
+            n.condition = n.condition.as_ref().map(|c| remapped(c, &remap));
+            n.schema = input.schema().clone();
+            n.input = keyed_exchange(input, &n.keys);
+            picked_above(StreamPlan::ChangelogNormalize(n), needed, remap)
+        }
+        StreamPlan::DropUpdateBefore(n) => {
+            let (input, remap) = prune(*n.input, needed);
+            (
+                StreamPlan::DropUpdateBefore(StreamDropUpdateBefore::over(input)),
+                remap,
+            )
+        }
         StreamPlan::TemporalSort(mut r) => {
             let mut used = needed.to_vec();
             for o in &r.order {
@@ -2045,10 +2130,12 @@ fn prune_group_aggregate(mut agg: StreamGroupAggregate) -> StreamGroupAggregate 
     let mut moved: Vec<usize> = (0..input.schema().len()).collect();
     // A Calc that only picks columns of an updating input merges into the aggregate, which
     // reads them where they are (Flink's AggregateProjectMergeRule); over an insert-only
-    // input it stays, as Flink's plan keeps it above the scan.
+    // input it stays, as Flink's plan keeps it above the scan, and above a changelog
+    // normalization (which the projection cannot pass).
     if let StreamPlan::Calc(calc) = &input
         && calc.filter.is_none()
         && calc.input.changelog_mode().retracts()
+        && !matches!(calc.input.as_ref(), StreamPlan::ChangelogNormalize(_))
         && let Some(columns) = calc
             .exprs
             .iter()
