@@ -1578,7 +1578,7 @@ impl<'a> Binder<'a> {
                 alias,
             } if matches!(
                 object_name_last(&f.name).to_uppercase().as_str(),
-                "TUMBLE" | "HOP" | "CUMULATE"
+                "TUMBLE" | "HOP" | "CUMULATE" | "SESSION"
             ) =>
             {
                 let plan = self.bind_window_table_function(f, factor.span())?;
@@ -1590,12 +1590,10 @@ impl<'a> Binder<'a> {
                     Expr::Function(f) => object_name_last(&f.name).to_uppercase(),
                     _ => "TABLE".to_string(),
                 };
-                let what = if matches!(name.as_str(), "TUMBLE" | "HOP" | "CUMULATE" | "SESSION") {
-                    format!("windowing table-valued function {name} is not supported yet")
-                } else {
-                    format!("table function {name} is not supported yet")
-                };
-                Err(error(factor.span(), what))
+                Err(error(
+                    factor.span(),
+                    format!("table function {name} is not supported yet"),
+                ))
             }
             other => Err(error(
                 other.span(),
@@ -1615,6 +1613,7 @@ impl<'a> Binder<'a> {
         let function: &'static str = match object_name_last(&f.name).to_uppercase().as_str() {
             "TUMBLE" => "TUMBLE",
             "HOP" => "HOP",
+            "SESSION" => "SESSION",
             _ => "CUMULATE",
         };
         let (parameters, signature): (&[&str], &str) = match function {
@@ -1626,11 +1625,17 @@ impl<'a> Binder<'a> {
                 &["DATA", "TIMECOL", "SLIDE", "SIZE", "OFFSET"],
                 "HOP(TABLE table_name, DESCRIPTOR(timecol), datetime interval, datetime interval[, datetime interval])",
             ),
+            "SESSION" => (
+                &["DATA", "TIMECOL", "GAP"],
+                "SESSION(TABLE table_name [PARTITION BY (key, …)], DESCRIPTOR(timecol), datetime interval)",
+            ),
             _ => (
                 &["DATA", "TIMECOL", "STEP", "SIZE", "OFFSET"],
                 "CUMULATE(TABLE table_name, DESCRIPTOR(timecol), datetime interval, datetime interval[, datetime interval])",
             ),
         };
+        // Every window but SESSION takes an optional offset last.
+        let has_offset = parameters.last() == Some(&"OFFSET");
         let list: &[FunctionArg] = match &f.args {
             FunctionArguments::List(list) => &list.args,
             _ => &[],
@@ -1671,7 +1676,7 @@ impl<'a> Binder<'a> {
                 }
             }
         }
-        let required = parameters.len() - 1;
+        let required = parameters.len() - usize::from(has_offset);
         if given[..required].iter().any(Option::is_none) {
             return Err(error(
                 span,
@@ -1681,11 +1686,30 @@ impl<'a> Binder<'a> {
                 ),
             ));
         }
+        let mut partition_by: &[Expr] = &[];
         let table = match given[0] {
             Some(Expr::Prefixed { prefix, value })
                 if prefix.value.eq_ignore_ascii_case("TABLE") =>
             {
-                match value.as_ref() {
+                let mut value = value.as_ref();
+                if let Expr::Prefixed {
+                    prefix,
+                    value: keyed,
+                } = value
+                    && prefix.value == "PARTITION BY"
+                    && let Expr::Tuple(items) = keyed.as_ref()
+                    && let [table, keys @ ..] = items.as_slice()
+                {
+                    if function != "SESSION" {
+                        return Err(error(
+                            prefix.span,
+                            format!("{function} takes no PARTITION BY"),
+                        ));
+                    }
+                    value = table;
+                    partition_by = keys;
+                }
+                match value {
                     Expr::Identifier(ident) => ast::ObjectName::from(vec![ident.clone()]),
                     Expr::CompoundIdentifier(idents) => ast::ObjectName::from(idents.clone()),
                     other => return Err(error(other.span(), "expected a table name")),
@@ -1701,6 +1725,18 @@ impl<'a> Binder<'a> {
         };
         let (_, input) = self.bind_relation_name(&table)?;
         let scope = scope_of(input.schema(), None);
+        let mut partition = Vec::new();
+        for key in partition_by {
+            match self.bind_expr(key, &scope)? {
+                ScalarExpr::Column { index, .. } => partition.push(index),
+                _ => {
+                    return Err(error(
+                        key.span(),
+                        "SESSION's PARTITION BY takes columns of its table",
+                    ));
+                }
+            }
+        }
         let descriptor = given[1].expect("checked above");
         let column = match descriptor {
             Expr::Function(d) if object_name_last(&d.name).eq_ignore_ascii_case("DESCRIPTOR") => {
@@ -1777,7 +1813,7 @@ impl<'a> Binder<'a> {
             millis.push(ms);
             intervals.push(text);
         }
-        let offset = if given[parameters.len() - 1].is_some() {
+        let offset = if has_offset && given[parameters.len() - 1].is_some() {
             millis[millis.len() - 1]
         } else {
             0
@@ -1805,7 +1841,18 @@ impl<'a> Binder<'a> {
                 }
                 GroupWindowKind::Hop { slide, size }
             }
-            (_, &[step, size, ..]) => {
+            ("SESSION", &[gap]) => {
+                if gap <= 0 {
+                    return Err(error(
+                        span,
+                        format!(
+                            "SESSION table function based aggregate requires gap to be positive, but got gap {gap} ms."
+                        ),
+                    ));
+                }
+                GroupWindowKind::Session { gap }
+            }
+            ("CUMULATE", &[step, size, ..]) => {
                 if step <= 0 || size <= 0 {
                     return Err(error(
                         span,
@@ -1855,6 +1902,8 @@ impl<'a> Binder<'a> {
             LogicalWindowTableFunction {
                 input: Box::new(input),
                 function,
+                partition,
+                position: (span.start.line, span.start.column),
                 window,
                 column: column.value.clone(),
                 intervals,

@@ -152,8 +152,12 @@ pub struct LogicalOver {
 #[derive(Debug, Clone)]
 pub struct LogicalWindowTableFunction {
     pub input: Box<LogicalPlan>,
-    /// `TUMBLE`, `HOP` or `CUMULATE`.
+    /// `TUMBLE`, `HOP`, `CUMULATE` or `SESSION`.
     pub function: &'static str,
+    /// SESSION's `PARTITION BY` columns, input columns (sessions are per their values).
+    pub partition: Vec<usize>,
+    /// Where the call is written (line, column), for errors.
+    pub position: (u64, u64),
     /// The windows; `time_column` is an input column.
     pub window: GroupWindow,
     /// The time column's name as written in DESCRIPTOR.
@@ -518,10 +522,13 @@ impl LogicalPlan {
                 }
             }
             LogicalPlan::WindowTableFunction(w) => {
-                let mut args = vec![
-                    "TABLE(#0)".to_string(),
-                    format!("DESCRIPTOR(_UTF-16LE'{}')", w.column),
-                ];
+                let table = if w.partition.is_empty() {
+                    "TABLE(#0)".to_string()
+                } else {
+                    let keys: Vec<String> = w.partition.iter().map(|k| format!("${k}")).collect();
+                    format!("TABLE(#0) PARTITION BY({})", keys.join(", "))
+                };
+                let mut args = vec![table, format!("DESCRIPTOR(_UTF-16LE'{}')", w.column)];
                 args.extend(w.intervals.iter().cloned());
                 let row_type: Vec<String> = w
                     .schema

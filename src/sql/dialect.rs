@@ -8,6 +8,7 @@
 
 use sqlparser::ast::{DataType as SqlDataType, Expr, Ident, ObjectName};
 use sqlparser::dialect::Dialect;
+use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::Token;
 
@@ -112,9 +113,34 @@ impl Dialect for FlinkDialect {
         Some(
             parser
                 .parse_object_name(false)
-                .map(|name: ObjectName| Expr::Prefixed {
-                    prefix,
-                    value: Box::new(object_name_expr(name)),
+                .and_then(|name: ObjectName| {
+                    let table = object_name_expr(name);
+                    // `TABLE t PARTITION BY k` or `PARTITION BY (k1, k2)` (SESSION's partition keys):
+                    // kept as `PARTITION BY` prefixing the table and its keys.
+                    let value = if parser.peek_keyword(Keyword::PARTITION)
+                        && matches!(&parser.peek_nth_token_ref(1).token,
+                    Token::Word(w) if w.keyword == Keyword::BY)
+                    {
+                        let partition = parser.next_token();
+                        parser.next_token();
+                        let mut items = vec![table];
+                        if parser.consume_token(&Token::LParen) {
+                            items.extend(parser.parse_comma_separated(Parser::parse_expr)?);
+                            parser.expect_token(&Token::RParen)?;
+                        } else {
+                            items.push(parser.parse_expr()?);
+                        }
+                        Expr::Prefixed {
+                            prefix: Ident::with_span(partition.span, "PARTITION BY"),
+                            value: Box::new(Expr::Tuple(items)),
+                        }
+                    } else {
+                        table
+                    };
+                    Ok(Expr::Prefixed {
+                        prefix,
+                        value: Box::new(value),
+                    })
                 }),
         )
     }

@@ -543,6 +543,7 @@ impl StreamPlan {
             StreamPlan::GroupAggregate(n) => n.explain(),
             StreamPlan::GroupWindowAggregate(n) => n.explain(),
             StreamPlan::WindowTableFunction(n) => n.explain(),
+            StreamPlan::WindowAggregate(n) if n.single_phase() => n.explain_single(),
             StreamPlan::WindowAggregate(n) => n.explain_global(),
             StreamPlan::WindowDeduplicate(n) => n.explain(),
             StreamPlan::WindowRank(n) => n.explain(),
@@ -607,6 +608,7 @@ impl StreamPlan {
         tree.line(prefix, &line);
         // Flink's local phase stands between the exchange and its input.
         if let StreamPlan::WindowAggregate(w) = self
+            && !w.single_phase()
             && let StreamPlan::Exchange(exchange) = w.aggregate.input.as_ref()
         {
             let with_mode = |mut line: String| {

@@ -28,7 +28,8 @@ use crate::plan::aggregate::GroupWindowKind;
 use crate::plan::aggregate::WindowProperty;
 use crate::plan::expr::ScalarExpr;
 use crate::plan::logical::{
-    JoinType, LogicalAggregate, LogicalCalc, LogicalJoin, LogicalOver, LogicalPlan, RankFunction,
+    JoinType, LogicalAggregate, LogicalCalc, LogicalJoin, LogicalOver, LogicalPlan,
+    LogicalWindowTableFunction, RankFunction,
 };
 use crate::types::Field;
 use crate::types::value::Value;
@@ -191,6 +192,7 @@ fn convert(plan: &LogicalPlan) -> Result<StreamPlan, PlanError> {
         }
         LogicalPlan::Aggregate(a) => group_window_aggregate(a)?,
         LogicalPlan::WindowTableFunction(w) => {
+            session_only_aggregated(w)?;
             StreamPlan::WindowTableFunction(StreamWindowTableFunction {
                 input: Box::new(convert(&w.input)?),
                 window: w.window.clone(),
@@ -255,6 +257,30 @@ fn window_aggregate(a: &LogicalAggregate) -> Option<Result<StreamPlan, PlanError
         return unsupported(
             "a window aggregate reading the window columns other than as GROUP BY items is not supported yet",
         );
+    }
+    // Sessions are per partition key; the aggregate groups by exactly those keys.
+    if matches!(tvf.window.kind, GroupWindowKind::Session { .. }) {
+        let mut grouped: Vec<usize> = Vec::new();
+        for &(_, g) in &keys {
+            match &below.exprs[g] {
+                ScalarExpr::Column { index, .. } => grouped.push(*index),
+                _ => {
+                    return unsupported(
+                        "a SESSION window aggregate grouped by an expression is not supported yet",
+                    );
+                }
+            }
+        }
+        let mut partition = tvf.partition.clone();
+        grouped.sort_unstable();
+        grouped.dedup();
+        partition.sort_unstable();
+        partition.dedup();
+        if grouped != partition {
+            return unsupported(
+                "a SESSION window aggregate must group by exactly its PARTITION BY keys (besides window_start and window_end), for now",
+            );
+        }
     }
     if let GroupWindowKind::Hop { slide, size } = tvf.window.kind
         && size % slide != 0
@@ -582,6 +608,19 @@ fn over_below(calc: &LogicalCalc) -> Option<(LogicalCalc, LogicalOver)> {
     }
 }
 
+/// A SESSION window TVF runs under a window aggregation only, for now (alone, or under a
+/// window Top-N or deduplication, Flink buffers each session's rows until it closes).
+fn session_only_aggregated(w: &LogicalWindowTableFunction) -> Result<(), PlanError> {
+    if !matches!(w.window.kind, GroupWindowKind::Session { .. }) {
+        return Ok(());
+    }
+    Err(PlanError::Unsupported {
+        message: "the SESSION window table function is supported under a window aggregation (GROUP BY window_start, window_end) only, for now".into(),
+        line: w.position.0,
+        column: w.position.1,
+    })
+}
+
 fn unsupported_over(over: &LogicalOver) -> PlanError {
     PlanError::Unsupported {
         message: format!(
@@ -648,6 +687,9 @@ fn ranked(calc: &LogicalCalc, over: &LogicalOver) -> Result<StreamPlan, PlanErro
             (Some(b), None) => bound = Some(b),
             _ => rest.push(c),
         }
+    }
+    if let LogicalPlan::WindowTableFunction(tvf) = over.input.as_ref() {
+        session_only_aggregated(tvf)?;
     }
     let dedup = match over.input.as_ref() {
         LogicalPlan::WindowTableFunction(tvf) => {

@@ -11,7 +11,9 @@
 
 use super::group_window_aggregate::StreamGroupWindowAggregate;
 use super::window_table_function::window_text;
-use crate::plan::aggregate::{AggregateCall, AggregateFunction, WindowProperty, call_text};
+use crate::plan::aggregate::{
+    AggregateCall, AggregateFunction, GroupWindowKind, WindowProperty, call_text,
+};
 
 #[derive(Debug, Clone)]
 pub struct StreamWindowAggregate {
@@ -89,6 +91,46 @@ impl StreamWindowAggregate {
         }
         attributes.push(format!("select=[{}]", select.join(", ")));
         format!("GlobalWindowAggregate({})", attributes.join(", "))
+    }
+
+    /// Whether Flink plans it in one phase (a SESSION window: sessions merge, no slices).
+    pub fn single_phase(&self) -> bool {
+        matches!(self.aggregate.window.kind, GroupWindowKind::Session { .. })
+    }
+
+    /// `WindowAggregate(groupBy=[k], window=[SESSION(time_col=[ts], gap=[5 min], partition
+    /// keys=[k])], select=[k, SUM(v) AS s, start('w$) AS window_start, …])`, a SESSION
+    /// window's one phase.
+    pub fn explain_single(&self) -> String {
+        let a = &self.aggregate;
+        let mut attributes: Vec<String> = self.group_by().into_iter().collect();
+        let time = self.column(a.window.time_column);
+        let mut window = window_text(&a.window, &format!("time_col=[{time}]"));
+        if !a.grouping.is_empty() {
+            let keys: Vec<String> = a.grouping.iter().map(|&k| self.column(k)).collect();
+            window.pop();
+            window.push_str(&format!(", partition keys=[{}])", keys.join(", ")));
+        }
+        attributes.push(format!("window=[{window}]"));
+        let mut select: Vec<String> = a.grouping.iter().map(|&k| self.column(k)).collect();
+        for call in &a.aggregates {
+            select.push(call_text(call, call.function.name(), &call.name, &|i| {
+                self.column(i)
+            }));
+        }
+        let first_property = a.grouping.len() + a.aggregates.len();
+        for (i, &p) in a.properties.iter().enumerate() {
+            let function = match p {
+                WindowProperty::Start => "start",
+                WindowProperty::End => "end",
+                WindowProperty::Rowtime => "rowtime",
+                WindowProperty::Proctime => "proctime",
+            };
+            let name = &a.schema.fields[first_property + i].name;
+            select.push(format!("{function}('w$) AS {name}"));
+        }
+        attributes.push(format!("select=[{}]", select.join(", ")));
+        format!("WindowAggregate({})", attributes.join(", "))
     }
 
     /// `LocalWindowAggregate(groupBy=[name], window=[TUMBLE(time_col=[ts], size=[10 s])],
