@@ -22,6 +22,7 @@ use crate::exec::join::JoinOperator;
 use crate::exec::limit::LimitOperator;
 use crate::exec::operator::{ExecError, Operator};
 use crate::exec::rank::RankOperator;
+use crate::exec::session_window_table_function::SessionWindowTableFunctionOperator;
 use crate::exec::state::alignment::AlignmentGroup;
 use crate::exec::temporal_join::TemporalJoinOperator;
 use crate::exec::temporal_sort::TemporalSortOperator;
@@ -31,6 +32,7 @@ use crate::exec::window_deduplicate::WindowDeduplicateOperator;
 use crate::exec::window_rank::WindowRankOperator;
 use crate::exec::window_table_function::WindowTableFunctionOperator;
 use crate::function::EvalContext;
+use crate::plan::aggregate::GroupWindowKind;
 use crate::plan::expr::ScalarExpr;
 use crate::plan::logical::RankFunction;
 use crate::plan::stream::StreamPlan;
@@ -274,6 +276,35 @@ fn build(
             })))
         }
         // Keyed by the exchange below it: the task's chain starts with it.
+        StreamPlan::WindowTableFunction(w) if w.is_session() => {
+            let Built::Task(t) = build(&w.input, ctx, options, graph, groups)? else {
+                return Err(ConnectorError(
+                    "internal error: a SESSION window table function needs an exchange below it"
+                        .into(),
+                ));
+            };
+            let GroupWindowKind::Session { gap } = w.window.kind else {
+                unreachable!("checked by the guard")
+            };
+            let input = runtime_schema(w.input.schema());
+            let output = runtime_schema(&w.schema);
+            let task = &mut graph.tasks[t];
+            task.name = "WindowTableFunction".into();
+            for chain in &mut task.instances {
+                let operator = SessionWindowTableFunctionOperator::new(
+                    &input,
+                    output.clone(),
+                    w.partition.clone(),
+                    w.window.time_column,
+                    gap,
+                    &w.window.time_type,
+                    ctx.zone.clone(),
+                )
+                .map_err(|e| ConnectorError(e.to_string()))?;
+                chain.push(Box::new(operator));
+            }
+            Ok(Built::Task(t))
+        }
         StreamPlan::WindowTableFunction(w) => {
             let mut built = build(&w.input, ctx, options, graph, groups)?;
             let output = runtime_schema(&w.schema);

@@ -21,6 +21,7 @@ pub mod limit;
 pub mod not_null;
 pub mod operator;
 pub mod rank;
+pub mod session_window_table_function;
 pub mod state;
 pub mod temporal_join;
 pub mod temporal_sort;

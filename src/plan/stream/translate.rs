@@ -192,10 +192,17 @@ fn convert(plan: &LogicalPlan) -> Result<StreamPlan, PlanError> {
         }
         LogicalPlan::Aggregate(a) => group_window_aggregate(a)?,
         LogicalPlan::WindowTableFunction(w) => {
-            session_only_aggregated(w)?;
+            let input = convert(&w.input)?;
+            // Sessions are kept per partition key: the rows of one go to one instance.
+            let input = if matches!(w.window.kind, GroupWindowKind::Session { .. }) {
+                keyed_exchange(input, &w.partition)
+            } else {
+                Box::new(input)
+            };
             StreamPlan::WindowTableFunction(StreamWindowTableFunction {
-                input: Box::new(convert(&w.input)?),
+                input,
                 window: w.window.clone(),
+                partition: w.partition.clone(),
                 schema: w.schema.clone(),
             })
         }
@@ -608,14 +615,14 @@ fn over_below(calc: &LogicalCalc) -> Option<(LogicalCalc, LogicalOver)> {
     }
 }
 
-/// A SESSION window TVF runs under a window aggregation only, for now (alone, or under a
-/// window Top-N or deduplication, Flink buffers each session's rows until it closes).
+/// A window Top-N or deduplication over a SESSION window TVF is not planned yet (Flink 2.3
+/// runs them; the window operators here assign aligned windows themselves).
 fn session_only_aggregated(w: &LogicalWindowTableFunction) -> Result<(), PlanError> {
     if !matches!(w.window.kind, GroupWindowKind::Session { .. }) {
         return Ok(());
     }
     Err(PlanError::Unsupported {
-        message: "the SESSION window table function is supported under a window aggregation (GROUP BY window_start, window_end) only, for now".into(),
+        message: "a window Top-N or deduplication over the SESSION window table function is not supported yet".into(),
         line: w.position.0,
         column: w.position.1,
     })
@@ -1762,8 +1769,20 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
             let width = w.input.schema().len();
             let mut used: Vec<bool> = needed[..width].to_vec();
             used[w.window.time_column] = true;
-            let (input, remap) = prune(*w.input, &used);
+            for &k in &w.partition {
+                used[k] = true;
+            }
+            let session = w.is_session();
+            let (input, remap) = prune(below_exchange(*w.input), &used);
             w.window.time_column = remap[w.window.time_column].unwrap_or(w.window.time_column);
+            for k in &mut w.partition {
+                *k = remap[*k].unwrap_or(*k);
+            }
+            let input = if session {
+                *keyed_exchange(input, &w.partition)
+            } else {
+                input
+            };
             let mut fields = input.schema().fields.clone();
             fields.extend(w.schema.fields[width..].iter().cloned());
             let mut remap = remap;

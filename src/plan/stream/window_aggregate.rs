@@ -106,6 +106,7 @@ impl StreamWindowAggregate {
         let mut attributes: Vec<String> = self.group_by().into_iter().collect();
         let time = self.column(a.window.time_column);
         let mut window = window_text(&a.window, &format!("time_col=[{time}]"));
+        // Its keys are the partition keys (checked when planned).
         if !a.grouping.is_empty() {
             let keys: Vec<String> = a.grouping.iter().map(|&k| self.column(k)).collect();
             window.pop();

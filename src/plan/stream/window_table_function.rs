@@ -1,7 +1,9 @@
 //! `WindowTableFunction`: a windowing TVF on its own (`TABLE(TUMBLE(TABLE t, …))` not
 //! followed by a window aggregation): each input row once per window holding its time, with
-//! `window_start`, `window_end` and `window_time` appended. Stateless and insert-only
-//! (`exec/window_table_function.rs` runs it).
+//! `window_start`, `window_end` and `window_time` appended. Insert-only. TUMBLE, HOP and
+//! CUMULATE are stateless (`exec/window_table_function.rs`); SESSION keeps rows per
+//! partition key, through an exchange on it, until their session closes
+//! (`exec/session_window_table_function.rs`).
 
 use super::StreamPlan;
 use crate::plan::aggregate::{GroupWindow, GroupWindowKind};
@@ -12,6 +14,8 @@ pub struct StreamWindowTableFunction {
     pub input: Box<StreamPlan>,
     /// The windows; `time_column` is an input column.
     pub window: GroupWindow,
+    /// SESSION's partition keys, input columns.
+    pub partition: Vec<usize>,
     /// The input's columns, then the three window columns.
     pub schema: Schema,
 }
@@ -67,10 +71,22 @@ pub fn window_text(window: &GroupWindow, time: &str) -> String {
 impl StreamWindowTableFunction {
     /// `WindowTableFunction(window=[TUMBLE(time_col=[ts], size=[10 s])])`.
     pub fn explain(&self) -> String {
-        let time = &self.input.schema().fields[self.window.time_column].name;
-        format!(
-            "WindowTableFunction(window=[{}])",
-            window_text(&self.window, &format!("time_col=[{time}]"))
-        )
+        let fields = &self.input.schema().fields;
+        let time = &fields[self.window.time_column].name;
+        let mut window = window_text(&self.window, &format!("time_col=[{time}]"));
+        if !self.partition.is_empty() {
+            let keys: Vec<&str> = self
+                .partition
+                .iter()
+                .map(|&k| fields[k].name.as_str())
+                .collect();
+            window.pop();
+            window.push_str(&format!(", partition keys=[{}])", keys.join(", ")));
+        }
+        format!("WindowTableFunction(window=[{window}])")
+    }
+
+    pub fn is_session(&self) -> bool {
+        matches!(self.window.kind, GroupWindowKind::Session { .. })
     }
 }
