@@ -4,7 +4,7 @@
 //! overlaps merge into one — until the watermark passes a session's last millisecond; then
 //! each of its rows comes out (in arrival order) with `window_start`, `window_end` (wall
 //! clock in the session zone for a TIMESTAMP_LTZ time column) and `window_time` appended.
-//! A row whose own session would already have closed is late: dropped and counted. Sessions
+//! A row whose session (once merged) has closed already is late: dropped and counted. Sessions
 //! close in the order of their ends. The end of input closes them all.
 
 use std::collections::BTreeSet;
@@ -79,19 +79,29 @@ impl SessionWindowTableFunctionOperator {
         self.clock.to_instant(end - 1)
     }
 
-    /// Adds a row at window time `ts` to `key`'s sessions, merging those it overlaps.
-    fn add(&mut self, key: u32, ts: i64, row: Box<[u8]>) {
+    /// Adds a row at window time `ts` to `key`'s sessions, merging those it touches (Flink's
+    /// `TimeWindow.intersects`: windows that only meet merge too); `false`, and nothing
+    /// changes, when the merged session has closed already (the row is late).
+    fn add(&mut self, key: u32, ts: i64, row: Box<[u8]>) -> bool {
         let (mut start, mut end) = (ts, ts.saturating_add(self.gap));
+        let touches = |s: &Session, start: i64, end: i64| s.start <= end && start <= s.end;
+        for s in self.keys.value_mut(key).iter() {
+            if touches(s, ts, ts.saturating_add(self.gap)) {
+                start = start.min(s.start);
+                end = end.max(s.end);
+            }
+        }
+        if self.closes_at(end) <= self.watermark {
+            return false;
+        }
         let arrival = self.arrivals;
         self.arrivals += 1;
         let mut rows = vec![(arrival, row)];
         let sessions = std::mem::take(self.keys.value_mut(key));
         let mut kept = Vec::with_capacity(sessions.len() + 1);
         for s in sessions {
-            if s.start < end && start < s.end {
+            if touches(&s, ts, ts.saturating_add(self.gap)) {
                 self.closing.remove(&(self.closes_at(s.end), key, s.start));
-                start = start.min(s.start);
-                end = end.max(s.end);
                 rows.extend(s.rows);
             } else {
                 kept.push(s);
@@ -101,6 +111,7 @@ impl SessionWindowTableFunctionOperator {
         self.closing.insert((self.closes_at(end), key, start));
         kept.push(Session { start, end, rows });
         *self.keys.value_mut(key) = kept;
+        true
     }
 
     /// Emits every session closing at or before `watermark`.
@@ -188,12 +199,13 @@ impl Operator for SessionWindowTableFunctionOperator {
             let ts = self
                 .clock
                 .to_window_time(times.value(i).div_euclid(NANOS_PER_MILLI));
-            if self.closes_at(ts.saturating_add(self.gap)) <= self.watermark {
-                self.late += 1;
-                continue;
-            }
             let (key, _) = self.keys.intern(key_bytes(keys.as_ref(), i));
-            self.add(key, ts, rows.row(i).as_ref().into());
+            if !self.add(key, ts, rows.row(i).as_ref().into()) {
+                self.late += 1;
+                if self.keys.entry(key).value.is_empty() {
+                    self.keys.remove(key);
+                }
+            }
         }
         Ok(())
     }

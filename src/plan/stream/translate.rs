@@ -28,8 +28,7 @@ use crate::plan::aggregate::GroupWindowKind;
 use crate::plan::aggregate::WindowProperty;
 use crate::plan::expr::ScalarExpr;
 use crate::plan::logical::{
-    JoinType, LogicalAggregate, LogicalCalc, LogicalJoin, LogicalOver, LogicalPlan,
-    LogicalWindowTableFunction, RankFunction,
+    JoinType, LogicalAggregate, LogicalCalc, LogicalJoin, LogicalOver, LogicalPlan, RankFunction,
 };
 use crate::types::Field;
 use crate::types::value::Value;
@@ -615,19 +614,6 @@ fn over_below(calc: &LogicalCalc) -> Option<(LogicalCalc, LogicalOver)> {
     }
 }
 
-/// A window Top-N or deduplication over a SESSION window TVF is not planned yet (Flink 2.3
-/// runs them; the window operators here assign aligned windows themselves).
-fn session_only_aggregated(w: &LogicalWindowTableFunction) -> Result<(), PlanError> {
-    if !matches!(w.window.kind, GroupWindowKind::Session { .. }) {
-        return Ok(());
-    }
-    Err(PlanError::Unsupported {
-        message: "a window Top-N or deduplication over the SESSION window table function is not supported yet".into(),
-        line: w.position.0,
-        column: w.position.1,
-    })
-}
-
 fn unsupported_over(over: &LogicalOver) -> PlanError {
     PlanError::Unsupported {
         message: format!(
@@ -694,9 +680,6 @@ fn ranked(calc: &LogicalCalc, over: &LogicalOver) -> Result<StreamPlan, PlanErro
             (Some(b), None) => bound = Some(b),
             _ => rest.push(c),
         }
-    }
-    if let LogicalPlan::WindowTableFunction(tvf) = over.input.as_ref() {
-        session_only_aggregated(tvf)?;
     }
     let dedup = match over.input.as_ref() {
         LogicalPlan::WindowTableFunction(tvf) => {
