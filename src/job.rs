@@ -338,7 +338,7 @@ fn build(
                     ctx.batch_mode,
                 )
                 .map_err(|e| ConnectorError(e.to_string()))?
-                .with_state_ttl(options.state_ttl);
+                .with_state_ttl(g.state_ttl.as_ref().map_or(options.state_ttl, |t| t.millis));
                 chain.push(Box::new(operator));
             }
             Ok(Built::Task(t))
@@ -508,7 +508,11 @@ fn build(
                             ctx.clone(),
                             ctx.batch_mode,
                         )?
-                        .with_state_ttl(options.state_ttl),
+                        .with_state_ttls(
+                            j.state_ttl
+                                .clone()
+                                .map(|t| t.map_or(options.state_ttl, |t| t.millis)),
+                        ),
                     ))
                 };
             join_task(

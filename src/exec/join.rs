@@ -175,8 +175,9 @@ pub struct JoinOperator {
     ctx: EvalContext,
     final_only: bool,
     key_groups: KeyGroupRange,
-    /// `table.exec.state.ttl`: a row not written for this long is gone.
-    ttl: StateTtl,
+    /// Per side, `table.exec.state.ttl` or its STATE_TTL hint: a row not written for this
+    /// long is gone.
+    ttl: [StateTtl; 2],
     operator: OperatorContext,
 }
 
@@ -206,15 +207,20 @@ impl JoinOperator {
             ctx,
             final_only,
             key_groups: OperatorContext::default().key_groups,
-            ttl: StateTtl::default(),
+            ttl: [StateTtl::default(); 2],
             operator: OperatorContext::default(),
         })
     }
 
     /// Drops rows not written for `ttl` milliseconds (streaming only; 0: never).
-    pub fn with_state_ttl(mut self, ttl: i64) -> Self {
+    pub fn with_state_ttl(self, ttl: i64) -> Self {
+        self.with_state_ttls([ttl, ttl])
+    }
+
+    /// [`Self::with_state_ttl`] per side (a STATE_TTL hint names each input).
+    pub fn with_state_ttls(mut self, ttls: [i64; 2]) -> Self {
         if !self.final_only {
-            self.ttl = StateTtl::new(ttl);
+            self.ttl = ttls.map(StateTtl::new);
         }
         self
     }
@@ -235,7 +241,7 @@ impl JoinOperator {
             let records = &other.state.entry(id).value;
             pairs.extend(
                 (0..records.len() as u32)
-                    .filter(|&r| !self.ttl.expired(records[r as usize].written, now))
+                    .filter(|&r| !self.ttl[1 - s].expired(records[r as usize].written, now))
                     .map(|r| (i as u32, (id, r))),
             );
         }
@@ -319,19 +325,21 @@ impl Operator for JoinOperator {
         }
         self.key_groups = ctx.key_groups;
         self.operator = ctx.clone();
-        self.ttl.start(ctx.now_millis());
+        for ttl in &mut self.ttl {
+            ttl.start(ctx.now_millis());
+        }
         Ok(())
     }
 
     fn next_processing_time(&self) -> Option<i64> {
-        self.ttl.next_sweep()
+        self.ttl.iter().filter_map(StateTtl::next_sweep).min()
     }
 
     /// Sweeps out the rows the state TTL expired (they are already invisible).
     fn on_processing_time(&mut self, now: i64, _out: &mut dyn Output) -> Result<(), ExecError> {
-        if self.ttl.sweep_due(now) {
-            for side in &mut self.sides {
-                side.sweep(now, self.ttl);
+        for (side, ttl) in self.sides.iter_mut().zip(&mut self.ttl) {
+            if ttl.sweep_due(now) {
+                side.sweep(now, *ttl);
             }
         }
         Ok(())
@@ -366,7 +374,7 @@ impl Operator for JoinOperator {
             _ => Some(side.rows.convert_columns(batch.columns())?),
         };
         let (s_outer, o_outer) = (self.sides[s].outer, self.sides[1 - s].outer);
-        let (now, ttl) = (self.operator.now_millis(), self.ttl);
+        let (now, ttl) = (self.operator.now_millis(), self.ttl[s]);
         let mut pairs: Vec<Pair> = Vec::new();
         let mut kinds: Vec<RowKind> = Vec::new();
         let mut start = 0;

@@ -277,3 +277,29 @@ fn state_ttl_drops_rows_not_written_for_its_duration() {
         "the sweep drops expired rows"
     );
 }
+
+/// A STATE_TTL hint per input: the left's rows expire after 1 s, the right's are kept.
+#[test]
+fn each_side_keeps_its_own_state_ttl() {
+    let clock = crate::clock::ManualClock::new(0);
+    let mut op = operator(JoinType::Inner, None, false).with_state_ttls([1_000, 0]);
+    op.open(&OperatorContext::instance(0, 1, 128, clock.clone()))
+        .unwrap();
+    let mut out = Recorder::new(&output());
+    let mut at = |op: &mut JoinOperator, ms: i64, side: usize, rows: &str| {
+        clock.set(ms * 1_000_000);
+        let schema = if side == 0 { left() } else { right() };
+        op.process(side, chunk(&schema, rows), &mut out).unwrap();
+        out.take()
+    };
+    assert_eq!(at(&mut op, 0, 0, "+I 1 | a"), "");
+    assert_eq!(at(&mut op, 0, 1, "+I 1 | x"), "+I 1 | a | 1 | x");
+    // At 5 s the left row is gone, the right one still joins.
+    assert_eq!(at(&mut op, 5_000, 1, "+I 1 | y"), "");
+    assert_eq!(
+        at(&mut op, 5_000, 0, "+I 1 | b"),
+        "+I 1 | b | 1 | x\n+I 1 | b | 1 | y"
+    );
+    op.on_processing_time(10_000, &mut out).unwrap();
+    assert!(op.sides[0].state.is_empty() && !op.sides[1].state.is_empty());
+}

@@ -65,6 +65,9 @@ pub struct Binder<'a> {
     /// The ranking call of the SELECT list being bound (where it is written) and the column
     /// of the Over node below that holds its value.
     over_column: Option<(Span, usize)>,
+    /// The STATE_TTL hint of the SELECT being bound: each name with its TTL, and whether an
+    /// input of a join or the aggregate took it.
+    state_ttl: Vec<(String, TtlHint, bool)>,
 }
 
 /// Column indices that stand, in expressions bound over a GROUP BY's input, for the
@@ -166,6 +169,7 @@ impl<'a> Binder<'a> {
             aggregation: None,
             no_aggregates_in: None,
             over_column: None,
+            state_ttl: Vec::new(),
         }
     }
 
@@ -451,6 +455,7 @@ impl<'a> Binder<'a> {
                     properties: Vec::new(),
                     schema,
                     position: (span.start.line, span.start.column),
+                    state_ttl: None,
                 }))
             }
             Some(Distinct::On(_)) => {
@@ -459,7 +464,79 @@ impl<'a> Binder<'a> {
         }
     }
 
+    /// A SELECT, with the STATE_TTL hint written after its keyword applied to its joins'
+    /// inputs and its aggregate, each name in the hint naming one of them (Flink 2.3's hint).
     fn bind_select_all(&mut self, select: &Select) -> Result<LogicalPlan, SqlError> {
+        let hint = self.state_ttl_hint(select)?;
+        let saved = std::mem::replace(&mut self.state_ttl, hint);
+        let bound = self.bind_select_body(select);
+        let hint = std::mem::replace(&mut self.state_ttl, saved);
+        let mut plan = bound?;
+        // The aggregate takes the name of its one FROM table.
+        if let [item] = select.from.as_slice()
+            && item.joins.is_empty()
+            && let Some(name) = factor_name(&item.relation)
+            && let Some(aggregate) = aggregate_of(&mut plan)
+            && let Some(entry) = hint
+                .iter()
+                .position(|(n, _, _)| n.eq_ignore_ascii_case(&name))
+        {
+            aggregate.state_ttl = Some(hint[entry].1.clone());
+            let mut hint = hint;
+            hint[entry].2 = true;
+            return unmatched_ttl(&hint, self.hints, select).map(|()| plan);
+        }
+        unmatched_ttl(&hint, self.hints, select)?;
+        Ok(plan)
+    }
+
+    /// The `/*+ STATE_TTL('name' = 'ttl', …) */` written right after `select`'s keyword.
+    fn state_ttl_hint(&self, select: &Select) -> Result<Vec<(String, TtlHint, bool)>, SqlError> {
+        let end = select.select_token.0.span.end;
+        let mut out = Vec::new();
+        for hint in self.hints.iter().filter(|h| {
+            h.name == "STATE_TTL" && h.follows.line == end.line && h.follows.column == end.column
+        }) {
+            for (name, text) in &hint.options {
+                let millis = crate::connector::option_value::parse_duration(text)
+                    .map(|nanos| nanos / 1_000_000)
+                    .ok_or_else(|| {
+                        SqlError::new(
+                            format!(
+                                "Invalid STATE_TTL hint value: text does not start with a number, and is not a valid ISO-8601 duration format: {text}"
+                            ),
+                            hint.position.line,
+                            hint.position.column,
+                        )
+                    })?;
+                out.push((
+                    name.clone(),
+                    TtlHint {
+                        text: text.clone(),
+                        millis,
+                    },
+                    false,
+                ));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The STATE_TTL hint's TTL for a join input named by `scope`'s one qualifier.
+    fn take_state_ttl(&mut self, scope: &[ScopeColumn]) -> Option<TtlHint> {
+        let name = scope.first()?.qualifier.clone()?;
+        if scope.iter().any(|c| c.qualifier.as_deref() != Some(&name)) {
+            return None;
+        }
+        let entry = self
+            .state_ttl
+            .iter_mut()
+            .find(|(n, _, _)| n.eq_ignore_ascii_case(&name))?;
+        entry.2 = true;
+        Some(entry.1.clone())
+    }
+
+    fn bind_select_body(&mut self, select: &Select) -> Result<LogicalPlan, SqlError> {
         let group_items = match &select.group_by {
             GroupByExpr::Expressions(exprs, modifiers) if modifiers.is_empty() => exprs.as_slice(),
             group_by => {
@@ -1373,6 +1450,7 @@ impl<'a> Binder<'a> {
             properties,
             schema: Schema::new(output),
             position: (position.start.line, position.start.column),
+            state_ttl: None,
         };
         Ok(LogicalPlan::Calc(LogicalCalc {
             input: Box::new(LogicalPlan::Aggregate(aggregate)),
@@ -1403,8 +1481,23 @@ impl<'a> Binder<'a> {
         Ok(bound.expect("a FROM clause has an item"))
     }
 
-    /// `left <kind> JOIN right ON condition` (or `CROSS JOIN right`).
+    /// `left <kind> JOIN right ON condition` (or `CROSS JOIN right`), with the STATE_TTL
+    /// hint's TTLs of its inputs.
     fn bind_join(
+        &mut self,
+        left: (LogicalPlan, Vec<ScopeColumn>),
+        right: (LogicalPlan, Vec<ScopeColumn>),
+        join: &ast::Join,
+    ) -> Result<(LogicalPlan, Vec<ScopeColumn>), SqlError> {
+        let ttl = [self.take_state_ttl(&left.1), self.take_state_ttl(&right.1)];
+        let (mut plan, scope) = self.bind_join_of(left, right, join)?;
+        if let LogicalPlan::Join(j) = &mut plan {
+            j.state_ttl = ttl;
+        }
+        Ok((plan, scope))
+    }
+
+    fn bind_join_of(
         &mut self,
         left: (LogicalPlan, Vec<ScopeColumn>),
         right: (LogicalPlan, Vec<ScopeColumn>),
@@ -4059,6 +4152,57 @@ fn uniquify(fields: &mut [Field]) {
     }
 }
 
+/// The name a FROM item's columns are qualified by: its alias, or its table's name.
+fn factor_name(factor: &TableFactor) -> Option<String> {
+    match factor {
+        TableFactor::Table { alias: Some(a), .. } | TableFactor::Derived { alias: Some(a), .. } => {
+            Some(a.name.value.clone())
+        }
+        TableFactor::Table { name, .. } => Some(object_name_last(name)),
+        _ => None,
+    }
+}
+
+/// The aggregate a SELECT's plan reads (under its SELECT list and HAVING).
+fn aggregate_of(plan: &mut LogicalPlan) -> Option<&mut LogicalAggregate> {
+    match plan {
+        LogicalPlan::Aggregate(a) => Some(a),
+        LogicalPlan::Calc(c) => aggregate_of(&mut c.input),
+        _ => None,
+    }
+}
+
+/// Flink's refusal of a STATE_TTL hint naming no input of the query.
+fn unmatched_ttl(
+    hint: &[(String, TtlHint, bool)],
+    hints: &[TableHint],
+    select: &Select,
+) -> Result<(), SqlError> {
+    let unmatched: Vec<String> = hint
+        .iter()
+        .filter(|(_, _, used)| !used)
+        .map(|(n, _, _)| format!("`{n}`"))
+        .collect();
+    if unmatched.is_empty() {
+        return Ok(());
+    }
+    let end = select.select_token.0.span.end;
+    let at = hints
+        .iter()
+        .find(|h| h.follows.line == end.line && h.follows.column == end.column)
+        .map_or((end.line, end.column), |h| {
+            (h.position.line, h.position.column)
+        });
+    Err(SqlError::new(
+        format!(
+            "The options of following hints cannot match the name of input tables or views: \n{} in `STATE_TTL`",
+            unmatched.join(", ")
+        ),
+        at.0,
+        at.1,
+    ))
+}
+
 /// The join of two bound FROM items: the left's columns, then the right's, a side that may
 /// be missing made nullable, time attributes materialized unless `keeps_time` is given (an
 /// interval join, or with the left's period column a temporal join).
@@ -4092,6 +4236,7 @@ fn joined(
         join_type,
         condition,
         temporal: keeps_time.flatten(),
+        state_ttl: [None, None],
         schema: Schema::new(fields),
     });
     (plan, scope)

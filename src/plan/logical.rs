@@ -101,6 +101,8 @@ pub struct LogicalJoin {
     /// temporal join, whose output keeps both sides' time attributes), and where the right
     /// table is written (line, column), for errors.
     pub temporal: Option<(usize, (u64, u64))>,
+    /// A STATE_TTL hint's TTL for the left and the right input's state.
+    pub state_ttl: [Option<TtlHint>; 2],
     pub schema: Schema,
 }
 
@@ -270,6 +272,15 @@ pub struct LogicalAggregate {
     /// Line and column of the GROUP BY (or of the first aggregate call), for errors of the
     /// later stages.
     pub position: (u64, u64),
+    /// A STATE_TTL hint naming the aggregate's input.
+    pub state_ttl: Option<TtlHint>,
+}
+
+/// A TTL given by a `/*+ STATE_TTL('name' = '1d') */` hint: as written, and in milliseconds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TtlHint {
+    pub text: String,
+    pub millis: i64,
 }
 
 /// A group window call as written in GROUP BY.

@@ -7,6 +7,8 @@
 
 use super::{ChangelogMode, StreamPlan};
 use crate::plan::aggregate::{AggregateCall, AggregateFunction, call_text};
+use crate::plan::explain::Spelling;
+use crate::plan::logical::TtlHint;
 use crate::types::Schema;
 
 #[derive(Debug, Clone)]
@@ -20,6 +22,8 @@ pub struct StreamGroupAggregate {
     pub update_before: bool,
     /// The keys, then the aggregates.
     pub schema: Schema,
+    /// A STATE_TTL hint naming the input (over `table.exec.state.ttl`).
+    pub state_ttl: Option<TtlHint>,
 }
 
 impl StreamGroupAggregate {
@@ -41,7 +45,7 @@ impl StreamGroupAggregate {
     /// `GroupAggregate(groupBy=[user], select=[user, COUNT(url) AS cnt])`; without keys no
     /// `groupBy`; over a retracting input the calls are Flink's retracting functions
     /// (`COUNT_RETRACT`). The same in both plan sections.
-    pub fn explain(&self) -> String {
+    pub fn explain(&self, spelling: Spelling) -> String {
         let input = &self.input.schema().fields;
         let name = |i: usize| input[i].name.clone();
         let mut attributes = Vec::new();
@@ -74,6 +78,13 @@ impl StreamGroupAggregate {
             ));
         }
         attributes.push(format!("select=[{}]", select.join(", ")));
+        // The physical plan shows a STATE_TTL hint, as Flink's does.
+        if let (Some(ttl), Spelling::Physical) = (&self.state_ttl, spelling) {
+            attributes.push(format!(
+                "stateTtlHints=[[[STATE_TTL options:[{}]]]]",
+                ttl.text
+            ));
+        }
         format!("GroupAggregate({})", attributes.join(", "))
     }
 }

@@ -7,7 +7,7 @@
 use super::{ChangelogMode, StreamPlan};
 use crate::plan::explain::{Spelling, expr_text};
 use crate::plan::expr::ScalarExpr;
-use crate::plan::logical::JoinType;
+use crate::plan::logical::{JoinType, TtlHint};
 use crate::types::Schema;
 
 #[derive(Debug, Clone)]
@@ -26,6 +26,8 @@ pub struct StreamJoin {
     /// Whether the join emits `-U` (set by [`super::require_update_before`]).
     pub update_before: bool,
     pub schema: Schema,
+    /// A STATE_TTL hint's TTL per input (over `table.exec.state.ttl`).
+    pub state_ttl: [Option<TtlHint>; 2],
 }
 
 /// What Flink's join knows of an input's rows by key (`JoinInputSideSpec`).
@@ -98,12 +100,26 @@ impl StreamJoin {
             Some(c) => expr_text(c, &names, spelling),
             None => "true".into(),
         };
-        format!(
-            "Join(joinType=[{}], where=[{condition}], select=[{}], leftInputSpec=[{:?}], rightInputSpec=[{:?}])",
+        let mut line = format!(
+            "Join(joinType=[{}], where=[{condition}], select=[{}], leftInputSpec=[{:?}], rightInputSpec=[{:?}]",
             self.join_type.flink_name(),
             names.join(", "),
             self.input_spec(0),
             self.input_spec(1),
-        )
+        );
+        // The physical plan shows a STATE_TTL hint, as Flink's does.
+        let hinted: Vec<String> = ["LEFT", "RIGHT"]
+            .iter()
+            .zip(&self.state_ttl)
+            .filter_map(|(side, ttl)| ttl.as_ref().map(|t| format!("{side}={}", t.text)))
+            .collect();
+        if !hinted.is_empty() && spelling == Spelling::Physical {
+            line.push_str(&format!(
+                ", stateTtlHints=[[[STATE_TTL options:{{{}}}]]]",
+                hinted.join(", ")
+            ));
+        }
+        line.push(')');
+        line
     }
 }

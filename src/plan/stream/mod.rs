@@ -540,7 +540,7 @@ impl StreamPlan {
             StreamPlan::WatermarkAssigner(n) => n.explain(spelling),
             StreamPlan::Union(n) => n.explain(),
             StreamPlan::Exchange(n) => n.explain(),
-            StreamPlan::GroupAggregate(n) => n.explain(),
+            StreamPlan::GroupAggregate(n) => n.explain(spelling),
             StreamPlan::GroupWindowAggregate(n) => n.explain(),
             StreamPlan::WindowTableFunction(n) => n.explain(),
             StreamPlan::WindowAggregate(n) if n.single_phase() => n.explain_single(),

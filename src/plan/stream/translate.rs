@@ -510,6 +510,7 @@ fn group_aggregate(a: &LogicalAggregate) -> Result<StreamPlan, PlanError> {
         aggregates: a.aggregates.clone(),
         update_before: true,
         schema,
+        state_ttl: a.state_ttl.clone(),
     }))
 }
 
@@ -1273,6 +1274,7 @@ fn join(
                 residual: residual.into_iter().reduce(and),
                 update_before: false,
                 schema,
+                state_ttl: j.state_ttl.clone(),
             }),
         }
     };
