@@ -207,27 +207,18 @@ fn build(
             Ok(built)
         }
         StreamPlan::ChangelogNormalize(n) => {
-            let Built::Task(t) = build(&n.input, ctx, options, graph, groups)? else {
-                return Err(ConnectorError(
-                    "internal error: a changelog normalization needs an exchange below it".into(),
-                ));
-            };
+            let built = build(&n.input, ctx, options, graph, groups)?;
             let schema = runtime_schema(&n.schema);
-            let task = &mut graph.tasks[t];
-            task.name = "ChangelogNormalize".into();
-            for chain in &mut task.instances {
-                let operator = ChangelogNormalizeOperator::new(
+            keyed_task(built, graph, "ChangelogNormalize", &|| {
+                Ok(Box::new(ChangelogNormalizeOperator::new(
                     schema.clone(),
                     n.keys.clone(),
                     n.update_before,
                     options.state_ttl > 0,
                     n.condition.clone(),
                     ctx.clone(),
-                )
-                .map_err(|e| ConnectorError(e.to_string()))?;
-                chain.push(Box::new(operator));
-            }
-            Ok(Built::Task(t))
+                )?))
+            })
         }
         // Each split generates its own watermarks (docs/design/0003). A batch job has none
         // but the final one, as in Flink: no row of a bounded input is late.
@@ -277,21 +268,14 @@ fn build(
         }
         // Keyed by the exchange below it: the task's chain starts with it.
         StreamPlan::WindowTableFunction(w) if w.is_session() => {
-            let Built::Task(t) = build(&w.input, ctx, options, graph, groups)? else {
-                return Err(ConnectorError(
-                    "internal error: a SESSION window table function needs an exchange below it"
-                        .into(),
-                ));
-            };
+            let built = build(&w.input, ctx, options, graph, groups)?;
             let GroupWindowKind::Session { gap } = w.window.kind else {
                 unreachable!("checked by the guard")
             };
             let input = runtime_schema(w.input.schema());
             let output = runtime_schema(&w.schema);
-            let task = &mut graph.tasks[t];
-            task.name = "WindowTableFunction".into();
-            for chain in &mut task.instances {
-                let operator = SessionWindowTableFunctionOperator::new(
+            keyed_task(built, graph, "WindowTableFunction", &|| {
+                Ok(Box::new(SessionWindowTableFunctionOperator::new(
                     &input,
                     output.clone(),
                     w.partition.clone(),
@@ -299,11 +283,8 @@ fn build(
                     gap,
                     &w.window.time_type,
                     ctx.zone.clone(),
-                )
-                .map_err(|e| ConnectorError(e.to_string()))?;
-                chain.push(Box::new(operator));
-            }
-            Ok(Built::Task(t))
+                )?))
+            })
         }
         StreamPlan::WindowTableFunction(w) => {
             let mut built = build(&w.input, ctx, options, graph, groups)?;
@@ -580,23 +561,18 @@ fn build(
             )
         }
         StreamPlan::TemporalSort(r) => {
-            let Built::Task(t) = build(&r.input, ctx, options, graph, groups)? else {
-                return Err(ConnectorError(
-                    "internal error: a temporal sort needs an exchange below it".into(),
-                ));
-            };
+            let built = build(&r.input, ctx, options, graph, groups)?;
             let schema = runtime_schema(&r.schema);
             let rowtime = r.order.first().is_some_and(|o| {
                 r.schema.fields[o.column].time_attribute == Some(TimeAttribute::Rowtime)
             });
-            let task = &mut graph.tasks[t];
-            task.name = "TemporalSort".into();
-            for chain in &mut task.instances {
-                let operator = TemporalSortOperator::new(schema.clone(), r.order.clone(), rowtime)
-                    .map_err(|e| ConnectorError(e.to_string()))?;
-                chain.push(Box::new(operator));
-            }
-            Ok(Built::Task(t))
+            keyed_task(built, graph, "TemporalSort", &|| {
+                Ok(Box::new(TemporalSortOperator::new(
+                    schema.clone(),
+                    r.order.clone(),
+                    rowtime,
+                )?))
+            })
         }
         StreamPlan::Limit(l) => {
             let Built::Task(t) = build(&l.input, ctx, options, graph, groups)? else {
@@ -661,6 +637,27 @@ type MakeJoin<'a> = dyn Fn(&SchemaRef, &SchemaRef) -> Result<Box<dyn Operator>, 
 /// a single instance), each with the operator `make` builds from the two inputs' schemas,
 /// reading both inputs' exchanges, each edge marked with its side.
 #[allow(clippy::too_many_arguments)]
+/// The task of a node that reads an exchange (keyed, or all rows to one instance): the
+/// exchange's task, named `name`, an operator from `make` appended to each instance.
+fn keyed_task(
+    built: Built,
+    graph: &mut JobGraph,
+    name: &str,
+    make: &dyn Fn() -> Result<Box<dyn Operator>, ExecError>,
+) -> Result<Built, ConnectorError> {
+    let Built::Task(t) = built else {
+        return Err(ConnectorError(format!(
+            "internal error: {name} needs an exchange below it"
+        )));
+    };
+    let task = &mut graph.tasks[t];
+    task.name = name.into();
+    for chain in &mut task.instances {
+        chain.push(make().map_err(|e| ConnectorError(e.to_string()))?);
+    }
+    Ok(Built::Task(t))
+}
+
 fn join_task(
     name: &str,
     sides: [&StreamPlan; 2],

@@ -22,7 +22,7 @@ use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
 
 use super::aggregate::{StateReader, put_bytes};
-use super::chunk::{RowKind, StreamChunk};
+use super::chunk::{RowKind, StreamChunk, chunk_of_rows};
 use super::eval::evaluate;
 use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
@@ -150,17 +150,10 @@ impl Operator for ChangelogNormalizeOperator {
                 }
             }
         }
-        if emitted.is_empty() {
-            return Ok(());
+        match chunk_of_rows(&self.rows, self.schema.clone(), emitted)? {
+            Some(chunk) => out.emit(chunk),
+            None => Ok(()),
         }
-        let parser = self.rows.parser();
-        let columns = self
-            .rows
-            .convert_rows(emitted.iter().map(|(_, r)| parser.parse(r)))?;
-        out.emit(StreamChunk {
-            batch: RecordBatch::try_new(self.schema.clone(), columns)?,
-            kinds: Some(emitted.into_iter().map(|(k, _)| k).collect()),
-        })
     }
 
     /// Per key group: each key's bytes and current row.

@@ -77,3 +77,21 @@ impl StreamChunk {
         self.kinds.as_ref().map_or(RowKind::Insert, |k| k[row])
     }
 }
+
+/// A chunk of stored rows (`arrow-row` bytes of every column under `rows`), each with its
+/// kind, decoded in one call; `None` for no rows.
+pub fn chunk_of_rows(
+    rows: &arrow_row::RowConverter,
+    schema: SchemaRef,
+    emitted: Vec<(RowKind, Box<[u8]>)>,
+) -> Result<Option<StreamChunk>, ArrowError> {
+    if emitted.is_empty() {
+        return Ok(None);
+    }
+    let parser = rows.parser();
+    let columns = rows.convert_rows(emitted.iter().map(|(_, r)| parser.parse(r)))?;
+    Ok(Some(StreamChunk {
+        batch: RecordBatch::try_new(schema, columns)?,
+        kinds: Some(emitted.into_iter().map(|(k, _)| k).collect()),
+    }))
+}

@@ -93,23 +93,13 @@ impl StreamRank {
             .order
             .iter()
             .map(|o| {
-                let direction = if o.descending { "DESC" } else { "ASC" };
                 // A rowtime sort key is named as such.
                 let rowtime = if input[o.column].time_attribute == Some(TimeAttribute::Rowtime) {
                     "ROWTIME "
                 } else {
                     ""
                 };
-                let mut text = format!("{rowtime}{} {direction}", input[o.column].name);
-                // Flink writes the NULL order only when it is not the direction's default.
-                if o.nulls_first == o.descending {
-                    text.push_str(if o.nulls_first {
-                        " NULLS FIRST"
-                    } else {
-                        " NULLS LAST"
-                    });
-                }
-                text
+                format!("{rowtime}{}", order_key_text(&input[o.column].name, o))
             })
             .collect();
         if self.sort {
@@ -132,4 +122,18 @@ impl StreamRank {
             select.join(", ")
         )
     }
+}
+
+/// A sort key as Flink's plans print it: `v DESC`, with the NULL order only when it is not
+/// the direction's default (`v ASC NULLS LAST`).
+pub fn order_key_text(name: &str, o: &crate::plan::logical::OrderKey) -> String {
+    let mut text = format!("{name} {}", if o.descending { "DESC" } else { "ASC" });
+    if o.nulls_first == o.descending {
+        text.push_str(if o.nulls_first {
+            " NULLS FIRST"
+        } else {
+            " NULLS LAST"
+        });
+    }
+    text
 }

@@ -28,22 +28,7 @@ impl StreamTemporalSort {
         let order: Vec<String> = self
             .order
             .iter()
-            .map(|o| {
-                let mut text = format!(
-                    "{} {}",
-                    fields[o.column].name,
-                    if o.descending { "DESC" } else { "ASC" }
-                );
-                // Flink writes the NULL order only when it is not the direction's default.
-                if o.nulls_first == o.descending {
-                    text.push_str(if o.nulls_first {
-                        " NULLS FIRST"
-                    } else {
-                        " NULLS LAST"
-                    });
-                }
-                text
-            })
+            .map(|o| super::rank::order_key_text(&fields[o.column].name, o))
             .collect();
         format!("TemporalSort(orderBy=[{}])", order.join(", "))
     }

@@ -1529,6 +1529,24 @@ fn below_exchange(input: StreamPlan) -> StreamPlan {
     }
 }
 
+/// A sort's input (below its exchange) pruned to what the consumer and the sort keys read,
+/// the pick moved above (`below_picking`); `order` follows the columns.
+fn prune_sorted(
+    input: StreamPlan,
+    order: &mut [crate::plan::logical::OrderKey],
+    needed: &[bool],
+) -> (StreamPlan, Vec<Option<usize>>) {
+    let mut used = needed.to_vec();
+    for o in order.iter() {
+        used[o.column] = true;
+    }
+    let (input, remap) = below_picking(prune(below_exchange(input), &used));
+    for o in order.iter_mut() {
+        o.column = remap[o.column].unwrap_or(o.column);
+    }
+    (input, remap)
+}
+
 /// A pruned input without the Calc on top that only picks columns (Flink's sort and limit
 /// take the rows below it, the pick moving above them), and where each column went.
 fn below_picking(pruned: (StreamPlan, Vec<Option<usize>>)) -> (StreamPlan, Vec<Option<usize>>) {
@@ -1811,27 +1829,13 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
             )
         }
         StreamPlan::TemporalSort(mut r) => {
-            let mut used = needed.to_vec();
-            for o in &r.order {
-                used[o.column] = true;
-            }
-            let (input, remap) = below_picking(prune(below_exchange(*r.input), &used));
-            for o in &mut r.order {
-                o.column = remap[o.column].unwrap_or(o.column);
-            }
+            let (input, remap) = prune_sorted(*r.input, &mut r.order, needed);
             r.schema = input.schema().clone();
             r.input = keyed_exchange(input, &[]);
             picked_above(StreamPlan::TemporalSort(r), needed, remap)
         }
         StreamPlan::Rank(mut r) if r.sort => {
-            let mut used = needed.to_vec();
-            for o in &r.order {
-                used[o.column] = true;
-            }
-            let (input, remap) = below_picking(prune(below_exchange(*r.input), &used));
-            for o in &mut r.order {
-                o.column = remap[o.column].unwrap_or(o.column);
-            }
+            let (input, remap) = prune_sorted(*r.input, &mut r.order, needed);
             r.schema = input.schema().clone();
             r.input = keyed_exchange(input, &[]);
             picked_above(StreamPlan::Rank(r), needed, remap)

@@ -78,19 +78,29 @@ impl StreamWindowAggregate {
             };
             select.push(format!("{}({args}) AS {}", call.function.name(), call.name));
         }
-        let first_property = a.grouping.len() + a.aggregates.len();
-        for (i, &p) in a.properties.iter().enumerate() {
-            let function = match p {
-                WindowProperty::Start => "start",
-                WindowProperty::End => "end",
-                WindowProperty::Rowtime => "rowtime",
-                WindowProperty::Proctime => "proctime",
-            };
-            let name = &a.schema.fields[first_property + i].name;
-            select.push(format!("{function}('w$) AS {name}"));
-        }
+        select.extend(self.properties_text());
         attributes.push(format!("select=[{}]", select.join(", ")));
         format!("GlobalWindowAggregate({})", attributes.join(", "))
+    }
+
+    /// The window properties as the select list ends: `start('w$) AS window_start`, ….
+    fn properties_text(&self) -> Vec<String> {
+        let a = &self.aggregate;
+        let first_property = a.grouping.len() + a.aggregates.len();
+        a.properties
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| {
+                let function = match p {
+                    WindowProperty::Start => "start",
+                    WindowProperty::End => "end",
+                    WindowProperty::Rowtime => "rowtime",
+                    WindowProperty::Proctime => "proctime",
+                };
+                let name = &a.schema.fields[first_property + i].name;
+                format!("{function}('w$) AS {name}")
+            })
+            .collect()
     }
 
     /// Whether Flink plans it in one phase (a SESSION window: sessions merge, no slices).
@@ -119,17 +129,7 @@ impl StreamWindowAggregate {
                 self.column(i)
             }));
         }
-        let first_property = a.grouping.len() + a.aggregates.len();
-        for (i, &p) in a.properties.iter().enumerate() {
-            let function = match p {
-                WindowProperty::Start => "start",
-                WindowProperty::End => "end",
-                WindowProperty::Rowtime => "rowtime",
-                WindowProperty::Proctime => "proctime",
-            };
-            let name = &a.schema.fields[first_property + i].name;
-            select.push(format!("{function}('w$) AS {name}"));
-        }
+        select.extend(self.properties_text());
         attributes.push(format!("select=[{}]", select.join(", ")));
         format!("WindowAggregate({})", attributes.join(", "))
     }

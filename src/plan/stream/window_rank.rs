@@ -44,21 +44,7 @@ impl StreamWindowRank {
         let order: Vec<String> = self
             .order
             .iter()
-            .map(|o| {
-                let mut text = format!(
-                    "{} {}",
-                    name(o.column),
-                    if o.descending { "DESC" } else { "ASC" }
-                );
-                if o.nulls_first == o.descending {
-                    text.push_str(if o.nulls_first {
-                        " NULLS FIRST"
-                    } else {
-                        " NULLS LAST"
-                    });
-                }
-                text
-            })
+            .map(|o| super::rank::order_key_text(&name(o.column), o))
             .collect();
         let keys: Vec<String> = self.keys.iter().map(|&k| name(k)).collect();
         let select: Vec<&str> = self.schema.fields.iter().map(|f| f.name.as_str()).collect();
