@@ -707,11 +707,18 @@ fn ranked(calc: &LogicalCalc, over: &LogicalOver) -> Result<StreamPlan, PlanErro
         if let LogicalPlan::WindowTableFunction(tvf) = over.input.as_ref() {
             let columns = tvf.window_columns();
             let (start, end) = (columns.start, columns.start + 1);
-            if over.function == RankFunction::RowNumber
-                && over.partition.contains(&start)
-                && over.partition.contains(&end)
-                && let Some((first, last)) = bound
-            {
+            let by_window = over.partition.contains(&start) && over.partition.contains(&end);
+            if by_window && bound.is_some() && over.function != RankFunction::RowNumber {
+                return Err(PlanError::Refused {
+                    message: format!(
+                        "{}() function is not supported on Window TopN currently, only ROW_NUMBER() is supported.",
+                        over.function.name()
+                    ),
+                    line: over.position.0,
+                    column: over.position.1,
+                });
+            }
+            if by_window && let Some((first, last)) = bound {
                 let input = convert(&over.input)?;
                 let time_type = tvf.schema.fields[end + 1].data_type.clone();
                 let window = (tvf.window.clone(), start, end, time_type);
