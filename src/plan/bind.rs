@@ -198,8 +198,8 @@ impl<'a> Binder<'a> {
 
     /// `ORDER BY` (output columns, by name or position) and `LIMIT n [OFFSET m]` over a
     /// query's rows.
-    fn bind_sort(&mut self, plan: LogicalPlan, query: &Query) -> Result<LogicalPlan, SqlError> {
-        let schema = plan.schema().clone();
+    fn bind_sort(&mut self, mut plan: LogicalPlan, query: &Query) -> Result<LogicalPlan, SqlError> {
+        let width = plan.schema().len();
         let mut order = Vec::new();
         if let Some(order_by) = &query.order_by {
             let ast::OrderByKind::Expressions(items) = &order_by.kind else {
@@ -207,19 +207,25 @@ impl<'a> Binder<'a> {
             };
             for item in items {
                 let span = item.expr.span();
+                let schema = plan.schema().clone();
                 let column = match &item.expr {
                     Expr::Identifier(id) => {
-                        let found: Vec<usize> = (0..schema.len())
+                        let found: Vec<usize> = (0..width)
                             .filter(|&i| schema.fields[i].name == id.value)
                             .collect();
                         match found.as_slice() {
                             [i] => *i,
-                            [] => {
-                                return Err(error(
-                                    span,
-                                    format!("Column '{}' not found in any table", id.value),
-                                ));
-                            }
+                            // A column of the SELECT's input it does not select: sorted on,
+                            // then projected away (Calcite's plan of it).
+                            [] => match hidden_sort_column(&mut plan, &id.value) {
+                                Some(i) => i,
+                                None => {
+                                    return Err(error(
+                                        span,
+                                        format!("Column '{}' not found in any table", id.value),
+                                    ));
+                                }
+                            },
                             _ => {
                                 return Err(error(
                                     span,
@@ -230,13 +236,12 @@ impl<'a> Binder<'a> {
                     }
                     Expr::Value(v) => match &v.value {
                         ast::Value::Number(n, _) => match n.parse::<usize>() {
-                            Ok(i) if i >= 1 && i <= schema.len() => i - 1,
+                            Ok(i) if i >= 1 && i <= width => i - 1,
                             _ => {
                                 return Err(error(
                                     span,
                                     format!(
-                                        "Ordinal out of range: {n} (the query has {} columns)",
-                                        schema.len()
+                                        "Ordinal out of range: {n} (the query has {width} columns)"
                                     ),
                                 ));
                             }
@@ -301,19 +306,34 @@ impl<'a> Binder<'a> {
             }
             None => {}
         }
-        let mut schema = schema;
+        let mut schema = plan.schema().clone();
         for f in &mut schema.fields {
             // A sorted query's rows carry no time attribute on (Flink materializes it).
             if fetch.is_some() {
                 f.time_attribute = None;
             }
         }
-        Ok(LogicalPlan::Sort(LogicalSort {
+        let sorted = LogicalPlan::Sort(LogicalSort {
             input: Box::new(plan),
             order,
             offset,
             fetch,
-            schema,
+            schema: schema.clone(),
+        });
+        if schema.len() == width {
+            return Ok(sorted);
+        }
+        // The columns sorted on but not selected go.
+        Ok(LogicalPlan::Calc(LogicalCalc {
+            exprs: (0..width)
+                .map(|i| ScalarExpr::Column {
+                    index: i,
+                    data_type: schema.fields[i].data_type.clone(),
+                })
+                .collect(),
+            schema: Schema::new(schema.fields[..width].to_vec()),
+            input: Box::new(sorted),
+            filter: None,
         }))
     }
 
@@ -4150,6 +4170,28 @@ fn uniquify(fields: &mut [Field]) {
             fields[i].name = format!("{base}{n}");
         }
     }
+}
+
+/// An ORDER BY column a plain SELECT (a Calc over its FROM) does not select: appended to
+/// the Calc, its index returned; `None` when the query is not one or has no such column.
+fn hidden_sort_column(plan: &mut LogicalPlan, name: &str) -> Option<usize> {
+    let LogicalPlan::Calc(calc) = plan else {
+        return None;
+    };
+    if matches!(
+        calc.input.as_ref(),
+        LogicalPlan::Aggregate(_) | LogicalPlan::Over(_)
+    ) {
+        return None;
+    }
+    let index = calc.input.schema().index_of(name)?;
+    let field = calc.input.schema().fields[index].clone();
+    calc.exprs.push(ScalarExpr::Column {
+        index,
+        data_type: field.data_type.clone(),
+    });
+    calc.schema.fields.push(field);
+    Some(calc.exprs.len() - 1)
 }
 
 /// The name a FROM item's columns are qualified by: its alias, or its table's name.
