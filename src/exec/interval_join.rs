@@ -17,13 +17,12 @@
 use std::collections::BTreeMap;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::TimestampNanosecondType;
 use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
 use arrow_buffer::NullBuffer;
 use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
 
-use super::chunk::{StreamChunk, batch_with_rows};
+use super::chunk::{StreamChunk, batch_with_rows, timestamp_column};
 use super::eval::evaluate;
 use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::{KeyEncoder, key_bytes, null_row, optional_encoder, whole_row_converter};
@@ -261,13 +260,7 @@ impl Operator for IntervalJoinOperator {
         let o = 1 - s;
         let side = &self.sides[s];
         let keys = side.keys.as_ref().map(|e| e.encode(batch)).transpose()?;
-        let times = batch
-            .column(side.time_column)
-            .as_primitive_opt::<TimestampNanosecondType>()
-            .ok_or_else(|| {
-                ExecError::Internal("an interval join's time is not a timestamp".into())
-            })?
-            .clone();
+        let times = timestamp_column(batch, side.time_column, "an interval join's time")?.clone();
         let unmatchable = side
             .key_columns
             .iter()

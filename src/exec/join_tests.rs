@@ -248,6 +248,21 @@ fn many_matches_are_emitted_in_rounds() {
     assert!(lines.ends_with("+I 7 | b | 7 | r39999"));
 }
 
+/// What `op` emits for `rows` arriving on `side` at `ms` milliseconds of the test clock.
+fn arrive(
+    op: &mut JoinOperator,
+    clock: &crate::clock::ManualClock,
+    out: &mut Recorder,
+    ms: i64,
+    side: usize,
+    rows: &str,
+) -> String {
+    clock.set(ms * 1_000_000);
+    let schema = if side == 0 { left() } else { right() };
+    op.process(side, chunk(&schema, rows), out).unwrap();
+    out.take()
+}
+
 /// `table.exec.state.ttl`: a row not written for the TTL no longer joins, and a sweep drops
 /// it; an outer side's expired row is not padded again.
 #[test]
@@ -258,10 +273,7 @@ fn state_ttl_drops_rows_not_written_for_its_duration() {
         .unwrap();
     let mut out = Recorder::new(&output());
     let mut at = |op: &mut JoinOperator, ms: i64, side: usize, rows: &str| {
-        clock.set(ms * 1_000_000);
-        let schema = if side == 0 { left() } else { right() };
-        op.process(side, chunk(&schema, rows), &mut out).unwrap();
-        out.take()
+        arrive(op, &clock, &mut out, ms, side, rows)
     };
     assert_eq!(at(&mut op, 0, 0, "+I 1 | a"), "");
     assert_eq!(at(&mut op, 999, 1, "+I 1 | x"), "+I 1 | a | 1 | x");
@@ -287,10 +299,7 @@ fn each_side_keeps_its_own_state_ttl() {
         .unwrap();
     let mut out = Recorder::new(&output());
     let mut at = |op: &mut JoinOperator, ms: i64, side: usize, rows: &str| {
-        clock.set(ms * 1_000_000);
-        let schema = if side == 0 { left() } else { right() };
-        op.process(side, chunk(&schema, rows), &mut out).unwrap();
-        out.take()
+        arrive(op, &clock, &mut out, ms, side, rows)
     };
     assert_eq!(at(&mut op, 0, 0, "+I 1 | a"), "");
     assert_eq!(at(&mut op, 0, 1, "+I 1 | x"), "+I 1 | a | 1 | x");

@@ -10,13 +10,12 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use arrow_array::cast::AsArray;
 use arrow_array::types::TimestampNanosecondType;
-use arrow_array::{Array, ArrayRef, PrimitiveArray};
+use arrow_array::{ArrayRef, PrimitiveArray};
 use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
 
-use super::chunk::{StreamChunk, batch_with_rows};
+use super::chunk::{StreamChunk, batch_with_rows, rowtime_column};
 use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
 use super::state::key_table::KeyTable;
@@ -182,17 +181,7 @@ impl Operator for SessionWindowTableFunctionOperator {
         if batch.num_rows() == 0 {
             return Ok(());
         }
-        let column = batch.column(self.time_column);
-        if column.null_count() > 0 {
-            return Err(ExecError::Source(
-                "RowTime field should not be null, please convert it to a non-null long value."
-                    .into(),
-            ));
-        }
-        let times = column
-            .as_primitive_opt::<TimestampNanosecondType>()
-            .ok_or_else(|| ExecError::Internal("the time attribute is not a timestamp".into()))?
-            .clone();
+        let times = rowtime_column(batch, self.time_column)?.clone();
         let keys = self.encoder.as_ref().map(|e| e.encode(batch)).transpose()?;
         let rows = self.rows.convert_columns(batch.columns())?;
         for i in 0..batch.num_rows() {

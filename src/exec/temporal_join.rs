@@ -24,14 +24,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::TimestampNanosecondType;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_buffer::NullBuffer;
 use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
 
 use super::aggregate::{StateReader, put_bytes, put_i64, put_u32};
-use super::chunk::{RowKind, StreamChunk, batch_with_rows};
+use super::chunk::{RowKind, StreamChunk, batch_with_rows, timestamp_column};
 use super::eval::evaluate;
 use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::{KeyEncoder, key_bytes, null_row, optional_encoder, whole_row_converter};
@@ -191,32 +190,30 @@ impl TemporalJoinOperator {
             return Ok(());
         }
         let batch = self.build(&pairs)?;
-        let keep: Vec<Option<bool>> = match &self.residual {
+        // Whether each left row joins its version (there is one and the residual holds).
+        let keep: Vec<bool> = match &self.residual {
             Some(residual) => {
                 let result = evaluate(residual, &batch, &self.ctx)?;
                 let result = result.as_boolean();
                 pairs
                     .iter()
                     .enumerate()
-                    .map(|(i, (_, right))| {
-                        let joined = right.is_some() && result.is_valid(i) && result.value(i);
-                        Some(joined)
-                    })
+                    .map(|(i, (_, right))| right.is_some() && result.is_valid(i) && result.value(i))
                     .collect()
             }
-            None => pairs.iter().map(|(_, r)| Some(r.is_some())).collect(),
+            None => pairs.iter().map(|(_, r)| r.is_some()).collect(),
         };
-        if keep.iter().all(|k| *k == Some(true)) {
+        if keep.iter().all(|&k| k) {
             return out.emit(StreamChunk::inserts(batch));
         }
         // Pad or drop the rows without a (passing) version.
         let pairs: Vec<Pair> = pairs
             .into_iter()
             .zip(keep)
-            .filter_map(|((left, right), k)| match k {
-                Some(true) => Some((left, right)),
-                _ if self.left_outer => Some((left, None)),
-                _ => None,
+            .filter_map(|((left, right), joined)| match joined {
+                true => Some((left, right)),
+                false if self.left_outer => Some((left, None)),
+                false => None,
             })
             .collect();
         if pairs.is_empty() {
@@ -257,10 +254,7 @@ impl TemporalJoinOperator {
 
 /// The event times (milliseconds) of `column`, NULL as the earliest.
 fn times_of(batch: &RecordBatch, column: usize) -> Result<Vec<i64>, ExecError> {
-    let times = batch
-        .column(column)
-        .as_primitive_opt::<TimestampNanosecondType>()
-        .ok_or_else(|| ExecError::Internal("a temporal join's time is not a timestamp".into()))?;
+    let times = timestamp_column(batch, column, "a temporal join's time")?;
     Ok((0..times.len())
         .map(|i| {
             if times.is_valid(i) {

@@ -12,13 +12,11 @@
 
 use std::collections::BTreeMap;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::TimestampNanosecondType;
 use arrow_array::{Array, RecordBatch};
 use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
 
-use super::chunk::StreamChunk;
+use super::chunk::{StreamChunk, timestamp_column};
 use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::{order_converter, whole_row_converter};
 use crate::plan::logical::OrderKey;
@@ -131,12 +129,7 @@ impl Operator for TemporalSortOperator {
             .as_ref()
             .map(|c| c.convert_columns(&columns))
             .transpose()?;
-        let times = batch
-            .column(self.time_column)
-            .as_primitive_opt::<TimestampNanosecondType>()
-            .ok_or_else(|| {
-                ExecError::Internal("a temporal sort's time is not a timestamp".into())
-            })?;
+        let times = timestamp_column(batch, self.time_column, "a temporal sort's time")?;
         for i in 0..batch.num_rows() {
             // A NULL time (batch mode) sorts first.
             let time = if !self.rowtime {

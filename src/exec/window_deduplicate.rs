@@ -19,15 +19,13 @@
 
 use std::collections::BTreeMap;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::TimestampNanosecondType;
 use arrow_array::{Array, RecordBatch};
 use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
 use hashbrown::HashMap;
 
 use super::aggregate::{StateReader, put_bytes, put_i64};
-use super::chunk::StreamChunk;
+use super::chunk::{StreamChunk, timestamp_column};
 use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
 use super::state::key_group::KeyGroupRange;
@@ -109,9 +107,7 @@ impl WindowDeduplicateOperator {
                 "the {what} of a window deduplication is NULL"
             )));
         }
-        array
-            .as_primitive_opt::<TimestampNanosecondType>()
-            .ok_or_else(|| ExecError::Internal(format!("the {what} is not a timestamp")))
+        timestamp_column(batch, column, &format!("the {what}"))
     }
 
     /// Keeps `row` (its bytes) for `key`'s window ending at `end` if it wins.

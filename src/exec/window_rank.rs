@@ -10,14 +10,12 @@
 
 use std::collections::BTreeMap;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::TimestampNanosecondType;
 use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch};
 use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
 use hashbrown::HashMap;
 
-use super::chunk::{StreamChunk, batch_with_rows};
+use super::chunk::{StreamChunk, batch_with_rows, timestamp_column};
 use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::{
     KeyEncoder, key_bytes, optional_encoder, order_converter, whole_row_converter,
@@ -156,11 +154,7 @@ impl Operator for WindowRankOperator {
         if batch.num_rows() == 0 {
             return Ok(());
         }
-        let ends = batch
-            .column(self.window_end)
-            .as_primitive_opt::<TimestampNanosecondType>()
-            .ok_or_else(|| ExecError::Internal("the window end is not a timestamp".into()))?
-            .clone();
+        let ends = timestamp_column(batch, self.window_end, "the window end")?.clone();
         let keys = self.encoder.as_ref().map(|e| e.encode(batch)).transpose()?;
         let order_columns: Vec<ArrayRef> = self
             .order_columns

@@ -7,13 +7,12 @@
 
 use std::sync::Arc;
 
-use arrow_array::cast::AsArray;
 use arrow_array::types::TimestampNanosecondType;
-use arrow_array::{Array, ArrayRef, PrimitiveArray, UInt32Array};
+use arrow_array::{ArrayRef, PrimitiveArray, UInt32Array};
 use arrow_schema::SchemaRef;
 use arrow_select::take::take;
 
-use super::chunk::{StreamChunk, batch_with_rows};
+use super::chunk::{StreamChunk, batch_with_rows, rowtime_column};
 use super::operator::{ExecError, Operator, Output};
 use super::window_assigner::{WindowClock, assign_windows};
 use crate::plan::aggregate::GroupWindow;
@@ -56,16 +55,7 @@ impl Operator for WindowTableFunctionOperator {
         if batch.num_rows() == 0 {
             return Ok(());
         }
-        let column = batch.column(self.window.time_column);
-        if column.null_count() > 0 {
-            return Err(ExecError::Source(
-                "RowTime field should not be null, please convert it to a non-null long value."
-                    .into(),
-            ));
-        }
-        let times = column
-            .as_primitive_opt::<TimestampNanosecondType>()
-            .ok_or_else(|| ExecError::Internal("the time attribute is not a timestamp".into()))?;
+        let times = rowtime_column(batch, self.window.time_column)?;
         let mut rows = Vec::new();
         let (mut starts, mut ends, mut window_times) = (Vec::new(), Vec::new(), Vec::new());
         for row in 0..batch.num_rows() {

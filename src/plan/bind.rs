@@ -2016,7 +2016,6 @@ impl<'a> Binder<'a> {
                 input: Box::new(input),
                 function,
                 partition,
-                position: (span.start.line, span.start.column),
                 window,
                 column: column.value.clone(),
                 intervals,

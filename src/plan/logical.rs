@@ -158,8 +158,6 @@ pub struct LogicalWindowTableFunction {
     pub function: &'static str,
     /// SESSION's `PARTITION BY` columns, input columns (sessions are per their values).
     pub partition: Vec<usize>,
-    /// Where the call is written (line, column), for errors.
-    pub position: (u64, u64),
     /// The windows; `time_column` is an input column.
     pub window: GroupWindow,
     /// The time column's name as written in DESCRIPTOR.
