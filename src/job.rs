@@ -29,6 +29,7 @@ use crate::exec::temporal_sort::TemporalSortOperator;
 use crate::exec::values::ValuesSplit;
 use crate::exec::watermark_assigner::{WatermarkAssignerOperator, WatermarkEmission};
 use crate::exec::window_deduplicate::WindowDeduplicateOperator;
+use crate::exec::window_join::WindowJoinOperator;
 use crate::exec::window_rank::WindowRankOperator;
 use crate::exec::window_table_function::WindowTableFunctionOperator;
 use crate::function::EvalContext;
@@ -524,6 +525,33 @@ fn build(
                 };
             join_task(
                 "IntervalJoin",
+                [&j.left, &j.right],
+                &make,
+                ctx,
+                options,
+                graph,
+                groups,
+            )
+        }
+        StreamPlan::WindowJoin(j) => {
+            let output = runtime_schema(&j.schema);
+            let make =
+                |left: &SchemaRef, right: &SchemaRef| -> Result<Box<dyn Operator>, ExecError> {
+                    Ok(Box::new(WindowJoinOperator::new(
+                        left,
+                        right,
+                        output.clone(),
+                        (j.left_keys.clone(), j.right_keys.clone()),
+                        (j.windows[0].window_end, j.windows[1].window_end),
+                        j.join_type,
+                        j.residual.clone(),
+                        &j.windows[0].time_type,
+                        ctx.zone.clone(),
+                        ctx.clone(),
+                    )?))
+                };
+            join_task(
+                "WindowJoin",
                 [&j.left, &j.right],
                 &make,
                 ctx,

@@ -31,5 +31,6 @@ pub mod values;
 pub mod watermark_assigner;
 pub mod window_assigner;
 pub mod window_deduplicate;
+pub mod window_join;
 pub mod window_rank;
 pub mod window_table_function;

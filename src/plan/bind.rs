@@ -815,12 +815,22 @@ impl<'a> Binder<'a> {
                             ));
                         }
                     }
+                    // Calcite's star expansion names a repeated column `id0`, `id1`, ….
                     for (i, c) in scope.iter().enumerate() {
                         exprs.push(ScalarExpr::Column {
                             index: i,
                             data_type: c.field.data_type.clone(),
                         });
-                        fields.push(c.field.clone());
+                        let mut field = c.field.clone();
+                        if fields.iter().any(|f| f.name == field.name) {
+                            let base = field.name.clone();
+                            let mut n = 0;
+                            while fields.iter().any(|f| f.name == format!("{base}{n}")) {
+                                n += 1;
+                            }
+                            field.name = format!("{base}{n}");
+                        }
+                        fields.push(field);
                     }
                 }
                 SelectItem::QualifiedWildcard(kind, _) => {
@@ -1601,12 +1611,15 @@ impl<'a> Binder<'a> {
             &attributes,
         )
         .is_some();
+        // So does a window join (both inputs windowed alike, on equal window bounds).
+        let windowed = !interval
+            && crate::plan::stream::translate::joins_windows(&left.0, &right.0, &condition);
         Ok(joined(
             left,
             right,
             join_type,
             condition,
-            interval.then_some(None),
+            (interval || windowed).then_some(None),
         ))
     }
 

@@ -24,6 +24,7 @@ pub mod values;
 pub mod watermark_assigner;
 pub mod window_aggregate;
 pub mod window_deduplicate;
+pub mod window_join;
 pub mod window_rank;
 pub mod window_table_function;
 
@@ -46,6 +47,7 @@ use values::StreamValues;
 use watermark_assigner::StreamWatermarkAssigner;
 use window_aggregate::StreamWindowAggregate;
 use window_deduplicate::StreamWindowDeduplicate;
+use window_join::StreamWindowJoin;
 use window_rank::StreamWindowRank;
 use window_table_function::StreamWindowTableFunction;
 
@@ -109,6 +111,7 @@ pub enum StreamPlan {
     WindowRank(StreamWindowRank),
     Join(StreamJoin),
     IntervalJoin(StreamIntervalJoin),
+    WindowJoin(StreamWindowJoin),
     TemporalJoin(StreamTemporalJoin),
     Limit(StreamLimit),
     TemporalSort(StreamTemporalSort),
@@ -253,6 +256,10 @@ pub fn require_update_before(plan: &mut StreamPlan, root: bool) {
             require_update_before(&mut n.left, false);
             require_update_before(&mut n.right, false);
         }
+        StreamPlan::WindowJoin(n) => {
+            require_update_before(&mut n.left, false);
+            require_update_before(&mut n.right, false);
+        }
         // The right is read as upserts: a version replaces its key's older ones.
         StreamPlan::TemporalJoin(n) => {
             require_update_before(&mut n.left, false);
@@ -288,6 +295,7 @@ impl StreamPlan {
             StreamPlan::Rank(n) => &n.schema,
             StreamPlan::Join(n) => &n.schema,
             StreamPlan::IntervalJoin(n) => &n.schema,
+            StreamPlan::WindowJoin(n) => &n.schema,
             StreamPlan::TemporalJoin(n) => &n.schema,
             StreamPlan::Limit(n) => &n.schema,
             StreamPlan::TemporalSort(n) => &n.schema,
@@ -337,6 +345,7 @@ impl StreamPlan {
             | StreamPlan::Union(_)
             | StreamPlan::Join(_)
             | StreamPlan::IntervalJoin(_)
+            | StreamPlan::WindowJoin(_)
             | StreamPlan::TemporalJoin(_) => Distribution::Any,
         }
     }
@@ -351,6 +360,7 @@ impl StreamPlan {
             StreamPlan::Rank(n) => n.changelog_mode(),
             StreamPlan::Join(n) => n.changelog_mode(),
             StreamPlan::IntervalJoin(n) => n.changelog_mode(),
+            StreamPlan::WindowJoin(n) => n.changelog_mode(),
             StreamPlan::TemporalJoin(n) => n.changelog_mode(),
             StreamPlan::Limit(n) => n.changelog_mode(),
             StreamPlan::TemporalSort(n) => n.changelog_mode(),
@@ -391,6 +401,7 @@ impl StreamPlan {
             StreamPlan::Rank(n) => vec![&n.input],
             StreamPlan::Join(n) => vec![&n.left, &n.right],
             StreamPlan::IntervalJoin(n) => vec![&n.left, &n.right],
+            StreamPlan::WindowJoin(n) => vec![&n.left, &n.right],
             StreamPlan::TemporalJoin(n) => vec![&n.left, &n.right],
             StreamPlan::Limit(n) => vec![&n.input],
             StreamPlan::TemporalSort(n) => vec![&n.input],
@@ -417,6 +428,7 @@ impl StreamPlan {
             StreamPlan::Rank(n) => vec![&mut n.input],
             StreamPlan::Join(n) => vec![&mut n.left, &mut n.right],
             StreamPlan::IntervalJoin(n) => vec![&mut n.left, &mut n.right],
+            StreamPlan::WindowJoin(n) => vec![&mut n.left, &mut n.right],
             StreamPlan::TemporalJoin(n) => vec![&mut n.left, &mut n.right],
             StreamPlan::Limit(n) => vec![&mut n.input],
             StreamPlan::TemporalSort(n) => vec![&mut n.input],
@@ -550,6 +562,7 @@ impl StreamPlan {
             StreamPlan::Rank(n) => n.explain(spelling),
             StreamPlan::Join(n) => n.explain(spelling),
             StreamPlan::IntervalJoin(n) => n.explain(spelling),
+            StreamPlan::WindowJoin(n) => n.explain(spelling),
             StreamPlan::TemporalJoin(n) => n.explain(spelling),
             StreamPlan::Limit(n) => n.explain(),
             StreamPlan::TemporalSort(n) => n.explain(),

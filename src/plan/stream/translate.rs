@@ -21,6 +21,7 @@ use super::values::StreamValues;
 use super::watermark_assigner::StreamWatermarkAssigner;
 use super::window_aggregate::StreamWindowAggregate;
 use super::window_deduplicate::StreamWindowDeduplicate;
+use super::window_join::{StreamWindowJoin, WindowedInput};
 use super::window_rank::StreamWindowRank;
 use super::window_table_function::StreamWindowTableFunction;
 use super::{PlanError, StreamPlan};
@@ -738,16 +739,16 @@ fn ranked(calc: &LogicalCalc, over: &LogicalOver) -> Result<StreamPlan, PlanErro
                 .partition
                 .iter()
                 .copied()
-                .find(|&c| property(c).is_some_and(|(p, _, _)| p == WindowProperty::Start));
+                .find(|&c| property(c).is_some_and(|w| w.property == WindowProperty::Start));
             let end = over
                 .partition
                 .iter()
                 .copied()
-                .find(|&c| property(c).is_some_and(|(p, _, _)| p == WindowProperty::End));
+                .find(|&c| property(c).is_some_and(|w| w.property == WindowProperty::End));
             if let (Some(start), Some(end)) = (start, end)
-                && let Some((_, window, time_type)) = property(end)
+                && let Some(w) = property(end)
             {
-                let window = (window, start, end, time_type);
+                let window = (w.window, start, end, w.time_type);
                 return window_rank(calc, over, input, window, (first, last), rest);
             }
         }
@@ -794,21 +795,50 @@ fn ranked(calc: &LogicalCalc, over: &LogicalOver) -> Result<StreamPlan, PlanErro
     }))
 }
 
-/// The window property a column of `plan` is, through Calcs that pass it on, down to a
-/// window aggregate: the property, the window, and its time attribute's type.
-fn window_property_of(
-    plan: &StreamPlan,
-    column: usize,
-) -> Option<(
-    WindowProperty,
-    crate::plan::aggregate::GroupWindow,
-    DataType,
-)> {
+/// A column that is a window property: which property, of which windows, their time
+/// attribute's type, and (SESSION) the partition keys, their columns in the TVF's input and
+/// names.
+pub(crate) struct WindowColumn {
+    pub property: WindowProperty,
+    pub window: crate::plan::aggregate::GroupWindow,
+    pub time_type: DataType,
+    pub partition: Vec<(usize, String)>,
+}
+
+/// The window property a column of `plan` is, through Calcs that pass it on, exchanges, and
+/// the window Top-N and deduplication (which keep their input's columns), down to a window
+/// aggregate or a windowing TVF.
+fn window_property_of(plan: &StreamPlan, column: usize) -> Option<WindowColumn> {
     match plan {
         StreamPlan::Calc(c) => match c.exprs.get(column)? {
             ScalarExpr::Column { index, .. } => window_property_of(&c.input, *index),
             _ => None,
         },
+        StreamPlan::Exchange(e) => window_property_of(&e.input, column),
+        StreamPlan::WindowRank(w) if column < w.input.schema().len() => {
+            window_property_of(&w.input, column)
+        }
+        StreamPlan::WindowDeduplicate(w) => window_property_of(&w.input, column),
+        StreamPlan::WindowTableFunction(t) => {
+            let first = t.input.schema().len();
+            let property = match column.checked_sub(first)? {
+                0 => WindowProperty::Start,
+                1 => WindowProperty::End,
+                2 => WindowProperty::Rowtime,
+                _ => return None,
+            };
+            let input = &t.input.schema().fields;
+            Some(WindowColumn {
+                property,
+                window: t.window.clone(),
+                time_type: t.schema.fields.get(first + 2)?.data_type.clone(),
+                partition: t
+                    .partition
+                    .iter()
+                    .map(|&k| (k, input[k].name.clone()))
+                    .collect(),
+            })
+        }
         StreamPlan::WindowAggregate(w) => {
             let a = &w.aggregate;
             let first = a.grouping.len() + a.aggregates.len();
@@ -820,7 +850,12 @@ fn window_property_of(
                 .get(a.window.time_column)?
                 .data_type
                 .clone();
-            Some((property, a.window.clone(), time_type))
+            Some(WindowColumn {
+                property,
+                window: a.window.clone(),
+                time_type,
+                partition: Vec::new(),
+            })
         }
         _ => None,
     }
@@ -1115,6 +1150,10 @@ fn join(
     let interval = (insert_only && j.temporal.is_none())
         .then(|| window_bounds(&conditions, nl, &attributes))
         .flatten();
+    // Both inputs windowed alike and joined on equal window starts and ends: a window join.
+    let windowed = (j.temporal.is_none() && interval.is_none())
+        .then(|| window_equalities(&left, &right, &conditions))
+        .flatten();
     // Each conjunct: a key pair (left slot, right slot), a time bound of an interval join, or
     // a residual over the join's columns.
     enum Part {
@@ -1127,6 +1166,9 @@ fn join(
     for (i, c) in conditions.into_iter().enumerate() {
         if interval.as_ref().is_some_and(|(_, used)| used.contains(&i)) {
             parts.push(Part::Bound(c));
+            continue;
+        }
+        if windowed.as_ref().is_some_and(|(_, used)| used.contains(&i)) {
             continue;
         }
         let pair = match &c {
@@ -1206,7 +1248,7 @@ fn join(
         left.schema(),
         right.schema(),
         j.join_type,
-        interval.is_some() || j.temporal.is_some(),
+        interval.is_some() || j.temporal.is_some() || windowed.is_some(),
     );
     let column = |i: usize| column_of(&schema, i);
     let equals = crate::function::lookup("=");
@@ -1258,6 +1300,25 @@ fn join(
             schema,
             position,
         )?)
+    } else if let Some((windows, _)) = windowed {
+        if windows[0].window.time_attribute == TimeAttribute::Proctime {
+            return Err(PlanError::Refused {
+                message: "Processing time Window Join is not supported yet.".into(),
+                line: 0,
+                column: 0,
+            });
+        }
+        StreamPlan::WindowJoin(StreamWindowJoin {
+            left: Box::new(left),
+            right: Box::new(right),
+            join_type: j.join_type,
+            windows: Box::new(windows),
+            left_keys,
+            right_keys,
+            condition: printed.into_iter().reduce(and),
+            residual: residual.into_iter().reduce(and),
+            schema,
+        })
     } else {
         match (interval, printed.into_iter().reduce(and)) {
             (Some((bounds, _)), Some(condition)) => StreamPlan::IntervalJoin(StreamIntervalJoin {
@@ -1309,6 +1370,78 @@ fn join(
         schema,
     };
     Ok((StreamPlan::Calc(calc), remaining))
+}
+
+/// Whether a join of `left` and `right` on `condition` is a window join (its output keeps
+/// the time attributes, as the binder must know).
+pub(crate) fn joins_windows(
+    left: &LogicalPlan,
+    right: &LogicalPlan,
+    condition: &ScalarExpr,
+) -> bool {
+    let (Ok(left), Ok(right)) = (convert(left), convert(right)) else {
+        return false;
+    };
+    window_equalities(&left, &right, &conjuncts(condition)).is_some()
+}
+
+/// When both inputs are windowed alike (the same windows over the same kind of time) and
+/// `conditions` (conjuncts over the left's columns, then the right's) equate their window
+/// starts and their window ends: each input's windows, and the conjuncts doing so (Flink's
+/// `WindowJoinUtil.satisfyWindowJoin`; otherwise the join is a regular one).
+fn window_equalities(
+    left: &StreamPlan,
+    right: &StreamPlan,
+    conditions: &[ScalarExpr],
+) -> Option<([WindowedInput; 2], Vec<usize>)> {
+    let nl = left.schema().len();
+    let mut found: [Option<(usize, usize, usize)>; 2] = [None, None];
+    let mut sides: Option<[WindowColumn; 2]> = None;
+    for (i, c) in conditions.iter().enumerate() {
+        let ScalarExpr::Call { function, args, .. } = c else {
+            continue;
+        };
+        if function.name != "=" || args.len() != 2 {
+            continue;
+        }
+        let (ScalarExpr::Column { index: a, .. }, ScalarExpr::Column { index: b, .. }) =
+            (&args[0], &args[1])
+        else {
+            continue;
+        };
+        let (l, r) = match (*a < nl, *b < nl) {
+            (true, false) => (*a, *b - nl),
+            (false, true) => (*b, *a - nl),
+            _ => continue,
+        };
+        let (Some(lw), Some(rw)) = (window_property_of(left, l), window_property_of(right, r))
+        else {
+            continue;
+        };
+        let slot = match (lw.property, rw.property) {
+            (WindowProperty::Start, WindowProperty::Start) => 0,
+            (WindowProperty::End, WindowProperty::End) => 1,
+            _ => continue,
+        };
+        if found[slot].is_none() {
+            found[slot] = Some((i, l, r));
+            sides = Some([lw, rw]);
+        }
+    }
+    let ([Some(start), Some(end)], Some([lw, rw])) = (found, sides) else {
+        return None;
+    };
+    let windowed = |w: WindowColumn, start: usize, end: usize| WindowedInput {
+        window: w.window,
+        window_start: start,
+        window_end: end,
+        time_type: w.time_type,
+        partition: w.partition,
+    };
+    let windows = [windowed(lw, start.1, end.1), windowed(rw, start.2, end.2)];
+    windows[0]
+        .same_windows(&windows[1])
+        .then(|| (windows, vec![start.0, end.0]))
 }
 
 /// An event-time temporal join, checked as Flink's rules check it: an insert-only left, and
@@ -1909,6 +2042,7 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
         }
         StreamPlan::Join(j) => prune_join(j, needed),
         StreamPlan::IntervalJoin(j) => prune_interval_join(j, needed),
+        StreamPlan::WindowJoin(j) => prune_window_join(j, needed),
         StreamPlan::TemporalJoin(j) => prune_temporal_join(j, needed),
 
         StreamPlan::WindowRank(mut w) => {
@@ -2075,6 +2209,50 @@ fn prune_interval_join(j: StreamIntervalJoin, needed: &[bool]) -> (StreamPlan, V
         join_type: j.join_type,
     };
     (StreamPlan::IntervalJoin(join), remap)
+}
+
+/// A window join over the input columns it and its consumer read (each side's window
+/// bounds among them), time attributes kept, each input through an exchange on its keys.
+fn prune_window_join(j: StreamWindowJoin, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) {
+    let nl = j.left.schema().len();
+    let conditions: Vec<&ScalarExpr> = j.condition.iter().chain(&j.residual).collect();
+    let mut used = join_reads(needed, nl, &j.left_keys, &j.right_keys, &conditions);
+    for (s, w) in j.windows.iter().enumerate() {
+        used[s * nl + w.window_start] = true;
+        used[s * nl + w.window_end] = true;
+    }
+    let (left, right, remap) = prune_sides(*j.left, *j.right, &used, true);
+    let nl2 = left.schema().len();
+    let at = |i: usize| remap[i].unwrap_or(i);
+    let onto = |e: &ScalarExpr| remapped(e, &remap);
+    let left_keys: Vec<usize> = j.left_keys.iter().map(|&k| at(k)).collect();
+    let right_keys: Vec<usize> = j.right_keys.iter().map(|&k| at(nl + k) - nl2).collect();
+    let [lw, rw] = *j.windows;
+    let windows = [
+        WindowedInput {
+            window_start: at(lw.window_start),
+            window_end: at(lw.window_end),
+            ..lw
+        },
+        WindowedInput {
+            window_start: at(nl + rw.window_start) - nl2,
+            window_end: at(nl + rw.window_end) - nl2,
+            ..rw
+        },
+    ];
+    let schema = join_schema(left.schema(), right.schema(), j.join_type, true);
+    let join = StreamWindowJoin {
+        condition: j.condition.as_ref().map(onto),
+        residual: j.residual.as_ref().map(onto),
+        left: keyed_exchange(left, &left_keys),
+        right: keyed_exchange(right, &right_keys),
+        left_keys,
+        right_keys,
+        windows: Box::new(windows),
+        schema,
+        join_type: j.join_type,
+    };
+    (StreamPlan::WindowJoin(join), remap)
 }
 
 /// A temporal join over the input columns it and its consumer read (both time columns and
