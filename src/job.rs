@@ -23,6 +23,7 @@ use crate::exec::limit::LimitOperator;
 use crate::exec::operator::{ExecError, Operator};
 use crate::exec::rank::RankOperator;
 use crate::exec::session_window_table_function::SessionWindowTableFunctionOperator;
+use crate::exec::slicing_window_aggregate::SlicingWindowAggregateOperator;
 use crate::exec::state::alignment::AlignmentGroup;
 use crate::exec::temporal_join::TemporalJoinOperator;
 use crate::exec::temporal_sort::TemporalSortOperator;
@@ -457,19 +458,50 @@ fn build(
                 _ => "GroupWindowAggregate",
             }
             .into();
+            // HOP and CUMULATE windows of a TVF share slices (Flink's slicing operator).
+            let sliced = matches!(plan, StreamPlan::WindowAggregate(_))
+                && matches!(
+                    g.window.kind,
+                    GroupWindowKind::Hop { .. } | GroupWindowKind::Cumulate { .. }
+                );
             for chain in &mut task.instances {
-                let operator = GroupWindowAggregateOperator::new(
-                    &input,
+                let (grouping, window, aggregates, properties) = (
                     g.grouping.clone(),
                     g.window.clone(),
                     g.aggregates.clone(),
                     g.properties.clone(),
-                    output.clone(),
-                    ctx.zone.clone(),
-                    g.input.changelog_mode().retracts(),
-                )
-                .map_err(|e| ConnectorError(e.to_string()))?;
-                chain.push(Box::new(operator));
+                );
+                let retracting = g.input.changelog_mode().retracts();
+                let operator: Box<dyn Operator> = if sliced {
+                    Box::new(
+                        SlicingWindowAggregateOperator::new(
+                        &input,
+                        grouping,
+                        window,
+                        aggregates,
+                        properties,
+                        output.clone(),
+                        ctx.zone.clone(),
+                        retracting,
+                    )
+                        .map_err(|e| ConnectorError(e.to_string()))?,
+                    )
+                } else {
+                    Box::new(
+                        GroupWindowAggregateOperator::new(
+                            &input,
+                            grouping,
+                            window,
+                            aggregates,
+                            properties,
+                            output.clone(),
+                            ctx.zone.clone(),
+                            retracting,
+                        )
+                        .map_err(|e| ConnectorError(e.to_string()))?,
+                    )
+                };
+                chain.push(operator);
             }
             Ok(Built::Task(t))
         }

@@ -13,6 +13,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tideline::client::{Session, decode_script, run_script};
 
+/// mimalloc: operators allocate and free column buffers of 10-100 KB per batch, which
+/// glibc's malloc hands back to the kernel and faults in again (docs/design/0006).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const USAGE: &str = "usage: tideline [-i init.sql] [-f script.sql | -e 'statement;']\n\
   -f FILE   run the statements of FILE and exit\n\
   -i FILE   run FILE first (e.g. DDL), then continue\n\

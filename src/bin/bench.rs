@@ -15,12 +15,18 @@
 //! 7. a group window: TUMBLE(1 min) COUNT and SUM grouped by 10,000 keys over 10 M rows 10 ms
 //!    apart (about one row per key and window) and 1 ms apart (six), at parallelism 1 and 2;
 //! 8. updating operators: GROUP BY over 1 M keys, top-3 per key, window deduplication, and a
-//!    regular inner join of two 1 M-row inputs.
+//!    regular inner join of two 1 M-row inputs;
+//! 9. windowing TVFs: TUMBLE(1 s) and HOP(10 s, slide 1 s) COUNT by 10,000 keys over the same
+//!    10 M rows (HOP's cost as a multiple of TUMBLE's), and a window Top-3.
 
 use std::io::Write;
 use std::time::Instant;
 
 use tideline::client::Session;
+
+/// The allocator the `tideline` binary uses, so the numbers are its.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const ROWS: u64 = 20_000_000;
 
@@ -283,6 +289,46 @@ fn main() {
         "window dedup: last row per key and 1-minute TUMBLE, 10 K keys, rows 1 ms apart",
         window_rows,
     );
+    // Windowing TVFs over the same 10 M rows, 10 K keys, 1 ms apart: TUMBLE(1 s) COUNT and
+    // HOP(10 s, slide 1 s) COUNT (each row in ten windows, aggregated once per slice), and
+    // a window Top-3 per 1-second TUMBLE.
+    let tvf = |name: &str, window: &str| {
+        format!(
+            "{}CREATE TABLE {name}_sink (k BIGINT, ws TIMESTAMP(3), c BIGINT) WITH ('connector' = 'blackhole');\n\
+             INSERT INTO {name}_sink SELECT k, window_start, COUNT(*) FROM TABLE({window}) \
+             GROUP BY window_start, window_end, k;",
+            timed_source(&format!("{name}_src"), true, 1)
+        )
+    };
+    let tvf_tumble = measure(
+        &mut session,
+        &tvf(
+            "tvf_tumble",
+            "TUMBLE(TABLE tvf_tumble_src, DESCRIPTOR(ts), INTERVAL '1' SECOND)",
+        ),
+        "window TVF: TUMBLE(1 s) COUNT by 10 K keys, rows 1 ms apart",
+        window_rows,
+    );
+    let tvf_hop = measure(
+        &mut session,
+        &tvf(
+            "tvf_hop",
+            "HOP(TABLE tvf_hop_src, DESCRIPTOR(ts), INTERVAL '1' SECOND, INTERVAL '10' SECOND)",
+        ),
+        "window TVF: HOP(10 s, slide 1 s) COUNT by 10 K keys, rows 1 ms apart",
+        window_rows,
+    );
+    let window_top_n = measure(
+        &mut session,
+        &format!(
+            "{}CREATE TABLE wtopn_sink (k BIGINT, v INT, rn BIGINT) WITH ('connector' = 'blackhole');\n\
+             INSERT INTO wtopn_sink SELECT k, v, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY v DESC) AS rn \
+             FROM TABLE(TUMBLE(TABLE wtopn_src, DESCRIPTOR(ts), INTERVAL '1' SECOND))) WHERE rn <= 3;",
+            timed_source("wtopn_src", true, 1)
+        ),
+        "window top-N: the 3 largest v per 1-second TUMBLE, rows 1 ms apart",
+        window_rows,
+    );
     // A regular inner join of two 1 M-row inputs, each key once on each side (2 M rows in,
     // 1 M pairs out).
     let join_rows: u64 = 1_000_000;
@@ -309,6 +355,12 @@ fn main() {
         );
     }
 
+    if tvf_tumble.is_finite() && tvf_hop.is_finite() {
+        println!(
+            "HOP(10 s, 1 s) costs {:.2}x TUMBLE(1 s) per row",
+            tvf_tumble / tvf_hop
+        );
+    }
     println!("ratios to the baseline (1.00 = as fast as generating rows):");
     for (what, rate) in [
         ("filter+project", pipeline),
@@ -325,6 +377,9 @@ fn main() {
         ("group aggregate, 1 M keys", group_aggregate),
         ("top-3 per key, 1 M keys", top_n),
         ("window dedup, 10 K keys", dedup),
+        ("TVF TUMBLE(1 s) COUNT, 10 K keys", tvf_tumble),
+        ("TVF HOP(10 s, 1 s) COUNT, 10 K keys", tvf_hop),
+        ("window top-3 per TUMBLE(1 s)", window_top_n),
         ("inner join, 2 x 1 M rows", join),
     ] {
         println!("  {what}: {:.2}", rate / baseline);

@@ -462,40 +462,19 @@ impl GroupWindowAggregateOperator {
             columns.push(a.evaluate(&due)?);
         }
         let now = self.clock.now_nanos().div_euclid(NANOS_PER_MILLI);
-        // The windows of all keys share their ends.
-        let mut last_rowtime = (i64::MIN, i64::MIN);
-        for property in &self.properties {
-            let field = self.output.field(columns.len());
-            let millis: Vec<Option<i64>> = due
-                .iter()
-                .map(|&s| {
-                    let w = &self.slots[s as usize];
-                    match property {
-                        WindowProperty::Start => Some(w.start),
-                        WindowProperty::End => Some(w.end),
-                        // Flink's `toEpochMills(window.maxTimestamp())`.
-                        WindowProperty::Rowtime => {
-                            if last_rowtime.0 != w.end {
-                                last_rowtime = (w.end, self.window_clock.to_instant(w.end - 1));
-                            }
-                            Some(last_rowtime.1)
-                        }
-                        // Flink emits a placeholder that the PROCTIME_MATERIALIZE above
-                        // turns into the clock's time as the row passes; nothing above us
-                        // materializes it, so the row carries the firing time itself (the
-                        // same instant: the row leaves as the window fires).
-                        WindowProperty::Proctime => Some(now),
-                    }
-                })
-                .collect();
-            let nanos = PrimitiveArray::<TimestampNanosecondType>::from_iter(
-                millis
-                    .into_iter()
-                    .map(|m| m.map(|m| m.saturating_mul(NANOS_PER_MILLI))),
-            )
-            .with_data_type(field.data_type().clone());
-            columns.push(Arc::new(nanos));
-        }
+        let bounds: Vec<(i64, i64)> = due
+            .iter()
+            .map(|&s| (self.slots[s as usize].start, self.slots[s as usize].end))
+            .collect();
+        let first = columns.len();
+        columns.extend(property_columns(
+            &self.properties,
+            &self.output,
+            first,
+            &bounds,
+            &self.window_clock,
+            now,
+        ));
         let batch = batch_with_rows(self.output.clone(), columns, due.len())?;
         let in_bulk = closing.len() * 2 >= self.slots.len() - self.free_slots.len();
         for &slot in &closing {
@@ -514,6 +493,47 @@ impl GroupWindowAggregateOperator {
         }
         out.emit(StreamChunk::inserts(batch))
     }
+}
+
+/// The window property columns of emitted windows (`bounds`: start and end on the window
+/// clock), in `properties`' order, typed as `output`'s fields from `first` on. `now`: the
+/// firing time (ms), which a proctime property carries.
+pub(crate) fn property_columns(
+    properties: &[WindowProperty],
+    output: &SchemaRef,
+    first: usize,
+    bounds: &[(i64, i64)],
+    window_clock: &WindowClock,
+    now: i64,
+) -> Vec<ArrayRef> {
+    // The windows of all keys share their ends.
+    let mut last_rowtime = (i64::MIN, i64::MIN);
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(properties.len());
+    for (i, property) in properties.iter().enumerate() {
+        let field = output.field(first + i);
+        let millis = bounds.iter().map(|&(start, end)| match property {
+            WindowProperty::Start => start,
+            WindowProperty::End => end,
+            // Flink's `toEpochMills(window.maxTimestamp())`.
+            WindowProperty::Rowtime => {
+                if last_rowtime.0 != end {
+                    last_rowtime = (end, window_clock.to_instant(end - 1));
+                }
+                last_rowtime.1
+            }
+            // Flink emits a placeholder that the PROCTIME_MATERIALIZE above turns into the
+            // clock's time as the row passes; nothing above us materializes it, so the row
+            // carries the firing time itself (the same instant: the row leaves as the window
+            // fires).
+            WindowProperty::Proctime => now,
+        });
+        let nanos = PrimitiveArray::<TimestampNanosecondType>::from_iter_values(
+            millis.map(|m| m.saturating_mul(NANOS_PER_MILLI)),
+        )
+        .with_data_type(field.data_type().clone());
+        columns.push(Arc::new(nanos));
+    }
+    columns
 }
 
 impl Operator for GroupWindowAggregateOperator {

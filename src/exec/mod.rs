@@ -22,6 +22,7 @@ pub mod not_null;
 pub mod operator;
 pub mod rank;
 pub mod session_window_table_function;
+pub mod slicing_window_aggregate;
 pub mod state;
 pub mod temporal_join;
 pub mod temporal_sort;

@@ -146,7 +146,7 @@ impl GroupsAccumulator for ArrivalAccumulator {
     }
 
     fn merge(&mut self, into: u32, from: u32) {
-        let from = std::mem::take(&mut self.values[from as usize]);
+        let from = self.values[from as usize].clone();
         let into = &mut self.values[into as usize];
         into.extend(from);
         into.sort_by_key(|(n, _)| *n);

@@ -190,7 +190,7 @@ impl GroupsAccumulator for CountDistinctAccumulator {
     }
 
     fn merge(&mut self, into: u32, from: u32) {
-        let from = std::mem::take(&mut self.sets[from as usize]);
+        let from = self.sets[from as usize].clone();
         let into = &mut self.sets[into as usize];
         for (value, count) in from {
             *into.entry(value).or_insert(0) += count;

@@ -89,10 +89,10 @@ impl GroupsAccumulator for DistinctAccumulator {
     }
 
     fn merge(&mut self, into: u32, from: u32) {
-        let from = std::mem::take(&mut self.seen[from as usize]);
-        let new: Vec<Box<[u8]>> = from
-            .into_iter()
-            .filter(|v| !self.seen[into as usize].contains(v))
+        let new: Vec<Box<[u8]>> = self.seen[from as usize]
+            .iter()
+            .filter(|v| !self.seen[into as usize].contains(*v))
+            .cloned()
             .collect();
         if new.is_empty() {
             return;

@@ -411,7 +411,7 @@ impl GroupsAccumulator for RetractMinMax {
     }
 
     fn merge(&mut self, into: u32, from: u32) {
-        let from = std::mem::take(&mut self.values[from as usize]);
+        let from = self.values[from as usize].clone();
         let into = &mut self.values[into as usize];
         for (value, count) in from {
             *into.entry(value).or_insert(0) += count;

@@ -58,8 +58,8 @@ pub trait GroupsAccumulator: Send {
         ))
     }
 
-    /// Folds slot `from` into slot `into` (two session windows became one); `from` is left
-    /// in no particular state, for the caller to free.
+    /// Folds slot `from` into slot `into` (two session windows became one, or a slice joins
+    /// the windows it is shared by); `from` is left as it was.
     fn merge(&mut self, into: u32, from: u32);
 
     /// The results of `slots`, in that order, as a column of the call's result type.
