@@ -15,6 +15,7 @@ use crate::exec::changelog_kinds::ChangelogKindsOperator;
 use crate::exec::changelog_normalize::ChangelogNormalizeOperator;
 use crate::exec::deduplicate::DeduplicateOperator;
 use crate::exec::drop_update_before::DropUpdateBeforeOperator;
+use crate::exec::expand::ExpandOperator;
 use crate::exec::group_aggregate::GroupAggregateOperator;
 use crate::exec::group_window_aggregate::GroupWindowAggregateOperator;
 use crate::exec::interval_join::IntervalJoinOperator;
@@ -197,6 +198,18 @@ fn build(
                 Box::new(CalcOperator::new(
                     c.filter.clone(),
                     c.exprs.clone(),
+                    schema.clone(),
+                    ctx.clone(),
+                ))
+            });
+            Ok(built)
+        }
+        StreamPlan::Expand(x) => {
+            let mut built = build(&x.input, ctx, options, graph, groups)?;
+            let schema = runtime_schema(&x.schema);
+            built.push(graph, &|| {
+                Box::new(ExpandOperator::new(
+                    x.projects.clone(),
                     schema.clone(),
                     ctx.clone(),
                 ))

@@ -13,6 +13,7 @@ pub mod chunk;
 pub mod deduplicate;
 pub mod drop_update_before;
 pub mod eval;
+pub mod expand;
 pub mod group_aggregate;
 pub mod group_window_aggregate;
 pub mod interval_join;

@@ -23,6 +23,11 @@ pub enum AggregateFunction {
     /// The sum of squared deviations from the mean, a DOUBLE (Flink 2.3's
     /// `$WELFORD_M2$1`): STDDEV_POP, STDDEV_SAMP, VAR_POP and VAR_SAMP divide it by COUNT.
     WelfordM2,
+    /// `GROUPING(k)`, `GROUPING_ID(k1, k2, …)`: which of the keys (its arguments) the row's
+    /// grouping set leaves out, a bit each (1: left out), the first argument highest. Read
+    /// off the grouping set's number (`$e`) above the aggregate, never accumulated.
+    Grouping,
+    GroupingId,
 }
 
 impl AggregateFunction {
@@ -37,6 +42,8 @@ impl AggregateFunction {
             AggregateFunction::FirstValue => "FIRST_VALUE",
             AggregateFunction::LastValue => "LAST_VALUE",
             AggregateFunction::ListAgg => "LISTAGG",
+            AggregateFunction::Grouping => "GROUPING",
+            AggregateFunction::GroupingId => "GROUPING_ID",
             AggregateFunction::WelfordM2 => "$WELFORD_M2$1",
         }
     }

@@ -94,6 +94,9 @@ struct Aggregation {
     column_spans: Vec<(usize, Span)>,
     /// The names of the input columns, for errors.
     input_names: Vec<String>,
+    /// GROUPING SETS, ROLLUP, CUBE: each grouping set's slots, in Calcite's order (empty
+    /// for a plain GROUP BY).
+    sets: Vec<Vec<usize>>,
 }
 
 impl Aggregation {
@@ -476,6 +479,7 @@ impl<'a> Binder<'a> {
                     schema,
                     position: (span.start.line, span.start.column),
                     state_ttl: None,
+                    grouping_sets: Vec::new(),
                 }))
             }
             Some(Distinct::On(_)) => {
@@ -917,52 +921,146 @@ impl<'a> Binder<'a> {
             properties_used: false,
             column_spans: Vec::new(),
             input_names: scope.iter().map(|c| c.field.name.clone()).collect(),
+            sets: Vec::new(),
         };
+        // Per GROUP BY item, the choices of slots it offers a grouping set: a plain item one
+        // (itself), GROUPING SETS each listed set, ROLLUP its prefixes, CUBE its subsets.
+        let mut choices: Vec<Vec<Vec<usize>>> = Vec::new();
+        let has_sets = items
+            .iter()
+            .any(|i| matches!(i, Expr::GroupingSets(_) | Expr::Rollup(_) | Expr::Cube(_)));
         for item in items {
-            let position = aggregation.below.len();
-            if let Expr::Function(f) = item {
-                let name = object_name_last(&f.name).to_uppercase();
-                let function = match name.as_str() {
-                    "TUMBLE" => Some("TUMBLE"),
-                    "HOP" => Some("HOP"),
-                    "SESSION" => Some("SESSION"),
-                    _ => None,
-                };
-                if let Some(function) = function {
-                    if aggregation.window.is_some() {
-                        return Err(error(
-                            item.span(),
-                            "Only a single window group function may be used in GROUP BY",
-                        ));
-                    }
-                    let window = self.bind_group_window(
-                        function,
-                        f,
-                        item.span(),
-                        position,
-                        scope,
-                        input_attrs,
-                    )?;
-                    aggregation.below.push(ScalarExpr::Column {
-                        index: window.window.time_column,
-                        data_type: scope[window.window.time_column].field.data_type.clone(),
-                    });
-                    aggregation.below_names.push(format!("$f{position}"));
-                    aggregation.window = Some(window);
+            let (elements, form): (&Vec<Vec<Expr>>, &str) = match item {
+                Expr::GroupingSets(sets) => (sets, "GROUPING SETS"),
+                Expr::Rollup(elements) => (elements, "ROLLUP"),
+                Expr::Cube(elements) => (elements, "CUBE"),
+                _ => {
+                    let choice =
+                        self.bind_group_item(&mut aggregation, item, has_sets, scope, input_attrs)?;
+                    choices.push(choice);
                     continue;
                 }
-            }
-            let bound = self.bind_expr(item, scope)?;
-            let name = match &bound {
-                ScalarExpr::Column { index, .. } => Some(scope[*index].field.name.clone()),
-                _ => None,
             };
-            let slot = aggregation.below_slot(bound, name);
-            if slot == position {
-                aggregation.keys.push(slot);
+            let mut bound: Vec<Vec<usize>> = Vec::new();
+            for element in elements {
+                let mut slots = Vec::new();
+                for e in element {
+                    let expr = self.bind_expr(e, scope)?;
+                    let name = match &expr {
+                        ScalarExpr::Column { index, .. } => Some(scope[*index].field.name.clone()),
+                        _ => None,
+                    };
+                    let slot = aggregation.below_slot(expr, name);
+                    if !aggregation.keys.contains(&slot) {
+                        aggregation.keys.push(slot);
+                    }
+                    slots.push(slot);
+                }
+                bound.push(slots);
             }
+            let offered: Vec<Vec<usize>> = match form {
+                "GROUPING SETS" => bound,
+                "ROLLUP" => (0..=bound.len())
+                    .rev()
+                    .map(|n| bound[..n].concat())
+                    .collect(),
+                _ => (0..1usize << bound.len())
+                    .map(|mask| {
+                        (0..bound.len())
+                            .filter(|i| mask & (1 << i) != 0)
+                            .flat_map(|i| bound[i].clone())
+                            .collect()
+                    })
+                    .collect(),
+            };
+            choices.push(offered);
+        }
+        if has_sets {
+            // The cross product of the items' choices, each set sorted and listed once,
+            // enclosing sets before the sets they enclose (Calcite's order).
+            let mut sets: Vec<Vec<usize>> = vec![Vec::new()];
+            for choice in choices.iter().filter(|c| !c.is_empty()) {
+                sets = sets
+                    .iter()
+                    .flat_map(|set| {
+                        choice.iter().map(move |c| {
+                            let mut s = set.clone();
+                            s.extend(c);
+                            s
+                        })
+                    })
+                    .collect();
+            }
+            for set in &mut sets {
+                set.sort_unstable();
+                set.dedup();
+            }
+            sets.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+            sets.dedup();
+            aggregation.sets = sets;
         }
         Ok(aggregation)
+    }
+
+    /// A plain GROUP BY item (a key, or a group window call): its slot, as the one choice
+    /// it offers a grouping set (none for the window).
+    fn bind_group_item(
+        &mut self,
+        aggregation: &mut Aggregation,
+        item: &Expr,
+        has_sets: bool,
+        scope: &[ScopeColumn],
+        input_attrs: &[Option<TimeAttribute>],
+    ) -> Result<Vec<Vec<usize>>, SqlError> {
+        if has_sets && matches!(item, Expr::Function(_)) {
+            let name = match item {
+                Expr::Function(f) => object_name_last(&f.name).to_uppercase(),
+                _ => String::new(),
+            };
+            if matches!(name.as_str(), "TUMBLE" | "HOP" | "SESSION") {
+                return Err(error(
+                    item.span(),
+                    "a group window function with GROUPING SETS, ROLLUP or CUBE is not supported yet",
+                ));
+            }
+        }
+        let position = aggregation.below.len();
+        if let Expr::Function(f) = item {
+            let name = object_name_last(&f.name).to_uppercase();
+            let function = match name.as_str() {
+                "TUMBLE" => Some("TUMBLE"),
+                "HOP" => Some("HOP"),
+                "SESSION" => Some("SESSION"),
+                _ => None,
+            };
+            if let Some(function) = function {
+                if aggregation.window.is_some() {
+                    return Err(error(
+                        item.span(),
+                        "Only a single window group function may be used in GROUP BY",
+                    ));
+                }
+                let window =
+                    self.bind_group_window(function, f, item.span(), position, scope, input_attrs)?;
+                aggregation.below.push(ScalarExpr::Column {
+                    index: window.window.time_column,
+                    data_type: scope[window.window.time_column].field.data_type.clone(),
+                });
+                aggregation.below_names.push(format!("$f{position}"));
+                aggregation.window = Some(window);
+                return Ok(Vec::new());
+            }
+        }
+        let bound = self.bind_expr(item, scope)?;
+        let name = match &bound {
+            ScalarExpr::Column { index, .. } => Some(scope[*index].field.name.clone()),
+            _ => None,
+        };
+        let slot = aggregation.below_slot(bound, name);
+        if slot == position || (has_sets && !aggregation.keys.contains(&slot)) {
+            aggregation.keys.push(slot);
+        }
+        Ok(vec![vec![slot]])
     }
 
     /// `TUMBLE(ts, size)`, `HOP(ts, slide, size)`, `SESSION(ts, gap)` over a time attribute,
@@ -1086,6 +1184,69 @@ impl<'a> Binder<'a> {
         })
     }
 
+    /// `GROUPING(k, …)` and `GROUPING_ID(k, …)`: the keys (GROUP BY items) the row's grouping
+    /// set leaves out, as Calcite types them (BIGINT NOT NULL).
+    fn bind_grouping_call(
+        &mut self,
+        f: &ast::Function,
+        name: &str,
+        scope: &[ScopeColumn],
+        span: Span,
+    ) -> Result<ScalarExpr, SqlError> {
+        let list = match &f.args {
+            FunctionArguments::List(list) => list.args.as_slice(),
+            _ => &[][..],
+        };
+        let mut args = Vec::new();
+        for arg in list {
+            let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = arg else {
+                return Err(error(arg.span(), format!("unsupported argument to {name}")));
+            };
+            let bound = self.bind_expr(e, scope)?;
+            let aggregation = self
+                .aggregation
+                .as_mut()
+                .expect("called with an aggregation");
+            let key = format!("{bound:?}");
+            let Some(&slot) = aggregation
+                .keys
+                .iter()
+                .find(|&&k| format!("{:?}", aggregation.below[k]) == key)
+            else {
+                return Err(error(
+                    e.span(),
+                    "Argument to GROUPING operator must be a grouped expression",
+                ));
+            };
+            args.push(slot);
+        }
+        if args.is_empty() {
+            return Err(error(
+                span,
+                format!(
+                    "Invalid number of arguments to function '{name}'. Was expecting 1 arguments"
+                ),
+            ));
+        }
+        let aggregation = self
+            .aggregation
+            .as_mut()
+            .expect("called with an aggregation");
+        let function = if name == "GROUPING" && args.len() == 1 {
+            AggregateFunction::Grouping
+        } else {
+            AggregateFunction::GroupingId
+        };
+        Ok(aggregation.add_call(AggregateCall {
+            function,
+            args,
+            distinct: false,
+            filter: None,
+            data_type: DataType::not_null(TypeKind::BigInt),
+            name: String::new(),
+        }))
+    }
+
     /// An aggregate call in the SELECT list or HAVING: its arguments (and filter) go to the
     /// Calc below; the call stands as a mark until placed.
     fn bind_aggregate_call(
@@ -1095,6 +1256,9 @@ impl<'a> Binder<'a> {
         scope: &[ScopeColumn],
         span: Span,
     ) -> Result<ScalarExpr, SqlError> {
+        if matches!(name, "GROUPING" | "GROUPING_ID") {
+            return self.bind_grouping_call(f, name, scope, span);
+        }
         let function = match name {
             "COUNT" => AggregateFunction::Count,
             "SUM" => AggregateFunction::Sum,
@@ -1376,7 +1540,7 @@ impl<'a> Binder<'a> {
             let span = select.projection.get(i).map_or(select.span(), |p| p.span());
             placed.push(place(e, &aggregation, &properties, span)?);
         }
-        let having = match having {
+        let mut having = match having {
             Some((e, written)) => {
                 let placed = place(&e, &aggregation, &properties, written.span())?;
                 let placed = if placed.data_type().kind == TypeKind::Null {
@@ -1452,6 +1616,26 @@ impl<'a> Binder<'a> {
                 });
             }
         }
+        // A key some grouping set leaves out is NULL in that set's rows.
+        if !aggregation.sets.is_empty() {
+            for (i, &k) in aggregation.keys.iter().enumerate() {
+                if aggregation.sets.iter().any(|set| !set.contains(&k)) {
+                    output[i].data_type.nullable = true;
+                }
+            }
+            let retyped = |e: &ScalarExpr| {
+                e.map_columns(&mut |index, data_type| ScalarExpr::Column {
+                    index,
+                    data_type: if index < keys {
+                        output[index].data_type.clone()
+                    } else {
+                        data_type.clone()
+                    },
+                })
+            };
+            placed = placed.iter().map(retyped).collect();
+            having = having.as_ref().map(retyped);
+        }
         let output_attrs: Vec<Option<TimeAttribute>> =
             output.iter().map(|f| f.time_attribute).collect();
         for (e, f) in placed.iter().zip(fields.iter_mut()) {
@@ -1481,6 +1665,7 @@ impl<'a> Binder<'a> {
             schema: Schema::new(output),
             position: (position.start.line, position.start.column),
             state_ttl: None,
+            grouping_sets: aggregation.sets,
         };
         Ok(LogicalPlan::Calc(LogicalCalc {
             input: Box::new(LogicalPlan::Aggregate(aggregate)),
@@ -3391,6 +3576,8 @@ const AGGREGATES: &[&str] = &[
     "VARIANCE",
     "COLLECT",
     "LISTAGG",
+    "GROUPING",
+    "GROUPING_ID",
     "FIRST_VALUE",
     "LAST_VALUE",
     "ARRAY_AGG",

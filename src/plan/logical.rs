@@ -272,6 +272,9 @@ pub struct LogicalAggregate {
     pub position: (u64, u64),
     /// A STATE_TTL hint naming the aggregate's input.
     pub state_ttl: Option<TtlHint>,
+    /// GROUPING SETS, ROLLUP or CUBE: the grouping sets, each the input columns it groups by
+    /// (sorted), in Calcite's order; empty for a plain GROUP BY.
+    pub grouping_sets: Vec<Vec<usize>>,
 }
 
 /// A TTL given by a `/*+ STATE_TTL('name' = '1d') */` hint: as written, and in milliseconds.
@@ -332,6 +335,17 @@ impl LogicalAggregate {
     fn ast_line(&self) -> String {
         let group: Vec<String> = (0..self.group_items()).map(|i| i.to_string()).collect();
         let mut line = format!("LogicalAggregate(group=[{{{}}}]", group.join(", "));
+        if !self.grouping_sets.is_empty() {
+            let sets: Vec<String> = self
+                .grouping_sets
+                .iter()
+                .map(|set| {
+                    let items: Vec<String> = set.iter().map(|c| c.to_string()).collect();
+                    format!("{{{}}}", items.join(", "))
+                })
+                .collect();
+            line.push_str(&format!(", groups=[[{}]]", sets.join(", ")));
+        }
         for (j, call) in self.aggregates.iter().enumerate() {
             // An aggregate only HAVING reads has no name of its own.
             let name = if call.name.starts_with("$f") {

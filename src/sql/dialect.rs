@@ -41,6 +41,11 @@ impl Dialect for FlinkDialect {
         true
     }
 
+    /// `GROUP BY GROUPING SETS (…)`, `ROLLUP (…)`, `CUBE (…)`.
+    fn supports_group_by_expr(&self) -> bool {
+        true
+    }
+
     fn supports_named_fn_args_with_rarrow_operator(&self) -> bool {
         true
     }

@@ -182,6 +182,8 @@ pub fn create_accumulator_for(
         | AggregateFunction::FirstValue
         | AggregateFunction::LastValue
         | AggregateFunction::ListAgg => unreachable!("handled above"),
+        // Read off the grouping set's number by the planner, never accumulated.
+        AggregateFunction::Grouping | AggregateFunction::GroupingId => None,
         AggregateFunction::Min | AggregateFunction::Max if retracts => {
             Some(Box::new(min_max::RetractMinMax::new(
                 column,

@@ -8,6 +8,7 @@ pub mod calc;
 pub mod changelog_normalize;
 pub mod drop_update_before;
 pub mod exchange;
+pub mod expand;
 pub mod group_aggregate;
 pub mod group_window_aggregate;
 pub mod interval_join;
@@ -32,6 +33,7 @@ use calc::StreamCalc;
 use changelog_normalize::StreamChangelogNormalize;
 use drop_update_before::StreamDropUpdateBefore;
 use exchange::{Distribution, StreamExchange};
+use expand::StreamExpand;
 use group_aggregate::StreamGroupAggregate;
 use group_window_aggregate::StreamGroupWindowAggregate;
 use interval_join::StreamIntervalJoin;
@@ -99,6 +101,7 @@ pub enum StreamPlan {
     TableSourceScan(StreamTableSourceScan),
     Values(StreamValues),
     Calc(StreamCalc),
+    Expand(StreamExpand),
     WatermarkAssigner(StreamWatermarkAssigner),
     Union(StreamUnion),
     Exchange(StreamExchange),
@@ -218,6 +221,7 @@ pub fn require_update_before(plan: &mut StreamPlan, root: bool) {
             require_update_before(&mut n.input, root || filters)
         }
         StreamPlan::Exchange(n) => require_update_before(&mut n.input, root),
+        StreamPlan::Expand(n) => require_update_before(&mut n.input, root),
         StreamPlan::Sink(n) => require_update_before(&mut n.input, root),
         StreamPlan::WatermarkAssigner(n) => require_update_before(&mut n.input, root),
         StreamPlan::Union(n) => {
@@ -283,6 +287,7 @@ impl StreamPlan {
             StreamPlan::TableSourceScan(n) => &n.schema,
             StreamPlan::Values(n) => &n.schema,
             StreamPlan::Calc(n) => &n.schema,
+            StreamPlan::Expand(n) => &n.schema,
             StreamPlan::WatermarkAssigner(n) => &n.schema,
             StreamPlan::Union(n) => &n.schema,
             StreamPlan::Exchange(n) => &n.schema,
@@ -328,7 +333,7 @@ impl StreamPlan {
                 }
             }
             // A Calc may drop or move its input's key columns.
-            StreamPlan::Calc(_) => Distribution::Any,
+            StreamPlan::Calc(_) | StreamPlan::Expand(_) => Distribution::Any,
             StreamPlan::WindowDeduplicate(n) => n.input.distribution(),
             StreamPlan::WindowRank(n) => n.input.distribution(),
             StreamPlan::Rank(n) => n.input.distribution(),
@@ -379,6 +384,7 @@ impl StreamPlan {
                 .reduce(ChangelogMode::union)
                 .unwrap_or(ChangelogMode::INSERT_ONLY),
             StreamPlan::Calc(n) => n.input.changelog_mode(),
+            StreamPlan::Expand(n) => n.input.changelog_mode(),
             StreamPlan::WatermarkAssigner(n) => n.input.changelog_mode(),
             StreamPlan::Exchange(n) => n.input.changelog_mode(),
             StreamPlan::Sink(n) => n.input.changelog_mode(),
@@ -389,6 +395,7 @@ impl StreamPlan {
         match self {
             StreamPlan::TableSourceScan(_) | StreamPlan::Values(_) => Vec::new(),
             StreamPlan::Calc(n) => vec![&n.input],
+            StreamPlan::Expand(n) => vec![&n.input],
             StreamPlan::WatermarkAssigner(n) => vec![&n.input],
             StreamPlan::Union(n) => n.inputs.iter().collect(),
             StreamPlan::Exchange(n) => vec![&n.input],
@@ -416,6 +423,7 @@ impl StreamPlan {
         match self {
             StreamPlan::TableSourceScan(_) | StreamPlan::Values(_) => Vec::new(),
             StreamPlan::Calc(n) => vec![&mut n.input],
+            StreamPlan::Expand(n) => vec![&mut n.input],
             StreamPlan::WatermarkAssigner(n) => vec![&mut n.input],
             StreamPlan::Union(n) => n.inputs.iter_mut().collect(),
             StreamPlan::Exchange(n) => vec![&mut n.input],
@@ -532,6 +540,7 @@ impl StreamPlan {
             node = match node {
                 StreamPlan::Calc(n) => &n.input,
                 StreamPlan::Exchange(n) => &n.input,
+                StreamPlan::Expand(n) => &n.input,
                 StreamPlan::WatermarkAssigner(n) => &n.input,
                 _ => break,
             };
@@ -549,6 +558,7 @@ impl StreamPlan {
             StreamPlan::TableSourceScan(n) => n.explain(offered),
             StreamPlan::Values(n) => n.explain(spelling),
             StreamPlan::Calc(n) => n.explain(spelling),
+            StreamPlan::Expand(n) => n.explain(),
             StreamPlan::WatermarkAssigner(n) => n.explain(spelling),
             StreamPlan::Union(n) => n.explain(),
             StreamPlan::Exchange(n) => n.explain(),

@@ -6,6 +6,7 @@ use super::calc::StreamCalc;
 use super::changelog_normalize::StreamChangelogNormalize;
 use super::drop_update_before::StreamDropUpdateBefore;
 use super::exchange::{Distribution, StreamExchange};
+use super::expand::StreamExpand;
 use super::group_aggregate::StreamGroupAggregate;
 use super::group_window_aggregate::StreamGroupWindowAggregate;
 use super::interval_join::{StreamIntervalJoin, WindowBounds, window_bounds};
@@ -27,6 +28,7 @@ use super::window_table_function::StreamWindowTableFunction;
 use super::{PlanError, StreamPlan};
 use crate::plan::aggregate::GroupWindowKind;
 use crate::plan::aggregate::WindowProperty;
+use crate::plan::aggregate::{AggregateCall, AggregateFunction};
 use crate::plan::expr::ScalarExpr;
 use crate::plan::logical::{
     JoinType, LogicalAggregate, LogicalCalc, LogicalJoin, LogicalOver, LogicalPlan, RankFunction,
@@ -462,6 +464,9 @@ pub(crate) fn conjuncts(e: &ScalarExpr) -> Vec<ScalarExpr> {
 /// window rewrite names them (a column reference after the column, anything computed
 /// `$f<i>`). The exchange below comes with pruning, once the input's columns are settled.
 fn group_window_aggregate(a: &LogicalAggregate) -> Result<StreamPlan, PlanError> {
+    if !a.grouping_sets.is_empty() {
+        return grouping_sets_aggregate(a);
+    }
     if let Some(plan) = window_aggregate(a) {
         return plan;
     }
@@ -493,6 +498,206 @@ fn group_window_aggregate(a: &LogicalAggregate) -> Result<StreamPlan, PlanError>
             schema,
         },
     ))
+}
+
+/// A GROUP BY of grouping sets (GROUPING SETS, ROLLUP, CUBE) as Flink plans it: an Expand
+/// below the aggregate repeats each row once per set — the keys the set leaves out NULL, and
+/// the set's number in a `$e` column (a bit per key left out, the first key's highest) — and
+/// the aggregate groups by the keys and `$e`; a Calc above drops `$e` and reads GROUPING and
+/// GROUPING_ID off it.
+fn grouping_sets_aggregate(a: &LogicalAggregate) -> Result<StreamPlan, PlanError> {
+    let LogicalPlan::Calc(below) = a.input.as_ref() else {
+        return Err(PlanError::Unsupported {
+            message: "internal error: grouping sets over no Calc".into(),
+            line: a.position.0,
+            column: a.position.1,
+        });
+    };
+    let n = a.grouping.len();
+    let bigint = DataType::not_null(TypeKind::BigInt);
+    let number = |value: i64| ScalarExpr::Literal {
+        value: Value::Int(value),
+        data_type: bigint.clone(),
+    };
+    let set_ids: Vec<i64> = a
+        .grouping_sets
+        .iter()
+        .map(|set| {
+            (0..n)
+                .filter(|&i| !set.contains(&a.grouping[i]))
+                .map(|i| 1i64 << (n - 1 - i))
+                .sum()
+        })
+        .collect();
+    // The aggregate without the grouping sets: `$e` a key (a placeholder below, which the
+    // Expand sets), GROUPING calls left for the Calc above.
+    let e_slot = below.exprs.len();
+    let mut with_e = below.clone();
+    with_e.exprs.push(number(0));
+    with_e.schema.fields.push(Field::new("$e", bigint.clone()));
+    let is_grouping = |c: &AggregateCall| {
+        matches!(
+            c.function,
+            AggregateFunction::Grouping | AggregateFunction::GroupingId
+        )
+    };
+    let others: Vec<AggregateCall> = a
+        .aggregates
+        .iter()
+        .filter(|c| !is_grouping(c))
+        .cloned()
+        .collect();
+    let mut fields: Vec<Field> = a.schema.fields[..n].to_vec();
+    fields.push(Field::new("$e", bigint.clone()));
+    fields.extend(
+        others
+            .iter()
+            .map(|c| Field::new(&c.name, c.data_type.clone())),
+    );
+    fields.extend(a.schema.fields[n + a.aggregates.len()..].iter().cloned());
+    let mut plain = a.clone();
+    *plain.input = LogicalPlan::Calc(with_e);
+    plain.grouping.push(e_slot);
+    plain.grouping_sets = Vec::new();
+    plain.aggregates = others.clone();
+    plain.schema = Schema::new(fields);
+    let mut converted = group_window_aggregate(&plain)?;
+    // The Expand, between the aggregate and its input.
+    let aggregate = match &mut converted {
+        StreamPlan::GroupAggregate(g) => Some((&mut g.input, &mut g.schema, &g.grouping)),
+        StreamPlan::Calc(c) => match c.input.as_mut() {
+            StreamPlan::WindowAggregate(w) => Some((
+                &mut w.aggregate.input,
+                &mut w.aggregate.schema,
+                &w.aggregate.grouping,
+            )),
+            _ => None,
+        },
+        _ => None,
+    };
+    let Some((input, schema, grouping)) = aggregate else {
+        return Err(PlanError::Unsupported {
+            message: "GROUPING SETS, ROLLUP or CUBE over this aggregate is not supported yet"
+                .into(),
+            line: a.position.0,
+            column: a.position.1,
+        });
+    };
+    let below_schema = input.schema().clone();
+    let mut expanded = below_schema.clone();
+    let left_out =
+        |c: usize| a.grouping.contains(&c) && a.grouping_sets.iter().any(|set| !set.contains(&c));
+    for (c, field) in expanded.fields.iter_mut().enumerate() {
+        if left_out(c) {
+            field.data_type.nullable = true;
+        }
+    }
+    let projects: Vec<Vec<ScalarExpr>> = a
+        .grouping_sets
+        .iter()
+        .zip(&set_ids)
+        .map(|(set, &id)| {
+            (0..below_schema.len())
+                .map(|c| {
+                    if c == e_slot {
+                        number(id)
+                    } else if a.grouping.contains(&c) && !set.contains(&c) {
+                        ScalarExpr::Literal {
+                            value: Value::Null,
+                            data_type: expanded.fields[c].data_type.clone(),
+                        }
+                    } else {
+                        ScalarExpr::Column {
+                            index: c,
+                            data_type: below_schema.fields[c].data_type.clone(),
+                        }
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    for (k, &g) in grouping.iter().enumerate() {
+        schema.fields[k].data_type = expanded.fields[g].data_type.clone();
+    }
+    let inner = std::mem::replace(input.as_mut(), StreamPlan::placeholder());
+    **input = StreamPlan::Expand(StreamExpand {
+        input: Box::new(inner),
+        projects,
+        schema: expanded,
+    });
+    // The logical aggregate's columns: keys, the calls in order (a GROUPING call a CASE
+    // over `$e`), then the window properties.
+    let e = ScalarExpr::Column {
+        index: n,
+        data_type: bigint.clone(),
+    };
+    let equals = crate::function::lookup("=");
+    let mut exprs: Vec<ScalarExpr> = (0..n)
+        .map(|i| ScalarExpr::Column {
+            index: i,
+            data_type: converted.schema().fields[i].data_type.clone(),
+        })
+        .collect();
+    let mut other = 0;
+    for call in &a.aggregates {
+        if !is_grouping(call) {
+            let index = n + 1 + other;
+            other += 1;
+            exprs.push(ScalarExpr::Column {
+                index,
+                data_type: converted.schema().fields[index].data_type.clone(),
+            });
+            continue;
+        }
+        let value = |set: &Vec<usize>| -> i64 {
+            let k = call.args.len();
+            (0..k)
+                .filter(|&j| !set.contains(&call.args[j]))
+                .map(|j| 1i64 << (k - 1 - j))
+                .sum()
+        };
+        let mut branches = Vec::new();
+        for (set, &id) in a.grouping_sets.iter().zip(&set_ids) {
+            if let Some(function) = equals {
+                branches.push((
+                    ScalarExpr::Call {
+                        function,
+                        args: vec![e.clone(), number(id)],
+                        data_type: DataType::not_null(TypeKind::Boolean),
+                    },
+                    number(value(set)),
+                ));
+            }
+        }
+        let otherwise = branches.pop().map(|(_, v)| Box::new(v));
+        exprs.push(ScalarExpr::Case {
+            branches,
+            otherwise,
+            data_type: bigint.clone(),
+        });
+    }
+    let first_property = n + 1 + others.len();
+    for p in 0..a.schema.len() - n - a.aggregates.len() {
+        exprs.push(ScalarExpr::Column {
+            index: first_property + p,
+            data_type: converted.schema().fields[first_property + p]
+                .data_type
+                .clone(),
+        });
+    }
+    let mut schema = a.schema.clone();
+    for (f, e) in schema.fields.iter_mut().zip(&exprs) {
+        if let ScalarExpr::Column { index, .. } = e {
+            f.time_attribute = converted.schema().fields[*index].time_attribute;
+            f.name = converted.schema().fields[*index].name.clone();
+        }
+    }
+    Ok(StreamPlan::Calc(merge(StreamCalc {
+        input: Box::new(converted),
+        filter: None,
+        exprs,
+        schema,
+    })))
 }
 
 /// An unbounded GROUP BY (or global aggregate): its columns are the keys, then the
@@ -1825,6 +2030,30 @@ fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) 
                 return (*pruned.input, remap);
             }
             (StreamPlan::Calc(merge(pruned)), remap)
+        }
+        StreamPlan::Expand(x) => {
+            let keep = kept(needed);
+            let mut used = vec![false; x.input.schema().len()];
+            for project in &x.projects {
+                for &i in &keep {
+                    project[i].mark_columns(&mut used);
+                }
+            }
+            let (input, input_remap) = prune(*x.input, &used);
+            let expand = StreamExpand {
+                projects: x
+                    .projects
+                    .iter()
+                    .map(|p| {
+                        keep.iter()
+                            .map(|&i| remapped(&p[i], &input_remap))
+                            .collect()
+                    })
+                    .collect(),
+                schema: select(&x.schema, &keep),
+                input: Box::new(input),
+            };
+            (StreamPlan::Expand(expand), positions(&keep, needed.len()))
         }
         StreamPlan::WatermarkAssigner(w) => {
             let mut used = needed.to_vec();
