@@ -4,7 +4,8 @@
 //! LEFT, RIGHT and FULL OUTER, in Flink's order within a window: for an inner, left or full
 //! join each left row with the right rows it matches in arrival order (a left row without
 //! one padded right after it), the full join's unmatched right rows last; for a right join
-//! each right row with its left matches. Insert-only in and out.
+//! each right row with its left matches; SEMI (ANTI) emits each left row that has a match
+//! (none), with the left's columns only. Insert-only in and out.
 //!
 //! A row whose window has fired (its trigger time, the window end's last millisecond,
 //! DST-corrected on TIMESTAMP_LTZ, not after the watermark) is late: dropped and counted,
@@ -17,6 +18,7 @@
 //! State is snapshotted per key group: per window its key, end, and both sides' rows.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch};
@@ -81,6 +83,9 @@ pub struct WindowJoinOperator {
     join_type: JoinType,
     residual: Option<ScalarExpr>,
     output: SchemaRef,
+    /// Both sides' columns, which the residual reads (a semi or anti join emits the left's
+    /// only).
+    pairs: SchemaRef,
     ctx: EvalContext,
     window_clock: WindowClock,
     daylight_time: bool,
@@ -115,7 +120,15 @@ impl WindowJoinOperator {
         ctx: EvalContext,
     ) -> Result<Self, ExecError> {
         let context = OperatorContext::default();
+        let pairs = Arc::new(arrow_schema::Schema::new(
+            left.fields()
+                .iter()
+                .chain(right.fields().iter())
+                .cloned()
+                .collect::<Vec<_>>(),
+        ));
         Ok(WindowJoinOperator {
+            pairs,
             sides: [
                 Side::new(left, keys.0, window_ends.0)?,
                 Side::new(right, keys.1, window_ends.1)?,
@@ -184,8 +197,13 @@ impl WindowJoinOperator {
             join_window(self.join_type, left, right, passes, &mut pairs);
             offset += candidates;
         }
+        let sides = if self.join_type.keeps_right() { 2 } else { 1 };
         for round in pairs.chunks(ROUND) {
-            out.emit(StreamChunk::inserts(self.build(round)?))?;
+            out.emit(StreamChunk::inserts(self.build(
+                round,
+                &self.output,
+                sides,
+            )?))?;
         }
         Ok(())
     }
@@ -223,24 +241,30 @@ impl WindowJoinOperator {
         if pairs.is_empty() {
             return Ok(());
         }
-        let joined = self.build(pairs)?;
+        let joined = self.build(pairs, &self.pairs, 2)?;
         let result = evaluate(residual, &joined, &self.ctx)?;
         let result = result.as_boolean();
         verdicts.extend((0..pairs.len()).map(|p| result.is_valid(p) && result.value(p)));
         Ok(())
     }
 
-    /// The output rows of `pairs`: the left's columns, then the right's, NULL where missing.
-    fn build(&self, pairs: &[Pair<'_>]) -> Result<RecordBatch, ExecError> {
-        let mut columns: Vec<ArrayRef> = Vec::with_capacity(self.output.fields().len());
-        for (s, side) in self.sides.iter().enumerate() {
+    /// Rows of `schema` from `pairs`: the left's columns, then (`sides` 2) the right's, NULL
+    /// where missing.
+    fn build(
+        &self,
+        pairs: &[Pair<'_>],
+        schema: &SchemaRef,
+        sides: usize,
+    ) -> Result<RecordBatch, ExecError> {
+        let mut columns: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
+        for (s, side) in self.sides.iter().enumerate().take(sides) {
             let parser = side.rows.parser();
             columns.extend(side.rows.convert_rows(pairs.iter().map(|p| {
                 let row = if s == 0 { p.0 } else { p.1 };
                 parser.parse(row.unwrap_or(&side.null_row))
             }))?);
         }
-        Ok(batch_with_rows(self.output.clone(), columns, pairs.len())?)
+        Ok(batch_with_rows(schema.clone(), columns, pairs.len())?)
     }
 }
 
@@ -253,6 +277,14 @@ fn join_window<'a>(
     pairs: &mut Vec<Pair<'a>>,
 ) {
     match join_type {
+        JoinType::Semi | JoinType::Anti => {
+            let semi = join_type == JoinType::Semi;
+            for (l, left_row) in left.iter().enumerate() {
+                if (0..right.len()).any(|r| passes(l, r)) == semi {
+                    pairs.push((Some(left_row), None));
+                }
+            }
+        }
         JoinType::Right => {
             for (r, right_row) in right.iter().enumerate() {
                 let mut matched = false;

@@ -185,3 +185,42 @@ fn restored_state_continues_as_uninterrupted() {
     // The rest starts on input 1, where the head left off.
     assert_eq!(run(&mut restored, &format!("@1\n{rest}")), uninterrupted);
 }
+
+#[test]
+fn semi_and_anti_emit_left_rows_by_whether_they_match() {
+    let left = schema(&[
+        ("k", TypeKind::Int),
+        ("v", TypeKind::Int),
+        ("window_start", TypeKind::Timestamp(3)),
+        ("window_end", TypeKind::Timestamp(3)),
+    ]);
+    let runtime = crate::job::runtime_schema;
+    let semi_anti = |join_type| {
+        let mut op = WindowJoinOperator::new(
+            &runtime(&side()),
+            &runtime(&side()),
+            runtime(&left),
+            (vec![0], vec![0]),
+            (3, 3),
+            join_type,
+            None,
+            &DataType::nullable(TypeKind::Timestamp(3)),
+            SessionZone::new("UTC").unwrap(),
+            crate::function::EvalContext::for_tests(0),
+        )
+        .unwrap();
+        op.open(&OperatorContext::default()).unwrap();
+        run_script_on(&mut op, &[&side(), &side()], &left, &rows()).unwrap()
+    };
+    let a = "2024-01-01 10:00:00.000 | 2024-01-01 10:10:00.000";
+    let b = "2024-01-01 10:10:00.000 | 2024-01-01 10:20:00.000";
+    // Key 1 matches twice and is emitted once per left row; the NULL key never matches.
+    assert_eq!(
+        semi_anti(JoinType::Semi),
+        format!("+I 1 | 10 | {a}\n+I 1 | 11 | {a}\n{WM_1}\n+I 2 | 21 | {b}\n{WM_MAX}")
+    );
+    assert_eq!(
+        semi_anti(JoinType::Anti),
+        format!("+I NULL | 99 | {a}\n+I 2 | 20 | {a}\n{WM_1}\n{WM_MAX}")
+    );
+}

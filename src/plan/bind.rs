@@ -580,6 +580,20 @@ impl<'a> Binder<'a> {
             ),
             from => self.bind_from(from)?,
         };
+        // `[NOT] EXISTS (…)` and `x [NOT] IN (SELECT …)` conjuncts of the WHERE: semi and
+        // anti joins below it.
+        let (input, scope, rest) = self.bind_subquery_conjuncts(input, scope, select)?;
+        let narrowed;
+        let select = match rest {
+            Some(selection) => {
+                narrowed = Select {
+                    selection,
+                    ..select.clone()
+                };
+                &narrowed
+            }
+            None => select,
+        };
         self.no_aggregates_in = Some("WHERE");
         let filter = self.bind_where(select, &scope);
         self.no_aggregates_in = None;
@@ -668,6 +682,232 @@ impl<'a> Binder<'a> {
             select,
             position,
         )
+    }
+
+    /// The WHERE's conjuncts that are `[NOT] EXISTS (subquery)` or `x [NOT] IN (subquery)`,
+    /// each a semi (anti) join of `input` with the subquery's rows, its conditions on outer
+    /// columns (correlations) moved into the join's condition, as Calcite decorrelates them;
+    /// and the WHERE that is left (`Some(None)`: none; `None`: unchanged).
+    #[allow(clippy::type_complexity)]
+    fn bind_subquery_conjuncts(
+        &mut self,
+        mut input: LogicalPlan,
+        mut scope: Vec<ScopeColumn>,
+        select: &Select,
+    ) -> Result<(LogicalPlan, Vec<ScopeColumn>, Option<Option<Expr>>), SqlError> {
+        let Some(selection) = &select.selection else {
+            return Ok((input, scope, None));
+        };
+        let mut conjuncts = Vec::new();
+        flatten_and(selection, &mut conjuncts);
+        let is_subquery = |e: &Expr| match e {
+            Expr::Exists { .. } => true,
+            Expr::In {
+                target: ast::InTarget::Subquery(_),
+                ..
+            } => true,
+            Expr::UnaryOp {
+                op: ast::UnaryOperator::Not,
+                expr,
+            } => matches!(expr.as_ref(), Expr::Exists { .. }),
+            _ => false,
+        };
+        if !conjuncts.iter().any(|c| is_subquery(c)) {
+            return Ok((input, scope, None));
+        }
+        let mut rest: Vec<Expr> = Vec::new();
+        for conjunct in conjuncts {
+            let (query, negated, tested) = match conjunct {
+                Expr::Exists { subquery, negated } => (subquery.as_ref(), *negated, None),
+                Expr::UnaryOp {
+                    op: ast::UnaryOperator::Not,
+                    expr,
+                } if matches!(expr.as_ref(), Expr::Exists { .. }) => match expr.as_ref() {
+                    Expr::Exists { subquery, negated } => (subquery.as_ref(), !*negated, None),
+                    _ => unreachable!("matched above"),
+                },
+                Expr::In {
+                    expr,
+                    target: ast::InTarget::Subquery(subquery),
+                    negated,
+                    ..
+                } => (subquery.as_ref(), *negated, Some(expr.as_ref())),
+                other => {
+                    rest.push(other.clone());
+                    continue;
+                }
+            };
+            let (plan, kept) =
+                self.bind_semi_join(input, scope, query, negated, tested, conjunct.span())?;
+            input = plan;
+            scope = kept;
+        }
+        let rest = rest.into_iter().reduce(|a, b| Expr::BinaryOp {
+            left: Box::new(a),
+            op: ast::BinaryOperator::And,
+            right: Box::new(b),
+        });
+        Ok((input, scope, Some(rest)))
+    }
+
+    /// One semi (anti, `negated`) join of `input` with a subquery: `SELECT … FROM … [WHERE
+    /// …]`, whose WHERE conjuncts reading only its own columns filter it and the others
+    /// (correlated with the outer query) join; for IN, `tested` equals the subquery's one
+    /// column (NOT IN: or either is NULL, as Calcite writes NOT IN's null-aware condition).
+    fn bind_semi_join(
+        &mut self,
+        input: LogicalPlan,
+        scope: Vec<ScopeColumn>,
+        query: &Query,
+        negated: bool,
+        tested: Option<&Expr>,
+        span: Span,
+    ) -> Result<(LogicalPlan, Vec<ScopeColumn>), SqlError> {
+        let unsupported = || {
+            error(
+                query.span(),
+                "this form of subquery (only SELECT … FROM … [WHERE …]) is not supported yet",
+            )
+        };
+        let SetExpr::Select(sub) = query.body.as_ref() else {
+            return Err(unsupported());
+        };
+        let plain_group =
+            matches!(&sub.group_by, GroupByExpr::Expressions(e, m) if e.is_empty() && m.is_empty());
+        if query.order_by.is_some()
+            || query.limit_clause.is_some()
+            || query.with.is_some()
+            || !plain_group
+            || sub.having.is_some()
+            || sub.distinct.is_some()
+            || sub.from.is_empty()
+        {
+            return Err(unsupported());
+        }
+        let (right, right_scope) = self.bind_from(&sub.from)?;
+        let nl = scope.len();
+        let nr = right_scope.len();
+        let combined: Vec<ScopeColumn> = right_scope.iter().chain(&scope).cloned().collect();
+        let mut inner_filters = Vec::new();
+        let mut correlated = Vec::new();
+        if let Some(where_) = &sub.selection {
+            let mut parts = Vec::new();
+            flatten_and(where_, &mut parts);
+            for part in parts {
+                match self.bind_expr(part, &right_scope) {
+                    Ok(e) => inner_filters.push(e),
+                    Err(_) => correlated.push(self.bind_expr(part, &combined)?),
+                }
+            }
+        }
+        // Over the join's columns: the outer (left) ones, then the subquery's.
+        let onto_join = |e: &ScalarExpr| {
+            e.map_columns(&mut |i, data_type| ScalarExpr::Column {
+                index: if i < nr { nl + i } else { i - nr },
+                data_type: data_type.clone(),
+            })
+        };
+        let mut conditions: Vec<ScalarExpr> = correlated.iter().map(onto_join).collect();
+        let mut right_exprs: Vec<ScalarExpr> = (0..nr)
+            .map(|i| ScalarExpr::Column {
+                index: i,
+                data_type: right_scope[i].field.data_type.clone(),
+            })
+            .collect();
+        let mut right_fields: Vec<Field> = right_scope.iter().map(|c| c.field.clone()).collect();
+        if let Some(tested) = tested {
+            let [SelectItem::UnnamedExpr(item) | SelectItem::ExprWithAlias { expr: item, .. }] =
+                sub.projection.as_slice()
+            else {
+                return Err(error(
+                    query.span(),
+                    "the subquery of IN must select exactly one column",
+                ));
+            };
+            let selected = self.bind_expr(item, &right_scope)?;
+            let at = match &selected {
+                ScalarExpr::Column { index, .. } => *index,
+                _ => {
+                    right_fields.push(Field::new(
+                        format!("$f{}", right_exprs.len()),
+                        selected.data_type().clone(),
+                    ));
+                    right_exprs.push(selected.clone());
+                    right_exprs.len() - 1
+                }
+            };
+            let outer = self.bind_expr(tested, &scope)?;
+            let inner = ScalarExpr::Column {
+                index: nl + at,
+                data_type: selected.data_type().clone(),
+            };
+            let equal = self.call("=", vec![outer.clone(), inner.clone()], span)?;
+            // Calcite's decorrelation puts IN's own condition first.
+            conditions.insert(
+                0,
+                if negated {
+                    let outer_null = self.call("IS NULL", vec![outer], span)?;
+                    let inner_null = self.call("IS NULL", vec![inner], span)?;
+                    let either = self.call("OR", vec![outer_null, inner_null], span)?;
+                    self.call("OR", vec![either, equal], span)?
+                } else {
+                    equal
+                },
+            );
+        }
+        let right = LogicalPlan::Calc(LogicalCalc {
+            input: Box::new(right),
+            filter: inner_filters.into_iter().reduce(|a, b| ScalarExpr::Call {
+                function: function::lookup("AND").expect("AND"),
+                data_type: DataType {
+                    kind: TypeKind::Boolean,
+                    nullable: a.data_type().nullable || b.data_type().nullable,
+                },
+                args: vec![a, b],
+            }),
+            exprs: right_exprs,
+            schema: Schema::new(right_fields),
+        });
+        let condition = match conditions.into_iter().reduce(|a, b| ScalarExpr::Call {
+            function: function::lookup("AND").expect("AND"),
+            data_type: DataType {
+                kind: TypeKind::Boolean,
+                nullable: a.data_type().nullable || b.data_type().nullable,
+            },
+            args: vec![a, b],
+        }) {
+            Some(c) => c,
+            None => true_literal(),
+        };
+        // The output is the left's columns; time attributes pass a window join only.
+        let windowed = crate::plan::stream::translate::joins_windows(&input, &right, &condition);
+        if !windowed {
+            return Err(error(
+                span,
+                "an IN or EXISTS subquery other than a window join's (a regular semi or anti join) is not supported yet",
+            ));
+        }
+        let mut kept = scope;
+        if !windowed {
+            for c in &mut kept {
+                c.field.time_attribute = None;
+            }
+        }
+        let join_type = if negated {
+            JoinType::Anti
+        } else {
+            JoinType::Semi
+        };
+        let plan = LogicalPlan::Join(LogicalJoin {
+            left: Box::new(input),
+            right: Box::new(right),
+            join_type,
+            condition,
+            temporal: None,
+            state_ttl: [None, None],
+            schema: Schema::new(kept.iter().map(|c| c.field.clone()).collect()),
+        });
+        Ok((plan, kept))
     }
 
     /// The ranking call of the SELECT list (`ROW_NUMBER() OVER (PARTITION BY … ORDER BY …)`,
@@ -4356,6 +4596,32 @@ pub fn repeated_name(schema: &Schema) -> Option<&str> {
     (1..fields.len())
         .find(|&i| fields[..i].iter().any(|f| f.name == fields[i].name))
         .map(|i| fields[i].name.as_str())
+}
+
+/// The conjuncts of an AND chain (a parenthesized one included), left to right.
+fn flatten_and<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match e {
+        Expr::BinaryOp {
+            left,
+            op: ast::BinaryOperator::And,
+            right,
+        } => {
+            flatten_and(left, out);
+            flatten_and(right, out);
+        }
+        Expr::Nested(inner)
+            if matches!(
+                inner.as_ref(),
+                Expr::BinaryOp {
+                    op: ast::BinaryOperator::And,
+                    ..
+                }
+            ) =>
+        {
+            flatten_and(inner, out)
+        }
+        other => out.push(other),
+    }
 }
 
 fn uniquify(fields: &mut [Field]) {

@@ -52,6 +52,10 @@ pub enum JoinType {
     Left,
     Right,
     Full,
+    /// `EXISTS`/`IN (subquery)`: each left row that has a match, once; the left's columns.
+    Semi,
+    /// `NOT EXISTS`/`NOT IN (subquery)`: each left row without a match; the left's columns.
+    Anti,
 }
 
 impl JoinType {
@@ -72,6 +76,8 @@ impl JoinType {
             JoinType::Left => "left",
             JoinType::Right => "right",
             JoinType::Full => "full",
+            JoinType::Semi => "semi",
+            JoinType::Anti => "anti",
         }
     }
 
@@ -82,7 +88,14 @@ impl JoinType {
             JoinType::Left => "LeftOuterJoin",
             JoinType::Right => "RightOuterJoin",
             JoinType::Full => "FullOuterJoin",
+            JoinType::Semi => "LeftSemiJoin",
+            JoinType::Anti => "LeftAntiJoin",
         }
+    }
+
+    /// Whether the output has the right's columns (not a semi or anti join's).
+    pub fn keeps_right(self) -> bool {
+        !matches!(self, JoinType::Semi | JoinType::Anti)
     }
 }
 

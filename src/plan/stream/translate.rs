@@ -1310,9 +1310,12 @@ fn join(
             }
             continue;
         }
+        // An anti join keeps the left rows that match nothing: a condition on them is part
+        // of the match.
+        let left_kept = j.join_type.left_outer() || (in_on && j.join_type == JoinType::Anti);
         match sides_read(&c, nl) {
             // A condition on one side filters it where its rows are not kept regardless.
-            (true, false) if (in_on || inner) && !j.join_type.left_outer() => left_filters.push(c),
+            (true, false) if (in_on || inner) && !left_kept => left_filters.push(c),
             (false, true) if (in_on || inner) && !j.join_type.right_outer() => {
                 right_filters.push(shifted(&c, -(nl as isize)))
             }
@@ -1449,13 +1452,11 @@ fn join(
             data_type: t.clone(),
         })
     };
-    let schema = join_schema(
-        left.schema(),
-        right.schema(),
-        j.join_type,
-        interval.is_some() || j.temporal.is_some() || windowed.is_some(),
-    );
-    let column = |i: usize| column_of(&schema, i);
+    let keep_time = interval.is_some() || j.temporal.is_some() || windowed.is_some();
+    let schema = join_schema(left.schema(), right.schema(), j.join_type, keep_time);
+    // The condition reads both sides' columns, whatever the output keeps.
+    let pairs = join_schema(left.schema(), right.schema(), JoinType::Inner, keep_time);
+    let column = |i: usize| column_of(&pairs, i);
     let equals = crate::function::lookup("=");
     let (mut left_keys, mut right_keys) = (Vec::new(), Vec::new());
     let mut printed = Vec::new();
@@ -1477,8 +1478,8 @@ fn join(
                         args,
                         data_type: DataType {
                             kind: TypeKind::Boolean,
-                            nullable: schema.fields[l].data_type.nullable
-                                || schema.fields[nl2 + r].data_type.nullable,
+                            nullable: pairs.fields[l].data_type.nullable
+                                || pairs.fields[nl2 + r].data_type.nullable,
                         },
                     });
                 }
@@ -1524,6 +1525,12 @@ fn join(
             residual: residual.into_iter().reduce(and),
             schema,
         })
+    } else if !j.join_type.keeps_right() {
+        return Err(PlanError::Unsupported {
+            message: "an IN or EXISTS subquery other than a window join's (a regular semi or anti join) is not supported yet".into(),
+            line: 0,
+            column: 0,
+        });
     } else {
         match (interval, printed.into_iter().reduce(and)) {
             (Some((bounds, _)), Some(condition)) => StreamPlan::IntervalJoin(StreamIntervalJoin {
@@ -1552,7 +1559,12 @@ fn join(
         }
     };
     // Back to the logical join's columns, without the computed keys.
-    let exprs: Vec<ScalarExpr> = (0..nl + nr)
+    let logical_width = if j.join_type.keeps_right() {
+        nl + nr
+    } else {
+        nl
+    };
+    let exprs: Vec<ScalarExpr> = (0..logical_width)
         .map(|i| ScalarExpr::Column {
             index: if i < nl { i } else { i - nl + nl2 },
             data_type: j.schema.fields[i].data_type.clone(),
@@ -1768,6 +1780,16 @@ fn common_key_types(l: ScalarExpr, r: ScalarExpr) -> (ScalarExpr, ScalarExpr) {
 /// named apart as Calcite names a join's row type, a side that may be missing nullable,
 /// time attributes materialized unless `keep_time` (an interval join).
 fn join_schema(left: &Schema, right: &Schema, join_type: JoinType, keep_time: bool) -> Schema {
+    if !join_type.keeps_right() {
+        // A semi or anti join's output is its left input's rows.
+        let mut fields = left.fields.clone();
+        if !keep_time {
+            for f in &mut fields {
+                f.time_attribute = None;
+            }
+        }
+        return Schema::new(fields);
+    }
     let side = |schema: &Schema, nullable: bool| {
         schema.fields.clone().into_iter().map(move |mut f| {
             if !keep_time {
@@ -2445,7 +2467,10 @@ fn prune_interval_join(j: StreamIntervalJoin, needed: &[bool]) -> (StreamPlan, V
 fn prune_window_join(j: StreamWindowJoin, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) {
     let nl = j.left.schema().len();
     let conditions: Vec<&ScalarExpr> = j.condition.iter().chain(&j.residual).collect();
-    let mut used = join_reads(needed, nl, &j.left_keys, &j.right_keys, &conditions);
+    // A semi or anti join's consumer reads the left's columns only.
+    let mut needed = needed.to_vec();
+    needed.resize(nl + j.right.schema().len(), false);
+    let mut used = join_reads(&needed, nl, &j.left_keys, &j.right_keys, &conditions);
     for (s, w) in j.windows.iter().enumerate() {
         used[s * nl + w.window_start] = true;
         used[s * nl + w.window_end] = true;
@@ -2470,6 +2495,11 @@ fn prune_window_join(j: StreamWindowJoin, needed: &[bool]) -> (StreamPlan, Vec<O
         },
     ];
     let schema = join_schema(left.schema(), right.schema(), j.join_type, true);
+    let output_remap = if j.join_type.keeps_right() {
+        remap.clone()
+    } else {
+        remap[..nl].to_vec()
+    };
     let join = StreamWindowJoin {
         condition: j.condition.as_ref().map(onto),
         residual: j.residual.as_ref().map(onto),
@@ -2481,7 +2511,7 @@ fn prune_window_join(j: StreamWindowJoin, needed: &[bool]) -> (StreamPlan, Vec<O
         schema,
         join_type: j.join_type,
     };
-    (StreamPlan::WindowJoin(join), remap)
+    (StreamPlan::WindowJoin(join), output_remap)
 }
 
 /// A temporal join over the input columns it and its consumer read (both time columns and

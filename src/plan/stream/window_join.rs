@@ -90,11 +90,12 @@ impl StreamWindowJoin {
     /// size=[10 min])], rightWindow=[…], joinType=[InnerJoin], where=[=(id, id0)],
     /// select=[…])`.
     pub fn explain(&self, spelling: Spelling) -> String {
-        let names: Vec<String> = self.schema.fields.iter().map(|f| f.name.clone()).collect();
+        let names = super::join::pair_names(self.left.schema(), self.right.schema());
         let condition = match &self.condition {
             Some(c) => expr_text(c, &names, spelling),
             None => "true".into(),
         };
+        let names: Vec<String> = self.schema.fields.iter().map(|f| f.name.clone()).collect();
         format!(
             "WindowJoin(leftWindow=[{}], rightWindow=[{}], joinType=[{}], where=[{condition}], select=[{}])",
             self.windows[0].text(self.left.schema()),
