@@ -16,6 +16,7 @@ use super::chunk::{StreamChunk, batch_with_rows, rowtime_column};
 use super::operator::{ExecError, Operator, Output};
 use super::window_assigner::{WindowClock, assign_windows};
 use crate::plan::aggregate::GroupWindow;
+use crate::types::TimeAttribute;
 use crate::types::time::SessionZone;
 
 const NANOS_PER_MILLI: i64 = 1_000_000;
@@ -68,11 +69,15 @@ impl Operator for WindowTableFunctionOperator {
                 rows.push(row as u32);
                 starts.push(start.saturating_mul(NANOS_PER_MILLI));
                 ends.push(end.saturating_mul(NANOS_PER_MILLI));
-                window_times.push(
-                    self.clock
+                // Over processing time, the row's own time (Flink materializes the
+                // proctime attribute); over event time, the window's last millisecond.
+                window_times.push(match self.window.time_attribute {
+                    TimeAttribute::Proctime => times.value(row),
+                    TimeAttribute::Rowtime => self
+                        .clock
                         .to_instant(end - 1)
                         .saturating_mul(NANOS_PER_MILLI),
-                );
+                });
             }
         }
         let indices = UInt32Array::from(rows);

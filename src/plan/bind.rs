@@ -2351,12 +2351,6 @@ impl<'a> Binder<'a> {
                 ),
             ));
         };
-        if time_attribute == TimeAttribute::Proctime {
-            return Err(error(
-                span,
-                format!("{function} over a processing-time attribute is not supported yet"),
-            ));
-        }
         let mut millis = Vec::new();
         let mut intervals = Vec::new();
         for e in given[2..].iter().flatten() {

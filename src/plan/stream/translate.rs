@@ -1068,7 +1068,8 @@ fn window_property_of(plan: &StreamPlan, column: usize) -> Option<WindowColumn> 
 
 /// A window Top-N: a WindowRank over `input` (a TVF or a window aggregate, the Over's input;
 /// `window`: its windows, its `window_start` and `window_end` columns, the time type), the
-/// Calc above reading the rank where the Over had it.
+/// Calc above reading the rank where the Over had it. Over processing time, Flink's refusal
+/// (of a window deduplication when the rank is 1 by the time attribute).
 fn window_rank(
     calc: &LogicalCalc,
     over: &LogicalOver,
@@ -1082,6 +1083,20 @@ fn window_rank(
     (first, last): (i64, i64),
     rest: Vec<ScalarExpr>,
 ) -> Result<StreamPlan, PlanError> {
+    if window.time_attribute == TimeAttribute::Proctime {
+        let by_time = matches!(over.order.as_slice(), [o]
+            if over.schema.fields[o.column].time_attribute == Some(TimeAttribute::Proctime));
+        let what = if by_time && first <= 1 && last == 1 {
+            "Window Deduplication"
+        } else {
+            "Window TopN"
+        };
+        return Err(PlanError::Refused {
+            message: format!("Processing time {what} is not supported yet."),
+            line: over.position.0,
+            column: over.position.1,
+        });
+    }
     let rank = over.schema.len() - 1;
     let mut with_rank = false;
     for e in calc.exprs.iter().chain(&rest) {
@@ -2568,7 +2583,9 @@ fn prune_group_window_aggregate(
             used[arg] = true;
         }
     }
-    let rowtime = agg.window.time_attribute == TimeAttribute::Rowtime;
+    // A legacy proctime group window reads no column; a TVF's window aggregate keeps its
+    // proctime column, as Flink's plan does.
+    let rowtime = agg.window.time_attribute == TimeAttribute::Rowtime || !settle;
     if rowtime {
         used[agg.window.time_column] = true;
     }
@@ -2577,6 +2594,7 @@ fn prune_group_window_aggregate(
     // A proctime window that counts rows reads no column: the Calc left below computes only
     // the proctime, which Flink does not materialize.
     if nothing_read
+        && settle
         && let StreamPlan::Calc(calc) = &input
         && calc.filter.is_none()
     {

@@ -105,8 +105,11 @@ impl StreamWindowAggregate {
     }
 
     /// Whether Flink plans it in one phase (a SESSION window: sessions merge, no slices).
+    /// SESSION windows and processing-time windows aggregate in one phase, as Flink plans
+    /// them.
     pub fn single_phase(&self) -> bool {
         matches!(self.aggregate.window.kind, GroupWindowKind::Session { .. })
+            || self.aggregate.window.time_attribute == crate::types::TimeAttribute::Proctime
     }
 
     /// `WindowAggregate(groupBy=[k], window=[SESSION(time_col=[ts], gap=[5 min], partition
@@ -118,7 +121,7 @@ impl StreamWindowAggregate {
         let time = self.column(a.window.time_column);
         let mut window = window_text(&a.window, &format!("time_col=[{time}]"));
         // Its keys are the partition keys (checked when planned).
-        if !a.grouping.is_empty() {
+        if !a.grouping.is_empty() && matches!(a.window.kind, GroupWindowKind::Session { .. }) {
             let keys: Vec<String> = a.grouping.iter().map(|&k| self.column(k)).collect();
             window.pop();
             window.push_str(&format!(", partition keys=[{}])", keys.join(", ")));
