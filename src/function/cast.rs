@@ -349,12 +349,42 @@ fn to_f64(n: Num) -> f64 {
     }
 }
 
+/// An exact integer cast to an integer or approximate type, a column at a time: Java's
+/// widening, and its narrowing, which wraps into the width as Rust's `as` does (the general
+/// path reads each value through `Num`).
+fn integer_cast(array: &ArrayRef, from: &TypeKind, to: &TypeKind) -> Option<ArrayRef> {
+    macro_rules! to_type {
+        ($from:ty) => {{
+            let values = array.as_primitive::<$from>();
+            Some(match to {
+                TypeKind::TinyInt => Arc::new(values.unary::<_, Int8Type>(|v| v as i8)) as ArrayRef,
+                TypeKind::SmallInt => Arc::new(values.unary::<_, Int16Type>(|v| v as i16)),
+                TypeKind::Int => Arc::new(values.unary::<_, Int32Type>(|v| v as i32)),
+                TypeKind::BigInt => Arc::new(values.unary::<_, Int64Type>(|v| v as i64)),
+                TypeKind::Float => Arc::new(values.unary::<_, Float32Type>(|v| v as f32)),
+                TypeKind::Double => Arc::new(values.unary::<_, Float64Type>(|v| v as f64)),
+                _ => return None,
+            })
+        }};
+    }
+    match from {
+        TypeKind::TinyInt => to_type!(Int8Type),
+        TypeKind::SmallInt => to_type!(Int16Type),
+        TypeKind::Int => to_type!(Int32Type),
+        TypeKind::BigInt => to_type!(Int64Type),
+        _ => None,
+    }
+}
+
 fn numeric_cast(
     array: &ArrayRef,
     from: &TypeKind,
     to: &TypeKind,
     try_cast: bool,
 ) -> Result<ArrayRef, EvalError> {
+    if let Some(cast) = integer_cast(array, from, to) {
+        return Ok(cast);
+    }
     let n = array.len();
     let get = |i: usize| (!array.is_null(i)).then(|| read_num(array, from, i));
     // Java's narrowing: an exact value wraps into the width; an approximate one saturates at
