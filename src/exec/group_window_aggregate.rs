@@ -271,40 +271,38 @@ impl GroupWindowAggregateOperator {
         }
     }
 
+    /// The rows of fired windows (see [`WindowRows::batch`]).
+    fn window_batch<'k>(
+        &self,
+        keys: impl Iterator<Item = &'k [u8]>,
+        slots: &[u32],
+        bounds: &[(i64, i64)],
+    ) -> Result<RecordBatch, ExecError> {
+        WindowRows {
+            encoder: self.encoder.as_ref(),
+            accumulators: &self.accumulators,
+            properties: &self.properties,
+            output: &self.output,
+            window_clock: &self.window_clock,
+            clock: self.clock.as_ref(),
+        }
+        .batch(keys, slots, bounds)
+    }
+
     /// Hands this batch's pending (row, slot) pairs to the accumulators.
     fn flush(&mut self, batch: &RecordBatch) -> Result<(), ExecError> {
-        if self.pending_rows.is_empty() {
-            return Ok(());
-        }
-        if !self.retracting {
-            for a in &mut self.accumulators {
-                a.update(batch, &self.pending_rows, &self.pending_slots)?;
-            }
-        } else {
-            for retract in [false, true] {
-                let (rows, slots): (Vec<u32>, Vec<u32>) = self
-                    .pending_rows
-                    .iter()
-                    .zip(&self.pending_slots)
-                    .zip(&self.pending_retract)
-                    .filter(|(_, r)| **r == retract)
-                    .map(|((&row, &slot), _)| (row, slot))
-                    .unzip();
-                for &slot in &slots {
-                    self.slots[slot as usize].rows += if retract { -1 } else { 1 };
-                }
-                for a in &mut self.accumulators {
-                    if retract {
-                        a.retract(batch, &rows, &slots)?;
-                    } else {
-                        a.update(batch, &rows, &slots)?;
-                    }
-                }
-            }
-            self.pending_retract.clear();
-        }
+        let retract = self.retracting.then_some(self.pending_retract.as_slice());
+        let slots = &mut self.slots;
+        accumulate(
+            &mut self.accumulators,
+            batch,
+            (&self.pending_rows, &self.pending_slots),
+            retract,
+            &mut |slot, by| slots[slot as usize].rows += by,
+        )?;
         self.pending_rows.clear();
         self.pending_slots.clear();
+        self.pending_retract.clear();
         Ok(())
     }
 
@@ -451,31 +449,16 @@ impl GroupWindowAggregateOperator {
         if self.retracting {
             due.retain(|&s| self.slots[s as usize].rows > 0);
         }
-        let mut columns: Vec<ArrayRef> = match &self.encoder {
-            Some(encoder) => encoder.decode(
-                due.iter()
-                    .map(|&s| &*self.keys.entry(self.slots[s as usize].key).bytes),
-            )?,
-            None => Vec::new(),
-        };
-        for a in &self.accumulators {
-            columns.push(a.evaluate(&due)?);
-        }
-        let now = self.clock.now_nanos().div_euclid(NANOS_PER_MILLI);
         let bounds: Vec<(i64, i64)> = due
             .iter()
             .map(|&s| (self.slots[s as usize].start, self.slots[s as usize].end))
             .collect();
-        let first = columns.len();
-        columns.extend(property_columns(
-            &self.properties,
-            &self.output,
-            first,
+        let batch = self.window_batch(
+            due.iter()
+                .map(|&s| &*self.keys.entry(self.slots[s as usize].key).bytes),
+            &due,
             &bounds,
-            &self.window_clock,
-            now,
-        ));
-        let batch = batch_with_rows(self.output.clone(), columns, due.len())?;
+        )?;
         let in_bulk = closing.len() * 2 >= self.slots.len() - self.free_slots.len();
         for &slot in &closing {
             self.close_window(slot, true, in_bulk);
@@ -495,10 +478,92 @@ impl GroupWindowAggregateOperator {
     }
 }
 
+/// Hands a batch's (row, slot) pairs to `accumulators`. Over a retracting input (`retract`:
+/// whether each pair takes its row back) the pairs go to `update` or `retract`, and `count`
+/// moves each slot's row count by one either way.
+pub(crate) fn accumulate(
+    accumulators: &mut [Box<dyn GroupsAccumulator>],
+    batch: &RecordBatch,
+    (rows, slots): (&[u32], &[u32]),
+    retract: Option<&[bool]>,
+    count: &mut dyn FnMut(u32, i64),
+) -> Result<(), ExecError> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let Some(retract) = retract else {
+        for a in accumulators.iter_mut() {
+            a.update(batch, rows, slots)?;
+        }
+        return Ok(());
+    };
+    for taken_back in [false, true] {
+        let (rows, slots): (Vec<u32>, Vec<u32>) = rows
+            .iter()
+            .zip(slots)
+            .zip(retract)
+            .filter(|(_, r)| **r == taken_back)
+            .map(|((&row, &slot), _)| (row, slot))
+            .unzip();
+        for &slot in &slots {
+            count(slot, if taken_back { -1 } else { 1 });
+        }
+        for a in accumulators.iter_mut() {
+            if taken_back {
+                a.retract(batch, &rows, &slots)?;
+            } else {
+                a.update(batch, &rows, &slots)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a window aggregate emits a fired window's row from: its key columns' encoder, its
+/// accumulators, the properties it appends, its output, its window clock and clock.
+pub(crate) struct WindowRows<'a> {
+    pub encoder: Option<&'a KeyEncoder>,
+    pub accumulators: &'a [Box<dyn GroupsAccumulator>],
+    pub properties: &'a [WindowProperty],
+    pub output: &'a SchemaRef,
+    pub window_clock: &'a WindowClock,
+    pub clock: &'a dyn Clock,
+}
+
+impl WindowRows<'_> {
+    /// The rows of fired windows: each window's key (`keys`, bytes), its accumulators'
+    /// results (`slots`), then its properties (`bounds`: start and end on the window clock).
+    pub fn batch<'k>(
+        &self,
+        keys: impl Iterator<Item = &'k [u8]>,
+        slots: &[u32],
+        bounds: &[(i64, i64)],
+    ) -> Result<RecordBatch, ExecError> {
+        let mut columns: Vec<ArrayRef> = match self.encoder {
+            Some(encoder) => encoder.decode(keys)?,
+            None => Vec::new(),
+        };
+        for a in self.accumulators {
+            columns.push(a.evaluate(slots)?);
+        }
+        let now = self.clock.now_nanos().div_euclid(NANOS_PER_MILLI);
+        let first = columns.len();
+        columns.extend(property_columns(
+            self.properties,
+            self.output,
+            first,
+            bounds,
+            self.window_clock,
+            now,
+        ));
+        Ok(batch_with_rows(self.output.clone(), columns, slots.len())?)
+    }
+}
+
 /// The window property columns of emitted windows (`bounds`: start and end on the window
 /// clock), in `properties`' order, typed as `output`'s fields from `first` on. `now`: the
 /// firing time (ms), which a proctime property carries.
-pub(crate) fn property_columns(
+fn property_columns(
     properties: &[WindowProperty],
     output: &SchemaRef,
     first: usize,

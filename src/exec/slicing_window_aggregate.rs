@@ -27,15 +27,15 @@ use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::RecordBatch;
 use arrow_schema::{Schema as ArrowSchema, SchemaRef};
 use smallvec::SmallVec;
 
 use super::aggregate::{
     GroupsAccumulator, StateReader, create_accumulator_for, put_bytes, put_i64, put_u32,
 };
-use super::chunk::{RowKind, StreamChunk, batch_with_rows};
-use super::group_window_aggregate::property_columns;
+use super::chunk::{RowKind, StreamChunk};
+use super::group_window_aggregate::{WindowRows, accumulate};
 use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder};
 use super::state::key_group::KeyGroupRange;
@@ -297,38 +297,18 @@ impl SlicingWindowAggregateOperator {
 
     /// Hands this batch's pending (row, slot) pairs to the accumulators.
     fn flush(&mut self, batch: &RecordBatch) -> Result<(), ExecError> {
-        if self.pending_rows.is_empty() {
-            return Ok(());
-        }
-        if !self.retracting {
-            for a in &mut self.accumulators {
-                a.update(batch, &self.pending_rows, &self.pending_slots)?;
-            }
-        } else {
-            for retract in [false, true] {
-                let (rows, slots): (Vec<u32>, Vec<u32>) = self
-                    .pending_rows
-                    .iter()
-                    .zip(&self.pending_slots)
-                    .zip(&self.pending_retract)
-                    .filter(|(_, r)| **r == retract)
-                    .map(|((&row, &slot), _)| (row, slot))
-                    .unzip();
-                for &slot in &slots {
-                    self.rows[slot as usize] += if retract { -1 } else { 1 };
-                }
-                for a in &mut self.accumulators {
-                    if retract {
-                        a.retract(batch, &rows, &slots)?;
-                    } else {
-                        a.update(batch, &rows, &slots)?;
-                    }
-                }
-            }
-            self.pending_retract.clear();
-        }
+        let retract = self.retracting.then_some(self.pending_retract.as_slice());
+        let counts = &mut self.rows;
+        accumulate(
+            &mut self.accumulators,
+            batch,
+            (&self.pending_rows, &self.pending_slots),
+            retract,
+            &mut |slot, by| counts[slot as usize] += by,
+        )?;
         self.pending_rows.clear();
         self.pending_slots.clear();
+        self.pending_retract.clear();
         Ok(())
     }
 
@@ -421,26 +401,19 @@ impl SlicingWindowAggregateOperator {
             bounds.push((start, end));
         }
         if !emitted.is_empty() {
-            let mut columns: Vec<ArrayRef> = match &self.encoder {
-                Some(encoder) => {
-                    encoder.decode(keys.iter().map(|&k| &*self.keys.entry(k).bytes))?
-                }
-                None => Vec::new(),
-            };
-            for a in &self.accumulators {
-                columns.push(a.evaluate(&emitted)?);
+            let batch = WindowRows {
+                encoder: self.encoder.as_ref(),
+                accumulators: &self.accumulators,
+                properties: &self.properties,
+                output: &self.output,
+                window_clock: &self.window_clock,
+                clock: self.clock.as_ref(),
             }
-            let now = self.clock.now_nanos().div_euclid(NANOS_PER_MILLI);
-            let first = columns.len();
-            columns.extend(property_columns(
-                &self.properties,
-                &self.output,
-                first,
+            .batch(
+                keys.iter().map(|&k| &*self.keys.entry(k).bytes),
+                &emitted,
                 &bounds,
-                &self.window_clock,
-                now,
-            ));
-            let batch = batch_with_rows(self.output.clone(), columns, emitted.len())?;
+            )?;
             out.emit(StreamChunk::inserts(batch))?;
         }
         for slot in released {

@@ -66,36 +66,31 @@ fn window(kind: GroupWindowKind, offset: i64) -> GroupWindow {
     }
 }
 
+/// An operator of type `$op` over `input()`, grouped by `k`, with `aggregates()`.
+macro_rules! opened {
+    ($op:ty, $kind:expr, $offset:expr) => {{
+        let mut op = <$op>::new(
+            &crate::job::runtime_schema(&input()),
+            vec![0],
+            window($kind, $offset),
+            aggregates(),
+            vec![WindowProperty::Start, WindowProperty::End],
+            crate::job::runtime_schema(&output()),
+            SessionZone::new("UTC").unwrap(),
+            false,
+        )
+        .unwrap();
+        op.open(&OperatorContext::default()).unwrap();
+        op
+    }};
+}
+
 fn sliced(kind: GroupWindowKind, offset: i64) -> SlicingWindowAggregateOperator {
-    let mut op = SlicingWindowAggregateOperator::new(
-        &crate::job::runtime_schema(&input()),
-        vec![0],
-        window(kind, offset),
-        aggregates(),
-        vec![WindowProperty::Start, WindowProperty::End],
-        crate::job::runtime_schema(&output()),
-        SessionZone::new("UTC").unwrap(),
-        false,
-    )
-    .unwrap();
-    op.open(&OperatorContext::default()).unwrap();
-    op
+    opened!(SlicingWindowAggregateOperator, kind, offset)
 }
 
 fn per_window(kind: GroupWindowKind, offset: i64) -> GroupWindowAggregateOperator {
-    let mut op = GroupWindowAggregateOperator::new(
-        &crate::job::runtime_schema(&input()),
-        vec![0],
-        window(kind, offset),
-        aggregates(),
-        vec![WindowProperty::Start, WindowProperty::End],
-        crate::job::runtime_schema(&output()),
-        SessionZone::new("UTC").unwrap(),
-        false,
-    )
-    .unwrap();
-    op.open(&OperatorContext::default()).unwrap();
-    op
+    opened!(GroupWindowAggregateOperator, kind, offset)
 }
 
 /// A random script: rows of 4 keys, mostly ascending in time with some out of order (late
