@@ -23,6 +23,7 @@ use crate::exec::join::JoinOperator;
 use crate::exec::limit::LimitOperator;
 use crate::exec::operator::{ExecError, Operator};
 use crate::exec::rank::RankOperator;
+use crate::exec::semi_anti_join::SemiAntiJoinOperator;
 use crate::exec::session_window_table_function::SessionWindowTableFunctionOperator;
 use crate::exec::slicing_window_aggregate::SlicingWindowAggregateOperator;
 use crate::exec::state::alignment::AlignmentGroup;
@@ -37,6 +38,7 @@ use crate::exec::window_table_function::WindowTableFunctionOperator;
 use crate::function::EvalContext;
 use crate::plan::aggregate::GroupWindowKind;
 use crate::plan::expr::ScalarExpr;
+use crate::plan::logical::JoinType;
 use crate::plan::logical::RankFunction;
 use crate::plan::stream::StreamPlan;
 use crate::plan::stream::exchange::Distribution;
@@ -519,6 +521,31 @@ fn build(
             Ok(Built::Task(t))
         }
         // One task reading both inputs' exchanges, each edge marked with its side.
+        StreamPlan::Join(j) if !j.join_type.keeps_right() => {
+            let output = runtime_schema(&j.schema);
+            let make =
+                |left: &SchemaRef, right: &SchemaRef| -> Result<Box<dyn Operator>, ExecError> {
+                    Ok(Box::new(SemiAntiJoinOperator::new(
+                        left,
+                        right,
+                        output.clone(),
+                        (j.left_keys.clone(), j.right_keys.clone()),
+                        j.join_type == JoinType::Anti,
+                        j.residual.clone(),
+                        ctx.clone(),
+                        ctx.batch_mode,
+                    )?))
+                };
+            join_task(
+                "Join",
+                [&j.left, &j.right],
+                &make,
+                ctx,
+                options,
+                graph,
+                groups,
+            )
+        }
         StreamPlan::Join(j) => {
             let output = runtime_schema(&j.schema);
             let make =

@@ -22,6 +22,7 @@ pub mod limit;
 pub mod not_null;
 pub mod operator;
 pub mod rank;
+pub mod semi_anti_join;
 pub mod session_window_table_function;
 pub mod slicing_window_aggregate;
 pub mod state;

@@ -686,8 +686,9 @@ impl<'a> Binder<'a> {
 
     /// The WHERE's conjuncts that are `[NOT] EXISTS (subquery)` or `x [NOT] IN (subquery)`,
     /// each a semi (anti) join of `input` with the subquery's rows, its conditions on outer
-    /// columns (correlations) moved into the join's condition, as Calcite decorrelates them;
-    /// and the WHERE that is left (`Some(None)`: none; `None`: unchanged).
+    /// columns (correlations) moved into the join's condition, as Calcite decorrelates them,
+    /// the other conjuncts filtering `input` below them; and the WHERE that is left
+    /// (`Some(None)`: none; `None`: unchanged, there being no subquery).
     #[allow(clippy::type_complexity)]
     fn bind_subquery_conjuncts(
         &mut self,
@@ -715,7 +716,38 @@ impl<'a> Binder<'a> {
         if !conjuncts.iter().any(|c| is_subquery(c)) {
             return Ok((input, scope, None));
         }
-        let mut rest: Vec<Expr> = Vec::new();
+        // The other conjuncts filter the outer rows first (a semi or anti join passes its
+        // left rows through, so they may as well), as Flink's plan pushes them down.
+        let rest = conjuncts
+            .iter()
+            .filter(|c| !is_subquery(c))
+            .map(|c| (*c).clone())
+            .reduce(|a, b| Expr::BinaryOp {
+                left: Box::new(a),
+                op: ast::BinaryOperator::And,
+                right: Box::new(b),
+            });
+        if rest.is_some() {
+            let narrowed = Select {
+                selection: rest,
+                ..select.clone()
+            };
+            self.no_aggregates_in = Some("WHERE");
+            let filter = self.bind_where(&narrowed, &scope);
+            self.no_aggregates_in = None;
+            let width = scope.len();
+            input = LogicalPlan::Calc(LogicalCalc {
+                exprs: (0..width)
+                    .map(|i| ScalarExpr::Column {
+                        index: i,
+                        data_type: scope[i].field.data_type.clone(),
+                    })
+                    .collect(),
+                schema: input.schema().clone(),
+                input: Box::new(input),
+                filter: filter?,
+            });
+        }
         for conjunct in conjuncts {
             let (query, negated, tested) = match conjunct {
                 Expr::Exists { subquery, negated } => (subquery.as_ref(), *negated, None),
@@ -732,22 +764,14 @@ impl<'a> Binder<'a> {
                     negated,
                     ..
                 } => (subquery.as_ref(), *negated, Some(expr.as_ref())),
-                other => {
-                    rest.push(other.clone());
-                    continue;
-                }
+                _ => continue,
             };
             let (plan, kept) =
                 self.bind_semi_join(input, scope, query, negated, tested, conjunct.span())?;
             input = plan;
             scope = kept;
         }
-        let rest = rest.into_iter().reduce(|a, b| Expr::BinaryOp {
-            left: Box::new(a),
-            op: ast::BinaryOperator::And,
-            right: Box::new(b),
-        });
-        Ok((input, scope, Some(rest)))
+        Ok((input, scope, Some(None)))
     }
 
     /// One semi (anti, `negated`) join of `input` with a subquery: `SELECT … FROM … [WHERE
@@ -881,12 +905,6 @@ impl<'a> Binder<'a> {
         };
         // The output is the left's columns; time attributes pass a window join only.
         let windowed = crate::plan::stream::translate::joins_windows(&input, &right, &condition);
-        if !windowed {
-            return Err(error(
-                span,
-                "an IN or EXISTS subquery other than a window join's (a regular semi or anti join) is not supported yet",
-            ));
-        }
         let mut kept = scope;
         if !windowed {
             for c in &mut kept {

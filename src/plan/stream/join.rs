@@ -97,7 +97,9 @@ impl StreamJoin {
     /// An inner join forwards its inputs' kinds; an outer join may insert, update and
     /// delete (Flink's `ModifyKindSetTrait.ALL_CHANGES`).
     pub fn changelog_mode(&self) -> ChangelogMode {
-        let mode = if self.join_type == JoinType::Inner {
+        // An inner or semi join forwards its inputs' kinds; outer and anti joins may make
+        // any (Flink's `ModifyKindSetTrait.ALL_CHANGES`).
+        let mode = if matches!(self.join_type, JoinType::Inner | JoinType::Semi) {
             self.left
                 .changelog_mode()
                 .union(self.right.changelog_mode())
@@ -109,8 +111,11 @@ impl StreamJoin {
                 delete: true,
             }
         };
+        // A semi join passes the right's `-U` on (the kind of the row that takes a match).
+        let forwarded =
+            self.join_type == JoinType::Semi && self.right.changelog_mode().update_before;
         ChangelogMode {
-            update_before: self.update_before && mode.update_after,
+            update_before: (self.update_before && mode.update_after) || forwarded,
             ..mode
         }
     }
@@ -118,11 +123,12 @@ impl StreamJoin {
     /// `Join(joinType=[InnerJoin], where=[=(k0, k1)], select=[k, v, k0, k1, w],
     /// leftInputSpec=[NoUniqueKey], rightInputSpec=[NoUniqueKey])`.
     pub fn explain(&self, spelling: Spelling) -> String {
-        let names: Vec<String> = self.schema.fields.iter().map(|f| f.name.clone()).collect();
+        let pairs = pair_names(self.left.schema(), self.right.schema());
         let condition = match &self.condition {
-            Some(c) => expr_text(c, &names, spelling),
+            Some(c) => expr_text(c, &pairs, spelling),
             None => "true".into(),
         };
+        let names: Vec<String> = self.schema.fields.iter().map(|f| f.name.clone()).collect();
         let mut line = format!(
             "Join(joinType=[{}], where=[{condition}], select=[{}], leftInputSpec=[{:?}], rightInputSpec=[{:?}]",
             self.join_type.flink_name(),

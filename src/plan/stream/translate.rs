@@ -1485,7 +1485,7 @@ fn join(
                     // A temporal join prints the equality as written (Calcite keeps it in
                     // the correlate's filter); a regular join left operand first.
                     let mut args = vec![column(l), column(nl2 + r)];
-                    if swapped && j.temporal.is_some() {
+                    if swapped && (j.temporal.is_some() || !j.join_type.keeps_right()) {
                         args.reverse();
                     }
                     printed.push(ScalarExpr::Call {
@@ -1540,12 +1540,6 @@ fn join(
             residual: residual.into_iter().reduce(and),
             schema,
         })
-    } else if !j.join_type.keeps_right() {
-        return Err(PlanError::Unsupported {
-            message: "an IN or EXISTS subquery other than a window join's (a regular semi or anti join) is not supported yet".into(),
-            line: 0,
-            column: 0,
-        });
     } else {
         match (interval, printed.into_iter().reduce(and)) {
             (Some((bounds, _)), Some(condition)) => StreamPlan::IntervalJoin(StreamIntervalJoin {
@@ -2422,7 +2416,10 @@ fn join_reads(
 fn prune_join(j: StreamJoin, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) {
     let nl = j.left.schema().len();
     let conditions: Vec<&ScalarExpr> = j.condition.iter().chain(&j.residual).collect();
-    let used = join_reads(needed, nl, &j.left_keys, &j.right_keys, &conditions);
+    // A semi or anti join's consumer reads the left's columns only.
+    let mut needed = needed.to_vec();
+    needed.resize(nl + j.right.schema().len(), false);
+    let used = join_reads(&needed, nl, &j.left_keys, &j.right_keys, &conditions);
     let (left, right, remap) = prune_sides(*j.left, *j.right, &used, false);
     let nl2 = left.schema().len();
     let at = |i: usize| remap[i].unwrap_or(i);
@@ -2430,6 +2427,11 @@ fn prune_join(j: StreamJoin, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>
     let left_keys: Vec<usize> = j.left_keys.iter().map(|&k| at(k)).collect();
     let right_keys: Vec<usize> = j.right_keys.iter().map(|&k| at(nl + k) - nl2).collect();
     let schema = join_schema(left.schema(), right.schema(), j.join_type, false);
+    let output_remap = if j.join_type.keeps_right() {
+        remap.clone()
+    } else {
+        remap[..nl].to_vec()
+    };
     let join = StreamJoin {
         condition: j.condition.as_ref().map(onto),
         residual: j.residual.as_ref().map(onto),
@@ -2440,7 +2442,7 @@ fn prune_join(j: StreamJoin, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>
         schema,
         ..j
     };
-    (StreamPlan::Join(join), remap)
+    (StreamPlan::Join(join), output_remap)
 }
 
 /// An interval join over the input columns it and its consumer read (its time columns

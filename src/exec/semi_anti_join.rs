@@ -1,0 +1,415 @@
+//! `SemiAntiJoinOperator`: a regular SEMI or ANTI join (`[NOT] EXISTS`, `[NOT] IN` over a
+//! subquery), as Flink's `StreamingSemiAntiJoinOperator` runs it. Only the left's columns
+//! leave; each left row is emitted while it has a match (SEMI) or while it has none (ANTI):
+//!
+//! - A left row arriving is counted against the right rows of its key that the residual
+//!   passes; it is emitted with its own kind (`+I`/`+U`, or `-U`/`-D` for a retraction) when
+//!   it qualifies, and kept (or taken back) with its number of matches.
+//! - A right row arriving changes the count of each left row it matches: a left row reaching
+//!   its first match is emitted with the right row's kind (SEMI) or `-D` (ANTI), one losing
+//!   its last with the right row's kind (SEMI) or `+I` (ANTI), once per copy.
+//! - A key holding a NULL matches nothing.
+//!
+//! In batch mode (`final_only`) nothing is taken back: SEMI emits a left row at its first
+//! match, ANTI the left rows that never matched when the input ends. State is `arrow-row`
+//! bytes of whole rows by key, snapshotted per key group.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef};
+use arrow_buffer::NullBuffer;
+use arrow_row::RowConverter;
+use arrow_schema::SchemaRef;
+use smallvec::SmallVec;
+
+use super::aggregate::{StateReader, put_bytes, put_u32};
+use super::chunk::{RowKind, StreamChunk, batch_with_rows};
+use super::eval::evaluate;
+use super::operator::{ExecError, Operator, OperatorContext, Output};
+use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
+use super::state::key_group::KeyGroupRange;
+use super::state::key_table::KeyTable;
+use crate::function::EvalContext;
+use crate::plan::expr::ScalarExpr;
+
+/// Candidate pairs whose residual is evaluated at once.
+const ROUND: usize = 16 * 1024;
+
+/// One distinct row of a side: how many copies, and (left) how many right rows it matches.
+struct Record {
+    row: Box<[u8]>,
+    count: u32,
+    matches: u32,
+}
+
+type KeyRows = SmallVec<[Record; 1]>;
+
+struct Side {
+    keys: Option<KeyEncoder>,
+    key_columns: Vec<usize>,
+    rows: RowConverter,
+    state: KeyTable<KeyRows>,
+}
+
+impl Side {
+    fn new(schema: &SchemaRef, key_columns: Vec<usize>) -> Result<Self, ExecError> {
+        Ok(Side {
+            keys: optional_encoder(schema, key_columns.clone())?,
+            key_columns,
+            rows: whole_row_converter(schema)?,
+            state: KeyTable::new(OperatorContext::default().max_parallelism),
+        })
+    }
+
+    /// Adds `copies` of `row` under `key`, matching `matches` rows of the other side.
+    fn add(&mut self, key: &[u8], row: &[u8], matches: u32) {
+        let (id, _) = self.state.intern(key);
+        let records = self.state.value_mut(id);
+        match records.iter_mut().find(|r| &*r.row == row) {
+            Some(r) => {
+                r.count += 1;
+                r.matches = matches;
+            }
+            None => records.push(Record {
+                row: row.into(),
+                count: 1,
+                matches,
+            }),
+        }
+    }
+
+    /// Takes one copy of `row` from under `key` (nothing when it is not there).
+    fn retract(&mut self, key: &[u8], row: &[u8]) {
+        let Some(id) = self.state.find(key) else {
+            return;
+        };
+        let records = self.state.value_mut(id);
+        if let Some(at) = records.iter().position(|r| &*r.row == row) {
+            records[at].count -= 1;
+            if records[at].count == 0 {
+                records.swap_remove(at);
+            }
+        }
+        if records.is_empty() {
+            self.state.remove(id);
+        }
+    }
+}
+
+pub struct SemiAntiJoinOperator {
+    /// Left, right.
+    sides: [Side; 2],
+    anti: bool,
+    residual: Option<ScalarExpr>,
+    output: SchemaRef,
+    /// Both sides' columns, which the residual reads.
+    pairs: SchemaRef,
+    ctx: EvalContext,
+    final_only: bool,
+    key_groups: KeyGroupRange,
+}
+
+impl SemiAntiJoinOperator {
+    /// A SEMI (ANTI, `anti`) join of `left` and `right` rows on `keys` (columns of each
+    /// side), `residual` over both sides' columns (the left's, then the right's); `output`
+    /// is the left's columns.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        left: &SchemaRef,
+        right: &SchemaRef,
+        output: SchemaRef,
+        keys: (Vec<usize>, Vec<usize>),
+        anti: bool,
+        residual: Option<ScalarExpr>,
+        ctx: EvalContext,
+        final_only: bool,
+    ) -> Result<Self, ExecError> {
+        let pairs = Arc::new(arrow_schema::Schema::new(
+            left.fields()
+                .iter()
+                .chain(right.fields().iter())
+                .cloned()
+                .collect::<Vec<_>>(),
+        ));
+        Ok(SemiAntiJoinOperator {
+            sides: [Side::new(left, keys.0)?, Side::new(right, keys.1)?],
+            anti,
+            residual,
+            output,
+            pairs,
+            ctx,
+            final_only,
+            key_groups: OperatorContext::default().key_groups,
+        })
+    }
+
+    /// The residual's verdict on each (left bytes, right bytes) pair (all pass without one).
+    fn verdicts(&self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<bool>, ExecError> {
+        let Some(residual) = &self.residual else {
+            return Ok(vec![true; pairs.len()]);
+        };
+        let mut verdicts = Vec::with_capacity(pairs.len());
+        for round in pairs.chunks(ROUND) {
+            let mut columns: Vec<ArrayRef> = Vec::new();
+            for (s, side) in self.sides.iter().enumerate() {
+                let parser = side.rows.parser();
+                columns.extend(
+                    side.rows.convert_rows(
+                        round
+                            .iter()
+                            .map(|p| parser.parse(if s == 0 { p.0 } else { p.1 })),
+                    )?,
+                );
+            }
+            let batch = batch_with_rows(self.pairs.clone(), columns, round.len())?;
+            let result = evaluate(residual, &batch, &self.ctx)?;
+            let result = result.as_boolean();
+            verdicts.extend((0..round.len()).map(|i| result.is_valid(i) && result.value(i)));
+        }
+        Ok(verdicts)
+    }
+
+    /// Emits left rows (bytes) with their kinds.
+    fn emit(&self, rows: &[(Box<[u8]>, RowKind)], out: &mut dyn Output) -> Result<(), ExecError> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let side = &self.sides[0];
+        let parser = side.rows.parser();
+        let columns = side
+            .rows
+            .convert_rows(rows.iter().map(|(r, _)| parser.parse(r)))?;
+        let batch = batch_with_rows(self.output.clone(), columns, rows.len())?;
+        let kinds: Vec<RowKind> = rows.iter().map(|(_, k)| *k).collect();
+        let inserts = kinds.iter().all(|k| *k == RowKind::Insert);
+        out.emit(StreamChunk {
+            batch,
+            kinds: (!inserts).then_some(kinds),
+        })
+    }
+
+    /// Left rows arriving: counted against the right's, emitted when they qualify, kept.
+    fn process_left(
+        &mut self,
+        chunk: &StreamChunk,
+        keys: Option<&arrow_row::Rows>,
+        nulls: Option<&NullBuffer>,
+        rows: &arrow_row::Rows,
+        out: &mut dyn Output,
+    ) -> Result<(), ExecError> {
+        let n = chunk.num_rows();
+        // Every candidate pair: (row, right record's key id and place).
+        let mut candidates: Vec<(usize, u32, usize)> = Vec::new();
+        for i in 0..n {
+            if nulls.is_some_and(|b| b.is_null(i)) {
+                continue;
+            }
+            if let Some(id) = self.sides[1].state.find(key_bytes(keys, i)) {
+                let records = &self.sides[1].state.entry(id).value;
+                candidates.extend((0..records.len()).map(|r| (i, id, r)));
+            }
+        }
+        let right = &self.sides[1].state;
+        let pairs: Vec<(&[u8], &[u8])> = candidates
+            .iter()
+            .map(|&(i, id, r)| (rows.row(i).data(), &*right.entry(id).value[r].row))
+            .collect();
+        let verdicts = self.verdicts(&pairs)?;
+        let mut matches = vec![0u32; n];
+        for (&(i, id, r), ok) in candidates.iter().zip(verdicts) {
+            if ok {
+                matches[i] += right.entry(id).value[r].count;
+            }
+        }
+        let mut emitted: Vec<(Box<[u8]>, RowKind)> = Vec::new();
+        for (i, &matched) in matches.iter().enumerate() {
+            let kind = chunk.kind(i);
+            let row = rows.row(i).data();
+            let qualifies = (matched > 0) != self.anti;
+            let accumulate = matches!(kind, RowKind::Insert | RowKind::UpdateAfter);
+            let null_key = nulls.is_some_and(|b| b.is_null(i));
+            // Batch mode: ANTI waits for the end of the input, but for a NULL key, which
+            // never matches.
+            if qualifies && (!(self.final_only && self.anti) || null_key) {
+                emitted.push((row.into(), kind));
+            }
+            if null_key {
+                continue;
+            }
+            let key = key_bytes(keys, i);
+            if accumulate {
+                self.sides[0].add(key, row, matched);
+            } else {
+                self.sides[0].retract(key, row);
+            }
+        }
+        self.emit(&emitted, out)
+    }
+
+    /// Right rows arriving: each left row they match gains (loses) one, and is emitted as
+    /// it reaches its first match (loses its last); then they are kept (taken back).
+    fn process_right(
+        &mut self,
+        chunk: &StreamChunk,
+        keys: Option<&arrow_row::Rows>,
+        nulls: Option<&NullBuffer>,
+        rows: &arrow_row::Rows,
+        out: &mut dyn Output,
+    ) -> Result<(), ExecError> {
+        let n = chunk.num_rows();
+        let mut emitted: Vec<(Box<[u8]>, RowKind)> = Vec::new();
+        for i in 0..n {
+            if nulls.is_some_and(|b| b.is_null(i)) {
+                continue;
+            }
+            let key = key_bytes(keys, i);
+            let row = rows.row(i).data();
+            let kind = chunk.kind(i);
+            let accumulate = matches!(kind, RowKind::Insert | RowKind::UpdateAfter);
+            if let Some(id) = self.sides[0].state.find(key) {
+                let left = &self.sides[0].state.entry(id).value;
+                let pairs: Vec<(&[u8], &[u8])> = left.iter().map(|l| (&*l.row, row)).collect();
+                let verdicts = self.verdicts(&pairs)?;
+                let records = self.sides[0].state.value_mut(id);
+                for (record, ok) in records.iter_mut().zip(verdicts) {
+                    if !ok {
+                        continue;
+                    }
+                    // SEMI passes the right row's kind on (`+U` for an update that brings
+                    // the first match), as Flink's operator does.
+                    let change = if accumulate {
+                        record.matches += 1;
+                        (record.matches == 1).then_some(if self.anti {
+                            RowKind::Delete
+                        } else {
+                            kind
+                        })
+                    } else {
+                        record.matches = record.matches.saturating_sub(1);
+                        (record.matches == 0).then_some(if self.anti {
+                            RowKind::Insert
+                        } else {
+                            kind
+                        })
+                    };
+                    // Batch mode: nothing is taken back, ANTI waits for the end.
+                    if let Some(kind) = change
+                        && !(self.final_only && (self.anti || kind == RowKind::Delete))
+                    {
+                        for _ in 0..record.count {
+                            emitted.push((record.row.clone(), kind));
+                        }
+                    }
+                }
+            }
+            if accumulate {
+                self.sides[1].add(key, row, 0);
+            } else {
+                self.sides[1].retract(key, row);
+            }
+        }
+        self.emit(&emitted, out)
+    }
+}
+
+impl Operator for SemiAntiJoinOperator {
+    fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
+        for side in &mut self.sides {
+            side.state.set_max_parallelism(ctx.max_parallelism);
+        }
+        self.key_groups = ctx.key_groups;
+        Ok(())
+    }
+
+    fn process(
+        &mut self,
+        input: usize,
+        chunk: StreamChunk,
+        out: &mut dyn Output,
+    ) -> Result<(), ExecError> {
+        if input > 1 {
+            return Err(ExecError::Internal(format!("a join has no input {input}")));
+        }
+        let batch = &chunk.batch;
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        let side = &self.sides[input];
+        let keys = side.keys.as_ref().map(|e| e.encode(batch)).transpose()?;
+        let nulls = side
+            .key_columns
+            .iter()
+            .fold(None::<NullBuffer>, |acc, &c| {
+                NullBuffer::union(acc.as_ref(), batch.column(c).logical_nulls().as_ref())
+            })
+            .filter(|b| b.null_count() > 0);
+        let rows = side.rows.convert_columns(batch.columns())?;
+        if input == 0 {
+            self.process_left(&chunk, keys.as_ref(), nulls.as_ref(), &rows, out)
+        } else {
+            self.process_right(&chunk, keys.as_ref(), nulls.as_ref(), &rows, out)
+        }
+    }
+
+    /// Batch mode's ANTI join: the left rows that never matched.
+    fn finish(&mut self, out: &mut dyn Output) -> Result<(), ExecError> {
+        if !(self.final_only && self.anti) {
+            return Ok(());
+        }
+        let mut emitted: Vec<(Box<[u8]>, RowKind)> = Vec::new();
+        for (_, entry) in self.sides[0].state.iter() {
+            for record in entry.value.iter().filter(|r| r.matches == 0) {
+                for _ in 0..record.count {
+                    emitted.push((record.row.clone(), RowKind::Insert));
+                }
+            }
+        }
+        self.emit(&emitted, out)
+    }
+
+    /// Per key group: per side and key, the key's bytes and its rows with their counts and
+    /// matches.
+    fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
+        let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+        for (s, side) in self.sides.iter().enumerate() {
+            for (_, entry) in side.state.iter() {
+                let out = groups.entry(entry.key_group).or_default();
+                out.push(s as u8);
+                put_bytes(out, &entry.bytes);
+                put_u32(out, entry.value.len() as u32);
+                for r in &entry.value {
+                    put_bytes(out, &r.row);
+                    put_u32(out, r.count);
+                    put_u32(out, r.matches);
+                }
+            }
+        }
+        groups.into_iter().collect()
+    }
+
+    fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {
+        self.key_groups.check_owned(key_group)?;
+        let mut input = StateReader::new(state);
+        while !input.is_empty() {
+            let s = usize::from(input.u8()?).min(1);
+            let (id, _) = self.sides[s].state.intern(input.bytes()?);
+            for _ in 0..input.u32()? {
+                let row = input.bytes()?.into();
+                let count = input.u32()?;
+                let matches = input.u32()?;
+                self.sides[s].state.value_mut(id).push(Record {
+                    row,
+                    count,
+                    matches,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[path = "semi_anti_join_tests.rs"]
+mod tests;
