@@ -47,6 +47,10 @@ const QUERIES: &[&str] = &[
     "SELECT * FROM (SELECT key, COUNT(*) AS c FROM src GROUP BY key) x RIGHT JOIN src y ON x.key = y.key AND x.c > 1",
     "SELECT x.key, x.c, y.m FROM (SELECT key, COUNT(*) AS c FROM src GROUP BY key) x FULL JOIN (SELECT key, MAX(v) AS m FROM src GROUP BY key) y ON x.key = y.key AND x.c < y.m",
     "SELECT a.key, COUNT(*), SUM(b.v), MAX(b.key) FROM src a, src b WHERE a.key = b.key AND a.v <> b.v GROUP BY a.key",
+    "SELECT key, v FROM src a WHERE EXISTS (SELECT * FROM src b WHERE b.key = a.key AND b.v > a.v)",
+    "SELECT key, v FROM src a WHERE v > 0 AND NOT EXISTS (SELECT * FROM src b WHERE b.v = a.v + 1)",
+    "SELECT key, v FROM src WHERE v NOT IN (SELECT v FROM src WHERE v < 5)",
+    "SELECT * FROM (SELECT key, COUNT(*) AS c FROM src GROUP BY key) t WHERE c IN (SELECT v FROM src)",
 ];
 
 /// The rows a query's output leaves, as a multiset of their printed cells; the changelog's
@@ -163,6 +167,8 @@ proptest! {
 const CDC_QUERIES: &[&str] = &[
     "SELECT key, COUNT(*), SUM(v), MIN(v), MAX(v) FROM cdc GROUP BY key",
     "SELECT c.key, c.v, s.v FROM cdc c JOIN src s ON c.key = s.key AND c.v < s.v",
+    "SELECT key, v FROM src s WHERE NOT EXISTS (SELECT * FROM cdc c WHERE c.key = s.key AND c.v > s.v)",
+    "SELECT key, v FROM cdc WHERE key IN (SELECT key FROM src WHERE v > 10)",
     "SELECT c.id, c.key, s.v FROM cdc c LEFT JOIN src s ON c.key = s.key AND s.v > 20",
     "SELECT key, v FROM (SELECT key, v, ROW_NUMBER() OVER (PARTITION BY key ORDER BY v DESC) AS rk FROM cdc) WHERE rk <= 2",
     "SELECT DISTINCT key FROM cdc WHERE v > 0",
