@@ -12,8 +12,8 @@
 //! time in the order their keys were timed (Flink leaves that order open too: its timers
 //! are a heap).
 //!
-//! Lateness is judged per window, as before: a row counts in the windows that have not
-//! fired; a row for which every window covering its slice has fired is late, dropped and
+//! Lateness is judged per window, as the group window operator judges it: a row counts in
+//! the windows that have not fired; a row for which every window covering its slice has fired is late, dropped and
 //! counted. On TIMESTAMP_LTZ the windows lie on the session zone's wall clock and fire at
 //! the DST-corrected instant of their end's last millisecond (`WindowClock`).
 //!
@@ -21,7 +21,7 @@
 //! row finds its slice and a firing window its slices without a second lookup.
 //!
 //! State is snapshotted per key group: per key its bytes, its slices (bounds, rows, every
-//! accumulator's state) and the window ends it is timed at.
+//! accumulator's state) and the window end it is timed at.
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -226,12 +226,12 @@ impl SlicingWindowAggregateOperator {
         }
     }
 
-    /// The first window covering `slice` that ends after `after` (and, `unfired`, whose
-    /// trigger time the watermark has not reached: a new slice's first window; while windows
-    /// fire, those the watermark passed are still to fire).
-    fn next_window(&self, slice: &Slice, after: i64, unfired: bool) -> Option<i64> {
-        let mut end = slice.window_after(after, self.spacing)?;
-        while unfired && end <= slice.last_window && self.has_fired(end) {
+    /// A new slice's first window that has not fired (none when all have: its row is
+    /// late). While windows fire, a key's next one is `Slice::window_after` the fired one:
+    /// those the watermark passed are still to fire in the same call.
+    fn first_unfired_window(&self, slice: &Slice) -> Option<i64> {
+        let mut end = slice.first_window;
+        while end <= slice.last_window && self.has_fired(end) {
             end += self.spacing;
         }
         (end <= slice.last_window).then_some(end)
@@ -265,7 +265,7 @@ impl SlicingWindowAggregateOperator {
             first_window: first_window?,
             last_window: last_window?,
         };
-        let next = self.next_window(&slice, i64::MIN, true)?;
+        let next = self.first_unfired_window(&slice)?;
         slice.slot = self.allocate();
         self.keys.value_mut(key).slices.push(slice);
         self.set_timer(key, next);
