@@ -20,22 +20,17 @@
 //! batch taken by row index, stored rows decoded in one call). State is snapshotted per key
 //! group.
 
-use std::collections::BTreeMap;
-
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
 use arrow_buffer::NullBuffer;
-use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
-use smallvec::SmallVec;
 
-use super::aggregate::{StateReader, put_bytes, put_i64, put_u32};
 use super::chunk::{RowKind, StreamChunk, batch_with_rows};
 use super::eval::evaluate;
 use super::operator::{ExecError, Operator, OperatorContext, Output};
-use super::state::key::{KeyEncoder, key_bytes, null_row, optional_encoder, whole_row_converter};
+use super::state::join_side::{RecordAt, Side, restore_sides, snapshot_sides};
+use super::state::key::key_bytes;
 use super::state::key_group::KeyGroupRange;
-use super::state::key_table::KeyTable;
 use super::state::ttl::StateTtl;
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
@@ -44,118 +39,6 @@ use crate::plan::logical::JoinType;
 /// Pairs gathered before the residual condition is evaluated and output is emitted: bounds
 /// what one call holds when keys match many rows.
 const PAIRS_PER_ROUND: usize = 16 * 1024;
-
-/// A stored row: its key's id and its place among the key's rows.
-type RecordAt = (u32, u32);
-
-/// One distinct row of a side, with how many times it is there and (on an outer side) how
-/// many rows of the other side it joins with.
-struct Record {
-    row: Box<[u8]>,
-    count: u32,
-    associations: u32,
-    /// When the row was last written (processing time, milliseconds), for the state TTL.
-    written: i64,
-}
-
-/// A key's rows on one side.
-type KeyRows = SmallVec<[Record; 1]>;
-
-/// One input of the join and its state.
-struct Side {
-    keys: Option<KeyEncoder>,
-    key_columns: Vec<usize>,
-    rows: RowConverter,
-    /// The bytes of a row of NULLs, for padding when this side has no match.
-    null_row: Box<[u8]>,
-    outer: bool,
-    state: KeyTable<KeyRows>,
-}
-
-impl Side {
-    fn new(schema: &SchemaRef, key_columns: Vec<usize>, outer: bool) -> Result<Self, ExecError> {
-        let rows = whole_row_converter(schema)?;
-        let null_row = null_row(&rows, schema)?;
-        Ok(Side {
-            keys: optional_encoder(schema, key_columns.clone())?,
-            key_columns,
-            rows,
-            null_row,
-            outer,
-            state: KeyTable::new(OperatorContext::default().max_parallelism),
-        })
-    }
-
-    fn record(&self, at: RecordAt) -> &Record {
-        &self.state.entry(at.0).value[at.1 as usize]
-    }
-
-    fn record_mut(&mut self, at: RecordAt) -> &mut Record {
-        &mut self.state.value_mut(at.0)[at.1 as usize]
-    }
-
-    /// Adds one copy of `row` under `key` at `now`; an outer side's row joins
-    /// `associations` rows. An expired copy counts for nothing.
-    fn add(&mut self, key: &[u8], row: &[u8], associations: u32, now: i64, ttl: StateTtl) {
-        let (id, _) = self.state.intern(key);
-        let records = self.state.value_mut(id);
-        match records.iter_mut().find(|r| &*r.row == row) {
-            Some(r) => {
-                r.count = if ttl.expired(r.written, now) {
-                    1
-                } else {
-                    r.count + 1
-                };
-                r.associations = associations;
-                r.written = now;
-            }
-            None => records.push(Record {
-                row: row.into(),
-                count: 1,
-                associations,
-                written: now,
-            }),
-        }
-    }
-
-    /// Takes one copy of `row` from under `key` (nothing when it is not there, or expired,
-    /// as Flink's state view does).
-    fn retract(&mut self, key: &[u8], row: &[u8], now: i64, ttl: StateTtl) {
-        let Some(id) = self.state.find(key) else {
-            return;
-        };
-        let records = self.state.value_mut(id);
-        if let Some(at) = records.iter().position(|r| &*r.row == row) {
-            if ttl.expired(records[at].written, now) {
-                records[at].count = 0;
-            } else {
-                records[at].count -= 1;
-                records[at].written = now;
-            }
-            if records[at].count == 0 {
-                records.swap_remove(at);
-            }
-        }
-        if records.is_empty() {
-            self.state.remove(id);
-        }
-    }
-
-    /// Drops every row the state TTL expired.
-    fn sweep(&mut self, now: i64, ttl: StateTtl) {
-        let mut emptied = Vec::new();
-        for (id, _) in self.state.iter() {
-            emptied.push(id);
-        }
-        for id in emptied {
-            let records = self.state.value_mut(id);
-            records.retain(|r| !ttl.expired(r.written, now));
-            if records.is_empty() {
-                self.state.remove(id);
-            }
-        }
-    }
-}
 
 /// One output row: which input row, which stored row of the other side, or both.
 #[derive(Clone, Copy)]
@@ -545,51 +428,14 @@ impl Operator for JoinOperator {
     }
 
     /// Per key group: for each side (a byte), each key with its rows (bytes, count,
-    /// associations).
+    /// associations, when written).
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
-        let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
-        for (s, side) in self.sides.iter().enumerate() {
-            for (_, key) in side.state.iter() {
-                let out = groups.entry(key.key_group).or_default();
-                out.push(s as u8);
-                put_bytes(out, &key.bytes);
-                put_u32(out, key.value.len() as u32);
-                for record in &key.value {
-                    put_bytes(out, &record.row);
-                    put_u32(out, record.count);
-                    put_u32(out, record.associations);
-                    put_i64(out, record.written);
-                }
-            }
-        }
-        groups.into_iter().collect()
+        snapshot_sides(&self.sides)
     }
 
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {
         self.key_groups.check_owned(key_group)?;
-        let mut input = StateReader::new(state);
-        while !input.is_empty() {
-            let s = input.u8()? as usize;
-            let side = self
-                .sides
-                .get_mut(s)
-                .ok_or_else(|| ExecError::Internal(format!("a join has no side {s}")))?;
-            let (id, _) = side.state.intern(input.bytes()?);
-            let n = input.u32()?;
-            for _ in 0..n {
-                let row = input.bytes()?.into();
-                let count = input.u32()?;
-                let associations = input.u32()?;
-                let written = input.i64()?;
-                side.state.value_mut(id).push(Record {
-                    row,
-                    count,
-                    associations,
-                    written,
-                });
-            }
-        }
-        Ok(())
+        restore_sides(&mut self.sides, state)
     }
 }
 

@@ -11,92 +11,29 @@
 //! - A key holding a NULL matches nothing.
 //!
 //! In batch mode (`final_only`) nothing is taken back: SEMI emits a left row at its first
-//! match, ANTI the left rows that never matched when the input ends. State is `arrow-row`
-//! bytes of whole rows by key, snapshotted per key group.
+//! match, ANTI the left rows that never matched when the input ends. Both sides are kept
+//! as the regular join keeps them (`state/join_side.rs`: rows by key with their counts and,
+//! on the left, their matches), snapshotted per key group.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef};
 use arrow_buffer::NullBuffer;
-use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
-use smallvec::SmallVec;
 
-use super::aggregate::{StateReader, put_bytes, put_u32};
 use super::chunk::{RowKind, StreamChunk, batch_with_rows};
 use super::eval::evaluate;
 use super::operator::{ExecError, Operator, OperatorContext, Output};
-use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
+use super::state::join_side::{Side, restore_sides, snapshot_sides};
+use super::state::key::key_bytes;
 use super::state::key_group::KeyGroupRange;
-use super::state::key_table::KeyTable;
+use super::state::ttl::StateTtl;
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
 
 /// Candidate pairs whose residual is evaluated at once.
 const ROUND: usize = 16 * 1024;
-
-/// One distinct row of a side: how many copies, and (left) how many right rows it matches.
-struct Record {
-    row: Box<[u8]>,
-    count: u32,
-    matches: u32,
-}
-
-type KeyRows = SmallVec<[Record; 1]>;
-
-struct Side {
-    keys: Option<KeyEncoder>,
-    key_columns: Vec<usize>,
-    rows: RowConverter,
-    state: KeyTable<KeyRows>,
-}
-
-impl Side {
-    fn new(schema: &SchemaRef, key_columns: Vec<usize>) -> Result<Self, ExecError> {
-        Ok(Side {
-            keys: optional_encoder(schema, key_columns.clone())?,
-            key_columns,
-            rows: whole_row_converter(schema)?,
-            state: KeyTable::new(OperatorContext::default().max_parallelism),
-        })
-    }
-
-    /// Adds `copies` of `row` under `key`, matching `matches` rows of the other side.
-    fn add(&mut self, key: &[u8], row: &[u8], matches: u32) {
-        let (id, _) = self.state.intern(key);
-        let records = self.state.value_mut(id);
-        match records.iter_mut().find(|r| &*r.row == row) {
-            Some(r) => {
-                r.count += 1;
-                r.matches = matches;
-            }
-            None => records.push(Record {
-                row: row.into(),
-                count: 1,
-                matches,
-            }),
-        }
-    }
-
-    /// Takes one copy of `row` from under `key` (nothing when it is not there).
-    fn retract(&mut self, key: &[u8], row: &[u8]) {
-        let Some(id) = self.state.find(key) else {
-            return;
-        };
-        let records = self.state.value_mut(id);
-        if let Some(at) = records.iter().position(|r| &*r.row == row) {
-            records[at].count -= 1;
-            if records[at].count == 0 {
-                records.swap_remove(at);
-            }
-        }
-        if records.is_empty() {
-            self.state.remove(id);
-        }
-    }
-}
 
 pub struct SemiAntiJoinOperator {
     /// Left, right.
@@ -134,7 +71,10 @@ impl SemiAntiJoinOperator {
                 .collect::<Vec<_>>(),
         ));
         Ok(SemiAntiJoinOperator {
-            sides: [Side::new(left, keys.0)?, Side::new(right, keys.1)?],
+            sides: [
+                Side::new(left, keys.0, false)?,
+                Side::new(right, keys.1, false)?,
+            ],
             anti,
             residual,
             output,
@@ -240,9 +180,9 @@ impl SemiAntiJoinOperator {
             }
             let key = key_bytes(keys, i);
             if accumulate {
-                self.sides[0].add(key, row, matched);
+                self.sides[0].add(key, row, matched, 0, StateTtl::default());
             } else {
-                self.sides[0].retract(key, row);
+                self.sides[0].retract(key, row, 0, StateTtl::default());
             }
         }
         self.emit(&emitted, out)
@@ -280,15 +220,15 @@ impl SemiAntiJoinOperator {
                     // SEMI passes the right row's kind on (`+U` for an update that brings
                     // the first match), as Flink's operator does.
                     let change = if accumulate {
-                        record.matches += 1;
-                        (record.matches == 1).then_some(if self.anti {
+                        record.associations += 1;
+                        (record.associations == 1).then_some(if self.anti {
                             RowKind::Delete
                         } else {
                             kind
                         })
                     } else {
-                        record.matches = record.matches.saturating_sub(1);
-                        (record.matches == 0).then_some(if self.anti {
+                        record.associations = record.associations.saturating_sub(1);
+                        (record.associations == 0).then_some(if self.anti {
                             RowKind::Insert
                         } else {
                             kind
@@ -305,9 +245,9 @@ impl SemiAntiJoinOperator {
                 }
             }
             if accumulate {
-                self.sides[1].add(key, row, 0);
+                self.sides[1].add(key, row, 0, 0, StateTtl::default());
             } else {
-                self.sides[1].retract(key, row);
+                self.sides[1].retract(key, row, 0, StateTtl::default());
             }
         }
         self.emit(&emitted, out)
@@ -360,7 +300,7 @@ impl Operator for SemiAntiJoinOperator {
         }
         let mut emitted: Vec<(Box<[u8]>, RowKind)> = Vec::new();
         for (_, entry) in self.sides[0].state.iter() {
-            for record in entry.value.iter().filter(|r| r.matches == 0) {
+            for record in entry.value.iter().filter(|r| r.associations == 0) {
                 for _ in 0..record.count {
                     emitted.push((record.row.clone(), RowKind::Insert));
                 }
@@ -372,41 +312,12 @@ impl Operator for SemiAntiJoinOperator {
     /// Per key group: per side and key, the key's bytes and its rows with their counts and
     /// matches.
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
-        let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
-        for (s, side) in self.sides.iter().enumerate() {
-            for (_, entry) in side.state.iter() {
-                let out = groups.entry(entry.key_group).or_default();
-                out.push(s as u8);
-                put_bytes(out, &entry.bytes);
-                put_u32(out, entry.value.len() as u32);
-                for r in &entry.value {
-                    put_bytes(out, &r.row);
-                    put_u32(out, r.count);
-                    put_u32(out, r.matches);
-                }
-            }
-        }
-        groups.into_iter().collect()
+        snapshot_sides(&self.sides)
     }
 
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {
         self.key_groups.check_owned(key_group)?;
-        let mut input = StateReader::new(state);
-        while !input.is_empty() {
-            let s = usize::from(input.u8()?).min(1);
-            let (id, _) = self.sides[s].state.intern(input.bytes()?);
-            for _ in 0..input.u32()? {
-                let row = input.bytes()?.into();
-                let count = input.u32()?;
-                let matches = input.u32()?;
-                self.sides[s].state.value_mut(id).push(Record {
-                    row,
-                    count,
-                    matches,
-                });
-            }
-        }
-        Ok(())
+        restore_sides(&mut self.sides, state)
     }
 }
 

@@ -24,6 +24,7 @@ use super::explain::calcite_type_name;
 use super::expr::ScalarExpr;
 use super::logical::*;
 use super::stream::group_window_aggregate::{property_name, window_properties};
+use super::stream::translate::{and, joins_windows};
 use crate::catalog::{Catalog, CatalogEntry, ColumnSource, TableColumn, TableDef, WatermarkSpec};
 use crate::function::{self, cast::can_cast, temporal};
 use crate::sql::SqlError;
@@ -881,30 +882,16 @@ impl<'a> Binder<'a> {
         }
         let right = LogicalPlan::Calc(LogicalCalc {
             input: Box::new(right),
-            filter: inner_filters.into_iter().reduce(|a, b| ScalarExpr::Call {
-                function: function::lookup("AND").expect("AND"),
-                data_type: DataType {
-                    kind: TypeKind::Boolean,
-                    nullable: a.data_type().nullable || b.data_type().nullable,
-                },
-                args: vec![a, b],
-            }),
+            filter: inner_filters.into_iter().reduce(and),
             exprs: right_exprs,
             schema: Schema::new(right_fields),
         });
-        let condition = match conditions.into_iter().reduce(|a, b| ScalarExpr::Call {
-            function: function::lookup("AND").expect("AND"),
-            data_type: DataType {
-                kind: TypeKind::Boolean,
-                nullable: a.data_type().nullable || b.data_type().nullable,
-            },
-            args: vec![a, b],
-        }) {
-            Some(c) => c,
-            None => true_literal(),
-        };
+        let condition = conditions
+            .into_iter()
+            .reduce(and)
+            .unwrap_or_else(true_literal);
         // The output is the left's columns; time attributes pass a window join only.
-        let windowed = crate::plan::stream::translate::joins_windows(&input, &right, &condition);
+        let windowed = joins_windows(&input, &right, &condition);
         let mut kept = scope;
         if !windowed {
             for c in &mut kept {
@@ -2055,8 +2042,7 @@ impl<'a> Binder<'a> {
         )
         .is_some();
         // So does a window join (both inputs windowed alike, on equal window bounds).
-        let windowed = !interval
-            && crate::plan::stream::translate::joins_windows(&left.0, &right.0, &condition);
+        let windowed = !interval && joins_windows(&left.0, &right.0, &condition);
         Ok(joined(
             left,
             right,

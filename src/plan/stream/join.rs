@@ -34,23 +34,9 @@ pub struct StreamJoin {
 /// met before suffixed as Calcite's (`id0`) — the output's, unless a semi or anti join keeps
 /// the left's only.
 pub fn pair_names(left: &Schema, right: &Schema) -> Vec<String> {
-    let mut names: Vec<String> = left
-        .fields
-        .iter()
-        .chain(&right.fields)
-        .map(|f| f.name.clone())
-        .collect();
-    for i in 1..names.len() {
-        if names[..i].contains(&names[i]) {
-            let base = names[i].clone();
-            let mut n = 0;
-            while names.iter().any(|x| *x == format!("{base}{n}")) {
-                n += 1;
-            }
-            names[i] = format!("{base}{n}");
-        }
-    }
-    names
+    let mut fields: Vec<_> = left.fields.iter().chain(&right.fields).cloned().collect();
+    super::translate::uniquify(&mut fields);
+    fields.into_iter().map(|f| f.name).collect()
 }
 
 /// What Flink's join knows of an input's rows by key (`JoinInputSideSpec`).

@@ -1816,7 +1816,7 @@ fn join_schema(left: &Schema, right: &Schema, join_type: JoinType, keep_time: bo
 }
 
 /// Calcite's names for a join's columns: a name met before gets the first free suffix.
-fn uniquify(fields: &mut [Field]) {
+pub(super) fn uniquify(fields: &mut [Field]) {
     for i in 1..fields.len() {
         if fields[..i].iter().any(|f| f.name == fields[i].name) {
             let base = fields[i].name.clone();
@@ -2002,7 +2002,7 @@ fn narrowed(input: StreamPlan, keep: &[usize]) -> (StreamPlan, Vec<Option<usize>
 }
 
 /// `a AND b`, as the binder would have bound it.
-fn and(a: ScalarExpr, b: ScalarExpr) -> ScalarExpr {
+pub(crate) fn and(a: ScalarExpr, b: ScalarExpr) -> ScalarExpr {
     let nullable = a.data_type().nullable || b.data_type().nullable;
     match crate::function::lookup("AND") {
         Some(function) => ScalarExpr::Call {
@@ -2393,12 +2393,14 @@ fn prune_sides(
 /// The columns a join reads itself: its keys and its condition's.
 fn join_reads(
     needed: &[bool],
-    nl: usize,
+    (nl, nr): (usize, usize),
     left_keys: &[usize],
     right_keys: &[usize],
     conditions: &[&ScalarExpr],
 ) -> Vec<bool> {
+    // A semi or anti join's consumer reads the left's columns only.
     let mut used = needed.to_vec();
+    used.resize(nl + nr, false);
     for &k in left_keys {
         used[k] = true;
     }
@@ -2411,15 +2413,29 @@ fn join_reads(
     used
 }
 
+/// Where a join's output columns went, from where its inputs' went (`remap`, the left's
+/// `nl` then the right's): a semi or anti join outputs the left's only.
+fn join_output(join_type: JoinType, nl: usize, remap: &[Option<usize>]) -> Vec<Option<usize>> {
+    let width = if join_type.keeps_right() {
+        remap.len()
+    } else {
+        nl
+    };
+    remap[..width].to_vec()
+}
+
 /// A join over the input columns it and its consumer read, time attributes materialized,
 /// each input through an exchange on its keys.
 fn prune_join(j: StreamJoin, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) {
     let nl = j.left.schema().len();
     let conditions: Vec<&ScalarExpr> = j.condition.iter().chain(&j.residual).collect();
-    // A semi or anti join's consumer reads the left's columns only.
-    let mut needed = needed.to_vec();
-    needed.resize(nl + j.right.schema().len(), false);
-    let used = join_reads(&needed, nl, &j.left_keys, &j.right_keys, &conditions);
+    let used = join_reads(
+        needed,
+        (nl, j.right.schema().len()),
+        &j.left_keys,
+        &j.right_keys,
+        &conditions,
+    );
     let (left, right, remap) = prune_sides(*j.left, *j.right, &used, false);
     let nl2 = left.schema().len();
     let at = |i: usize| remap[i].unwrap_or(i);
@@ -2427,11 +2443,7 @@ fn prune_join(j: StreamJoin, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>
     let left_keys: Vec<usize> = j.left_keys.iter().map(|&k| at(k)).collect();
     let right_keys: Vec<usize> = j.right_keys.iter().map(|&k| at(nl + k) - nl2).collect();
     let schema = join_schema(left.schema(), right.schema(), j.join_type, false);
-    let output_remap = if j.join_type.keeps_right() {
-        remap.clone()
-    } else {
-        remap[..nl].to_vec()
-    };
+    let output_remap = join_output(j.join_type, nl, &remap);
     let join = StreamJoin {
         condition: j.condition.as_ref().map(onto),
         residual: j.residual.as_ref().map(onto),
@@ -2450,7 +2462,13 @@ fn prune_join(j: StreamJoin, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>
 fn prune_interval_join(j: StreamIntervalJoin, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) {
     let nl = j.left.schema().len();
     let conditions: Vec<&ScalarExpr> = std::iter::once(&j.condition).chain(&j.residual).collect();
-    let mut used = join_reads(needed, nl, &j.left_keys, &j.right_keys, &conditions);
+    let mut used = join_reads(
+        needed,
+        (nl, j.right.schema().len()),
+        &j.left_keys,
+        &j.right_keys,
+        &conditions,
+    );
     used[j.bounds.left_time] = true;
     used[nl + j.bounds.right_time] = true;
     let (left, right, remap) = prune_sides(*j.left, *j.right, &used, true);
@@ -2484,10 +2502,13 @@ fn prune_interval_join(j: StreamIntervalJoin, needed: &[bool]) -> (StreamPlan, V
 fn prune_window_join(j: StreamWindowJoin, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) {
     let nl = j.left.schema().len();
     let conditions: Vec<&ScalarExpr> = j.condition.iter().chain(&j.residual).collect();
-    // A semi or anti join's consumer reads the left's columns only.
-    let mut needed = needed.to_vec();
-    needed.resize(nl + j.right.schema().len(), false);
-    let mut used = join_reads(&needed, nl, &j.left_keys, &j.right_keys, &conditions);
+    let mut used = join_reads(
+        needed,
+        (nl, j.right.schema().len()),
+        &j.left_keys,
+        &j.right_keys,
+        &conditions,
+    );
     for (s, w) in j.windows.iter().enumerate() {
         used[s * nl + w.window_start] = true;
         used[s * nl + w.window_end] = true;
@@ -2512,11 +2533,7 @@ fn prune_window_join(j: StreamWindowJoin, needed: &[bool]) -> (StreamPlan, Vec<O
         },
     ];
     let schema = join_schema(left.schema(), right.schema(), j.join_type, true);
-    let output_remap = if j.join_type.keeps_right() {
-        remap.clone()
-    } else {
-        remap[..nl].to_vec()
-    };
+    let output_remap = join_output(j.join_type, nl, &remap);
     let join = StreamWindowJoin {
         condition: j.condition.as_ref().map(onto),
         residual: j.residual.as_ref().map(onto),
@@ -2536,7 +2553,13 @@ fn prune_window_join(j: StreamWindowJoin, needed: &[bool]) -> (StreamPlan, Vec<O
 fn prune_temporal_join(j: StreamTemporalJoin, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) {
     let nl = j.left.schema().len();
     let conditions: Vec<&ScalarExpr> = j.conditions.iter().chain(&j.residual).collect();
-    let mut used = join_reads(needed, nl, &j.left_keys, &j.right_keys, &conditions);
+    let mut used = join_reads(
+        needed,
+        (nl, j.right.schema().len()),
+        &j.left_keys,
+        &j.right_keys,
+        &conditions,
+    );
     used[j.left_time] = true;
     used[nl + j.right_time] = true;
     for &k in &j.primary_key {

@@ -1,0 +1,178 @@
+//! One input of a regular join and its state: per join key, the side's distinct rows
+//! (`arrow-row` bytes) with how many times each is there, how many rows of the other side
+//! each joins with (an outer side's, or a semi or anti join's left), and when it was written
+//! (for the state TTL). `exec/join.rs` and `exec/semi_anti_join.rs` keep their inputs here.
+
+use std::collections::BTreeMap;
+
+use arrow_row::RowConverter;
+use arrow_schema::SchemaRef;
+use smallvec::SmallVec;
+
+use super::key::{KeyEncoder, null_row, optional_encoder, whole_row_converter};
+use super::key_table::KeyTable;
+use super::ttl::StateTtl;
+use crate::exec::aggregate::{StateReader, put_bytes, put_i64, put_u32};
+use crate::exec::operator::{ExecError, OperatorContext};
+
+/// A stored row: its key's id and its place among the key's rows.
+pub(crate) type RecordAt = (u32, u32);
+
+/// One distinct row of a side, with how many times it is there and (on an outer side) how
+/// many rows of the other side it joins with.
+pub(crate) struct Record {
+    pub row: Box<[u8]>,
+    pub count: u32,
+    pub associations: u32,
+    /// When the row was last written (processing time, milliseconds), for the state TTL.
+    pub written: i64,
+}
+
+/// A key's rows on one side.
+pub(crate) type KeyRows = SmallVec<[Record; 1]>;
+
+/// One input of the join and its state.
+pub(crate) struct Side {
+    pub keys: Option<KeyEncoder>,
+    pub key_columns: Vec<usize>,
+    pub rows: RowConverter,
+    /// The bytes of a row of NULLs, for padding when this side has no match.
+    pub null_row: Box<[u8]>,
+    pub outer: bool,
+    pub state: KeyTable<KeyRows>,
+}
+
+impl Side {
+    pub fn new(
+        schema: &SchemaRef,
+        key_columns: Vec<usize>,
+        outer: bool,
+    ) -> Result<Self, ExecError> {
+        let rows = whole_row_converter(schema)?;
+        let null_row = null_row(&rows, schema)?;
+        Ok(Side {
+            keys: optional_encoder(schema, key_columns.clone())?,
+            key_columns,
+            rows,
+            null_row,
+            outer,
+            state: KeyTable::new(OperatorContext::default().max_parallelism),
+        })
+    }
+
+    pub fn record(&self, at: RecordAt) -> &Record {
+        &self.state.entry(at.0).value[at.1 as usize]
+    }
+
+    pub fn record_mut(&mut self, at: RecordAt) -> &mut Record {
+        &mut self.state.value_mut(at.0)[at.1 as usize]
+    }
+
+    /// Adds one copy of `row` under `key` at `now`; an outer side's row joins
+    /// `associations` rows. An expired copy counts for nothing.
+    pub fn add(&mut self, key: &[u8], row: &[u8], associations: u32, now: i64, ttl: StateTtl) {
+        let (id, _) = self.state.intern(key);
+        let records = self.state.value_mut(id);
+        match records.iter_mut().find(|r| &*r.row == row) {
+            Some(r) => {
+                r.count = if ttl.expired(r.written, now) {
+                    1
+                } else {
+                    r.count + 1
+                };
+                r.associations = associations;
+                r.written = now;
+            }
+            None => records.push(Record {
+                row: row.into(),
+                count: 1,
+                associations,
+                written: now,
+            }),
+        }
+    }
+
+    /// Takes one copy of `row` from under `key` (nothing when it is not there, or expired,
+    /// as Flink's state view does).
+    pub fn retract(&mut self, key: &[u8], row: &[u8], now: i64, ttl: StateTtl) {
+        let Some(id) = self.state.find(key) else {
+            return;
+        };
+        let records = self.state.value_mut(id);
+        if let Some(at) = records.iter().position(|r| &*r.row == row) {
+            if ttl.expired(records[at].written, now) {
+                records[at].count = 0;
+            } else {
+                records[at].count -= 1;
+                records[at].written = now;
+            }
+            if records[at].count == 0 {
+                records.swap_remove(at);
+            }
+        }
+        if records.is_empty() {
+            self.state.remove(id);
+        }
+    }
+
+    /// Drops every row the state TTL expired.
+    pub fn sweep(&mut self, now: i64, ttl: StateTtl) {
+        let mut emptied = Vec::new();
+        for (id, _) in self.state.iter() {
+            emptied.push(id);
+        }
+        for id in emptied {
+            let records = self.state.value_mut(id);
+            records.retain(|r| !ttl.expired(r.written, now));
+            if records.is_empty() {
+                self.state.remove(id);
+            }
+        }
+    }
+}
+
+/// Both sides' state per key group: for each side (a byte), each key with its rows (bytes,
+/// count, associations, when written).
+pub(crate) fn snapshot_sides(sides: &[Side; 2]) -> Vec<(u32, Vec<u8>)> {
+    let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+    for (s, side) in sides.iter().enumerate() {
+        for (_, key) in side.state.iter() {
+            let out = groups.entry(key.key_group).or_default();
+            out.push(s as u8);
+            put_bytes(out, &key.bytes);
+            put_u32(out, key.value.len() as u32);
+            for record in &key.value {
+                put_bytes(out, &record.row);
+                put_u32(out, record.count);
+                put_u32(out, record.associations);
+                put_i64(out, record.written);
+            }
+        }
+    }
+    groups.into_iter().collect()
+}
+
+/// Reads back one key group of what [`snapshot_sides`] wrote.
+pub(crate) fn restore_sides(sides: &mut [Side; 2], state: &[u8]) -> Result<(), ExecError> {
+    let mut input = StateReader::new(state);
+    while !input.is_empty() {
+        let s = input.u8()? as usize;
+        let side = sides
+            .get_mut(s)
+            .ok_or_else(|| ExecError::Internal(format!("a join has no side {s}")))?;
+        let (id, _) = side.state.intern(input.bytes()?);
+        for _ in 0..input.u32()? {
+            let row = input.bytes()?.into();
+            let count = input.u32()?;
+            let associations = input.u32()?;
+            let written = input.i64()?;
+            side.state.value_mut(id).push(Record {
+                row,
+                count,
+                associations,
+                written,
+            });
+        }
+    }
+    Ok(())
+}
