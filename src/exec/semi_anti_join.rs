@@ -15,25 +15,20 @@
 //! as the regular join keeps them (`state/join_side.rs`: rows by key with their counts and,
 //! on the left, their matches), snapshotted per key group.
 
-use std::sync::Arc;
-
-use arrow_array::cast::AsArray;
-use arrow_array::{Array, ArrayRef};
+use arrow_array::Array;
 use arrow_buffer::NullBuffer;
 use arrow_schema::SchemaRef;
 
 use super::chunk::{RowKind, StreamChunk, batch_with_rows};
-use super::eval::evaluate;
 use super::operator::{ExecError, Operator, OperatorContext, Output};
-use super::state::join_side::{Side, restore_sides, snapshot_sides};
+use super::state::join_side::{
+    RowPair, Side, pair_schema, pair_verdicts, restore_sides, snapshot_sides,
+};
 use super::state::key::key_bytes;
 use super::state::key_group::KeyGroupRange;
 use super::state::ttl::StateTtl;
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
-
-/// Candidate pairs whose residual is evaluated at once.
-const ROUND: usize = 16 * 1024;
 
 pub struct SemiAntiJoinOperator {
     /// Left, right.
@@ -63,13 +58,7 @@ impl SemiAntiJoinOperator {
         ctx: EvalContext,
         final_only: bool,
     ) -> Result<Self, ExecError> {
-        let pairs = Arc::new(arrow_schema::Schema::new(
-            left.fields()
-                .iter()
-                .chain(right.fields().iter())
-                .cloned()
-                .collect::<Vec<_>>(),
-        ));
+        let pairs = pair_schema(left, right);
         Ok(SemiAntiJoinOperator {
             sides: [
                 Side::new(left, keys.0, false)?,
@@ -90,24 +79,17 @@ impl SemiAntiJoinOperator {
         let Some(residual) = &self.residual else {
             return Ok(vec![true; pairs.len()]);
         };
+        let pairs: Vec<RowPair<'_>> = pairs.iter().map(|&(l, r)| (Some(l), Some(r))).collect();
+        let decoders = self.sides.each_ref().map(|s| (&s.rows, &*s.null_row));
         let mut verdicts = Vec::with_capacity(pairs.len());
-        for round in pairs.chunks(ROUND) {
-            let mut columns: Vec<ArrayRef> = Vec::new();
-            for (s, side) in self.sides.iter().enumerate() {
-                let parser = side.rows.parser();
-                columns.extend(
-                    side.rows.convert_rows(
-                        round
-                            .iter()
-                            .map(|p| parser.parse(if s == 0 { p.0 } else { p.1 })),
-                    )?,
-                );
-            }
-            let batch = batch_with_rows(self.pairs.clone(), columns, round.len())?;
-            let result = evaluate(residual, &batch, &self.ctx)?;
-            let result = result.as_boolean();
-            verdicts.extend((0..round.len()).map(|i| result.is_valid(i) && result.value(i)));
-        }
+        pair_verdicts(
+            residual,
+            &self.ctx,
+            decoders,
+            &pairs,
+            &self.pairs,
+            &mut verdicts,
+        )?;
         Ok(verdicts)
     }
 

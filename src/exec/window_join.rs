@@ -18,19 +18,17 @@
 //! State is snapshotted per key group: per window its key, end, and both sides' rows.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
-use arrow_array::cast::AsArray;
-use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_array::Array;
 use arrow_buffer::NullBuffer;
 use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
 use hashbrown::HashMap;
 
 use super::aggregate::{StateReader, put_bytes, put_i64, put_u32};
-use super::chunk::{StreamChunk, batch_with_rows, timestamp_column};
-use super::eval::evaluate;
+use super::chunk::{StreamChunk, timestamp_column};
 use super::operator::{ExecError, Operator, OperatorContext, Output};
+use super::state::join_side::{Decoders, RowPair, pair_schema, pair_verdicts, pairs_batch};
 use super::state::key::{KeyEncoder, key_bytes, null_row, optional_encoder, whole_row_converter};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
@@ -99,9 +97,6 @@ pub struct WindowJoinOperator {
     late_rows: u64,
 }
 
-/// An output row: a left row's bytes and a right row's, `None` for the padded side.
-type Pair<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
-
 impl WindowJoinOperator {
     /// A join of `left` and `right` rows on `keys` (column lists of each side) and the window
     /// ending at `window_ends` (a column of each side, of the windows' time type
@@ -120,15 +115,8 @@ impl WindowJoinOperator {
         ctx: EvalContext,
     ) -> Result<Self, ExecError> {
         let context = OperatorContext::default();
-        let pairs = Arc::new(arrow_schema::Schema::new(
-            left.fields()
-                .iter()
-                .chain(right.fields().iter())
-                .cloned()
-                .collect::<Vec<_>>(),
-        ));
         Ok(WindowJoinOperator {
-            pairs,
+            pairs: pair_schema(left, right),
             sides: [
                 Side::new(left, keys.0, window_ends.0)?,
                 Side::new(right, keys.1, window_ends.1)?,
@@ -179,7 +167,7 @@ impl WindowJoinOperator {
             close_window(&mut self.keys, key);
         }
         let passed = self.residual_verdicts(&fired)?;
-        let mut pairs: Vec<Pair<'_>> = Vec::new();
+        let mut pairs: Vec<RowPair<'_>> = Vec::new();
         let mut offset = 0;
         for window in &fired {
             let [left, right] = &window.rows;
@@ -199,7 +187,8 @@ impl WindowJoinOperator {
         }
         let sides = if self.join_type.keeps_right() { 2 } else { 1 };
         for round in pairs.chunks(ROUND) {
-            out.emit(StreamChunk::inserts(self.build(
+            out.emit(StreamChunk::inserts(pairs_batch(
+                self.decoders(),
                 round,
                 &self.output,
                 sides,
@@ -215,7 +204,7 @@ impl WindowJoinOperator {
             return Ok(None);
         };
         let mut verdicts = Vec::new();
-        let mut round: Vec<Pair<'_>> = Vec::new();
+        let mut round: Vec<RowPair<'_>> = Vec::new();
         for window in fired.iter().filter(|w| w.matchable) {
             let [left, right] = &window.rows;
             for l in left {
@@ -235,36 +224,22 @@ impl WindowJoinOperator {
     fn judge(
         &self,
         residual: &ScalarExpr,
-        pairs: &[Pair<'_>],
+        pairs: &[RowPair<'_>],
         verdicts: &mut Vec<bool>,
     ) -> Result<(), ExecError> {
-        if pairs.is_empty() {
-            return Ok(());
-        }
-        let joined = self.build(pairs, &self.pairs, 2)?;
-        let result = evaluate(residual, &joined, &self.ctx)?;
-        let result = result.as_boolean();
-        verdicts.extend((0..pairs.len()).map(|p| result.is_valid(p) && result.value(p)));
-        Ok(())
+        pair_verdicts(
+            residual,
+            &self.ctx,
+            self.decoders(),
+            pairs,
+            &self.pairs,
+            verdicts,
+        )
     }
 
-    /// Rows of `schema` from `pairs`: the left's columns, then (`sides` 2) the right's, NULL
-    /// where missing.
-    fn build(
-        &self,
-        pairs: &[Pair<'_>],
-        schema: &SchemaRef,
-        sides: usize,
-    ) -> Result<RecordBatch, ExecError> {
-        let mut columns: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
-        for (s, side) in self.sides.iter().enumerate().take(sides) {
-            let parser = side.rows.parser();
-            columns.extend(side.rows.convert_rows(pairs.iter().map(|p| {
-                let row = if s == 0 { p.0 } else { p.1 };
-                parser.parse(row.unwrap_or(&side.null_row))
-            }))?);
-        }
-        Ok(batch_with_rows(schema.clone(), columns, pairs.len())?)
+    /// Each side's row converter and row of NULLs.
+    fn decoders(&self) -> Decoders<'_> {
+        self.sides.each_ref().map(|s| (&s.rows, &*s.null_row))
     }
 }
 
@@ -274,7 +249,7 @@ fn join_window<'a>(
     left: &'a [Box<[u8]>],
     right: &'a [Box<[u8]>],
     passes: impl Fn(usize, usize) -> bool,
-    pairs: &mut Vec<Pair<'a>>,
+    pairs: &mut Vec<RowPair<'a>>,
 ) {
     match join_type {
         JoinType::Semi | JoinType::Anti => {

@@ -1,10 +1,15 @@
 //! One input of a regular join and its state: per join key, the side's distinct rows
 //! (`arrow-row` bytes) with how many times each is there, how many rows of the other side
 //! each joins with (an outer side's, or a semi or anti join's left), and when it was written
-//! (for the state TTL). `exec/join.rs` and `exec/semi_anti_join.rs` keep their inputs here.
+//! (for the state TTL). `exec/join.rs` and `exec/semi_anti_join.rs` keep their inputs here;
+//! they and the window join decode pairs of stored rows for their residual conditions with
+//! [`pairs_batch`] and [`pair_verdicts`].
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
 use smallvec::SmallVec;
@@ -13,7 +18,70 @@ use super::key::{KeyEncoder, null_row, optional_encoder, whole_row_converter};
 use super::key_table::KeyTable;
 use super::ttl::StateTtl;
 use crate::exec::aggregate::{StateReader, put_bytes, put_i64, put_u32};
+use crate::exec::chunk::batch_with_rows;
+use crate::exec::eval::evaluate;
 use crate::exec::operator::{ExecError, OperatorContext};
+use crate::function::EvalContext;
+use crate::plan::expr::ScalarExpr;
+
+/// Pairs whose residual is evaluated at once.
+const ROUND: usize = 16 * 1024;
+
+/// A pair of stored rows (whole-row bytes): the left's and the right's, `None` for a side
+/// padded with NULLs.
+pub(crate) type RowPair<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
+
+/// How to decode each side's row bytes: its converter, and its row of NULLs.
+pub(crate) type Decoders<'a> = [(&'a RowConverter, &'a [u8]); 2];
+
+/// Both inputs' columns, the left's then the right's: what a join's residual reads.
+pub(crate) fn pair_schema(left: &SchemaRef, right: &SchemaRef) -> SchemaRef {
+    Arc::new(arrow_schema::Schema::new(
+        left.fields()
+            .iter()
+            .chain(right.fields().iter())
+            .cloned()
+            .collect::<Vec<_>>(),
+    ))
+}
+
+/// Rows of `schema` from `pairs`: the left's columns, then (`sides` 2) the right's, NULL
+/// where a pair has no row of a side.
+pub(crate) fn pairs_batch(
+    decoders: Decoders<'_>,
+    pairs: &[RowPair<'_>],
+    schema: &SchemaRef,
+    sides: usize,
+) -> Result<RecordBatch, ExecError> {
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
+    for (s, (rows, nulls)) in decoders.iter().enumerate().take(sides) {
+        let parser = rows.parser();
+        columns.extend(rows.convert_rows(pairs.iter().map(|p| {
+            let row = if s == 0 { p.0 } else { p.1 };
+            parser.parse(row.unwrap_or(nulls))
+        }))?);
+    }
+    Ok(batch_with_rows(schema.clone(), columns, pairs.len())?)
+}
+
+/// Whether `residual` holds for each pair (over `schema`, both sides' columns), appended to
+/// `verdicts`, evaluated [`ROUND`] pairs at a time.
+pub(crate) fn pair_verdicts(
+    residual: &ScalarExpr,
+    ctx: &EvalContext,
+    decoders: Decoders<'_>,
+    pairs: &[RowPair<'_>],
+    schema: &SchemaRef,
+    verdicts: &mut Vec<bool>,
+) -> Result<(), ExecError> {
+    for round in pairs.chunks(ROUND) {
+        let batch = pairs_batch(decoders, round, schema, 2)?;
+        let result = evaluate(residual, &batch, ctx)?;
+        let result = result.as_boolean();
+        verdicts.extend((0..round.len()).map(|i| result.is_valid(i) && result.value(i)));
+    }
+    Ok(())
+}
 
 /// A stored row: its key's id and its place among the key's rows.
 pub(crate) type RecordAt = (u32, u32);
