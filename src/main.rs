@@ -13,10 +13,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tideline::client::{Session, decode_script, run_script};
 
-/// mimalloc: operators allocate and free column buffers of 10-100 KB per batch, which
-/// glibc's malloc hands back to the kernel and faults in again (docs/design/0006).
+/// mimalloc for batches, the C library for large state (runtime::allocator).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: tideline::runtime::allocator::Allocator = tideline::runtime::allocator::Allocator;
 
 const USAGE: &str = "usage: tideline [-i init.sql] [-f script.sql | -e 'statement;']\n\
   -f FILE   run the statements of FILE and exit\n\

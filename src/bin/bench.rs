@@ -26,7 +26,7 @@ use tideline::client::Session;
 
 /// The allocator the `tideline` binary uses, so the numbers are its.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: tideline::runtime::allocator::Allocator = tideline::runtime::allocator::Allocator;
 
 const ROWS: u64 = 20_000_000;
 
@@ -42,6 +42,60 @@ fn cpu_seconds() -> Option<f64> {
     let user: f64 = fields.get(11)?.parse().ok()?;
     let system: f64 = fields.get(12)?.parse().ok()?;
     Some((user + system) / 100.0)
+}
+
+/// `measure` for a keyed operator, which also reports its state's peak memory per key
+/// against `raw` bytes of key and values per key. `job(keys)` is the workload over `keys`
+/// keys. For the memory it runs twice more, each time in a process of its own (this binary
+/// with `--script`): over a tenth of the keys, then over all. A process's peak is the
+/// state's plus what any job holds (the binary, batches in flight, the allocator's own
+/// pages), so the difference of the two peaks per key of difference is the state's cost.
+fn measure_state(
+    session: &mut Session,
+    what: &str,
+    job: impl Fn(u64) -> String,
+    rows: impl Fn(u64) -> u64,
+    keys: u64,
+    raw: u64,
+) -> f64 {
+    let rate = measure(session, &job(keys), what, rows(keys));
+    if rate.is_nan() {
+        return rate;
+    }
+    let few = keys / 10;
+    if let (Some(small), Some(large)) = (peak_of(&job(few)), peak_of(&job(keys))) {
+        let per_key = large.saturating_sub(small) as f64 / (keys - few) as f64;
+        println!(
+            "  peak memory {:.1} MB ({:.1} MB over a tenth of the keys): {per_key:.1} bytes \
+             per key, {:.2}x the {raw} raw bytes",
+            large as f64 / 1e6,
+            small as f64 / 1e6,
+            per_key / raw as f64
+        );
+    }
+    rate
+}
+
+/// The peak resident memory of a process of this binary running `sql`, as it reports it.
+fn peak_of(sql: &str) -> Option<u64> {
+    let output = std::process::Command::new(std::env::current_exe().ok()?)
+        .arg("--script")
+        .arg(sql)
+        .output()
+        .ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    String::from_utf8(output.stdout).ok()?.trim().parse().ok()
+}
+
+/// This process's peak resident memory in bytes (`VmHWM` of `/proc/self/status`: the peak of
+/// its own address space, which a parent's pages before `exec` are not part of), Linux only.
+fn own_peak() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
 
 /// Runs `sql` and returns the rate, in rows per CPU-second (per wall second where CPU time is
@@ -74,6 +128,18 @@ fn measure(session: &mut Session, sql: &str, what: &str, rows: u64) -> f64 {
 }
 
 fn main() {
+    // A child of `peak_of`: one script, then its peak memory, and out.
+    let args: Vec<String> = std::env::args().collect();
+    if let [_, flag, sql] = &args[..]
+        && flag == "--script"
+    {
+        let ok = tideline::client::run_script(&mut Session::default(), sql, &mut std::io::sink());
+        match own_peak() {
+            Some(peak) if ok => println!("{peak}"),
+            _ => std::process::exit(1),
+        }
+        return;
+    }
     let mut session = Session::default();
     let source = |name: &str, rows: u64| {
         format!(
@@ -252,30 +318,42 @@ fn main() {
     // An updating aggregate: 10 M rows over 1 M keys (ten rows a key, so most rows update
     // a group: -U and +U out), into a sink that takes updates.
     let group_rows: u64 = 10_000_000;
-    let group_aggregate = measure(
+    let group_aggregate = measure_state(
         &mut session,
-        &format!(
-            "CREATE TABLE group_src (id BIGINT, v INT, k AS id % 1000000) WITH ('connector' = 'datagen',              'rows-per-second' = '1000000000000', 'fields.id.kind' = 'sequence', 'fields.id.start' = '0',              'fields.id.end' = '{}', 'fields.v.min' = '0', 'fields.v.max' = '100');
-             CREATE TABLE group_sink (k BIGINT, c BIGINT, s INT) WITH ('connector' = 'blackhole');
-             INSERT INTO group_sink SELECT k, COUNT(*), SUM(v) FROM group_src GROUP BY k;",
-            group_rows - 1
-        ),
         "group aggregate: COUNT(*), SUM(v) by 1 M keys (updating) → blackhole",
-        group_rows,
+        |keys| {
+            format!(
+                "CREATE TABLE group_src (id BIGINT, v INT, k AS id % {keys}) WITH ('connector' = 'datagen', \
+                 'rows-per-second' = '1000000000000', 'fields.id.kind' = 'sequence', 'fields.id.start' = '0', \
+                 'fields.id.end' = '{}', 'fields.v.min' = '0', 'fields.v.max' = '100');\n\
+                 CREATE TABLE group_sink (k BIGINT, c BIGINT, s INT) WITH ('connector' = 'blackhole');\n\
+                 INSERT INTO group_sink SELECT k, COUNT(*), SUM(v) FROM group_src GROUP BY k;",
+                group_rows - 1
+            )
+        },
+        |_| group_rows,
+        1_000_000,
+        // k BIGINT, COUNT(*) BIGINT, SUM(v) INT.
+        20,
     );
     // Top-3 per key over inserts: 10 M rows, 1 M keys.
-    let top_n = measure(
+    let top_n = measure_state(
         &mut session,
-        &format!(
-            "CREATE TABLE topn_src (id BIGINT, v INT, k AS id % 1000000) WITH ('connector' = 'datagen', \
-             'rows-per-second' = '1000000000000', 'fields.id.kind' = 'sequence', 'fields.id.start' = '0', \
-             'fields.id.end' = '{}', 'fields.v.min' = '0', 'fields.v.max' = '1000000');\n\
-             CREATE TABLE topn_sink (k BIGINT, v INT, rk BIGINT) WITH ('connector' = 'blackhole');\n\
-             INSERT INTO topn_sink SELECT k, v, rk FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rk FROM topn_src) WHERE rk <= 3;",
-            group_rows - 1
-        ),
         "top-N: the 3 largest v per key, 1 M keys (updating) → blackhole",
-        group_rows,
+        |keys| {
+            format!(
+                "CREATE TABLE topn_src (id BIGINT, v INT, k AS id % {keys}) WITH ('connector' = 'datagen', \
+                 'rows-per-second' = '1000000000000', 'fields.id.kind' = 'sequence', 'fields.id.start' = '0', \
+                 'fields.id.end' = '{}', 'fields.v.min' = '0', 'fields.v.max' = '1000000');\n\
+                 CREATE TABLE topn_sink (k BIGINT, v INT, rk BIGINT) WITH ('connector' = 'blackhole');\n\
+                 INSERT INTO topn_sink SELECT k, v, rk FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rk FROM topn_src) WHERE rk <= 3;",
+                group_rows - 1
+            )
+        },
+        |_| group_rows,
+        1_000_000,
+        // Three rows of k BIGINT, v INT.
+        36,
     );
     // Window deduplication: the last row per key and 1-minute window, rows 1 ms apart.
     let dedup = measure(
@@ -332,21 +410,26 @@ fn main() {
     // A regular inner join of two 1 M-row inputs, each key once on each side (2 M rows in,
     // 1 M pairs out).
     let join_rows: u64 = 1_000_000;
-    let join = measure(
+    let join = measure_state(
         &mut session,
-        &format!(
-            "CREATE TABLE join_left (id BIGINT, v INT) WITH ('connector' = 'datagen', \
-             'rows-per-second' = '1000000000000', 'fields.id.kind' = 'sequence', 'fields.id.start' = '0', \
-             'fields.id.end' = '{end}');\n\
-             CREATE TABLE join_right (id BIGINT, w INT) WITH ('connector' = 'datagen', \
-             'rows-per-second' = '1000000000000', 'fields.id.kind' = 'sequence', 'fields.id.start' = '0', \
-             'fields.id.end' = '{end}');\n\
-             CREATE TABLE join_sink (id BIGINT, v INT, w INT) WITH ('connector' = 'blackhole');\n\
-             INSERT INTO join_sink SELECT l.id, v, w FROM join_left l JOIN join_right r ON l.id = r.id;",
-            end = join_rows - 1
-        ),
         "inner join: two 1 M-row inputs on a unique key (2 M rows in)",
-        2 * join_rows,
+        |keys| {
+            format!(
+                "CREATE TABLE join_left (id BIGINT, v INT) WITH ('connector' = 'datagen', \
+                 'rows-per-second' = '1000000000000', 'fields.id.kind' = 'sequence', 'fields.id.start' = '0', \
+                 'fields.id.end' = '{end}');\n\
+                 CREATE TABLE join_right (id BIGINT, w INT) WITH ('connector' = 'datagen', \
+                 'rows-per-second' = '1000000000000', 'fields.id.kind' = 'sequence', 'fields.id.start' = '0', \
+                 'fields.id.end' = '{end}');\n\
+                 CREATE TABLE join_sink (id BIGINT, v INT, w INT) WITH ('connector' = 'blackhole');\n\
+                 INSERT INTO join_sink SELECT l.id, v, w FROM join_left l JOIN join_right r ON l.id = r.id;",
+                end = keys - 1
+            )
+        },
+        |keys| 2 * keys,
+        join_rows,
+        // A row of each side: id BIGINT, v INT and id BIGINT, w INT.
+        24,
     );
     if unwatermarked.is_finite() && watermarked.is_finite() {
         println!(

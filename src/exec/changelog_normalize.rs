@@ -160,8 +160,8 @@ impl Operator for ChangelogNormalizeOperator {
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
         let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
         for (_, key) in self.keys.iter() {
-            let out = groups.entry(key.key_group).or_default();
-            put_bytes(out, &key.bytes);
+            let out = groups.entry(key.key_group()).or_default();
+            put_bytes(out, key.bytes);
             put_bytes(out, &key.value.row);
             out.push(u8::from(key.value.passes));
         }

@@ -142,7 +142,7 @@ impl Operator for DeduplicateOperator {
             let bytes = key_bytes(keys.as_ref(), i);
             let (key, mut new) = self.keys.intern(bytes);
             // An expired key is new again, whether or not a sweep has freed it yet.
-            if !new && self.ttl.expired(self.keys.entry(key).value.written, now) {
+            if !new && self.ttl.expired(self.keys.value(key).written, now) {
                 *self.keys.value_mut(key) = Kept::default();
                 new = true;
             }
@@ -204,8 +204,8 @@ impl Operator for DeduplicateOperator {
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
         let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
         for (_, key) in self.keys.iter() {
-            let out = groups.entry(key.key_group).or_default();
-            put_bytes(out, &key.bytes);
+            let out = groups.entry(key.key_group()).or_default();
+            put_bytes(out, key.bytes);
             put_i64(out, key.value.time);
             put_bytes(out, &key.value.row);
         }

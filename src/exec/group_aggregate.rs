@@ -27,7 +27,7 @@ use arrow_ord::ord::{DynComparator, make_comparator};
 use arrow_schema::{Schema as ArrowSchema, SchemaRef, SortOptions};
 
 use super::aggregate::{
-    GroupsAccumulator, StateReader, create_accumulator_for, put_bytes, put_i64,
+    GroupsAccumulator, HeldCount, StateReader, create_accumulator_for, put_bytes, put_i64,
 };
 use super::chunk::{RowKind, StreamChunk, batch_with_rows};
 use super::operator::{ExecError, Operator, OperatorContext, Output};
@@ -42,16 +42,18 @@ pub struct GroupAggregateOperator {
     output: SchemaRef,
     encoder: Option<KeyEncoder>,
     accumulators: Vec<Box<dyn GroupsAccumulator>>,
-    /// Each key with the count of rows it holds (inserted less retracted).
-    keys: KeyTable<i64>,
+    keys: KeyTable<()>,
+    /// Per key id, the rows it holds (inserted less retracted; for an insert-only input,
+    /// whether it holds any).
+    rows: HeldCount,
+    /// The input retracts rows (`-U`, `-D`).
+    retracts: bool,
     update_before: bool,
     final_only: bool,
     key_groups: KeyGroupRange,
-    /// Per key id, the batch that last saw it and how often, to put rows in rounds.
-    /// The batch number wraps: a stale stamp that comes round again only moves that key's
-    /// rows to later rounds of the batch, which stay distinct and in order.
-    seen_in: Vec<(u32, u32)>,
-    batch_number: u32,
+    /// Per key id seen in the batch at hand, how often so far: a row's round. A batch's
+    /// keys only, so no memory per key is spent on it.
+    occurrences: hashbrown::HashMap<u32, u32>,
     /// Keys whose count reached zero in this batch, to forget at its end.
     emptied: Vec<u32>,
     /// `table.exec.state.ttl`: a key not written for this long is forgotten.
@@ -111,11 +113,12 @@ impl GroupAggregateOperator {
             encoder,
             accumulators,
             keys: KeyTable::new(ctx.max_parallelism),
+            rows: HeldCount::new(retracts),
+            retracts,
             update_before,
             final_only,
             key_groups: ctx.key_groups,
-            seen_in: Vec::new(),
-            batch_number: 0,
+            occurrences: hashbrown::HashMap::new(),
             emptied: Vec::new(),
             ttl: StateTtl::default(),
             written: WrittenAt::default(),
@@ -141,6 +144,7 @@ impl GroupAggregateOperator {
         for a in &mut self.accumulators {
             a.free(id);
         }
+        self.rows.set(id as usize, 0);
         self.keys.remove(id);
     }
 
@@ -163,6 +167,7 @@ impl GroupAggregateOperator {
             let (id, new) = self.keys.intern(bytes);
             if new {
                 let capacity = self.keys.capacity();
+                self.rows.resize(capacity);
                 for a in &mut self.accumulators {
                     a.resize(capacity);
                 }
@@ -193,9 +198,8 @@ impl GroupAggregateOperator {
             for r in round.iter().filter(|r| r.retract == retract) {
                 rows.push(r.row);
                 slots.push(r.key);
-                let count = self.keys.value_mut(r.key);
-                *count += if retract { -1 } else { 1 };
-                if *count <= 0 {
+                let count = self.rows.add(r.key as usize, if retract { -1 } else { 1 });
+                if count <= 0 {
                     self.emptied.push(r.key);
                 }
             }
@@ -219,7 +223,7 @@ impl GroupAggregateOperator {
         let keys = self.encoder.as_ref().map(|e| e.encode(batch)).transpose()?;
         let mut round = Vec::with_capacity(batch.num_rows());
         for row in 0..batch.num_rows() {
-            let retract = matches!(chunk.kind(row), RowKind::UpdateBefore | RowKind::Delete);
+            let retract = self.retraction(chunk, row)?;
             let bytes = key_bytes(keys.as_ref(), row);
             if let Some(key) = self.key_for(bytes, retract) {
                 round.push(RoundRow {
@@ -243,16 +247,24 @@ impl GroupAggregateOperator {
         emptied.sort_unstable();
         emptied.dedup();
         for &id in &emptied {
-            if self.keys.entry(id).value > 0 {
+            if self.rows.get(id as usize) > 0 {
                 continue;
             }
-            for a in &mut self.accumulators {
-                a.free(id);
-            }
-            self.keys.remove(id);
+            self.forget(id);
         }
         emptied.clear();
         self.emptied = emptied;
+    }
+
+    /// Whether row `row` retracts (an insert-only input never does: its plan said so).
+    fn retraction(&self, chunk: &StreamChunk, row: usize) -> Result<bool, ExecError> {
+        let retract = matches!(chunk.kind(row), RowKind::UpdateBefore | RowKind::Delete);
+        if retract && !self.retracts {
+            return Err(ExecError::Internal(
+                "a retraction reached a group aggregate planned for an insert-only input".into(),
+            ));
+        }
+        Ok(retract)
     }
 
     /// The rows of `batch` in rounds (see the module's comment).
@@ -260,13 +272,12 @@ impl GroupAggregateOperator {
         &mut self,
         chunk: &StreamChunk,
         keys: Option<&arrow_row::Rows>,
-    ) -> Vec<Vec<RoundRow>> {
-        self.batch_number = self.batch_number.wrapping_add(1);
-        let stamp = self.batch_number;
+    ) -> Result<Vec<Vec<RoundRow>>, ExecError> {
         let now = self.ctx.now_millis();
+        self.occurrences.clear();
         let mut rounds: Vec<Vec<RoundRow>> = Vec::new();
         for row in 0..chunk.num_rows() {
-            let retract = matches!(chunk.kind(row), RowKind::UpdateBefore | RowKind::Delete);
+            let retract = self.retraction(chunk, row)?;
             let bytes = key_bytes(keys, row);
             // An expired key is gone, whether or not a sweep has freed it yet.
             if self.ttl.is_on()
@@ -285,15 +296,7 @@ impl GroupAggregateOperator {
                     None => continue,
                 },
             };
-            let k = key as usize;
-            if self.seen_in.len() <= k {
-                self.seen_in.resize(k + 1, (0, 0));
-            }
-            let (last, count) = &mut self.seen_in[k];
-            if *last != stamp {
-                *last = stamp;
-                *count = 0;
-            }
+            let count = self.occurrences.entry(key).or_insert(0);
             let round = *count as usize;
             *count += 1;
             if rounds.len() <= round {
@@ -305,7 +308,7 @@ impl GroupAggregateOperator {
                 retract,
             });
         }
-        rounds
+        Ok(rounds)
     }
 
     /// A streaming batch: per row, the change to its group's result.
@@ -316,7 +319,7 @@ impl GroupAggregateOperator {
     ) -> Result<(), ExecError> {
         let batch = &chunk.batch;
         let keys = self.encoder.as_ref().map(|e| e.encode(batch)).transpose()?;
-        let rounds = self.rounds(chunk, keys.as_ref());
+        let rounds = self.rounds(chunk, keys.as_ref())?;
         let mut emitted: Vec<Emitted> = Vec::new();
         // Per round: the results before it, then after it.
         let mut results: Vec<Vec<ArrayRef>> = Vec::new();
@@ -324,13 +327,15 @@ impl GroupAggregateOperator {
             // A retraction of a group that holds nothing (now) is ignored.
             let round: Vec<RoundRow> = round
                 .into_iter()
-                .filter(|r| !(r.retract && self.keys.entry(r.key).value <= 0))
+                .filter(|r| !(r.retract && self.rows.get(r.key as usize) <= 0))
                 .collect();
             if round.is_empty() {
                 continue;
             }
-            let counts_before: Vec<i64> =
-                round.iter().map(|r| self.keys.entry(r.key).value).collect();
+            let counts_before: Vec<i64> = round
+                .iter()
+                .map(|r| self.rows.get(r.key as usize))
+                .collect();
             let slots: Vec<u32> = round.iter().map(|r| r.key).collect();
             let before = self.results(&slots)?;
             self.apply(batch, &round)?;
@@ -344,7 +349,7 @@ impl GroupAggregateOperator {
             let (before_at, after_at) = (results.len(), results.len() + 1);
             for (i, r) in round.iter().enumerate() {
                 let was = counts_before[i] > 0;
-                let is = self.keys.entry(r.key).value > 0;
+                let is = self.rows.get(r.key as usize) > 0;
                 let mut emit = |kind, results| {
                     emitted.push(Emitted {
                         row: r.row,
@@ -462,11 +467,7 @@ impl Operator for GroupAggregateOperator {
             // The one group of a global aggregate, empty.
             self.key_for(&[], false);
         }
-        let mut live: Vec<(u32, &[u8])> = self
-            .keys
-            .iter()
-            .map(|(id, e)| (id, e.bytes.as_slice()))
-            .collect();
+        let mut live: Vec<(u32, &[u8])> = self.keys.iter().map(|(id, e)| (id, e.bytes)).collect();
         if live.is_empty() {
             return Ok(());
         }
@@ -489,9 +490,9 @@ impl Operator for GroupAggregateOperator {
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
         let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
         for (id, key) in self.keys.iter() {
-            let out = groups.entry(key.key_group).or_default();
-            put_bytes(out, &key.bytes);
-            put_i64(out, key.value);
+            let out = groups.entry(key.key_group()).or_default();
+            put_bytes(out, key.bytes);
+            put_i64(out, self.rows.get(id as usize));
             for a in &self.accumulators {
                 a.write_slot(id, out);
             }
@@ -507,7 +508,7 @@ impl Operator for GroupAggregateOperator {
             let id = self
                 .key_for(bytes, false)
                 .ok_or_else(|| ExecError::Internal("a restored key is missing".into()))?;
-            *self.keys.value_mut(id) = input.i64()?;
+            self.rows.set(id as usize, input.i64()?);
             for a in &mut self.accumulators {
                 a.read_slot(id, &mut input)?;
             }

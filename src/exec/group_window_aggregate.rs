@@ -320,8 +320,7 @@ impl GroupWindowAggregateOperator {
                     // The key's few open windows, without a probe into a big map.
                     let slots = &self.slots;
                     self.keys
-                        .entry(k)
-                        .value
+                        .value(k)
                         .iter()
                         .copied()
                         .find(|&s| slots[s as usize].end == end)
@@ -371,7 +370,7 @@ impl GroupWindowAggregateOperator {
         let (mut start, mut end) = (ts, ts.saturating_add(gap));
         let mut touched: Vec<u32> = Vec::new();
         if let Some(k) = *key {
-            for &slot in &self.keys.entry(k).value {
+            for &slot in self.keys.value(k) {
                 let w = self.slots[slot as usize];
                 if w.start <= end && w.end >= start {
                     touched.push(slot);
@@ -438,9 +437,9 @@ impl GroupWindowAggregateOperator {
         let mut due: Vec<u32> = fired.into_values().flatten().collect();
         due.sort_by(|&a, &b| {
             let (wa, wb) = (&self.slots[a as usize], &self.slots[b as usize]);
-            (wa.trigger, &self.keys.entry(wa.key).bytes, wa.start).cmp(&(
+            (wa.trigger, &self.keys.bytes(wa.key), wa.start).cmp(&(
                 wb.trigger,
-                &self.keys.entry(wb.key).bytes,
+                &self.keys.bytes(wb.key),
                 wb.start,
             ))
         });
@@ -455,7 +454,7 @@ impl GroupWindowAggregateOperator {
             .collect();
         let batch = self.window_batch(
             due.iter()
-                .map(|&s| &*self.keys.entry(self.slots[s as usize].key).bytes),
+                .map(|&s| self.keys.bytes(self.slots[s as usize].key)),
             &due,
             &bounds,
         )?;
@@ -717,10 +716,10 @@ impl Operator for GroupWindowAggregateOperator {
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
         let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
         for (_, key) in self.keys.iter() {
-            let out = groups.entry(key.key_group).or_default();
-            put_bytes(out, &key.bytes);
+            let out = groups.entry(key.key_group()).or_default();
+            put_bytes(out, key.bytes);
             put_u32(out, key.value.len() as u32);
-            for &slot in &key.value {
+            for &slot in key.value {
                 let w = &self.slots[slot as usize];
                 put_i64(out, w.start);
                 put_i64(out, w.end);

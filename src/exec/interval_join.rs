@@ -200,7 +200,7 @@ impl IntervalJoinOperator {
 
     /// Forgets a key that keeps no rows and waits for no timer.
     fn forget_if_empty(&mut self, key: u32) {
-        let state = &self.keys.entry(key).value;
+        let state = &self.keys.value(key);
         if state.caches.iter().all(BTreeMap::is_empty) && state.timers.iter().all(Option::is_none) {
             self.keys.remove(key);
         }
@@ -294,13 +294,13 @@ impl Operator for IntervalJoinOperator {
                 self.expiration[o] = self.expiration_time(self.relative[o]);
                 let expiration = self.expiration[o];
                 // Candidates in range, then the residual over them.
-                let candidates: Vec<(i64, usize)> = self.keys.entry(key).value.caches[o]
+                let candidates: Vec<(i64, usize)> = self.keys.value(key).caches[o]
                     .range(from..=to)
                     .flat_map(|(&t, rows)| (0..rows.len()).map(move |r| (t, r)))
                     .collect();
                 let passed: Vec<bool> = match (&self.residual, candidates.is_empty()) {
                     (Some(residual), false) => {
-                        let cache = &self.keys.entry(key).value.caches[o];
+                        let cache = &self.keys.value(key).caches[o];
                         let theirs: Vec<Option<&[u8]>> = candidates
                             .iter()
                             .map(|&(t, r)| Some(&cache[&t][r].0[..]))
@@ -375,7 +375,7 @@ impl Operator for IntervalJoinOperator {
             let ids = self.timers.remove(&at).unwrap_or_default();
             for key in ids {
                 for s in 0..2 {
-                    if self.keys.entry(key).value.timers[s] != Some(at) {
+                    if self.keys.value(key).timers[s] != Some(at) {
                         continue;
                     }
                     self.expiration[s] = self.expiration_time(self.relative[s]);

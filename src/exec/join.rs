@@ -121,7 +121,7 @@ impl JoinOperator {
         let other = &self.sides[1 - s];
         let mut pairs = Vec::new();
         for &(i, id) in found {
-            let records = &other.state.entry(id).value;
+            let records = &other.state.value(id);
             pairs.extend(
                 (0..records.len() as u32)
                     .filter(|&r| !self.ttl[1 - s].expired(records[r as usize].written, now))
@@ -274,7 +274,7 @@ impl Operator for JoinOperator {
                 if !null_keys.as_ref().is_some_and(|nk| nk.is_null(end))
                     && let Some(id) = other.state.find(key_bytes(keys.as_ref(), end))
                 {
-                    candidates += other.state.entry(id).value.len();
+                    candidates += other.state.value(id).len();
                     found.push((end, id));
                 }
                 end += 1;

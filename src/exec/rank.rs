@@ -440,11 +440,8 @@ impl Operator for RankOperator {
         if !self.final_only {
             return Ok(());
         }
-        let mut partitions: Vec<(u32, &[u8])> = self
-            .keys
-            .iter()
-            .map(|(id, e)| (id, e.bytes.as_slice()))
-            .collect();
+        let mut partitions: Vec<(u32, &[u8])> =
+            self.keys.iter().map(|(id, e)| (id, e.bytes)).collect();
         partitions.sort_by(|a, b| a.1.cmp(b.1));
         let mut changes = Vec::new();
         for (id, _) in partitions {
@@ -462,8 +459,8 @@ impl Operator for RankOperator {
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
         let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
         for (id, key) in self.keys.iter() {
-            let out = groups.entry(key.key_group).or_default();
-            put_bytes(out, &key.bytes);
+            let out = groups.entry(key.key_group()).or_default();
+            put_bytes(out, key.bytes);
             let rows = &self.partitions[id as usize];
             put_u32(out, rows.len() as u32);
             for (order, row, count) in rows.iter() {

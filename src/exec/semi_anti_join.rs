@@ -129,20 +129,20 @@ impl SemiAntiJoinOperator {
                 continue;
             }
             if let Some(id) = self.sides[1].state.find(key_bytes(keys, i)) {
-                let records = &self.sides[1].state.entry(id).value;
+                let records = &self.sides[1].state.value(id);
                 candidates.extend((0..records.len()).map(|r| (i, id, r)));
             }
         }
         let right = &self.sides[1].state;
         let pairs: Vec<(&[u8], &[u8])> = candidates
             .iter()
-            .map(|&(i, id, r)| (rows.row(i).data(), &*right.entry(id).value[r].row))
+            .map(|&(i, id, r)| (rows.row(i).data(), &*right.value(id)[r].row))
             .collect();
         let verdicts = self.verdicts(&pairs)?;
         let mut matches = vec![0u32; n];
         for (&(i, id, r), ok) in candidates.iter().zip(verdicts) {
             if ok {
-                matches[i] += right.entry(id).value[r].count;
+                matches[i] += right.value(id)[r].count;
             }
         }
         let mut emitted: Vec<(Box<[u8]>, RowKind)> = Vec::new();
@@ -191,7 +191,7 @@ impl SemiAntiJoinOperator {
             let kind = chunk.kind(i);
             let accumulate = matches!(kind, RowKind::Insert | RowKind::UpdateAfter);
             if let Some(id) = self.sides[0].state.find(key) {
-                let left = &self.sides[0].state.entry(id).value;
+                let left = &self.sides[0].state.value(id);
                 let pairs: Vec<(&[u8], &[u8])> = left.iter().map(|l| (&*l.row, row)).collect();
                 let verdicts = self.verdicts(&pairs)?;
                 let records = self.sides[0].state.value_mut(id);

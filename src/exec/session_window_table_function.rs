@@ -191,7 +191,7 @@ impl Operator for SessionWindowTableFunctionOperator {
             let (key, _) = self.keys.intern(key_bytes(keys.as_ref(), i));
             if !self.add(key, ts, rows.row(i).as_ref().into()) {
                 self.late += 1;
-                if self.keys.entry(key).value.is_empty() {
+                if self.keys.value(key).is_empty() {
                     self.keys.remove(key);
                 }
             }

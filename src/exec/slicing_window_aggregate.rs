@@ -409,11 +409,7 @@ impl SlicingWindowAggregateOperator {
                 window_clock: &self.window_clock,
                 clock: self.clock.as_ref(),
             }
-            .batch(
-                keys.iter().map(|&k| &*self.keys.entry(k).bytes),
-                &emitted,
-                &bounds,
-            )?;
+            .batch(keys.iter().map(|&k| self.keys.bytes(k)), &emitted, &bounds)?;
             out.emit(StreamChunk::inserts(batch))?;
         }
         for slot in released {
@@ -493,7 +489,7 @@ impl Operator for SlicingWindowAggregateOperator {
             let start = window_start(ts, self.window.offset, self.slice);
             let end = start.saturating_add(self.slice);
             let open = key.and_then(|k| {
-                let slices = &self.keys.entry(k).value.slices;
+                let slices = &self.keys.value(k).slices;
                 slices.iter().find(|s| s.end == end).map(|s| s.slot)
             });
             let slot = match open {
@@ -508,7 +504,7 @@ impl Operator for SlicingWindowAggregateOperator {
                         }
                     };
                     let slot = self.open_slice(k, start, end);
-                    if self.keys.entry(k).value.slices.is_empty() {
+                    if self.keys.value(k).slices.is_empty() {
                         self.keys.remove(k);
                         key = None;
                     }
@@ -560,8 +556,8 @@ impl Operator for SlicingWindowAggregateOperator {
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
         let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
         for (_, key) in self.keys.iter() {
-            let out = groups.entry(key.key_group).or_default();
-            put_bytes(out, &key.bytes);
+            let out = groups.entry(key.key_group()).or_default();
+            put_bytes(out, key.bytes);
             put_u32(out, key.value.slices.len() as u32);
             for s in &key.value.slices {
                 put_i64(out, s.start);

@@ -178,7 +178,7 @@ impl TemporalJoinOperator {
         }
         match next {
             Some(time) => self.register(key, time),
-            None if self.keys.entry(key).value.versions.is_empty() => self.keys.remove(key),
+            None if self.keys.value(key).versions.is_empty() => self.keys.remove(key),
             None => {}
         }
     }
@@ -342,9 +342,9 @@ impl Operator for TemporalJoinOperator {
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
         let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
         for (_, key) in self.keys.iter() {
-            let out = groups.entry(key.key_group).or_default();
+            let out = groups.entry(key.key_group()).or_default();
             let state = &key.value;
-            put_bytes(out, &key.bytes);
+            put_bytes(out, key.bytes);
             put_i64(out, state.timer.unwrap_or(i64::MIN));
             out.push(u8::from(state.timer.is_some()));
             put_u32(out, state.waiting.len() as u32);

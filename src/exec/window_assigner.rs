@@ -152,7 +152,7 @@ pub fn due_windows(
     let later = timers.split_off(&(time.saturating_add(1), 0, i64::MIN));
     let due = std::mem::replace(timers, later);
     let mut due: Vec<(i64, u32, i64)> = due.into_keys().collect();
-    due.sort_by(|a, b| (a.0, &keys.entry(a.1).bytes, a.2).cmp(&(b.0, &keys.entry(b.1).bytes, b.2)));
+    due.sort_by(|a, b| (a.0, &keys.bytes(a.1), a.2).cmp(&(b.0, &keys.bytes(b.1), b.2)));
     due
 }
 

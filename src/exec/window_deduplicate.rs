@@ -220,9 +220,8 @@ impl Operator for WindowDeduplicateOperator {
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
         let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
         for (&(key, end), kept) in &self.kept {
-            let entry = self.keys.entry(key);
-            let out = groups.entry(entry.key_group).or_default();
-            put_bytes(out, &entry.bytes);
+            let out = groups.entry(self.keys.key_group(key)).or_default();
+            put_bytes(out, self.keys.bytes(key));
             put_i64(out, end);
             put_i64(out, kept.time);
             put_bytes(out, &kept.row);

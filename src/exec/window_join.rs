@@ -365,9 +365,8 @@ impl Operator for WindowJoinOperator {
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
         let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
         for (&(key, end), window) in &self.windows {
-            let entry = self.keys.entry(key);
-            let out = groups.entry(entry.key_group).or_default();
-            put_bytes(out, &entry.bytes);
+            let out = groups.entry(self.keys.key_group(key)).or_default();
+            put_bytes(out, self.keys.bytes(key));
             put_i64(out, end);
             out.push(u8::from(window.matchable));
             for rows in &window.rows {

@@ -3,6 +3,7 @@
 //! ([`run`]), bounded queues between them ([`channel`]), operator chains fused on a thread
 //! ([`chain`]), partitioners on the edges and a watermark valve where channels meet.
 
+pub mod allocator;
 pub mod chain;
 pub mod channel;
 pub mod graph;

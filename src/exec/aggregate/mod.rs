@@ -30,6 +30,7 @@ use arrow_array::types::{
     Int64Type, Time64NanosecondType, TimestampNanosecondType,
 };
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch};
+use arrow_buffer::BooleanBufferBuilder;
 use arrow_schema::{DataType as ArrowType, Schema as ArrowSchema, TimeUnit};
 
 use super::operator::ExecError;
@@ -229,8 +230,10 @@ pub fn create_accumulator_for(
         AggregateFunction::Sum => {
             macro_rules! sum {
                 ($t:ty) => {
-                    Some(Box::new(sum::SumAccumulator::<$t>::new(column, filter))
-                        as Box<dyn GroupsAccumulator>)
+                    Some(
+                        Box::new(sum::SumAccumulator::<$t>::new(column, filter, retracts))
+                            as Box<dyn GroupsAccumulator>,
+                    )
                 };
             }
             match (&arg_type, &result) {
@@ -345,6 +348,70 @@ pub(crate) fn primitive_column<T: arrow_array::ArrowPrimitiveType>(
 pub(crate) fn grow<T: Clone>(v: &mut Vec<T>, len: usize, fill: T) {
     if v.len() < len {
         v.resize(len, fill);
+    }
+}
+
+/// How much a slot holds (values for SUM, rows for a group). A retracting input needs the
+/// count added less the count retracted; where nothing is retracted, whether anything was
+/// added is all there is to know, and a bit per slot says it (for a group aggregate's SUM(INT)
+/// and its row count, 1 bit each where a count took 8 bytes).
+pub(crate) enum HeldCount {
+    Counted(Vec<i64>),
+    Seen(BooleanBufferBuilder),
+}
+
+impl HeldCount {
+    /// Counts for an input that retracts, bits for one that does not.
+    pub(crate) fn new(retracts: bool) -> Self {
+        if retracts {
+            HeldCount::Counted(Vec::new())
+        } else {
+            HeldCount::Seen(BooleanBufferBuilder::new(0))
+        }
+    }
+
+    pub(crate) fn resize(&mut self, slots: usize) {
+        match self {
+            HeldCount::Counted(counts) => grow(counts, slots, 0),
+            HeldCount::Seen(seen) => {
+                if seen.len() < slots {
+                    seen.append_n(slots - seen.len(), false);
+                }
+            }
+        }
+    }
+
+    /// The values a slot holds (1 for "some" where they are not counted).
+    #[inline]
+    pub(crate) fn get(&self, slot: usize) -> i64 {
+        match self {
+            HeldCount::Counted(counts) => counts[slot],
+            HeldCount::Seen(seen) => i64::from(seen.get_bit(slot)),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn set(&mut self, slot: usize, count: i64) {
+        match self {
+            HeldCount::Counted(counts) => counts[slot] = count,
+            HeldCount::Seen(seen) => seen.set_bit(slot, count > 0),
+        }
+    }
+
+    /// Adds `delta` (negative: retracted) to a slot, giving what it then holds.
+    #[inline]
+    pub(crate) fn add(&mut self, slot: usize, delta: i64) -> i64 {
+        match self {
+            HeldCount::Counted(counts) => {
+                counts[slot] += delta;
+                counts[slot]
+            }
+            HeldCount::Seen(seen) => {
+                debug_assert!(delta > 0, "a retraction counted in bits");
+                seen.set_bit(slot, true);
+                1
+            }
+        }
     }
 }
 

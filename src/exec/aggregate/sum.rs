@@ -12,7 +12,8 @@ use arrow_array::{ArrayRef, ArrowPrimitiveType, PrimitiveArray, RecordBatch};
 use arrow_schema::DataType as ArrowType;
 
 use super::{
-    GroupsAccumulator, StateReader, for_each_value, grow, nulls_of, put_i64, put_i128, put_native,
+    GroupsAccumulator, HeldCount, StateReader, for_each_value, grow, nulls_of, put_i64, put_i128,
+    put_native,
 };
 use crate::exec::operator::ExecError;
 use crate::types::decimal::pow10_saturating;
@@ -22,17 +23,18 @@ pub struct SumAccumulator<T: ArrowPrimitiveType> {
     column: usize,
     filter: Option<usize>,
     sums: Vec<T::Native>,
-    /// Values summed per slot (less those retracted): NULL at zero.
-    counts: Vec<i64>,
+    /// Whether a slot's sum is over any value (NULL when not).
+    held: HeldCount,
 }
 
 impl<T: ArrowPrimitiveType> SumAccumulator<T> {
-    pub fn new(column: usize, filter: Option<usize>) -> Self {
+    /// `retracts`: the input takes values back.
+    pub fn new(column: usize, filter: Option<usize>, retracts: bool) -> Self {
         SumAccumulator {
             column,
             filter,
             sums: Vec::new(),
-            counts: Vec::new(),
+            held: HeldCount::new(retracts),
         }
     }
 }
@@ -40,7 +42,7 @@ impl<T: ArrowPrimitiveType> SumAccumulator<T> {
 impl<T: ArrowPrimitiveType> GroupsAccumulator for SumAccumulator<T> {
     fn resize(&mut self, slots: usize) {
         grow(&mut self.sums, slots, T::Native::default());
-        grow(&mut self.counts, slots, 0);
+        self.held.resize(slots);
     }
 
     fn update(
@@ -49,10 +51,21 @@ impl<T: ArrowPrimitiveType> GroupsAccumulator for SumAccumulator<T> {
         rows: &[u32],
         slots: &[u32],
     ) -> Result<(), ExecError> {
-        for_each_value::<T>(batch, self.column, self.filter, rows, slots, |slot, x| {
-            self.sums[slot] = self.sums[slot].add_wrapping(x);
-            self.counts[slot] += 1;
-        })
+        let (sums, held) = (&mut self.sums, &mut self.held);
+        match held {
+            HeldCount::Counted(counts) => {
+                for_each_value::<T>(batch, self.column, self.filter, rows, slots, |slot, x| {
+                    sums[slot] = sums[slot].add_wrapping(x);
+                    counts[slot] += 1;
+                })
+            }
+            HeldCount::Seen(seen) => {
+                for_each_value::<T>(batch, self.column, self.filter, rows, slots, |slot, x| {
+                    sums[slot] = sums[slot].add_wrapping(x);
+                    seen.set_bit(slot, true);
+                })
+            }
+        }
     }
 
     fn retract(
@@ -61,11 +74,17 @@ impl<T: ArrowPrimitiveType> GroupsAccumulator for SumAccumulator<T> {
         rows: &[u32],
         slots: &[u32],
     ) -> Result<(), ExecError> {
+        let HeldCount::Counted(counts) = &mut self.held else {
+            return Err(ExecError::Internal(
+                "a retraction reached a SUM made for an insert-only input".into(),
+            ));
+        };
+        let sums = &mut self.sums;
         for_each_value::<T>(batch, self.column, self.filter, rows, slots, |slot, x| {
-            self.sums[slot] = self.sums[slot].sub_wrapping(x);
-            self.counts[slot] -= 1;
-            if self.counts[slot] == 0 {
-                self.sums[slot] = T::Native::default();
+            sums[slot] = sums[slot].sub_wrapping(x);
+            counts[slot] -= 1;
+            if counts[slot] == 0 {
+                sums[slot] = T::Native::default();
             }
         })
     }
@@ -73,12 +92,16 @@ impl<T: ArrowPrimitiveType> GroupsAccumulator for SumAccumulator<T> {
     fn merge(&mut self, into: u32, from: u32) {
         let (into, from) = (into as usize, from as usize);
         self.sums[into] = self.sums[into].add_wrapping(self.sums[from]);
-        self.counts[into] += self.counts[from];
+        let held = self.held.get(into) + self.held.get(from);
+        self.held.set(into, held);
     }
 
     fn evaluate(&self, slots: &[u32]) -> Result<ArrayRef, ExecError> {
         let values: Vec<T::Native> = slots.iter().map(|&s| self.sums[s as usize]).collect();
-        let valid = slots.iter().map(|&s| self.counts[s as usize] > 0).collect();
+        let valid = slots
+            .iter()
+            .map(|&s| self.held.get(s as usize) > 0)
+            .collect();
         Ok(Arc::new(PrimitiveArray::<T>::new(
             values.into(),
             nulls_of(valid),
@@ -87,16 +110,16 @@ impl<T: ArrowPrimitiveType> GroupsAccumulator for SumAccumulator<T> {
 
     fn free(&mut self, slot: u32) {
         self.sums[slot as usize] = T::Native::default();
-        self.counts[slot as usize] = 0;
+        self.held.set(slot as usize, 0);
     }
 
     fn write_slot(&self, slot: u32, out: &mut Vec<u8>) {
-        put_i64(out, self.counts[slot as usize]);
+        put_i64(out, self.held.get(slot as usize));
         put_native(out, self.sums[slot as usize]);
     }
 
     fn read_slot(&mut self, slot: u32, input: &mut StateReader<'_>) -> Result<(), ExecError> {
-        self.counts[slot as usize] = input.i64()?;
+        self.held.set(slot as usize, input.i64()?);
         self.sums[slot as usize] = input.native()?;
         Ok(())
     }

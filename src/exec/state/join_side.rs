@@ -129,7 +129,7 @@ impl Side {
     }
 
     pub fn record(&self, at: RecordAt) -> &Record {
-        &self.state.entry(at.0).value[at.1 as usize]
+        &self.state.value(at.0)[at.1 as usize]
     }
 
     pub fn record_mut(&mut self, at: RecordAt) -> &mut Record {
@@ -205,11 +205,11 @@ pub(crate) fn snapshot_sides(sides: &[Side; 2]) -> Vec<(u32, Vec<u8>)> {
     let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
     for (s, side) in sides.iter().enumerate() {
         for (_, key) in side.state.iter() {
-            let out = groups.entry(key.key_group).or_default();
+            let out = groups.entry(key.key_group()).or_default();
             out.push(s as u8);
-            put_bytes(out, &key.bytes);
+            put_bytes(out, key.bytes);
             put_u32(out, key.value.len() as u32);
-            for record in &key.value {
+            for record in key.value {
                 put_bytes(out, &record.row);
                 put_u32(out, record.count);
                 put_u32(out, record.associations);

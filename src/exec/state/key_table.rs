@@ -1,7 +1,12 @@
 //! `KeyTable`: the keys an operator holds state for, each found by its `arrow-row` bytes and
 //! given a small dense id (its state lives in vectors indexed by the id, as accumulator slots
-//! do). Each key remembers its key group, which snapshots are cut by. A removed key's id and
-//! buffers are reused by the next new key.
+//! do). A removed key's id is reused by the next new key.
+//!
+//! Memory per key is what keyed state costs, so the table keeps no more than it must: the
+//! hash table holds ids only; the keys' bytes lie side by side at one width while every key
+//! has that width (fixed-width key columns, and strings within arrow-row's first block), each
+//! key on its own once one differs; the values are a vector of their own; liveness is a bit;
+//! a key's key group is computed from its bytes when a snapshot asks for it.
 
 use std::hash::BuildHasher;
 
@@ -12,7 +17,10 @@ use super::key_group::key_group_of;
 pub struct KeyTable<V> {
     ids: HashTable<u32>,
     hasher: DefaultHashBuilder,
-    entries: Vec<Entry<V>>,
+    keys: KeyStore,
+    values: Vec<V>,
+    /// A bit per id: set while the id holds a key (clear: on the free list).
+    live: Vec<u64>,
     free: Vec<u32>,
     max_parallelism: u32,
 }
@@ -21,12 +29,72 @@ pub struct KeyTable<V> {
 /// key).
 pub type KeyBytes = smallvec::SmallVec<[u8; 16]>;
 
-/// A key's bytes, key group and the operator's value for it.
-pub struct Entry<V> {
-    pub bytes: KeyBytes,
-    pub key_group: u32,
-    pub value: V,
-    live: bool,
+/// The keys' bytes by id.
+enum KeyStore {
+    /// Every key `width` bytes long, key `id` at `id * width`.
+    Fixed { width: usize, bytes: Vec<u8> },
+    /// Keys of different lengths.
+    Variable(Vec<KeyBytes>),
+}
+
+impl KeyStore {
+    fn get(&self, id: u32) -> &[u8] {
+        match self {
+            KeyStore::Fixed { width, bytes } => {
+                let at = id as usize * width;
+                &bytes[at..at + width]
+            }
+            KeyStore::Variable(keys) => &keys[id as usize],
+        }
+    }
+
+    /// Stores the key of `id`: the next id (`id == ids`, the count handed out so far) or a
+    /// free one.
+    fn set(&mut self, id: u32, ids: usize, key: &[u8]) {
+        if let KeyStore::Fixed { width, bytes } = self {
+            if ids == 0 {
+                *width = key.len();
+            }
+            if key.len() == *width {
+                let at = id as usize * *width;
+                if id as usize == ids {
+                    bytes.extend_from_slice(key);
+                } else {
+                    bytes[at..at + *width].copy_from_slice(key);
+                }
+                return;
+            }
+            // The first key of another width: every key on its own from now on.
+            let keys = (0..ids as u32)
+                .map(|i| KeyBytes::from_slice(self.get(i)))
+                .collect();
+            *self = KeyStore::Variable(keys);
+        }
+        let KeyStore::Variable(keys) = self else {
+            unreachable!("the store was made variable above")
+        };
+        if id as usize == ids {
+            keys.push(KeyBytes::from_slice(key));
+        } else {
+            let stored = &mut keys[id as usize];
+            stored.clear();
+            stored.extend_from_slice(key);
+        }
+    }
+}
+
+/// A live key as [`KeyTable::iter`] gives it.
+pub struct KeyRef<'a, V> {
+    pub bytes: &'a [u8],
+    pub value: &'a V,
+    max_parallelism: u32,
+}
+
+impl<V> KeyRef<'_, V> {
+    /// The key's key group (what snapshots are cut by).
+    pub fn key_group(&self) -> u32 {
+        key_group_of(self.bytes, self.max_parallelism)
+    }
 }
 
 impl<V: Default> KeyTable<V> {
@@ -35,7 +103,12 @@ impl<V: Default> KeyTable<V> {
         KeyTable {
             ids: HashTable::new(),
             hasher: DefaultHashBuilder::default(),
-            entries: Vec::new(),
+            keys: KeyStore::Fixed {
+                width: 0,
+                bytes: Vec::new(),
+            },
+            values: Vec::new(),
+            live: Vec::new(),
             free: Vec::new(),
             max_parallelism,
         }
@@ -50,79 +123,81 @@ impl<V: Default> KeyTable<V> {
     pub fn find(&self, bytes: &[u8]) -> Option<u32> {
         let hash = self.hasher.hash_one(bytes);
         self.ids
-            .find(hash, |&id| *self.entries[id as usize].bytes == *bytes)
+            .find(hash, |&id| self.keys.get(id) == bytes)
             .copied()
     }
 
     /// The id of the key, and whether it is new (then its value is the default).
     pub fn intern(&mut self, bytes: &[u8]) -> (u32, bool) {
         let hash = self.hasher.hash_one(bytes);
-        let entries = &self.entries;
-        if let Some(&id) = self
-            .ids
-            .find(hash, |&id| *entries[id as usize].bytes == *bytes)
-        {
+        let keys = &self.keys;
+        if let Some(&id) = self.ids.find(hash, |&id| keys.get(id) == bytes) {
             return (id, false);
         }
-        let key_group = key_group_of(bytes, self.max_parallelism);
+        let ids = self.values.len();
         let id = match self.free.pop() {
             Some(id) => {
-                let entry = &mut self.entries[id as usize];
-                entry.bytes.clear();
-                entry.bytes.extend_from_slice(bytes);
-                entry.key_group = key_group;
-                entry.value = V::default();
-                entry.live = true;
+                self.values[id as usize] = V::default();
                 id
             }
             None => {
-                self.entries.push(Entry {
-                    bytes: KeyBytes::from_slice(bytes),
-                    key_group,
-                    value: V::default(),
-                    live: true,
-                });
-                (self.entries.len() - 1) as u32
+                self.values.push(V::default());
+                if ids.is_multiple_of(64) {
+                    self.live.push(0);
+                }
+                ids as u32
             }
         };
-        let (entries, hasher) = (&self.entries, &self.hasher);
-        self.ids.insert_unique(hash, id, |&id| {
-            hasher.hash_one(&entries[id as usize].bytes[..])
-        });
+        self.keys.set(id, ids, bytes);
+        self.live[id as usize / 64] |= 1 << (id % 64);
+        let (keys, hasher) = (&self.keys, &self.hasher);
+        self.ids
+            .insert_unique(hash, id, |&id| hasher.hash_one(keys.get(id)));
         (id, true)
     }
 
-    pub fn entry(&self, id: u32) -> &Entry<V> {
-        &self.entries[id as usize]
+    /// The bytes of key `id`.
+    pub fn bytes(&self, id: u32) -> &[u8] {
+        self.keys.get(id)
+    }
+
+    /// The key group of key `id`.
+    pub fn key_group(&self, id: u32) -> u32 {
+        key_group_of(self.keys.get(id), self.max_parallelism)
+    }
+
+    pub fn value(&self, id: u32) -> &V {
+        &self.values[id as usize]
     }
 
     pub fn value_mut(&mut self, id: u32) -> &mut V {
-        &mut self.entries[id as usize].value
+        &mut self.values[id as usize]
+    }
+
+    fn is_live(&self, id: u32) -> bool {
+        self.live[id as usize / 64] & (1 << (id % 64)) != 0
     }
 
     /// Forgets a live key; its id goes to the next new key.
     pub fn remove(&mut self, id: u32) {
-        let entry = &mut self.entries[id as usize];
-        debug_assert!(entry.live, "key {id} removed twice");
-        let hash = self.hasher.hash_one(&entry.bytes[..]);
+        debug_assert!(self.is_live(id), "key {id} removed twice");
+        let hash = self.hasher.hash_one(self.keys.get(id));
         if let Ok(found) = self.ids.find_entry(hash, |&i| i == id) {
             found.remove();
         }
-        entry.live = false;
+        self.live[id as usize / 64] &= !(1 << (id % 64));
         self.free.push(id);
     }
 
     /// Forgets every live key whose value `keep` refuses, in one pass over the table (cheaper
     /// than a probe per key when many go at once).
     pub fn retain(&mut self, mut keep: impl FnMut(&V) -> bool) {
-        let entries = &mut self.entries;
-        let free = &mut self.free;
+        let (values, live, free) = (&self.values, &mut self.live, &mut self.free);
         self.ids.retain(|&mut id| {
-            let entry = &mut entries[id as usize];
-            if keep(&entry.value) {
+            if keep(&values[id as usize]) {
                 return true;
             }
-            entry.live = false;
+            live[id as usize / 64] &= !(1 << (id % 64));
             free.push(id);
             false
         });
@@ -130,12 +205,12 @@ impl<V: Default> KeyTable<V> {
 
     /// Ids ever handed out (live or free): the length state vectors indexed by id need.
     pub fn capacity(&self) -> usize {
-        self.entries.len()
+        self.values.len()
     }
 
     /// Live keys.
     pub fn len(&self) -> usize {
-        self.entries.len() - self.free.len()
+        self.values.len() - self.free.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -143,12 +218,19 @@ impl<V: Default> KeyTable<V> {
     }
 
     /// The live keys with their ids, in id order.
-    pub fn iter(&self) -> impl Iterator<Item = (u32, &Entry<V>)> {
-        self.entries
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| e.live)
-            .map(|(id, e)| (id as u32, e))
+    pub fn iter(&self) -> impl Iterator<Item = (u32, KeyRef<'_, V>)> {
+        (0..self.values.len() as u32)
+            .filter(|&id| self.is_live(id))
+            .map(|id| {
+                (
+                    id,
+                    KeyRef {
+                        bytes: self.keys.get(id),
+                        value: &self.values[id as usize],
+                        max_parallelism: self.max_parallelism,
+                    },
+                )
+            })
     }
 }
 
@@ -169,17 +251,41 @@ mod tests {
         assert_eq!(table.find(b"a"), None);
         let (c, new_c) = table.intern(b"c");
         assert_eq!((c, new_c), (a, true));
-        assert_eq!(
-            table.entry(c).value,
-            0,
-            "a reused id starts from the default"
-        );
-        assert_eq!(table.entry(c).key_group, key_group_of(b"c", 128));
+        assert_eq!(*table.value(c), 0, "a reused id starts from the default");
+        assert_eq!(table.key_group(c), key_group_of(b"c", 128));
         *table.value_mut(b) = 1;
         table.retain(|&v| v == 0);
         assert_eq!(table.find(b"b"), None);
         assert_eq!(table.find(b"c"), Some(c));
         assert_eq!(table.len(), 1);
         assert_eq!(table.iter().map(|(id, _)| id).collect::<Vec<_>>(), [c]);
+    }
+
+    /// Keys of one width lie side by side; the first of another width moves every key to
+    /// its own bytes, and all of them are still found.
+    #[test]
+    fn keys_change_store_when_a_width_differs() {
+        let mut table: KeyTable<()> = KeyTable::new(128);
+        let fixed: Vec<[u8; 3]> = (0..200u8).map(|i| [i, i ^ 1, 9]).collect();
+        for key in &fixed {
+            table.intern(key);
+        }
+        assert!(matches!(table.keys, KeyStore::Fixed { width: 3, .. }));
+        table.remove(table.find(&fixed[7]).unwrap());
+        let (reused, _) = table.intern(b"\x01\x02\x03");
+        assert_eq!(table.bytes(reused), b"\x01\x02\x03");
+        let (long, new) = table.intern(b"a longer key, kept on its own");
+        assert!(new);
+        assert!(matches!(table.keys, KeyStore::Variable(_)));
+        assert_eq!(table.bytes(long), b"a longer key, kept on its own");
+        for key in fixed.iter().filter(|k| **k != fixed[7]) {
+            let id = table.find(key).expect("a key kept across the change");
+            assert_eq!(table.bytes(id), key);
+        }
+        assert_eq!(table.find(&fixed[7]), None);
+        assert_eq!(table.len(), 201);
+        let (empty, _) = table.intern(b"");
+        assert_eq!(table.bytes(empty), b"");
+        assert_eq!(table.iter().count(), 202);
     }
 }
