@@ -36,6 +36,23 @@ impl RowKind {
             RowKind::Delete => "-D",
         }
     }
+
+    /// Flink's byte value of the kind (0 to 3), as snapshots store it.
+    pub fn to_byte(self) -> u8 {
+        self as u8
+    }
+
+    /// The kind of a byte [`RowKind::to_byte`] gave.
+    pub fn from_byte(byte: u8) -> Option<RowKind> {
+        [
+            RowKind::Insert,
+            RowKind::UpdateBefore,
+            RowKind::UpdateAfter,
+            RowKind::Delete,
+        ]
+        .get(usize::from(byte))
+        .copied()
+    }
 }
 
 /// A batch of rows with their kinds. `kinds: None` means every row is an insert, the common

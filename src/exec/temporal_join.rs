@@ -1,8 +1,10 @@
 //! `TemporalJoinOperator`: an event-time temporal join (`JOIN r FOR SYSTEM_TIME AS OF
 //! l.rowtime ON l.k = r.pk`), as Flink's `TemporalRowTimeJoinOperator` runs it. Each row of
-//! the left (insert-only) stream joins the version of the right's row of its key that was
-//! current at the left row's time: the right row of that key with the latest time at or
-//! before it.
+//! the left stream joins the version of the right's row of its key that was current at the
+//! left row's time: the right row of that key with the latest time at or before it. A left
+//! input that updates (a changelog source) has each of its rows joined so, its kind kept:
+//! a `-U` or `-D` of a left row takes back the row joined with the version current at the
+//! taken-back row's time.
 //!
 //! - Left rows wait, per key in arrival order, until the watermark reaches their time.
 //!   Right rows are kept per key as versions by their time (a later row at the same time
@@ -14,8 +16,9 @@
 //!   residual condition holds, else (LEFT JOIN) padded with NULLs, else dropped. Then the
 //!   versions older than the latest one at or before the watermark are dropped, and the timer
 //!   is set again for the earliest left row still waiting.
-//! - A key holding a NULL matches nothing. The output is insert-only; at the end of input
-//!   (the final watermark, or `finish` in batch mode) every waiting left row is emitted.
+//! - A key holding a NULL matches nothing. The output has the left's row kinds (insert-only
+//!   over an insert-only left); at the end of input (the final watermark, or `finish` in
+//!   batch mode) every waiting left row is emitted.
 //!
 //! Rows are `arrow-row` bytes of all their columns; output is built columnar in one call
 //! per watermark. State is snapshotted per key group.
@@ -39,11 +42,12 @@ use super::state::key_table::KeyTable;
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
 
-/// A left row waiting for the watermark: its time, whether its key can match at all, and
-/// its bytes.
+/// A left row waiting for the watermark: its time, whether its key can match at all, its
+/// kind and its bytes.
 struct Waiting {
     time: i64,
     matchable: bool,
+    kind: RowKind,
     row: Box<[u8]>,
 }
 
@@ -54,8 +58,8 @@ struct Version {
     live: bool,
 }
 
-/// A left row and the version it joins, if any.
-type Pair = (Box<[u8]>, Option<Arc<[u8]>>);
+/// A left row's kind, the row, and the version it joins, if any.
+type Pair = (RowKind, Box<[u8]>, Option<Arc<[u8]>>);
 
 /// One key's state.
 #[derive(Default)]
@@ -170,7 +174,7 @@ impl TemporalJoinOperator {
                 .next_back()
                 .map(|(_, v)| v)
                 .filter(|v| v.live && w.matchable);
-            pairs.push((w.row, version.map(|v| v.row.clone())));
+            pairs.push((w.kind, w.row, version.map(|v| v.row.clone())));
         }
         // Keep the latest version at or before the watermark, and every later one.
         if let Some((&keep, _)) = state.versions.range(..=watermark).next_back() {
@@ -198,40 +202,42 @@ impl TemporalJoinOperator {
                 pairs
                     .iter()
                     .enumerate()
-                    .map(|(i, (_, right))| right.is_some() && result.is_valid(i) && result.value(i))
+                    .map(|(i, (_, _, right))| {
+                        right.is_some() && result.is_valid(i) && result.value(i)
+                    })
                     .collect()
             }
-            None => pairs.iter().map(|(_, r)| r.is_some()).collect(),
+            None => pairs.iter().map(|(_, _, r)| r.is_some()).collect(),
         };
         if keep.iter().all(|&k| k) {
-            return out.emit(StreamChunk::inserts(batch));
+            return out.emit(with_kinds(batch, &pairs));
         }
         // Pad or drop the rows without a (passing) version.
         let pairs: Vec<Pair> = pairs
             .into_iter()
             .zip(keep)
-            .filter_map(|((left, right), joined)| match joined {
-                true => Some((left, right)),
-                false if self.left_outer => Some((left, None)),
+            .filter_map(|((kind, left, right), joined)| match joined {
+                true => Some((kind, left, right)),
+                false if self.left_outer => Some((kind, left, None)),
                 false => None,
             })
             .collect();
         if pairs.is_empty() {
             return Ok(());
         }
-        out.emit(StreamChunk::inserts(self.build(&pairs)?))
+        out.emit(with_kinds(self.build(&pairs)?, &pairs))
     }
 
     fn build(&self, pairs: &[Pair]) -> Result<RecordBatch, ExecError> {
         let (left, right) = (&self.sides[0].rows, &self.sides[1].rows);
         let (lp, rp) = (left.parser(), right.parser());
         let mut columns: Vec<ArrayRef> =
-            left.convert_rows(pairs.iter().map(|(l, _)| lp.parse(l)))?;
+            left.convert_rows(pairs.iter().map(|(_, l, _)| lp.parse(l)))?;
         columns.extend(
             right.convert_rows(
                 pairs
                     .iter()
-                    .map(|(_, r)| rp.parse(r.as_deref().unwrap_or(&self.null_right))),
+                    .map(|(_, _, r)| rp.parse(r.as_deref().unwrap_or(&self.null_right))),
             )?,
         );
         Ok(batch_with_rows(self.output.clone(), columns, pairs.len())?)
@@ -249,6 +255,17 @@ impl TemporalJoinOperator {
             }
         }
         self.emit(pairs, out)
+    }
+}
+
+/// The joined rows of `pairs` with their left rows' kinds.
+fn with_kinds(batch: RecordBatch, pairs: &[Pair]) -> StreamChunk {
+    if pairs.iter().all(|(kind, _, _)| *kind == RowKind::Insert) {
+        return StreamChunk::inserts(batch);
+    }
+    StreamChunk {
+        batch,
+        kinds: Some(pairs.iter().map(|(kind, _, _)| *kind).collect()),
     }
 }
 
@@ -291,11 +308,6 @@ impl Operator for TemporalJoinOperator {
         let times = times_of(batch, side.time_column)?;
         let rows = side.rows.convert_columns(batch.columns())?;
         if input == 0 {
-            if !chunk.is_insert_only() {
-                return Err(ExecError::Internal(
-                    "a temporal join's left input is insert-only".into(),
-                ));
-            }
             let unmatchable = side.key_columns.iter().fold(None, |acc, &c| {
                 NullBuffer::union(acc.as_ref(), batch.column(c).logical_nulls().as_ref())
             });
@@ -304,6 +316,7 @@ impl Operator for TemporalJoinOperator {
                 self.keys.value_mut(key).waiting.push(Waiting {
                     time,
                     matchable: unmatchable.as_ref().is_none_or(|u| u.is_valid(i)),
+                    kind: chunk.kind(i),
                     row: rows.row(i).as_ref().into(),
                 });
                 self.register(key, time);
@@ -351,6 +364,7 @@ impl Operator for TemporalJoinOperator {
             for w in &state.waiting {
                 put_i64(out, w.time);
                 out.push(u8::from(w.matchable));
+                out.push(w.kind.to_byte());
                 put_bytes(out, &w.row);
             }
             put_u32(out, state.versions.len() as u32);
@@ -374,10 +388,13 @@ impl Operator for TemporalJoinOperator {
             for _ in 0..n {
                 let time = input.i64()?;
                 let matchable = input.u8()? != 0;
+                let kind = RowKind::from_byte(input.u8()?)
+                    .ok_or_else(|| ExecError::Internal("a bad row kind in a snapshot".into()))?;
                 let row = input.bytes()?.into();
                 self.keys.value_mut(key).waiting.push(Waiting {
                     time,
                     matchable,
+                    kind,
                     row,
                 });
             }

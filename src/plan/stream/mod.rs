@@ -264,9 +264,10 @@ pub fn require_update_before(plan: &mut StreamPlan, root: bool) {
             require_update_before(&mut n.left, false);
             require_update_before(&mut n.right, false);
         }
-        // The right is read as upserts: a version replaces its key's older ones.
+        // The right is read as upserts: a version replaces its key's older ones. The left's
+        // kinds pass through.
         StreamPlan::TemporalJoin(n) => {
-            require_update_before(&mut n.left, false);
+            require_update_before(&mut n.left, root);
             require_update_before(&mut n.right, false);
         }
         StreamPlan::TableSourceScan(_) | StreamPlan::Values(_) => {}

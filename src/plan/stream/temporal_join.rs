@@ -1,10 +1,11 @@
 //! `TemporalJoin`: `left JOIN right FOR SYSTEM_TIME AS OF left.rowtime ON left.k = right.pk`,
-//! an event-time temporal join as Flink's `StreamPhysicalTemporalJoin`. The left is an
-//! insert-only stream with a rowtime; the right is a versioned table: a primary key (a
+//! an event-time temporal join as Flink's `StreamPhysicalTemporalJoin`. The left is a
+//! stream with a rowtime, insert-only or updating (each change joined, its kind kept); the
+//! right is a versioned table: a primary key (a
 //! table's, or the key a deduplication or an aggregate leaves) that the equalities cover,
 //! and a rowtime, its versions' times. Each left row joins the right row that was current at
-//! its time, once the watermark reaches it; INNER or LEFT; the output is insert-only and
-//! keeps both time attributes (`exec/temporal_join.rs` runs it).
+//! its time, once the watermark reaches it; INNER or LEFT; the output changes as the left
+//! does and keeps both time attributes (`exec/temporal_join.rs` runs it).
 
 use super::{ChangelogMode, StreamPlan};
 use crate::plan::explain::{Spelling, expr_text};
@@ -34,8 +35,9 @@ pub struct StreamTemporalJoin {
 }
 
 impl StreamTemporalJoin {
+    /// The left's: each left change is joined and keeps its kind.
     pub fn changelog_mode(&self) -> ChangelogMode {
-        ChangelogMode::INSERT_ONLY
+        self.left.changelog_mode()
     }
 
     /// `TemporalJoin(joinType=[InnerJoin], where=[AND(=(currency, currency0),

@@ -1670,8 +1670,7 @@ fn window_equalities(
         .then(|| (windows, vec![start.0, end.0]))
 }
 
-/// An event-time temporal join, checked as Flink's rules check it: an insert-only left, and
-/// a versioned right — a primary key the key equalities cover, and a rowtime.
+/// An event-time temporal join, checked as Flink's rules check it: a versioned right — a primary key the key equalities cover, and a rowtime.
 #[allow(clippy::too_many_arguments)]
 fn temporal_join(
     left: StreamPlan,
@@ -1690,13 +1689,6 @@ fn temporal_join(
         line,
         column,
     };
-    if !left.changelog_mode().is_insert_only() {
-        return Err(PlanError::Unsupported {
-            message: "a temporal join over an updating left input is not supported yet".into(),
-            line,
-            column,
-        });
-    }
     let unique = right.unique_keys();
     let Some(primary_key) = unique
         .iter()
