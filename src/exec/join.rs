@@ -124,7 +124,7 @@ impl JoinOperator {
             let records = &other.state.value(id);
             pairs.extend(
                 (0..records.len() as u32)
-                    .filter(|&r| !self.ttl[1 - s].expired(records[r as usize].written, now))
+                    .filter(|&r| !other.expired(&records[r as usize], now, self.ttl[1 - s]))
                     .map(|r| (i as u32, (id, r))),
             );
         }
@@ -168,7 +168,9 @@ impl JoinOperator {
             .collect::<Result<_, _>>()?;
         let parser = other.rows.parser();
         let stored = other.rows.convert_rows(pairs.iter().map(|p| match p {
-            Pair::Joined(_, r) | Pair::OtherPadded(r) => parser.parse(&other.record(*r).row),
+            Pair::Joined(_, r) | Pair::OtherPadded(r) => {
+                parser.parse(other.row_of(other.record(*r)))
+            }
             Pair::InputPadded(_) => parser.parse(&other.null_row),
         }))?;
         let columns = if s == 0 {
@@ -396,9 +398,13 @@ impl Operator for JoinOperator {
                 continue;
             }
             let mut padded: Vec<&[u8]> = Vec::new();
-            for (_, entry) in self.sides[s].state.iter() {
+            let side = &self.sides[s];
+            for (_, entry) in side.state.iter() {
                 for record in entry.value.iter().filter(|r| r.associations == 0) {
-                    padded.extend(std::iter::repeat_n(&record.row[..], record.count as usize));
+                    padded.extend(std::iter::repeat_n(
+                        side.row_of(record),
+                        record.count as usize,
+                    ));
                 }
             }
             for piece in padded.chunks(PAIRS_PER_ROUND) {

@@ -63,6 +63,22 @@ pub struct RankOperator {
     ctx: OperatorContext,
 }
 
+/// A partition's rows by position, with the row an insert just evicted still at its old
+/// position past the partition's end.
+struct PositionedRows<'a> {
+    partition: &'a SortedRows,
+    evicted: Option<(usize, &'a [u8])>,
+}
+
+impl PositionedRows<'_> {
+    fn row_at(&self, position: usize) -> Option<&[u8]> {
+        match self.evicted {
+            Some((at, row)) if at == position => Some(row),
+            _ => self.partition.row_at(position),
+        }
+    }
+}
+
 /// A change to emit: the row's bytes, its rank (when output), its kind.
 struct Change {
     row: Box<[u8]>,
@@ -212,11 +228,16 @@ impl RankOperator {
     /// The changes of a row inserted at position `at` (0-based) of partition `p`, whose rows
     /// are each there once (Flink's AppendFast path, without recomputing the ranks): the
     /// rows from `at` on move down one rank, and one past the last rank kept leaves.
-    fn inserted_at(&mut self, p: usize, at: usize, out: &mut Vec<Change>) {
+    /// `evicted`: that row, already taken out by the insert (a full partition).
+    fn inserted_at(&mut self, p: usize, at: usize, evicted: Option<&[u8]>, out: &mut Vec<Change>) {
         let last = self.range.1 as usize;
         let first = self.range.0.saturating_sub(1) as usize;
-        let rows = &self.partitions[p];
-        let len = self.counts[p] as usize;
+        let partition = &self.partitions[p];
+        let rows = PositionedRows {
+            partition,
+            evicted: evicted.map(|row| (last, row)),
+        };
+        let len = self.counts[p] as usize + usize::from(evicted.is_some());
         if self.positional() {
             for position in at.max(first)..len.min(last) {
                 let rank = position as u64 + 1;
@@ -255,7 +276,7 @@ impl RankOperator {
                 kind: RowKind::Insert,
             });
         }
-        if len > last {
+        if len > last && evicted.is_none() {
             // The row that fell past the last rank goes for good.
             self.partitions[p].remove_last_one();
             self.counts[p] -= 1;
@@ -393,13 +414,20 @@ impl Operator for RankOperator {
             {
                 continue;
             }
-            if append_fast
-                && self.partitions[p].all_single()
-                && let Some(at) = self.partitions[p].insert_new(order_bytes, row_bytes)
-            {
-                self.counts[p] += 1;
-                self.inserted_at(p, at, &mut changes);
-                continue;
+            if append_fast && self.partitions[p].all_single() {
+                // A full partition takes the row in and lets its last go in one step.
+                if self.counts[p] >= last {
+                    if let Some((at, evicted)) =
+                        self.partitions[p].insert_evicting_last(order_bytes, row_bytes)
+                    {
+                        self.inserted_at(p, at, Some(&evicted), &mut changes);
+                        continue;
+                    }
+                } else if let Some(at) = self.partitions[p].insert_new(order_bytes, row_bytes) {
+                    self.counts[p] += 1;
+                    self.inserted_at(p, at, None, &mut changes);
+                    continue;
+                }
             }
             let retract = matches!(chunk.kind(i), RowKind::UpdateBefore | RowKind::Delete);
             let before = if self.final_only {

@@ -133,16 +133,16 @@ impl SemiAntiJoinOperator {
                 candidates.extend((0..records.len()).map(|r| (i, id, r)));
             }
         }
-        let right = &self.sides[1].state;
+        let right = &self.sides[1];
         let pairs: Vec<(&[u8], &[u8])> = candidates
             .iter()
-            .map(|&(i, id, r)| (rows.row(i).data(), &*right.value(id)[r].row))
+            .map(|&(i, id, r)| (rows.row(i).data(), right.row_of(&right.state.value(id)[r])))
             .collect();
         let verdicts = self.verdicts(&pairs)?;
         let mut matches = vec![0u32; n];
         for (&(i, id, r), ok) in candidates.iter().zip(verdicts) {
             if ok {
-                matches[i] += right.value(id)[r].count;
+                matches[i] += right.state.value(id)[r].count;
             }
         }
         let mut emitted: Vec<(Box<[u8]>, RowKind)> = Vec::new();
@@ -191,11 +191,17 @@ impl SemiAntiJoinOperator {
             let kind = chunk.kind(i);
             let accumulate = matches!(kind, RowKind::Insert | RowKind::UpdateAfter);
             if let Some(id) = self.sides[0].state.find(key) {
-                let left = &self.sides[0].state.value(id);
-                let pairs: Vec<(&[u8], &[u8])> = left.iter().map(|l| (&*l.row, row)).collect();
+                let left = &self.sides[0];
+                let pairs: Vec<(&[u8], &[u8])> = left
+                    .state
+                    .value(id)
+                    .iter()
+                    .map(|l| (left.row_of(l), row))
+                    .collect();
                 let verdicts = self.verdicts(&pairs)?;
-                let records = self.sides[0].state.value_mut(id);
-                for (record, ok) in records.iter_mut().zip(verdicts) {
+                let side = &mut self.sides[0];
+                let (state, stored) = (&mut side.state, &side.stored);
+                for (record, ok) in state.value_mut(id).iter_mut().zip(verdicts) {
                     if !ok {
                         continue;
                     }
@@ -221,7 +227,7 @@ impl SemiAntiJoinOperator {
                         && !(self.final_only && (self.anti || kind == RowKind::Delete))
                     {
                         for _ in 0..record.count {
-                            emitted.push((record.row.clone(), kind));
+                            emitted.push((stored.get(record.row).into(), kind));
                         }
                     }
                 }
@@ -281,10 +287,11 @@ impl Operator for SemiAntiJoinOperator {
             return Ok(());
         }
         let mut emitted: Vec<(Box<[u8]>, RowKind)> = Vec::new();
-        for (_, entry) in self.sides[0].state.iter() {
+        let left = &self.sides[0];
+        for (_, entry) in left.state.iter() {
             for record in entry.value.iter().filter(|r| r.associations == 0) {
                 for _ in 0..record.count {
-                    emitted.push((record.row.clone(), RowKind::Insert));
+                    emitted.push((left.row_of(record).into(), RowKind::Insert));
                 }
             }
         }

@@ -1,7 +1,9 @@
 //! One input of a regular join and its state: per join key, the side's distinct rows
 //! (`arrow-row` bytes) with how many times each is there, how many rows of the other side
 //! each joins with (an outer side's, or a semi or anti join's left), and when it was written
-//! (for the state TTL). `exec/join.rs` and `exec/semi_anti_join.rs` keep their inputs here;
+//! (for the state TTL). A key's records are 12 bytes each; the rows' bytes are in the side's
+//! [`RowStore`] (side by side while they have one width), and the write times in a vector
+//! kept only while a state TTL is on. `exec/join.rs` and `exec/semi_anti_join.rs` keep their inputs here;
 //! they and the window join decode pairs of stored rows for their residual conditions with
 //! [`pairs_batch`] and [`pair_verdicts`].
 
@@ -14,6 +16,7 @@ use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
 use smallvec::SmallVec;
 
+use super::byte_store::RowStore;
 use super::key::{KeyEncoder, null_row, optional_encoder, whole_row_converter};
 use super::key_table::KeyTable;
 use super::ttl::StateTtl;
@@ -89,11 +92,10 @@ pub(crate) type RecordAt = (u32, u32);
 /// One distinct row of a side, with how many times it is there and (on an outer side) how
 /// many rows of the other side it joins with.
 pub(crate) struct Record {
-    pub row: Box<[u8]>,
+    /// The row's id in its side's row store.
+    pub row: u32,
     pub count: u32,
     pub associations: u32,
-    /// When the row was last written (processing time, milliseconds), for the state TTL.
-    pub written: i64,
 }
 
 /// A key's rows on one side.
@@ -108,6 +110,11 @@ pub(crate) struct Side {
     pub null_row: Box<[u8]>,
     pub outer: bool,
     pub state: KeyTable<KeyRows>,
+    /// The records' rows.
+    pub stored: RowStore,
+    /// Per row id, when the row was last written (processing time, milliseconds), while a
+    /// state TTL is on.
+    written: Vec<i64>,
 }
 
 impl Side {
@@ -125,7 +132,30 @@ impl Side {
             null_row,
             outer,
             state: KeyTable::new(OperatorContext::default().max_parallelism),
+            stored: RowStore::default(),
+            written: Vec::new(),
         })
+    }
+
+    /// A record's row bytes.
+    pub fn row_of(&self, record: &Record) -> &[u8] {
+        self.stored.get(record.row)
+    }
+
+    /// Whether the state TTL has expired a record at `now`.
+    pub fn expired(&self, record: &Record, now: i64, ttl: StateTtl) -> bool {
+        ttl.is_on() && ttl.expired(self.written[record.row as usize], now)
+    }
+
+    /// Notes that row `row` was written at `now` (while a TTL is on).
+    fn touch(&mut self, row: u32, now: i64, ttl: StateTtl) {
+        if ttl.is_on() {
+            let row = row as usize;
+            if self.written.len() <= row {
+                self.written.resize(self.stored.capacity(), 0);
+            }
+            self.written[row] = now;
+        }
     }
 
     pub fn record(&self, at: RecordAt) -> &Record {
@@ -140,24 +170,32 @@ impl Side {
     /// `associations` rows. An expired copy counts for nothing.
     pub fn add(&mut self, key: &[u8], row: &[u8], associations: u32, now: i64, ttl: StateTtl) {
         let (id, _) = self.state.intern(key);
-        let records = self.state.value_mut(id);
-        match records.iter_mut().find(|r| &*r.row == row) {
-            Some(r) => {
-                r.count = if ttl.expired(r.written, now) {
-                    1
-                } else {
-                    r.count + 1
-                };
+        let stored = &self.stored;
+        let found = self
+            .state
+            .value(id)
+            .iter()
+            .position(|r| stored.get(r.row) == row);
+        let at = match found {
+            Some(at) => {
+                let r = &self.state.value(id)[at];
+                let expired = self.expired(r, now, ttl);
+                let r = &mut self.state.value_mut(id)[at];
+                r.count = if expired { 1 } else { r.count + 1 };
                 r.associations = associations;
-                r.written = now;
+                r.row
             }
-            None => records.push(Record {
-                row: row.into(),
-                count: 1,
-                associations,
-                written: now,
-            }),
-        }
+            None => {
+                let at = self.stored.insert(row);
+                self.state.value_mut(id).push(Record {
+                    row: at,
+                    count: 1,
+                    associations,
+                });
+                at
+            }
+        };
+        self.touch(at, now, ttl);
     }
 
     /// Takes one copy of `row` from under `key` (nothing when it is not there, or expired,
@@ -166,36 +204,64 @@ impl Side {
         let Some(id) = self.state.find(key) else {
             return;
         };
-        let records = self.state.value_mut(id);
-        if let Some(at) = records.iter().position(|r| &*r.row == row) {
-            if ttl.expired(records[at].written, now) {
+        let stored = &self.stored;
+        let found = self
+            .state
+            .value(id)
+            .iter()
+            .position(|r| stored.get(r.row) == row);
+        if let Some(at) = found {
+            let record = &self.state.value(id)[at];
+            let (expired, row) = (self.expired(record, now, ttl), record.row);
+            let records = self.state.value_mut(id);
+            if expired {
                 records[at].count = 0;
             } else {
                 records[at].count -= 1;
-                records[at].written = now;
             }
             if records[at].count == 0 {
                 records.swap_remove(at);
+                self.stored.remove(row);
+            } else {
+                self.touch(row, now, ttl);
             }
         }
-        if records.is_empty() {
+        if self.state.value(id).is_empty() {
             self.state.remove(id);
         }
     }
 
     /// Drops every row the state TTL expired.
     pub fn sweep(&mut self, now: i64, ttl: StateTtl) {
-        let mut emptied = Vec::new();
-        for (id, _) in self.state.iter() {
-            emptied.push(id);
-        }
-        for id in emptied {
-            let records = self.state.value_mut(id);
-            records.retain(|r| !ttl.expired(r.written, now));
-            if records.is_empty() {
+        let ids: Vec<u32> = self.state.iter().map(|(id, _)| id).collect();
+        for id in ids {
+            let (written, stored) = (&self.written, &mut self.stored);
+            self.state.value_mut(id).retain(|r| {
+                let expired = ttl.is_on() && ttl.expired(written[r.row as usize], now);
+                if expired {
+                    stored.remove(r.row);
+                }
+                !expired
+            });
+            if self.state.value(id).is_empty() {
                 self.state.remove(id);
             }
         }
+    }
+
+    /// Stores a restored record of key `id`.
+    fn restore_record(&mut self, id: u32, row: &[u8], count: u32, associations: u32, written: i64) {
+        let at = self.stored.insert(row);
+        self.state.value_mut(id).push(Record {
+            row: at,
+            count,
+            associations,
+        });
+        let row = at as usize;
+        if self.written.len() <= row {
+            self.written.resize(self.stored.capacity(), 0);
+        }
+        self.written[row] = written;
     }
 }
 
@@ -210,10 +276,13 @@ pub(crate) fn snapshot_sides(sides: &[Side; 2]) -> Vec<(u32, Vec<u8>)> {
             put_bytes(out, key.bytes);
             put_u32(out, key.value.len() as u32);
             for record in key.value {
-                put_bytes(out, &record.row);
+                put_bytes(out, side.row_of(record));
                 put_u32(out, record.count);
                 put_u32(out, record.associations);
-                put_i64(out, record.written);
+                put_i64(
+                    out,
+                    side.written.get(record.row as usize).copied().unwrap_or(0),
+                );
             }
         }
     }
@@ -230,16 +299,11 @@ pub(crate) fn restore_sides(sides: &mut [Side; 2], state: &[u8]) -> Result<(), E
             .ok_or_else(|| ExecError::Internal(format!("a join has no side {s}")))?;
         let (id, _) = side.state.intern(input.bytes()?);
         for _ in 0..input.u32()? {
-            let row = input.bytes()?.into();
+            let row = input.bytes()?;
             let count = input.u32()?;
             let associations = input.u32()?;
             let written = input.i64()?;
-            side.state.value_mut(id).push(Record {
-                row,
-                count,
-                associations,
-                written,
-            });
+            side.restore_record(id, row, count, associations, written);
         }
     }
     Ok(())

@@ -3,84 +3,26 @@
 //! do). A removed key's id is reused by the next new key.
 //!
 //! Memory per key is what keyed state costs, so the table keeps no more than it must: the
-//! hash table holds ids only; the keys' bytes lie side by side at one width while every key
-//! has that width (fixed-width key columns, and strings within arrow-row's first block), each
-//! key on its own once one differs; the values are a vector of their own; liveness is a bit;
-//! a key's key group is computed from its bytes when a snapshot asks for it.
+//! hash table holds ids only; the keys' bytes are in a [`ByteStore`] (side by side while
+//! they have one width); the values are a vector of their own; liveness is a bit; a key's
+//! key group is computed from its bytes when a snapshot asks for it.
 
 use std::hash::BuildHasher;
 
 use hashbrown::{DefaultHashBuilder, HashTable};
 
+use super::byte_store::ByteStore;
 use super::key_group::key_group_of;
 
 pub struct KeyTable<V> {
     ids: HashTable<u32>,
     hasher: DefaultHashBuilder,
-    keys: KeyStore,
+    keys: ByteStore,
     values: Vec<V>,
     /// A bit per id: set while the id holds a key (clear: on the free list).
     live: Vec<u64>,
     free: Vec<u32>,
     max_parallelism: u32,
-}
-
-/// A key's bytes, inline up to 16 (a BIGINT or INT key, a short string: no allocation per
-/// key).
-pub type KeyBytes = smallvec::SmallVec<[u8; 16]>;
-
-/// The keys' bytes by id.
-enum KeyStore {
-    /// Every key `width` bytes long, key `id` at `id * width`.
-    Fixed { width: usize, bytes: Vec<u8> },
-    /// Keys of different lengths.
-    Variable(Vec<KeyBytes>),
-}
-
-impl KeyStore {
-    fn get(&self, id: u32) -> &[u8] {
-        match self {
-            KeyStore::Fixed { width, bytes } => {
-                let at = id as usize * width;
-                &bytes[at..at + width]
-            }
-            KeyStore::Variable(keys) => &keys[id as usize],
-        }
-    }
-
-    /// Stores the key of `id`: the next id (`id == ids`, the count handed out so far) or a
-    /// free one.
-    fn set(&mut self, id: u32, ids: usize, key: &[u8]) {
-        if let KeyStore::Fixed { width, bytes } = self {
-            if ids == 0 {
-                *width = key.len();
-            }
-            if key.len() == *width {
-                let at = id as usize * *width;
-                if id as usize == ids {
-                    bytes.extend_from_slice(key);
-                } else {
-                    bytes[at..at + *width].copy_from_slice(key);
-                }
-                return;
-            }
-            // The first key of another width: every key on its own from now on.
-            let keys = (0..ids as u32)
-                .map(|i| KeyBytes::from_slice(self.get(i)))
-                .collect();
-            *self = KeyStore::Variable(keys);
-        }
-        let KeyStore::Variable(keys) = self else {
-            unreachable!("the store was made variable above")
-        };
-        if id as usize == ids {
-            keys.push(KeyBytes::from_slice(key));
-        } else {
-            let stored = &mut keys[id as usize];
-            stored.clear();
-            stored.extend_from_slice(key);
-        }
-    }
 }
 
 /// A live key as [`KeyTable::iter`] gives it.
@@ -103,10 +45,7 @@ impl<V: Default> KeyTable<V> {
         KeyTable {
             ids: HashTable::new(),
             hasher: DefaultHashBuilder::default(),
-            keys: KeyStore::Fixed {
-                width: 0,
-                bytes: Vec::new(),
-            },
+            keys: ByteStore::default(),
             values: Vec::new(),
             live: Vec::new(),
             free: Vec::new(),
@@ -270,13 +209,13 @@ mod tests {
         for key in &fixed {
             table.intern(key);
         }
-        assert!(matches!(table.keys, KeyStore::Fixed { width: 3, .. }));
+        assert!(table.keys.is_fixed());
         table.remove(table.find(&fixed[7]).unwrap());
         let (reused, _) = table.intern(b"\x01\x02\x03");
         assert_eq!(table.bytes(reused), b"\x01\x02\x03");
         let (long, new) = table.intern(b"a longer key, kept on its own");
         assert!(new);
-        assert!(matches!(table.keys, KeyStore::Variable(_)));
+        assert!(!table.keys.is_fixed());
         assert_eq!(table.bytes(long), b"a longer key, kept on its own");
         for key in fixed.iter().filter(|k| **k != fixed[7]) {
             let id = table.find(key).expect("a key kept across the change");

@@ -2,6 +2,7 @@
 //! groups as Flink spreads them; the keys an operator holds state for in a [`key_table::KeyTable`].
 
 pub mod alignment;
+pub mod byte_store;
 pub mod join_side;
 pub mod key;
 pub mod key_group;

@@ -1,21 +1,134 @@
 //! `SortedRows`: a partition's rows in order, for ranking operators. Each entry is a row's
-//! order-key bytes followed by its row bytes, in one allocation (arrow-row encodings are
-//! prefix-free, so the concatenation sorts as the pair would), with the length of the order
-//! key and how many times the row is there. Small bounded partitions (a Top-N over inserts
-//! keeps at most N rows) are a sorted vector: a B-tree's node alone would cost more than the
-//! rows; others are a B-tree, so that inserting into a big partition stays cheap.
+//! order-key bytes followed by its row bytes (arrow-row encodings are prefix-free, so the
+//! concatenation sorts as the pair would), with the length of the order key and how many
+//! times the row is there. Small bounded partitions (a Top-N over inserts keeps at most N
+//! rows) are packed: every entry in one allocation, a 12-byte header before its bytes, since
+//! per-entry boxes and a vector would cost several times the rows themselves; a full
+//! partition takes a row and lets its last go within that allocation when the two are as
+//! long. Others are a B-tree, so that inserting into a big partition stays cheap.
 
 use std::collections::BTreeMap;
 
 pub enum SortedRows {
-    Few(Vec<Entry>),
-    Many(BTreeMap<Box<[u8]>, (u32, u64)>),
+    Few(Packed),
+    Many(Box<Tree>),
 }
 
-pub struct Entry {
-    bytes: Box<[u8]>,
-    order_len: u32,
-    count: u64,
+/// A big partition's entries: bytes to (order key's length, count).
+pub type Tree = BTreeMap<Box<[u8]>, (u32, u64)>;
+
+/// Entries in order, one after another: the count (u32), the order key's length (u32), the
+/// entry's length (u32), then its bytes. A small partition holds at most a few dozen
+/// entries, so a walk from the start is as quick as a search.
+#[derive(Default)]
+pub struct Packed(Box<[u8]>);
+
+/// An entry of a packed partition: where it starts and its parts.
+struct Slot<'a> {
+    start: usize,
+    count: u32,
+    order_len: usize,
+    bytes: &'a [u8],
+}
+
+const HEADER: usize = 12;
+
+fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("four bytes"))
+}
+
+/// Writes an entry's header and bytes into `out` (exactly `HEADER + bytes.len()` long).
+fn write_entry(out: &mut [u8], count: u32, order_len: usize, bytes: &[u8]) {
+    out[..4].copy_from_slice(&count.to_le_bytes());
+    out[4..8].copy_from_slice(&(order_len as u32).to_le_bytes());
+    out[8..12].copy_from_slice(&(bytes.len() as u32).to_le_bytes());
+    out[HEADER..].copy_from_slice(bytes);
+}
+
+impl Packed {
+    fn slots(&self) -> impl Iterator<Item = Slot<'_>> {
+        let bytes = &self.0;
+        let mut at = 0;
+        std::iter::from_fn(move || {
+            if at >= bytes.len() {
+                return None;
+            }
+            let len = u32_at(bytes, at + 8) as usize;
+            let slot = Slot {
+                start: at,
+                count: u32_at(bytes, at),
+                order_len: u32_at(bytes, at + 4) as usize,
+                bytes: &bytes[at + HEADER..at + HEADER + len],
+            };
+            at += HEADER + len;
+            Some(slot)
+        })
+    }
+
+    /// The entries, with the entry `key` (order key of `order_len` bytes) counted `count`
+    /// times at `position` (`replace`: in place of the entry there; `count` 0: none).
+    fn rebuilt(
+        &self,
+        position: usize,
+        key: &[u8],
+        order_len: usize,
+        count: u32,
+        replace: bool,
+    ) -> Self {
+        let mut out = Vec::with_capacity(self.0.len() + HEADER + key.len());
+        let mut put = |count: u32, order_len: usize, bytes: &[u8]| {
+            let at = out.len();
+            out.resize(at + HEADER + bytes.len(), 0);
+            write_entry(&mut out[at..], count, order_len, bytes);
+        };
+        let mut placed = false;
+        for (i, slot) in self.slots().enumerate() {
+            if i == position {
+                if count > 0 {
+                    put(count, order_len, key);
+                }
+                placed = true;
+                if replace {
+                    continue;
+                }
+            }
+            put(slot.count, slot.order_len, slot.bytes);
+        }
+        if !placed && count > 0 {
+            put(count, order_len, key);
+        }
+        Packed(out.into_boxed_slice())
+    }
+
+    /// Where `key` is: `Ok(position)` when held, `Err(position)` where it would go.
+    fn search(&self, key: &[u8]) -> Result<usize, usize> {
+        let mut position = 0;
+        for slot in self.slots() {
+            match slot.bytes.cmp(key) {
+                std::cmp::Ordering::Less => position += 1,
+                std::cmp::Ordering::Equal => return Ok(position),
+                std::cmp::Ordering::Greater => return Err(position),
+            }
+        }
+        Err(position)
+    }
+
+    fn slot(&self, position: usize) -> Option<Slot<'_>> {
+        self.slots().nth(position)
+    }
+
+    /// Sets the count of the entry at `position` (0: the entry goes).
+    fn set_count(&mut self, position: usize, count: u32) {
+        let Some(slot) = self.slot(position) else {
+            return;
+        };
+        if count > 0 {
+            let at = slot.start;
+            self.0[at..at + 4].copy_from_slice(&count.to_le_bytes());
+        } else {
+            *self = self.rebuilt(position, &[], 0, 0, true);
+        }
+    }
 }
 
 /// One row as the iteration sees it: its order-key bytes, its row bytes, its count.
@@ -25,15 +138,15 @@ impl SortedRows {
     /// Empty rows; `few`: the partition stays small.
     pub fn new(few: bool) -> Self {
         if few {
-            SortedRows::Few(Vec::new())
+            SortedRows::Few(Packed::default())
         } else {
-            SortedRows::Many(BTreeMap::new())
+            SortedRows::Many(Box::default())
         }
     }
 
     pub fn is_empty(&self) -> bool {
         match self {
-            SortedRows::Few(v) => v.is_empty(),
+            SortedRows::Few(p) => p.0.is_empty(),
             SortedRows::Many(m) => m.is_empty(),
         }
     }
@@ -41,14 +154,14 @@ impl SortedRows {
     /// Distinct rows held.
     pub fn len(&self) -> usize {
         match self {
-            SortedRows::Few(v) => v.len(),
+            SortedRows::Few(p) => p.slots().count(),
             SortedRows::Many(m) => m.len(),
         }
     }
 
     pub fn clear(&mut self) {
         match self {
-            SortedRows::Few(v) => v.clear(),
+            SortedRows::Few(p) => *p = Packed::default(),
             SortedRows::Many(m) => m.clear(),
         }
     }
@@ -57,17 +170,16 @@ impl SortedRows {
     pub fn add(&mut self, order: &[u8], row: &[u8], count: u64) {
         let key = joined(order, row);
         match self {
-            SortedRows::Few(v) => match v.binary_search_by(|e| e.bytes[..].cmp(&key[..])) {
-                Ok(i) => v[i].count += count,
-                Err(i) => v.insert(
-                    i,
-                    Entry {
-                        bytes: key,
-                        order_len: order.len() as u32,
-                        count,
-                    },
-                ),
-            },
+            SortedRows::Few(p) => {
+                let count = u32::try_from(count).unwrap_or(u32::MAX);
+                match p.search(&key) {
+                    Ok(i) => {
+                        let held = p.slot(i).map_or(0, |s| s.count);
+                        p.set_count(i, held.saturating_add(count));
+                    }
+                    Err(i) => *p = p.rebuilt(i, &key, order.len(), count, false),
+                }
+            }
             SortedRows::Many(m) => {
                 m.entry(key).or_insert((order.len() as u32, 0)).1 += count;
             }
@@ -77,30 +189,52 @@ impl SortedRows {
     /// Adds a row to a small partition that does not hold it yet: the position it takes.
     /// `None`, and nothing changed, when the row is there already or the rows are not few.
     pub fn insert_new(&mut self, order: &[u8], row: &[u8]) -> Option<usize> {
-        let SortedRows::Few(v) = self else {
+        let SortedRows::Few(p) = self else {
             return None;
         };
         let key = joined(order, row);
-        match v.binary_search_by(|e| e.bytes[..].cmp(&key[..])) {
+        match p.search(&key) {
             Ok(_) => None,
             Err(i) => {
-                v.insert(
-                    i,
-                    Entry {
-                        bytes: key,
-                        order_len: order.len() as u32,
-                        count: 1,
-                    },
-                );
+                *p = p.rebuilt(i, &key, order.len(), 1, false);
                 Some(i)
             }
         }
     }
 
+    /// Adds a row to a small full partition that does not hold it yet, letting its last row
+    /// go: the position the row takes and the row that went. `None`, and nothing changed,
+    /// when the row is there already, would sort last, or the rows are not few. Where the
+    /// new entry is as long as the last (fixed-width rows), the entries move within their
+    /// allocation.
+    pub fn insert_evicting_last(&mut self, order: &[u8], row: &[u8]) -> Option<(usize, Box<[u8]>)> {
+        let SortedRows::Few(p) = self else {
+            return None;
+        };
+        let key = joined(order, row);
+        let at = p.search(&key).err()?;
+        let (last_position, last) = p.slots().enumerate().last()?;
+        if at > last_position {
+            return None;
+        }
+        let evicted: Box<[u8]> = last.bytes[last.order_len..].into();
+        let last_start = last.start;
+        let size = HEADER + key.len();
+        if p.0.len() - last_start == size {
+            let start = p.slot(at)?.start;
+            p.0.copy_within(start..last_start, start + size);
+            write_entry(&mut p.0[start..start + size], 1, order.len(), &key);
+        } else {
+            let without_last = Packed(p.0[..last_start].into());
+            *p = without_last.rebuilt(at, &key, order.len(), 1, false);
+        }
+        Some((at, evicted))
+    }
+
     /// The row bytes of a small partition's entry at `position`, when each is there once.
     pub fn row_at(&self, position: usize) -> Option<&[u8]> {
         match self {
-            SortedRows::Few(v) => v.get(position).map(|e| &e.bytes[e.order_len as usize..]),
+            SortedRows::Few(p) => p.slot(position).map(|s| &s.bytes[s.order_len..]),
             SortedRows::Many(_) => None,
         }
     }
@@ -108,7 +242,7 @@ impl SortedRows {
     /// Whether every row is there once (positions are then entries).
     pub fn all_single(&self) -> bool {
         match self {
-            SortedRows::Few(v) => v.iter().all(|e| e.count == 1),
+            SortedRows::Few(p) => p.slots().all(|s| s.count == 1),
             SortedRows::Many(m) => m.values().all(|&(_, c)| c == 1),
         }
     }
@@ -117,12 +251,10 @@ impl SortedRows {
     pub fn remove_one(&mut self, order: &[u8], row: &[u8]) -> bool {
         let key = joined(order, row);
         match self {
-            SortedRows::Few(v) => match v.binary_search_by(|e| e.bytes[..].cmp(&key[..])) {
+            SortedRows::Few(p) => match p.search(&key) {
                 Ok(i) => {
-                    v[i].count -= 1;
-                    if v[i].count == 0 {
-                        v.remove(i);
-                    }
+                    let held = p.slot(i).map_or(0, |s| s.count);
+                    p.set_count(i, held.saturating_sub(1));
                     true
                 }
                 Err(_) => false,
@@ -142,25 +274,23 @@ impl SortedRows {
 
     /// Whether a row would sort at or after the last one held.
     pub fn at_or_after_last(&self, order: &[u8], row: &[u8]) -> bool {
-        let last: Option<&[u8]> = match self {
-            SortedRows::Few(v) => v.last().map(|e| &e.bytes[..]),
-            SortedRows::Many(m) => m.keys().next_back().map(|k| &k[..]),
+        let last: Option<(&[u8], &[u8])> = match self {
+            SortedRows::Few(p) => p.slots().last().map(|s| s.bytes.split_at(s.order_len)),
+            SortedRows::Many(m) => m
+                .iter()
+                .next_back()
+                .map(|(k, &(order_len, _))| k.split_at(order_len as usize)),
         };
-        last.is_some_and(|last| {
-            let (lo, lr) = last.split_at(order_len_of(self, last));
-            (order, row) >= (lo, lr)
-        })
+        last.is_some_and(|last| (order, row) >= last)
     }
 
     /// Takes one of the last row away.
     pub fn remove_last_one(&mut self) {
         match self {
-            SortedRows::Few(v) => {
-                if let Some(e) = v.last_mut() {
-                    e.count -= 1;
-                    if e.count == 0 {
-                        v.pop();
-                    }
+            SortedRows::Few(p) => {
+                let last = p.slots().enumerate().last().map(|(i, s)| (i, s.count));
+                if let Some((i, count)) = last {
+                    p.set_count(i, count - 1);
                 }
             }
             SortedRows::Many(m) => {
@@ -178,9 +308,9 @@ impl SortedRows {
     /// The rows in order.
     pub fn iter(&self) -> Box<dyn Iterator<Item = RowRef<'_>> + '_> {
         match self {
-            SortedRows::Few(v) => Box::new(v.iter().map(|e| {
-                let (order, row) = e.bytes.split_at(e.order_len as usize);
-                (order, row, e.count)
+            SortedRows::Few(p) => Box::new(p.slots().map(|s| {
+                let (order, row) = s.bytes.split_at(s.order_len);
+                (order, row, u64::from(s.count))
             })),
             SortedRows::Many(m) => Box::new(m.iter().map(|(k, &(order_len, count))| {
                 let (order, row) = k.split_at(order_len as usize);
@@ -195,17 +325,6 @@ fn joined(order: &[u8], row: &[u8]) -> Box<[u8]> {
     key.extend_from_slice(order);
     key.extend_from_slice(row);
     key.into_boxed_slice()
-}
-
-/// The order-key length of an entry held (found by its bytes).
-fn order_len_of(rows: &SortedRows, bytes: &[u8]) -> usize {
-    match rows {
-        SortedRows::Few(v) => v
-            .last()
-            .filter(|e| &e.bytes[..] == bytes)
-            .map_or(0, |e| e.order_len as usize),
-        SortedRows::Many(m) => m.get(bytes).map_or(0, |&(len, _)| len as usize),
-    }
 }
 
 #[cfg(test)]
@@ -237,6 +356,49 @@ mod tests {
             assert!(!rows.at_or_after_last(b"b", b"1"));
             rows.remove_last_one();
             assert_eq!(rows.len(), 2);
+            rows.add(b"a", b"9", 3);
+            assert_eq!(rows.iter().next().map(|r| r.2), Some(4));
+            assert!(!rows.all_single());
+            rows.clear();
+            assert!(rows.is_empty());
         }
+    }
+
+    /// The packed form keeps order, counts and positions as rows come and go; a full
+    /// partition takes a row and lets its last go, in place when the entries are as long.
+    #[test]
+    fn packed_rows_take_inserts_anywhere() {
+        let mut rows = SortedRows::new(true);
+        assert_eq!(rows.insert_new(b"m", b"1"), Some(0));
+        assert_eq!(rows.insert_new(b"a", b"22"), Some(0));
+        assert_eq!(rows.insert_new(b"z", b"333"), Some(2));
+        assert_eq!(rows.insert_new(b"m", b"1"), None);
+        assert_eq!(rows.insert_new(b"m", b"0"), Some(1));
+        assert_eq!(rows.row_at(0), Some(&b"22"[..]));
+        assert_eq!(rows.row_at(1), Some(&b"0"[..]));
+        assert_eq!(rows.row_at(3), Some(&b"333"[..]));
+        assert_eq!(rows.row_at(4), None);
+        assert!(rows.all_single());
+        assert!(rows.at_or_after_last(b"z", b"333"));
+        rows.remove_last_one();
+        assert_eq!(rows.len(), 3);
+        assert!(rows.remove_one(b"a", b"22"));
+        assert_eq!(rows.row_at(0), Some(&b"0"[..]));
+        let order = |rows: &SortedRows| -> Vec<Vec<u8>> {
+            rows.iter().map(|(o, r, _)| [o, r].concat()).collect()
+        };
+        assert_eq!(order(&rows), [b"m0".to_vec(), b"m1".to_vec()]);
+        assert_eq!(rows.insert_evicting_last(b"z", b"9"), None);
+        assert_eq!(rows.insert_evicting_last(b"m", b"1"), None);
+        let (at, evicted) = rows.insert_evicting_last(b"a", b"5").unwrap();
+        assert_eq!((at, &evicted[..]), (0, &b"1"[..]));
+        assert_eq!(order(&rows), [b"a5".to_vec(), b"m0".to_vec()]);
+        let (at, evicted) = rows.insert_evicting_last(b"b", b"long").unwrap();
+        assert_eq!((at, &evicted[..]), (1, &b"0"[..]));
+        assert_eq!(order(&rows), [b"a5".to_vec(), b"blong".to_vec()]);
+        let (at, evicted) = rows.insert_evicting_last(b"a", b"6").unwrap();
+        assert_eq!((at, &evicted[..]), (1, &b"long"[..]));
+        assert_eq!(order(&rows), [b"a5".to_vec(), b"a6".to_vec()]);
+        assert!(rows.all_single());
     }
 }

@@ -1,0 +1,139 @@
+//! Byte strings by dense id, as keyed state stores its keys and a join its rows: side by
+//! side at one width while every string has that width (fixed-width columns, and strings
+//! within arrow-row's first block), each on its own once one differs. The side-by-side form
+//! spends nothing per string beyond its bytes; a boxed or inline string spends 16 to 24 more.
+//! [`KeyTable`](super::key_table::KeyTable) keeps its keys in a [`ByteStore`]; a
+//! [`RowStore`] adds ids that are freed and reused.
+
+/// A string's bytes, inline up to 16 (a BIGINT or INT key, a short string: no allocation).
+pub type InlineBytes = smallvec::SmallVec<[u8; 16]>;
+
+/// Strings by id; the owner hands out the ids (`0..len`, freed ones reused).
+pub enum ByteStore {
+    /// Every string `width` bytes long, string `id` at `id * width`.
+    Fixed { width: usize, bytes: Vec<u8> },
+    /// Strings of different lengths.
+    Variable(Vec<InlineBytes>),
+}
+
+impl Default for ByteStore {
+    fn default() -> Self {
+        ByteStore::Fixed {
+            width: 0,
+            bytes: Vec::new(),
+        }
+    }
+}
+
+impl ByteStore {
+    pub fn get(&self, id: u32) -> &[u8] {
+        match self {
+            ByteStore::Fixed { width, bytes } => {
+                let at = id as usize * width;
+                &bytes[at..at + width]
+            }
+            ByteStore::Variable(strings) => &strings[id as usize],
+        }
+    }
+
+    /// Stores the string of `id`: the next id (`id == len`, the count handed out so far) or
+    /// one handed out before.
+    pub fn set(&mut self, id: u32, len: usize, string: &[u8]) {
+        if let ByteStore::Fixed { width, bytes } = self {
+            if len == 0 {
+                *width = string.len();
+            }
+            if string.len() == *width {
+                let at = id as usize * *width;
+                if id as usize == len {
+                    bytes.extend_from_slice(string);
+                } else {
+                    bytes[at..at + *width].copy_from_slice(string);
+                }
+                return;
+            }
+            // The first string of another width: every string on its own from now on.
+            let strings = (0..len as u32)
+                .map(|i| InlineBytes::from_slice(self.get(i)))
+                .collect();
+            *self = ByteStore::Variable(strings);
+        }
+        let ByteStore::Variable(strings) = self else {
+            unreachable!("the store was made variable above")
+        };
+        if id as usize == len {
+            strings.push(InlineBytes::from_slice(string));
+        } else {
+            let stored = &mut strings[id as usize];
+            stored.clear();
+            stored.extend_from_slice(string);
+        }
+    }
+
+    /// Whether strings lie side by side (for tests).
+    pub fn is_fixed(&self) -> bool {
+        matches!(self, ByteStore::Fixed { .. })
+    }
+}
+
+/// Strings by an id handed out here; a removed string's id goes to the next one.
+#[derive(Default)]
+pub struct RowStore {
+    strings: ByteStore,
+    len: usize,
+    free: Vec<u32>,
+}
+
+impl RowStore {
+    /// Stores a string, giving its id.
+    pub fn insert(&mut self, string: &[u8]) -> u32 {
+        let id = self.free.pop().unwrap_or(self.len as u32);
+        self.strings.set(id, self.len, string);
+        if id as usize == self.len {
+            self.len += 1;
+        }
+        id
+    }
+
+    pub fn get(&self, id: u32) -> &[u8] {
+        self.strings.get(id)
+    }
+
+    /// Forgets string `id`; its id goes to the next insert.
+    pub fn remove(&mut self, id: u32) {
+        self.free.push(id);
+    }
+
+    /// Ids handed out (live or free).
+    pub fn capacity(&self) -> usize {
+        self.len
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Strings of one width lie side by side; the first of another width moves every string
+    /// to its own bytes, and all of them read back.
+    #[test]
+    fn strings_change_form_when_a_width_differs() {
+        let mut rows = RowStore::default();
+        let fixed: Vec<[u8; 3]> = (0..200u8).map(|i| [i, i ^ 1, 9]).collect();
+        let ids: Vec<u32> = fixed.iter().map(|s| rows.insert(s)).collect();
+        assert!(rows.strings.is_fixed());
+        rows.remove(ids[7]);
+        let reused = rows.insert(b"\x01\x02\x03");
+        assert_eq!(reused, ids[7]);
+        assert_eq!(rows.get(reused), b"\x01\x02\x03");
+        let long = rows.insert(b"a longer string, kept on its own");
+        assert!(!rows.strings.is_fixed());
+        assert_eq!(rows.get(long), b"a longer string, kept on its own");
+        for (i, s) in fixed.iter().enumerate().filter(|&(i, _)| i != 7) {
+            assert_eq!(rows.get(ids[i]), s);
+        }
+        let empty = rows.insert(b"");
+        assert_eq!(rows.get(empty), b"");
+        assert_eq!(rows.capacity(), 202);
+    }
+}
