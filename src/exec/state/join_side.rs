@@ -14,7 +14,6 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
-use smallvec::SmallVec;
 
 use super::byte_store::RowStore;
 use super::key::{KeyEncoder, null_row, optional_encoder, whole_row_converter};
@@ -99,7 +98,88 @@ pub(crate) struct Record {
 }
 
 /// A key's rows on one side.
-pub(crate) type KeyRows = SmallVec<[Record; 1]>;
+/// A key's records: most keys of a join hold one row a side, which then lies in the key's
+/// 16-byte slot itself; more go to a vector of their own.
+#[derive(Default)]
+pub(crate) enum KeyRows {
+    #[default]
+    Empty,
+    One(Record),
+    // Boxed, the vector costs 8 bytes in every key's slot instead of 24.
+    #[allow(clippy::box_collection)]
+    Many(Box<Vec<Record>>),
+}
+
+impl KeyRows {
+    pub fn push(&mut self, record: Record) {
+        *self = match std::mem::take(self) {
+            KeyRows::Empty => KeyRows::One(record),
+            KeyRows::One(first) => KeyRows::Many(Box::new(vec![first, record])),
+            KeyRows::Many(mut records) => {
+                records.push(record);
+                KeyRows::Many(records)
+            }
+        };
+    }
+
+    /// Removes the record at `at`, the last taking its place.
+    pub fn swap_remove(&mut self, at: usize) -> Record {
+        match std::mem::take(self) {
+            KeyRows::Empty => unreachable!("a record removed from an empty key"),
+            KeyRows::One(record) => record,
+            KeyRows::Many(mut records) => {
+                let record = records.swap_remove(at);
+                *self = match records.len() {
+                    1 => KeyRows::One(records.pop().expect("one record")),
+                    _ => KeyRows::Many(records),
+                };
+                record
+            }
+        }
+    }
+
+    /// Keeps the records `keep` accepts, in their order.
+    pub fn retain(&mut self, mut keep: impl FnMut(&Record) -> bool) {
+        match self {
+            KeyRows::Empty => {}
+            KeyRows::One(record) => {
+                if !keep(record) {
+                    *self = KeyRows::Empty;
+                }
+            }
+            KeyRows::Many(records) => {
+                records.retain(|r| keep(r));
+                match records.len() {
+                    0 => *self = KeyRows::Empty,
+                    1 => *self = KeyRows::One(records.pop().expect("one record")),
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+impl std::ops::Deref for KeyRows {
+    type Target = [Record];
+
+    fn deref(&self) -> &[Record] {
+        match self {
+            KeyRows::Empty => &[],
+            KeyRows::One(record) => std::slice::from_ref(record),
+            KeyRows::Many(records) => records,
+        }
+    }
+}
+
+impl std::ops::DerefMut for KeyRows {
+    fn deref_mut(&mut self) -> &mut [Record] {
+        match self {
+            KeyRows::Empty => &mut [],
+            KeyRows::One(record) => std::slice::from_mut(record),
+            KeyRows::Many(records) => records,
+        }
+    }
+}
 
 /// One input of the join and its state.
 pub(crate) struct Side {
@@ -275,7 +355,7 @@ pub(crate) fn snapshot_sides(sides: &[Side; 2]) -> Vec<(u32, Vec<u8>)> {
             out.push(s as u8);
             put_bytes(out, key.bytes);
             put_u32(out, key.value.len() as u32);
-            for record in key.value {
+            for record in key.value.iter() {
                 put_bytes(out, side.row_of(record));
                 put_u32(out, record.count);
                 put_u32(out, record.associations);
