@@ -28,7 +28,7 @@ use arrow_schema::SchemaRef;
 use super::chunk::{RowKind, StreamChunk, batch_with_rows};
 use super::eval::evaluate;
 use super::operator::{ExecError, Operator, OperatorContext, Output};
-use super::state::join_side::{RecordAt, Side, restore_sides, snapshot_sides};
+use super::state::join_side::{JoinState, RecordAt, Side};
 use super::state::key::key_bytes;
 use super::state::key_group::KeyGroupRange;
 use super::state::ttl::StateTtl;
@@ -51,8 +51,8 @@ enum Pair {
 }
 
 pub struct JoinOperator {
-    /// Left, right.
-    sides: [Side; 2],
+    /// Both inputs: left, right.
+    state: JoinState,
     residual: Option<ScalarExpr>,
     output: SchemaRef,
     ctx: EvalContext,
@@ -81,10 +81,10 @@ impl JoinOperator {
         final_only: bool,
     ) -> Result<Self, ExecError> {
         Ok(JoinOperator {
-            sides: [
+            state: JoinState::new([
                 Side::new(left, left_keys, join_type.left_outer())?,
                 Side::new(right, right_keys, join_type.right_outer())?,
-            ],
+            ]),
             residual,
             output,
             ctx,
@@ -118,10 +118,10 @@ impl JoinOperator {
         found: &[(usize, u32)],
         now: i64,
     ) -> Result<Vec<(u32, RecordAt)>, ExecError> {
-        let other = &self.sides[1 - s];
+        let other = &self.state.sides[1 - s];
         let mut pairs = Vec::new();
         for &(i, id) in found {
-            let records = &other.state.value(id);
+            let records = self.state.records(1 - s, id);
             pairs.extend(
                 (0..records.len() as u32)
                     .filter(|&r| !other.expired(&records[r as usize], now, self.ttl[1 - s]))
@@ -153,7 +153,7 @@ impl JoinOperator {
         batch: &RecordBatch,
         pairs: &[Pair],
     ) -> Result<RecordBatch, ExecError> {
-        let other = &self.sides[1 - s];
+        let other = &self.state.sides[1 - s];
         let indices: UInt32Array = pairs
             .iter()
             .map(|p| match p {
@@ -169,7 +169,7 @@ impl JoinOperator {
         let parser = other.rows.parser();
         let stored = other.rows.convert_rows(pairs.iter().map(|p| match p {
             Pair::Joined(_, r) | Pair::OtherPadded(r) => {
-                parser.parse(other.row_of(other.record(*r)))
+                parser.parse(other.row_of(self.state.record(1 - s, *r)))
             }
             Pair::InputPadded(_) => parser.parse(&other.null_row),
         }))?;
@@ -205,9 +205,7 @@ impl JoinOperator {
 
 impl Operator for JoinOperator {
     fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
-        for side in &mut self.sides {
-            side.state.set_max_parallelism(ctx.max_parallelism);
-        }
+        self.state.keys.set_max_parallelism(ctx.max_parallelism);
         self.key_groups = ctx.key_groups;
         self.operator = ctx.clone();
         for ttl in &mut self.ttl {
@@ -222,9 +220,9 @@ impl Operator for JoinOperator {
 
     /// Sweeps out the rows the state TTL expired (they are already invisible).
     fn on_processing_time(&mut self, now: i64, _out: &mut dyn Output) -> Result<(), ExecError> {
-        for (side, ttl) in self.sides.iter_mut().zip(&mut self.ttl) {
+        for (s, ttl) in self.ttl.iter_mut().enumerate() {
             if ttl.sweep_due(now) {
-                side.sweep(now, *ttl);
+                self.state.sweep(s, now, *ttl);
             }
         }
         Ok(())
@@ -245,7 +243,7 @@ impl Operator for JoinOperator {
         if n == 0 {
             return Ok(());
         }
-        let side = &self.sides[s];
+        let side = &self.state.sides[s];
         let keys = side.keys.as_ref().map(|e| e.encode(batch)).transpose()?;
         let null_keys = side
             .key_columns
@@ -258,7 +256,7 @@ impl Operator for JoinOperator {
             0 => None,
             _ => Some(side.rows.convert_columns(batch.columns())?),
         };
-        let (s_outer, o_outer) = (self.sides[s].outer, self.sides[1 - s].outer);
+        let (s_outer, o_outer) = (self.state.sides[s].outer, self.state.sides[1 - s].outer);
         let (now, ttl) = (self.operator.now_millis(), self.ttl[s]);
         let mut pairs: Vec<Pair> = Vec::new();
         let mut kinds: Vec<RowKind> = Vec::new();
@@ -271,12 +269,11 @@ impl Operator for JoinOperator {
             let mut end = start;
             let mut candidates = 0;
             found.clear();
-            let other = &self.sides[1 - s];
             while end < n && (end == start || candidates < PAIRS_PER_ROUND) {
                 if !null_keys.as_ref().is_some_and(|nk| nk.is_null(end))
-                    && let Some(id) = other.state.find(key_bytes(keys.as_ref(), end))
+                    && let Some(id) = self.state.keys.find(key_bytes(keys.as_ref(), end))
                 {
-                    candidates += other.state.value(id).len();
+                    candidates += self.state.records(1 - s, id).len();
                     found.push((end, id));
                 }
                 end += 1;
@@ -298,7 +295,7 @@ impl Operator for JoinOperator {
                 if self.final_only {
                     // Batch: pairs now, rows that never matched at the end.
                     for &(_, r) in matched {
-                        let record = self.sides[1 - s].record_mut(r);
+                        let record = self.state.record_mut(1 - s, r);
                         record.associations += 1;
                         for _ in 0..record.count {
                             pairs.push(Pair::Joined(i, r));
@@ -312,7 +309,7 @@ impl Operator for JoinOperator {
                         }
                     } else {
                         let copies = self.copies(s, matched);
-                        self.sides[s].add(key, row, copies, now, ttl);
+                        self.state.add(s, key, row, copies, now, ttl);
                     }
                 } else if accumulate {
                     if matched.is_empty() && s_outer {
@@ -321,7 +318,7 @@ impl Operator for JoinOperator {
                     } else {
                         if o_outer {
                             for &(_, r) in matched {
-                                let record = self.sides[1 - s].record_mut(r);
+                                let record = self.state.record_mut(1 - s, r);
                                 if record.associations == 0 {
                                     for _ in 0..record.count {
                                         pairs.push(Pair::OtherPadded(r));
@@ -338,7 +335,7 @@ impl Operator for JoinOperator {
                             kind
                         };
                         for &(_, r) in matched {
-                            for _ in 0..self.sides[1 - s].record(r).count {
+                            for _ in 0..self.state.record(1 - s, r).count {
                                 pairs.push(Pair::Joined(i, r));
                                 kinds.push(joined);
                             }
@@ -346,11 +343,11 @@ impl Operator for JoinOperator {
                     }
                     if !has_null_key {
                         let copies = if s_outer { self.copies(s, matched) } else { 0 };
-                        self.sides[s].add(key, row, copies, now, ttl);
+                        self.state.add(s, key, row, copies, now, ttl);
                     }
                 } else {
                     if !has_null_key {
-                        self.sides[s].retract(key, row, now, ttl);
+                        self.state.retract(s, key, row, now, ttl);
                     }
                     if matched.is_empty() {
                         if s_outer {
@@ -360,14 +357,14 @@ impl Operator for JoinOperator {
                     } else {
                         let joined = if s_outer { RowKind::Delete } else { kind };
                         for &(_, r) in matched {
-                            for _ in 0..self.sides[1 - s].record(r).count {
+                            for _ in 0..self.state.record(1 - s, r).count {
                                 pairs.push(Pair::Joined(i, r));
                                 kinds.push(joined);
                             }
                         }
                         if o_outer {
                             for &(_, r) in matched {
-                                let record = self.sides[1 - s].record_mut(r);
+                                let record = self.state.record_mut(1 - s, r);
                                 if record.associations == 1 {
                                     for _ in 0..record.count {
                                         pairs.push(Pair::OtherPadded(r));
@@ -394,22 +391,18 @@ impl Operator for JoinOperator {
             return Ok(());
         }
         for s in 0..2 {
-            if !self.sides[s].outer {
+            if !self.state.sides[s].outer {
                 continue;
             }
             let mut padded: Vec<&[u8]> = Vec::new();
-            let side = &self.sides[s];
-            for (_, entry) in side.state.iter() {
-                for record in entry.value.iter().filter(|r| r.associations == 0) {
-                    padded.extend(std::iter::repeat_n(
-                        side.row_of(record),
-                        record.count as usize,
-                    ));
+            for (record, row) in self.state.all_records(s) {
+                if record.associations == 0 {
+                    padded.extend(std::iter::repeat_n(row, record.count as usize));
                 }
             }
             for piece in padded.chunks(PAIRS_PER_ROUND) {
-                let side = &self.sides[s];
-                let other = &self.sides[1 - s];
+                let side = &self.state.sides[s];
+                let other = &self.state.sides[1 - s];
                 let parser = side.rows.parser();
                 let own = side
                     .rows
@@ -436,12 +429,12 @@ impl Operator for JoinOperator {
     /// Per key group: for each side (a byte), each key with its rows (bytes, count,
     /// associations, when written).
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
-        snapshot_sides(&self.sides)
+        self.state.snapshot()
     }
 
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {
         self.key_groups.check_owned(key_group)?;
-        restore_sides(&mut self.sides, state)
+        self.state.restore(state)
     }
 }
 
@@ -451,7 +444,7 @@ impl JoinOperator {
     fn copies(&self, s: usize, matched: &[(u32, RecordAt)]) -> u32 {
         matched
             .iter()
-            .map(|&(_, r)| self.sides[1 - s].record(r).count)
+            .map(|&(_, r)| self.state.record(1 - s, r).count)
             .sum()
     }
 }

@@ -21,9 +21,7 @@ use arrow_schema::SchemaRef;
 
 use super::chunk::{RowKind, StreamChunk, batch_with_rows};
 use super::operator::{ExecError, Operator, OperatorContext, Output};
-use super::state::join_side::{
-    RowPair, Side, pair_schema, pair_verdicts, restore_sides, snapshot_sides,
-};
+use super::state::join_side::{JoinState, RowPair, Side, pair_schema, pair_verdicts};
 use super::state::key::key_bytes;
 use super::state::key_group::KeyGroupRange;
 use super::state::ttl::StateTtl;
@@ -32,7 +30,8 @@ use crate::plan::expr::ScalarExpr;
 
 pub struct SemiAntiJoinOperator {
     /// Left, right.
-    sides: [Side; 2],
+    /// Both inputs: left, right.
+    state: JoinState,
     anti: bool,
     residual: Option<ScalarExpr>,
     output: SchemaRef,
@@ -60,10 +59,10 @@ impl SemiAntiJoinOperator {
     ) -> Result<Self, ExecError> {
         let pairs = pair_schema(left, right);
         Ok(SemiAntiJoinOperator {
-            sides: [
+            state: JoinState::new([
                 Side::new(left, keys.0, false)?,
                 Side::new(right, keys.1, false)?,
-            ],
+            ]),
             anti,
             residual,
             output,
@@ -80,7 +79,7 @@ impl SemiAntiJoinOperator {
             return Ok(vec![true; pairs.len()]);
         };
         let pairs: Vec<RowPair<'_>> = pairs.iter().map(|&(l, r)| (Some(l), Some(r))).collect();
-        let decoders = self.sides.each_ref().map(|s| (&s.rows, &*s.null_row));
+        let decoders = self.state.sides.each_ref().map(|s| (&s.rows, &*s.null_row));
         let mut verdicts = Vec::with_capacity(pairs.len());
         pair_verdicts(
             residual,
@@ -98,7 +97,7 @@ impl SemiAntiJoinOperator {
         if rows.is_empty() {
             return Ok(());
         }
-        let side = &self.sides[0];
+        let side = &self.state.sides[0];
         let parser = side.rows.parser();
         let columns = side
             .rows
@@ -128,21 +127,26 @@ impl SemiAntiJoinOperator {
             if nulls.is_some_and(|b| b.is_null(i)) {
                 continue;
             }
-            if let Some(id) = self.sides[1].state.find(key_bytes(keys, i)) {
-                let records = &self.sides[1].state.value(id);
+            if let Some(id) = self.state.keys.find(key_bytes(keys, i)) {
+                let records = self.state.records(1, id);
                 candidates.extend((0..records.len()).map(|r| (i, id, r)));
             }
         }
-        let right = &self.sides[1];
+        let right = &self.state.sides[1];
         let pairs: Vec<(&[u8], &[u8])> = candidates
             .iter()
-            .map(|&(i, id, r)| (rows.row(i).data(), right.row_of(&right.state.value(id)[r])))
+            .map(|&(i, id, r)| {
+                (
+                    rows.row(i).data(),
+                    right.row_of(&self.state.records(1, id)[r]),
+                )
+            })
             .collect();
         let verdicts = self.verdicts(&pairs)?;
         let mut matches = vec![0u32; n];
         for (&(i, id, r), ok) in candidates.iter().zip(verdicts) {
             if ok {
-                matches[i] += right.state.value(id)[r].count;
+                matches[i] += self.state.records(1, id)[r].count;
             }
         }
         let mut emitted: Vec<(Box<[u8]>, RowKind)> = Vec::new();
@@ -162,9 +166,9 @@ impl SemiAntiJoinOperator {
             }
             let key = key_bytes(keys, i);
             if accumulate {
-                self.sides[0].add(key, row, matched, 0, StateTtl::default());
+                self.state.add(0, key, row, matched, 0, StateTtl::default());
             } else {
-                self.sides[0].retract(key, row, 0, StateTtl::default());
+                self.state.retract(0, key, row, 0, StateTtl::default());
             }
         }
         self.emit(&emitted, out)
@@ -190,18 +194,18 @@ impl SemiAntiJoinOperator {
             let row = rows.row(i).data();
             let kind = chunk.kind(i);
             let accumulate = matches!(kind, RowKind::Insert | RowKind::UpdateAfter);
-            if let Some(id) = self.sides[0].state.find(key) {
-                let left = &self.sides[0];
-                let pairs: Vec<(&[u8], &[u8])> = left
+            if let Some(id) = self.state.keys.find(key) {
+                let left = &self.state.sides[0];
+                let pairs: Vec<(&[u8], &[u8])> = self
                     .state
-                    .value(id)
+                    .records(0, id)
                     .iter()
                     .map(|l| (left.row_of(l), row))
                     .collect();
                 let verdicts = self.verdicts(&pairs)?;
-                let side = &mut self.sides[0];
-                let (state, stored) = (&mut side.state, &side.stored);
-                for (record, ok) in state.value_mut(id).iter_mut().zip(verdicts) {
+                let JoinState { keys, sides } = &mut self.state;
+                let stored = &sides[0].stored;
+                for (record, ok) in keys.value_mut(id)[0].iter_mut().zip(verdicts) {
                     if !ok {
                         continue;
                     }
@@ -233,9 +237,9 @@ impl SemiAntiJoinOperator {
                 }
             }
             if accumulate {
-                self.sides[1].add(key, row, 0, 0, StateTtl::default());
+                self.state.add(1, key, row, 0, 0, StateTtl::default());
             } else {
-                self.sides[1].retract(key, row, 0, StateTtl::default());
+                self.state.retract(1, key, row, 0, StateTtl::default());
             }
         }
         self.emit(&emitted, out)
@@ -244,9 +248,7 @@ impl SemiAntiJoinOperator {
 
 impl Operator for SemiAntiJoinOperator {
     fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
-        for side in &mut self.sides {
-            side.state.set_max_parallelism(ctx.max_parallelism);
-        }
+        self.state.keys.set_max_parallelism(ctx.max_parallelism);
         self.key_groups = ctx.key_groups;
         Ok(())
     }
@@ -264,7 +266,7 @@ impl Operator for SemiAntiJoinOperator {
         if batch.num_rows() == 0 {
             return Ok(());
         }
-        let side = &self.sides[input];
+        let side = &self.state.sides[input];
         let keys = side.keys.as_ref().map(|e| e.encode(batch)).transpose()?;
         let nulls = side
             .key_columns
@@ -287,11 +289,10 @@ impl Operator for SemiAntiJoinOperator {
             return Ok(());
         }
         let mut emitted: Vec<(Box<[u8]>, RowKind)> = Vec::new();
-        let left = &self.sides[0];
-        for (_, entry) in left.state.iter() {
-            for record in entry.value.iter().filter(|r| r.associations == 0) {
+        for (record, row) in self.state.all_records(0) {
+            if record.associations == 0 {
                 for _ in 0..record.count {
-                    emitted.push((left.row_of(record).into(), RowKind::Insert));
+                    emitted.push((row.into(), RowKind::Insert));
                 }
             }
         }
@@ -301,12 +302,12 @@ impl Operator for SemiAntiJoinOperator {
     /// Per key group: per side and key, the key's bytes and its rows with their counts and
     /// matches.
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
-        snapshot_sides(&self.sides)
+        self.state.snapshot()
     }
 
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {
         self.key_groups.check_owned(key_group)?;
-        restore_sides(&mut self.sides, state)
+        self.state.restore(state)
     }
 }
 

@@ -1,9 +1,10 @@
 //! One input of a regular join and its state: per join key, the side's distinct rows
 //! (`arrow-row` bytes) with how many times each is there, how many rows of the other side
 //! each joins with (an outer side's, or a semi or anti join's left), and when it was written
-//! (for the state TTL). A key's records are 12 bytes each; the rows' bytes are in the side's
-//! [`RowStore`] (side by side while they have one width), and the write times in a vector
-//! kept only while a state TTL is on. `exec/join.rs` and `exec/semi_anti_join.rs` keep their inputs here;
+//! (for the state TTL). Both sides share one key table ([`JoinState`]); a key's records are
+//! 12 bytes each; the rows' bytes are in the side's [`RowStore`] (side by side while they
+//! have one width), and the write times in a vector kept only while a state TTL is on.
+//! `exec/join.rs` and `exec/semi_anti_join.rs` keep their inputs here;
 //! they and the window join decode pairs of stored rows for their residual conditions with
 //! [`pairs_batch`] and [`pair_verdicts`].
 
@@ -189,7 +190,6 @@ pub(crate) struct Side {
     /// The bytes of a row of NULLs, for padding when this side has no match.
     pub null_row: Box<[u8]>,
     pub outer: bool,
-    pub state: KeyTable<KeyRows>,
     /// The records' rows.
     pub stored: RowStore,
     /// Per row id, when the row was last written (processing time, milliseconds), while a
@@ -211,7 +211,6 @@ impl Side {
             rows,
             null_row,
             outer,
-            state: KeyTable::new(OperatorContext::default().max_parallelism),
             stored: RowStore::default(),
             written: Vec::new(),
         })
@@ -237,37 +236,79 @@ impl Side {
             self.written[row] = now;
         }
     }
+}
 
-    pub fn record(&self, at: RecordAt) -> &Record {
-        &self.state.value(at.0)[at.1 as usize]
+/// Both inputs of a join: one key table, each key with both sides' records (a key held by
+/// both sides pays for its bytes and its table slot once, and a row probes the other side
+/// and finds its own in one lookup).
+pub(crate) struct JoinState {
+    pub keys: KeyTable<[KeyRows; 2]>,
+    /// Left, right.
+    pub sides: [Side; 2],
+}
+
+impl JoinState {
+    pub fn new(sides: [Side; 2]) -> Self {
+        JoinState {
+            keys: KeyTable::new(OperatorContext::default().max_parallelism),
+            sides,
+        }
     }
 
-    pub fn record_mut(&mut self, at: RecordAt) -> &mut Record {
-        &mut self.state.value_mut(at.0)[at.1 as usize]
+    /// Side `s`'s records under key `id`.
+    pub fn records(&self, s: usize, id: u32) -> &KeyRows {
+        &self.keys.value(id)[s]
     }
 
-    /// Adds one copy of `row` under `key` at `now`; an outer side's row joins
-    /// `associations` rows. An expired copy counts for nothing.
-    pub fn add(&mut self, key: &[u8], row: &[u8], associations: u32, now: i64, ttl: StateTtl) {
-        let (id, _) = self.state.intern(key);
-        let stored = &self.stored;
-        let found = self
-            .state
-            .value(id)
+    pub fn record(&self, s: usize, at: RecordAt) -> &Record {
+        &self.keys.value(at.0)[s][at.1 as usize]
+    }
+
+    pub fn record_mut(&mut self, s: usize, at: RecordAt) -> &mut Record {
+        &mut self.keys.value_mut(at.0)[s][at.1 as usize]
+    }
+
+    /// Side `s`'s records (with their row bytes), every key.
+    pub fn all_records(&self, s: usize) -> impl Iterator<Item = (&Record, &[u8])> {
+        let side = &self.sides[s];
+        self.keys
             .iter()
-            .position(|r| stored.get(r.row) == row);
-        let at = match found {
+            .flat_map(move |(_, key)| key.value[s].iter().map(move |r| (r, side.row_of(r))))
+    }
+
+    /// Forgets key `id` once neither side holds a row under it.
+    fn forget_if_empty(&mut self, id: u32) {
+        if self.keys.value(id).iter().all(|rows| rows.is_empty()) {
+            self.keys.remove(id);
+        }
+    }
+
+    /// Adds one copy of `row` under `key` to side `s` at `now`; an outer side's row joins
+    /// `associations` rows. An expired copy counts for nothing.
+    #[allow(clippy::too_many_arguments)]
+    pub fn add(
+        &mut self,
+        s: usize,
+        key: &[u8],
+        row: &[u8],
+        associations: u32,
+        now: i64,
+        ttl: StateTtl,
+    ) {
+        let (id, _) = self.keys.intern(key);
+        let side = &mut self.sides[s];
+        let records = &mut self.keys.value_mut(id)[s];
+        let at = match records.iter().position(|r| side.stored.get(r.row) == row) {
             Some(at) => {
-                let r = &self.state.value(id)[at];
-                let expired = self.expired(r, now, ttl);
-                let r = &mut self.state.value_mut(id)[at];
+                let expired = side.expired(&records[at], now, ttl);
+                let r = &mut records[at];
                 r.count = if expired { 1 } else { r.count + 1 };
                 r.associations = associations;
                 r.row
             }
             None => {
-                let at = self.stored.insert(row);
-                self.state.value_mut(id).push(Record {
+                let at = side.stored.insert(row);
+                records.push(Record {
                     row: at,
                     count: 1,
                     associations,
@@ -275,25 +316,19 @@ impl Side {
                 at
             }
         };
-        self.touch(at, now, ttl);
+        side.touch(at, now, ttl);
     }
 
-    /// Takes one copy of `row` from under `key` (nothing when it is not there, or expired,
-    /// as Flink's state view does).
-    pub fn retract(&mut self, key: &[u8], row: &[u8], now: i64, ttl: StateTtl) {
-        let Some(id) = self.state.find(key) else {
+    /// Takes one copy of `row` from under `key` on side `s` (nothing when it is not there,
+    /// or expired, as Flink's state view does).
+    pub fn retract(&mut self, s: usize, key: &[u8], row: &[u8], now: i64, ttl: StateTtl) {
+        let Some(id) = self.keys.find(key) else {
             return;
         };
-        let stored = &self.stored;
-        let found = self
-            .state
-            .value(id)
-            .iter()
-            .position(|r| stored.get(r.row) == row);
-        if let Some(at) = found {
-            let record = &self.state.value(id)[at];
-            let (expired, row) = (self.expired(record, now, ttl), record.row);
-            let records = self.state.value_mut(id);
+        let side = &mut self.sides[s];
+        let records = &mut self.keys.value_mut(id)[s];
+        if let Some(at) = records.iter().position(|r| side.stored.get(r.row) == row) {
+            let (expired, row) = (side.expired(&records[at], now, ttl), records[at].row);
             if expired {
                 records[at].count = 0;
             } else {
@@ -301,90 +336,87 @@ impl Side {
             }
             if records[at].count == 0 {
                 records.swap_remove(at);
-                self.stored.remove(row);
+                side.stored.remove(row);
             } else {
-                self.touch(row, now, ttl);
+                side.touch(row, now, ttl);
             }
         }
-        if self.state.value(id).is_empty() {
-            self.state.remove(id);
-        }
+        self.forget_if_empty(id);
     }
 
-    /// Drops every row the state TTL expired.
-    pub fn sweep(&mut self, now: i64, ttl: StateTtl) {
-        let ids: Vec<u32> = self.state.iter().map(|(id, _)| id).collect();
+    /// Drops every row of side `s` the state TTL expired.
+    pub fn sweep(&mut self, s: usize, now: i64, ttl: StateTtl) {
+        let ids: Vec<u32> = self.keys.iter().map(|(id, _)| id).collect();
         for id in ids {
-            let (written, stored) = (&self.written, &mut self.stored);
-            self.state.value_mut(id).retain(|r| {
+            let side = &mut self.sides[s];
+            let (written, stored) = (&side.written, &mut side.stored);
+            self.keys.value_mut(id)[s].retain(|r| {
                 let expired = ttl.is_on() && ttl.expired(written[r.row as usize], now);
                 if expired {
                     stored.remove(r.row);
                 }
                 !expired
             });
-            if self.state.value(id).is_empty() {
-                self.state.remove(id);
+            self.forget_if_empty(id);
+        }
+    }
+
+    /// Per key group: for each side (a byte), each key with its rows (bytes, count,
+    /// associations, when written).
+    pub fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
+        let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+        for (s, side) in self.sides.iter().enumerate() {
+            for (_, key) in self.keys.iter() {
+                let records = &key.value[s];
+                if records.is_empty() {
+                    continue;
+                }
+                let out = groups.entry(key.key_group()).or_default();
+                out.push(s as u8);
+                put_bytes(out, key.bytes);
+                put_u32(out, records.len() as u32);
+                for record in records.iter() {
+                    put_bytes(out, side.row_of(record));
+                    put_u32(out, record.count);
+                    put_u32(out, record.associations);
+                    put_i64(
+                        out,
+                        side.written.get(record.row as usize).copied().unwrap_or(0),
+                    );
+                }
             }
         }
+        groups.into_iter().collect()
     }
 
-    /// Stores a restored record of key `id`.
-    fn restore_record(&mut self, id: u32, row: &[u8], count: u32, associations: u32, written: i64) {
-        let at = self.stored.insert(row);
-        self.state.value_mut(id).push(Record {
-            row: at,
-            count,
-            associations,
-        });
-        let row = at as usize;
-        if self.written.len() <= row {
-            self.written.resize(self.stored.capacity(), 0);
-        }
-        self.written[row] = written;
-    }
-}
-
-/// Both sides' state per key group: for each side (a byte), each key with its rows (bytes,
-/// count, associations, when written).
-pub(crate) fn snapshot_sides(sides: &[Side; 2]) -> Vec<(u32, Vec<u8>)> {
-    let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
-    for (s, side) in sides.iter().enumerate() {
-        for (_, key) in side.state.iter() {
-            let out = groups.entry(key.key_group()).or_default();
-            out.push(s as u8);
-            put_bytes(out, key.bytes);
-            put_u32(out, key.value.len() as u32);
-            for record in key.value.iter() {
-                put_bytes(out, side.row_of(record));
-                put_u32(out, record.count);
-                put_u32(out, record.associations);
-                put_i64(
-                    out,
-                    side.written.get(record.row as usize).copied().unwrap_or(0),
-                );
+    /// Reads back one key group of what [`JoinState::snapshot`] wrote.
+    pub fn restore(&mut self, state: &[u8]) -> Result<(), ExecError> {
+        let mut input = StateReader::new(state);
+        while !input.is_empty() {
+            let s = input.u8()? as usize;
+            if s > 1 {
+                return Err(ExecError::Internal(format!("a join has no side {s}")));
+            }
+            let (id, _) = self.keys.intern(input.bytes()?);
+            for _ in 0..input.u32()? {
+                let row = input.bytes()?;
+                let count = input.u32()?;
+                let associations = input.u32()?;
+                let written = input.i64()?;
+                let side = &mut self.sides[s];
+                let at = side.stored.insert(row);
+                self.keys.value_mut(id)[s].push(Record {
+                    row: at,
+                    count,
+                    associations,
+                });
+                let row = at as usize;
+                if side.written.len() <= row {
+                    side.written.resize(side.stored.capacity(), 0);
+                }
+                side.written[row] = written;
             }
         }
+        Ok(())
     }
-    groups.into_iter().collect()
-}
-
-/// Reads back one key group of what [`snapshot_sides`] wrote.
-pub(crate) fn restore_sides(sides: &mut [Side; 2], state: &[u8]) -> Result<(), ExecError> {
-    let mut input = StateReader::new(state);
-    while !input.is_empty() {
-        let s = input.u8()? as usize;
-        let side = sides
-            .get_mut(s)
-            .ok_or_else(|| ExecError::Internal(format!("a join has no side {s}")))?;
-        let (id, _) = side.state.intern(input.bytes()?);
-        for _ in 0..input.u32()? {
-            let row = input.bytes()?;
-            let count = input.u32()?;
-            let associations = input.u32()?;
-            let written = input.i64()?;
-            side.restore_record(id, row, count, associations, written);
-        }
-    }
-    Ok(())
 }
