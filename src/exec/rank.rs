@@ -47,8 +47,8 @@ pub struct RankOperator {
     order: RowConverter,
     order_columns: Vec<usize>,
     rows: RowConverter,
-    /// Partitions, each with its index in `partitions`.
-    keys: KeyTable<u32>,
+    /// Partitions; a partition's id indexes `partitions` and `counts`.
+    keys: KeyTable<()>,
     partitions: Vec<SortedRows>,
     /// Rows per partition (with their counts).
     counts: Vec<u64>,

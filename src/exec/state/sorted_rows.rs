@@ -2,8 +2,9 @@
 //! order-key bytes followed by its row bytes (arrow-row encodings are prefix-free, so the
 //! concatenation sorts as the pair would), with the length of the order key and how many
 //! times the row is there. Small bounded partitions (a Top-N over inserts keeps at most N
-//! rows) are packed: every entry in one allocation, a 12-byte header before its bytes, since
-//! per-entry boxes and a vector would cost several times the rows themselves; a full
+//! rows) are packed: every entry in one allocation, a header of three varints (usually three
+//! bytes) before its bytes, since per-entry boxes and a vector would cost several times the
+//! rows themselves; a full
 //! partition takes a row and lets its last go within that allocation when the two are as
 //! long. Others are a B-tree, so that inserting into a big partition stays cheap.
 
@@ -17,8 +18,8 @@ pub enum SortedRows {
 /// A big partition's entries: bytes to (order key's length, count).
 pub type Tree = BTreeMap<Box<[u8]>, (u32, u64)>;
 
-/// Entries in order, one after another: the count (u32), the order key's length (u32), the
-/// entry's length (u32), then its bytes. A small partition holds at most a few dozen
+/// Entries in order, one after another: the count, the order key's length and the entry's
+/// length (each a LEB128 varint), then its bytes. A small partition holds at most a few dozen
 /// entries, so a walk from the start is as quick as a search.
 #[derive(Default)]
 pub struct Packed(Box<[u8]>);
@@ -31,18 +32,38 @@ struct Slot<'a> {
     bytes: &'a [u8],
 }
 
-const HEADER: usize = 12;
-
-fn u32_at(bytes: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("four bytes"))
+/// Appends `value` as a LEB128 varint.
+fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
 }
 
-/// Writes an entry's header and bytes into `out` (exactly `HEADER + bytes.len()` long).
-fn write_entry(out: &mut [u8], count: u32, order_len: usize, bytes: &[u8]) {
-    out[..4].copy_from_slice(&count.to_le_bytes());
-    out[4..8].copy_from_slice(&(order_len as u32).to_le_bytes());
-    out[8..12].copy_from_slice(&(bytes.len() as u32).to_le_bytes());
-    out[HEADER..].copy_from_slice(bytes);
+/// The varint at `*at`, moving past it.
+fn varint_at(bytes: &[u8], at: &mut usize) -> u64 {
+    let mut value = 0u64;
+    let mut shift = 0;
+    loop {
+        let byte = bytes[*at];
+        *at += 1;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            return value;
+        }
+        shift += 7;
+    }
+}
+
+/// An entry's header and bytes.
+fn entry(count: u32, order_len: usize, bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len() + 6);
+    put_varint(&mut out, u64::from(count));
+    put_varint(&mut out, order_len as u64);
+    put_varint(&mut out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+    out
 }
 
 impl Packed {
@@ -53,14 +74,17 @@ impl Packed {
             if at >= bytes.len() {
                 return None;
             }
-            let len = u32_at(bytes, at + 8) as usize;
+            let start = at;
+            let count = varint_at(bytes, &mut at) as u32;
+            let order_len = varint_at(bytes, &mut at) as usize;
+            let len = varint_at(bytes, &mut at) as usize;
             let slot = Slot {
-                start: at,
-                count: u32_at(bytes, at),
-                order_len: u32_at(bytes, at + 4) as usize,
-                bytes: &bytes[at + HEADER..at + HEADER + len],
+                start,
+                count,
+                order_len,
+                bytes: &bytes[at..at + len],
             };
-            at += HEADER + len;
+            at += len;
             Some(slot)
         })
     }
@@ -75,11 +99,9 @@ impl Packed {
         count: u32,
         replace: bool,
     ) -> Self {
-        let mut out = Vec::with_capacity(self.0.len() + HEADER + key.len());
+        let mut out = Vec::with_capacity(self.0.len() + key.len() + 6);
         let mut put = |count: u32, order_len: usize, bytes: &[u8]| {
-            let at = out.len();
-            out.resize(at + HEADER + bytes.len(), 0);
-            write_entry(&mut out[at..], count, order_len, bytes);
+            out.extend_from_slice(&entry(count, order_len, bytes));
         };
         let mut placed = false;
         for (i, slot) in self.slots().enumerate() {
@@ -122,12 +144,8 @@ impl Packed {
         let Some(slot) = self.slot(position) else {
             return;
         };
-        if count > 0 {
-            let at = slot.start;
-            self.0[at..at + 4].copy_from_slice(&count.to_le_bytes());
-        } else {
-            *self = self.rebuilt(position, &[], 0, 0, true);
-        }
+        let (order_len, bytes) = (slot.order_len, slot.bytes.to_vec());
+        *self = self.rebuilt(position, &bytes, order_len, count, true);
     }
 }
 
@@ -219,11 +237,11 @@ impl SortedRows {
         }
         let evicted: Box<[u8]> = last.bytes[last.order_len..].into();
         let last_start = last.start;
-        let size = HEADER + key.len();
-        if p.0.len() - last_start == size {
+        let new = entry(1, order.len(), &key);
+        if p.0.len() - last_start == new.len() {
             let start = p.slot(at)?.start;
-            p.0.copy_within(start..last_start, start + size);
-            write_entry(&mut p.0[start..start + size], 1, order.len(), &key);
+            p.0.copy_within(start..last_start, start + new.len());
+            p.0[start..start + new.len()].copy_from_slice(&new);
         } else {
             let without_last = Packed(p.0[..last_start].into());
             *p = without_last.rebuilt(at, &key, order.len(), 1, false);
