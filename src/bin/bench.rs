@@ -76,6 +76,17 @@ fn measure_state(
     rate
 }
 
+/// A datagen table `name` of `rows` rows (id BIGINT in sequence, v INT in 0..=`v_max`) with
+/// a computed key `k` of `keys` values.
+fn keyed_source(name: &str, keys: u64, rows: u64, v_max: u64) -> String {
+    format!(
+        "CREATE TABLE {name} (id BIGINT, v INT, k AS id % {keys}) WITH ('connector' = 'datagen', \
+         'rows-per-second' = '1000000000000', 'fields.id.kind' = 'sequence', 'fields.id.start' = '0', \
+         'fields.id.end' = '{}', 'fields.v.min' = '0', 'fields.v.max' = '{v_max}');\n",
+        rows - 1
+    )
+}
+
 /// The peak resident memory of a process of this binary running `sql`, as it reports it.
 fn peak_of(sql: &str) -> Option<u64> {
     let output = std::process::Command::new(std::env::current_exe().ok()?)
@@ -323,12 +334,9 @@ fn main() {
         "group aggregate: COUNT(*), SUM(v) by 1 M keys (updating) → blackhole",
         |keys| {
             format!(
-                "CREATE TABLE group_src (id BIGINT, v INT, k AS id % {keys}) WITH ('connector' = 'datagen', \
-                 'rows-per-second' = '1000000000000', 'fields.id.kind' = 'sequence', 'fields.id.start' = '0', \
-                 'fields.id.end' = '{}', 'fields.v.min' = '0', 'fields.v.max' = '100');\n\
-                 CREATE TABLE group_sink (k BIGINT, c BIGINT, s INT) WITH ('connector' = 'blackhole');\n\
+                "{}CREATE TABLE group_sink (k BIGINT, c BIGINT, s INT) WITH ('connector' = 'blackhole');\n\
                  INSERT INTO group_sink SELECT k, COUNT(*), SUM(v) FROM group_src GROUP BY k;",
-                group_rows - 1
+                keyed_source("group_src", keys, group_rows, 100)
             )
         },
         |_| group_rows,
@@ -342,12 +350,9 @@ fn main() {
         "top-N: the 3 largest v per key, 1 M keys (updating) → blackhole",
         |keys| {
             format!(
-                "CREATE TABLE topn_src (id BIGINT, v INT, k AS id % {keys}) WITH ('connector' = 'datagen', \
-                 'rows-per-second' = '1000000000000', 'fields.id.kind' = 'sequence', 'fields.id.start' = '0', \
-                 'fields.id.end' = '{}', 'fields.v.min' = '0', 'fields.v.max' = '1000000');\n\
-                 CREATE TABLE topn_sink (k BIGINT, v INT, rk BIGINT) WITH ('connector' = 'blackhole');\n\
+                "{}CREATE TABLE topn_sink (k BIGINT, v INT, rk BIGINT) WITH ('connector' = 'blackhole');\n\
                  INSERT INTO topn_sink SELECT k, v, rk FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rk FROM topn_src) WHERE rk <= 3;",
-                group_rows - 1
+                keyed_source("topn_src", keys, group_rows, 1_000_000)
             )
         },
         |_| group_rows,

@@ -148,11 +148,13 @@ impl GroupAggregateOperator {
         self.keys.remove(id);
     }
 
-    /// Marks the keys of a round written at `now`.
-    fn touch(&mut self, round: &[RoundRow], now: i64) {
+    /// Marks the keys of a round written now.
+    fn touch(&mut self, round: &[RoundRow]) {
         if !self.ttl.is_on() {
             return;
         }
+        // The clock is read only with a TTL: a batch of one hot key has a round per row.
+        let now = self.ctx.now_millis();
         for r in round {
             self.written.touch(r.key as usize, now);
         }
@@ -339,7 +341,7 @@ impl GroupAggregateOperator {
             let slots: Vec<u32> = round.iter().map(|r| r.key).collect();
             let before = self.results(&slots)?;
             self.apply(batch, &round)?;
-            self.touch(&round, self.ctx.now_millis());
+            self.touch(&round);
             let after = self.results(&slots)?;
             let comparators: Vec<DynComparator> = before
                 .iter()

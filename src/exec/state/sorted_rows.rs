@@ -32,13 +32,21 @@ struct Slot<'a> {
     bytes: &'a [u8],
 }
 
-/// Appends `value` as a LEB128 varint.
-fn put_varint(out: &mut Vec<u8>, mut value: u64) {
-    while value >= 0x80 {
-        out.push(value as u8 | 0x80);
-        value >>= 7;
+/// An entry's header: its count, order key length and length as LEB128 varints, and how
+/// many of the 15 bytes they take.
+fn header(count: u32, order_len: usize, len: usize) -> ([u8; 15], usize) {
+    let mut out = [0u8; 15];
+    let mut n = 0;
+    for mut value in [u64::from(count), order_len as u64, len as u64] {
+        while value >= 0x80 {
+            out[n] = value as u8 | 0x80;
+            value >>= 7;
+            n += 1;
+        }
+        out[n] = value as u8;
+        n += 1;
     }
-    out.push(value as u8);
+    (out, n)
 }
 
 /// The varint at `*at`, moving past it.
@@ -56,14 +64,11 @@ fn varint_at(bytes: &[u8], at: &mut usize) -> u64 {
     }
 }
 
-/// An entry's header and bytes.
-fn entry(count: u32, order_len: usize, bytes: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(bytes.len() + 6);
-    put_varint(&mut out, u64::from(count));
-    put_varint(&mut out, order_len as u64);
-    put_varint(&mut out, bytes.len() as u64);
+/// Appends an entry: its header and bytes.
+fn put_entry(out: &mut Vec<u8>, count: u32, order_len: usize, bytes: &[u8]) {
+    let (header, n) = header(count, order_len, bytes.len());
+    out.extend_from_slice(&header[..n]);
     out.extend_from_slice(bytes);
-    out
 }
 
 impl Packed {
@@ -75,9 +80,18 @@ impl Packed {
                 return None;
             }
             let start = at;
-            let count = varint_at(bytes, &mut at) as u32;
-            let order_len = varint_at(bytes, &mut at) as usize;
-            let len = varint_at(bytes, &mut at) as usize;
+            // Most headers are three one-byte varints.
+            let (count, order_len, len) = match bytes.get(at..at + 3) {
+                Some(&[c, o, l]) if (c | o | l) < 0x80 => {
+                    at += 3;
+                    (u32::from(c), usize::from(o), usize::from(l))
+                }
+                _ => (
+                    varint_at(bytes, &mut at) as u32,
+                    varint_at(bytes, &mut at) as usize,
+                    varint_at(bytes, &mut at) as usize,
+                ),
+            };
             let slot = Slot {
                 start,
                 count,
@@ -101,7 +115,7 @@ impl Packed {
     ) -> Self {
         let mut out = Vec::with_capacity(self.0.len() + key.len() + 6);
         let mut put = |count: u32, order_len: usize, bytes: &[u8]| {
-            out.extend_from_slice(&entry(count, order_len, bytes));
+            put_entry(&mut out, count, order_len, bytes);
         };
         let mut placed = false;
         for (i, slot) in self.slots().enumerate() {
@@ -237,11 +251,13 @@ impl SortedRows {
         }
         let evicted: Box<[u8]> = last.bytes[last.order_len..].into();
         let last_start = last.start;
-        let new = entry(1, order.len(), &key);
-        if p.0.len() - last_start == new.len() {
+        let (header, n) = header(1, order.len(), key.len());
+        let size = n + key.len();
+        if p.0.len() - last_start == size {
             let start = p.slot(at)?.start;
-            p.0.copy_within(start..last_start, start + new.len());
-            p.0[start..start + new.len()].copy_from_slice(&new);
+            p.0.copy_within(start..last_start, start + size);
+            p.0[start..start + n].copy_from_slice(&header[..n]);
+            p.0[start + n..start + size].copy_from_slice(&key);
         } else {
             let without_last = Packed(p.0[..last_start].into());
             *p = without_last.rebuilt(at, &key, order.len(), 1, false);
@@ -418,5 +434,15 @@ mod tests {
         assert_eq!((at, &evicted[..]), (1, &b"long"[..]));
         assert_eq!(order(&rows), [b"a5".to_vec(), b"a6".to_vec()]);
         assert!(rows.all_single());
+        // Lengths and counts past one varint byte.
+        let long = vec![7u8; 300];
+        let (at, _) = rows.insert_evicting_last(b"a", &long).unwrap();
+        assert_eq!((at, rows.row_at(0)), (0, Some(&long[..])));
+        rows.add(b"a", &long, 199);
+        assert_eq!(
+            rows.iter().next().map(|r| (r.1.len(), r.2)),
+            Some((300, 200))
+        );
+        assert_eq!(rows.row_at(1), Some(&b"5"[..]));
     }
 }
