@@ -11,8 +11,11 @@
 //! range of everything when the query keeps every rank, as a batch OVER does).
 //!
 //! Rows are kept as `arrow-row` bytes: the order key (whose bytes sort as the ORDER BY asks,
-//! directions and NULL places included) followed by the whole row, so ties in the order key
-//! fall to the row bytes and the result never depends on arrival order.
+//! directions and NULL places included) followed by the row's other columns (neither the
+//! partition key, which the partition's key holds, nor the ORDER BY columns, which the order
+//! key holds), so ties in the order key fall to the other columns in schema order, as they
+//! would to the whole row, and the result never depends on arrival order. Emitted rows are
+//! put together again from the partition's key, the order key and the rest.
 //!
 //! State is snapshotted per key group: for each partition, its key and its rows with counts.
 
@@ -25,12 +28,10 @@ use arrow_schema::SchemaRef;
 use super::aggregate::{StateReader, put_bytes, put_i64, put_u32};
 use super::chunk::{RowKind, StreamChunk, batch_with_rows};
 use super::operator::{ExecError, Operator, OperatorContext, Output};
-use super::state::key::{
-    KeyEncoder, key_bytes, optional_encoder, order_converter, whole_row_converter,
-};
+use super::state::key::{KeyEncoder, key_bytes, optional_encoder, order_converter};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
-use super::state::sorted_rows::SortedRows;
+use super::state::sorted_rows::{Evicted, SortedRows};
 use super::state::ttl::{StateTtl, WrittenAt};
 use crate::plan::logical::{OrderKey, RankFunction};
 
@@ -46,12 +47,15 @@ pub struct RankOperator {
     encoder: Option<KeyEncoder>,
     order: RowConverter,
     order_columns: Vec<usize>,
-    rows: RowConverter,
-    /// Partitions; a partition's id indexes `partitions` and `counts`.
+    /// The columns neither in the partition key nor in the ORDER BY, in schema order, and
+    /// their converter (none when there are none).
+    rest_columns: Vec<usize>,
+    rest: Option<RowConverter>,
+    /// Where each input column comes from when a row is emitted.
+    sources: Vec<Source>,
+    /// Partitions; a partition's id indexes `partitions`.
     keys: KeyTable<()>,
     partitions: Vec<SortedRows>,
-    /// Rows per partition (with their counts).
-    counts: Vec<u64>,
     /// Whether the input retracts rows (then every row is kept: any may come back).
     retracting: bool,
     key_groups: KeyGroupRange,
@@ -63,26 +67,54 @@ pub struct RankOperator {
     ctx: OperatorContext,
 }
 
-/// A partition's rows by position, with the row an insert just evicted still at its old
-/// position past the partition's end.
-struct PositionedRows<'a> {
-    partition: &'a SortedRows,
-    evicted: Option<(usize, &'a [u8])>,
+/// Where an emitted row's column comes from: the partition key's, the order key's or the
+/// rest's column at that position.
+#[derive(Clone, Copy)]
+enum Source {
+    Key(usize),
+    Order(usize),
+    Rest(usize),
 }
 
-impl PositionedRows<'_> {
-    fn row_at(&self, position: usize) -> Option<&[u8]> {
-        match self.evicted {
-            Some((at, row)) if at == position => Some(row),
-            _ => self.partition.row_at(position),
+/// A row of a partition with its rank: its entry (order key, then the rest) and the order
+/// key's length.
+#[derive(Clone, PartialEq)]
+struct Ranked {
+    entry: Box<[u8]>,
+    order_len: u32,
+    rank: u64,
+}
+
+impl Ranked {
+    fn at(entry: (&[u8], u32), rank: u64) -> Self {
+        Ranked {
+            entry: entry.0.into(),
+            order_len: entry.1,
+            rank,
         }
     }
 }
 
-/// A change to emit: the row's bytes, its rank (when output), its kind.
+/// A partition's entries by position, with the one an insert just evicted still at its old
+/// position past the partition's end.
+struct PositionedRows<'a> {
+    partition: &'a SortedRows,
+    evicted: Option<(usize, &'a Evicted)>,
+}
+
+impl PositionedRows<'_> {
+    fn entry_at(&self, position: usize) -> (&[u8], u32) {
+        match self.evicted {
+            Some((at, e)) if at == position => (&e.entry, e.order_len),
+            _ => self.partition.entry_at(position).unwrap_or_default(),
+        }
+    }
+}
+
+/// A change to emit: the partition, the row with its rank (when output), its kind.
 struct Change {
-    row: Box<[u8]>,
-    rank: u64,
+    partition: u32,
+    row: Ranked,
     kind: RowKind,
 }
 
@@ -104,8 +136,31 @@ impl RankOperator {
         retracting: bool,
         final_only: bool,
     ) -> Result<Self, ExecError> {
+        let order_columns: Vec<usize> = order.iter().map(|o| o.column).collect();
+        let rest_columns: Vec<usize> = (0..input.fields().len())
+            .filter(|c| !partition.contains(c) && !order_columns.contains(c))
+            .collect();
+        let rest = match rest_columns.is_empty() {
+            true => None,
+            false => Some(RowConverter::new(
+                rest_columns
+                    .iter()
+                    .map(|&c| arrow_row::SortField::new(input.field(c).data_type().clone()))
+                    .collect(),
+            )?),
+        };
+        let sources = (0..input.fields().len())
+            .map(|c| {
+                if let Some(i) = partition.iter().position(|&p| p == c) {
+                    Source::Key(i)
+                } else if let Some(i) = order_columns.iter().position(|&o| o == c) {
+                    Source::Order(i)
+                } else {
+                    Source::Rest(rest_columns.iter().position(|&r| r == c).unwrap_or(0))
+                }
+            })
+            .collect();
         let encoder = optional_encoder(&input, partition)?;
-        let rows = whole_row_converter(&input)?;
         let ctx = OperatorContext::default();
         Ok(RankOperator {
             output,
@@ -115,11 +170,12 @@ impl RankOperator {
             final_only,
             encoder,
             order: order_converter(&input, order)?,
-            order_columns: order.iter().map(|o| o.column).collect(),
-            rows,
+            order_columns,
+            rest_columns,
+            rest,
+            sources,
             keys: KeyTable::new(ctx.max_parallelism),
             partitions: Vec::new(),
-            counts: Vec::new(),
             retracting,
             key_groups: ctx.key_groups,
             ttl: StateTtl::default(),
@@ -130,7 +186,7 @@ impl RankOperator {
     }
 
     /// The rows of a partition in range, with their ranks, in order.
-    fn ranked(&self, rows: &SortedRows) -> Vec<(Box<[u8]>, u64)> {
+    fn ranked(&self, rows: &SortedRows) -> Vec<Ranked> {
         let (first, last) = self.range;
         let mut out = Vec::new();
         let mut position = 0u64;
@@ -154,15 +210,27 @@ impl RankOperator {
                     return out;
                 }
                 if r >= first {
-                    out.push((row.into(), r));
+                    let entry: Box<[u8]> = [order, row].concat().into();
+                    out.push(Ranked {
+                        entry,
+                        order_len: order.len() as u32,
+                        rank: r,
+                    });
                 }
             }
         }
         out
     }
 
-    /// What changed in a partition's ranks in range.
-    fn diff(&self, before: &[(Box<[u8]>, u64)], after: &[(Box<[u8]>, u64)], out: &mut Vec<Change>) {
+    /// What changed in partition `p`'s ranks in range.
+    fn diff(&self, p: u32, before: &[Ranked], after: &[Ranked], out: &mut Vec<Change>) {
+        let mut push = |row: &Ranked, kind| {
+            out.push(Change {
+                partition: p,
+                row: row.clone(),
+                kind,
+            })
+        };
         if self.positional() {
             let n = before.len().max(after.len());
             for i in 0..n {
@@ -170,57 +238,33 @@ impl RankOperator {
                     (Some(b), Some(a)) if b == a => {}
                     (Some(b), Some(a)) => {
                         if self.update_before {
-                            out.push(Change {
-                                row: b.0.clone(),
-                                rank: b.1,
-                                kind: RowKind::UpdateBefore,
-                            });
+                            push(b, RowKind::UpdateBefore);
                         }
-                        out.push(Change {
-                            row: a.0.clone(),
-                            rank: a.1,
-                            kind: RowKind::UpdateAfter,
-                        });
+                        push(a, RowKind::UpdateAfter);
                     }
-                    (Some(b), None) => out.push(Change {
-                        row: b.0.clone(),
-                        rank: b.1,
-                        kind: RowKind::Delete,
-                    }),
-                    (None, Some(a)) => out.push(Change {
-                        row: a.0.clone(),
-                        rank: a.1,
-                        kind: RowKind::Insert,
-                    }),
+                    (Some(b), None) => push(b, RowKind::Delete),
+                    (None, Some(a)) => push(a, RowKind::Insert),
                     (None, None) => {}
                 }
             }
             return;
         }
         // Without ranks: the multiset difference, deletes first.
-        let mut left: BTreeMap<&[u8], i64> = BTreeMap::new();
-        for (row, _) in before {
-            *left.entry(row).or_insert(0) += 1;
+        let mut left: BTreeMap<(&[u8], u32), i64> = BTreeMap::new();
+        for r in before {
+            *left.entry((&r.entry, r.order_len)).or_insert(0) += 1;
         }
-        for (row, _) in after {
-            *left.entry(row).or_insert(0) -= 1;
+        for r in after {
+            *left.entry((&r.entry, r.order_len)).or_insert(0) -= 1;
         }
-        for (row, &n) in &left {
+        for (&(entry, order_len), &n) in &left {
             for _ in 0..n.max(0) {
-                out.push(Change {
-                    row: (*row).into(),
-                    rank: 0,
-                    kind: RowKind::Delete,
-                });
+                push(&Ranked::at((entry, order_len), 0), RowKind::Delete);
             }
         }
-        for (row, &n) in &left {
+        for (&(entry, order_len), &n) in &left {
             for _ in 0..(-n).max(0) {
-                out.push(Change {
-                    row: (*row).into(),
-                    rank: 0,
-                    kind: RowKind::Insert,
-                });
+                push(&Ranked::at((entry, order_len), 0), RowKind::Insert);
             }
         }
     }
@@ -229,57 +273,49 @@ impl RankOperator {
     /// are each there once (Flink's AppendFast path, without recomputing the ranks): the
     /// rows from `at` on move down one rank, and one past the last rank kept leaves.
     /// `evicted`: that row, already taken out by the insert (a full partition).
-    fn inserted_at(&mut self, p: usize, at: usize, evicted: Option<&[u8]>, out: &mut Vec<Change>) {
+    fn inserted_at(
+        &mut self,
+        p: usize,
+        at: usize,
+        evicted: Option<&Evicted>,
+        out: &mut Vec<Change>,
+    ) {
         let last = self.range.1 as usize;
         let first = self.range.0.saturating_sub(1) as usize;
         let partition = &self.partitions[p];
         let rows = PositionedRows {
             partition,
-            evicted: evicted.map(|row| (last, row)),
+            evicted: evicted.map(|e| (last, e)),
         };
-        let len = self.counts[p] as usize + usize::from(evicted.is_some());
+        let len = self.partitions[p].total() as usize + usize::from(evicted.is_some());
+        let mut push = |position: usize, rank: u64, kind| {
+            out.push(Change {
+                partition: p as u32,
+                row: Ranked::at(rows.entry_at(position), rank),
+                kind,
+            })
+        };
         if self.positional() {
             for position in at.max(first)..len.min(last) {
                 let rank = position as u64 + 1;
                 if position + 1 < len {
                     if self.update_before {
-                        out.push(Change {
-                            row: rows.row_at(position + 1).unwrap_or_default().into(),
-                            rank,
-                            kind: RowKind::UpdateBefore,
-                        });
+                        push(position + 1, rank, RowKind::UpdateBefore);
                     }
-                    out.push(Change {
-                        row: rows.row_at(position).unwrap_or_default().into(),
-                        rank,
-                        kind: RowKind::UpdateAfter,
-                    });
+                    push(position, rank, RowKind::UpdateAfter);
                 } else {
-                    out.push(Change {
-                        row: rows.row_at(position).unwrap_or_default().into(),
-                        rank,
-                        kind: RowKind::Insert,
-                    });
+                    push(position, rank, RowKind::Insert);
                 }
             }
         } else if at < last {
             if len > last {
-                out.push(Change {
-                    row: rows.row_at(last).unwrap_or_default().into(),
-                    rank: 0,
-                    kind: RowKind::Delete,
-                });
+                push(last, 0, RowKind::Delete);
             }
-            out.push(Change {
-                row: rows.row_at(at).unwrap_or_default().into(),
-                rank: 0,
-                kind: RowKind::Insert,
-            });
+            push(at, 0, RowKind::Insert);
         }
         if len > last && evicted.is_none() {
             // The row that fell past the last rank goes for good.
             self.partitions[p].remove_last_one();
-            self.counts[p] -= 1;
         }
     }
 
@@ -312,26 +348,54 @@ impl RankOperator {
             // many.
             let few = !self.retracting && !self.final_only && self.range.1 <= 64;
             self.partitions.resize_with(id + 1, || SortedRows::new(few));
-            self.counts.resize(id + 1, 0);
         }
         if new {
             self.partitions[id].clear();
-            self.counts[id] = 0;
         }
         id
     }
 
+    /// The changes as rows: each put together from its partition's key, its order key and
+    /// the rest of its columns.
     fn emit(&self, changes: Vec<Change>, out: &mut dyn Output) -> Result<(), ExecError> {
         if changes.is_empty() {
             return Ok(());
         }
-        let parser = self.rows.parser();
+        let keys = match &self.encoder {
+            Some(encoder) => {
+                encoder.decode(changes.iter().map(|c| self.keys.bytes(c.partition)))?
+            }
+            None => Vec::new(),
+        };
+        let parser = self.order.parser();
+        let orders = self.order.convert_rows(
+            changes
+                .iter()
+                .map(|c| parser.parse(&c.row.entry[..c.row.order_len as usize])),
+        )?;
+        let rests = match &self.rest {
+            Some(rest) => {
+                let parser = rest.parser();
+                rest.convert_rows(
+                    changes
+                        .iter()
+                        .map(|c| parser.parse(&c.row.entry[c.row.order_len as usize..])),
+                )?
+            }
+            None => Vec::new(),
+        };
         let mut columns: Vec<ArrayRef> = self
-            .rows
-            .convert_rows(changes.iter().map(|c| parser.parse(&c.row)))?;
+            .sources
+            .iter()
+            .map(|source| match *source {
+                Source::Key(i) => keys[i].clone(),
+                Source::Order(i) => orders[i].clone(),
+                Source::Rest(i) => rests[i].clone(),
+            })
+            .collect();
         if self.with_rank {
             columns.push(std::sync::Arc::new(Int64Array::from_iter_values(
-                changes.iter().map(|c| c.rank as i64),
+                changes.iter().map(|c| c.row.rank as i64),
             )));
         }
         let n = changes.len();
@@ -370,7 +434,6 @@ impl Operator for RankOperator {
             .collect();
         for id in expired {
             self.partitions[id as usize].clear();
-            self.counts[id as usize] = 0;
             self.keys.remove(id);
         }
         Ok(())
@@ -393,8 +456,21 @@ impl Operator for RankOperator {
             .map(|&c| batch.column(c).clone())
             .collect();
         let order = self.order.convert_columns(&order_columns)?;
-        let rows = self.rows.convert_columns(batch.columns())?;
+        // The rest of each row's columns (empty rows when there are none).
+        let rest_columns: Vec<ArrayRef> = self
+            .rest_columns
+            .iter()
+            .map(|&c| batch.column(c).clone())
+            .collect();
+        let rows = self
+            .rest
+            .as_ref()
+            .map(|rest| rest.convert_columns(&rest_columns))
+            .transpose()?;
         let mut changes = Vec::new();
+        // Partitions emptied by this batch, forgotten after its changes are emitted (which
+        // read their keys).
+        let mut emptied = Vec::new();
         // Over inserts only (Flink's AppendFastStrategy), a row past the last rank kept can
         // never come back: partitions keep only their top rows, and a row that would fall
         // past them changes nothing.
@@ -406,17 +482,18 @@ impl Operator for RankOperator {
         for i in 0..batch.num_rows() {
             let bytes = key_bytes(keys.as_ref(), i);
             let p = self.partition(bytes);
-            let (order_bytes, row_bytes) = (order.row(i), rows.row(i));
-            let (order_bytes, row_bytes) = (order_bytes.as_ref(), row_bytes.as_ref());
+            let order_bytes = order.row(i);
+            let order_bytes = order_bytes.as_ref();
+            let row_bytes: &[u8] = rows.as_ref().map_or(&[], |r| r.row(i).data());
             if append_fast
-                && self.counts[p] >= last
+                && self.partitions[p].total() >= last
                 && self.partitions[p].at_or_after_last(order_bytes, row_bytes)
             {
                 continue;
             }
             if append_fast && self.partitions[p].all_single() {
                 // A full partition takes the row in and lets its last go in one step.
-                if self.counts[p] >= last {
+                if self.partitions[p].total() >= last {
                     if let Some((at, evicted)) =
                         self.partitions[p].insert_evicting_last(order_bytes, row_bytes)
                     {
@@ -424,7 +501,6 @@ impl Operator for RankOperator {
                         continue;
                     }
                 } else if let Some(at) = self.partitions[p].insert_new(order_bytes, row_bytes) {
-                    self.counts[p] += 1;
                     self.inserted_at(p, at, None, &mut changes);
                     continue;
                 }
@@ -437,29 +513,37 @@ impl Operator for RankOperator {
             };
             let rows_of = &mut self.partitions[p];
             if retract {
-                // A retraction of a row never seen: nothing to take back.
+                // A retraction of a row never seen: nothing to take back (and a partition
+                // made for it goes again).
                 if !rows_of.remove_one(order_bytes, row_bytes) {
+                    if rows_of.is_empty() {
+                        emptied.push(p as u32);
+                    }
                     continue;
                 }
-                self.counts[p] -= 1;
             } else {
                 rows_of.add(order_bytes, row_bytes, 1);
-                self.counts[p] += 1;
-                if append_fast && self.counts[p] > last {
+                if append_fast && rows_of.total() > last {
                     // The row that fell past the last rank goes for good.
                     rows_of.remove_last_one();
-                    self.counts[p] -= 1;
                 }
             }
             if !self.final_only {
                 let after = self.ranked(&self.partitions[p]);
-                self.diff(&before, &after, &mut changes);
+                self.diff(p as u32, &before, &after, &mut changes);
             }
             if self.partitions[p].is_empty() {
-                self.keys.remove(p as u32);
+                emptied.push(p as u32);
             }
         }
-        self.emit(changes, out)
+        self.emit(changes, out)?;
+        for p in emptied {
+            // A later row of the batch may have filled it again.
+            if self.partitions[p as usize].is_empty() && self.keys.is_live(p) {
+                self.keys.remove(p);
+            }
+        }
+        Ok(())
     }
 
     /// Batch mode: every partition's rows in range, with their ranks, partitions in key
@@ -473,10 +557,10 @@ impl Operator for RankOperator {
         partitions.sort_by(|a, b| a.1.cmp(b.1));
         let mut changes = Vec::new();
         for (id, _) in partitions {
-            for (row, rank) in self.ranked(&self.partitions[id as usize]) {
+            for row in self.ranked(&self.partitions[id as usize]) {
                 changes.push(Change {
+                    partition: id,
                     row,
-                    rank,
                     kind: RowKind::Insert,
                 });
             }
@@ -510,7 +594,6 @@ impl Operator for RankOperator {
                 let row = input.bytes()?;
                 let count = input.i64()? as u64;
                 self.partitions[p].add(order, row, count);
-                self.counts[p] += count;
             }
         }
         Ok(())

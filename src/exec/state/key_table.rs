@@ -113,7 +113,8 @@ impl<V: Default> KeyTable<V> {
         &mut self.values[id as usize]
     }
 
-    fn is_live(&self, id: u32) -> bool {
+    /// Whether id `id` holds a key now.
+    pub fn is_live(&self, id: u32) -> bool {
         self.live[id as usize / 64] & (1 << (id % 64)) != 0
     }
 

@@ -12,11 +12,16 @@ use std::collections::BTreeMap;
 
 pub enum SortedRows {
     Few(Packed),
-    Many(Box<Tree>),
+    Many(Box<Many>),
 }
 
-/// A big partition's entries: bytes to (order key's length, count).
-pub type Tree = BTreeMap<Box<[u8]>, (u32, u64)>;
+/// A big partition: its entries (bytes to order key's length and count), and how many rows
+/// they hold together.
+#[derive(Default)]
+pub struct Many {
+    entries: BTreeMap<Box<[u8]>, (u32, u64)>,
+    total: u64,
+}
 
 /// Entries in order, one after another: the count, the order key's length and the entry's
 /// length (each a LEB128 varint), then its bytes. A small partition holds at most a few dozen
@@ -163,6 +168,14 @@ impl Packed {
     }
 }
 
+/// The entry a full partition let go: its order key, then its row, and the order key's
+/// length.
+#[derive(Debug, PartialEq)]
+pub struct Evicted {
+    pub entry: Box<[u8]>,
+    pub order_len: u32,
+}
+
 /// One row as the iteration sees it: its order-key bytes, its row bytes, its count.
 pub type RowRef<'a> = (&'a [u8], &'a [u8], u64);
 
@@ -179,7 +192,15 @@ impl SortedRows {
     pub fn is_empty(&self) -> bool {
         match self {
             SortedRows::Few(p) => p.0.is_empty(),
-            SortedRows::Many(m) => m.is_empty(),
+            SortedRows::Many(m) => m.entries.is_empty(),
+        }
+    }
+
+    /// Rows held, each as many times as it is there.
+    pub fn total(&self) -> u64 {
+        match self {
+            SortedRows::Few(p) => p.slots().map(|s| u64::from(s.count)).sum(),
+            SortedRows::Many(m) => m.total,
         }
     }
 
@@ -187,14 +208,14 @@ impl SortedRows {
     pub fn len(&self) -> usize {
         match self {
             SortedRows::Few(p) => p.slots().count(),
-            SortedRows::Many(m) => m.len(),
+            SortedRows::Many(m) => m.entries.len(),
         }
     }
 
     pub fn clear(&mut self) {
         match self {
             SortedRows::Few(p) => *p = Packed::default(),
-            SortedRows::Many(m) => m.clear(),
+            SortedRows::Many(m) => **m = Many::default(),
         }
     }
 
@@ -213,7 +234,8 @@ impl SortedRows {
                 }
             }
             SortedRows::Many(m) => {
-                m.entry(key).or_insert((order.len() as u32, 0)).1 += count;
+                m.entries.entry(key).or_insert((order.len() as u32, 0)).1 += count;
+                m.total += count;
             }
         }
     }
@@ -239,7 +261,7 @@ impl SortedRows {
     /// when the row is there already, would sort last, or the rows are not few. Where the
     /// new entry is as long as the last (fixed-width rows), the entries move within their
     /// allocation.
-    pub fn insert_evicting_last(&mut self, order: &[u8], row: &[u8]) -> Option<(usize, Box<[u8]>)> {
+    pub fn insert_evicting_last(&mut self, order: &[u8], row: &[u8]) -> Option<(usize, Evicted)> {
         let SortedRows::Few(p) = self else {
             return None;
         };
@@ -249,7 +271,10 @@ impl SortedRows {
         if at > last_position {
             return None;
         }
-        let evicted: Box<[u8]> = last.bytes[last.order_len..].into();
+        let evicted = Evicted {
+            entry: last.bytes.into(),
+            order_len: last.order_len as u32,
+        };
         let last_start = last.start;
         let (header, n) = header(1, order.len(), key.len());
         let size = n + key.len();
@@ -267,8 +292,15 @@ impl SortedRows {
 
     /// The row bytes of a small partition's entry at `position`, when each is there once.
     pub fn row_at(&self, position: usize) -> Option<&[u8]> {
+        self.entry_at(position)
+            .map(|(entry, order_len)| &entry[order_len as usize..])
+    }
+
+    /// A small partition's entry at `position` (its order key, then its row) and the order
+    /// key's length, when each is there once.
+    pub fn entry_at(&self, position: usize) -> Option<(&[u8], u32)> {
         match self {
-            SortedRows::Few(p) => p.slot(position).map(|s| &s.bytes[s.order_len..]),
+            SortedRows::Few(p) => p.slot(position).map(|s| (s.bytes, s.order_len as u32)),
             SortedRows::Many(_) => None,
         }
     }
@@ -277,7 +309,7 @@ impl SortedRows {
     pub fn all_single(&self) -> bool {
         match self {
             SortedRows::Few(p) => p.slots().all(|s| s.count == 1),
-            SortedRows::Many(m) => m.values().all(|&(_, c)| c == 1),
+            SortedRows::Many(m) => m.entries.values().all(|&(_, c)| c == 1),
         }
     }
 
@@ -293,12 +325,13 @@ impl SortedRows {
                 }
                 Err(_) => false,
             },
-            SortedRows::Many(m) => match m.get_mut(&key) {
+            SortedRows::Many(m) => match m.entries.get_mut(&key) {
                 Some((_, count)) => {
                     *count -= 1;
                     if *count == 0 {
-                        m.remove(&key);
+                        m.entries.remove(&key);
                     }
+                    m.total -= 1;
                     true
                 }
                 None => false,
@@ -311,6 +344,7 @@ impl SortedRows {
         let last: Option<(&[u8], &[u8])> = match self {
             SortedRows::Few(p) => p.slots().last().map(|s| s.bytes.split_at(s.order_len)),
             SortedRows::Many(m) => m
+                .entries
                 .iter()
                 .next_back()
                 .map(|(k, &(order_len, _))| k.split_at(order_len as usize)),
@@ -328,12 +362,13 @@ impl SortedRows {
                 }
             }
             SortedRows::Many(m) => {
-                if let Some(mut tail) = m.last_entry() {
+                if let Some(mut tail) = m.entries.last_entry() {
                     if tail.get().1 > 1 {
                         tail.get_mut().1 -= 1;
                     } else {
                         tail.remove();
                     }
+                    m.total -= 1;
                 }
             }
         }
@@ -346,7 +381,7 @@ impl SortedRows {
                 let (order, row) = s.bytes.split_at(s.order_len);
                 (order, row, u64::from(s.count))
             })),
-            SortedRows::Many(m) => Box::new(m.iter().map(|(k, &(order_len, count))| {
+            SortedRows::Many(m) => Box::new(m.entries.iter().map(|(k, &(order_len, count))| {
                 let (order, row) = k.split_at(order_len as usize);
                 (order, row, count)
             })),
@@ -388,9 +423,11 @@ mod tests {
             );
             assert!(rows.at_or_after_last(b"b", b"2"));
             assert!(!rows.at_or_after_last(b"b", b"1"));
+            assert_eq!(rows.total(), 3);
             rows.remove_last_one();
-            assert_eq!(rows.len(), 2);
+            assert_eq!((rows.len(), rows.total()), (2, 2));
             rows.add(b"a", b"9", 3);
+            assert_eq!(rows.total(), 5);
             assert_eq!(rows.iter().next().map(|r| r.2), Some(4));
             assert!(!rows.all_single());
             rows.clear();
@@ -425,13 +462,17 @@ mod tests {
         assert_eq!(rows.insert_evicting_last(b"z", b"9"), None);
         assert_eq!(rows.insert_evicting_last(b"m", b"1"), None);
         let (at, evicted) = rows.insert_evicting_last(b"a", b"5").unwrap();
-        assert_eq!((at, &evicted[..]), (0, &b"1"[..]));
+        assert_eq!(
+            (at, &evicted.entry[..], evicted.order_len),
+            (0, &b"m1"[..], 1)
+        );
         assert_eq!(order(&rows), [b"a5".to_vec(), b"m0".to_vec()]);
         let (at, evicted) = rows.insert_evicting_last(b"b", b"long").unwrap();
-        assert_eq!((at, &evicted[..]), (1, &b"0"[..]));
+        assert_eq!((at, &evicted.entry[..]), (1, &b"m0"[..]));
         assert_eq!(order(&rows), [b"a5".to_vec(), b"blong".to_vec()]);
         let (at, evicted) = rows.insert_evicting_last(b"a", b"6").unwrap();
-        assert_eq!((at, &evicted[..]), (1, &b"long"[..]));
+        assert_eq!((at, &evicted.entry[..]), (1, &b"blong"[..]));
+        assert_eq!(rows.entry_at(1), Some((&b"a6"[..], 1)));
         assert_eq!(order(&rows), [b"a5".to_vec(), b"a6".to_vec()]);
         assert!(rows.all_single());
         // Lengths and counts past one varint byte.
