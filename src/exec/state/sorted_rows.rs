@@ -290,12 +290,6 @@ impl SortedRows {
         Some((at, evicted))
     }
 
-    /// The row bytes of a small partition's entry at `position`, when each is there once.
-    pub fn row_at(&self, position: usize) -> Option<&[u8]> {
-        self.entry_at(position)
-            .map(|(entry, order_len)| &entry[order_len as usize..])
-    }
-
     /// A small partition's entry at `position` (its order key, then its row) and the order
     /// key's length, when each is there once.
     pub fn entry_at(&self, position: usize) -> Option<(&[u8], u32)> {
@@ -400,6 +394,12 @@ fn joined(order: &[u8], row: &[u8]) -> Box<[u8]> {
 mod tests {
     use super::*;
 
+    /// The row bytes of a small partition's entry at `position`.
+    fn row_at(rows: &SortedRows, position: usize) -> Option<&[u8]> {
+        rows.entry_at(position)
+            .map(|(entry, order_len)| &entry[order_len as usize..])
+    }
+
     #[test]
     fn both_forms_hold_the_same_rows_in_the_same_order() {
         for few in [true, false] {
@@ -445,16 +445,16 @@ mod tests {
         assert_eq!(rows.insert_new(b"z", b"333"), Some(2));
         assert_eq!(rows.insert_new(b"m", b"1"), None);
         assert_eq!(rows.insert_new(b"m", b"0"), Some(1));
-        assert_eq!(rows.row_at(0), Some(&b"22"[..]));
-        assert_eq!(rows.row_at(1), Some(&b"0"[..]));
-        assert_eq!(rows.row_at(3), Some(&b"333"[..]));
-        assert_eq!(rows.row_at(4), None);
+        assert_eq!(row_at(&rows, 0), Some(&b"22"[..]));
+        assert_eq!(row_at(&rows, 1), Some(&b"0"[..]));
+        assert_eq!(row_at(&rows, 3), Some(&b"333"[..]));
+        assert_eq!(row_at(&rows, 4), None);
         assert!(rows.all_single());
         assert!(rows.at_or_after_last(b"z", b"333"));
         rows.remove_last_one();
         assert_eq!(rows.len(), 3);
         assert!(rows.remove_one(b"a", b"22"));
-        assert_eq!(rows.row_at(0), Some(&b"0"[..]));
+        assert_eq!(row_at(&rows, 0), Some(&b"0"[..]));
         let order = |rows: &SortedRows| -> Vec<Vec<u8>> {
             rows.iter().map(|(o, r, _)| [o, r].concat()).collect()
         };
@@ -478,12 +478,12 @@ mod tests {
         // Lengths and counts past one varint byte.
         let long = vec![7u8; 300];
         let (at, _) = rows.insert_evicting_last(b"a", &long).unwrap();
-        assert_eq!((at, rows.row_at(0)), (0, Some(&long[..])));
+        assert_eq!((at, row_at(&rows, 0)), (0, Some(&long[..])));
         rows.add(b"a", &long, 199);
         assert_eq!(
             rows.iter().next().map(|r| (r.1.len(), r.2)),
             Some((300, 200))
         );
-        assert_eq!(rows.row_at(1), Some(&b"5"[..]));
+        assert_eq!(row_at(&rows, 1), Some(&b"5"[..]));
     }
 }
