@@ -102,11 +102,8 @@ pub struct GroupWindowAggregateOperator {
     /// all keys share their ends.
     last_trigger: Cell<(i64, i64)>,
     /// This batch's (row, slot) pairs, not yet given to the accumulators.
-    pending_rows: Vec<u32>,
-    pending_slots: Vec<u32>,
-    /// Over a retracting input: whether each pending pair takes its row back, and whether
-    /// the row being assigned does.
-    pending_retract: Vec<bool>,
+    pending: PendingRows,
+    /// Over a retracting input: whether the row being assigned takes its row back.
     retract_row: bool,
     retracting: bool,
 }
@@ -160,9 +157,7 @@ impl GroupWindowAggregateOperator {
             free_slots: Vec::new(),
             timers: BTreeMap::new(),
             last_trigger: Cell::new((i64::MIN, i64::MIN)),
-            pending_rows: Vec::new(),
-            pending_slots: Vec::new(),
-            pending_retract: Vec::new(),
+            pending: PendingRows::new(retracting),
             retract_row: false,
             retracting,
         })
@@ -291,19 +286,11 @@ impl GroupWindowAggregateOperator {
 
     /// Hands this batch's pending (row, slot) pairs to the accumulators.
     fn flush(&mut self, batch: &RecordBatch) -> Result<(), ExecError> {
-        let retract = self.retracting.then_some(self.pending_retract.as_slice());
         let slots = &mut self.slots;
-        accumulate(
-            &mut self.accumulators,
-            batch,
-            (&self.pending_rows, &self.pending_slots),
-            retract,
-            &mut |slot, by| slots[slot as usize].rows += by,
-        )?;
-        self.pending_rows.clear();
-        self.pending_slots.clear();
-        self.pending_retract.clear();
-        Ok(())
+        self.pending
+            .flush(&mut self.accumulators, batch, &mut |slot, by| {
+                slots[slot as usize].rows += by
+            })
     }
 
     /// TUMBLE, HOP and CUMULATE: every window holding `ts` (`window_assigner`). Returns how
@@ -343,11 +330,7 @@ impl GroupWindowAggregateOperator {
             if let Some(slot) = slot
                 && !self.is_late(self.slots[slot as usize].trigger)
             {
-                self.pending_rows.push(row);
-                self.pending_slots.push(slot);
-                if self.retracting {
-                    self.pending_retract.push(self.retract_row);
-                }
+                self.pending.push(row, slot, self.retract_row);
                 assigned += 1;
             }
         }
@@ -415,11 +398,7 @@ impl GroupWindowAggregateOperator {
                 target
             }
         };
-        self.pending_rows.push(row);
-        self.pending_slots.push(target);
-        if self.retracting {
-            self.pending_retract.push(self.retract_row);
-        }
+        self.pending.push(row, target, self.retract_row);
         Ok(true)
     }
 
@@ -477,10 +456,61 @@ impl GroupWindowAggregateOperator {
     }
 }
 
-/// Hands a batch's (row, slot) pairs to `accumulators`. Over a retracting input (`retract`:
-/// whether each pair takes its row back) the pairs go to `update` or `retract`, and `count`
-/// moves each slot's row count by one either way.
-pub(crate) fn accumulate(
+/// A batch's (row, slot) pairs not yet given to a window aggregate's accumulators, and over
+/// a retracting input whether each takes its row back.
+pub(crate) struct PendingRows {
+    rows: Vec<u32>,
+    slots: Vec<u32>,
+    retract: Option<Vec<bool>>,
+}
+
+impl PendingRows {
+    /// `retracting`: the input takes rows back (each pair then says whether it does).
+    pub fn new(retracting: bool) -> Self {
+        PendingRows {
+            rows: Vec::new(),
+            slots: Vec::new(),
+            retract: retracting.then(Vec::new),
+        }
+    }
+
+    /// Row `row` goes to slot `slot`; `retract`: it takes the row back (over a retracting
+    /// input; ignored otherwise).
+    pub fn push(&mut self, row: u32, slot: u32, retract: bool) {
+        self.rows.push(row);
+        self.slots.push(slot);
+        if let Some(taken_back) = &mut self.retract {
+            taken_back.push(retract);
+        }
+    }
+
+    /// Hands the pairs to `accumulators` (rows of `batch`), then forgets them. Over a
+    /// retracting input the pairs go to `update` or `retract`, and `count` moves each slot's
+    /// row count by one either way.
+    pub fn flush(
+        &mut self,
+        accumulators: &mut [Box<dyn GroupsAccumulator>],
+        batch: &RecordBatch,
+        count: &mut dyn FnMut(u32, i64),
+    ) -> Result<(), ExecError> {
+        accumulate(
+            accumulators,
+            batch,
+            (&self.rows, &self.slots),
+            self.retract.as_deref(),
+            count,
+        )?;
+        self.rows.clear();
+        self.slots.clear();
+        if let Some(taken_back) = &mut self.retract {
+            taken_back.clear();
+        }
+        Ok(())
+    }
+}
+
+/// Hands a batch's (row, slot) pairs to `accumulators`; see [`PendingRows::flush`].
+fn accumulate(
     accumulators: &mut [Box<dyn GroupsAccumulator>],
     batch: &RecordBatch,
     (rows, slots): (&[u32], &[u32]),

@@ -35,7 +35,7 @@ use super::aggregate::{
     GroupsAccumulator, StateReader, create_accumulator_for, put_bytes, put_i64, put_u32,
 };
 use super::chunk::{RowKind, StreamChunk};
-use super::group_window_aggregate::{WindowRows, accumulate};
+use super::group_window_aggregate::{PendingRows, WindowRows};
 use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder};
 use super::state::key_group::KeyGroupRange;
@@ -119,11 +119,8 @@ pub struct SlicingWindowAggregateOperator {
     last_trigger: Cell<(i64, i64)>,
     /// Scratch: the windows covering a new slice.
     covering: Vec<(i64, i64)>,
-    /// This batch's (row, slot) pairs, not yet given to the accumulators, and over a
-    /// retracting input whether each takes its row back.
-    pending_rows: Vec<u32>,
-    pending_slots: Vec<u32>,
-    pending_retract: Vec<bool>,
+    /// This batch's (row, slot) pairs, not yet given to the accumulators.
+    pending: PendingRows,
     retracting: bool,
 }
 
@@ -188,9 +185,7 @@ impl SlicingWindowAggregateOperator {
             timers: BTreeMap::new(),
             last_trigger: Cell::new((i64::MIN, i64::MIN)),
             covering: Vec::new(),
-            pending_rows: Vec::new(),
-            pending_slots: Vec::new(),
-            pending_retract: Vec::new(),
+            pending: PendingRows::new(retracting),
             retracting,
             window,
         })
@@ -297,19 +292,11 @@ impl SlicingWindowAggregateOperator {
 
     /// Hands this batch's pending (row, slot) pairs to the accumulators.
     fn flush(&mut self, batch: &RecordBatch) -> Result<(), ExecError> {
-        let retract = self.retracting.then_some(self.pending_retract.as_slice());
         let counts = &mut self.rows;
-        accumulate(
-            &mut self.accumulators,
-            batch,
-            (&self.pending_rows, &self.pending_slots),
-            retract,
-            &mut |slot, by| counts[slot as usize] += by,
-        )?;
-        self.pending_rows.clear();
-        self.pending_slots.clear();
-        self.pending_retract.clear();
-        Ok(())
+        self.pending
+            .flush(&mut self.accumulators, batch, &mut |slot, by| {
+                counts[slot as usize] += by
+            })
     }
 
     /// Fires the windows whose trigger time is at or before `progress`, one trigger time at
@@ -513,14 +500,11 @@ impl Operator for SlicingWindowAggregateOperator {
             };
             match slot {
                 Some(slot) => {
-                    self.pending_rows.push(row as u32);
-                    self.pending_slots.push(slot);
-                    if self.retracting {
-                        self.pending_retract.push(matches!(
-                            chunk.kind(row),
-                            RowKind::UpdateBefore | RowKind::Delete
-                        ));
-                    }
+                    self.pending.push(
+                        row as u32,
+                        slot,
+                        matches!(chunk.kind(row), RowKind::UpdateBefore | RowKind::Delete),
+                    );
                 }
                 None => self.late_rows += 1,
             }
