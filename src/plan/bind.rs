@@ -329,12 +329,7 @@ impl<'a> Binder<'a> {
         }
         // The columns sorted on but not selected go.
         Ok(LogicalPlan::Calc(LogicalCalc {
-            exprs: (0..width)
-                .map(|i| ScalarExpr::Column {
-                    index: i,
-                    data_type: schema.fields[i].data_type.clone(),
-                })
-                .collect(),
+            exprs: column_refs(schema.fields[..width].iter().map(|f| &f.data_type)),
             schema: Schema::new(schema.fields[..width].to_vec()),
             input: Box::new(sorted),
             filter: None,
@@ -626,19 +621,8 @@ impl<'a> Binder<'a> {
             // A ranking call: an Over node between the WHERE and the SELECT list.
             let input = match (over, over_plan) {
                 (Some(_), Some(mut over)) => {
-                    let width = scope.len();
                     over.input = Box::new(match filter {
-                        Some(filter) => LogicalPlan::Calc(LogicalCalc {
-                            exprs: (0..width)
-                                .map(|i| ScalarExpr::Column {
-                                    index: i,
-                                    data_type: scope[i].field.data_type.clone(),
-                                })
-                                .collect(),
-                            schema: input.schema().clone(),
-                            input: Box::new(input),
-                            filter: Some(filter),
-                        }),
+                        Some(filter) => filtered(input, &scope, Some(filter)),
                         None => input,
                     });
                     return Ok(LogicalPlan::Calc(LogicalCalc {
@@ -736,18 +720,7 @@ impl<'a> Binder<'a> {
             self.no_aggregates_in = Some("WHERE");
             let filter = self.bind_where(&narrowed, &scope);
             self.no_aggregates_in = None;
-            let width = scope.len();
-            input = LogicalPlan::Calc(LogicalCalc {
-                exprs: (0..width)
-                    .map(|i| ScalarExpr::Column {
-                        index: i,
-                        data_type: scope[i].field.data_type.clone(),
-                    })
-                    .collect(),
-                schema: input.schema().clone(),
-                input: Box::new(input),
-                filter: filter?,
-            });
+            input = filtered(input, &scope, filter?);
         }
         for conjunct in conjuncts {
             let (query, negated, tested) = match conjunct {
@@ -833,12 +806,7 @@ impl<'a> Binder<'a> {
             })
         };
         let mut conditions: Vec<ScalarExpr> = correlated.iter().map(onto_join).collect();
-        let mut right_exprs: Vec<ScalarExpr> = (0..nr)
-            .map(|i| ScalarExpr::Column {
-                index: i,
-                data_type: right_scope[i].field.data_type.clone(),
-            })
-            .collect();
+        let mut right_exprs = column_refs(right_scope.iter().map(|c| &c.field.data_type));
         let mut right_fields: Vec<Field> = right_scope.iter().map(|c| c.field.clone()).collect();
         if let Some(tested) = tested {
             let [SelectItem::UnnamedExpr(item) | SelectItem::ExprWithAlias { expr: item, .. }] =
@@ -4597,6 +4565,29 @@ pub fn repeated_name(schema: &Schema) -> Option<&str> {
 }
 
 /// The conjuncts of an AND chain (a parenthesized one included), left to right.
+/// References to columns `0..` of the given types, in order.
+fn column_refs<'a>(types: impl IntoIterator<Item = &'a DataType>) -> Vec<ScalarExpr> {
+    types
+        .into_iter()
+        .enumerate()
+        .map(|(index, data_type)| ScalarExpr::Column {
+            index,
+            data_type: data_type.clone(),
+        })
+        .collect()
+}
+
+/// `input`'s rows that pass `filter` (all of them without one), its columns (`scope`) as
+/// they are.
+fn filtered(input: LogicalPlan, scope: &[ScopeColumn], filter: Option<ScalarExpr>) -> LogicalPlan {
+    LogicalPlan::Calc(LogicalCalc {
+        exprs: column_refs(scope.iter().map(|c| &c.field.data_type)),
+        schema: input.schema().clone(),
+        input: Box::new(input),
+        filter,
+    })
+}
+
 fn flatten_and<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
     match e {
         Expr::BinaryOp {
