@@ -289,14 +289,10 @@ impl GroupAggregateOperator {
                 self.forget(id);
             }
             // A retraction of an unknown key may still meet the key made by an earlier
-            // row of this batch: look it up, and decide when its round runs.
-            let key = match self.keys.find(bytes) {
-                Some(id) => id,
-                None if retract => continue,
-                None => match self.key_for(bytes, false) {
-                    Some(id) => id,
-                    None => continue,
-                },
+            // row of this batch: look it up, and decide when its round runs. Any other row
+            // finds or makes its key in one probe.
+            let Some(key) = self.key_for(bytes, retract) else {
+                continue;
             };
             let count = self.occurrences.entry(key).or_insert(0);
             let round = *count as usize;
