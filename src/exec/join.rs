@@ -16,9 +16,9 @@
 //! are emitted as they are found, and the rows of outer sides that never matched are
 //! emitted padded when the input ends.
 //!
-//! Rows are `arrow-row` bytes of all their columns; output is built columnar (the arriving
-//! batch taken by row index, stored rows decoded in one call). State is snapshotted per key
-//! group.
+//! Rows are stored as the key table's key and `arrow-row` bytes of their other columns
+//! (`state/join_side.rs`); output is built columnar (the arriving batch taken by row index,
+//! stored rows decoded in one call). State is snapshotted per key group.
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
@@ -124,7 +124,7 @@ impl JoinOperator {
             let records = self.state.records(1 - s, id);
             pairs.extend(
                 (0..records.len() as u32)
-                    .filter(|&r| !other.expired(&records[r as usize], now, self.ttl[1 - s]))
+                    .filter(|&r| !other.expired(&records.get(r as usize), now, self.ttl[1 - s]))
                     .map(|r| (i as u32, (id, r))),
             );
         }
@@ -166,13 +166,14 @@ impl JoinOperator {
             .iter()
             .map(|c| arrow_select::take::take(c.as_ref(), &indices, None))
             .collect::<Result<_, _>>()?;
-        let parser = other.rows.parser();
-        let stored = other.rows.convert_rows(pairs.iter().map(|p| match p {
-            Pair::Joined(_, r) | Pair::OtherPadded(r) => {
-                parser.parse(other.row_of(self.state.record(1 - s, *r)))
-            }
-            Pair::InputPadded(_) => parser.parse(&other.null_row),
-        }))?;
+        let stored: Vec<_> = pairs
+            .iter()
+            .map(|p| match p {
+                Pair::Joined(_, r) | Pair::OtherPadded(r) => self.state.row(1 - s, *r),
+                Pair::InputPadded(_) => other.nulls(),
+            })
+            .collect();
+        let stored = other.decode(&stored)?;
         let columns = if s == 0 {
             arriving.into_iter().chain(stored).collect()
         } else {
@@ -252,10 +253,7 @@ impl Operator for JoinOperator {
                 NullBuffer::union(acc.as_ref(), batch.column(c).logical_nulls().as_ref())
             })
             .filter(|n| n.null_count() > 0);
-        let rows = match batch.num_columns() {
-            0 => None,
-            _ => Some(side.rows.convert_columns(batch.columns())?),
-        };
+        let rows = side.encode(batch)?;
         let (s_outer, o_outer) = (self.state.sides[s].outer, self.state.sides[1 - s].outer);
         let (now, ttl) = (self.operator.now_millis(), self.ttl[s]);
         let mut pairs: Vec<Pair> = Vec::new();
@@ -279,13 +277,21 @@ impl Operator for JoinOperator {
                 end += 1;
             }
             let matches = self.matches(s, batch, &found, now)?;
-            let mut next = 0;
+            let (mut next, mut next_found) = (0, 0);
             for i in start..end {
                 let from = next;
                 while next < matches.len() && matches[next].0 as usize == i {
                     next += 1;
                 }
                 let matched = &matches[from..next];
+                // The key's id when the other side holds rows under it: then the key stays
+                // while this side's rows come and go.
+                let mut id = None;
+                if next_found < found.len() && found[next_found].0 == i {
+                    let found = found[next_found].1;
+                    next_found += 1;
+                    id = Some(found).filter(|&f| !self.state.records(1 - s, f).is_empty());
+                }
                 let kind = chunk.kind(i);
                 let key = key_bytes(keys.as_ref(), i);
                 let row: &[u8] = rows.as_ref().map_or(&[], |r| r.row(i).data());
@@ -295,8 +301,10 @@ impl Operator for JoinOperator {
                 if self.final_only {
                     // Batch: pairs now, rows that never matched at the end.
                     for &(_, r) in matched {
-                        let record = self.state.record_mut(1 - s, r);
-                        record.associations += 1;
+                        let record = self.state.record(1 - s, r);
+                        if o_outer {
+                            self.associate(1 - s, record.row, 1);
+                        }
                         for _ in 0..record.count {
                             pairs.push(Pair::Joined(i, r));
                             kinds.push(RowKind::Insert);
@@ -308,8 +316,8 @@ impl Operator for JoinOperator {
                             kinds.push(RowKind::Insert);
                         }
                     } else {
-                        let copies = self.copies(s, matched);
-                        self.state.add(s, key, row, copies, now, ttl);
+                        let copies = if s_outer { self.copies(s, matched) } else { 0 };
+                        self.state.add(s, key, id, row, copies, now, ttl);
                     }
                 } else if accumulate {
                     if matched.is_empty() && s_outer {
@@ -318,14 +326,13 @@ impl Operator for JoinOperator {
                     } else {
                         if o_outer {
                             for &(_, r) in matched {
-                                let record = self.state.record_mut(1 - s, r);
-                                if record.associations == 0 {
+                                let record = self.state.record(1 - s, r);
+                                if self.associate(1 - s, record.row, 1) == 1 {
                                     for _ in 0..record.count {
                                         pairs.push(Pair::OtherPadded(r));
                                         kinds.push(RowKind::Delete);
                                     }
                                 }
-                                record.associations += 1;
                             }
                         }
                         // Only an inner join forwards the arriving kind.
@@ -343,7 +350,7 @@ impl Operator for JoinOperator {
                     }
                     if !has_null_key {
                         let copies = if s_outer { self.copies(s, matched) } else { 0 };
-                        self.state.add(s, key, row, copies, now, ttl);
+                        self.state.add(s, key, id, row, copies, now, ttl);
                     }
                 } else {
                     if !has_null_key {
@@ -364,14 +371,15 @@ impl Operator for JoinOperator {
                         }
                         if o_outer {
                             for &(_, r) in matched {
-                                let record = self.state.record_mut(1 - s, r);
-                                if record.associations == 1 {
+                                let record = self.state.record(1 - s, r);
+                                let before = self.state.sides[1 - s].associations(record.row);
+                                if before == 1 {
                                     for _ in 0..record.count {
                                         pairs.push(Pair::OtherPadded(r));
                                         kinds.push(RowKind::Insert);
                                     }
                                 }
-                                record.associations = record.associations.saturating_sub(1);
+                                self.associate(1 - s, record.row, -1);
                             }
                         }
                     }
@@ -394,23 +402,16 @@ impl Operator for JoinOperator {
             if !self.state.sides[s].outer {
                 continue;
             }
-            let mut padded: Vec<&[u8]> = Vec::new();
+            let (side, other) = (&self.state.sides[s], &self.state.sides[1 - s]);
+            let mut padded = Vec::new();
             for (record, row) in self.state.all_records(s) {
-                if record.associations == 0 {
+                if side.associations(record.row) == 0 {
                     padded.extend(std::iter::repeat_n(row, record.count as usize));
                 }
             }
             for piece in padded.chunks(PAIRS_PER_ROUND) {
-                let side = &self.state.sides[s];
-                let other = &self.state.sides[1 - s];
-                let parser = side.rows.parser();
-                let own = side
-                    .rows
-                    .convert_rows(piece.iter().map(|r| parser.parse(r)))?;
-                let other_parser = other.rows.parser();
-                let nulls = other
-                    .rows
-                    .convert_rows(piece.iter().map(|_| other_parser.parse(&other.null_row)))?;
+                let own = side.decode(piece)?;
+                let nulls = other.decode(&vec![other.nulls(); piece.len()])?;
                 let columns: Vec<ArrayRef> = if s == 0 {
                     own.into_iter().chain(nulls).collect()
                 } else {
@@ -446,6 +447,14 @@ impl JoinOperator {
             .iter()
             .map(|&(_, r)| self.state.record(1 - s, r).count)
             .sum()
+    }
+
+    /// Changes how many rows row `row` of side `s` joins with by `by`, giving the new count.
+    fn associate(&mut self, s: usize, row: u32, by: i32) -> u32 {
+        let side = &mut self.state.sides[s];
+        let associations = side.associations(row).saturating_add_signed(by);
+        side.set_associations(row, associations);
+        associations
     }
 }
 

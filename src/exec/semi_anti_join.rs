@@ -21,7 +21,7 @@ use arrow_schema::SchemaRef;
 
 use super::chunk::{RowKind, StreamChunk, batch_with_rows};
 use super::operator::{ExecError, Operator, OperatorContext, Output};
-use super::state::join_side::{JoinState, RowPair, Side, pair_schema, pair_verdicts};
+use super::state::join_side::{JoinState, KeyedRow, Side, pair_schema, verdicts_in_rounds};
 use super::state::key::key_bytes;
 use super::state::key_group::KeyGroupRange;
 use super::state::ttl::StateTtl;
@@ -73,41 +73,36 @@ impl SemiAntiJoinOperator {
         })
     }
 
-    /// The residual's verdict on each (left bytes, right bytes) pair (all pass without one).
-    fn verdicts(&self, pairs: &[(&[u8], &[u8])]) -> Result<Vec<bool>, ExecError> {
+    /// The residual's verdict on each (left row, right row) pair (all pass without one).
+    fn verdicts(&self, pairs: &[[KeyedRow<'_>; 2]]) -> Result<Vec<bool>, ExecError> {
         let Some(residual) = &self.residual else {
             return Ok(vec![true; pairs.len()]);
         };
-        let pairs: Vec<RowPair<'_>> = pairs.iter().map(|&(l, r)| (Some(l), Some(r))).collect();
-        let decoders = self.state.sides.each_ref().map(|s| (&s.rows, &*s.null_row));
         let mut verdicts = Vec::with_capacity(pairs.len());
-        pair_verdicts(
-            residual,
-            &self.ctx,
-            decoders,
-            &pairs,
-            &self.pairs,
-            &mut verdicts,
-        )?;
+        let build = |range: std::ops::Range<usize>| {
+            let pairs = &pairs[range];
+            let mut columns = Vec::with_capacity(self.pairs.fields().len());
+            for (s, side) in self.state.sides.iter().enumerate() {
+                let rows: Vec<KeyedRow<'_>> = pairs.iter().map(|p| p[s]).collect();
+                columns.extend(side.decode(&rows)?);
+            }
+            Ok(batch_with_rows(self.pairs.clone(), columns, pairs.len())?)
+        };
+        verdicts_in_rounds(residual, &self.ctx, pairs.len(), build, &mut verdicts)?;
         Ok(verdicts)
     }
 
-    /// Emits left rows (bytes) with their kinds.
-    fn emit(&self, rows: &[(Box<[u8]>, RowKind)], out: &mut dyn Output) -> Result<(), ExecError> {
-        if rows.is_empty() {
+    /// Emits left rows with their kinds.
+    fn emit(&self, rows: &Emitted, out: &mut dyn Output) -> Result<(), ExecError> {
+        if rows.kinds.is_empty() {
             return Ok(());
         }
-        let side = &self.state.sides[0];
-        let parser = side.rows.parser();
-        let columns = side
-            .rows
-            .convert_rows(rows.iter().map(|(r, _)| parser.parse(r)))?;
-        let batch = batch_with_rows(self.output.clone(), columns, rows.len())?;
-        let kinds: Vec<RowKind> = rows.iter().map(|(_, k)| *k).collect();
-        let inserts = kinds.iter().all(|k| *k == RowKind::Insert);
+        let columns = self.state.sides[0].decode(&rows.rows())?;
+        let batch = batch_with_rows(self.output.clone(), columns, rows.kinds.len())?;
+        let inserts = rows.kinds.iter().all(|k| *k == RowKind::Insert);
         out.emit(StreamChunk {
             batch,
-            kinds: (!inserts).then_some(kinds),
+            kinds: (!inserts).then(|| rows.kinds.clone()),
         })
     }
 
@@ -117,7 +112,7 @@ impl SemiAntiJoinOperator {
         chunk: &StreamChunk,
         keys: Option<&arrow_row::Rows>,
         nulls: Option<&NullBuffer>,
-        rows: &arrow_row::Rows,
+        rows: Option<&arrow_row::Rows>,
         out: &mut dyn Output,
     ) -> Result<(), ExecError> {
         let n = chunk.num_rows();
@@ -132,41 +127,40 @@ impl SemiAntiJoinOperator {
                 candidates.extend((0..records.len()).map(|r| (i, id, r)));
             }
         }
-        let right = &self.state.sides[1];
-        let pairs: Vec<(&[u8], &[u8])> = candidates
+        let pairs: Vec<[KeyedRow<'_>; 2]> = candidates
             .iter()
             .map(|&(i, id, r)| {
-                (
-                    rows.row(i).data(),
-                    right.row_of(&self.state.records(1, id)[r]),
-                )
+                [
+                    (key_bytes(keys, i), key_bytes(rows, i)),
+                    self.state.row(1, (id, r as u32)),
+                ]
             })
             .collect();
         let verdicts = self.verdicts(&pairs)?;
         let mut matches = vec![0u32; n];
         for (&(i, id, r), ok) in candidates.iter().zip(verdicts) {
             if ok {
-                matches[i] += self.state.records(1, id)[r].count;
+                matches[i] += self.state.records(1, id).get(r).count;
             }
         }
-        let mut emitted: Vec<(Box<[u8]>, RowKind)> = Vec::new();
+        let mut emitted = Emitted::default();
         for (i, &matched) in matches.iter().enumerate() {
             let kind = chunk.kind(i);
-            let row = rows.row(i).data();
+            let (key, row) = (key_bytes(keys, i), key_bytes(rows, i));
             let qualifies = (matched > 0) != self.anti;
             let accumulate = matches!(kind, RowKind::Insert | RowKind::UpdateAfter);
             let null_key = nulls.is_some_and(|b| b.is_null(i));
             // Batch mode: ANTI waits for the end of the input, but for a NULL key, which
             // never matches.
             if qualifies && (!(self.final_only && self.anti) || null_key) {
-                emitted.push((row.into(), kind));
+                emitted.push((key, row), kind);
             }
             if null_key {
                 continue;
             }
-            let key = key_bytes(keys, i);
             if accumulate {
-                self.state.add(0, key, row, matched, 0, StateTtl::default());
+                self.state
+                    .add(0, key, None, row, matched, 0, StateTtl::default());
             } else {
                 self.state.retract(0, key, row, 0, StateTtl::default());
             }
@@ -181,63 +175,56 @@ impl SemiAntiJoinOperator {
         chunk: &StreamChunk,
         keys: Option<&arrow_row::Rows>,
         nulls: Option<&NullBuffer>,
-        rows: &arrow_row::Rows,
+        rows: Option<&arrow_row::Rows>,
         out: &mut dyn Output,
     ) -> Result<(), ExecError> {
         let n = chunk.num_rows();
-        let mut emitted: Vec<(Box<[u8]>, RowKind)> = Vec::new();
+        let mut emitted = Emitted::default();
         for i in 0..n {
             if nulls.is_some_and(|b| b.is_null(i)) {
                 continue;
             }
             let key = key_bytes(keys, i);
-            let row = rows.row(i).data();
+            let row = key_bytes(rows, i);
             let kind = chunk.kind(i);
             let accumulate = matches!(kind, RowKind::Insert | RowKind::UpdateAfter);
-            if let Some(id) = self.state.keys.find(key) {
-                let left = &self.state.sides[0];
-                let pairs: Vec<(&[u8], &[u8])> = self
-                    .state
-                    .records(0, id)
-                    .iter()
-                    .map(|l| (left.row_of(l), row))
+            let id = self.state.keys.find(key);
+            if let Some(id) = id {
+                let records = self.state.records(0, id).len() as u32;
+                let pairs: Vec<[KeyedRow<'_>; 2]> = (0..records)
+                    .map(|r| [self.state.row(0, (id, r)), (key, row)])
                     .collect();
                 let verdicts = self.verdicts(&pairs)?;
-                let JoinState { keys, sides } = &mut self.state;
-                let stored = &sides[0].stored;
-                for (record, ok) in keys.value_mut(id)[0].iter_mut().zip(verdicts) {
+                for (r, ok) in (0..records).zip(verdicts) {
                     if !ok {
                         continue;
                     }
+                    let record = self.state.record(0, (id, r));
+                    let left = &mut self.state.sides[0];
+                    let before = left.associations(record.row);
                     // SEMI passes the right row's kind on (`+U` for an update that brings
                     // the first match), as Flink's operator does.
                     let change = if accumulate {
-                        record.associations += 1;
-                        (record.associations == 1).then_some(if self.anti {
-                            RowKind::Delete
-                        } else {
-                            kind
-                        })
+                        left.set_associations(record.row, before + 1);
+                        (before == 0).then_some(if self.anti { RowKind::Delete } else { kind })
                     } else {
-                        record.associations = record.associations.saturating_sub(1);
-                        (record.associations == 0).then_some(if self.anti {
-                            RowKind::Insert
-                        } else {
-                            kind
-                        })
+                        left.set_associations(record.row, before.saturating_sub(1));
+                        (before == 1).then_some(if self.anti { RowKind::Insert } else { kind })
                     };
                     // Batch mode: nothing is taken back, ANTI waits for the end.
                     if let Some(kind) = change
                         && !(self.final_only && (self.anti || kind == RowKind::Delete))
                     {
                         for _ in 0..record.count {
-                            emitted.push((stored.get(record.row).into(), kind));
+                            emitted.push(self.state.row(0, (id, r)), kind);
                         }
                     }
                 }
             }
+            // The key stays while the left holds rows under it.
+            let id = id.filter(|&id| !self.state.records(0, id).is_empty());
             if accumulate {
-                self.state.add(1, key, row, 0, 0, StateTtl::default());
+                self.state.add(1, key, id, row, 0, 0, StateTtl::default());
             } else {
                 self.state.retract(1, key, row, 0, StateTtl::default());
             }
@@ -275,11 +262,11 @@ impl Operator for SemiAntiJoinOperator {
                 NullBuffer::union(acc.as_ref(), batch.column(c).logical_nulls().as_ref())
             })
             .filter(|b| b.null_count() > 0);
-        let rows = side.rows.convert_columns(batch.columns())?;
+        let rows = side.encode(batch)?;
         if input == 0 {
-            self.process_left(&chunk, keys.as_ref(), nulls.as_ref(), &rows, out)
+            self.process_left(&chunk, keys.as_ref(), nulls.as_ref(), rows.as_ref(), out)
         } else {
-            self.process_right(&chunk, keys.as_ref(), nulls.as_ref(), &rows, out)
+            self.process_right(&chunk, keys.as_ref(), nulls.as_ref(), rows.as_ref(), out)
         }
     }
 
@@ -288,11 +275,12 @@ impl Operator for SemiAntiJoinOperator {
         if !(self.final_only && self.anti) {
             return Ok(());
         }
-        let mut emitted: Vec<(Box<[u8]>, RowKind)> = Vec::new();
+        let mut emitted = Emitted::default();
+        let left = &self.state.sides[0];
         for (record, row) in self.state.all_records(0) {
-            if record.associations == 0 {
+            if left.associations(record.row) == 0 {
                 for _ in 0..record.count {
-                    emitted.push((row.into(), RowKind::Insert));
+                    emitted.push(row, RowKind::Insert);
                 }
             }
         }
@@ -308,6 +296,37 @@ impl Operator for SemiAntiJoinOperator {
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {
         self.key_groups.check_owned(key_group)?;
         self.state.restore(state)
+    }
+}
+
+/// Left rows to emit, each row's key and stored bytes copied side by side.
+#[derive(Default)]
+struct Emitted {
+    bytes: Vec<u8>,
+    /// Per row, where its key's bytes end and where its stored bytes end.
+    ends: Vec<(usize, usize)>,
+    kinds: Vec<RowKind>,
+}
+
+impl Emitted {
+    fn push(&mut self, (key, row): KeyedRow<'_>, kind: RowKind) {
+        self.bytes.extend_from_slice(key);
+        let key_end = self.bytes.len();
+        self.bytes.extend_from_slice(row);
+        self.ends.push((key_end, self.bytes.len()));
+        self.kinds.push(kind);
+    }
+
+    fn rows(&self) -> Vec<KeyedRow<'_>> {
+        let mut start = 0;
+        self.ends
+            .iter()
+            .map(|&(key_end, end)| {
+                let row = (&self.bytes[start..key_end], &self.bytes[key_end..end]);
+                start = end;
+                row
+            })
+            .collect()
     }
 }
 
