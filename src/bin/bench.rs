@@ -46,10 +46,11 @@ fn cpu_seconds() -> Option<f64> {
 
 /// `measure` for a keyed operator, which also reports its state's peak memory per key
 /// against `raw` bytes of key and values per key. `job(keys)` is the workload over `keys`
-/// keys. For the memory it runs twice more, each time in a process of its own (this binary
-/// with `--script`): over a tenth of the keys, then over all. A process's peak is the
+/// keys. For the memory it runs in processes of its own (this binary with `--script`), over
+/// a tenth of the keys and over all, [`PEAK_RUNS`] times each. A process's peak is the
 /// state's plus what any job holds (the binary, batches in flight, the allocator's own
-/// pages), so the difference of the two peaks per key of difference is the state's cost.
+/// pages, which vary by megabytes from run to run with the threads' timing), so the
+/// difference of the two median peaks per key of difference is the state's cost.
 fn measure_state(
     session: &mut Session,
     what: &str,
@@ -63,13 +64,21 @@ fn measure_state(
         return rate;
     }
     let few = keys / 10;
-    if let (Some(small), Some(large)) = (peak_of(&job(few)), peak_of(&job(keys))) {
-        let per_key = large.saturating_sub(small) as f64 / (keys - few) as f64;
+    if let (Some(small), Some(large)) = (median_peak(&job(few)), median_peak(&job(keys))) {
+        let per_key = large.1.saturating_sub(small.1) as f64 / (keys - few) as f64;
+        let mb = |(low, median, high): (u64, u64, u64)| {
+            format!(
+                "{:.1} MB ({:.1}-{:.1})",
+                median as f64 / 1e6,
+                low as f64 / 1e6,
+                high as f64 / 1e6
+            )
+        };
         println!(
-            "  peak memory {:.1} MB ({:.1} MB over a tenth of the keys): {per_key:.1} bytes \
-             per key, {:.2}x the {raw} raw bytes",
-            large as f64 / 1e6,
-            small as f64 / 1e6,
+            "  peak memory, median of {PEAK_RUNS}: {} over all keys, {} over a tenth: \
+             {per_key:.1} bytes per key, {:.2}x the {raw} raw bytes",
+            mb(large),
+            mb(small),
             per_key / raw as f64
         );
     }
@@ -85,6 +94,18 @@ fn keyed_source(name: &str, keys: u64, rows: u64, v_max: u64) -> String {
          'fields.id.end' = '{}', 'fields.v.min' = '0', 'fields.v.max' = '{v_max}');\n",
         rows - 1
     )
+}
+
+/// Runs of each memory measurement.
+const PEAK_RUNS: usize = 3;
+
+/// The lowest, median and highest of [`PEAK_RUNS`] peaks of `sql` ([`peak_of`]).
+fn median_peak(sql: &str) -> Option<(u64, u64, u64)> {
+    let mut peaks = (0..PEAK_RUNS)
+        .map(|_| peak_of(sql))
+        .collect::<Option<Vec<u64>>>()?;
+    peaks.sort_unstable();
+    Some((peaks[0], peaks[PEAK_RUNS / 2], peaks[PEAK_RUNS - 1]))
 }
 
 /// The peak resident memory of a process of this binary running `sql`, as it reports it.
