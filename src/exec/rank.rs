@@ -500,7 +500,9 @@ impl Operator for RankOperator {
                         self.inserted_at(p, at, Some(&evicted), &mut changes);
                         continue;
                     }
-                } else if let Some(at) = self.partitions[p].insert_new(order_bytes, row_bytes) {
+                } else if let Some(at) =
+                    self.partitions[p].insert_new(order_bytes, row_bytes, last as usize)
+                {
                     self.inserted_at(p, at, None, &mut changes);
                     continue;
                 }

@@ -25,13 +25,18 @@ pub struct Many {
 
 /// Entries in order, one after another: the count, the order key's length and the entry's
 /// length (each a LEB128 varint), then its bytes. A small partition holds at most a few dozen
-/// entries, so a walk from the start is as quick as a search.
+/// entries, so a walk from the start is as quick as a search. Zeros may follow the entries
+/// (a count is never 0): a new partition gets room for as many entries as its first one
+/// times the rows it will hold, so that it does not grow, and leave blocks behind, with each
+/// of its first rows.
 #[derive(Default)]
 pub struct Packed(Box<[u8]>);
 
 /// An entry of a packed partition: where it starts and its parts.
 struct Slot<'a> {
     start: usize,
+    /// Where the next entry starts.
+    end: usize,
     count: u32,
     order_len: usize,
     bytes: &'a [u8],
@@ -69,11 +74,36 @@ fn varint_at(bytes: &[u8], at: &mut usize) -> u64 {
     }
 }
 
-/// Appends an entry: its header and bytes.
-fn put_entry(out: &mut Vec<u8>, count: u32, order_len: usize, bytes: &[u8]) {
-    let (header, n) = header(count, order_len, bytes.len());
+/// Appends an entry: its header and bytes (`order` then `row`).
+fn put_entry(out: &mut Vec<u8>, count: u32, order: &[u8], row: &[u8]) {
+    let (header, n) = header(count, order.len(), order.len() + row.len());
     out.extend_from_slice(&header[..n]);
-    out.extend_from_slice(bytes);
+    out.extend_from_slice(order);
+    out.extend_from_slice(row);
+}
+
+/// Writes an entry of count 1 at the start of `out`, which is its size.
+fn write_entry(out: &mut [u8], order: &[u8], row: &[u8]) {
+    let (header, n) = header(1, order.len(), order.len() + row.len());
+    out[..n].copy_from_slice(&header[..n]);
+    out[n..n + order.len()].copy_from_slice(order);
+    out[n + order.len()..].copy_from_slice(row);
+}
+
+/// The size of an entry of `order` and `row` with its header.
+fn entry_size(order: &[u8], row: &[u8]) -> usize {
+    let len = order.len() + row.len();
+    header(1, order.len(), len).1 + len
+}
+
+/// How `bytes` sorts against `order` followed by `row` (without joining them).
+fn cmp_joined(bytes: &[u8], order: &[u8], row: &[u8]) -> std::cmp::Ordering {
+    let n = bytes.len().min(order.len());
+    match bytes[..n].cmp(&order[..n]) {
+        std::cmp::Ordering::Equal if bytes.len() < order.len() => std::cmp::Ordering::Less,
+        std::cmp::Ordering::Equal => bytes[n..].cmp(row),
+        other => other,
+    }
 }
 
 impl Packed {
@@ -81,7 +111,7 @@ impl Packed {
         let bytes = &self.0;
         let mut at = 0;
         std::iter::from_fn(move || {
-            if at >= bytes.len() {
+            if at >= bytes.len() || bytes[at] == 0 {
                 return None;
             }
             let start = at;
@@ -99,6 +129,7 @@ impl Packed {
             };
             let slot = Slot {
                 start,
+                end: at + len,
                 count,
                 order_len,
                 bytes: &bytes[at..at + len],
@@ -108,44 +139,47 @@ impl Packed {
         })
     }
 
-    /// The entries, with the entry `key` (order key of `order_len` bytes) counted `count`
-    /// times at `position` (`replace`: in place of the entry there; `count` 0: none).
+    /// Where the entries end.
+    fn used(&self) -> usize {
+        self.slots().last().map_or(0, |s| s.end)
+    }
+
+    /// The entries, with the entry of `order` and `row` counted `count` times at `position`
+    /// (`replace`: in place of the entry there; `count` 0: none), without room to spare.
     fn rebuilt(
         &self,
         position: usize,
-        key: &[u8],
-        order_len: usize,
+        (order, row): (&[u8], &[u8]),
         count: u32,
         replace: bool,
     ) -> Self {
-        let mut out = Vec::with_capacity(self.0.len() + key.len() + 6);
-        let mut put = |count: u32, order_len: usize, bytes: &[u8]| {
-            put_entry(&mut out, count, order_len, bytes);
-        };
+        let mut out = Vec::with_capacity(self.used() + order.len() + row.len() + 6);
         let mut placed = false;
         for (i, slot) in self.slots().enumerate() {
             if i == position {
                 if count > 0 {
-                    put(count, order_len, key);
+                    put_entry(&mut out, count, order, row);
                 }
                 placed = true;
                 if replace {
                     continue;
                 }
             }
-            put(slot.count, slot.order_len, slot.bytes);
+            let (o, r) = slot.bytes.split_at(slot.order_len);
+            put_entry(&mut out, slot.count, o, r);
         }
         if !placed && count > 0 {
-            put(count, order_len, key);
+            put_entry(&mut out, count, order, row);
         }
         Packed(out.into_boxed_slice())
     }
 
-    /// Where `key` is: `Ok(position)` when held, `Err(position)` where it would go.
-    fn search(&self, key: &[u8]) -> Result<usize, usize> {
+    /// Where the entry of `order` and `row` is: `Ok(position)` when held, `Err(position)`
+    /// where it would go.
+    fn search(&self, order: &[u8], row: &[u8]) -> Result<usize, usize> {
         let mut position = 0;
         for slot in self.slots() {
-            match slot.bytes.cmp(key) {
+            match cmp_joined(slot.bytes, order, row) {
                 std::cmp::Ordering::Less => position += 1,
                 std::cmp::Ordering::Equal => return Ok(position),
                 std::cmp::Ordering::Greater => return Err(position),
@@ -164,7 +198,7 @@ impl Packed {
             return;
         };
         let (order_len, bytes) = (slot.order_len, slot.bytes.to_vec());
-        *self = self.rebuilt(position, &bytes, order_len, count, true);
+        *self = self.rebuilt(position, bytes.split_at(order_len), count, true);
     }
 }
 
@@ -191,7 +225,7 @@ impl SortedRows {
 
     pub fn is_empty(&self) -> bool {
         match self {
-            SortedRows::Few(p) => p.0.is_empty(),
+            SortedRows::Few(p) => p.0.first().is_none_or(|&b| b == 0),
             SortedRows::Many(m) => m.entries.is_empty(),
         }
     }
@@ -221,19 +255,19 @@ impl SortedRows {
 
     /// Adds `count` of the row whose order key is `order` and bytes `row`.
     pub fn add(&mut self, order: &[u8], row: &[u8], count: u64) {
-        let key = joined(order, row);
         match self {
             SortedRows::Few(p) => {
                 let count = u32::try_from(count).unwrap_or(u32::MAX);
-                match p.search(&key) {
+                match p.search(order, row) {
                     Ok(i) => {
                         let held = p.slot(i).map_or(0, |s| s.count);
                         p.set_count(i, held.saturating_add(count));
                     }
-                    Err(i) => *p = p.rebuilt(i, &key, order.len(), count, false),
+                    Err(i) => *p = p.rebuilt(i, (order, row), count, false),
                 }
             }
             SortedRows::Many(m) => {
+                let key = joined(order, row);
                 m.entries.entry(key).or_insert((order.len() as u32, 0)).1 += count;
                 m.total += count;
             }
@@ -242,18 +276,25 @@ impl SortedRows {
 
     /// Adds a row to a small partition that does not hold it yet: the position it takes.
     /// `None`, and nothing changed, when the row is there already or the rows are not few.
-    pub fn insert_new(&mut self, order: &[u8], row: &[u8]) -> Option<usize> {
+    /// An empty partition makes room for `room` rows as long as this one.
+    pub fn insert_new(&mut self, order: &[u8], row: &[u8], room: usize) -> Option<usize> {
         let SortedRows::Few(p) = self else {
             return None;
         };
-        let key = joined(order, row);
-        match p.search(&key) {
-            Ok(_) => None,
-            Err(i) => {
-                *p = p.rebuilt(i, &key, order.len(), 1, false);
-                Some(i)
-            }
+        let at = p.search(order, row).err()?;
+        let (used, size) = (p.used(), entry_size(order, row));
+        if p.0.len() - used >= size {
+            let start = p.slot(at).map_or(used, |s| s.start);
+            p.0.copy_within(start..used, start + size);
+            write_entry(&mut p.0[start..start + size], order, row);
+        } else if used == 0 {
+            let mut bytes = vec![0; size * room.max(1)];
+            write_entry(&mut bytes[..size], order, row);
+            p.0 = bytes.into_boxed_slice();
+        } else {
+            *p = p.rebuilt(at, (order, row), 1, false);
         }
+        Some(at)
     }
 
     /// Adds a row to a small full partition that does not hold it yet, letting its last row
@@ -265,8 +306,7 @@ impl SortedRows {
         let SortedRows::Few(p) = self else {
             return None;
         };
-        let key = joined(order, row);
-        let at = p.search(&key).err()?;
+        let at = p.search(order, row).err()?;
         let (last_position, last) = p.slots().enumerate().last()?;
         if at > last_position {
             return None;
@@ -275,17 +315,15 @@ impl SortedRows {
             entry: last.bytes.into(),
             order_len: last.order_len as u32,
         };
-        let last_start = last.start;
-        let (header, n) = header(1, order.len(), key.len());
-        let size = n + key.len();
-        if p.0.len() - last_start == size {
+        let (last_start, last_end) = (last.start, last.end);
+        let size = entry_size(order, row);
+        if last_end - last_start == size {
             let start = p.slot(at)?.start;
             p.0.copy_within(start..last_start, start + size);
-            p.0[start..start + n].copy_from_slice(&header[..n]);
-            p.0[start + n..start + size].copy_from_slice(&key);
+            write_entry(&mut p.0[start..start + size], order, row);
         } else {
             let without_last = Packed(p.0[..last_start].into());
-            *p = without_last.rebuilt(at, &key, order.len(), 1, false);
+            *p = without_last.rebuilt(at, (order, row), 1, false);
         }
         Some((at, evicted))
     }
@@ -309,9 +347,8 @@ impl SortedRows {
 
     /// Takes one of the row away; false when it is not there.
     pub fn remove_one(&mut self, order: &[u8], row: &[u8]) -> bool {
-        let key = joined(order, row);
         match self {
-            SortedRows::Few(p) => match p.search(&key) {
+            SortedRows::Few(p) => match p.search(order, row) {
                 Ok(i) => {
                     let held = p.slot(i).map_or(0, |s| s.count);
                     p.set_count(i, held.saturating_sub(1));
@@ -319,11 +356,11 @@ impl SortedRows {
                 }
                 Err(_) => false,
             },
-            SortedRows::Many(m) => match m.entries.get_mut(&key) {
+            SortedRows::Many(m) => match m.entries.get_mut(&joined(order, row)[..]) {
                 Some((_, count)) => {
                     *count -= 1;
                     if *count == 0 {
-                        m.entries.remove(&key);
+                        m.entries.remove(&joined(order, row)[..]);
                     }
                     m.total -= 1;
                     true
@@ -440,11 +477,11 @@ mod tests {
     #[test]
     fn packed_rows_take_inserts_anywhere() {
         let mut rows = SortedRows::new(true);
-        assert_eq!(rows.insert_new(b"m", b"1"), Some(0));
-        assert_eq!(rows.insert_new(b"a", b"22"), Some(0));
-        assert_eq!(rows.insert_new(b"z", b"333"), Some(2));
-        assert_eq!(rows.insert_new(b"m", b"1"), None);
-        assert_eq!(rows.insert_new(b"m", b"0"), Some(1));
+        assert_eq!(rows.insert_new(b"m", b"1", 4), Some(0));
+        assert_eq!(rows.insert_new(b"a", b"22", 4), Some(0));
+        assert_eq!(rows.insert_new(b"z", b"333", 4), Some(2));
+        assert_eq!(rows.insert_new(b"m", b"1", 4), None);
+        assert_eq!(rows.insert_new(b"m", b"0", 4), Some(1));
         assert_eq!(row_at(&rows, 0), Some(&b"22"[..]));
         assert_eq!(row_at(&rows, 1), Some(&b"0"[..]));
         assert_eq!(row_at(&rows, 3), Some(&b"333"[..]));
