@@ -31,7 +31,7 @@ use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder, order_converter};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
-use super::state::sorted_rows::{Evicted, SortedRows};
+use super::state::sorted_rows::{Evicted, Partitions, SortedRows};
 use super::state::ttl::{StateTtl, WrittenAt};
 use crate::plan::logical::{OrderKey, RankFunction};
 
@@ -55,7 +55,7 @@ pub struct RankOperator {
     sources: Vec<Source>,
     /// Partitions; a partition's id indexes `partitions`.
     keys: KeyTable<()>,
-    partitions: Vec<SortedRows>,
+    partitions: Partitions,
     /// Whether the input retracts rows (then every row is kept: any may come back).
     retracting: bool,
     key_groups: KeyGroupRange,
@@ -98,7 +98,7 @@ impl Ranked {
 /// A partition's entries by position, with the one an insert just evicted still at its old
 /// position past the partition's end.
 struct PositionedRows<'a> {
-    partition: &'a SortedRows,
+    partition: SortedRows<'a>,
     evicted: Option<(usize, &'a Evicted)>,
 }
 
@@ -175,7 +175,9 @@ impl RankOperator {
             rest,
             sources,
             keys: KeyTable::new(ctx.max_parallelism),
-            partitions: Vec::new(),
+            // A Top-N over inserts keeps a few rows per partition; anything else may keep
+            // many.
+            partitions: Partitions::new(!retracting && !final_only && range.1 <= 64),
             retracting,
             key_groups: ctx.key_groups,
             ttl: StateTtl::default(),
@@ -186,7 +188,7 @@ impl RankOperator {
     }
 
     /// The rows of a partition in range, with their ranks, in order.
-    fn ranked(&self, rows: &SortedRows) -> Vec<Ranked> {
+    fn ranked(&self, rows: SortedRows<'_>) -> Vec<Ranked> {
         let (first, last) = self.range;
         let mut out = Vec::new();
         let mut position = 0u64;
@@ -282,12 +284,12 @@ impl RankOperator {
     ) {
         let last = self.range.1 as usize;
         let first = self.range.0.saturating_sub(1) as usize;
-        let partition = &self.partitions[p];
+        let partition = self.partitions.get(p);
         let rows = PositionedRows {
             partition,
             evicted: evicted.map(|e| (last, e)),
         };
-        let len = self.partitions[p].total() as usize + usize::from(evicted.is_some());
+        let len = partition.total() as usize + usize::from(evicted.is_some());
         let mut push = |position: usize, rank: u64, kind| {
             out.push(Change {
                 partition: p as u32,
@@ -315,7 +317,7 @@ impl RankOperator {
         }
         if len > last && evicted.is_none() {
             // The row that fell past the last rank goes for good.
-            self.partitions[p].remove_last_one();
+            self.partitions.remove_last_one(p);
         }
     }
 
@@ -343,14 +345,8 @@ impl RankOperator {
             new |= self.written.expired(&self.ttl, id, now);
             self.written.touch(id, now);
         }
-        if self.partitions.len() <= id {
-            // A Top-N over inserts keeps a few rows per partition; anything else may keep
-            // many.
-            let few = !self.retracting && !self.final_only && self.range.1 <= 64;
-            self.partitions.resize_with(id + 1, || SortedRows::new(few));
-        }
         if new {
-            self.partitions[id].clear();
+            self.partitions.clear(id);
         }
         id
     }
@@ -433,7 +429,7 @@ impl Operator for RankOperator {
             .filter(|&id| self.written.expired(&self.ttl, id as usize, now))
             .collect();
         for id in expired {
-            self.partitions[id as usize].clear();
+            self.partitions.clear(id as usize);
             self.keys.remove(id);
         }
         Ok(())
@@ -486,22 +482,27 @@ impl Operator for RankOperator {
             let order_bytes = order_bytes.as_ref();
             let row_bytes: &[u8] = rows.as_ref().map_or(&[], |r| r.row(i).data());
             if append_fast
-                && self.partitions[p].total() >= last
-                && self.partitions[p].at_or_after_last(order_bytes, row_bytes)
+                && self.partitions.get(p).total() >= last
+                && self
+                    .partitions
+                    .get(p)
+                    .at_or_after_last(order_bytes, row_bytes)
             {
                 continue;
             }
-            if append_fast && self.partitions[p].all_single() {
+            if append_fast && self.partitions.get(p).all_single() {
                 // A full partition takes the row in and lets its last go in one step.
-                if self.partitions[p].total() >= last {
+                if self.partitions.get(p).total() >= last {
                     if let Some((at, evicted)) =
-                        self.partitions[p].insert_evicting_last(order_bytes, row_bytes)
+                        self.partitions
+                            .insert_evicting_last(p, order_bytes, row_bytes)
                     {
                         self.inserted_at(p, at, Some(&evicted), &mut changes);
                         continue;
                     }
                 } else if let Some(at) =
-                    self.partitions[p].insert_new(order_bytes, row_bytes, last as usize)
+                    self.partitions
+                        .insert_new(p, order_bytes, row_bytes, last as usize)
                 {
                     self.inserted_at(p, at, None, &mut changes);
                     continue;
@@ -511,37 +512,37 @@ impl Operator for RankOperator {
             let before = if self.final_only {
                 Vec::new()
             } else {
-                self.ranked(&self.partitions[p])
+                self.ranked(self.partitions.get(p))
             };
-            let rows_of = &mut self.partitions[p];
+            let rows_of = &mut self.partitions;
             if retract {
                 // A retraction of a row never seen: nothing to take back (and a partition
                 // made for it goes again).
-                if !rows_of.remove_one(order_bytes, row_bytes) {
-                    if rows_of.is_empty() {
+                if !rows_of.remove_one(p, order_bytes, row_bytes) {
+                    if rows_of.get(p).is_empty() {
                         emptied.push(p as u32);
                     }
                     continue;
                 }
             } else {
-                rows_of.add(order_bytes, row_bytes, 1);
-                if append_fast && rows_of.total() > last {
+                rows_of.add(p, order_bytes, row_bytes, 1);
+                if append_fast && rows_of.get(p).total() > last {
                     // The row that fell past the last rank goes for good.
-                    rows_of.remove_last_one();
+                    rows_of.remove_last_one(p);
                 }
             }
             if !self.final_only {
-                let after = self.ranked(&self.partitions[p]);
+                let after = self.ranked(self.partitions.get(p));
                 self.diff(p as u32, &before, &after, &mut changes);
             }
-            if self.partitions[p].is_empty() {
+            if self.partitions.get(p).is_empty() {
                 emptied.push(p as u32);
             }
         }
         self.emit(changes, out)?;
         for p in emptied {
             // A later row of the batch may have filled it again.
-            if self.partitions[p as usize].is_empty() && self.keys.is_live(p) {
+            if self.partitions.get(p as usize).is_empty() && self.keys.is_live(p) {
                 self.keys.remove(p);
             }
         }
@@ -559,7 +560,7 @@ impl Operator for RankOperator {
         partitions.sort_by(|a, b| a.1.cmp(b.1));
         let mut changes = Vec::new();
         for (id, _) in partitions {
-            for row in self.ranked(&self.partitions[id as usize]) {
+            for row in self.ranked(self.partitions.get(id as usize)) {
                 changes.push(Change {
                     partition: id,
                     row,
@@ -575,7 +576,7 @@ impl Operator for RankOperator {
         for (id, key) in self.keys.iter() {
             let out = groups.entry(key.key_group()).or_default();
             put_bytes(out, key.bytes);
-            let rows = &self.partitions[id as usize];
+            let rows = self.partitions.get(id as usize);
             put_u32(out, rows.len() as u32);
             for (order, row, count) in rows.iter() {
                 put_bytes(out, order);
@@ -595,7 +596,7 @@ impl Operator for RankOperator {
                 let order = input.bytes()?;
                 let row = input.bytes()?;
                 let count = input.i64()? as u64;
-                self.partitions[p].add(order, row, count);
+                self.partitions.add(p, order, row, count);
             }
         }
         Ok(())

@@ -70,6 +70,25 @@ impl ByteStore {
         }
     }
 
+    /// String `id`'s bytes, to change in place.
+    pub fn get_mut(&mut self, id: u32) -> &mut [u8] {
+        match self {
+            ByteStore::Fixed { width, bytes } => {
+                let at = id as usize * *width;
+                &mut bytes[at..at + *width]
+            }
+            ByteStore::Variable(strings) => &mut strings[id as usize],
+        }
+    }
+
+    /// The width of every string while they lie side by side.
+    pub fn fixed_width(&self) -> Option<usize> {
+        match self {
+            ByteStore::Fixed { width, .. } => Some(*width),
+            ByteStore::Variable(_) => None,
+        }
+    }
+
     /// Whether strings lie side by side (for tests).
     pub fn is_fixed(&self) -> bool {
         matches!(self, ByteStore::Fixed { .. })
