@@ -294,7 +294,7 @@ impl Operator for JoinOperator {
                 }
                 let kind = chunk.kind(i);
                 let key = key_bytes(keys.as_ref(), i);
-                let row: &[u8] = rows.as_ref().map_or(&[], |r| r.row(i).data());
+                let row = Side::stored_bytes(rows.as_ref(), i);
                 let has_null_key = null_keys.as_ref().is_some_and(|nk| nk.is_null(i));
                 let i = i as u32;
                 let accumulate = matches!(kind, RowKind::Insert | RowKind::UpdateAfter);

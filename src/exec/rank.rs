@@ -481,18 +481,14 @@ impl Operator for RankOperator {
             let order_bytes = order.row(i);
             let order_bytes = order_bytes.as_ref();
             let row_bytes: &[u8] = rows.as_ref().map_or(&[], |r| r.row(i).data());
-            if append_fast
-                && self.partitions.get(p).total() >= last
-                && self
-                    .partitions
-                    .get(p)
-                    .at_or_after_last(order_bytes, row_bytes)
-            {
+            let partition = self.partitions.get(p);
+            let full = append_fast && partition.total() >= last;
+            if full && partition.at_or_after_last(order_bytes, row_bytes) {
                 continue;
             }
-            if append_fast && self.partitions.get(p).all_single() {
+            if append_fast && partition.all_single() {
                 // A full partition takes the row in and lets its last go in one step.
-                if self.partitions.get(p).total() >= last {
+                if full {
                     if let Some((at, evicted)) =
                         self.partitions
                             .insert_evicting_last(p, order_bytes, row_bytes)

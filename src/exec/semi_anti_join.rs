@@ -131,7 +131,7 @@ impl SemiAntiJoinOperator {
             .iter()
             .map(|&(i, id, r)| {
                 [
-                    (key_bytes(keys, i), key_bytes(rows, i)),
+                    (key_bytes(keys, i), Side::stored_bytes(rows, i)),
                     self.state.row(1, (id, r as u32)),
                 ]
             })
@@ -146,7 +146,7 @@ impl SemiAntiJoinOperator {
         let mut emitted = Emitted::default();
         for (i, &matched) in matches.iter().enumerate() {
             let kind = chunk.kind(i);
-            let (key, row) = (key_bytes(keys, i), key_bytes(rows, i));
+            let (key, row) = (key_bytes(keys, i), Side::stored_bytes(rows, i));
             let qualifies = (matched > 0) != self.anti;
             let accumulate = matches!(kind, RowKind::Insert | RowKind::UpdateAfter);
             let null_key = nulls.is_some_and(|b| b.is_null(i));
@@ -185,7 +185,7 @@ impl SemiAntiJoinOperator {
                 continue;
             }
             let key = key_bytes(keys, i);
-            let row = key_bytes(rows, i);
+            let row = Side::stored_bytes(rows, i);
             let kind = chunk.kind(i);
             let accumulate = matches!(kind, RowKind::Insert | RowKind::UpdateAfter);
             let id = self.state.keys.find(key);

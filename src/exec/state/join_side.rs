@@ -397,6 +397,12 @@ impl Side {
         Ok(Some(rest.convert_columns(&columns)?))
     }
 
+    /// Row `i`'s stored bytes from what [`Side::encode`] gave (empty when the side stores
+    /// no columns).
+    pub fn stored_bytes(rows: Option<&Rows>, i: usize) -> &[u8] {
+        rows.map_or(&[], |r| r.row(i).data())
+    }
+
     /// The row of NULLs, for padding.
     pub fn nulls(&self) -> KeyedRow<'_> {
         (&self.null_key, &self.null_rest)

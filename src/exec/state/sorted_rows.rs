@@ -324,10 +324,12 @@ impl PackedStore {
         if self.scratch.len() < width {
             self.scratch.resize(width, 0);
         }
-        while self.len < p {
+        if self.len < p {
             let empty = vec![0; width];
-            self.strings.set(self.len as u32, self.len, &empty);
-            self.len += 1;
+            while self.len < p {
+                self.strings.set(self.len as u32, self.len, &empty);
+                self.len += 1;
+            }
         }
         self.strings.set(p as u32, self.len, &self.scratch);
         if p == self.len {
@@ -365,6 +367,7 @@ impl Partitions {
             Partitions::Few(store) => SortedRows::Few(store.get(p)),
             Partitions::Many(many) => match many.get(p) {
                 Some(m) => SortedRows::Many(m),
+                // Empty either way.
                 None => SortedRows::Few(Packed(&[])),
             },
         }
