@@ -11,7 +11,8 @@
 //! the batch forms round 0, the second round 1, and so on. Within a round keys are distinct,
 //! so one `evaluate` before and one after the round's `update`/`retract` give every row's
 //! old and new result at once; the emitted rows are then put back in input order. A batch of
-//! distinct keys is a single round.
+//! distinct keys is a single round. A round of the same keys as the last (a hot key's rows,
+//! a round each) takes the last round's results after as its own before.
 //!
 //! In batch mode (`final_only`) nothing is emitted until the input ends; then each group's
 //! final row is inserted, and a global aggregate over no rows inserts its one row of empty
@@ -321,6 +322,9 @@ impl GroupAggregateOperator {
         let mut emitted: Vec<Emitted> = Vec::new();
         // Per round: the results before it, then after it.
         let mut results: Vec<Vec<ArrayRef>> = Vec::new();
+        // The keys of the last round: a round of the same keys (one hot key's rows, a round
+        // each) starts from the results the last one ended with.
+        let mut last_slots: Vec<u32> = Vec::new();
         for round in rounds {
             // A retraction of a group that holds nothing (now) is ignored.
             let round: Vec<RoundRow> = round
@@ -335,7 +339,12 @@ impl GroupAggregateOperator {
                 .map(|r| self.rows.get(r.key as usize))
                 .collect();
             let slots: Vec<u32> = round.iter().map(|r| r.key).collect();
-            let before = self.results(&slots)?;
+            // (A group emptied by the last round was freed since, but then its row here
+            // finds it empty and reads only the results after.)
+            let before = match results.last() {
+                Some(after) if slots == last_slots => after.clone(),
+                _ => self.results(&slots)?,
+            };
             self.apply(batch, &round)?;
             self.touch(&round);
             let after = self.results(&slots)?;
@@ -379,6 +388,7 @@ impl GroupAggregateOperator {
             }
             results.push(before);
             results.push(after);
+            last_slots = slots;
         }
         self.forget_empty();
         if emitted.is_empty() {

@@ -172,6 +172,36 @@ fn min_max_and_sum_retract() {
     );
 }
 
+/// Keys repeated within a batch make a round per repeat, each starting from the results the
+/// last one ended with when the rounds hold the same keys: one hot key, two keys taking
+/// turns, a group emptied and brought back, and retractions of an emptied group. The
+/// changelog is the one a batch per row gives.
+#[test]
+fn repeated_keys_in_one_batch_change_as_one_row_a_batch() {
+    let input = schema(&[("k", TypeKind::Int), ("v", TypeKind::BigInt)]);
+    let mut spec = Spec::new(
+        input,
+        &[0],
+        vec![
+            call(AggregateFunction::Min, &[1], TypeKind::BigInt),
+            call(AggregateFunction::Sum, &[1], TypeKind::BigInt),
+            count(&[]),
+        ],
+    );
+    spec.retracts = true;
+    let rows = [
+        "+I 1 | 4", "+I 1 | 2", "+I 1 | 7", "-D 1 | 2", "+I 2 | 5", "+I 1 | 1", "+I 2 | 3",
+        "-D 1 | 4", "-D 2 | 5", "-D 1 | 7", "-D 1 | 1", "-D 1 | 1", "+I 1 | 9", "+I 2 | 3",
+        "-D 2 | 3", "-D 2 | 3", "-D 2 | 3", "+I 2 | 8", "+I 1 | 9",
+    ];
+    let one_a_batch = spec.run(&rows.join("\n--\n"));
+    assert_eq!(spec.run(&rows.join("\n")), one_a_batch);
+    assert!(one_a_batch.contains("-D 1 | 1 | 1 | 1"), "{one_a_batch}");
+    // Two rounds of the same keys in another order start afresh.
+    let turns = ["+I 3 | 1", "+I 4 | 2", "+I 4 | 5", "+I 3 | 6"];
+    assert_eq!(spec.run(&turns.join("\n")), spec.run(&turns.join("\n--\n")));
+}
+
 #[test]
 fn batch_mode_emits_final_rows_and_a_global_row_over_nothing() {
     let mut spec = Spec::new(clicks(), &[0], vec![count(&[1])]);
