@@ -3,7 +3,8 @@
 //! within arrow-row's first block), each on its own once one differs. The side-by-side form
 //! spends nothing per string beyond its bytes; a boxed or inline string spends 16 to 24 more.
 //! [`KeyTable`](super::key_table::KeyTable) keeps its keys in a [`ByteStore`]; a
-//! [`RowStore`] adds ids that are freed and reused.
+//! [`RowStore`] adds ids that are freed and reused; an [`IdStore`] takes ids from its owner
+//! (a join's single rows and Top-N's partitions, by key id).
 
 /// A string's bytes, inline up to 16 (a BIGINT or INT key, a short string: no allocation).
 pub type InlineBytes = smallvec::SmallVec<[u8; 16]>;
@@ -129,6 +130,50 @@ impl RowStore {
     }
 }
 
+/// Strings by an id the owner gives (a key's id), any id at any time: an id never set reads
+/// as empty. Ids skipped over hold zeros while strings lie side by side.
+#[derive(Default)]
+pub struct IdStore {
+    strings: ByteStore,
+    /// Ids stored (`0..len`).
+    len: usize,
+}
+
+impl IdStore {
+    pub fn get(&self, id: u32) -> &[u8] {
+        if (id as usize) < self.len {
+            self.strings.get(id)
+        } else {
+            &[]
+        }
+    }
+
+    /// String `id`'s bytes, to change in place (an id set before).
+    pub fn get_mut(&mut self, id: u32) -> &mut [u8] {
+        self.strings.get_mut(id)
+    }
+
+    /// The width of every string while they lie side by side (`None` before the first).
+    pub fn fixed_width(&self) -> Option<usize> {
+        self.strings.fixed_width().filter(|_| self.len > 0)
+    }
+
+    pub fn set(&mut self, id: u32, string: &[u8]) {
+        let id = id as usize;
+        if self.len < id {
+            let filler = vec![0; self.fixed_width().unwrap_or(string.len())];
+            while self.len < id {
+                self.strings.set(self.len as u32, self.len, &filler);
+                self.len += 1;
+            }
+        }
+        self.strings.set(id as u32, self.len, string);
+        if id == self.len {
+            self.len += 1;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,5 +199,33 @@ mod tests {
         let empty = rows.insert(b"");
         assert_eq!(rows.get(empty), b"");
         assert_eq!(rows.capacity(), 202);
+    }
+
+    /// Ids come in any order: skipped ones read as zeros while strings lie side by side,
+    /// ids never set as empty, and every string survives the change of form.
+    #[test]
+    fn ids_set_in_any_order_read_back() {
+        let mut strings = IdStore::default();
+        assert_eq!(strings.get(5), b"");
+        strings.set(3, b"abc");
+        strings.set(1, b"xyz");
+        assert_eq!(strings.fixed_width(), Some(3));
+        assert_eq!(
+            (strings.get(0), strings.get(2)),
+            (&[0u8; 3][..], &[0u8; 3][..])
+        );
+        strings.get_mut(3)[0] = b'A';
+        strings.set(6, b"longer");
+        assert_eq!(strings.fixed_width(), None);
+        assert_eq!(
+            [
+                strings.get(1),
+                strings.get(3),
+                strings.get(5),
+                strings.get(6)
+            ],
+            [&b"xyz"[..], b"Abc", &[0; 3], b"longer"]
+        );
+        assert_eq!(strings.get(9), b"");
     }
 }

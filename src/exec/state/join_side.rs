@@ -5,18 +5,22 @@
 //! What a key costs is what a join's state costs, so it is kept small:
 //! - Both sides share one key table ([`JoinState`]): a key held by both pays for its bytes
 //!   and its table slot once.
-//! - A key's records on a side are 8 bytes in the key's slot ([`KeyRows`]): the record
-//!   itself when there is one, else the index of a list of the side's.
 //! - A row is stored without its join key (the key's bytes are the key table's), as
-//!   `arrow-row` bytes of its other columns in the side's [`RowStore`], side by side while
-//!   they have one width; [`Side::decode`] puts the columns back together.
-//! - Matches and write times are vectors by row id, kept only when they are used (an outer
+//!   `arrow-row` bytes of its other columns; [`Side::decode`] puts the columns back together.
+//! - Most keys of a join hold one row a side, once: that row lies at the key's id in the
+//!   side's single rows (an [`IdStore`], side by side while rows have one width), and two
+//!   bits per key say what the side holds. A key holding more has a list of records, by key
+//!   id, their rows in the side's [`RowStore`]. A record names its row by a handle: the key's
+//!   id marked [`SINGLE`], or the row's id in the store.
+//! - Matches and write times are vectors by handle, kept only when they are used (an outer
 //!   side, a TTL).
 //!
 //! `exec/join.rs` and `exec/semi_anti_join.rs` keep their inputs here; they and the window
 //! join evaluate residual conditions over pairs of rows with [`verdicts_in_rounds`].
 
 use std::collections::BTreeMap;
+
+use hashbrown::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -25,7 +29,7 @@ use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_row::{RowConverter, Rows};
 use arrow_schema::SchemaRef;
 
-use super::byte_store::RowStore;
+use super::byte_store::{IdStore, RowStore};
 use super::key::{KeyEncoder, null_row, optional_encoder, whole_row_converter};
 use super::key_table::KeyTable;
 use super::ttl::StateTtl;
@@ -121,15 +125,19 @@ pub(crate) fn pair_verdicts(
 /// A stored row: its key's id and its place among the key's records.
 pub(crate) type RecordAt = (u32, u32);
 
-/// One distinct row of a side (its id in the side's row store) and how many times it is
-/// there.
+/// One distinct row of a side and how many times it is there. `row` is the row's handle:
+/// its key's id with [`SINGLE`] set for a row kept at its key's id in the side's single
+/// rows, else its id in the side's row store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Record {
     pub row: u32,
     pub count: u32,
 }
 
-/// A key's records on one side as [`KeyRows`] holds them, to read.
+/// The mark of a single row's handle.
+const SINGLE: u32 = 1 << 31;
+
+/// A key's records on one side, to read.
 #[derive(Clone, Copy)]
 pub(crate) enum Records<'a> {
     One(Record),
@@ -162,157 +170,57 @@ impl<'a> Records<'a> {
         };
         one.into_iter().chain(many.iter().copied())
     }
-
-    fn position(self, mut found: impl FnMut(&Record) -> bool) -> Option<usize> {
-        self.iter().position(|r| found(&r))
-    }
 }
 
-/// [`KeyRows`] of a key holding no record on a side.
-const NO_RECORDS: u32 = u32::MAX;
-/// The bit that marks [`KeyRows`] as the index of a list.
-const LIST: u32 = 1 << 31;
-
-/// A key's records on one side, in 4 bytes. Most keys of a join hold one row a side, once:
-/// the slot is then that row's id. Otherwise it is the index of a list of the side's
-/// [`Lists`] (marked by [`LIST`]), or [`NO_RECORDS`].
-#[derive(Clone, Copy)]
-pub(crate) struct KeyRows(u32);
-
-impl Default for KeyRows {
-    fn default() -> Self {
-        KeyRows(NO_RECORDS)
-    }
+/// What a side holds under a key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Holds {
+    Nothing = 0,
+    /// One row, there once: in the side's single rows at the key's id.
+    Single = 1,
+    /// A list of records (rows in the side's row store).
+    List = 2,
 }
 
-impl KeyRows {
-    pub fn is_empty(&self) -> bool {
-        self.0 == NO_RECORDS
-    }
-
-    /// The index of its list, when it has one.
-    fn list(&self) -> Option<usize> {
-        (self.0 & LIST != 0 && !self.is_empty()).then_some((self.0 & !LIST) as usize)
-    }
-
-    /// The record a slot can hold itself: a row there once, whose id leaves [`LIST`] clear.
-    fn single(record: Record) -> Option<KeyRows> {
-        (record.count == 1 && record.row & LIST == 0).then_some(KeyRows(record.row))
-    }
-}
-
-/// The records of a side's keys that [`KeyRows`] cannot hold itself, a list per key; a
-/// freed list's index goes to the next.
+/// A value per row handle: single rows' by key id, the row store's by row id.
 #[derive(Default)]
-struct Lists {
-    lists: Vec<Vec<Record>>,
-    free: Vec<u32>,
+struct ByHandle<T> {
+    single: Vec<T>,
+    stored: Vec<T>,
 }
 
-impl Lists {
-    fn get<'a>(&'a self, rows: &KeyRows) -> Records<'a> {
-        match rows.list() {
-            Some(list) => Records::Many(&self.lists[list]),
-            None if rows.is_empty() => Records::Many(&[]),
-            None => Records::One(Record {
-                row: rows.0,
-                count: 1,
-            }),
+impl<T: Copy + Default + PartialEq> ByHandle<T> {
+    fn get(&self, handle: u32) -> T {
+        let (values, at) = self.place(handle);
+        values.get(at).copied().unwrap_or_default()
+    }
+
+    fn place(&self, handle: u32) -> (&Vec<T>, usize) {
+        match handle & SINGLE {
+            0 => (&self.stored, handle as usize),
+            _ => (&self.single, (handle & !SINGLE) as usize),
         }
     }
 
-    /// Makes `rows` a list of `records`.
-    fn make_list(&mut self, rows: &mut KeyRows, records: Vec<Record>) {
-        let index = match self.free.pop() {
-            Some(index) => {
-                self.lists[index as usize] = records;
-                index
-            }
-            None => {
-                self.lists.push(records);
-                self.lists.len() as u32 - 1
-            }
+    /// Sets the value of `handle` (a default one only where values are kept already).
+    fn set(&mut self, handle: u32, value: T) {
+        let (values, at) = match handle & SINGLE {
+            0 => (&mut self.stored, handle as usize),
+            _ => (&mut self.single, (handle & !SINGLE) as usize),
         };
-        assert!(index < LIST, "more than 2^31 keys with several rows");
-        *rows = KeyRows(index | LIST);
-    }
-
-    fn push(&mut self, rows: &mut KeyRows, record: Record) {
-        if let Some(list) = rows.list() {
-            self.lists[list].push(record);
-        } else if rows.is_empty() {
-            match KeyRows::single(record) {
-                Some(single) => *rows = single,
-                None => self.make_list(rows, vec![record]),
+        if at >= values.len() {
+            if value == T::default() {
+                return;
             }
-        } else {
-            let first = self.get(rows).get(0);
-            self.make_list(rows, vec![first, record]);
+            values.resize((at + 1).next_power_of_two(), T::default());
         }
-    }
-
-    /// Sets the count of the record at `at` (at least 1).
-    fn set_count(&mut self, rows: &mut KeyRows, at: usize, count: u32) {
-        debug_assert!(count > 0, "a record of count 0 is removed instead");
-        match rows.list() {
-            Some(list) => self.lists[list][at].count = count,
-            None if count == 1 => {}
-            None => self.make_list(rows, vec![Record { row: rows.0, count }]),
-        }
-    }
-
-    /// Back to the record itself (or none) from list `list` when the slot can hold it; the
-    /// list is then freed.
-    fn shrink(&mut self, rows: &mut KeyRows, list: usize) {
-        *rows = match self.lists[list][..] {
-            [] => KeyRows::default(),
-            [one] => match KeyRows::single(one) {
-                Some(single) => single,
-                None => return,
-            },
-            _ => return,
-        };
-        self.lists[list] = Vec::new();
-        self.free.push(list as u32);
-    }
-
-    /// Removes the record at `at`, the last taking its place.
-    fn swap_remove(&mut self, rows: &mut KeyRows, at: usize) -> Record {
-        match rows.list() {
-            Some(list) => {
-                let record = self.lists[list].swap_remove(at);
-                self.shrink(rows, list);
-                record
-            }
-            None => {
-                debug_assert!(!rows.is_empty() && at == 0, "no record {at} to remove");
-                let record = self.get(rows).get(0);
-                *rows = KeyRows::default();
-                record
-            }
-        }
-    }
-
-    /// Keeps the records `keep` accepts, in their order.
-    fn retain(&mut self, rows: &mut KeyRows, mut keep: impl FnMut(&Record) -> bool) {
-        match rows.list() {
-            Some(list) => {
-                self.lists[list].retain(|r| keep(r));
-                self.shrink(rows, list);
-            }
-            None if rows.is_empty() => {}
-            None => {
-                if !keep(&self.get(rows).get(0)) {
-                    *rows = KeyRows::default();
-                }
-            }
-        }
+        values[at] = value;
     }
 }
 
-/// Whether the state TTL has expired row `row`, written when `written` says, at `now`.
-fn expired(written: &[i64], row: u32, now: i64, ttl: StateTtl) -> bool {
-    ttl.is_on() && ttl.expired(written.get(row as usize).copied().unwrap_or(0), now)
+/// Whether the state TTL has expired row `handle` at `now`, its write times in `written`.
+fn expired(written: &ByHandle<i64>, handle: u32, now: i64, ttl: StateTtl) -> bool {
+    ttl.is_on() && ttl.expired(written.get(handle), now)
 }
 
 /// One input of the join and its state.
@@ -330,14 +238,18 @@ pub(crate) struct Side {
     null_key: Box<[u8]>,
     null_rest: Box<[u8]>,
     pub outer: bool,
+    /// Two bits per key id: what the side holds under the key.
+    holds: Vec<u64>,
+    /// The rows of keys holding one row once, by key id.
+    singles: IdStore,
+    /// The records of keys holding more, by key id; their rows in `stored`.
+    lists: HashMap<u32, Vec<Record>>,
     stored: RowStore,
-    lists: Lists,
-    /// Per row id, how many rows of the other side the row joins with (only once one
-    /// does).
-    associations: Vec<u32>,
-    /// Per row id, when the row was last written (processing time, milliseconds), while a
-    /// state TTL is on.
-    written: Vec<i64>,
+    /// Per row, how many rows of the other side it joins with (kept once one does).
+    associations: ByHandle<u32>,
+    /// Per row, when it was last written (processing time, milliseconds), while a state
+    /// TTL is on.
+    written: ByHandle<i64>,
 }
 
 impl Side {
@@ -377,10 +289,12 @@ impl Side {
             sources,
             null_rest,
             outer,
+            holds: Vec::new(),
+            singles: IdStore::default(),
+            lists: HashMap::new(),
             stored: RowStore::default(),
-            lists: Lists::default(),
-            associations: Vec::new(),
-            written: Vec::new(),
+            associations: ByHandle::default(),
+            written: ByHandle::default(),
         })
     }
 
@@ -433,39 +347,159 @@ impl Side {
         expired(&self.written, record.row, now, ttl)
     }
 
-    /// How many rows of the other side row `row` joins with.
+    /// How many rows of the other side row `row` (a handle) joins with.
     pub fn associations(&self, row: u32) -> u32 {
-        self.associations.get(row as usize).copied().unwrap_or(0)
+        self.associations.get(row)
     }
 
     pub fn set_associations(&mut self, row: u32, associations: u32) {
-        let at = row as usize;
-        if at >= self.associations.len() {
-            if associations == 0 {
-                return;
-            }
-            self.associations.resize(self.stored.capacity(), 0);
-        }
-        self.associations[at] = associations;
+        self.associations.set(row, associations);
     }
 
     /// Notes that row `row` was written at `now` (while a TTL is on).
     fn touch(&mut self, row: u32, now: i64, ttl: StateTtl) {
         if ttl.is_on() {
-            let row = row as usize;
-            if self.written.len() <= row {
-                self.written.resize(self.stored.capacity(), 0);
+            self.written.set(row, now);
+        }
+    }
+
+    fn holds(&self, id: u32) -> Holds {
+        let (word, shift) = (id as usize / 32, id % 32 * 2);
+        match self.holds.get(word).map_or(0, |w| w >> shift & 3) {
+            0 => Holds::Nothing,
+            1 => Holds::Single,
+            _ => Holds::List,
+        }
+    }
+
+    fn set_holds(&mut self, id: u32, holds: Holds) {
+        let (word, shift) = (id as usize / 32, id % 32 * 2);
+        if word >= self.holds.len() {
+            self.holds.resize((word + 1).next_power_of_two(), 0);
+        }
+        self.holds[word] = self.holds[word] & !(3 << shift) | (holds as u64) << shift;
+    }
+
+    /// The records under key `id`.
+    fn records(&self, id: u32) -> Records<'_> {
+        match self.holds(id) {
+            Holds::Nothing => Records::Many(&[]),
+            Holds::Single => Records::One(Record {
+                row: id | SINGLE,
+                count: 1,
+            }),
+            Holds::List => Records::Many(&self.lists[&id]),
+        }
+    }
+
+    /// A row's stored bytes by its handle.
+    fn bytes(&self, row: u32) -> &[u8] {
+        match row & SINGLE {
+            0 => self.stored.get(row),
+            _ => self.singles.get(row & !SINGLE),
+        }
+    }
+
+    /// Makes key `id`'s single row (if it holds one) the first record of a list, its
+    /// matches and write time going with it.
+    fn make_list(&mut self, id: u32) {
+        if self.holds(id) != Holds::Single {
+            return;
+        }
+        let single = id | SINGLE;
+        let row = self.stored.insert(self.singles.get(id));
+        assert!(row < SINGLE, "more than 2^31 rows on a join side");
+        self.associations.set(row, self.associations.get(single));
+        self.written.set(row, self.written.get(single));
+        self.lists.insert(id, vec![Record { row, count: 1 }]);
+        self.set_holds(id, Holds::List);
+    }
+
+    /// Keeps a new row `row` (not held yet) under key `id` with `count`: its handle.
+    fn put(&mut self, id: u32, row: &[u8], count: u32) -> u32 {
+        assert!(id < SINGLE, "more than 2^31 keys in a join");
+        if self.holds(id) == Holds::Nothing && count == 1 {
+            self.singles.set(id, row);
+            self.set_holds(id, Holds::Single);
+            return id | SINGLE;
+        }
+        self.make_list(id);
+        let handle = self.stored.insert(row);
+        assert!(handle < SINGLE, "more than 2^31 rows on a join side");
+        let record = Record { row: handle, count };
+        match self.holds(id) {
+            Holds::List => self.lists.get_mut(&id).expect("a listed key").push(record),
+            _ => {
+                self.lists.insert(id, vec![record]);
+                self.set_holds(id, Holds::List);
             }
-            self.written[row] = now;
+        }
+        handle
+    }
+
+    /// Sets the count of record `at` under key `id` (at least 1).
+    fn set_count(&mut self, id: u32, at: usize, count: u32) {
+        if count > 1 {
+            self.make_list(id);
+        }
+        if self.holds(id) == Holds::List {
+            self.lists.get_mut(&id).expect("a listed key")[at].count = count;
+        }
+    }
+
+    /// Drops the records under key `id` that `keep` refuses, and their rows.
+    fn retain(&mut self, id: u32, mut keep: impl FnMut(&Side, &Record) -> bool) {
+        match self.holds(id) {
+            Holds::Nothing => {}
+            Holds::Single => {
+                let record = self.records(id).get(0);
+                if !keep(self, &record) {
+                    self.set_holds(id, Holds::Nothing);
+                }
+            }
+            Holds::List => {
+                let mut list = self.lists.remove(&id).expect("a listed key");
+                let kept: Vec<bool> = list.iter().map(|r| keep(self, r)).collect();
+                let mut kept = kept.into_iter();
+                list.retain(|r| {
+                    let keep = kept.next().unwrap_or(true);
+                    if !keep {
+                        self.stored.remove(r.row);
+                    }
+                    keep
+                });
+                if list.is_empty() {
+                    self.set_holds(id, Holds::Nothing);
+                } else {
+                    self.lists.insert(id, list);
+                }
+            }
+        }
+    }
+
+    /// Removes record `at` under key `id` (the last taking its place), and its row.
+    fn remove(&mut self, id: u32, at: usize) {
+        match self.holds(id) {
+            Holds::Nothing => {}
+            Holds::Single => self.set_holds(id, Holds::Nothing),
+            Holds::List => {
+                let list = self.lists.get_mut(&id).expect("a listed key");
+                let record = list.swap_remove(at);
+                self.stored.remove(record.row);
+                if list.is_empty() {
+                    self.lists.remove(&id);
+                    self.set_holds(id, Holds::Nothing);
+                }
+            }
         }
     }
 }
 
-/// Both inputs of a join: one key table, each key with both sides' records (a key held by
-/// both sides pays for its bytes and its table slot once, and a row probes the other side
-/// and finds its own in one lookup).
+/// Both inputs of a join: one key table (a key held by both sides pays for its bytes and its
+/// table slot once, and a row probes the other side and finds its own in one lookup); what
+/// each side holds under a key is the side's, by the key's id.
 pub(crate) struct JoinState {
-    pub keys: KeyTable<[KeyRows; 2]>,
+    pub keys: KeyTable<()>,
     /// Left, right.
     pub sides: [Side; 2],
 }
@@ -480,7 +514,7 @@ impl JoinState {
 
     /// Side `s`'s records under key `id`.
     pub fn records(&self, s: usize, id: u32) -> Records<'_> {
-        self.sides[s].lists.get(&self.keys.value(id)[s])
+        self.sides[s].records(id)
     }
 
     pub fn record(&self, s: usize, at: RecordAt) -> Record {
@@ -490,23 +524,26 @@ impl JoinState {
     /// The row of a record of side `s`: its key's bytes and its own.
     pub fn row(&self, s: usize, at: RecordAt) -> KeyedRow<'_> {
         let record = self.record(s, at);
-        (self.keys.bytes(at.0), self.sides[s].stored.get(record.row))
+        (self.keys.bytes(at.0), self.sides[s].bytes(record.row))
     }
 
     /// Side `s`'s records with their rows, every key.
     pub fn all_records(&self, s: usize) -> impl Iterator<Item = (Record, KeyedRow<'_>)> {
         let side = &self.sides[s];
-        self.keys.iter().flat_map(move |(_, key)| {
-            side.lists
-                .get(&key.value[s])
+        self.keys.iter().flat_map(move |(id, key)| {
+            side.records(id)
                 .iter()
-                .map(move |r| (r, (key.bytes, side.stored.get(r.row))))
+                .map(move |r| (r, (key.bytes, side.bytes(r.row))))
         })
     }
 
     /// Forgets key `id` once neither side holds a row under it.
     fn forget_if_empty(&mut self, id: u32) {
-        if self.keys.value(id).iter().all(KeyRows::is_empty) {
+        if self
+            .sides
+            .iter()
+            .all(|side| side.holds(id) == Holds::Nothing)
+        {
             self.keys.remove(id);
         }
     }
@@ -527,24 +564,22 @@ impl JoinState {
     ) {
         let id = id.unwrap_or_else(|| self.keys.intern(key).0);
         let side = &mut self.sides[s];
-        let slot = &mut self.keys.value_mut(id)[s];
-        let records = side.lists.get(slot);
-        let at = match records.position(|r| side.stored.get(r.row) == row) {
-            Some(at) => {
-                let r = records.get(at);
+        let records = side.records(id);
+        let held = records
+            .iter()
+            .position(|r| side.bytes(r.row) == row)
+            .map(|at| (at, records.get(at)));
+        let handle = match held {
+            Some((at, r)) => {
                 let expired = expired(&side.written, r.row, now, ttl);
-                side.lists
-                    .set_count(slot, at, if expired { 1 } else { r.count + 1 });
-                r.row
+                side.set_count(id, at, if expired { 1 } else { r.count + 1 });
+                // A single row made a list moved to the row store.
+                side.records(id).get(at).row
             }
-            None => {
-                let at = side.stored.insert(row);
-                side.lists.push(slot, Record { row: at, count: 1 });
-                at
-            }
+            None => side.put(id, row, 1),
         };
-        side.set_associations(at, associations);
-        side.touch(at, now, ttl);
+        side.set_associations(handle, associations);
+        side.touch(handle, now, ttl);
     }
 
     /// Takes one copy of `row` (its stored bytes) from under `key` on side `s` (nothing when
@@ -554,15 +589,16 @@ impl JoinState {
             return;
         };
         let side = &mut self.sides[s];
-        let slot = &mut self.keys.value_mut(id)[s];
-        let records = side.lists.get(slot);
-        if let Some(at) = records.position(|r| side.stored.get(r.row) == row) {
-            let record = records.get(at);
+        let records = side.records(id);
+        let held = records
+            .iter()
+            .position(|r| side.bytes(r.row) == row)
+            .map(|at| (at, records.get(at)));
+        if let Some((at, record)) = held {
             if expired(&side.written, record.row, now, ttl) || record.count == 1 {
-                side.lists.swap_remove(slot, at);
-                side.stored.remove(record.row);
+                side.remove(id, at);
             } else {
-                side.lists.set_count(slot, at, record.count - 1);
+                side.set_count(id, at, record.count - 1);
                 side.touch(record.row, now, ttl);
             }
         }
@@ -573,15 +609,7 @@ impl JoinState {
     pub fn sweep(&mut self, s: usize, now: i64, ttl: StateTtl) {
         let ids: Vec<u32> = self.keys.iter().map(|(id, _)| id).collect();
         for id in ids {
-            let side = &mut self.sides[s];
-            let (written, stored) = (&side.written, &mut side.stored);
-            side.lists.retain(&mut self.keys.value_mut(id)[s], |r| {
-                let expired = expired(written, r.row, now, ttl);
-                if expired {
-                    stored.remove(r.row);
-                }
-                !expired
-            });
+            self.sides[s].retain(id, |side, r| !expired(&side.written, r.row, now, ttl));
             self.forget_if_empty(id);
         }
     }
@@ -591,8 +619,8 @@ impl JoinState {
     pub fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
         let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
         for (s, side) in self.sides.iter().enumerate() {
-            for (_, key) in self.keys.iter() {
-                let records = side.lists.get(&key.value[s]);
+            for (id, key) in self.keys.iter() {
+                let records = side.records(id);
                 if records.is_empty() {
                     continue;
                 }
@@ -601,13 +629,10 @@ impl JoinState {
                 put_bytes(out, key.bytes);
                 put_u32(out, records.len() as u32);
                 for record in records.iter() {
-                    put_bytes(out, side.stored.get(record.row));
+                    put_bytes(out, side.bytes(record.row));
                     put_u32(out, record.count);
                     put_u32(out, side.associations(record.row));
-                    put_i64(
-                        out,
-                        side.written.get(record.row as usize).copied().unwrap_or(0),
-                    );
+                    put_i64(out, side.written.get(record.row));
                 }
             }
         }
@@ -632,15 +657,9 @@ impl JoinState {
                     return Err(ExecError::Internal("a join row of count 0".into()));
                 }
                 let side = &mut self.sides[s];
-                let at = side.stored.insert(row);
-                side.lists
-                    .push(&mut self.keys.value_mut(id)[s], Record { row: at, count });
-                side.set_associations(at, associations);
-                let at = at as usize;
-                if side.written.len() <= at {
-                    side.written.resize(side.stored.capacity(), 0);
-                }
-                side.written[at] = written;
+                let handle = side.put(id, row, count);
+                side.set_associations(handle, associations);
+                side.written.set(handle, written);
             }
         }
         Ok(())
@@ -654,55 +673,63 @@ mod tests {
     use crate::exec::test_harness::{chunk, schema};
     use crate::types::TypeKind;
 
-    fn record(row: u32, count: u32) -> Record {
-        Record { row, count }
+    fn rows_of(side: &Side, id: u32) -> Vec<(Vec<u8>, u32)> {
+        side.records(id)
+            .iter()
+            .map(|r| (side.bytes(r.row).to_vec(), r.count))
+            .collect()
     }
 
-    fn records(lists: &Lists, slot: &KeyRows) -> Vec<Record> {
-        lists.get(slot).iter().collect()
-    }
-
-    /// A row there once lies in the slot; a second row, a second copy or a row id the slot
-    /// cannot mark makes a list, and removals bring the slot back, freeing the list.
+    /// A key's row there once lies at the key's id in the side's single rows; a second copy
+    /// or a second row makes a list in the row store, the first row moving there with its
+    /// matches; removals empty the key; single rows of one width lie side by side until one
+    /// differs, and all read back.
     #[test]
-    fn a_slot_holds_one_row_and_a_list_holds_the_rest() {
-        let mut lists = Lists::default();
-        let mut slot = KeyRows::default();
-        assert!(slot.is_empty() && lists.get(&slot).is_empty());
-        lists.push(&mut slot, record(3, 1));
+    fn a_single_row_lies_at_its_key_and_more_make_a_list() {
+        let shape = schema(&[("k", TypeKind::Int), ("v", TypeKind::Int)]);
+        let mut side = Side::new(&crate::job::runtime_schema(&shape), vec![0], true).unwrap();
+        assert_eq!(side.put(3, b"r1", 1), 3 | SINGLE);
+        assert_eq!(side.holds(3), Holds::Single);
+        side.set_associations(3 | SINGLE, 2);
+        side.set_count(3, 0, 2);
+        assert_eq!(side.holds(3), Holds::List);
+        let moved = side.records(3).get(0);
+        assert_eq!((moved.count, side.associations(moved.row)), (2, 2));
+        assert_eq!(side.bytes(moved.row), b"r1");
+        side.put(3, b"r22", 1);
         assert_eq!(
-            (slot.list(), records(&lists, &slot)),
-            (None, vec![record(3, 1)])
+            rows_of(&side, 3),
+            [(b"r1".to_vec(), 2), (b"r22".to_vec(), 1)]
         );
-        lists.set_count(&mut slot, 0, 2);
-        assert_eq!(slot.list(), Some(0));
-        assert_eq!(records(&lists, &slot), vec![record(3, 2)]);
-        lists.push(&mut slot, record(5, 1));
-        lists.push(&mut slot, record(7, 1));
-        assert_eq!(lists.swap_remove(&mut slot, 0), record(3, 2));
-        assert_eq!(records(&lists, &slot), vec![record(7, 1), record(5, 1)]);
-        lists.retain(&mut slot, |r| r.row == 5);
-        assert_eq!(
-            (slot.list(), records(&lists, &slot)),
-            (None, vec![record(5, 1)])
-        );
-        assert_eq!(lists.free, vec![0]);
+        side.remove(3, 0);
+        assert_eq!(rows_of(&side, 3), [(b"r22".to_vec(), 1)]);
+        side.remove(3, 0);
+        assert_eq!(side.holds(3), Holds::Nothing);
+        assert!(side.lists.is_empty() && side.records(3).is_empty());
 
-        // A row id with the list bit set goes to a list (the freed one), as does a row there
-        // twice; a list of one such record stays a list.
-        let mut other = KeyRows::default();
-        lists.push(&mut other, record(LIST | 9, 1));
-        assert_eq!(other.list(), Some(0));
-        lists.push(&mut other, record(4, 1));
-        lists.swap_remove(&mut other, 1);
+        for (id, row) in [(40, &b"ab"[..]), (7, b"cd"), (64, b"ef")] {
+            side.put(id, row, 1);
+        }
+        assert_eq!(side.singles.fixed_width(), Some(2));
+        side.put(9, b"a longer row", 1);
+        assert_eq!(side.singles.fixed_width(), None);
+        for (id, row) in [
+            (40, &b"ab"[..]),
+            (7, b"cd"),
+            (64, b"ef"),
+            (9, b"a longer row"),
+        ] {
+            assert_eq!(rows_of(&side, id), [(row.to_vec(), 1)], "key {id}");
+        }
+        side.retain(40, |_, _| false);
+        assert_eq!(side.holds(40), Holds::Nothing);
+        // A restored row there twice starts as a list.
+        side.put(50, b"x", 2);
         assert_eq!(
-            (other.list(), records(&lists, &other)),
-            (Some(0), vec![record(LIST | 9, 1)])
+            (side.holds(50), rows_of(&side, 50)),
+            (Holds::List, vec![(b"x".to_vec(), 2)])
         );
-        lists.retain(&mut other, |_| false);
-        assert!(other.is_empty());
-        assert_eq!(lists.swap_remove(&mut slot, 0), record(5, 1));
-        assert!(slot.is_empty());
+        assert_eq!(side.holds(64), Holds::Single);
     }
 
     /// A row stored without its key comes back whole from the key's bytes and its own,

@@ -5,7 +5,7 @@
 //!
 //! Small bounded partitions (a Top-N over inserts keeps at most N rows) are packed: a
 //! partition's entries are one string, each after a header of three varints (usually three
-//! bytes), and the strings of all partitions are one [`ByteStore`] by partition id: side by
+//! bytes), and the strings of all partitions are one [`IdStore`] by partition id: side by
 //! side while they are as long, which they are when rows have one width, since a new
 //! partition gets room for all the rows it will keep. Such a partition then costs its bytes
 //! and nothing else: no pointer, no block of the allocator's. A full partition takes a row
@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use super::byte_store::ByteStore;
+use super::byte_store::IdStore;
 
 /// A big partition: its entries (bytes to order key's length and count), and how many rows
 /// they hold together.
@@ -289,20 +289,14 @@ impl<'a> SortedRows<'a> {
 /// Packed partitions by id in one store (see the module's notes).
 #[derive(Default)]
 pub struct PackedStore {
-    strings: ByteStore,
-    /// Partitions stored (ids `0..len`); a later one is empty.
-    len: usize,
+    strings: IdStore,
     /// Where a partition's new string is put together.
     scratch: Vec<u8>,
 }
 
 impl PackedStore {
     fn get(&self, p: usize) -> Packed<'_> {
-        Packed(if p < self.len {
-            self.strings.get(p as u32)
-        } else {
-            &[]
-        })
+        Packed(self.strings.get(p as u32))
     }
 
     /// Partition `p`'s string, to change in place (its length stays).
@@ -311,30 +305,18 @@ impl PackedStore {
     }
 
     /// Sets partition `p`'s string to `scratch`; in the side-by-side form a shorter string
-    /// is padded with zeros, and so are the empty partitions before it.
+    /// is padded with zeros.
     fn set_scratch(&mut self, p: usize) {
-        if self.len == 0 && self.scratch.is_empty() {
+        if self.scratch.is_empty() && self.strings.get(p as u32).is_empty() {
+            // Nothing changes (and an empty first string would fix the width at 0).
             return;
         }
-        let width = match self.strings.fixed_width() {
-            Some(width) if self.len > 0 => width,
-            Some(_) => self.scratch.len(),
-            None => 0,
-        };
-        if self.scratch.len() < width {
+        if let Some(width) = self.strings.fixed_width()
+            && self.scratch.len() < width
+        {
             self.scratch.resize(width, 0);
         }
-        if self.len < p {
-            let empty = vec![0; width];
-            while self.len < p {
-                self.strings.set(self.len as u32, self.len, &empty);
-                self.len += 1;
-            }
-        }
-        self.strings.set(p as u32, self.len, &self.scratch);
-        if p == self.len {
-            self.len += 1;
-        }
+        self.strings.set(p as u32, &self.scratch);
     }
 
     fn set(&mut self, p: usize, string: &[u8]) {
