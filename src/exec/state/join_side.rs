@@ -189,24 +189,26 @@ struct ByHandle<T> {
     stored: Vec<T>,
 }
 
+/// Whether a handle names a single row, and its index among the single rows (a key id) or
+/// in the row store.
+fn split(handle: u32) -> (bool, usize) {
+    (handle & SINGLE != 0, (handle & !SINGLE) as usize)
+}
+
 impl<T: Copy + Default + PartialEq> ByHandle<T> {
     fn get(&self, handle: u32) -> T {
-        let (values, at) = self.place(handle);
+        let (single, at) = split(handle);
+        let values = if single { &self.single } else { &self.stored };
         values.get(at).copied().unwrap_or_default()
-    }
-
-    fn place(&self, handle: u32) -> (&Vec<T>, usize) {
-        match handle & SINGLE {
-            0 => (&self.stored, handle as usize),
-            _ => (&self.single, (handle & !SINGLE) as usize),
-        }
     }
 
     /// Sets the value of `handle` (a default one only where values are kept already).
     fn set(&mut self, handle: u32, value: T) {
-        let (values, at) = match handle & SINGLE {
-            0 => (&mut self.stored, handle as usize),
-            _ => (&mut self.single, (handle & !SINGLE) as usize),
+        let (single, at) = split(handle);
+        let values = if single {
+            &mut self.single
+        } else {
+            &mut self.stored
         };
         if at >= values.len() {
             if value == T::default() {
@@ -392,11 +394,18 @@ impl Side {
         }
     }
 
+    /// The record under key `id` whose row is `row` (stored bytes), and its place.
+    fn find(&self, id: u32, row: &[u8]) -> Option<(usize, Record)> {
+        let records = self.records(id);
+        let at = records.iter().position(|r| self.bytes(r.row) == row)?;
+        Some((at, records.get(at)))
+    }
+
     /// A row's stored bytes by its handle.
     fn bytes(&self, row: u32) -> &[u8] {
-        match row & SINGLE {
-            0 => self.stored.get(row),
-            _ => self.singles.get(row & !SINGLE),
+        match split(row) {
+            (true, id) => self.singles.get(id as u32),
+            (false, _) => self.stored.get(row),
         }
     }
 
@@ -564,12 +573,7 @@ impl JoinState {
     ) {
         let id = id.unwrap_or_else(|| self.keys.intern(key).0);
         let side = &mut self.sides[s];
-        let records = side.records(id);
-        let held = records
-            .iter()
-            .position(|r| side.bytes(r.row) == row)
-            .map(|at| (at, records.get(at)));
-        let handle = match held {
+        let handle = match side.find(id, row) {
             Some((at, r)) => {
                 let expired = expired(&side.written, r.row, now, ttl);
                 side.set_count(id, at, if expired { 1 } else { r.count + 1 });
@@ -589,12 +593,7 @@ impl JoinState {
             return;
         };
         let side = &mut self.sides[s];
-        let records = side.records(id);
-        let held = records
-            .iter()
-            .position(|r| side.bytes(r.row) == row)
-            .map(|at| (at, records.get(at)));
-        if let Some((at, record)) = held {
+        if let Some((at, record)) = side.find(id, row) {
             if expired(&side.written, record.row, now, ttl) || record.count == 1 {
                 side.remove(id, at);
             } else {

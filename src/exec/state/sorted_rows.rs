@@ -366,11 +366,7 @@ impl Partitions {
     /// Empties partition `p`.
     pub fn clear(&mut self, p: usize) {
         match self {
-            Partitions::Few(store) => {
-                if !store.get(p).0.is_empty() {
-                    store.set(p, &[]);
-                }
-            }
+            Partitions::Few(store) => store.set(p, &[]),
             Partitions::Many(many) => {
                 if let Some(m) = many.get_mut(p) {
                     *m = Many::default();
