@@ -2,6 +2,7 @@
 //! by the stateless operators above it (they commute with UNION ALL, so each split gets its
 //! own chain); an exchange starts a task vertex of `parallelism.default` instances.
 
+use crate::types::chunk::runtime_schema;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -10,18 +11,21 @@ use arrow_schema::SchemaRef;
 use crate::catalog::TableDef;
 use crate::connector::ConnectorError;
 use crate::connector::registry::{self, ScanRequest};
+use crate::connector::source::split::Pipeline;
+use crate::connector::source::values::ValuesSplit;
 use crate::exec::calc::CalcOperator;
 use crate::exec::changelog_kinds::ChangelogKindsOperator;
 use crate::exec::changelog_normalize::ChangelogNormalizeOperator;
 use crate::exec::deduplicate::DeduplicateOperator;
 use crate::exec::drop_update_before::DropUpdateBeforeOperator;
+use crate::exec::error::ExecError;
 use crate::exec::expand::ExpandOperator;
 use crate::exec::group_aggregate::GroupAggregateOperator;
 use crate::exec::group_window_aggregate::GroupWindowAggregateOperator;
 use crate::exec::interval_join::IntervalJoinOperator;
 use crate::exec::join::JoinOperator;
 use crate::exec::limit::LimitOperator;
-use crate::exec::operator::{ExecError, Operator};
+use crate::exec::operator::Operator;
 use crate::exec::rank::RankOperator;
 use crate::exec::semi_anti_join::SemiAntiJoinOperator;
 use crate::exec::session_window_table_function::SessionWindowTableFunctionOperator;
@@ -29,7 +33,6 @@ use crate::exec::slicing_window_aggregate::SlicingWindowAggregateOperator;
 use crate::exec::state::alignment::AlignmentGroup;
 use crate::exec::temporal_join::TemporalJoinOperator;
 use crate::exec::temporal_sort::TemporalSortOperator;
-use crate::exec::values::ValuesSplit;
 use crate::exec::watermark_assigner::{WatermarkAssignerOperator, WatermarkEmission};
 use crate::exec::window_deduplicate::WindowDeduplicateOperator;
 use crate::exec::window_join::WindowJoinOperator;
@@ -45,20 +48,7 @@ use crate::plan::stream::exchange::Distribution;
 use crate::plan::stream::table_source_scan::StreamTableSourceScan;
 use crate::plan::stream::window_aggregate::StreamWindowAggregate;
 use crate::runtime::graph::{Edge, JobGraph, Partitioning, TaskVertex, Upstream};
-use crate::runtime::split::Pipeline;
-use crate::types::{Schema, TimeAttribute};
-
-/// The Arrow schema operators produce: every field nullable, so that a type derivation that
-/// is stricter than the data never fails a batch.
-pub fn runtime_schema(schema: &Schema) -> arrow_schema::SchemaRef {
-    Arc::new(arrow_schema::Schema::new(
-        schema
-            .fields
-            .iter()
-            .map(|f| f.data_type.with_nullable(true).to_arrow_field(&f.name))
-            .collect::<Vec<_>>(),
-    ))
-}
+use crate::types::TimeAttribute;
 
 /// The session's options a job is built with.
 #[derive(Debug, Clone)]

@@ -4,7 +4,7 @@
 //! `from_data_stream` and `DESC`).
 
 use tideline::api::{ApiError, ChangelogRow, DataStream, StreamTableEnvironment, col};
-use tideline::exec::chunk::RowKind;
+use tideline::types::chunk::RowKind;
 use tideline::types::value::Value;
 
 const WINDOWED: &str = "SELECT TUMBLE_START(user_action_time, INTERVAL '10' MINUTE), COUNT(DISTINCT user_name) FROM user_actions GROUP BY TUMBLE(user_action_time, INTERVAL '10' MINUTE)";

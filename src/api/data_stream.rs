@@ -47,7 +47,7 @@ impl DataStream {
         let (sender, receiver) = sync_channel(capacity.max(1));
         let writer = StreamWriter {
             sender,
-            arrow: crate::job::runtime_schema(&schema),
+            arrow: crate::types::chunk::runtime_schema(&schema),
             schema: schema.clone(),
         };
         Ok((writer, DataStream { schema, receiver }))

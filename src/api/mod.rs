@@ -50,7 +50,7 @@ pub use expression::{Expression, col};
 pub use table_result::{ChangelogRow, TableResult};
 
 use crate::client::StatementError;
-use crate::exec::operator::ExecError;
+use crate::exec::error::ExecError;
 
 /// An error of the embedded API.
 #[derive(Debug, thiserror::Error)]

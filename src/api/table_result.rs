@@ -9,10 +9,11 @@ use std::thread::JoinHandle;
 
 use super::ApiError;
 use crate::client::session::PlannedQuery;
-use crate::exec::chunk::{RowKind, StreamChunk};
-use crate::exec::operator::ExecError;
-use crate::runtime::run::{self, JobMetrics, Sink};
+use crate::connector::sink::Sink;
+use crate::exec::error::ExecError;
+use crate::runtime::run::{self, JobMetrics};
 use crate::types::Schema;
+use crate::types::chunk::{RowKind, StreamChunk};
 use crate::types::text::format_value;
 use crate::types::time::SessionZone;
 

@@ -9,9 +9,9 @@ use std::sync::atomic::AtomicBool;
 use crate::catalog::{Catalog, CatalogEntry, ViewDef};
 use crate::clock::{Clock, SystemClock};
 use crate::connector::registry::SinkRequest;
-use crate::exec::chunk::{RowKind, StreamChunk};
+use crate::connector::sink::Sink;
+use crate::exec::error::ExecError;
 use crate::exec::not_null::NotNullEnforcer;
-use crate::exec::operator::ExecError;
 use crate::function::EvalContext;
 use crate::function::string::like_to_regex;
 use crate::job::{JobOptions, build_job};
@@ -21,7 +21,7 @@ use crate::plan::logical::LogicalPlan;
 use crate::plan::stream::translate::{PlannerOptions, translate_insert};
 use crate::plan::stream::{StreamPlan, require_update_before, translate};
 use crate::runtime::graph::JobGraph;
-use crate::runtime::run::{self, RunOptions, Sink};
+use crate::runtime::run::{self, RunOptions};
 use crate::sql::SqlError;
 use crate::sql::ast::{
     AlterTableAction, ColumnDef, ColumnKind, CreateTable, CreateView, LikeMode, LikePart,
@@ -29,6 +29,7 @@ use crate::sql::ast::{
 };
 use crate::sql::parser::{object_name_last, session_object_name};
 use crate::types::Schema;
+use crate::types::chunk::{RowKind, StreamChunk};
 use crate::types::text::format_value;
 use crate::types::time::SessionZone;
 use sqlparser::ast::ObjectName;
@@ -1789,7 +1790,7 @@ mod tests {
     fn table_mode_applies_retractions() {
         let schema = Schema::new(vec![Field::new("v", DataType::nullable(TypeKind::Int))]);
         let batch = RecordBatch::try_new(
-            crate::job::runtime_schema(&schema),
+            crate::types::chunk::runtime_schema(&schema),
             vec![Arc::new(Int32Array::from(vec![1, 2, 1, 3, 2, 9]))],
         )
         .unwrap();

@@ -16,9 +16,9 @@ use super::source::jdbc::JdbcSourceFactory;
 use super::source::socket::SocketFactory;
 use crate::catalog::TableDef;
 use crate::clock::Clock;
+use crate::connector::sink::Sink;
+use crate::connector::source::split::Pipeline;
 use crate::function::EvalContext;
-use crate::runtime::run::Sink;
-use crate::runtime::split::Pipeline;
 use crate::types::{Schema, TypeKind};
 
 /// What a scan asks of a source: the table, and the columns it produces.

@@ -5,13 +5,14 @@ use arrow_array::cast::AsArray;
 use arrow_schema::SchemaRef;
 use arrow_select::filter::filter_record_batch;
 
-use super::chunk::batch_with_rows;
-use super::chunk::{RowKind, StreamChunk};
 use super::eval::evaluate;
-use super::operator::{ExecError, Operator, Output};
+use crate::exec::error::ExecError;
+use crate::exec::operator::{Operator, Output};
 use crate::function::string::too_large;
 use crate::function::{EvalContext, EvalError};
 use crate::plan::expr::ScalarExpr;
+use crate::types::chunk::batch_with_rows;
+use crate::types::chunk::{RowKind, StreamChunk};
 
 pub struct CalcOperator {
     filter: Option<ScalarExpr>,

@@ -5,9 +5,9 @@
 use arrow_array::Int8Array;
 use arrow_array::RecordBatch;
 
-use super::chunk::{RowKind, StreamChunk, batch_with_rows};
-use super::operator::{ExecError, Operator, Output};
-use crate::connector::format::changelog::kind_of_code;
+use crate::exec::error::ExecError;
+use crate::exec::operator::{Operator, Output};
+use crate::types::chunk::{RowKind, StreamChunk, batch_with_rows};
 
 #[derive(Default)]
 pub struct ChangelogKindsOperator;
@@ -28,7 +28,7 @@ impl Operator for ChangelogKindsOperator {
         let kinds = codes
             .values()
             .iter()
-            .map(|&c| kind_of_code(c))
+            .map(|&c| u8::try_from(c).ok().and_then(RowKind::from_byte))
             .collect::<Option<Vec<RowKind>>>()
             .ok_or_else(|| ExecError::Internal("a changelog row has no kind".into()))?;
         let rows = batch.num_rows();

@@ -22,14 +22,15 @@ use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
 
 use super::aggregate::{StateReader, put_bytes};
-use super::chunk::{RowKind, StreamChunk, chunk_of_rows};
 use super::eval::evaluate;
-use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
+use crate::exec::error::ExecError;
+use crate::exec::operator::{Operator, OperatorContext, Output};
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
+use crate::types::chunk::{RowKind, StreamChunk, chunk_of_rows};
 
 /// A key's current row and whether it passes the filter.
 #[derive(Default)]
@@ -206,7 +207,7 @@ mod tests {
         script: &str,
     ) -> String {
         let mut op = ChangelogNormalizeOperator::new(
-            crate::job::runtime_schema(&rows()),
+            crate::types::chunk::runtime_schema(&rows()),
             vec![0],
             update_before,
             emit_repeats,

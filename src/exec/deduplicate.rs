@@ -20,12 +20,13 @@ use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
 
 use super::aggregate::{StateReader, put_bytes, put_i64};
-use super::chunk::{RowKind, StreamChunk, chunk_of_rows};
-use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use super::state::ttl::StateTtl;
+use crate::exec::error::ExecError;
+use crate::exec::operator::{Operator, OperatorContext, Output};
+use crate::types::chunk::{RowKind, StreamChunk, chunk_of_rows};
 
 /// A key's kept row (keep-last) and its event time.
 #[derive(Default)]

@@ -14,7 +14,7 @@ fn clicks() -> crate::types::Schema {
 
 fn operator(keep_last: bool, rowtime: bool) -> DeduplicateOperator {
     let mut op = DeduplicateOperator::new(
-        crate::job::runtime_schema(&clicks()),
+        crate::types::chunk::runtime_schema(&clicks()),
         vec![0],
         keep_last,
         rowtime.then_some(2),

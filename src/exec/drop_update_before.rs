@@ -3,8 +3,9 @@
 
 use arrow_array::BooleanArray;
 
-use super::chunk::{RowKind, StreamChunk};
-use super::operator::{ExecError, Operator, Output};
+use crate::exec::error::ExecError;
+use crate::exec::operator::{Operator, Output};
+use crate::types::chunk::{RowKind, StreamChunk};
 
 pub struct DropUpdateBeforeOperator;
 

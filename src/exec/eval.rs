@@ -20,12 +20,12 @@ use arrow_select::filter::filter;
 use arrow_select::interleave::interleave;
 use arrow_select::zip::zip;
 
-use super::chunk::batch_with_rows;
 use crate::function::cast::cast;
 use crate::function::operator::in_list;
 use crate::function::{EvalContext, EvalError, FunctionDef};
-use crate::plan::bind::{STACK_RED_ZONE, STACK_SEGMENT};
 use crate::plan::expr::ScalarExpr;
+use crate::plan::expr::{STACK_RED_ZONE, STACK_SEGMENT};
+use crate::types::chunk::batch_with_rows;
 use crate::types::value::Value;
 use crate::types::{DataType, TypeKind};
 

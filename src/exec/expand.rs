@@ -4,11 +4,12 @@
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::SchemaRef;
 
-use super::chunk::{StreamChunk, batch_with_rows};
 use super::eval::evaluate;
-use super::operator::{ExecError, Operator, Output};
+use crate::exec::error::ExecError;
+use crate::exec::operator::{Operator, Output};
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
+use crate::types::chunk::{StreamChunk, batch_with_rows};
 
 pub struct ExpandOperator {
     projects: Vec<Vec<ScalarExpr>>,

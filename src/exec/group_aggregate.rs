@@ -30,13 +30,14 @@ use arrow_schema::{Schema as ArrowSchema, SchemaRef, SortOptions};
 use super::aggregate::{
     GroupsAccumulator, HeldCount, StateReader, create_accumulator_for, put_bytes, put_i64,
 };
-use super::chunk::{RowKind, StreamChunk, batch_with_rows};
-use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use super::state::ttl::{StateTtl, WrittenAt};
+use crate::exec::error::ExecError;
+use crate::exec::operator::{Operator, OperatorContext, Output};
 use crate::plan::aggregate::AggregateCall;
+use crate::types::chunk::{RowKind, StreamChunk, batch_with_rows};
 
 pub struct GroupAggregateOperator {
     grouping: Vec<usize>,

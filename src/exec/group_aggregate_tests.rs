@@ -60,10 +60,10 @@ impl Spec {
 
     fn build(&self) -> GroupAggregateOperator {
         let mut op = GroupAggregateOperator::new(
-            &crate::job::runtime_schema(&self.input),
+            &crate::types::chunk::runtime_schema(&self.input),
             self.grouping.clone(),
             &self.aggregates,
-            crate::job::runtime_schema(&self.output()),
+            crate::types::chunk::runtime_schema(&self.output()),
             self.retracts,
             self.update_before,
             self.final_only,
@@ -251,7 +251,8 @@ fn restored_equals_uninterrupted() {
             .filter(|l| {
                 let user = l[3..].split('|').next().unwrap().trim();
                 let keys =
-                    KeyEncoder::new(&crate::job::runtime_schema(&spec.input), vec![0]).unwrap();
+                    KeyEncoder::new(&crate::types::chunk::runtime_schema(&spec.input), vec![0])
+                        .unwrap();
                 let batch =
                     crate::exec::test_harness::chunk(&spec.input, &format!("+I {user} | x")).batch;
                 let rows = keys.encode(&batch).unwrap();

@@ -45,16 +45,17 @@ use hashbrown::HashMap;
 use super::aggregate::{
     GroupsAccumulator, StateReader, create_accumulator_for, put_bytes, put_i64, put_u32,
 };
-use super::chunk::{StreamChunk, batch_with_rows};
-use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use super::window_assigner::WindowClock;
 use super::window_assigner::assign_windows;
 use crate::clock::Clock;
+use crate::exec::error::ExecError;
+use crate::exec::operator::{Operator, OperatorContext, Output};
 use crate::plan::aggregate::{AggregateCall, GroupWindow, GroupWindowKind, WindowProperty};
 use crate::types::TimeAttribute;
+use crate::types::chunk::{StreamChunk, batch_with_rows};
 use crate::types::time::SessionZone;
 
 const NANOS_PER_MILLI: i64 = 1_000_000;
@@ -701,7 +702,7 @@ impl Operator for GroupWindowAggregateOperator {
             };
             self.retract_row = matches!(
                 chunk.kind(row),
-                crate::exec::chunk::RowKind::UpdateBefore | crate::exec::chunk::RowKind::Delete
+                crate::types::chunk::RowKind::UpdateBefore | crate::types::chunk::RowKind::Delete
             );
             let assigned = match kind {
                 GroupWindowKind::Session { gap } => {

@@ -93,7 +93,7 @@ impl Spec {
     }
 
     fn build_at(&self, ctx: &OperatorContext) -> GroupWindowAggregateOperator {
-        let input = crate::job::runtime_schema(&self.input);
+        let input = crate::types::chunk::runtime_schema(&self.input);
         let mut op = GroupWindowAggregateOperator::new(
             &input,
             self.grouping.clone(),
@@ -106,7 +106,7 @@ impl Spec {
             },
             self.aggregates.clone(),
             self.properties.clone(),
-            crate::job::runtime_schema(&self.output()),
+            crate::types::chunk::runtime_schema(&self.output()),
             SessionZone::new(self.zone).unwrap(),
             self.retracting,
         )
@@ -577,7 +577,7 @@ fn proctime_windows_fire_on_the_clock_not_at_the_end() {
     let clock = ManualClock::new(12_000 * NANOS_PER_MILLI);
     let ctx = OperatorContext::instance(0, 1, DEFAULT_MAX_PARALLELISM, clock.clone());
     let mut op = GroupWindowAggregateOperator::new(
-        &crate::job::runtime_schema(&spec.input),
+        &crate::types::chunk::runtime_schema(&spec.input),
         vec![0],
         GroupWindow {
             kind: spec.kind,
@@ -588,7 +588,7 @@ fn proctime_windows_fire_on_the_clock_not_at_the_end() {
         },
         spec.aggregates.clone(),
         spec.properties.clone(),
-        crate::job::runtime_schema(&spec.output()),
+        crate::types::chunk::runtime_schema(&spec.output()),
         SessionZone::utc(),
         false,
     )
@@ -833,7 +833,8 @@ fn snapshot_and_restore_at_another_parallelism() {
         parts.push((op, ctx));
     }
     // Each instance gets the rows of the keys it owns.
-    let encoder = KeyEncoder::new(&crate::job::runtime_schema(&spec.input), vec![0]).unwrap();
+    let encoder =
+        KeyEncoder::new(&crate::types::chunk::runtime_schema(&spec.input), vec![0]).unwrap();
     let batch =
         crate::exec::test_harness::chunk(&spec.input, &script(second).replace("--\n", "")).batch;
     let keys = encoder.encode(&batch).unwrap();
@@ -910,7 +911,7 @@ fn rows_per_second() {
             "America/Los_Angeles",
         ),
     ] {
-        let batches = batches_of(crate::job::runtime_schema(&table));
+        let batches = batches_of(crate::types::chunk::runtime_schema(&table));
         let mut spec = Spec::new(table, kind, 2);
         spec.zone = zone;
         spec.grouping = vec![0];

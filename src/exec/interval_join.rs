@@ -22,14 +22,16 @@ use arrow_buffer::NullBuffer;
 use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
 
-use super::chunk::{StreamChunk, batch_with_rows, timestamp_column};
 use super::eval::evaluate;
-use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::{KeyEncoder, key_bytes, null_row, optional_encoder, whole_row_converter};
 use super::state::key_table::KeyTable;
+use crate::exec::error::ExecError;
+use crate::exec::operator::{Operator, OperatorContext, Output};
+use crate::exec::time_column::timestamp_column;
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
 use crate::plan::logical::JoinType;
+use crate::types::chunk::{StreamChunk, batch_with_rows};
 
 /// One key's kept rows of one side, by event time (milliseconds): each row's bytes and
 /// whether it joined anything.

@@ -28,7 +28,7 @@ fn output() -> Schema {
 
 /// `s.ts BETWEEN o.ts AND o.ts + INTERVAL '20' MINUTE`: `left − right` in [−20 min, 0].
 fn operator(join_type: JoinType) -> IntervalJoinOperator {
-    let runtime = crate::job::runtime_schema;
+    let runtime = crate::types::chunk::runtime_schema;
     let mut op = IntervalJoinOperator::new(
         &runtime(&side()),
         &runtime(&side()),

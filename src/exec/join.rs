@@ -25,16 +25,17 @@ use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
 use arrow_buffer::NullBuffer;
 use arrow_schema::SchemaRef;
 
-use super::chunk::{RowKind, StreamChunk, batch_with_rows};
 use super::eval::evaluate;
-use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::join_side::{JoinState, RecordAt, Side};
 use super::state::key::key_bytes;
 use super::state::key_group::KeyGroupRange;
 use super::state::ttl::StateTtl;
+use crate::exec::error::ExecError;
+use crate::exec::operator::{Operator, OperatorContext, Output};
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
 use crate::plan::logical::JoinType;
+use crate::types::chunk::{RowKind, StreamChunk, batch_with_rows};
 
 /// Pairs gathered before the residual condition is evaluated and output is emitted: bounds
 /// what one call holds when keys match many rows.

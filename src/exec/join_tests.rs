@@ -38,7 +38,7 @@ fn v_before_w() -> ScalarExpr {
 }
 
 fn operator(join_type: JoinType, residual: Option<ScalarExpr>, final_only: bool) -> JoinOperator {
-    let runtime = crate::job::runtime_schema;
+    let runtime = crate::types::chunk::runtime_schema;
     let mut op = JoinOperator::new(
         &runtime(&left()),
         &runtime(&right()),

@@ -2,8 +2,9 @@
 //! rows after the first `m` to arrive, `n` of them, then nothing (a single instance sees
 //! every row).
 
-use super::chunk::StreamChunk;
-use super::operator::{ExecError, Operator, Output};
+use crate::exec::error::ExecError;
+use crate::exec::operator::{Operator, Output};
+use crate::types::chunk::StreamChunk;
 
 pub struct LimitOperator {
     offset: u64,

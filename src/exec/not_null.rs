@@ -5,8 +5,9 @@
 use arrow_array::{Array, BooleanArray};
 use arrow_select::filter::filter_record_batch;
 
-use super::chunk::StreamChunk;
-use super::operator::{ExecError, Operator, Output};
+use crate::exec::error::ExecError;
+use crate::exec::operator::{Operator, Output};
+use crate::types::chunk::StreamChunk;
 
 pub struct NotNullEnforcer {
     /// The NOT NULL columns: position and name.

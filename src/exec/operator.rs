@@ -2,10 +2,10 @@
 
 use std::sync::Arc;
 
-use super::chunk::StreamChunk;
+use super::error::ExecError;
 use super::state::key_group::{DEFAULT_MAX_PARALLELISM, KeyGroupRange};
 use crate::clock::{Clock, SystemClock};
-use crate::function::EvalError;
+use crate::types::chunk::StreamChunk;
 
 /// Whether an input currently holds event time back: an idle one (a split silent for its
 /// idle timeout) leaves the minimum watermark of the task it feeds until it is active again.
@@ -140,26 +140,5 @@ pub trait Operator: Send {
     /// Takes back one key group's state from `snapshot`.
     fn restore(&mut self, _key_group: u32, _state: &[u8]) -> Result<(), ExecError> {
         Ok(())
-    }
-}
-
-/// A failure of a running job.
-#[derive(Debug, thiserror::Error)]
-pub enum ExecError {
-    #[error(transparent)]
-    Eval(#[from] EvalError),
-    #[error("{0}")]
-    Source(String),
-    #[error("{0}")]
-    Sink(String),
-    #[error("the job was cancelled")]
-    Cancelled,
-    #[error("internal error: {0}")]
-    Internal(String),
-}
-
-impl From<arrow_schema::ArrowError> for ExecError {
-    fn from(e: arrow_schema::ArrowError) -> Self {
-        ExecError::Internal(e.to_string())
     }
 }

@@ -26,14 +26,15 @@ use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
 
 use super::aggregate::{StateReader, put_bytes, put_i64, put_u32};
-use super::chunk::{RowKind, StreamChunk, batch_with_rows};
-use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder, order_converter};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use super::state::sorted_rows::{Evicted, Partitions, SortedRows};
 use super::state::ttl::{StateTtl, WrittenAt};
+use crate::exec::error::ExecError;
+use crate::exec::operator::{Operator, OperatorContext, Output};
 use crate::plan::logical::{OrderKey, RankFunction};
+use crate::types::chunk::{RowKind, StreamChunk, batch_with_rows};
 
 pub struct RankOperator {
     output: SchemaRef,

@@ -30,8 +30,8 @@ fn operator(
         input.clone()
     };
     let mut op = RankOperator::new(
-        Arc::new(crate::job::runtime_schema(&input).as_ref().clone()),
-        crate::job::runtime_schema(&output),
+        Arc::new(crate::types::chunk::runtime_schema(&input).as_ref().clone()),
+        crate::types::chunk::runtime_schema(&output),
         vec![],
         &[OrderKey {
             column: 1,
@@ -143,8 +143,8 @@ fn append_fast_matches_keeping_every_row(range: (u64, u64), rank: bool, names: [
     };
     let build = |retracting: bool| {
         let mut op = RankOperator::new(
-            crate::job::runtime_schema(&input),
-            crate::job::runtime_schema(&output),
+            crate::types::chunk::runtime_schema(&input),
+            crate::types::chunk::runtime_schema(&output),
             vec![0],
             &[OrderKey {
                 column: 1,

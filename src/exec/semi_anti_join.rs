@@ -19,14 +19,15 @@ use arrow_array::Array;
 use arrow_buffer::NullBuffer;
 use arrow_schema::SchemaRef;
 
-use super::chunk::{RowKind, StreamChunk, batch_with_rows};
-use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::join_side::{JoinState, KeyedRow, Side, pair_schema, verdicts_in_rounds};
 use super::state::key::key_bytes;
 use super::state::key_group::KeyGroupRange;
 use super::state::ttl::StateTtl;
+use crate::exec::error::ExecError;
+use crate::exec::operator::{Operator, OperatorContext, Output};
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
+use crate::types::chunk::{RowKind, StreamChunk, batch_with_rows};
 
 pub struct SemiAntiJoinOperator {
     /// Left, right.

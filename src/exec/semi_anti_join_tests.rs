@@ -28,7 +28,7 @@ fn w_above_v() -> ScalarExpr {
 }
 
 fn operator(anti: bool, residual: Option<ScalarExpr>, final_only: bool) -> SemiAntiJoinOperator {
-    let runtime = crate::job::runtime_schema;
+    let runtime = crate::types::chunk::runtime_schema;
     let mut op = SemiAntiJoinOperator::new(
         &runtime(&left()),
         &runtime(&right()),

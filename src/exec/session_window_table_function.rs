@@ -15,11 +15,13 @@ use arrow_array::{ArrayRef, PrimitiveArray};
 use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
 
-use super::chunk::{StreamChunk, batch_with_rows, rowtime_column};
-use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
 use super::state::key_table::KeyTable;
 use super::window_assigner::WindowClock;
+use crate::exec::error::ExecError;
+use crate::exec::operator::{Operator, OperatorContext, Output};
+use crate::exec::time_column::rowtime_column;
+use crate::types::chunk::{StreamChunk, batch_with_rows};
 use crate::types::time::SessionZone;
 
 const NANOS_PER_MILLI: i64 = 1_000_000;
@@ -243,7 +245,7 @@ mod tests {
     /// sessions, b's row of 10:04 dropped as late.
     #[test]
     fn rows_come_out_with_their_session_when_it_closes() {
-        let runtime = crate::job::runtime_schema;
+        let runtime = crate::types::chunk::runtime_schema;
         let mut op = SessionWindowTableFunctionOperator::new(
             &runtime(&input()),
             runtime(&output()),
@@ -281,7 +283,7 @@ mod tests {
 
     #[test]
     fn a_row_between_two_sessions_merges_them() {
-        let runtime = crate::job::runtime_schema;
+        let runtime = crate::types::chunk::runtime_schema;
         let mut op = SessionWindowTableFunctionOperator::new(
             &runtime(&input()),
             runtime(&output()),

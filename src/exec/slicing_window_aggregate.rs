@@ -34,16 +34,17 @@ use smallvec::SmallVec;
 use super::aggregate::{
     GroupsAccumulator, StateReader, create_accumulator_for, put_bytes, put_i64, put_u32,
 };
-use super::chunk::{RowKind, StreamChunk};
 use super::group_window_aggregate::{PendingRows, WindowRows};
-use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use super::window_assigner::{WindowClock, assign_windows, window_start};
 use crate::clock::Clock;
+use crate::exec::error::ExecError;
+use crate::exec::operator::{Operator, OperatorContext, Output};
 use crate::plan::aggregate::{AggregateCall, GroupWindow, GroupWindowKind, WindowProperty};
 use crate::types::TimeAttribute;
+use crate::types::chunk::{RowKind, StreamChunk};
 use crate::types::time::SessionZone;
 
 const NANOS_PER_MILLI: i64 = 1_000_000;
@@ -453,7 +454,7 @@ impl Operator for SlicingWindowAggregateOperator {
         }
         let keys = self.encoder.as_ref().map(|e| e.encode(batch)).transpose()?;
         let times = if self.is_rowtime() {
-            Some(super::chunk::rowtime_column(batch, self.window.time_column)?.clone())
+            Some(crate::exec::time_column::rowtime_column(batch, self.window.time_column)?.clone())
         } else {
             None
         };

@@ -70,12 +70,12 @@ fn window(kind: GroupWindowKind, offset: i64) -> GroupWindow {
 macro_rules! opened {
     ($op:ty, $kind:expr, $offset:expr) => {{
         let mut op = <$op>::new(
-            &crate::job::runtime_schema(&input()),
+            &crate::types::chunk::runtime_schema(&input()),
             vec![0],
             window($kind, $offset),
             aggregates(),
             vec![WindowProperty::Start, WindowProperty::End],
-            crate::job::runtime_schema(&output()),
+            crate::types::chunk::runtime_schema(&output()),
             SessionZone::new("UTC").unwrap(),
             false,
         )

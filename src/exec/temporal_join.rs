@@ -33,14 +33,16 @@ use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
 
 use super::aggregate::{StateReader, put_bytes, put_i64, put_u32};
-use super::chunk::{RowKind, StreamChunk, batch_with_rows, timestamp_column};
 use super::eval::evaluate;
-use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::{KeyEncoder, key_bytes, null_row, optional_encoder, whole_row_converter};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
+use crate::exec::error::ExecError;
+use crate::exec::operator::{Operator, OperatorContext, Output};
+use crate::exec::time_column::timestamp_column;
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
+use crate::types::chunk::{RowKind, StreamChunk, batch_with_rows};
 
 /// A left row waiting for the watermark: its time, whether its key can match at all, its
 /// kind and its bytes.

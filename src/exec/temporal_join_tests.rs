@@ -35,7 +35,7 @@ fn output() -> Schema {
 }
 
 fn operator(left_outer: bool) -> TemporalJoinOperator {
-    let runtime = crate::job::runtime_schema;
+    let runtime = crate::types::chunk::runtime_schema;
     let mut op = TemporalJoinOperator::new(
         &runtime(&orders()),
         &runtime(&rates()),

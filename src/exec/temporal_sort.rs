@@ -16,10 +16,12 @@ use arrow_array::{Array, RecordBatch};
 use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
 
-use super::chunk::{StreamChunk, timestamp_column};
-use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::{order_converter, whole_row_converter};
+use crate::exec::error::ExecError;
+use crate::exec::operator::{Operator, OperatorContext, Output};
+use crate::exec::time_column::timestamp_column;
 use crate::plan::logical::OrderKey;
+use crate::types::chunk::StreamChunk;
 
 /// A waiting row: its sort key's bytes and its own.
 type Waiting = (Box<[u8]>, Box<[u8]>);
@@ -210,7 +212,8 @@ mod tests {
 
     fn run(order: Vec<OrderKey>, rowtime: bool, script: &str) -> String {
         let mut op =
-            TemporalSortOperator::new(crate::job::runtime_schema(&rows()), order, rowtime).unwrap();
+            TemporalSortOperator::new(crate::types::chunk::runtime_schema(&rows()), order, rowtime)
+                .unwrap();
         op.open(&OperatorContext::default()).unwrap();
         run_script(&mut op, &rows(), &rows(), script).unwrap()
     }
@@ -253,7 +256,7 @@ mod tests {
             +I 4 | d | 2024-01-01 10:00:04
             WM MAX";
         let mut op = TemporalSortOperator::new(
-            crate::job::runtime_schema(&rows()),
+            crate::types::chunk::runtime_schema(&rows()),
             vec![key(2, false)],
             true,
         )

@@ -4,8 +4,9 @@
 
 use arrow_array::{ArrayRef, RecordBatch, StringArray};
 
-use super::chunk::{RowKind, StreamChunk};
-use super::operator::{ExecError, Operator, Output, WatermarkStatus};
+use crate::exec::error::ExecError;
+use crate::exec::operator::{Operator, Output, WatermarkStatus};
+use crate::types::chunk::{RowKind, StreamChunk};
 use crate::types::text::{format_value, parse_column};
 use crate::types::time::SessionZone;
 use crate::types::{DataType, Schema};
@@ -40,7 +41,8 @@ pub fn chunk(schema: &Schema, text: &str) -> StreamChunk {
             array
         })
         .collect();
-    let batch = RecordBatch::try_new(crate::job::runtime_schema(schema), columns).expect("batch");
+    let batch =
+        RecordBatch::try_new(crate::types::chunk::runtime_schema(schema), columns).expect("batch");
     let inserts_only = kinds.iter().all(|k| *k == RowKind::Insert);
     StreamChunk {
         batch,

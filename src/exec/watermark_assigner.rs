@@ -22,13 +22,14 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::TimestampNanosecondType;
 use arrow_array::{Array, PrimitiveArray};
 
-use super::chunk::StreamChunk;
 use super::eval::evaluate;
-use super::operator::{ExecError, Operator, Output, WatermarkStatus};
 use super::state::alignment::AlignmentMember;
 use crate::clock::Clock;
+use crate::exec::error::ExecError;
+use crate::exec::operator::{Operator, Output, WatermarkStatus};
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
+use crate::types::chunk::StreamChunk;
 
 const NANOS_PER_MILLI: i64 = 1_000_000;
 

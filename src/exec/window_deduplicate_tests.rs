@@ -16,7 +16,7 @@ fn bids() -> crate::types::Schema {
 fn operator(keys: Vec<usize>, keep_last: bool) -> WindowDeduplicateOperator {
     let input = bids();
     let mut op = WindowDeduplicateOperator::new(
-        crate::job::runtime_schema(&input),
+        crate::types::chunk::runtime_schema(&input),
         keys,
         3,
         0,

@@ -26,17 +26,19 @@ use arrow_schema::SchemaRef;
 use hashbrown::HashMap;
 
 use super::aggregate::{StateReader, put_bytes, put_i64, put_u32};
-use super::chunk::{StreamChunk, timestamp_column};
-use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::join_side::{Decoders, RowPair, pair_schema, pair_verdicts, pairs_batch};
 use super::state::key::{KeyEncoder, key_bytes, null_row, optional_encoder, whole_row_converter};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use super::window_assigner::{WindowClock, close_window, due_windows};
+use crate::exec::error::ExecError;
+use crate::exec::operator::{Operator, OperatorContext, Output};
+use crate::exec::time_column::timestamp_column;
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
 use crate::plan::logical::JoinType;
 use crate::types::DataType;
+use crate::types::chunk::StreamChunk;
 use crate::types::time::SessionZone;
 
 /// Candidate pairs whose residual is evaluated at once, and rows emitted in one chunk.

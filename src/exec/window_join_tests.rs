@@ -29,7 +29,7 @@ fn output() -> Schema {
 }
 
 fn operator(join_type: JoinType, residual: Option<ScalarExpr>) -> WindowJoinOperator {
-    let runtime = crate::job::runtime_schema;
+    let runtime = crate::types::chunk::runtime_schema;
     let mut op = WindowJoinOperator::new(
         &runtime(&side()),
         &runtime(&side()),
@@ -194,7 +194,7 @@ fn semi_and_anti_emit_left_rows_by_whether_they_match() {
         ("window_start", TypeKind::Timestamp(3)),
         ("window_end", TypeKind::Timestamp(3)),
     ]);
-    let runtime = crate::job::runtime_schema;
+    let runtime = crate::types::chunk::runtime_schema;
     let semi_anti = |join_type| {
         let mut op = WindowJoinOperator::new(
             &runtime(&side()),

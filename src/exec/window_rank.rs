@@ -15,15 +15,17 @@ use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
 use hashbrown::HashMap;
 
-use super::chunk::{StreamChunk, batch_with_rows, timestamp_column};
-use super::operator::{ExecError, Operator, OperatorContext, Output};
 use super::state::key::{
     KeyEncoder, key_bytes, optional_encoder, order_converter, whole_row_converter,
 };
 use super::state::key_table::KeyTable;
 use super::window_assigner::{WindowClock, close_window, due_windows};
+use crate::exec::error::ExecError;
+use crate::exec::operator::{Operator, OperatorContext, Output};
+use crate::exec::time_column::timestamp_column;
 use crate::plan::logical::OrderKey;
 use crate::types::DataType;
+use crate::types::chunk::{StreamChunk, batch_with_rows};
 use crate::types::time::SessionZone;
 
 /// A ranked row: its order key and bytes.

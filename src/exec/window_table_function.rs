@@ -12,11 +12,13 @@ use arrow_array::{ArrayRef, PrimitiveArray, UInt32Array};
 use arrow_schema::SchemaRef;
 use arrow_select::take::take;
 
-use super::chunk::{StreamChunk, batch_with_rows, rowtime_column};
-use super::operator::{ExecError, Operator, Output};
 use super::window_assigner::{WindowClock, assign_windows};
+use crate::exec::error::ExecError;
+use crate::exec::operator::{Operator, Output};
+use crate::exec::time_column::rowtime_column;
 use crate::plan::aggregate::GroupWindow;
 use crate::types::TimeAttribute;
+use crate::types::chunk::{StreamChunk, batch_with_rows};
 use crate::types::time::SessionZone;
 
 const NANOS_PER_MILLI: i64 = 1_000_000;

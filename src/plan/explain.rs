@@ -25,8 +25,8 @@ pub enum Spelling {
 pub fn expr_text(expr: &ScalarExpr, names: &[String], spelling: Spelling) -> String {
     let mut out = String::new();
     stacker::maybe_grow(
-        crate::plan::bind::STACK_RED_ZONE,
-        crate::plan::bind::STACK_SEGMENT,
+        crate::plan::expr::STACK_RED_ZONE,
+        crate::plan::expr::STACK_SEGMENT,
         || write_expr(&mut out, expr, names, spelling),
     );
     out

@@ -133,11 +133,7 @@ impl ScalarExpr {
 
     /// The expression with each input column `i` replaced by `f(i, its type)`.
     pub fn map_columns(&self, f: &mut dyn FnMut(usize, &DataType) -> ScalarExpr) -> ScalarExpr {
-        stacker::maybe_grow(
-            crate::plan::bind::STACK_RED_ZONE,
-            crate::plan::bind::STACK_SEGMENT,
-            || self.map_columns_nested(f),
-        )
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.map_columns_nested(f))
     }
 
     fn map_columns_nested(&self, f: &mut dyn FnMut(usize, &DataType) -> ScalarExpr) -> ScalarExpr {
@@ -203,11 +199,7 @@ impl ScalarExpr {
     /// The expression with each subexpression `f` replaces (tried top-down: a replaced
     /// subexpression is not looked into) replaced.
     pub fn rewrite(&self, f: &mut dyn FnMut(&ScalarExpr) -> Option<ScalarExpr>) -> ScalarExpr {
-        stacker::maybe_grow(
-            crate::plan::bind::STACK_RED_ZONE,
-            crate::plan::bind::STACK_SEGMENT,
-            || self.rewrite_nested(f),
-        )
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.rewrite_nested(f))
     }
 
     fn rewrite_nested(&self, f: &mut dyn FnMut(&ScalarExpr) -> Option<ScalarExpr>) -> ScalarExpr {
@@ -280,3 +272,8 @@ impl ScalarExpr {
         )
     }
 }
+
+/// When less than this much stack is left, a recursion step continues on a new segment ...
+pub const STACK_RED_ZONE: usize = 256 * 1024;
+/// ... of this size, allocated on the heap.
+pub const STACK_SEGMENT: usize = 4 * 1024 * 1024;

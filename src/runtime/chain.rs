@@ -2,8 +2,9 @@
 //! an operator emits is handed to the next one in the order it was emitted (a watermark must
 //! not overtake the rows before it, nor rows the watermark before them).
 
-use crate::exec::chunk::StreamChunk;
-use crate::exec::operator::{ExecError, Operator, OperatorContext, Output, WatermarkStatus};
+use crate::exec::error::ExecError;
+use crate::exec::operator::{Operator, OperatorContext, Output, WatermarkStatus};
+use crate::types::chunk::StreamChunk;
 
 pub struct Chain {
     operators: Vec<Box<dyn Operator>>,

@@ -9,9 +9,10 @@ use std::sync::mpsc::SyncSender;
 
 use super::graph::Partitioning;
 use super::partitioner::Partitioner;
-use crate::exec::chunk::StreamChunk;
-use crate::exec::operator::{ExecError, Output, WatermarkStatus};
+use crate::exec::error::ExecError;
+use crate::exec::operator::{Output, WatermarkStatus};
 use crate::exec::state::key::KeyEncoder;
+use crate::types::chunk::StreamChunk;
 
 /// Messages in flight per consumer before senders wait.
 pub const CHANNEL_BOUND: usize = 16;

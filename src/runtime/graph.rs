@@ -8,7 +8,7 @@
 
 use arrow_schema::SchemaRef;
 
-use super::split::Pipeline;
+use crate::connector::source::split::Pipeline;
 use crate::exec::operator::Operator;
 
 pub struct JobGraph {

@@ -9,6 +9,5 @@ pub mod channel;
 pub mod graph;
 pub mod partitioner;
 pub mod run;
-pub mod split;
 pub mod task;
 pub mod watermark_valve;

@@ -6,10 +6,10 @@
 use arrow_array::UInt32Array;
 use arrow_select::take::take_record_batch;
 
-use crate::exec::chunk::StreamChunk;
-use crate::exec::operator::ExecError;
+use crate::exec::error::ExecError;
 use crate::exec::state::key::KeyEncoder;
 use crate::exec::state::key_group::{instance_of, key_group_of};
+use crate::types::chunk::StreamChunk;
 
 pub enum Partitioner {
     Forward,
@@ -86,7 +86,7 @@ mod tests {
     }
 
     fn hash() -> Partitioner {
-        let arrow = crate::job::runtime_schema(&table());
+        let arrow = crate::types::chunk::runtime_schema(&table());
         Partitioner::Hash {
             keys: KeyEncoder::new(&arrow, vec![0]).unwrap(),
             max_parallelism: DEFAULT_MAX_PARALLELISM,
@@ -114,7 +114,7 @@ mod tests {
         let total: usize = first.iter().map(|(_, c)| c.num_rows()).sum();
         assert_eq!(total, 6);
         // Where each key went, from the key groups themselves.
-        let arrow = crate::job::runtime_schema(&table());
+        let arrow = crate::types::chunk::runtime_schema(&table());
         let keys = KeyEncoder::new(&arrow, vec![0]).unwrap();
         for (to, c) in &first {
             let rows = keys.encode(&c.batch).unwrap();

@@ -22,11 +22,13 @@ use std::time::Duration;
 use super::chain::Chain;
 use super::channel::{CHANNEL_BOUND, Envelope, Message, Router, Sender};
 use super::graph::{Edge, JobGraph, Partitioning, Upstream};
-use super::split::{Pipeline, SplitEvent};
 use super::task::Task;
 use crate::clock::{Clock, SystemClock};
-use crate::exec::chunk::StreamChunk;
-use crate::exec::operator::{ExecError, OperatorContext};
+use crate::connector::sink::Sink;
+use crate::connector::source::split::{Pipeline, SplitEvent};
+use crate::exec::error::ExecError;
+use crate::exec::operator::OperatorContext;
+use crate::types::chunk::StreamChunk;
 
 /// How long the sink waits for a message before it looks at the stop flag and wakes the sink.
 const POLL_INTERVAL: Duration = Duration::from_millis(50);
@@ -38,17 +40,6 @@ const FAILURE_GRACE: Duration = Duration::from_secs(5);
 /// `MAX_EXPR_DEPTH` levels; evaluating one grows the stack on the heap, but dropping one
 /// recurses on the thread's own stack.
 const THREAD_STACK: usize = 64 << 20;
-
-/// Where the job's results go.
-pub trait Sink {
-    fn write(&mut self, chunk: StreamChunk) -> Result<(), ExecError>;
-    fn finish(&mut self) -> Result<(), ExecError>;
-    /// Called while no chunk arrives (about every `POLL_INTERVAL`), so a sink can act on time
-    /// alone: the filesystem sink finishes parts whose rollover or inactivity time is up.
-    fn on_idle(&mut self) -> Result<(), ExecError> {
-        Ok(())
-    }
-}
 
 /// How a job runs.
 #[derive(Debug, Clone)]
@@ -534,7 +525,7 @@ fn drive_sink(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::split::SourceSplit;
+    use crate::connector::source::split::SourceSplit;
     use arrow_array::RecordBatch;
 
     fn graph(pipelines: Vec<Pipeline>) -> JobGraph {
@@ -894,10 +885,10 @@ mod tests {
 #[cfg(test)]
 mod task_tests {
     use super::*;
+    use crate::connector::source::split::SourceSplit;
     use crate::exec::operator::{Operator, Output};
     use crate::exec::state::key_group::DEFAULT_MAX_PARALLELISM;
     use crate::runtime::graph::TaskVertex;
-    use crate::runtime::split::SourceSplit;
     use arrow_array::{Int32Array, Int64Array, RecordBatch};
 
     /// `batches` batches of the ids `first..first + rows`, then the end.
@@ -1375,11 +1366,11 @@ mod task_tests {
 #[cfg(test)]
 mod idleness_tests {
     use super::*;
+    use crate::connector::source::split::SourceSplit;
     use crate::exec::operator::{Operator, Output};
     use crate::exec::watermark_assigner::{WatermarkAssignerOperator, WatermarkEmission};
     use crate::plan::expr::ScalarExpr;
     use crate::runtime::graph::TaskVertex;
-    use crate::runtime::split::SourceSplit;
     use crate::types::{DataType, TypeKind};
     use arrow_array::{Int32Array, RecordBatch, TimestampNanosecondArray};
     use std::sync::atomic::AtomicUsize;

@@ -11,7 +11,8 @@ use super::chain::Chain;
 use super::channel::{Envelope, Message, Router};
 use super::run::JobState;
 use super::watermark_valve::WatermarkValve;
-use crate::exec::operator::{ExecError, OperatorContext};
+use crate::exec::error::ExecError;
+use crate::exec::operator::OperatorContext;
 
 /// The longest a task waits before it looks at the job's stop flag again.
 const POLL_INTERVAL: Duration = Duration::from_millis(50);

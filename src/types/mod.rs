@@ -5,6 +5,7 @@
 //! with these types and the executor only ever sees the Arrow side. Time attributes
 //! (`*ROWTIME*`, `*PROCTIME*`) are not types: they ride on a [`Field`] of a [`Schema`].
 
+pub mod chunk;
 pub mod coercion;
 pub mod decimal;
 pub mod floating_decimal;

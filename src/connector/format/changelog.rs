@@ -31,7 +31,7 @@ use serde_json::{Map, Value};
 use super::csv::{FormatError, bool_option};
 use super::decode_lines;
 use super::json::{JsonDecoder, JsonFormat};
-use crate::exec::chunk::RowKind;
+use crate::types::chunk::RowKind;
 use crate::types::time::SessionZone;
 use crate::types::{DataType, Schema, TypeKind};
 
@@ -172,26 +172,6 @@ pub struct ChangelogDecoder {
     kinds: Vec<RowKind>,
     skipped: u64,
     line: String,
-}
-
-fn kind_code(kind: RowKind) -> i8 {
-    match kind {
-        RowKind::Insert => 0,
-        RowKind::UpdateBefore => 1,
-        RowKind::UpdateAfter => 2,
-        RowKind::Delete => 3,
-    }
-}
-
-/// The kind a `$row_kind` code stands for.
-pub fn kind_of_code(code: i8) -> Option<RowKind> {
-    Some(match code {
-        0 => RowKind::Insert,
-        1 => RowKind::UpdateBefore,
-        2 => RowKind::UpdateAfter,
-        3 => RowKind::Delete,
-        _ => return None,
-    })
 }
 
 /// `data` with the members of `old` in place of its own: the row before an update (canal,
@@ -340,7 +320,7 @@ impl ChangelogDecoder {
     pub fn finish_batch(&mut self) -> Result<RecordBatch, FormatError> {
         let batch = self.rows.finish_batch()?;
         let kinds = std::mem::take(&mut self.kinds);
-        let codes = Int8Array::from_iter_values(kinds.iter().map(|&k| kind_code(k)));
+        let codes = Int8Array::from_iter_values(kinds.iter().map(|&k| k.to_byte() as i8));
         let mut fields: Vec<ArrowField> = batch
             .schema()
             .fields()

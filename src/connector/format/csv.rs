@@ -23,7 +23,7 @@ use arrow_schema::DataType as ArrowType;
 
 use super::{CellWriter, ColumnText, TextColumn, push_integer};
 use crate::connector::{BatchLimit, Decoded};
-use crate::exec::chunk::batch_with_rows;
+use crate::types::chunk::batch_with_rows;
 use crate::types::text::{
     TemporalText, TextDialect, base64_decode, base64_encode, parse_column_as,
     write_decimal_normalized, write_java_double, write_java_float,

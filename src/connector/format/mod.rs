@@ -323,7 +323,7 @@ impl LineEncoder {
     pub fn encode_batch(
         &self,
         batch: &arrow_array::RecordBatch,
-        kinds: Option<&[crate::exec::chunk::RowKind]>,
+        kinds: Option<&[crate::types::chunk::RowKind]>,
         schema: &Schema,
         out: &mut Vec<u8>,
     ) {

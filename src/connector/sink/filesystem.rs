@@ -34,11 +34,11 @@ use crate::connector::format::{LineEncoder, new_encoder};
 use crate::connector::option_value::{parse_duration, parse_memory_size};
 use crate::connector::partition::{self, DEFAULT_PARTITION_NAME};
 use crate::connector::registry::{SinkFactory, SinkRequest};
-use crate::exec::chunk::batch_with_rows;
-use crate::exec::chunk::{RowKind, StreamChunk};
-use crate::exec::operator::ExecError;
+use crate::connector::sink::Sink;
+use crate::exec::error::ExecError;
 use crate::function::math::random_uuid;
-use crate::runtime::run::Sink;
+use crate::types::chunk::batch_with_rows;
+use crate::types::chunk::{RowKind, StreamChunk};
 use crate::types::{DataType, Schema};
 
 /// Flink's defaults for `sink.rolling-policy.*`: 128 MB, 30 min, 30 min, 1 min.

@@ -7,11 +7,21 @@ use arrow_array::RecordBatch;
 
 use crate::connector::ConnectorError;
 use crate::connector::registry::{SinkFactory, SinkRequest};
-use crate::exec::chunk::StreamChunk;
-use crate::exec::operator::ExecError;
-use crate::runtime::run::Sink;
+use crate::exec::error::ExecError;
 use crate::types::Schema;
+use crate::types::chunk::StreamChunk;
 use crate::types::java_text::write_java_value;
+
+/// Where the job's results go.
+pub trait Sink {
+    fn write(&mut self, chunk: StreamChunk) -> Result<(), ExecError>;
+    fn finish(&mut self) -> Result<(), ExecError>;
+    /// Called while no chunk arrives (about every `POLL_INTERVAL`), so a sink can act on time
+    /// alone: the filesystem sink finishes parts whose rollover or inactivity time is up.
+    fn on_idle(&mut self) -> Result<(), ExecError> {
+        Ok(())
+    }
+}
 
 /// Flink's `print` connector: one `+I[a, b]` line per row on the client's output (the
 /// process's stdout), prefixed by `print-identifier> ` when set.

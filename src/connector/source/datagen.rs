@@ -15,11 +15,11 @@ use crate::clock::Clock;
 use crate::connector::ConnectorError;
 use crate::connector::option_value::parse_duration;
 use crate::connector::registry::{ScanRequest, SourceFactory};
-use crate::exec::chunk::batch_with_rows;
-use crate::exec::operator::ExecError;
+use crate::connector::source::split::Pipeline;
+use crate::connector::source::split::SourceSplit;
+use crate::exec::error::ExecError;
 use crate::function::EvalContext;
-use crate::runtime::split::Pipeline;
-use crate::runtime::split::SourceSplit;
+use crate::types::chunk::batch_with_rows;
 use crate::types::java_text::group_thousands;
 use crate::types::{DataType, NANOS_PER_DAY, Schema, TypeKind};
 

@@ -15,11 +15,11 @@ use super::super::{BatchLimit, ConnectorError, LineDecoder};
 use crate::catalog::TableDef;
 use crate::connector::format::new_decoder;
 use crate::connector::registry::{ScanRequest, SourceFactory};
-use crate::exec::chunk::batch_with_rows;
-use crate::exec::operator::ExecError;
+use crate::connector::source::split::SourceSplit;
+use crate::connector::source::split::{DeferredSplit, Pipeline};
+use crate::exec::error::ExecError;
 use crate::function::EvalContext;
-use crate::runtime::split::SourceSplit;
-use crate::runtime::split::{DeferredSplit, Pipeline};
+use crate::types::chunk::batch_with_rows;
 use crate::types::{Schema, TypeKind};
 
 /// Lines per batch.

@@ -12,10 +12,10 @@ use arrow_schema::SchemaRef;
 use crate::connector::ConnectorError;
 use crate::connector::jdbc::{JdbcTarget, error_text, quoted};
 use crate::connector::registry::{ScanRequest, SourceFactory};
-use crate::exec::chunk::batch_with_rows;
-use crate::exec::operator::ExecError;
+use crate::connector::source::split::{DeferredSplit, Pipeline, SourceSplit};
+use crate::exec::error::ExecError;
 use crate::function::EvalContext;
-use crate::runtime::split::{DeferredSplit, Pipeline, SourceSplit};
+use crate::types::chunk::batch_with_rows;
 use crate::types::text::parse_column;
 use crate::types::time::SessionZone;
 use crate::types::{Schema, TypeKind};
@@ -110,7 +110,7 @@ impl JdbcSplit {
             })?;
         Ok(JdbcSplit {
             client,
-            arrow: crate::job::runtime_schema(&schema),
+            arrow: crate::types::chunk::runtime_schema(&schema),
             schema,
             server,
             zone: SessionZone::utc(),

@@ -4,4 +4,6 @@ pub mod datagen;
 pub mod filesystem;
 pub mod jdbc;
 pub mod socket;
+pub mod split;
 pub mod stream;
+pub mod values;

@@ -18,10 +18,10 @@ use super::super::{BatchLimit, ConnectorError, Decoded, LineDecoder};
 use crate::catalog::TableDef;
 use crate::connector::format::new_decoder;
 use crate::connector::registry::{ScanRequest, SourceFactory};
-use crate::exec::operator::ExecError;
+use crate::connector::source::split::Pipeline;
+use crate::connector::source::split::SourceSplit;
+use crate::exec::error::ExecError;
 use crate::function::EvalContext;
-use crate::runtime::split::Pipeline;
-use crate::runtime::split::SourceSplit;
 
 /// Lines per batch at most, when they arrive faster than they are taken.
 const BATCH_LINES: usize = 8192;

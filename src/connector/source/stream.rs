@@ -14,9 +14,9 @@ use std::time::Duration;
 use arrow_array::{ArrayRef, RecordBatch, TimestampNanosecondArray};
 use arrow_schema::SchemaRef;
 
-use crate::exec::chunk::batch_with_rows;
-use crate::exec::operator::ExecError;
-use crate::runtime::split::{SourceSplit, SplitEvent};
+use crate::connector::source::split::{SourceSplit, SplitEvent};
+use crate::exec::error::ExecError;
+use crate::types::chunk::batch_with_rows;
 
 /// How long the split waits for the program before it lets the runtime look at its stop
 /// flag and its operators' processing time.

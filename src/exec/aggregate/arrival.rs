@@ -19,7 +19,7 @@ use arrow_schema::DataType as ArrowType;
 
 use super::count::for_each_counted;
 use super::{GroupsAccumulator, StateReader, grow, put_bytes, put_i64, put_u32};
-use crate::exec::operator::ExecError;
+use crate::exec::error::ExecError;
 
 /// Which aggregate of the arrived values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

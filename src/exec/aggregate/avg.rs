@@ -15,7 +15,7 @@ use arrow_buffer::ArrowNativeType;
 use arrow_schema::DataType as ArrowType;
 
 use super::{GroupsAccumulator, StateReader, for_each_value, grow, nulls_of, put_i64, put_i128};
-use crate::exec::operator::ExecError;
+use crate::exec::error::ExecError;
 use crate::types::decimal::pow10_saturating;
 
 /// The BIGINT quotients of `slots` narrowed to the result type.

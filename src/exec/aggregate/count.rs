@@ -12,7 +12,7 @@ use super::{
     GroupsAccumulator, StateReader, all_valid, columns_of, filter_column, grow, passes, put_bytes,
     put_i64, put_u32,
 };
-use crate::exec::operator::ExecError;
+use crate::exec::error::ExecError;
 
 /// Calls `f(row, slot)` for every (row, slot) pair whose row the call's FILTER lets through
 /// and whose arguments (`columns`) are all non-NULL: the rows a COUNT counts.

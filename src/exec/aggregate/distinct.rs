@@ -11,7 +11,7 @@ use arrow_schema::SchemaRef;
 use hashbrown::HashSet;
 
 use super::{GroupsAccumulator, StateReader, filter_column, passes, put_bytes, put_u32};
-use crate::exec::operator::ExecError;
+use crate::exec::error::ExecError;
 
 pub struct DistinctAccumulator {
     /// The plain accumulator, without the call's FILTER (applied here, before a value counts

@@ -17,7 +17,7 @@ use super::{
     GroupsAccumulator, StateReader, filter_column, for_each_value, grow, nulls_of, passes,
     put_bytes, put_native,
 };
-use crate::exec::operator::ExecError;
+use crate::exec::error::ExecError;
 
 /// Whether `x` should replace `current` for MIN (`MAX == false`) or MAX.
 #[inline]

@@ -33,7 +33,7 @@ use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch};
 use arrow_buffer::BooleanBufferBuilder;
 use arrow_schema::{DataType as ArrowType, Schema as ArrowSchema, TimeUnit};
 
-use super::operator::ExecError;
+use crate::exec::error::ExecError;
 use crate::plan::aggregate::{AggregateCall, AggregateFunction};
 
 /// The state of one aggregate call over many groups, each group a slot.

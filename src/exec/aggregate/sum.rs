@@ -15,7 +15,7 @@ use super::{
     GroupsAccumulator, HeldCount, StateReader, for_each_value, grow, nulls_of, put_i64, put_i128,
     put_native,
 };
-use crate::exec::operator::ExecError;
+use crate::exec::error::ExecError;
 use crate::types::decimal::pow10_saturating;
 
 /// SUM over integers (wrapping) or floating point, in the argument's type.

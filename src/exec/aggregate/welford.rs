@@ -19,7 +19,7 @@ use arrow_array::{Array, ArrayRef, Float64Array, RecordBatch};
 use arrow_schema::DataType as ArrowType;
 
 use super::{GroupsAccumulator, StateReader, filter_column, grow, nulls_of, passes, put_i64};
-use crate::exec::operator::ExecError;
+use crate::exec::error::ExecError;
 
 /// Count, mean and M2 of one group.
 #[derive(Debug, Clone, Copy, Default)]

@@ -34,11 +34,12 @@ use super::key::{KeyEncoder, null_row, optional_encoder, whole_row_converter};
 use super::key_table::KeyTable;
 use super::ttl::StateTtl;
 use crate::exec::aggregate::{StateReader, put_bytes, put_i64, put_u32};
-use crate::exec::chunk::batch_with_rows;
+use crate::exec::error::ExecError;
 use crate::exec::eval::evaluate;
-use crate::exec::operator::{ExecError, OperatorContext};
+use crate::exec::operator::OperatorContext;
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
+use crate::types::chunk::batch_with_rows;
 
 /// Pairs whose residual is evaluated at once.
 const ROUND: usize = 16 * 1024;
@@ -686,7 +687,8 @@ mod tests {
     #[test]
     fn a_single_row_lies_at_its_key_and_more_make_a_list() {
         let shape = schema(&[("k", TypeKind::Int), ("v", TypeKind::Int)]);
-        let mut side = Side::new(&crate::job::runtime_schema(&shape), vec![0], true).unwrap();
+        let mut side =
+            Side::new(&crate::types::chunk::runtime_schema(&shape), vec![0], true).unwrap();
         assert_eq!(side.put(3, b"r1", 1), 3 | SINGLE);
         assert_eq!(side.holds(3), Holds::Single);
         side.set_associations(3 | SINGLE, 2);
@@ -745,7 +747,7 @@ mod tests {
             &shape,
             "+I 1 | 10 | x\n+I NULL | 20 | a longer one\n+I 3 | 30 | NULL",
         );
-        let runtime = crate::job::runtime_schema(&shape);
+        let runtime = crate::types::chunk::runtime_schema(&shape);
         for keys in [vec![1], vec![1, 1], vec![2, 0], vec![], vec![0, 1, 2]] {
             let side = Side::new(&runtime, keys.clone(), true).unwrap();
             let encoded = side.keys.as_ref().map(|k| k.encode(&rows.batch).unwrap());

@@ -36,11 +36,11 @@ impl KeyGroupRange {
     }
 
     /// That a restored key group is this instance's, or the error saying it is not.
-    pub fn check_owned(&self, key_group: u32) -> Result<(), crate::exec::operator::ExecError> {
+    pub fn check_owned(&self, key_group: u32) -> Result<(), crate::exec::error::ExecError> {
         if self.contains(key_group) {
             return Ok(());
         }
-        Err(crate::exec::operator::ExecError::Internal(format!(
+        Err(crate::exec::error::ExecError::Internal(format!(
             "key group {key_group} is not in this instance's range {self:?}"
         )))
     }

@@ -6,7 +6,8 @@
 
 use arrow_array::RecordBatch;
 
-use crate::exec::operator::{ExecError, Operator};
+use crate::exec::error::ExecError;
+use crate::exec::operator::Operator;
 
 /// What a split hands the runtime next.
 #[derive(Debug)]

@@ -113,30 +113,14 @@ pub fn chunk_of_rows(
     }))
 }
 
-/// Column `column` of `batch` as timestamps; `what` names it if it is not one.
-pub fn timestamp_column<'a>(
-    batch: &'a RecordBatch,
-    column: usize,
-    what: &str,
-) -> Result<&'a arrow_array::TimestampNanosecondArray, super::operator::ExecError> {
-    use arrow_array::cast::AsArray;
-    batch
-        .column(column)
-        .as_primitive_opt::<arrow_array::types::TimestampNanosecondType>()
-        .ok_or_else(|| super::operator::ExecError::Internal(format!("{what} is not a timestamp")))
-}
-
-/// A rowtime column of `batch`: timestamps, none NULL (Flink's error otherwise).
-pub fn rowtime_column(
-    batch: &RecordBatch,
-    column: usize,
-) -> Result<&arrow_array::TimestampNanosecondArray, super::operator::ExecError> {
-    use arrow_array::Array;
-    let times = timestamp_column(batch, column, "the time attribute")?;
-    if times.null_count() > 0 {
-        return Err(super::operator::ExecError::Source(
-            "RowTime field should not be null, please convert it to a non-null long value.".into(),
-        ));
-    }
-    Ok(times)
+/// The Arrow schema operators produce: every field nullable, so that a type derivation that
+/// is stricter than the data never fails a batch.
+pub fn runtime_schema(schema: &super::Schema) -> arrow_schema::SchemaRef {
+    std::sync::Arc::new(arrow_schema::Schema::new(
+        schema
+            .fields
+            .iter()
+            .map(|f| f.data_type.with_nullable(true).to_arrow_field(&f.name))
+            .collect::<Vec<_>>(),
+    ))
 }

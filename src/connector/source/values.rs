@@ -4,12 +4,12 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use arrow_select::concat::concat;
 
-use super::chunk::batch_with_rows;
-use super::eval::evaluate;
-use super::operator::ExecError;
+use super::split::SourceSplit;
+use crate::exec::error::ExecError;
+use crate::exec::eval::evaluate;
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
-use crate::runtime::split::SourceSplit;
+use crate::types::chunk::batch_with_rows;
 
 pub struct ValuesSplit {
     rows: Option<Vec<Vec<ScalarExpr>>>,
