@@ -1,0 +1,56 @@
+//! From the logical plan to the stream plan, doing what Flink's optimizer visibly does to
+//! these nodes: adjacent Calcs merge, Calcs that change nothing go, and columns nobody reads
+//! are pruned down to the scan (into it, for connectors that read only what they are asked).
+
+use super::sink::StreamSink;
+use super::{PlanError, StreamPlan};
+use crate::plan::logical::LogicalPlan;
+
+mod convert;
+mod join;
+mod prune;
+mod rewrite;
+pub(crate) use convert::WindowColumn;
+use convert::*;
+pub(crate) use join::joins_windows;
+use join::*;
+use prune::*;
+pub(crate) use rewrite::and;
+pub(crate) use rewrite::conjuncts;
+pub(super) use rewrite::uniquify;
+use rewrite::*;
+
+/// The stream plan of a query.
+pub fn translate(plan: &LogicalPlan, options: &PlannerOptions) -> Result<StreamPlan, PlanError> {
+    let mut plan = convert(plan)?;
+    if options.cdc_events_duplicate {
+        normalize_changelogs(&mut plan);
+    }
+    let all = vec![true; plan.schema().len()];
+    let mut plan = prune(plan, &all).0;
+    super::require_update_before(&mut plan, true);
+    Ok(plan)
+}
+
+/// The stream plan of an `INSERT INTO table` whose query, bound against the sink's
+/// columns, is `plan`.
+pub fn translate_insert(
+    plan: &LogicalPlan,
+    table: &str,
+    options: &PlannerOptions,
+) -> Result<StreamPlan, PlanError> {
+    let input = translate(plan, options)?;
+    Ok(StreamPlan::Sink(StreamSink {
+        schema: input.schema().clone(),
+        input: Box::new(input),
+        table: table.to_string(),
+    }))
+}
+
+/// What the session's configuration changes in planning.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PlannerOptions {
+    /// `table.exec.source.cdc-events-duplicate`: a changelog source with a primary key may
+    /// repeat events, so its rows are normalized by key.
+    pub cdc_events_duplicate: bool,
+}
