@@ -1,9 +1,9 @@
-//! Execution: operators as synchronous state machines over [`chunk::StreamChunk`]s, and the
-//! runtime that drives them.
+//! Execution: operators as synchronous state machines over
+//! [`StreamChunk`](crate::types::chunk::StreamChunk)s, and their keyed state (`state/`).
 //!
 //! An operator ([`operator::Operator`]) reacts to chunks, watermarks and the end of input and
 //! pushes what it emits into an [`operator::Output`]; it knows nothing of threads or I/O.
-//! `crate::runtime` runs them in chains on split and task threads.
+//! The runtime (`runtime/`, a layer above) runs them in chains on split and task threads.
 
 pub mod aggregate;
 pub mod calc;
