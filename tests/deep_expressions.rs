@@ -1,7 +1,7 @@
 //! Deep expressions: long operator chains, long IN lists, deep nesting and view cycles.
 //! Each once overflowed a thread's stack and aborted the process (losing a REPL session).
 //! Flink 2.3 itself fails on most of them (a StackOverflowError near 1,000 levels, see
-//! docs/design/flink-2.3-oracle-findings.md, "Binder and evaluation"); Tideline runs them up
+//! docs/flink-2.3-oracle-findings.md, "Binder and evaluation"); Tideline runs them up
 //! to `MAX_EXPR_DEPTH` levels and refuses deeper ones with an error.
 //!
 //! The SQL is generated, and runs through the same entry point as the client (`run_script`)

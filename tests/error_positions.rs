@@ -2,7 +2,7 @@
 //! and column, the column counted in UTF-16 units as Java counts them), and a caret line
 //! that copies the source line's tabs and has one space per other character, so that it
 //! stands under the character whatever the terminal's tab width or the bytes of `é`.
-//! Expected texts are Flink's answers (docs/design/flink-2.3-oracle-findings.md, "Binder and
+//! Expected texts are Flink's answers (docs/flink-2.3-oracle-findings.md, "Binder and
 //! evaluation").
 
 use tideline::client::{Session, render_error};

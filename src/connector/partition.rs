@@ -256,7 +256,7 @@ mod tests {
 
     #[test]
     fn escapes_as_flink() {
-        // Flink 2.3 wrote these directories (docs/design/flink-2.3-oracle-findings.md).
+        // Flink 2.3 wrote these directories (docs/flink-2.3-oracle-findings.md).
         assert_eq!(escape("a/b=c d%e"), "a%2Fb%3Dc d%25e");
         assert_eq!(
             escape("a:b#c?d*\"e'<>|\\^x"),

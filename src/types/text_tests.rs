@@ -117,8 +117,7 @@ fn scalars_to_text() {
     ]));
     assert_eq!(
         fmt_one(t.clone(), TypeKind::Time(3)),
-        ["01:02:03.1", "00:00:00.0", "01:02:03.01", "01:02:03.456"]
-            .map(|s| Some(s.to_string()))
+        ["01:02:03.1", "00:00:00.0", "01:02:03.01", "01:02:03.456"].map(|s| Some(s.to_string()))
     );
     assert_eq!(
         fmt_one(t, TypeKind::Time(0))[1],
@@ -151,8 +150,7 @@ fn scalars_to_text() {
     ]));
     assert_eq!(
         fmt_one(iv, TypeKind::IntervalDayTime),
-        ["+1 02:03:00.000", "-100 00:00:00.500", "+0 00:00:00.001"]
-            .map(|s| Some(s.to_string()))
+        ["+1 02:03:00.000", "-100 00:00:00.500", "+0 00:00:00.001"].map(|s| Some(s.to_string()))
     );
     let ym: ArrayRef = Arc::new(PrimitiveArray::<IntervalYearMonthType>::from(vec![
         14, -131, 7, 24,
