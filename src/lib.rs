@@ -8,6 +8,7 @@
 //!                                      connector::source splits ▶ exec operators (tasks) ▶ sink
 //! ```
 //!
+//! `session` runs each statement to a typed result; `client` (the SQL client) prints it, and
 //! `api` embeds the same path in a Rust program: its own streams as tables, results read as
 //! changelog streams.
 pub mod api;
@@ -17,8 +18,8 @@ pub mod clock;
 pub mod connector;
 pub mod exec;
 pub mod function;
-pub mod job;
 pub mod plan;
 pub mod runtime;
+pub mod session;
 pub mod sql;
 pub mod types;

@@ -17,7 +17,7 @@ fn error_of(script: &str) -> String {
     for (i, stmt) in statements.iter().enumerate() {
         let result = parse_statement(stmt)
             .map_err(Into::into)
-            .and_then(|parsed| session.execute(&parsed, &mut out));
+            .and_then(|parsed| tideline::client::execute(&mut session, &parsed, &mut out));
         match result {
             Ok(()) if i + 1 < statements.len() => {}
             Ok(()) => panic!("the last statement succeeded: {script}"),

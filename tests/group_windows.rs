@@ -120,7 +120,7 @@ fn start_script(mut session: Session, script: String) -> Running {
         let mut result = Ok(());
         for stmt in &stmts {
             let parsed = parse_statement(stmt).unwrap();
-            if let Err(e) = session.execute(&parsed, &mut sink) {
+            if let Err(e) = tideline::client::execute(&mut session, &parsed, &mut sink) {
                 result = Err(tideline::client::render_error(&e, &script));
                 break;
             }

@@ -112,8 +112,7 @@ fn run(script: &str) -> (bool, String) {
         let result = parse_statement(stmt)
             .map_err(|e| e.render(script))
             .and_then(|parsed| {
-                session
-                    .execute(&parsed, &mut out)
+                tideline::client::execute(&mut session, &parsed, &mut out)
                     .map_err(|e| render_error(&e, script))
             });
         if let Err(e) = result {

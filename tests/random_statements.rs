@@ -221,8 +221,7 @@ fn run(session: &mut Session, sql: &str, dir: &std::path::Path) -> Option<String
         let error = match parse_statement(statement) {
             Ok(parsed) => {
                 let mut out = Vec::new();
-                session
-                    .execute(&parsed, &mut out)
+                tideline::client::execute(session, &parsed, &mut out)
                     .err()
                     .map(|e| tideline::client::render_error(&e, &sql))
             }

@@ -57,8 +57,7 @@ fn run(session: &mut Session, sql: &str) -> Result<String, String> {
     let (stmts, _) = split_statements(sql);
     for stmt in &stmts {
         let parsed = parse_statement(stmt).map_err(|e| e.render(sql))?;
-        session
-            .execute(&parsed, &mut out)
+        tideline::client::execute(session, &parsed, &mut out)
             .map_err(|e| tideline::client::render_error(&e, sql))?;
     }
     Ok(String::from_utf8_lossy(&out).into_owned())

@@ -53,7 +53,7 @@ fn start_query() -> Query {
         let mut result = Ok(());
         for stmt in &stmts {
             let parsed = parse_statement(stmt).unwrap();
-            if let Err(e) = session.execute(&parsed, &mut out) {
+            if let Err(e) = tideline::client::execute(&mut session, &parsed, &mut out) {
                 result = Err(tideline::client::render_error(&e, &script));
                 break;
             }

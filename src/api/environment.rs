@@ -10,8 +10,8 @@ use super::expression::Expression;
 use super::from_data_stream::resolve;
 use super::table_result::TableResult;
 use crate::catalog::TableDef;
-use crate::client::{Session, StatementError};
 use crate::connector::source::stream::ProvidedStream;
+use crate::session::{Session, StatementError};
 use crate::sql::parser::parse_statement;
 use crate::sql::split::split_statements;
 
@@ -66,7 +66,7 @@ impl StreamTableEnvironment {
         let (statements, _) = split_statements(script);
         for statement in &statements {
             let parsed = parse_statement(statement).map_err(StatementError::from)?;
-            self.session.execute(&parsed, &mut out)?;
+            crate::client::execute(&mut self.session, &parsed, &mut out)?;
         }
         let _ = out.flush();
         Ok(String::from_utf8_lossy(&out).into_owned())

@@ -49,8 +49,8 @@ pub use environment::StreamTableEnvironment;
 pub use expression::{Expression, col};
 pub use table_result::{ChangelogRow, TableResult};
 
-use crate::client::StatementError;
 use crate::exec::error::ExecError;
+use crate::session::StatementError;
 
 /// An error of the embedded API.
 #[derive(Debug, thiserror::Error)]

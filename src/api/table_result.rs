@@ -8,10 +8,10 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
 use super::ApiError;
-use crate::client::session::PlannedQuery;
 use crate::connector::sink::Sink;
 use crate::exec::error::ExecError;
 use crate::runtime::run::{self, JobMetrics};
+use crate::session::PlannedQuery;
 use crate::types::Schema;
 use crate::types::chunk::{RowKind, StreamChunk};
 use crate::types::text::format_value;

@@ -1,7 +1,8 @@
 //! The SQL client: the REPL, the script runner and the printing of results, like Flink's
 //! `sql-client.sh`.
 
-pub mod session;
+mod result;
+mod result_sink;
 pub mod tableau;
 
 use std::io::Write;
@@ -9,7 +10,8 @@ use std::io::Write;
 use crate::sql::parser::parse_statement;
 use crate::sql::split::split_statements;
 
-pub use session::{Session, StatementError};
+pub use crate::session::{Session, StatementError};
+pub use result::execute;
 
 /// Runs every statement of a script in order; stops at the first error, which is printed to
 /// stderr with its position, or at a cancel (the session's flag: Ctrl-C). Returns whether all
@@ -28,7 +30,7 @@ pub fn run_script(session: &mut Session, script: &str, out: &mut dyn Write) -> b
         let result = stacker::maybe_grow(stack, stack, || {
             parse_statement(stmt)
                 .map_err(StatementError::from)
-                .and_then(|parsed| session.execute(&parsed, out))
+                .and_then(|parsed| execute(session, &parsed, out))
         });
         if let Err(e) = result {
             let _ = out.flush();

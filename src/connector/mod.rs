@@ -5,7 +5,6 @@
 
 pub mod format;
 pub mod jdbc;
-pub mod option_value;
 pub mod partition;
 pub mod registry;
 pub mod sink;

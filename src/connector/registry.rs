@@ -150,12 +150,26 @@ pub fn sink(table: &TableDef) -> Result<&'static dyn SinkFactory, ConnectorError
         })
 }
 
-/// Whether `table`'s source reads only the columns it is asked for.
-pub fn supports_projection(table: &TableDef) -> bool {
-    source(table).is_ok_and(|f| f.supports_projection())
+/// What a table's source can do, as the planner asks it (Flink's planner asks a
+/// `DynamicTableSource` for its ability interfaces and its changelog mode).
+#[derive(Debug, Clone, Copy)]
+pub struct SourceAbilities {
+    /// The source reads only the columns it is asked for (`SupportsProjectionPushDown`).
+    pub projection: bool,
+    /// The table's format is a changelog format (Debezium, Canal, Maxwell): its rows are
+    /// inserted, updated and deleted.
+    pub changelog: bool,
+    /// The metadata keys the source can read, with their types (`SupportsReadingMetadata`).
+    pub metadata: &'static [(&'static str, TypeKind)],
 }
 
-/// The metadata keys `table`'s source can read.
-pub fn metadata_keys(table: &TableDef) -> &'static [(&'static str, TypeKind)] {
-    source(table).map_or(&[], |f| f.metadata_keys())
+/// The abilities of `table`'s source; none for a connector that has no source (its scan
+/// fails later with the connector's own error).
+pub fn source_abilities(table: &TableDef) -> SourceAbilities {
+    let factory = source(table).ok();
+    SourceAbilities {
+        projection: factory.is_some_and(|f| f.supports_projection()),
+        changelog: crate::connector::format::is_changelog_format(&table.options),
+        metadata: factory.map_or(&[], |f| f.metadata_keys()),
+    }
 }

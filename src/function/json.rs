@@ -12,7 +12,7 @@ use arrow_array::{Array, ArrayRef, BooleanArray, StringArray};
 use serde_json::Value as Json;
 
 use super::{EvalContext, EvalError, FunctionDef, Signature, string_type};
-use crate::connector::format::json::{JsonFormat, TimestampStandard, push_json_string};
+use crate::types::json_text::{JsonWriter, TimestampStandard, write_json_string};
 use crate::types::{DataType, TypeKind};
 
 pub const FUNCTIONS: &[FunctionDef] = &[
@@ -530,7 +530,7 @@ fn write_query_result(out: &mut String, v: &Json) {
                 if i > 0 {
                     out.push(',');
                 }
-                push_json_string(out, k);
+                write_json_string(out, k);
                 out.push(':');
                 write_query_result(out, v);
             }
@@ -638,12 +638,12 @@ fn is_json(args: &[ArrayRef], _: &EvalContext, _: &DataType) -> Result<ArrayRef,
 /// How the constructors print values: Flink keeps a DECIMAL's scale here (`1.50`) and writes a
 /// DOUBLE as a `BigDecimal` (`1.0E+20`); a TIMESTAMP is ISO text with its fraction trimmed
 /// (`2024-01-02T03:00:00.5`), a TIMESTAMP_LTZ the UTC instant with `Z`.
-fn value_writer() -> JsonFormat {
-    JsonFormat {
+fn value_writer() -> JsonWriter {
+    JsonWriter {
         encode_decimal_as_plain_number: true,
         encode_double_as_big_decimal: true,
         timestamp_standard: TimestampStandard::Iso8601,
-        ..JsonFormat::default()
+        ..JsonWriter::default()
     }
 }
 
@@ -742,7 +742,7 @@ fn resolve_json_array(args: &[DataType]) -> Result<Signature, String> {
 
 /// Appends a constructor's value: a nested JSON_OBJECT/JSON_ARRAY as JSON, anything else
 /// printed as a JSON value (strings quoted and escaped).
-fn write_member(out: &mut String, value: &ArrayRef, nested: bool, i: usize, writer: &JsonFormat) {
+fn write_member(out: &mut String, value: &ArrayRef, nested: bool, i: usize, writer: &JsonWriter) {
     if nested {
         out.push_str(strings(value).value(i));
     } else {
@@ -788,7 +788,7 @@ fn json_object(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<Arr
             if n > 0 {
                 buf.push(',');
             }
-            push_json_string(&mut buf, key);
+            write_json_string(&mut buf, key);
             buf.push(':');
             let triple = triples[*t];
             write_member(&mut buf, &triple[2], flag(&triple[1]), i, &writer);

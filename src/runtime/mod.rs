@@ -4,6 +4,7 @@
 //! ([`chain`]), partitioners on the edges and a watermark valve where channels meet.
 
 pub mod allocator;
+pub mod build;
 pub mod chain;
 pub mod channel;
 pub mod graph;

@@ -5,12 +5,15 @@
 //! with these types and the executor only ever sees the Arrow side. Time attributes
 //! (`*ROWTIME*`, `*PROCTIME*`) are not types: they ride on a [`Field`] of a [`Schema`].
 
+pub mod cell_writer;
 pub mod chunk;
 pub mod coercion;
 pub mod decimal;
 pub mod floating_decimal;
 pub mod java_hash;
 pub mod java_text;
+pub mod json_text;
+pub mod option_value;
 pub mod pattern;
 pub mod text;
 pub mod time;

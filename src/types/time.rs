@@ -149,6 +149,25 @@ pub fn write_timestamp(out: &mut String, nanos: i64, precision: u8) {
     write_time(out, nanos.rem_euclid(NANOS_PER_DAY), precision);
 }
 
+/// `yyyy-MM-dd HH:mm:ss[.f…]` with the fraction's trailing zeros dropped (java.time's ISO
+/// local time), `sep` between date and time.
+pub fn write_iso_timestamp(out: &mut String, nanos: i64, sep: char) {
+    write_date(out, nanos.div_euclid(NANOS_PER_DAY));
+    out.push(sep);
+    write_time_trimmed(out, nanos.rem_euclid(NANOS_PER_DAY));
+}
+
+/// `HH:mm:ss[.f…]` with the fraction's trailing zeros dropped, as the formats write TIME.
+pub fn write_time_trimmed(out: &mut String, in_day: i64) {
+    write_time(out, in_day - in_day % NANOS_PER_SECOND, 0);
+    let frac = in_day % NANOS_PER_SECOND;
+    if frac != 0 {
+        let digits = format!("{frac:09}");
+        out.push('.');
+        out.push_str(digits.trim_end_matches('0'));
+    }
+}
+
 pub fn format_timestamp(nanos: i64, precision: u8) -> String {
     let mut s = String::with_capacity(29);
     write_timestamp(&mut s, nanos, precision);

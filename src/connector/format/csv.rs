@@ -21,15 +21,17 @@ use arrow_array::{
 use arrow_buffer::{OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType as ArrowType;
 
-use super::{CellWriter, ColumnText, TextColumn, push_integer};
+use super::{ColumnText, TextColumn};
 use crate::connector::{BatchLimit, Decoded};
+use crate::types::cell_writer::{CellWriter, push_integer};
 use crate::types::chunk::batch_with_rows;
 use crate::types::text::{
     TemporalText, TextDialect, base64_decode, base64_encode, parse_column_as,
     write_decimal_normalized, write_java_double, write_java_float,
 };
-use crate::types::time::{SessionZone, write_date, write_time};
-use crate::types::{DataType, NANOS_PER_DAY, NANOS_PER_SECOND, Schema, TypeKind};
+use crate::types::time::{SessionZone, write_date};
+use crate::types::time::{write_iso_timestamp, write_time_trimmed};
+use crate::types::{DataType, NANOS_PER_DAY, Schema, TypeKind};
 
 /// A row that cannot be decoded: the line, the column when known, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -474,25 +476,6 @@ impl CsvFormat {
             line.push(c);
         }
         line.push(quote);
-    }
-}
-
-/// `yyyy-MM-dd HH:mm:ss[.f…]` with the fraction's trailing zeros dropped (java.time's ISO
-/// local time), `sep` between date and time.
-pub(crate) fn write_iso_timestamp(out: &mut String, nanos: i64, sep: char) {
-    write_date(out, nanos.div_euclid(NANOS_PER_DAY));
-    out.push(sep);
-    write_time_trimmed(out, nanos.rem_euclid(NANOS_PER_DAY));
-}
-
-/// `HH:mm:ss[.f…]` with the fraction's trailing zeros dropped, as the formats write TIME.
-pub(crate) fn write_time_trimmed(out: &mut String, in_day: i64) {
-    write_time(out, in_day - in_day % NANOS_PER_SECOND, 0);
-    let frac = in_day % NANOS_PER_SECOND;
-    if frac != 0 {
-        let digits = format!("{frac:09}");
-        out.push('.');
-        out.push_str(digits.trim_end_matches('0'));
     }
 }
 

@@ -9,6 +9,7 @@
 //! defaults are: no comments, no trailing commas, no raw control characters in strings, no
 //! lone surrogates.
 
+use crate::types::json_text::write_json_string;
 use std::borrow::Cow;
 use std::fmt;
 
@@ -180,38 +181,6 @@ fn write_tree_number(out: &mut String, number: &str) {
     } else {
         out.push_str(number);
     }
-}
-
-/// A JSON string literal: `"` and `\` escaped, control characters as `\b \t \n \f \r` or
-/// `\u00XX` (upper-case hex), everything else raw: Jackson's default escaping.
-pub fn write_json_string(out: &mut String, s: &str) {
-    out.push('"');
-    let mut start = 0;
-    for (i, b) in s.bytes().enumerate() {
-        let escape = match b {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0x08 => "\\b",
-            0x0c => "\\f",
-            0..=0x1f => "",
-            _ => continue,
-        };
-        out.push_str(&s[start..i]);
-        if escape.is_empty() {
-            const HEX: &[u8; 16] = b"0123456789ABCDEF";
-            out.push_str("\\u00");
-            out.push(HEX[(b >> 4) as usize] as char);
-            out.push(HEX[(b & 0xf) as usize] as char);
-        } else {
-            out.push_str(escape);
-        }
-        start = i + 1;
-    }
-    out.push_str(&s[start..]);
-    out.push('"');
 }
 
 /// Text that is not JSON: what was expected and the 1-based character column.

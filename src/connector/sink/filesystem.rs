@@ -31,7 +31,6 @@ use arrow_array::{RecordBatch, UInt32Array};
 use crate::clock::Clock;
 use crate::connector::ConnectorError;
 use crate::connector::format::{LineEncoder, new_encoder};
-use crate::connector::option_value::{parse_duration, parse_memory_size};
 use crate::connector::partition::{self, DEFAULT_PARTITION_NAME};
 use crate::connector::registry::{SinkFactory, SinkRequest};
 use crate::connector::sink::Sink;
@@ -39,6 +38,7 @@ use crate::exec::error::ExecError;
 use crate::function::math::random_uuid;
 use crate::types::chunk::batch_with_rows;
 use crate::types::chunk::{RowKind, StreamChunk};
+use crate::types::option_value::{parse_duration, parse_memory_size};
 use crate::types::{DataType, Schema};
 
 /// Flink's defaults for `sink.rolling-policy.*`: 128 MB, 30 min, 30 min, 1 min.

@@ -13,7 +13,6 @@ use arrow_schema::SchemaRef;
 use crate::catalog::TableDef;
 use crate::clock::Clock;
 use crate::connector::ConnectorError;
-use crate::connector::option_value::parse_duration;
 use crate::connector::registry::{ScanRequest, SourceFactory};
 use crate::connector::source::split::Pipeline;
 use crate::connector::source::split::SourceSplit;
@@ -21,6 +20,7 @@ use crate::exec::error::ExecError;
 use crate::function::EvalContext;
 use crate::types::chunk::batch_with_rows;
 use crate::types::java_text::group_thousands;
+use crate::types::option_value::parse_duration;
 use crate::types::{DataType, NANOS_PER_DAY, Schema, TypeKind};
 
 /// Rows per batch when the rate allows it.

@@ -321,7 +321,7 @@ pub(super) fn metadata_kind(
     key: &str,
     column: &str,
 ) -> Result<TypeKind, SqlError> {
-    let known = crate::connector::registry::metadata_keys(table);
+    let known = crate::connector::registry::source_abilities(table).metadata;
     match known.iter().find(|(k, _)| *k == key) {
         Some((_, kind)) => Ok(kind.clone()),
         None if known.is_empty() => Err(SqlError::without_position(format!(

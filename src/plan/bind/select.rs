@@ -83,7 +83,7 @@ impl<'a> Binder<'a> {
             h.name == "STATE_TTL" && h.follows.line == end.line && h.follows.column == end.column
         }) {
             for (name, text) in &hint.options {
-                let millis = crate::connector::option_value::parse_duration(text)
+                let millis = crate::types::option_value::parse_duration(text)
                     .map(|nanos| nanos / 1_000_000)
                     .ok_or_else(|| {
                         SqlError::new(

@@ -24,13 +24,13 @@ impl StreamTableSourceScan {
     /// Whether the connector reads only the columns it is asked for, as Flink's
     /// `SupportsProjectionPushDown` sources do (the filesystem source; not datagen).
     pub fn can_project(&self) -> bool {
-        crate::connector::registry::supports_projection(&self.table)
+        crate::connector::registry::source_abilities(&self.table).projection
     }
 
     /// Whether the table's format is a changelog format (Debezium, Canal, Maxwell): then its
     /// rows are inserted, updated and deleted.
     pub fn reads_changelog(&self) -> bool {
-        crate::connector::format::is_changelog_format(&self.table.options)
+        crate::connector::registry::source_abilities(&self.table).changelog
     }
 
     pub fn changelog_mode(&self) -> super::ChangelogMode {

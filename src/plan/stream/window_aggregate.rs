@@ -44,6 +44,16 @@ fn accumulators(call: &AggregateCall, j: usize) -> Vec<String> {
 }
 
 impl StreamWindowAggregate {
+    /// Whether the windows share slices, so that the slicing operator aggregates each slice
+    /// once for all the windows it is part of (Flink's `SlicingWindowOperator`): HOP and
+    /// CUMULATE; a TUMBLE window is its own slice and runs as a group window.
+    pub fn slices(&self) -> bool {
+        matches!(
+            self.aggregate.window.kind,
+            GroupWindowKind::Hop { .. } | GroupWindowKind::Cumulate { .. }
+        )
+    }
+
     fn column(&self, i: usize) -> String {
         let input = &self.aggregate.input.schema().fields;
         match input.get(i) {

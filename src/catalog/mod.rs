@@ -4,6 +4,8 @@
 //! `catalog.db.t` resolves by its last part (there is one catalog and one database,
 //! `default_catalog.default_database`).
 
+pub mod ddl;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

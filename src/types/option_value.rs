@@ -1,6 +1,7 @@
 //! The value syntaxes of Flink's typed connector options that are not plain numbers:
 //! durations (`TimeUtils.parseDuration`) and memory sizes (`MemorySize.parse`). Connectors
-//! read their options as text and ask here; an option's own error names its key.
+//! and the session's options read their values as text and ask here; an option's own error
+//! names its key.
 
 /// A Flink duration (`5000`, `5 s`, `1 min`, `2 h`, `1 d`; milliseconds without a unit) in
 /// nanoseconds.

@@ -1,0 +1,98 @@
+//! The stateless nodes: Calc, Expand, dropping `-U`, exchanges and UNION ALL, fused into
+//! the chains below them.
+
+use super::*;
+
+pub(super) fn calc(
+    c: &StreamCalc,
+    ctx: &EvalContext,
+    options: &JobOptions,
+    graph: &mut JobGraph,
+    groups: &mut AlignmentGroups,
+) -> Result<Built, BuildError> {
+    let mut built = build(&c.input, ctx, options, graph, groups)?;
+    let schema = runtime_schema(&c.schema);
+    built.push(graph, &|| {
+        Box::new(CalcOperator::new(
+            c.filter.clone(),
+            c.exprs.clone(),
+            schema.clone(),
+            ctx.clone(),
+        ))
+    });
+    Ok(built)
+}
+
+pub(super) fn expand(
+    x: &StreamExpand,
+    ctx: &EvalContext,
+    options: &JobOptions,
+    graph: &mut JobGraph,
+    groups: &mut AlignmentGroups,
+) -> Result<Built, BuildError> {
+    let mut built = build(&x.input, ctx, options, graph, groups)?;
+    let schema = runtime_schema(&x.schema);
+    built.push(graph, &|| {
+        Box::new(ExpandOperator::new(
+            x.projects.clone(),
+            schema.clone(),
+            ctx.clone(),
+        ))
+    });
+    Ok(built)
+}
+
+pub(super) fn drop_update_before(
+    d: &StreamDropUpdateBefore,
+    ctx: &EvalContext,
+    options: &JobOptions,
+    graph: &mut JobGraph,
+    groups: &mut AlignmentGroups,
+) -> Result<Built, BuildError> {
+    let mut built = build(&d.input, ctx, options, graph, groups)?;
+    built.push(graph, &|| Box::new(DropUpdateBeforeOperator));
+    Ok(built)
+}
+
+/// A new task vertex: `parallelism.default` instances for a hash exchange, one for
+/// a single one.
+pub(super) fn exchange(
+    e: &StreamExchange,
+    ctx: &EvalContext,
+    options: &JobOptions,
+    graph: &mut JobGraph,
+    groups: &mut AlignmentGroups,
+) -> Result<Built, BuildError> {
+    let input = build(&e.input, ctx, options, graph, groups)?;
+    let (instances, partitioning) = match &e.distribution {
+        Distribution::Hash(keys) => (
+            options.parallelism,
+            Partitioning::Hash {
+                columns: keys.clone(),
+                schema: runtime_schema(e.input.schema()),
+            },
+        ),
+        Distribution::Single | Distribution::Any => (1, Partitioning::Global),
+    };
+    let mut inputs = Vec::new();
+    input.edges(graph, 0, &partitioning, &mut inputs);
+    Ok(Built::Task(graph.add_task(TaskVertex {
+        name: "Exchange".into(),
+        instances: (0..instances).map(|_| Vec::new()).collect(),
+        inputs,
+    })))
+}
+
+pub(super) fn union(
+    u: &StreamUnion,
+    ctx: &EvalContext,
+    options: &JobOptions,
+    graph: &mut JobGraph,
+    groups: &mut AlignmentGroups,
+) -> Result<Built, BuildError> {
+    let mut inputs = Vec::new();
+    for input in &u.inputs {
+        inputs.push(build(input, ctx, options, graph, groups)?);
+    }
+    Ok(Built::Union(inputs))
+}

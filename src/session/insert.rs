@@ -1,0 +1,122 @@
+//! `INSERT INTO`: static partitions, the NOT NULL enforcer spliced before the sink, and
+//! what the sink refuses, checked before the job is submitted.
+
+use super::result::SinkTarget;
+use super::{
+    NOT_NULL_ENFORCER, PlannedInsert, Session, StatementError, StatementResult, position_error,
+};
+use crate::catalog::CatalogEntry;
+use crate::exec::not_null::NotNullEnforcer;
+use crate::plan::bind::Binder;
+use crate::plan::stream::translate::translate_insert;
+use crate::runtime::build::build_job;
+use crate::sql::SqlError;
+use crate::sql::ast::{Insert, ParsedStatement};
+use crate::sql::parser::session_object_name;
+
+impl Session {
+    /// An INSERT, planned and checked against its sink, ready to submit.
+    pub(super) fn insert(
+        &self,
+        parsed: &ParsedStatement,
+        insert: &Insert,
+    ) -> Result<StatementResult, StatementError> {
+        let name = session_object_name(&insert.table).map_err(|m| position_error(parsed, m))?;
+        let table = match self.catalog.get(&name) {
+            Some(CatalogEntry::Table(t)) => t.clone(),
+            _ => {
+                return Err(position_error(
+                    parsed,
+                    format!("table '{name}' does not exist"),
+                ));
+            }
+        };
+        let table = Binder::new(&self.catalog, &parsed.hints)
+            .sink_table(&table, sqlparser::ast::Spanned::span(&insert.table))?;
+        // `PARTITION (k = 'v')` names columns the query then does not provide.
+        let physical = table.physical_schema();
+        for (key, _) in &insert.static_partitions {
+            if !physical.fields.iter().any(|f| &f.name == key) {
+                return Err(position_error(
+                    parsed,
+                    format!("Unknown target column '{key}'"),
+                ));
+            }
+            if !table.partition_keys.contains(key) {
+                return Err(position_error(
+                    parsed,
+                    format!(
+                        "Static partition column '{key}' should be in the partition keys list [{}] for table 'default_catalog.default_database.{name}'.",
+                        table.partition_keys.join(", ")
+                    ),
+                ));
+            }
+        }
+        let sink_schema = crate::types::Schema::new(
+            physical
+                .fields
+                .iter()
+                .filter(|f| !insert.static_partitions.iter().any(|(k, _)| k == &f.name))
+                .cloned()
+                .collect(),
+        );
+        let plan = Binder::new(&self.catalog, &parsed.hints).bind_insert(
+            &insert.query,
+            &name,
+            &sink_schema,
+            &insert.columns,
+        )?;
+        let ctx = self.eval_context();
+        let stream =
+            translate_insert(&plan, &name, &self.planner_options()).map_err(SqlError::from)?;
+        let mut graph = build_job(&stream, &ctx, &self.job_options()?)?;
+        // NULLs bound for NOT NULL sink columns: Flink's enforcer.
+        let not_null: Vec<(usize, String)> = sink_schema
+            .fields
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| !f.data_type.nullable)
+            .map(|(i, f)| (i, f.name.clone()))
+            .collect();
+        if !not_null.is_empty() {
+            let drop = match self
+                .options
+                .get(NOT_NULL_ENFORCER)
+                .map(|v| v.to_ascii_uppercase())
+            {
+                None => false,
+                Some(v) if v == "ERROR" => false,
+                Some(v) if v == "DROP" => true,
+                Some(v) => {
+                    return Err(StatementError::Job(format!(
+                        "Could not parse value '{v}' for key '{NOT_NULL_ENFORCER}': expected one of [ERROR, DROP]"
+                    )));
+                }
+            };
+            graph.push_before_sink(&|| Box::new(NotNullEnforcer::new(not_null.clone(), drop)));
+        }
+        // What the sink refuses, and its options, are checked before the job is
+        // submitted.
+        let factory = crate::connector::registry::sink(&table)?;
+        let target = SinkTarget {
+            factory,
+            written: plan.schema().clone(),
+            name,
+            table,
+            physical,
+            static_partitions: insert.static_partitions.clone(),
+            overwrite: insert.overwrite,
+        };
+        let request = target.request(self.batch_mode(), self.clock.clone());
+        factory
+            .check(&request)
+            .map_err(|message| position_error(parsed, message))?;
+        if !factory.accepts_updates(&request)
+            && let Some(message) = stream.append_only_refusal(&target.name)
+        {
+            return Err(position_error(parsed, message));
+        }
+        factory.validate(&request)?;
+        Ok(StatementResult::Insert(PlannedInsert { graph, target }))
+    }
+}

@@ -1,0 +1,569 @@
+//! The engine's session: the catalog, the `SET` options, and the execution of each
+//! statement to a typed result ([`StatementResult`]). The SQL client (`client/`) prints the
+//! results and runs the jobs with its sinks; the embedded API (`api/`) reads them.
+
+mod alter;
+mod explain;
+mod insert;
+pub mod options;
+mod result;
+mod show;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use crate::catalog::{Catalog, CatalogEntry, ViewDef};
+use crate::clock::{Clock, SystemClock};
+use crate::connector::sink::Sink;
+use crate::exec::error::ExecError;
+use crate::function::EvalContext;
+use crate::plan::bind::{Binder, output_names, repeated_name};
+use crate::plan::stream::translate::PlannerOptions;
+use crate::plan::stream::{StreamPlan, translate};
+use crate::runtime::build::{JobOptions, build_job};
+use crate::runtime::graph::JobGraph;
+use crate::runtime::run::{self, RunOptions};
+use crate::sql::SqlError;
+use crate::sql::ast::{CreateView, ObjectKind, ParsedStatement, Statement};
+use crate::sql::parser::session_object_name;
+use crate::types::Schema;
+use crate::types::time::SessionZone;
+
+pub use options::*;
+pub use result::{PlannedInsert, PlannedQuery, StatementResult};
+
+/// An error of one statement: bad SQL (with position) or a failed job.
+#[derive(Debug, thiserror::Error)]
+pub enum StatementError {
+    #[error(transparent)]
+    Sql(#[from] SqlError),
+    #[error("{0}")]
+    Job(String),
+    /// The user cancelled a query (Ctrl-C): the rows printed so far stand, followed by Flink's
+    /// "Query terminated" line.
+    #[error("the query was cancelled")]
+    Interrupted,
+}
+
+impl From<ExecError> for StatementError {
+    fn from(e: ExecError) -> Self {
+        StatementError::Job(e.to_string())
+    }
+}
+
+impl From<crate::runtime::build::BuildError> for StatementError {
+    fn from(e: crate::runtime::build::BuildError) -> Self {
+        StatementError::Job(e.to_string())
+    }
+}
+
+impl From<crate::connector::ConnectorError> for StatementError {
+    fn from(e: crate::connector::ConnectorError) -> Self {
+        StatementError::Job(e.0)
+    }
+}
+
+pub struct Session {
+    catalog: Catalog,
+    options: BTreeMap<String, String>,
+    clock: Arc<dyn Clock>,
+    host_zone: SessionZone,
+    pub cancel: Arc<AtomicBool>,
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Self::new(Arc::new(SystemClock))
+    }
+}
+
+impl Session {
+    pub fn new(clock: Arc<dyn Clock>) -> Self {
+        Session {
+            catalog: Catalog::default(),
+            options: BTreeMap::new(),
+            clock,
+            host_zone: SessionZone::system(),
+            cancel: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    fn zone(&self) -> SessionZone {
+        match self.options.get(LOCAL_TIME_ZONE).map(String::as_str) {
+            None | Some("default") => self.host_zone.clone(),
+            Some(name) => SessionZone::new(name).unwrap_or_else(|_| self.host_zone.clone()),
+        }
+    }
+
+    /// Runs a job; in batch mode its rows reach the sink in a fixed order (split by split).
+    pub fn run_job(&self, graph: JobGraph, sink: &mut dyn Sink) -> Result<(), ExecError> {
+        let options = RunOptions {
+            ordered: self.batch_mode(),
+            clock: self.clock.clone(),
+            metrics: Arc::default(),
+        };
+        let result = run::run(graph, sink, self.cancel.clone(), &options);
+        // Beyond Flink, which drops late rows silently: say how many were dropped, and where.
+        for (task, late) in options.metrics.late_rows() {
+            eprintln!("[WARNING] {late} late row(s) dropped by {task}");
+        }
+        result
+    }
+
+    /// The options planning reads (a value other than `true` is false, as Flink's boolean
+    /// options read).
+    fn planner_options(&self) -> PlannerOptions {
+        PlannerOptions {
+            cdc_events_duplicate: self
+                .options
+                .get(CDC_EVENTS_DUPLICATE)
+                .is_some_and(|v| v.eq_ignore_ascii_case("true")),
+        }
+    }
+
+    /// The options a job is built with, checked as Flink checks them when a job starts.
+    fn job_options(&self) -> Result<JobOptions, StatementError> {
+        let mut options = JobOptions::default();
+        if let Some(text) = self.options.get(AUTO_WATERMARK_INTERVAL) {
+            options.auto_watermark_interval = crate::types::option_value::parse_duration(text)
+                .map(|nanos| nanos / 1_000_000)
+                .ok_or_else(|| {
+                    StatementError::Job(format!(
+                        "Could not parse value '{text}' for key '{AUTO_WATERMARK_INTERVAL}'."
+                    ))
+                })?;
+        }
+        if let Some(text) = self.options.get(STATE_TTL) {
+            options.state_ttl = crate::types::option_value::parse_duration(text)
+                .map(|nanos| nanos / 1_000_000)
+                .ok_or_else(|| {
+                    StatementError::Job(format!(
+                        "Could not parse value '{text}' for key '{STATE_TTL}'."
+                    ))
+                })?;
+        }
+        if let Some(text) = self.options.get(IDLE_TIMEOUT) {
+            options.idle_timeout = crate::types::option_value::parse_duration(text)
+                .map(|nanos| nanos / 1_000_000)
+                .ok_or_else(|| {
+                    StatementError::Job(format!(
+                        "Could not parse value '{text}' for key '{IDLE_TIMEOUT}'."
+                    ))
+                })?;
+        }
+        let integer = |key: &str| -> Result<Option<i64>, StatementError> {
+            self.options
+                .get(key)
+                .map(|text| {
+                    text.trim().parse::<i64>().map_err(|_| {
+                        StatementError::Job(format!(
+                            "Could not parse value '{text}' for key '{key}'."
+                        ))
+                    })
+                })
+                .transpose()
+        };
+        // -1 is Flink's "the default".
+        match integer(PARALLELISM)? {
+            None | Some(-1) => {}
+            Some(p) if p >= 1 => options.parallelism = p.min(i64::from(u32::MAX)) as u32,
+            Some(_) => {
+                return Err(StatementError::Job(
+                    "Parallelism must be at least one, or ExecutionConfig.PARALLELISM_DEFAULT (use system default).".into(),
+                ));
+            }
+        }
+        match integer(MAX_PARALLELISM)? {
+            None | Some(-1) => {}
+            Some(m) if (1..=32768).contains(&m) && m >= i64::from(options.parallelism) => {
+                options.max_parallelism = m as u32
+            }
+            Some(m) => {
+                return Err(StatementError::Job(format!(
+                    "The maximum parallelism must be between the parallelism ({}) and 32768, got {m} for key '{MAX_PARALLELISM}'.",
+                    options.parallelism
+                )));
+            }
+        }
+        Ok(options)
+    }
+
+    pub fn batch_mode(&self) -> bool {
+        self.options
+            .get(RUNTIME_MODE)
+            .is_some_and(|m| m.eq_ignore_ascii_case("batch"))
+    }
+
+    fn eval_context(&self) -> EvalContext {
+        EvalContext {
+            zone: self.zone(),
+            clock: self.clock.clone(),
+            query_start: self.clock.now_nanos(),
+            batch_mode: self.batch_mode(),
+            num_rows: 0,
+        }
+    }
+
+    /// Executes one statement, printing its result on `out`.
+    /// Runs one statement as far as the engine goes: a catalog or session change is done, a
+    /// listing or EXPLAIN is computed, and a query or INSERT is planned and built into its
+    /// job, which the caller runs (the client prints it, the embedded API reads it).
+    pub fn execute(&mut self, parsed: &ParsedStatement) -> Result<StatementResult, StatementError> {
+        // Like Flink, SET takes any zone id; each statement that plans a query checks it.
+        if matches!(
+            parsed.statement,
+            Statement::Query(_) | Statement::Insert(_) | Statement::Explain { .. }
+        ) && let Some(zone) = self.options.get(LOCAL_TIME_ZONE)
+            && zone != "default"
+            && !flink_session_zone_id(zone)
+        {
+            return Err(position_error(
+                parsed,
+                "Invalid time zone. The value should be a Time Zone Database (TZDB) ID such as 'America/Los_Angeles' to include daylight saving time. Fixed offsets are supported using 'GMT-03:00' or 'GMT+03:00'. Or use 'UTC' without time zone and daylight saving time.",
+            ));
+        }
+        match &parsed.statement {
+            Statement::Set { key: None, .. } => {
+                let rows: Vec<Vec<String>> = self
+                    .options
+                    .iter()
+                    .map(|(k, v)| vec![k.clone(), v.clone()])
+                    .collect();
+                Ok(StatementResult::rows(&["key", "value"], rows))
+            }
+            Statement::Set {
+                key: Some(key),
+                value,
+            } => {
+                let value = value.clone().unwrap_or_default();
+                validate_option(key, &value, parsed)?;
+                self.options.insert(key.clone(), value);
+                Ok(StatementResult::Done)
+            }
+            Statement::Reset { key } => {
+                match key {
+                    Some(k) => {
+                        self.options.remove(k);
+                    }
+                    None => self.options.clear(),
+                }
+                Ok(StatementResult::Done)
+            }
+            Statement::CreateTable(create) => {
+                let name =
+                    session_object_name(&create.name).map_err(|m| position_error(parsed, m))?;
+                if self.is_new(
+                    &name,
+                    create.temporary,
+                    create.if_not_exists,
+                    "table",
+                    parsed,
+                )? {
+                    let merged;
+                    let create = match &create.like {
+                        Some(like) => {
+                            merged = crate::catalog::ddl::merge_like(&self.catalog, create, like)?;
+                            &merged
+                        }
+                        None => create,
+                    };
+                    let table =
+                        Binder::new(&self.catalog, &parsed.hints).bind_create_table(create)?;
+                    self.catalog.insert(
+                        name,
+                        CatalogEntry::Table(Arc::new(table)),
+                        create.temporary,
+                    );
+                }
+                Ok(StatementResult::Done)
+            }
+            Statement::CreateView(create) => {
+                let name =
+                    session_object_name(&create.name).map_err(|m| position_error(parsed, m))?;
+                if self.is_new(
+                    &name,
+                    create.temporary,
+                    create.if_not_exists,
+                    "view",
+                    parsed,
+                )? {
+                    let view = self.define_view(create, parsed)?;
+                    self.catalog
+                        .insert(name, CatalogEntry::View(Arc::new(view)), create.temporary);
+                }
+                Ok(StatementResult::Done)
+            }
+            Statement::Drop(drop) => {
+                let name =
+                    session_object_name(&drop.name).map_err(|m| position_error(parsed, m))?;
+                let what = if drop.kind == ObjectKind::Table {
+                    "table"
+                } else {
+                    "view"
+                };
+                if !drop.temporary && self.catalog.get_in(&name, true).is_some() {
+                    // Flink will not drop a permanent object a temporary one shadows.
+                    return Err(position_error(
+                        parsed,
+                        format!(
+                            "Temporary {what} with identifier '`default_catalog`.`default_database`.`{name}`' exists. Drop it first before removing the permanent {what}."
+                        ),
+                    ));
+                }
+                let matches = match (self.catalog.get_in(&name, drop.temporary), drop.kind) {
+                    (Some(CatalogEntry::Table(_)), ObjectKind::Table)
+                    | (Some(CatalogEntry::View(_)), ObjectKind::View) => true,
+                    // IF EXISTS never fails, not even on an object of the other kind.
+                    _ if drop.if_exists => false,
+                    (None, _) if drop.temporary => {
+                        return Err(position_error(
+                            parsed,
+                            format!(
+                                "Temporary table or view with identifier 'default_catalog.default_database.{name}' does not exist."
+                            ),
+                        ));
+                    }
+                    _ => {
+                        return Err(position_error(
+                            parsed,
+                            format!("{what} '{name}' does not exist"),
+                        ));
+                    }
+                };
+                if matches {
+                    self.catalog.remove(&name, drop.temporary);
+                }
+                Ok(StatementResult::Done)
+            }
+            Statement::ShowTables { database, like } | Statement::ShowViews { database, like } => {
+                self.show_tables(parsed, database, like)
+            }
+            Statement::ShowFunctions {
+                user_only,
+                database,
+                like,
+            } => self.show_functions(parsed, user_only, database, like),
+            Statement::ShowSingle {
+                header,
+                value,
+                scope,
+                like,
+            } => self.show_single(parsed, header, value, scope, like),
+            Statement::ShowFixed { header, rows } => Ok(StatementResult::rows(
+                header,
+                rows.iter()
+                    .map(|r| r.iter().map(|c| c.to_string()).collect())
+                    .collect(),
+            )),
+            Statement::ShowCreateTable(name) | Statement::ShowCreateView(name) => {
+                self.show_create(parsed, name)
+            }
+            Statement::Describe { name, like } => self.describe(parsed, name, like),
+            Statement::AlterTable {
+                name,
+                if_exists,
+                action,
+            } => self.alter_table(parsed, name, if_exists, action),
+            Statement::AlterViewAs { name, query } => self.alter_view_as(parsed, name, query),
+            Statement::AlterViewRename { name, new_name } => {
+                self.alter_view_rename(parsed, name, new_name)
+            }
+            Statement::Use { catalog, name } => {
+                let parts: Vec<String> = name
+                    .0
+                    .iter()
+                    .map(|p| p.as_ident().map(|i| i.value.clone()).unwrap_or_default())
+                    .collect();
+                let known = match (catalog, parts.as_slice()) {
+                    (true, [c]) => c == "default_catalog",
+                    (false, [db]) => db == "default_database",
+                    (false, [c, db]) => c == "default_catalog" && db == "default_database",
+                    _ => false,
+                };
+                if !known {
+                    let shown = parts.last().cloned().unwrap_or_default();
+                    return Err(position_error(
+                        parsed,
+                        if *catalog {
+                            format!("A catalog with name [{shown}] does not exist.")
+                        } else {
+                            format!(
+                                "A database with name [{shown}] does not exist in the catalog: [default_catalog]."
+                            )
+                        },
+                    ));
+                }
+                Ok(StatementResult::Done)
+            }
+            Statement::Explain {
+                statement,
+                changelog_mode,
+            } => self.explain(parsed, statement, changelog_mode),
+            Statement::Query(query) => {
+                let plan = Binder::new(&self.catalog, &parsed.hints).bind_query(query)?;
+                let logical = output_names(plan);
+                let plan = translate(&logical, &self.planner_options()).map_err(SqlError::from)?;
+                Ok(StatementResult::Query(
+                    self.planned_query(&plan, logical.schema())?,
+                ))
+            }
+            Statement::Insert(insert) => self.insert(parsed, insert),
+        }
+    }
+
+    /// Whether `name` is free for a CREATE in its namespace (temporary objects may shadow
+    /// permanent ones); `false` when it is taken and IF NOT EXISTS was written, an error when
+    /// it is taken without it.
+    fn is_new(
+        &self,
+        name: &str,
+        temporary: bool,
+        if_not_exists: bool,
+        what: &str,
+        parsed: &ParsedStatement,
+    ) -> Result<bool, StatementError> {
+        match (
+            self.catalog.get_in(name, temporary).is_some(),
+            if_not_exists,
+        ) {
+            (false, _) => Ok(true),
+            (true, true) => Ok(false),
+            (true, false) => Err(position_error(
+                parsed,
+                format!("{what} '{name}' already exists"),
+            )),
+        }
+    }
+
+    /// A view from its definition: the query bound, the column list checked against it, and
+    /// the text SHOW CREATE VIEW prints.
+    fn define_view(
+        &self,
+        create: &CreateView,
+        parsed: &ParsedStatement,
+    ) -> Result<ViewDef, StatementError> {
+        let plan = Binder::new(&self.catalog, &parsed.hints).bind_query(&create.query)?;
+        let input = plan.schema();
+        if !create.columns.is_empty() && create.columns.len() != input.len() {
+            let names: Vec<&str> = input.fields.iter().map(|f| f.name.as_str()).collect();
+            return Err(position_error(
+                parsed,
+                format!(
+                    "VIEW definition and input fields not match:\n\tDef fields: [{}].\n\tInput fields: [{}].",
+                    create.columns.join(", "),
+                    names.join(", ")
+                ),
+            ));
+        }
+        let repeated = if create.columns.is_empty() {
+            repeated_name(input)
+        } else {
+            repeated_column(&create.columns)
+        };
+        if let Some(name) = repeated {
+            return Err(position_error(
+                parsed,
+                format!("A column with the same name `{name}` has been defined"),
+            ));
+        }
+        let schema = plan
+            .schema()
+            .renamed(&create.columns)
+            .map_err(|message| position_error(parsed, message))?;
+        Ok(ViewDef {
+            name: session_object_name(&create.name).map_err(|m| position_error(parsed, m))?,
+            query: create.query.clone(),
+            schema,
+            comment: create.comment.clone(),
+            temporary: create.temporary,
+        })
+    }
+
+    /// A query's job, built from its stream plan, with its rows named as `result` (the logical
+    /// plan's names, which the stream plan's root need not keep, as Calcite's does not).
+    fn planned_query(
+        &self,
+        plan: &StreamPlan,
+        result: &Schema,
+    ) -> Result<PlannedQuery, StatementError> {
+        let ctx = self.eval_context();
+        let graph = build_job(plan, &ctx, &self.job_options()?)?;
+        Ok(PlannedQuery {
+            graph,
+            schema: result_schema(plan, result),
+            zone: ctx.zone,
+            run_options: RunOptions {
+                ordered: self.batch_mode(),
+                clock: self.clock.clone(),
+                metrics: Arc::default(),
+            },
+        })
+    }
+
+    /// A `SET` option's value, as set.
+    pub fn option(&self, key: &str) -> Option<&str> {
+        self.options.get(key).map(String::as_str)
+    }
+}
+
+// The embedded API's entry points (`api/`): tables whose rows a program provides, and
+// queries whose job the program runs and reads itself.
+impl Session {
+    /// Registers a table made by the program (`fromDataStream`) as a temporary object, as
+    /// Flink's `createTemporaryView` does.
+    pub fn register_temporary_table(
+        &mut self,
+        table: crate::catalog::TableDef,
+    ) -> Result<(), StatementError> {
+        if self.catalog.get_in(&table.name, true).is_some() {
+            return Err(StatementError::Job(format!(
+                "Temporary table '`default_catalog`.`default_database`.`{}`' already exists",
+                table.name
+            )));
+        }
+        let name = table.name.clone();
+        self.catalog
+            .insert(name, CatalogEntry::Table(Arc::new(table)), true);
+        Ok(())
+    }
+
+    /// The job of one `SELECT` (bound, planned and built as `execute` would run it), for the
+    /// caller to run with a sink of its own.
+    pub fn plan_query(&mut self, parsed: &ParsedStatement) -> Result<PlannedQuery, StatementError> {
+        let Statement::Query(query) = &parsed.statement else {
+            return Err(position_error(
+                parsed,
+                "only a SELECT query can be read as a changelog stream",
+            ));
+        };
+        let plan = Binder::new(&self.catalog, &parsed.hints).bind_query(query)?;
+        let logical = output_names(plan);
+        let plan = translate(&logical, &self.planner_options()).map_err(SqlError::from)?;
+        self.planned_query(&plan, logical.schema())
+    }
+}
+
+fn position_error(parsed: &ParsedStatement, message: impl Into<String>) -> StatementError {
+    StatementError::Sql(SqlError::new(
+        message,
+        parsed.position.line,
+        parsed.position.column,
+    ))
+}
+
+/// The first name written twice in a view's column list.
+fn repeated_column(names: &[String]) -> Option<&str> {
+    (1..names.len())
+        .find(|&i| names[..i].contains(&names[i]))
+        .map(|i| names[i].as_str())
+}
+
+/// A query's result columns: the stream plan's root, named as the logical plan names them.
+fn result_schema(plan: &StreamPlan, logical: &Schema) -> Schema {
+    let mut schema = plan.schema().clone();
+    for (field, named) in schema.fields.iter_mut().zip(&logical.fields) {
+        field.name = named.name.clone();
+    }
+    schema
+}
