@@ -6,8 +6,9 @@ use crate::catalog::CatalogEntry;
 use crate::plan::bind::{Binder, output_names};
 use crate::plan::explain::Spelling;
 use crate::plan::logical::LogicalPlan;
+use crate::plan::stream::changelog::RootConsumer;
+use crate::plan::stream::translate;
 use crate::plan::stream::translate::translate_insert;
-use crate::plan::stream::{require_update_before, translate};
 use crate::sql::SqlError;
 use crate::sql::ast::{ParsedStatement, Statement};
 use crate::sql::parser::session_object_name;
@@ -24,11 +25,10 @@ impl Session {
         let (ast, plan) = match statement {
             Statement::Query(q) => {
                 let logical = output_names(binder().bind_query(q)?);
-                let mut plan =
-                    translate(&logical, &self.planner_options()).map_err(SqlError::from)?;
-                // An explained query has no consumer asking for `-U` (Flink plans
-                // it for a sink that takes updates as upserts).
-                require_update_before(&mut plan, false);
+                // An explained query has no consumer asking for `-U` (Flink plans it for
+                // a sink that takes updates as upserts).
+                let plan = translate(&logical, &self.planner_options(), RootConsumer::Upserts)
+                    .map_err(SqlError::from)?;
                 (logical.explain_ast(), plan)
             }
             Statement::Insert(insert) => {

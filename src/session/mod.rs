@@ -19,6 +19,7 @@ use crate::connector::sink::Sink;
 use crate::exec::error::ExecError;
 use crate::function::EvalContext;
 use crate::plan::bind::{Binder, output_names, repeated_name};
+use crate::plan::stream::changelog::RootConsumer;
 use crate::plan::stream::translate::PlannerOptions;
 use crate::plan::stream::{StreamPlan, translate};
 use crate::runtime::build::{JobOptions, build_job};
@@ -403,7 +404,8 @@ impl Session {
             Statement::Query(query) => {
                 let plan = Binder::new(&self.catalog, &parsed.hints).bind_query(query)?;
                 let logical = output_names(plan);
-                let plan = translate(&logical, &self.planner_options()).map_err(SqlError::from)?;
+                let plan = translate(&logical, &self.planner_options(), RootConsumer::Retractions)
+                    .map_err(SqlError::from)?;
                 Ok(StatementResult::Query(
                     self.planned_query(&plan, logical.schema())?,
                 ))
@@ -539,7 +541,8 @@ impl Session {
         };
         let plan = Binder::new(&self.catalog, &parsed.hints).bind_query(query)?;
         let logical = output_names(plan);
-        let plan = translate(&logical, &self.planner_options()).map_err(SqlError::from)?;
+        let plan = translate(&logical, &self.planner_options(), RootConsumer::Retractions)
+            .map_err(SqlError::from)?;
         self.planned_query(&plan, logical.schema())
     }
 }

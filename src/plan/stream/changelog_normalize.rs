@@ -18,7 +18,7 @@ pub struct StreamChangelogNormalize {
     pub keys: Vec<usize>,
     /// The filter taken in, over the input's columns.
     pub condition: Option<ScalarExpr>,
-    /// Whether it emits `-U` (set by [`super::require_update_before`]).
+    /// Whether it emits `-U` (set by [`super::changelog::infer_update_kinds`]).
     pub update_before: bool,
     pub schema: Schema,
 }

@@ -18,7 +18,7 @@ pub struct StreamGroupAggregate {
     pub grouping: Vec<usize>,
     pub aggregates: Vec<AggregateCall>,
     /// Whether a changed result is preceded by its old row (`-U`): what the consumer asks
-    /// for (Flink's `UpdateKindTrait`); set by [`super::require_update_before`].
+    /// for (Flink's `UpdateKindTrait`); set by [`super::changelog::infer_update_kinds`].
     pub update_before: bool,
     /// The keys, then the aggregates.
     pub schema: Schema,

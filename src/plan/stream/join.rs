@@ -23,7 +23,7 @@ pub struct StreamJoin {
     pub condition: Option<ScalarExpr>,
     /// The part of the condition that is not a key equality, evaluated per pair.
     pub residual: Option<ScalarExpr>,
-    /// Whether the join emits `-U` (set by [`super::require_update_before`]).
+    /// Whether the join emits `-U` (set by [`super::changelog::infer_update_kinds`]).
     pub update_before: bool,
     pub schema: Schema,
     /// A STATE_TTL hint's TTL per input (over `table.exec.state.ttl`).

@@ -5,6 +5,7 @@
 //! distribution. [`translate`] makes the plan from a logical one; EXPLAIN prints it.
 
 pub mod calc;
+pub mod changelog;
 pub mod changelog_normalize;
 pub mod drop_update_before;
 pub mod exchange;
@@ -174,103 +175,6 @@ impl ChangelogMode {
             .map(|&(_, n)| n)
             .collect();
         names.join(",")
-    }
-}
-
-/// Asks every updating node of `plan` for `-U` rows where its consumer needs them: the root's
-/// consumer when `root` (a retract sink, the client's changelog), and always a retracting
-/// aggregate's input (it must take back the old row's contribution). Flink's second
-/// changelog pass (`SatisfyUpdateKindTraitVisitor`).
-pub fn require_update_before(plan: &mut StreamPlan, root: bool) {
-    // A changelog source whose consumer takes upserts has its `-U` rows dropped; one that
-    // is asked for them again (a second pass for another root) gets them back.
-    if let StreamPlan::TableSourceScan(scan) = plan
-        && !root
-        && scan.reads_changelog()
-    {
-        let scan = std::mem::replace(plan, StreamPlan::placeholder());
-        *plan = StreamPlan::DropUpdateBefore(StreamDropUpdateBefore::over(scan));
-        return;
-    }
-    if let StreamPlan::DropUpdateBefore(n) = plan
-        && root
-    {
-        let input = std::mem::replace(n.input.as_mut(), StreamPlan::placeholder());
-        *plan = input;
-        return require_update_before(plan, root);
-    }
-    match plan {
-        // Over a scan already (passes run once per root).
-        StreamPlan::DropUpdateBefore(n) => {
-            if !matches!(n.input.as_ref(), StreamPlan::TableSourceScan(_)) {
-                require_update_before(&mut n.input, false)
-            }
-        }
-        StreamPlan::ChangelogNormalize(n) => {
-            n.update_before = root;
-            require_update_before(&mut n.input, false);
-        }
-        StreamPlan::GroupAggregate(n) => {
-            n.update_before = root;
-            let retracts = n.input.changelog_mode().retracts();
-            require_update_before(&mut n.input, retracts);
-        }
-        // A filter over updates must take back a row that stops passing it.
-        StreamPlan::Calc(n) => {
-            let filters = n.filter.is_some() && n.input.changelog_mode().retracts();
-            require_update_before(&mut n.input, root || filters)
-        }
-        StreamPlan::Exchange(n) => require_update_before(&mut n.input, root),
-        StreamPlan::Expand(n) => require_update_before(&mut n.input, root),
-        StreamPlan::Sink(n) => require_update_before(&mut n.input, root),
-        StreamPlan::WatermarkAssigner(n) => require_update_before(&mut n.input, root),
-        StreamPlan::Union(n) => {
-            for input in &mut n.inputs {
-                require_update_before(input, root);
-            }
-        }
-        // A group window over updates takes the old rows back (Flink's legacy windows do).
-        StreamPlan::GroupWindowAggregate(n) => {
-            let retracts = n.input.changelog_mode().retracts();
-            require_update_before(&mut n.input, retracts)
-        }
-        StreamPlan::WindowTableFunction(n) => require_update_before(&mut n.input, false),
-        StreamPlan::WindowAggregate(n) => require_update_before(&mut n.aggregate.input, false),
-        StreamPlan::WindowDeduplicate(n) => require_update_before(&mut n.input, false),
-        StreamPlan::WindowRank(n) => require_update_before(&mut n.input, false),
-        StreamPlan::Rank(n) => {
-            n.update_before = root;
-            let retracts = n.input.changelog_mode().retracts();
-            require_update_before(&mut n.input, retracts);
-        }
-        // Flink's join keeps `-U` unless nobody asks for it and each updating input is
-        // unique by join key (then a `+U` replaces its key's row).
-        StreamPlan::Join(n) => {
-            let upserts_fail =
-                (0..2).any(|s| n.input(s).changelog_mode().retracts() && !n.takes_upserts(s));
-            let before = root || upserts_fail;
-            n.update_before = before;
-            require_update_before(&mut n.left, before);
-            require_update_before(&mut n.right, before);
-        }
-        StreamPlan::Limit(n) => require_update_before(&mut n.input, false),
-        StreamPlan::TemporalSort(n) => require_update_before(&mut n.input, false),
-        // Its inputs are insert-only.
-        StreamPlan::IntervalJoin(n) => {
-            require_update_before(&mut n.left, false);
-            require_update_before(&mut n.right, false);
-        }
-        StreamPlan::WindowJoin(n) => {
-            require_update_before(&mut n.left, false);
-            require_update_before(&mut n.right, false);
-        }
-        // The right is read as upserts: a version replaces its key's older ones. The left's
-        // kinds pass through.
-        StreamPlan::TemporalJoin(n) => {
-            require_update_before(&mut n.left, root);
-            require_update_before(&mut n.right, false);
-        }
-        StreamPlan::TableSourceScan(_) | StreamPlan::Values(_) => {}
     }
 }
 

@@ -23,7 +23,7 @@ pub struct StreamRank {
     /// Whether the rank is an output column (the last).
     pub with_rank: bool,
     /// Whether a changed rank's old row is retracted (`-U`) before the new one comes, as
-    /// the consumer asks (set by [`super::require_update_before`]).
+    /// the consumer asks (set by [`super::changelog::infer_update_kinds`]).
     pub update_before: bool,
     /// A deduplication (rank 1 by a time attribute over inserts), which Flink's execution
     /// plan shows as a Deduplicate and runs apart (`exec/deduplicate.rs`).

@@ -2,6 +2,7 @@
 //! these nodes: adjacent Calcs merge, Calcs that change nothing go, and columns nobody reads
 //! are pruned down to the scan (into it, for connectors that read only what they are asked).
 
+use super::changelog::{RootConsumer, infer_update_kinds, normalize_changelogs};
 use super::sink::StreamSink;
 use super::{PlanError, StreamPlan};
 use crate::plan::logical::LogicalPlan;
@@ -17,29 +18,36 @@ use join::*;
 use prune::*;
 pub(crate) use rewrite::and;
 pub(crate) use rewrite::conjuncts;
+pub(super) use rewrite::keyed_exchange;
 pub(super) use rewrite::uniquify;
 use rewrite::*;
 
-/// The stream plan of a query.
-pub fn translate(plan: &LogicalPlan, options: &PlannerOptions) -> Result<StreamPlan, PlanError> {
+/// The stream plan of a query whose result is read by `root` (see
+/// [`super::changelog::infer_update_kinds`]).
+pub fn translate(
+    plan: &LogicalPlan,
+    options: &PlannerOptions,
+    root: RootConsumer,
+) -> Result<StreamPlan, PlanError> {
     let mut plan = convert(plan)?;
     if options.cdc_events_duplicate {
         normalize_changelogs(&mut plan);
     }
     let all = vec![true; plan.schema().len()];
     let mut plan = prune(plan, &all).0;
-    super::require_update_before(&mut plan, true);
+    infer_update_kinds(&mut plan, root);
     Ok(plan)
 }
 
 /// The stream plan of an `INSERT INTO table` whose query, bound against the sink's
-/// columns, is `plan`.
+/// columns, is `plan`. Every sink is planned as one that retracts (an upsert sink takes the
+/// `-U` rows as deletes of their key).
 pub fn translate_insert(
     plan: &LogicalPlan,
     table: &str,
     options: &PlannerOptions,
 ) -> Result<StreamPlan, PlanError> {
-    let input = translate(plan, options)?;
+    let input = translate(plan, options, RootConsumer::Retractions)?;
     Ok(StreamPlan::Sink(StreamSink {
         schema: input.schema().clone(),
         input: Box::new(input),

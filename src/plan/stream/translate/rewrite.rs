@@ -1,56 +1,11 @@
-//! Rewrites over stream nodes: Calcs merged, changelog sources normalized where events may
-//! repeat, time attributes materialized below regular joins, keyed exchanges placed.
+//! Rewrites over stream nodes: Calcs merged, time attributes materialized below regular joins, keyed exchanges placed.
 
 use super::super::StreamPlan;
 use super::super::calc::StreamCalc;
-use super::super::changelog_normalize::StreamChangelogNormalize;
-use super::super::drop_update_before::StreamDropUpdateBefore;
 use super::super::exchange::{Distribution, StreamExchange};
 use crate::plan::expr::ScalarExpr;
 use crate::types::Field;
 use crate::types::{DataType, Schema, TypeKind};
-
-/// Each changelog source with a primary key under a ChangelogNormalize (through an exchange
-/// on the key, its `-U` rows dropped), as Flink's scan rule plans it when events may repeat;
-/// a filter right above is taken into the normalization.
-pub(super) fn normalize_changelogs(plan: &mut StreamPlan) {
-    let normalized = |scan: StreamPlan, condition: Option<ScalarExpr>| {
-        let StreamPlan::TableSourceScan(s) = &scan else {
-            return scan;
-        };
-        let Some(keys) = scan.unique_keys().into_iter().next() else {
-            return scan;
-        };
-        let schema = s.schema.clone();
-        StreamPlan::ChangelogNormalize(StreamChangelogNormalize {
-            input: keyed_exchange(
-                StreamPlan::DropUpdateBefore(StreamDropUpdateBefore::over(scan)),
-                &keys,
-            ),
-            keys,
-            condition,
-            update_before: true,
-            schema,
-        })
-    };
-    let normalizes = |p: &StreamPlan| matches!(p, StreamPlan::TableSourceScan(s) if s.reads_changelog() && s.table.primary_key.is_some());
-    if normalizes(plan) {
-        let scan = std::mem::replace(plan, StreamPlan::placeholder());
-        *plan = normalized(scan, None);
-        return;
-    }
-    if let StreamPlan::Calc(calc) = plan
-        && calc.filter.is_some()
-        && normalizes(&calc.input)
-    {
-        let scan = std::mem::replace(calc.input.as_mut(), StreamPlan::placeholder());
-        *calc.input = normalized(scan, calc.filter.take());
-        return;
-    }
-    for input in plan.inputs_mut() {
-        normalize_changelogs(input);
-    }
-}
 
 /// The operands of a chain of ANDs, in order.
 pub(crate) fn conjuncts(e: &ScalarExpr) -> Vec<ScalarExpr> {
@@ -175,7 +130,10 @@ pub(super) fn materialized(input: StreamPlan) -> StreamPlan {
 
 /// The exchange a keyed node reads through: by hash of its keys, or all rows to one instance
 /// without keys.
-pub(super) fn keyed_exchange(input: StreamPlan, keys: &[usize]) -> Box<StreamPlan> {
+pub(in crate::plan::stream) fn keyed_exchange(
+    input: StreamPlan,
+    keys: &[usize],
+) -> Box<StreamPlan> {
     let distribution = if keys.is_empty() {
         Distribution::Single
     } else {
