@@ -24,8 +24,7 @@ use arrow_schema::SchemaRef;
 use super::aggregate::{StateReader, put_bytes};
 use super::eval::evaluate;
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
-use super::state::key_group::KeyGroupRange;
-use super::state::key_table::KeyTable;
+use super::state::keyed::Keyed;
 use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, OperatorContext, Output};
 use crate::function::EvalContext;
@@ -49,8 +48,7 @@ pub struct ChangelogNormalizeOperator {
     rows: RowConverter,
     condition: Option<ScalarExpr>,
     ctx: EvalContext,
-    keys: KeyTable<Current>,
-    key_groups: KeyGroupRange,
+    keyed: Keyed<Current>,
 }
 
 impl ChangelogNormalizeOperator {
@@ -73,16 +71,14 @@ impl ChangelogNormalizeOperator {
             emit_repeats,
             condition,
             ctx,
-            keys: KeyTable::new(OperatorContext::default().max_parallelism),
-            key_groups: OperatorContext::default().key_groups,
+            keyed: Keyed::new(),
         })
     }
 }
 
 impl Operator for ChangelogNormalizeOperator {
     fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
-        self.keys.set_max_parallelism(ctx.max_parallelism);
-        self.key_groups = ctx.key_groups;
+        self.keyed.open(ctx);
         Ok(())
     }
 
@@ -115,8 +111,8 @@ impl Operator for ChangelogNormalizeOperator {
                 RowKind::Insert | RowKind::UpdateAfter => {
                     let row = rows.row(i);
                     let now = passes(i);
-                    let (key, new) = self.keys.intern(bytes);
-                    let current = self.keys.value_mut(key);
+                    let (key, new) = self.keyed.keys.intern(bytes);
+                    let current = self.keyed.keys.value_mut(key);
                     if !new && !self.emit_repeats && current.row.as_ref() == row.as_ref() {
                         continue;
                     }
@@ -141,9 +137,9 @@ impl Operator for ChangelogNormalizeOperator {
                     }
                 }
                 RowKind::UpdateBefore | RowKind::Delete => {
-                    if let Some(key) = self.keys.find(bytes) {
-                        let old = std::mem::take(self.keys.value_mut(key));
-                        self.keys.remove(key);
+                    if let Some(key) = self.keyed.keys.find(bytes) {
+                        let old = std::mem::take(self.keyed.keys.value_mut(key));
+                        self.keyed.keys.remove(key);
                         if old.passes {
                             emitted.push((RowKind::Delete, old.row));
                         }
@@ -160,7 +156,7 @@ impl Operator for ChangelogNormalizeOperator {
     /// Per key group: each key's bytes and current row.
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
         let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
-        for (_, key) in self.keys.iter() {
+        for (_, key) in self.keyed.keys.iter() {
             let out = groups.entry(key.key_group()).or_default();
             put_bytes(out, key.bytes);
             put_bytes(out, &key.value.row);
@@ -170,13 +166,13 @@ impl Operator for ChangelogNormalizeOperator {
     }
 
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {
-        self.key_groups.check_owned(key_group)?;
+        self.keyed.check_owned(key_group)?;
         let mut input = StateReader::new(state);
         while !input.is_empty() {
-            let (key, _) = self.keys.intern(input.bytes()?);
+            let (key, _) = self.keyed.keys.intern(input.bytes()?);
             let row = input.bytes()?.into();
             let passes = input.u8()? != 0;
-            *self.keys.value_mut(key) = Current { row, passes };
+            *self.keyed.keys.value_mut(key) = Current { row, passes };
         }
         Ok(())
     }

@@ -21,8 +21,7 @@ use arrow_schema::SchemaRef;
 
 use super::aggregate::{StateReader, put_bytes, put_i64};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
-use super::state::key_group::KeyGroupRange;
-use super::state::key_table::KeyTable;
+use super::state::keyed::Keyed;
 use super::state::ttl::StateTtl;
 use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, OperatorContext, Output};
@@ -46,10 +45,7 @@ pub struct DeduplicateOperator {
     update_before: bool,
     encoder: Option<KeyEncoder>,
     rows: RowConverter,
-    keys: KeyTable<Kept>,
-    key_groups: KeyGroupRange,
-    /// `table.exec.state.ttl`: a key not written for this long is forgotten.
-    ttl: StateTtl,
+    keyed: Keyed<Kept>,
     ctx: OperatorContext,
 }
 
@@ -73,38 +69,36 @@ impl DeduplicateOperator {
             update_before,
             encoder,
             rows,
-            keys: KeyTable::new(ctx.max_parallelism),
-            key_groups: ctx.key_groups,
-            ttl: StateTtl::default(),
+            keyed: Keyed::new(),
             ctx,
         })
     }
 
     /// Forgets keys not written for `ttl` milliseconds (0: never).
     pub fn with_state_ttl(mut self, ttl: i64) -> Self {
-        self.ttl = StateTtl::new(ttl);
+        self.keyed.ttl = StateTtl::new(ttl);
         self
     }
 }
 
 impl Operator for DeduplicateOperator {
     fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
-        self.keys.set_max_parallelism(ctx.max_parallelism);
-        self.key_groups = ctx.key_groups;
+        self.keyed.open(ctx);
         self.ctx = ctx.clone();
-        self.ttl.start(ctx.now_millis());
         Ok(())
     }
 
     fn next_processing_time(&self) -> Option<i64> {
-        self.ttl.next_sweep()
+        self.keyed.ttl.next_sweep()
     }
 
     /// Sweeps out the keys the state TTL expired (they are already invisible).
     fn on_processing_time(&mut self, now: i64, _out: &mut dyn Output) -> Result<(), ExecError> {
-        if self.ttl.sweep_due(now) {
-            let ttl = self.ttl;
-            self.keys.retain(|kept| !ttl.expired(kept.written, now));
+        if self.keyed.ttl.sweep_due(now) {
+            let ttl = self.keyed.ttl;
+            self.keyed
+                .keys
+                .retain(|kept| !ttl.expired(kept.written, now));
         }
         Ok(())
     }
@@ -141,15 +135,20 @@ impl Operator for DeduplicateOperator {
         let now = self.ctx.now_millis();
         for i in 0..batch.num_rows() {
             let bytes = key_bytes(keys.as_ref(), i);
-            let (key, mut new) = self.keys.intern(bytes);
+            let (key, mut new) = self.keyed.keys.intern(bytes);
             // An expired key is new again, whether or not a sweep has freed it yet.
-            if !new && self.ttl.expired(self.keys.value(key).written, now) {
-                *self.keys.value_mut(key) = Kept::default();
+            if !new
+                && self
+                    .keyed
+                    .ttl
+                    .expired(self.keyed.keys.value(key).written, now)
+            {
+                *self.keyed.keys.value_mut(key) = Kept::default();
                 new = true;
             }
             // Flink writes a key's state when it keeps a row: keep-first only its first.
             if new {
-                self.keys.value_mut(key).written = now;
+                self.keyed.keys.value_mut(key).written = now;
             }
             if !self.keep_last {
                 if new {
@@ -167,7 +166,7 @@ impl Operator for DeduplicateOperator {
                 }
                 None => 0,
             };
-            let kept = self.keys.value_mut(key);
+            let kept = self.keyed.keys.value_mut(key);
             if !new && time < kept.time {
                 continue;
             }
@@ -204,7 +203,7 @@ impl Operator for DeduplicateOperator {
     /// Per key group: each key's bytes, and for keep-last its row's time and bytes.
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
         let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
-        for (_, key) in self.keys.iter() {
+        for (_, key) in self.keyed.keys.iter() {
             let out = groups.entry(key.key_group()).or_default();
             put_bytes(out, key.bytes);
             put_i64(out, key.value.time);
@@ -214,13 +213,13 @@ impl Operator for DeduplicateOperator {
     }
 
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {
-        self.key_groups.check_owned(key_group)?;
+        self.keyed.check_owned(key_group)?;
         let mut input = StateReader::new(state);
         while !input.is_empty() {
-            let (key, _) = self.keys.intern(input.bytes()?);
+            let (key, _) = self.keyed.keys.intern(input.bytes()?);
             let time = input.i64()?;
             let row = input.bytes()?.into();
-            *self.keys.value_mut(key) = Kept {
+            *self.keyed.keys.value_mut(key) = Kept {
                 time,
                 row,
                 written: self.ctx.now_millis(),

@@ -108,5 +108,5 @@ fn state_ttl_makes_an_idle_key_new_again() {
     );
     assert_eq!(at(&mut op, 1_999, "+I Mary | d | 2020-04-15 12:00:03"), "");
     op.on_processing_time(2_000, &mut out).unwrap();
-    assert!(op.keys.is_empty());
+    assert!(op.keyed.keys.is_empty());
 }

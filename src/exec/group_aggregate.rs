@@ -31,8 +31,7 @@ use super::aggregate::{
     GroupsAccumulator, HeldCount, StateReader, create_accumulator_for, put_bytes, put_i64,
 };
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder};
-use super::state::key_group::KeyGroupRange;
-use super::state::key_table::KeyTable;
+use super::state::keyed::Keyed;
 use super::state::ttl::{StateTtl, WrittenAt};
 use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, OperatorContext, Output};
@@ -44,7 +43,7 @@ pub struct GroupAggregateOperator {
     output: SchemaRef,
     encoder: Option<KeyEncoder>,
     accumulators: Vec<Box<dyn GroupsAccumulator>>,
-    keys: KeyTable<()>,
+    keyed: Keyed<()>,
     /// Per key id, the rows it holds (inserted less retracted; for an insert-only input,
     /// whether it holds any).
     rows: HeldCount,
@@ -52,14 +51,11 @@ pub struct GroupAggregateOperator {
     retracts: bool,
     update_before: bool,
     final_only: bool,
-    key_groups: KeyGroupRange,
     /// Per key id seen in the batch at hand, how often so far: a row's round. A batch's
     /// keys only, so no memory per key is spent on it.
     occurrences: hashbrown::HashMap<u32, u32>,
     /// Keys whose count reached zero in this batch, to forget at its end.
     emptied: Vec<u32>,
-    /// `table.exec.state.ttl`: a key not written for this long is forgotten.
-    ttl: StateTtl,
     /// Per key id, when it was last written (processing time, milliseconds).
     written: WrittenAt,
     ctx: OperatorContext,
@@ -114,15 +110,13 @@ impl GroupAggregateOperator {
             output,
             encoder,
             accumulators,
-            keys: KeyTable::new(ctx.max_parallelism),
+            keyed: Keyed::new(),
             rows: HeldCount::new(retracts),
             retracts,
             update_before,
             final_only,
-            key_groups: ctx.key_groups,
             occurrences: hashbrown::HashMap::new(),
             emptied: Vec::new(),
-            ttl: StateTtl::default(),
             written: WrittenAt::default(),
             ctx,
         })
@@ -131,14 +125,14 @@ impl GroupAggregateOperator {
     /// Forgets keys not written for `ttl` milliseconds (streaming only; 0: never).
     pub fn with_state_ttl(mut self, ttl: i64) -> Self {
         if !self.final_only {
-            self.ttl = StateTtl::new(ttl);
+            self.keyed.ttl = StateTtl::new(ttl);
         }
         self
     }
 
     /// Whether key `id` has outlived the state TTL at `now`.
     fn expired(&self, id: u32, now: i64) -> bool {
-        self.written.expired(&self.ttl, id as usize, now)
+        self.written.expired(&self.keyed.ttl, id as usize, now)
     }
 
     /// Forgets a key and its accumulators.
@@ -147,12 +141,12 @@ impl GroupAggregateOperator {
             a.free(id);
         }
         self.rows.set(id as usize, 0);
-        self.keys.remove(id);
+        self.keyed.keys.remove(id);
     }
 
     /// Marks the keys of a round written now.
     fn touch(&mut self, round: &[RoundRow]) {
-        if !self.ttl.is_on() {
+        if !self.keyed.ttl.is_on() {
             return;
         }
         // The clock is read only with a TTL: a batch of one hot key has a round per row.
@@ -166,17 +160,17 @@ impl GroupAggregateOperator {
     /// holds nothing.
     fn key_for(&mut self, bytes: &[u8], retract: bool) -> Option<u32> {
         let id = if retract {
-            self.keys.find(bytes)?
+            self.keyed.keys.find(bytes)?
         } else {
-            let (id, new) = self.keys.intern(bytes);
+            let (id, new) = self.keyed.keys.intern(bytes);
             if new {
-                let capacity = self.keys.capacity();
+                let capacity = self.keyed.keys.capacity();
                 self.rows.resize(capacity);
                 for a in &mut self.accumulators {
                     a.resize(capacity);
                 }
                 // A new key is written now (its id may be an expired one's).
-                if self.ttl.is_on() {
+                if self.keyed.ttl.is_on() {
                     self.written.touch(id as usize, self.ctx.now_millis());
                 }
             }
@@ -284,8 +278,8 @@ impl GroupAggregateOperator {
             let retract = self.retraction(chunk, row)?;
             let bytes = key_bytes(keys, row);
             // An expired key is gone, whether or not a sweep has freed it yet.
-            if self.ttl.is_on()
-                && let Some(id) = self.keys.find(bytes)
+            if self.keyed.ttl.is_on()
+                && let Some(id) = self.keyed.keys.find(bytes)
                 && self.expired(id, now)
             {
                 self.forget(id);
@@ -422,23 +416,22 @@ impl GroupAggregateOperator {
 
 impl Operator for GroupAggregateOperator {
     fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
-        self.keys.set_max_parallelism(ctx.max_parallelism);
-        self.key_groups = ctx.key_groups;
+        self.keyed.open(ctx);
         self.ctx = ctx.clone();
-        self.ttl.start(ctx.now_millis());
         Ok(())
     }
 
     fn next_processing_time(&self) -> Option<i64> {
-        self.ttl.next_sweep()
+        self.keyed.ttl.next_sweep()
     }
 
     /// Sweeps out the keys the state TTL expired (they are already invisible).
     fn on_processing_time(&mut self, now: i64, _out: &mut dyn Output) -> Result<(), ExecError> {
-        if !self.ttl.sweep_due(now) {
+        if !self.keyed.ttl.sweep_due(now) {
             return Ok(());
         }
         let expired: Vec<u32> = self
+            .keyed
             .keys
             .iter()
             .map(|(id, _)| id)
@@ -472,11 +465,16 @@ impl Operator for GroupAggregateOperator {
         if !self.final_only {
             return Ok(());
         }
-        if self.grouping.is_empty() && self.keys.is_empty() {
+        if self.grouping.is_empty() && self.keyed.keys.is_empty() {
             // The one group of a global aggregate, empty.
             self.key_for(&[], false);
         }
-        let mut live: Vec<(u32, &[u8])> = self.keys.iter().map(|(id, e)| (id, e.bytes)).collect();
+        let mut live: Vec<(u32, &[u8])> = self
+            .keyed
+            .keys
+            .iter()
+            .map(|(id, e)| (id, e.bytes))
+            .collect();
         if live.is_empty() {
             return Ok(());
         }
@@ -498,7 +496,7 @@ impl Operator for GroupAggregateOperator {
     /// Per key group: for each key, its bytes, its row count and every accumulator's state.
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
         let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
-        for (id, key) in self.keys.iter() {
+        for (id, key) in self.keyed.keys.iter() {
             let out = groups.entry(key.key_group()).or_default();
             put_bytes(out, key.bytes);
             put_i64(out, self.rows.get(id as usize));
@@ -510,7 +508,7 @@ impl Operator for GroupAggregateOperator {
     }
 
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {
-        self.key_groups.check_owned(key_group)?;
+        self.keyed.check_owned(key_group)?;
         let mut input = StateReader::new(state);
         while !input.is_empty() {
             let bytes = input.bytes()?;

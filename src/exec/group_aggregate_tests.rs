@@ -314,6 +314,6 @@ fn state_ttl_forgets_keys_not_written_for_its_duration() {
     assert_eq!(at(&mut op, 3_900, "-D Mary | d"), "");
     assert_eq!(at(&mut op, 3_950, "+I Bob | x"), "+I Bob | 1");
     op.on_processing_time(5_000, &mut out).unwrap();
-    assert_eq!(op.keys.len(), 0, "the sweep frees expired keys");
+    assert_eq!(op.keyed.keys.len(), 0, "the sweep frees expired keys");
     assert_eq!(op.next_processing_time(), Some(6_000));
 }

@@ -27,8 +27,7 @@ use arrow_schema::SchemaRef;
 
 use super::aggregate::{StateReader, put_bytes, put_i64, put_u32};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder, order_converter};
-use super::state::key_group::KeyGroupRange;
-use super::state::key_table::KeyTable;
+use super::state::keyed::Keyed;
 use super::state::sorted_rows::{Evicted, Partitions, SortedRows};
 use super::state::ttl::{StateTtl, WrittenAt};
 use crate::exec::error::ExecError;
@@ -55,14 +54,10 @@ pub struct RankOperator {
     /// Where each input column comes from when a row is emitted.
     sources: Vec<Source>,
     /// Partitions; a partition's id indexes `partitions`.
-    keys: KeyTable<()>,
+    keyed: Keyed<()>,
     partitions: Partitions,
     /// Whether the input retracts rows (then every row is kept: any may come back).
     retracting: bool,
-    key_groups: KeyGroupRange,
-    /// `table.exec.state.ttl`: a partition not written for this long is forgotten (its next
-    /// row starts it afresh).
-    ttl: StateTtl,
     /// Per partition, when it was last written (processing time, milliseconds).
     written: WrittenAt,
     ctx: OperatorContext,
@@ -175,13 +170,11 @@ impl RankOperator {
             rest_columns,
             rest,
             sources,
-            keys: KeyTable::new(ctx.max_parallelism),
+            keyed: Keyed::new(),
             // A Top-N over inserts keeps a few rows per partition; anything else may keep
             // many.
             partitions: Partitions::new(!retracting && !final_only && range.1 <= 64),
             retracting,
-            key_groups: ctx.key_groups,
-            ttl: StateTtl::default(),
             written: WrittenAt::default(),
             ctx,
             update_before,
@@ -332,18 +325,18 @@ impl RankOperator {
     /// Forgets partitions not written for `ttl` milliseconds (streaming only; 0: never).
     pub fn with_state_ttl(mut self, ttl: i64) -> Self {
         if !self.final_only {
-            self.ttl = StateTtl::new(ttl);
+            self.keyed.ttl = StateTtl::new(ttl);
         }
         self
     }
 
     fn partition(&mut self, bytes: &[u8]) -> usize {
-        let (id, mut new) = self.keys.intern(bytes);
+        let (id, mut new) = self.keyed.keys.intern(bytes);
         let id = id as usize;
-        if self.ttl.is_on() {
+        if self.keyed.ttl.is_on() {
             // An expired partition is gone, whether or not a sweep has freed it yet.
             let now = self.ctx.now_millis();
-            new |= self.written.expired(&self.ttl, id, now);
+            new |= self.written.expired(&self.keyed.ttl, id, now);
             self.written.touch(id, now);
         }
         if new {
@@ -360,7 +353,7 @@ impl RankOperator {
         }
         let keys = match &self.encoder {
             Some(encoder) => {
-                encoder.decode(changes.iter().map(|c| self.keys.bytes(c.partition)))?
+                encoder.decode(changes.iter().map(|c| self.keyed.keys.bytes(c.partition)))?
             }
             None => Vec::new(),
         };
@@ -407,31 +400,30 @@ impl RankOperator {
 
 impl Operator for RankOperator {
     fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
-        self.keys.set_max_parallelism(ctx.max_parallelism);
-        self.key_groups = ctx.key_groups;
+        self.keyed.open(ctx);
         self.ctx = ctx.clone();
-        self.ttl.start(ctx.now_millis());
         Ok(())
     }
 
     fn next_processing_time(&self) -> Option<i64> {
-        self.ttl.next_sweep()
+        self.keyed.ttl.next_sweep()
     }
 
     /// Sweeps out the partitions the state TTL expired (they are already invisible).
     fn on_processing_time(&mut self, now: i64, _out: &mut dyn Output) -> Result<(), ExecError> {
-        if !self.ttl.sweep_due(now) {
+        if !self.keyed.ttl.sweep_due(now) {
             return Ok(());
         }
         let expired: Vec<u32> = self
+            .keyed
             .keys
             .iter()
             .map(|(id, _)| id)
-            .filter(|&id| self.written.expired(&self.ttl, id as usize, now))
+            .filter(|&id| self.written.expired(&self.keyed.ttl, id as usize, now))
             .collect();
         for id in expired {
             self.partitions.clear(id as usize);
-            self.keys.remove(id);
+            self.keyed.keys.remove(id);
         }
         Ok(())
     }
@@ -539,8 +531,8 @@ impl Operator for RankOperator {
         self.emit(changes, out)?;
         for p in emptied {
             // A later row of the batch may have filled it again.
-            if self.partitions.get(p as usize).is_empty() && self.keys.is_live(p) {
-                self.keys.remove(p);
+            if self.partitions.get(p as usize).is_empty() && self.keyed.keys.is_live(p) {
+                self.keyed.keys.remove(p);
             }
         }
         Ok(())
@@ -552,8 +544,12 @@ impl Operator for RankOperator {
         if !self.final_only {
             return Ok(());
         }
-        let mut partitions: Vec<(u32, &[u8])> =
-            self.keys.iter().map(|(id, e)| (id, e.bytes)).collect();
+        let mut partitions: Vec<(u32, &[u8])> = self
+            .keyed
+            .keys
+            .iter()
+            .map(|(id, e)| (id, e.bytes))
+            .collect();
         partitions.sort_by(|a, b| a.1.cmp(b.1));
         let mut changes = Vec::new();
         for (id, _) in partitions {
@@ -570,7 +566,7 @@ impl Operator for RankOperator {
 
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
         let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
-        for (id, key) in self.keys.iter() {
+        for (id, key) in self.keyed.keys.iter() {
             let out = groups.entry(key.key_group()).or_default();
             put_bytes(out, key.bytes);
             let rows = self.partitions.get(id as usize);
@@ -585,7 +581,7 @@ impl Operator for RankOperator {
     }
 
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {
-        self.key_groups.check_owned(key_group)?;
+        self.keyed.check_owned(key_group)?;
         let mut input = StateReader::new(state);
         while !input.is_empty() {
             let p = self.partition(input.bytes()?);

@@ -207,5 +207,5 @@ fn state_ttl_forgets_an_idle_partition() {
     );
     assert_eq!(at(&mut op, 2_000, "+I c | 7"), "+I c | 7 | 1");
     op.on_processing_time(3_000, &mut out).unwrap();
-    assert!(op.keys.is_empty());
+    assert!(op.keyed.keys.is_empty());
 }

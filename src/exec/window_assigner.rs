@@ -141,21 +141,6 @@ pub fn assign_windows(kind: GroupWindowKind, offset: i64, ts: i64, out: &mut Vec
     }
 }
 
-/// A window operator's windows whose trigger time is at or before `time`, taken from its
-/// timers (`(trigger time, key, window end)`), in trigger order, then key bytes, then end:
-/// the order Flink's window operators fire in.
-pub fn due_windows(
-    timers: &mut std::collections::BTreeMap<(i64, u32, i64), ()>,
-    keys: &crate::exec::state::key_table::KeyTable<u32>,
-    time: i64,
-) -> Vec<(i64, u32, i64)> {
-    let later = timers.split_off(&(time.saturating_add(1), 0, i64::MIN));
-    let due = std::mem::replace(timers, later);
-    let mut due: Vec<(i64, u32, i64)> = due.into_keys().collect();
-    due.sort_by(|a, b| (a.0, &keys.bytes(a.1), a.2).cmp(&(b.0, &keys.bytes(b.1), b.2)));
-    due
-}
-
 /// One of `key`'s open windows is done: the key goes with its last.
 pub fn close_window(keys: &mut crate::exec::state::key_table::KeyTable<u32>, key: u32) {
     let open = keys.value_mut(key);

@@ -28,7 +28,8 @@ use super::aggregate::{StateReader, put_bytes, put_i64};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
-use super::window_assigner::{WindowClock, close_window, due_windows};
+use super::state::timer::EventTimers;
+use super::window_assigner::{WindowClock, close_window};
 use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, OperatorContext, Output};
 use crate::exec::time_column::timestamp_column;
@@ -58,7 +59,7 @@ pub struct WindowDeduplicateOperator {
     keys: KeyTable<u32>,
     kept: HashMap<(u32, i64), Kept>,
     /// (trigger time, key, window end) of every kept row.
-    timers: BTreeMap<(i64, u32, i64), ()>,
+    timers: EventTimers,
     watermark: i64,
     late_rows: u64,
     key_groups: KeyGroupRange,
@@ -90,7 +91,7 @@ impl WindowDeduplicateOperator {
             daylight_time: false,
             keys: KeyTable::new(ctx.max_parallelism),
             kept: HashMap::new(),
-            timers: BTreeMap::new(),
+            timers: EventTimers::new(),
             watermark: i64::MIN,
             late_rows: 0,
             key_groups: ctx.key_groups,
@@ -136,7 +137,7 @@ impl WindowDeduplicateOperator {
                         row: row.into(),
                     },
                 );
-                self.timers.insert((trigger, key, end), ());
+                self.timers.register(trigger, key, end);
                 *self.keys.value_mut(key) += 1;
             }
         }
@@ -145,7 +146,7 @@ impl WindowDeduplicateOperator {
     /// Emits the rows of windows whose trigger time is at or before `time`, in trigger
     /// order, then key bytes, and forgets them.
     fn fire(&mut self, time: i64, out: &mut dyn Output) -> Result<(), ExecError> {
-        let due = due_windows(&mut self.timers, &self.keys, time);
+        let due = self.timers.take_due(time, &self.keys);
         if due.is_empty() {
             return Ok(());
         }

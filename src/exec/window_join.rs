@@ -30,7 +30,8 @@ use super::state::join_side::{Decoders, RowPair, pair_schema, pair_verdicts, pai
 use super::state::key::{KeyEncoder, key_bytes, null_row, optional_encoder, whole_row_converter};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
-use super::window_assigner::{WindowClock, close_window, due_windows};
+use super::state::timer::EventTimers;
+use super::window_assigner::{WindowClock, close_window};
 use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, OperatorContext, Output};
 use crate::exec::time_column::timestamp_column;
@@ -94,7 +95,7 @@ pub struct WindowJoinOperator {
     keys: KeyTable<u32>,
     windows: HashMap<(u32, i64), Window>,
     /// (trigger time, key, window end) of every open window.
-    timers: BTreeMap<(i64, u32, i64), ()>,
+    timers: EventTimers,
     watermark: i64,
     late_rows: u64,
 }
@@ -132,7 +133,7 @@ impl WindowJoinOperator {
             key_groups: context.key_groups,
             keys: KeyTable::new(context.max_parallelism),
             windows: HashMap::new(),
-            timers: BTreeMap::new(),
+            timers: EventTimers::new(),
             watermark: i64::MIN,
             late_rows: 0,
         })
@@ -144,7 +145,7 @@ impl WindowJoinOperator {
             Some(window) => window,
             None => {
                 let trigger = self.window_clock.trigger_time(end, self.daylight_time);
-                self.timers.insert((trigger, key, end), ());
+                self.timers.register(trigger, key, end);
                 *self.keys.value_mut(key) += 1;
                 self.windows.entry((key, end)).or_insert(Window {
                     rows: [Vec::new(), Vec::new()],
@@ -157,7 +158,7 @@ impl WindowJoinOperator {
 
     /// Joins and emits the windows whose trigger time is at or before `time`.
     fn fire(&mut self, time: i64, out: &mut dyn Output) -> Result<(), ExecError> {
-        let due = due_windows(&mut self.timers, &self.keys, time);
+        let due = self.timers.take_due(time, &self.keys);
         if due.is_empty() {
             return Ok(());
         }

@@ -8,8 +8,6 @@
 //! Rows are `arrow-row` bytes: the order key (sorting as the ORDER BY asks) and the whole
 //! row.
 
-use std::collections::BTreeMap;
-
 use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch};
 use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
@@ -19,7 +17,8 @@ use super::state::key::{
     KeyEncoder, key_bytes, optional_encoder, order_converter, whole_row_converter,
 };
 use super::state::key_table::KeyTable;
-use super::window_assigner::{WindowClock, close_window, due_windows};
+use super::state::timer::EventTimers;
+use super::window_assigner::{WindowClock, close_window};
 use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, OperatorContext, Output};
 use crate::exec::time_column::timestamp_column;
@@ -49,7 +48,7 @@ pub struct WindowRankOperator {
     keys: KeyTable<u32>,
     windows: HashMap<(u32, i64), Vec<Ranked>>,
     /// (trigger time, key, window end) of every open window.
-    timers: BTreeMap<(i64, u32, i64), ()>,
+    timers: EventTimers,
     watermark: i64,
     late_rows: u64,
 }
@@ -84,7 +83,7 @@ impl WindowRankOperator {
             daylight_time: false,
             keys: KeyTable::new(ctx.max_parallelism),
             windows: HashMap::new(),
-            timers: BTreeMap::new(),
+            timers: EventTimers::new(),
             watermark: i64::MIN,
             late_rows: 0,
         })
@@ -92,7 +91,7 @@ impl WindowRankOperator {
 
     /// Emits the windows whose trigger time is at or before `time`.
     fn fire(&mut self, time: i64, out: &mut dyn Output) -> Result<(), ExecError> {
-        let due = due_windows(&mut self.timers, &self.keys, time);
+        let due = self.timers.take_due(time, &self.keys);
         if due.is_empty() {
             return Ok(());
         }
@@ -183,7 +182,7 @@ impl Operator for WindowRankOperator {
             let ranked = match self.windows.get_mut(&(key, end)) {
                 Some(ranked) => ranked,
                 None => {
-                    self.timers.insert((trigger, key, end), ());
+                    self.timers.register(trigger, key, end);
                     *self.keys.value_mut(key) += 1;
                     self.windows.entry((key, end)).or_default()
                 }

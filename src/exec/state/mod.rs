@@ -7,5 +7,7 @@ pub mod join_side;
 pub mod key;
 pub mod key_group;
 pub mod key_table;
+pub mod keyed;
 pub mod sorted_rows;
+pub mod timer;
 pub mod ttl;
