@@ -402,13 +402,8 @@ impl Session {
                 changelog_mode,
             } => self.explain(parsed, statement, changelog_mode),
             Statement::Query(query) => {
-                let plan = Binder::new(&self.catalog, &parsed.hints).bind_query(query)?;
-                let logical = output_names(plan);
-                let plan = translate(&logical, &self.planner_options(), RootConsumer::Retractions)
-                    .map_err(SqlError::from)?;
-                Ok(StatementResult::Query(
-                    self.planned_query(&plan, logical.schema())?,
-                ))
+                let (plan, names) = self.plan_select(query, parsed)?;
+                Ok(StatementResult::Query(self.planned_query(&plan, &names)?))
             }
             Statement::Insert(insert) => self.insert(parsed, insert),
         }
@@ -539,11 +534,30 @@ impl Session {
                 "only a SELECT query can be read as a changelog stream",
             ));
         };
+        let (plan, names) = self.plan_select(query, parsed)?;
+        self.planned_query(&plan, &names)
+    }
+
+    /// The stream plan of a `SELECT`, as `execute` plans it (for a consumer of its
+    /// retractions).
+    pub fn stream_plan(&self, parsed: &ParsedStatement) -> Result<StreamPlan, StatementError> {
+        let Statement::Query(query) = &parsed.statement else {
+            return Err(position_error(parsed, "expected a SELECT query"));
+        };
+        Ok(self.plan_select(query, parsed)?.0)
+    }
+
+    /// A query's stream plan, and its result columns as the logical plan names them.
+    fn plan_select(
+        &self,
+        query: &sqlparser::ast::Query,
+        parsed: &ParsedStatement,
+    ) -> Result<(StreamPlan, Schema), StatementError> {
         let plan = Binder::new(&self.catalog, &parsed.hints).bind_query(query)?;
         let logical = output_names(plan);
         let plan = translate(&logical, &self.planner_options(), RootConsumer::Retractions)
             .map_err(SqlError::from)?;
-        self.planned_query(&plan, logical.schema())
+        Ok((plan, logical.schema().clone()))
     }
 }
 

@@ -21,6 +21,7 @@ pub mod table_source_scan;
 pub mod temporal_join;
 pub mod temporal_sort;
 pub mod translate;
+pub mod uid;
 pub mod union;
 pub mod values;
 pub mod watermark_assigner;
@@ -458,7 +459,7 @@ impl StreamPlan {
 
     /// The node's line in EXPLAIN (without its inputs); `offered`: a filter its parent
     /// pushed down to it.
-    fn line(&self, spelling: Spelling, offered: Option<&str>) -> String {
+    pub(crate) fn line(&self, spelling: Spelling, offered: Option<&str>) -> String {
         match self {
             StreamPlan::TableSourceScan(n) => n.explain(offered),
             StreamPlan::Values(n) => n.explain(spelling),
