@@ -200,7 +200,8 @@ impl Operator for DeduplicateOperator {
         }
     }
 
-    /// Per key group: each key's bytes, and for keep-last its row's time and bytes.
+    /// Per key group: each key's bytes, its row's time and bytes, and when it was last
+    /// written (so that the state TTL goes on from where it was).
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
         let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
         for (_, key) in self.keyed.keys.iter() {
@@ -208,6 +209,7 @@ impl Operator for DeduplicateOperator {
             put_bytes(out, key.bytes);
             put_i64(out, key.value.time);
             put_bytes(out, &key.value.row);
+            put_i64(out, key.value.written);
         }
         groups.into_iter().collect()
     }
@@ -219,11 +221,8 @@ impl Operator for DeduplicateOperator {
             let (key, _) = self.keyed.keys.intern(input.bytes()?);
             let time = input.i64()?;
             let row = input.bytes()?.into();
-            *self.keyed.keys.value_mut(key) = Kept {
-                time,
-                row,
-                written: self.ctx.now_millis(),
-            };
+            let written = input.i64()?;
+            *self.keyed.keys.value_mut(key) = Kept { time, row, written };
         }
         Ok(())
     }

@@ -110,3 +110,38 @@ fn state_ttl_makes_an_idle_key_new_again() {
     op.on_processing_time(2_000, &mut out).unwrap();
     assert!(op.keyed.keys.is_empty());
 }
+
+/// A restored key keeps its write time: keep-first's key written at 0 and snapshotted at 900
+/// is new again at 1,000 after a restore, as without one.
+#[test]
+fn a_restored_key_keeps_its_ttl_write_time() {
+    use crate::exec::test_harness::{Recorder, chunk};
+    let clock = crate::clock::ManualClock::new(0);
+    let ctx = OperatorContext::instance(0, 1, 128, clock.clone());
+    let mut op = operator(false, false).with_state_ttl(1_000);
+    op.open(&ctx).unwrap();
+    let mut out = Recorder::new(&clicks());
+    op.process(
+        0,
+        chunk(&clicks(), "+I Mary | a | 2020-04-15 12:00:00"),
+        &mut out,
+    )
+    .unwrap();
+    assert_eq!(out.take(), "+I Mary | a | 2020-04-15 12:00:00.000");
+    clock.set(900 * 1_000_000);
+    let snapshot = op.snapshot();
+    let mut restored = operator(false, false).with_state_ttl(1_000);
+    restored.open(&ctx).unwrap();
+    for (kg, state) in snapshot {
+        restored.restore(kg, &state).unwrap();
+    }
+    clock.set(1_000 * 1_000_000);
+    restored
+        .process(
+            0,
+            chunk(&clicks(), "+I Mary | c | 2020-04-15 12:00:02"),
+            &mut out,
+        )
+        .unwrap();
+    assert_eq!(out.take(), "+I Mary | c | 2020-04-15 12:00:02.000");
+}

@@ -32,7 +32,7 @@ use super::aggregate::{
 };
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder};
 use super::state::keyed::Keyed;
-use super::state::ttl::{StateTtl, WrittenAt};
+use super::state::ttl::{NEVER_WRITTEN, StateTtl, WrittenAt};
 use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, OperatorContext, Output};
 use crate::plan::aggregate::AggregateCall;
@@ -500,6 +500,7 @@ impl Operator for GroupAggregateOperator {
             let out = groups.entry(key.key_group()).or_default();
             put_bytes(out, key.bytes);
             put_i64(out, self.rows.get(id as usize));
+            put_i64(out, self.written.get(id as usize).unwrap_or(NEVER_WRITTEN));
             for a in &self.accumulators {
                 a.write_slot(id, out);
             }
@@ -516,6 +517,10 @@ impl Operator for GroupAggregateOperator {
                 .key_for(bytes, false)
                 .ok_or_else(|| ExecError::Internal("a restored key is missing".into()))?;
             self.rows.set(id as usize, input.i64()?);
+            let written = input.i64()?;
+            if written != NEVER_WRITTEN {
+                self.written.touch(id as usize, written);
+            }
             for a in &mut self.accumulators {
                 a.read_slot(id, &mut input)?;
             }

@@ -317,3 +317,38 @@ fn state_ttl_forgets_keys_not_written_for_its_duration() {
     assert_eq!(op.keyed.keys.len(), 0, "the sweep frees expired keys");
     assert_eq!(op.next_processing_time(), Some(6_000));
 }
+
+/// A restored key keeps its write time: the TTL runs on from where the snapshot left it
+/// (written at 0, snapshotted at 900, expired at 1,000 after a restore as without one).
+#[test]
+fn a_restored_key_keeps_its_ttl_write_time() {
+    use crate::exec::test_harness::{Recorder, chunk};
+    let spec = Spec {
+        retracts: true,
+        ..Spec::new(clicks(), &[0], vec![count(&[1])])
+    };
+    let clock = crate::clock::ManualClock::new(0);
+    let ctx = OperatorContext::instance(0, 1, 128, clock.clone());
+    let mut op = spec.build().with_state_ttl(1_000);
+    op.open(&ctx).unwrap();
+    let mut out = Recorder::new(&spec.output());
+    op.process(0, chunk(&spec.input, "+I Mary | a"), &mut out)
+        .unwrap();
+    assert_eq!(out.take(), "+I Mary | 1");
+    clock.set(900 * 1_000_000);
+    let snapshot = op.snapshot();
+    let mut restored = spec.build().with_state_ttl(1_000);
+    restored.open(&ctx).unwrap();
+    for (kg, state) in snapshot {
+        restored.restore(kg, &state).unwrap();
+    }
+    clock.set(1_000 * 1_000_000);
+    restored
+        .process(0, chunk(&spec.input, "+I Mary | b"), &mut out)
+        .unwrap();
+    assert_eq!(
+        out.take(),
+        "+I Mary | 1",
+        "expired, as in an uninterrupted run"
+    );
+}

@@ -29,7 +29,7 @@ use super::aggregate::{StateReader, put_bytes, put_i64, put_u32};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder, order_converter};
 use super::state::keyed::Keyed;
 use super::state::sorted_rows::{Evicted, Partitions, SortedRows};
-use super::state::ttl::{StateTtl, WrittenAt};
+use super::state::ttl::{NEVER_WRITTEN, StateTtl, WrittenAt};
 use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, OperatorContext, Output};
 use crate::plan::logical::{OrderKey, RankFunction};
@@ -569,6 +569,7 @@ impl Operator for RankOperator {
         for (id, key) in self.keyed.keys.iter() {
             let out = groups.entry(key.key_group()).or_default();
             put_bytes(out, key.bytes);
+            put_i64(out, self.written.get(id as usize).unwrap_or(NEVER_WRITTEN));
             let rows = self.partitions.get(id as usize);
             put_u32(out, rows.len() as u32);
             for (order, row, count) in rows.iter() {
@@ -585,6 +586,10 @@ impl Operator for RankOperator {
         let mut input = StateReader::new(state);
         while !input.is_empty() {
             let p = self.partition(input.bytes()?);
+            let written = input.i64()?;
+            if written != NEVER_WRITTEN {
+                self.written.touch(p, written);
+            }
             for _ in 0..input.u32()? {
                 let order = input.bytes()?;
                 let row = input.bytes()?;

@@ -209,3 +209,32 @@ fn state_ttl_forgets_an_idle_partition() {
     op.on_processing_time(3_000, &mut out).unwrap();
     assert!(op.keyed.keys.is_empty());
 }
+
+/// A restored partition keeps its write time: written at 0, snapshotted at 900, it is gone
+/// at 1,000 after a restore, as without one.
+#[test]
+fn a_restored_partition_keeps_its_ttl_write_time() {
+    use crate::exec::test_harness::{Recorder, chunk};
+    let clock = crate::clock::ManualClock::new(0);
+    let ctx = OperatorContext::instance(0, 1, 128, clock.clone());
+    let (op, output) = operator(RankFunction::RowNumber, (1, 2), true, false);
+    let mut op = op.with_state_ttl(1_000);
+    op.open(&ctx).unwrap();
+    let mut out = Recorder::new(&output);
+    op.process(0, chunk(&actions(), "+I a | 5"), &mut out)
+        .unwrap();
+    assert_eq!(out.take(), "+I a | 5 | 1");
+    clock.set(900 * 1_000_000);
+    let snapshot = op.snapshot();
+    let (restored, _) = operator(RankFunction::RowNumber, (1, 2), true, false);
+    let mut restored = restored.with_state_ttl(1_000);
+    restored.open(&ctx).unwrap();
+    for (kg, state) in snapshot {
+        restored.restore(kg, &state).unwrap();
+    }
+    clock.set(1_000 * 1_000_000);
+    restored
+        .process(0, chunk(&actions(), "+I c | 7"), &mut out)
+        .unwrap();
+    assert_eq!(out.take(), "+I c | 7 | 1");
+}

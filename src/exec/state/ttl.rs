@@ -50,6 +50,9 @@ impl StateTtl {
     }
 }
 
+/// A write time in a snapshot: `i64::MIN` for never (a TTL that is off writes none).
+pub const NEVER_WRITTEN: i64 = i64::MIN;
+
 /// When each key id was last written, for operators whose state lives in vectors indexed by
 /// key id (an id reused by a new key is written anew).
 #[derive(Debug, Default)]
@@ -61,6 +64,11 @@ impl WrittenAt {
             self.0.resize(id + 1, now);
         }
         self.0[id] = now;
+    }
+
+    /// When id `id` was last written, if ever.
+    pub fn get(&self, id: usize) -> Option<i64> {
+        self.0.get(id).copied()
     }
 
     /// Whether id `id` has outlived `ttl` at `now` (an id never written has not).
