@@ -141,4 +141,17 @@ pub trait Operator: Send {
     fn restore(&mut self, _key_group: u32, _state: &[u8]) -> Result<(), ExecError> {
         Ok(())
     }
+
+    /// The instance's state that belongs to no key (Flink's operator state), to be written
+    /// into a checkpoint; `None` when it has none.
+    fn snapshot_instance(&self) -> Option<Vec<u8>> {
+        None
+    }
+
+    /// Takes back the instance state from the parts every instance of the snapshotted job
+    /// wrote (Flink's union list state: each new instance sees all of them and takes what it
+    /// needs).
+    fn restore_instance(&mut self, _parts: &[&[u8]]) -> Result<(), ExecError> {
+        Ok(())
+    }
 }
