@@ -126,32 +126,29 @@ impl Session {
     /// The options a job is built with, checked as Flink checks them when a job starts.
     fn job_options(&self) -> Result<JobOptions, StatementError> {
         let mut options = JobOptions::default();
-        if let Some(text) = self.options.get(AUTO_WATERMARK_INTERVAL) {
-            options.auto_watermark_interval = crate::types::option_value::parse_duration(text)
-                .map(|nanos| nanos / 1_000_000)
-                .ok_or_else(|| {
-                    StatementError::Job(format!(
-                        "Could not parse value '{text}' for key '{AUTO_WATERMARK_INTERVAL}'."
-                    ))
-                })?;
+        // A duration option in milliseconds, with Flink's message when it does not parse.
+        let millis = |key: &str| -> Result<Option<i64>, StatementError> {
+            self.options
+                .get(key)
+                .map(|text| {
+                    crate::types::option_value::parse_duration(text)
+                        .map(|nanos| nanos / 1_000_000)
+                        .ok_or_else(|| {
+                            StatementError::Job(format!(
+                                "Could not parse value '{text}' for key '{key}'."
+                            ))
+                        })
+                })
+                .transpose()
+        };
+        if let Some(ms) = millis(AUTO_WATERMARK_INTERVAL)? {
+            options.auto_watermark_interval = ms;
         }
-        if let Some(text) = self.options.get(STATE_TTL) {
-            options.state_ttl = crate::types::option_value::parse_duration(text)
-                .map(|nanos| nanos / 1_000_000)
-                .ok_or_else(|| {
-                    StatementError::Job(format!(
-                        "Could not parse value '{text}' for key '{STATE_TTL}'."
-                    ))
-                })?;
+        if let Some(ms) = millis(STATE_TTL)? {
+            options.state_ttl = ms;
         }
-        if let Some(text) = self.options.get(IDLE_TIMEOUT) {
-            options.idle_timeout = crate::types::option_value::parse_duration(text)
-                .map(|nanos| nanos / 1_000_000)
-                .ok_or_else(|| {
-                    StatementError::Job(format!(
-                        "Could not parse value '{text}' for key '{IDLE_TIMEOUT}'."
-                    ))
-                })?;
+        if let Some(ms) = millis(IDLE_TIMEOUT)? {
+            options.idle_timeout = ms;
         }
         let integer = |key: &str| -> Result<Option<i64>, StatementError> {
             self.options

@@ -31,30 +31,24 @@ pub(super) fn group_aggregate(
     graph: &mut JobGraph,
     groups: &mut AlignmentGroups,
 ) -> Result<Built, BuildError> {
-    let Built::Task(t) = build(&g.input, ctx, options, graph, groups)? else {
-        return Err(BuildError::Internal(
-            "a group aggregate needs an exchange below it".into(),
-        ));
-    };
+    let built = build(&g.input, ctx, options, graph, groups)?;
     let input = runtime_schema(g.input.schema());
     let output = runtime_schema(&g.schema);
-    let task = &mut graph.tasks[t];
-    task.name = "GroupAggregate".into();
-    for chain in &mut task.instances {
-        let operator = GroupAggregateOperator::new(
-            &input,
-            g.grouping.clone(),
-            &g.aggregates,
-            output.clone(),
-            g.input_retracts(),
-            g.update_before,
-            ctx.batch_mode,
-        )
-        .map_err(BuildError::operator)?
-        .with_state_ttl(g.state_ttl.as_ref().map_or(options.state_ttl, |t| t.millis));
-        chain.push(Box::new(operator));
-    }
-    Ok(Built::Task(t))
+    let ttl = g.state_ttl.as_ref().map_or(options.state_ttl, |t| t.millis);
+    keyed_task(built, graph, "GroupAggregate", &|| {
+        Ok(Box::new(
+            GroupAggregateOperator::new(
+                &input,
+                g.grouping.clone(),
+                &g.aggregates,
+                output.clone(),
+                g.input_retracts(),
+                g.update_before,
+                ctx.batch_mode,
+            )?
+            .with_state_ttl(ttl),
+        ))
+    })
 }
 
 pub(super) fn window_aggregate(
@@ -66,53 +60,26 @@ pub(super) fn window_aggregate(
     graph: &mut JobGraph,
     groups: &mut AlignmentGroups,
 ) -> Result<Built, BuildError> {
-    let Built::Task(t) = build(&g.input, ctx, options, graph, groups)? else {
-        return Err(BuildError::Internal(
-            "a group window aggregate needs an exchange below it".into(),
-        ));
-    };
+    let built = build(&g.input, ctx, options, graph, groups)?;
     let input = runtime_schema(g.input.schema());
     let output = runtime_schema(&g.schema);
-    let task = &mut graph.tasks[t];
-    task.name = name.into();
-    for chain in &mut task.instances {
+    let retracting = g.input.changelog_mode().retracts();
+    keyed_task(built, graph, name, &|| {
         let (grouping, window, aggregates, properties) = (
             g.grouping.clone(),
             g.window.clone(),
             g.aggregates.clone(),
             g.properties.clone(),
         );
-        let retracting = g.input.changelog_mode().retracts();
-        let operator: Box<dyn Operator> = if sliced {
-            Box::new(
-                SlicingWindowAggregateOperator::new(
-                    &input,
-                    grouping,
-                    window,
-                    aggregates,
-                    properties,
-                    output.clone(),
-                    ctx.zone.clone(),
-                    retracting,
-                )
-                .map_err(BuildError::operator)?,
-            )
+        let (output, zone) = (output.clone(), ctx.zone.clone());
+        Ok(if sliced {
+            Box::new(SlicingWindowAggregateOperator::new(
+                &input, grouping, window, aggregates, properties, output, zone, retracting,
+            )?)
         } else {
-            Box::new(
-                GroupWindowAggregateOperator::new(
-                    &input,
-                    grouping,
-                    window,
-                    aggregates,
-                    properties,
-                    output.clone(),
-                    ctx.zone.clone(),
-                    retracting,
-                )
-                .map_err(BuildError::operator)?,
-            )
-        };
-        chain.push(operator);
-    }
-    Ok(Built::Task(t))
+            Box::new(GroupWindowAggregateOperator::new(
+                &input, grouping, window, aggregates, properties, output, zone, retracting,
+            )?)
+        })
+    })
 }

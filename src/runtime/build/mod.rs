@@ -234,7 +234,11 @@ fn build(
         StreamPlan::Expand(x) => stateless::expand(x, ctx, options, graph, groups),
         StreamPlan::DropUpdateBefore(d) => stateless::drop_update_before(d, ctx, options, graph, groups),
         StreamPlan::ChangelogNormalize(n) => aggregate::changelog_normalize(n, ctx, options, graph, groups),
-        StreamPlan::WatermarkAssigner(w) if ctx.batch_mode => source::batch_watermark_assigner(w, ctx, options, graph, groups),
+        // A batch job has no watermark but the final one, as in Flink: no row of a bounded
+        // input is late.
+        StreamPlan::WatermarkAssigner(w) if ctx.batch_mode => {
+            build(&w.input, ctx, options, graph, groups)
+        }
         StreamPlan::WatermarkAssigner(w) => source::watermark_assigner(w, ctx, options, graph, groups),
         StreamPlan::Sink(s) => build(&s.input, ctx, options, graph, groups),
         StreamPlan::Exchange(e) => stateless::exchange(e, ctx, options, graph, groups),
@@ -280,10 +284,6 @@ fn build(
 /// Makes a join operator from its two inputs' schemas.
 type MakeJoin<'a> = dyn Fn(&SchemaRef, &SchemaRef) -> Result<Box<dyn Operator>, ExecError> + 'a;
 
-/// The task of a join: one instance per `parallelism.default` (one where an input goes to
-/// a single instance), each with the operator `make` builds from the two inputs' schemas,
-/// reading both inputs' exchanges, each edge marked with its side.
-#[allow(clippy::too_many_arguments)]
 /// The task of a node that reads an exchange (keyed, or all rows to one instance): the
 /// exchange's task, named `name`, an operator from `make` appended to each instance.
 fn keyed_task(
@@ -305,6 +305,10 @@ fn keyed_task(
     Ok(Built::Task(t))
 }
 
+/// The task of a join: one instance per `parallelism.default` (one where an input goes to
+/// a single instance), each with the operator `make` builds from the two inputs' schemas,
+/// reading both inputs' exchanges, each edge marked with its side.
+#[allow(clippy::too_many_arguments)]
 fn join_task(
     name: &str,
     sides: [&StreamPlan; 2],

@@ -29,50 +29,41 @@ pub(super) fn rank(
             )));
         }
     }
-    let Built::Task(t) = build(&r.input, ctx, options, graph, groups)? else {
-        return Err(BuildError::Internal(
-            "a rank needs an exchange below it".into(),
-        ));
-    };
+    let built = build(&r.input, ctx, options, graph, groups)?;
     let input = runtime_schema(r.input.schema());
     let output = runtime_schema(&r.schema);
-    let task = &mut graph.tasks[t];
     if let (Some(d), false) = (r.deduplicate, ctx.batch_mode) {
-        task.name = "Deduplicate".into();
         let rowtime = d.rowtime.then(|| r.order[0].column);
-        for chain in &mut task.instances {
-            let operator = DeduplicateOperator::new(
+        return keyed_task(built, graph, "Deduplicate", &|| {
+            Ok(Box::new(
+                DeduplicateOperator::new(
+                    input.clone(),
+                    r.partition.clone(),
+                    d.keep_last,
+                    rowtime,
+                    r.update_before,
+                )?
+                .with_state_ttl(options.state_ttl),
+            ))
+        });
+    }
+    keyed_task(built, graph, "Rank", &|| {
+        Ok(Box::new(
+            RankOperator::new(
                 input.clone(),
+                output.clone(),
                 r.partition.clone(),
-                d.keep_last,
-                rowtime,
+                &r.order,
+                r.function,
+                r.range.unwrap_or((1, u64::MAX)),
+                r.with_rank,
                 r.update_before,
-            )
-            .map_err(BuildError::operator)?
-            .with_state_ttl(options.state_ttl);
-            chain.push(Box::new(operator));
-        }
-        return Ok(Built::Task(t));
-    }
-    task.name = "Rank".into();
-    for chain in &mut task.instances {
-        let operator = RankOperator::new(
-            input.clone(),
-            output.clone(),
-            r.partition.clone(),
-            &r.order,
-            r.function,
-            r.range.unwrap_or((1, u64::MAX)),
-            r.with_rank,
-            r.update_before,
-            r.input.changelog_mode().retracts(),
-            ctx.batch_mode,
-        )
-        .map_err(BuildError::operator)?
-        .with_state_ttl(options.state_ttl);
-        chain.push(Box::new(operator));
-    }
-    Ok(Built::Task(t))
+                r.input.changelog_mode().retracts(),
+                ctx.batch_mode,
+            )?
+            .with_state_ttl(options.state_ttl),
+        ))
+    })
 }
 
 pub(super) fn temporal_sort(
@@ -104,15 +95,8 @@ pub(super) fn limit(
     graph: &mut JobGraph,
     groups: &mut AlignmentGroups,
 ) -> Result<Built, BuildError> {
-    let Built::Task(t) = build(&l.input, ctx, options, graph, groups)? else {
-        return Err(BuildError::Internal(
-            "a limit needs an exchange below it".into(),
-        ));
-    };
-    let task = &mut graph.tasks[t];
-    task.name = "Limit".into();
-    for chain in &mut task.instances {
-        chain.push(Box::new(LimitOperator::new(l.offset, l.fetch)));
-    }
-    Ok(Built::Task(t))
+    let built = build(&l.input, ctx, options, graph, groups)?;
+    keyed_task(built, graph, "Limit", &|| {
+        Ok(Box::new(LimitOperator::new(l.offset, l.fetch)))
+    })
 }

@@ -3,18 +3,7 @@
 
 use super::*;
 
-/// Each split generates its own watermarks (docs/design/0003). A batch job has none
-/// but the final one, as in Flink: no row of a bounded input is late.
-pub(super) fn batch_watermark_assigner(
-    w: &StreamWatermarkAssigner,
-    ctx: &EvalContext,
-    options: &JobOptions,
-    graph: &mut JobGraph,
-    groups: &mut AlignmentGroups,
-) -> Result<Built, BuildError> {
-    build(&w.input, ctx, options, graph, groups)
-}
-
+/// Each split generates its own watermarks (docs/design/0003).
 pub(super) fn watermark_assigner(
     w: &StreamWatermarkAssigner,
     ctx: &EvalContext,

@@ -56,16 +56,10 @@ pub(super) fn window_deduplicate(
     graph: &mut JobGraph,
     groups: &mut AlignmentGroups,
 ) -> Result<Built, BuildError> {
-    let Built::Task(t) = build(&d.input, ctx, options, graph, groups)? else {
-        return Err(BuildError::Internal(
-            "a window deduplication needs an exchange below it".into(),
-        ));
-    };
+    let built = build(&d.input, ctx, options, graph, groups)?;
     let schema = runtime_schema(&d.schema);
-    let task = &mut graph.tasks[t];
-    task.name = "WindowDeduplicate".into();
-    for chain in &mut task.instances {
-        let operator = WindowDeduplicateOperator::new(
+    keyed_task(built, graph, "WindowDeduplicate", &|| {
+        Ok(Box::new(WindowDeduplicateOperator::new(
             schema.clone(),
             d.keys.clone(),
             d.window_end,
@@ -73,11 +67,8 @@ pub(super) fn window_deduplicate(
             d.keep_last,
             &d.schema.fields[d.order_key].data_type,
             ctx.zone.clone(),
-        )
-        .map_err(BuildError::operator)?;
-        chain.push(Box::new(operator));
-    }
-    Ok(Built::Task(t))
+        )?))
+    })
 }
 
 pub(super) fn window_rank(
@@ -87,16 +78,10 @@ pub(super) fn window_rank(
     graph: &mut JobGraph,
     groups: &mut AlignmentGroups,
 ) -> Result<Built, BuildError> {
-    let Built::Task(t) = build(&w.input, ctx, options, graph, groups)? else {
-        return Err(BuildError::Internal(
-            "a window Top-N needs an exchange below it".into(),
-        ));
-    };
+    let built = build(&w.input, ctx, options, graph, groups)?;
     let (input, output) = (runtime_schema(w.input.schema()), runtime_schema(&w.schema));
-    let task = &mut graph.tasks[t];
-    task.name = "WindowRank".into();
-    for chain in &mut task.instances {
-        let operator = WindowRankOperator::new(
+    keyed_task(built, graph, "WindowRank", &|| {
+        Ok(Box::new(WindowRankOperator::new(
             input.clone(),
             output.clone(),
             w.keys.clone(),
@@ -106,9 +91,6 @@ pub(super) fn window_rank(
             w.with_rank,
             &w.time_type,
             ctx.zone.clone(),
-        )
-        .map_err(BuildError::operator)?;
-        chain.push(Box::new(operator));
-    }
-    Ok(Built::Task(t))
+        )?))
+    })
 }
