@@ -36,6 +36,11 @@ pub trait LineDecoder: Send {
     /// error now, not earlier; `flush` keeps such a record for the next batch.
     fn end_of_input(&mut self) -> Result<(), String>;
     fn rows_skipped(&self) -> u64;
+    /// The line a record still open after `decode` started on (a CSV quoted field holding
+    /// line breaks): a checkpoint's position is before it.
+    fn open_record_line(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// How much more a batch may take, for [`LineDecoder::decode`].

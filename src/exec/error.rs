@@ -11,6 +11,9 @@ pub enum ExecError {
     Source(String),
     #[error("{0}")]
     Sink(String),
+    /// A checkpoint could not be taken, written or restored.
+    #[error("{0}")]
+    Checkpoint(String),
     #[error("the job was cancelled")]
     Cancelled,
     #[error("internal error: {0}")]

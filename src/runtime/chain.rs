@@ -41,6 +41,15 @@ impl Chain {
         Chain { operators }
     }
 
+    /// The chain's operators, first to last (what a checkpoint snapshots and restores).
+    pub fn operators(&self) -> &[Box<dyn Operator>] {
+        &self.operators
+    }
+
+    pub fn operators_mut(&mut self) -> &mut [Box<dyn Operator>] {
+        &mut self.operators
+    }
+
     pub fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
         self.operators.iter_mut().try_for_each(|op| op.open(ctx))
     }

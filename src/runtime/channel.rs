@@ -24,6 +24,9 @@ pub enum Message {
     Watermark(i64),
     /// The channel went idle or became active again.
     Status(WatermarkStatus),
+    /// Checkpoint `n`'s barrier: everything before it on the channel belongs to the
+    /// checkpoint, everything after to the next (docs/design/0008 §1).
+    Barrier(u64),
     /// The channel is exhausted.
     End,
 }
@@ -44,6 +47,10 @@ pub struct Router {
     channel: u32,
     /// This sender's instance index (the `Forward` partitioner's target).
     index: usize,
+    /// The last watermark and status sent: what a checkpoint records of the channel, and
+    /// what a restored sender sends first.
+    last_watermark: i64,
+    last_status: WatermarkStatus,
 }
 
 impl Router {
@@ -67,7 +74,19 @@ impl Router {
             partitioner,
             channel,
             index,
+            last_watermark: i64::MIN,
+            last_status: WatermarkStatus::Active,
         })
+    }
+
+    /// The last watermark and status this channel sent.
+    pub fn last_sent(&self) -> (i64, WatermarkStatus) {
+        (self.last_watermark, self.last_status)
+    }
+
+    /// Sends checkpoint `id`'s barrier to every instance.
+    pub fn barrier(&self, id: u64) -> Result<(), ExecError> {
+        self.broadcast(Message::Barrier(id))
     }
 
     fn send(&self, to: usize, message: Message) -> Result<(), ExecError> {
@@ -110,10 +129,12 @@ impl Output for Router {
     }
 
     fn emit_watermark(&mut self, watermark: i64) -> Result<(), ExecError> {
+        self.last_watermark = self.last_watermark.max(watermark);
         self.broadcast(Message::Watermark(watermark))
     }
 
     fn emit_watermark_status(&mut self, status: WatermarkStatus) -> Result<(), ExecError> {
+        self.last_status = status;
         self.broadcast(Message::Status(status))
     }
 }

@@ -10,23 +10,51 @@ use arrow_schema::SchemaRef;
 
 use crate::connector::source::split::Pipeline;
 use crate::exec::operator::Operator;
+use crate::plan::stream::uid::NodeUid;
 
 pub struct JobGraph {
     pub sources: Vec<Vec<Pipeline>>,
+    /// Per source group, its uids (every split of a group has the same chain).
+    pub source_uids: Vec<SourceUids>,
     pub tasks: Vec<TaskVertex>,
     /// What the sink reads.
     pub sink_inputs: Vec<Edge>,
     /// `pipeline.max-parallelism`: the number of key groups keyed state and hash edges use.
     pub max_parallelism: u32,
+    /// The sink's uid (its plan node's), which its checkpointed state is matched by.
+    pub sink_uid: Option<NodeUid>,
+    /// While the graph is built: the uid of the node whose operators are being added.
+    pub(crate) building: Option<NodeUid>,
 }
 
 impl Default for JobGraph {
     fn default() -> Self {
         JobGraph {
             sources: Vec::new(),
+            source_uids: Vec::new(),
+            sink_uid: None,
+            building: None,
             tasks: Vec::new(),
             sink_inputs: Vec::new(),
             max_parallelism: crate::exec::state::key_group::DEFAULT_MAX_PARALLELISM,
+        }
+    }
+}
+
+/// The uids of a source group: its scan's (which its splits' positions are matched by) and
+/// the plan node's each operator of its splits' chains was made for.
+#[derive(Debug, Clone)]
+pub struct SourceUids {
+    pub scan: NodeUid,
+    pub chain: Vec<NodeUid>,
+}
+
+impl Default for SourceUids {
+    /// A source group no plan node made (a graph built by hand, in tests).
+    fn default() -> Self {
+        SourceUids {
+            scan: NodeUid::unnamed(),
+            chain: Vec::new(),
         }
     }
 }
@@ -37,6 +65,8 @@ pub struct TaskVertex {
     pub name: String,
     /// One operator chain per parallel instance.
     pub instances: Vec<Vec<Box<dyn Operator>>>,
+    /// The uid of the plan node each chain position was made for.
+    pub uids: Vec<NodeUid>,
     pub inputs: Vec<Edge>,
 }
 
@@ -70,9 +100,10 @@ pub enum Partitioning {
 }
 
 impl JobGraph {
-    /// Adds a source group, returning its upstream.
-    pub fn add_source(&mut self, pipelines: Vec<Pipeline>) -> Upstream {
+    /// Adds a source group (with the uids of its chains' operators), returning its upstream.
+    pub fn add_source(&mut self, pipelines: Vec<Pipeline>, uids: SourceUids) -> Upstream {
         self.sources.push(pipelines);
+        self.source_uids.push(uids);
         Upstream::Source(self.sources.len() - 1)
     }
 
@@ -85,17 +116,20 @@ impl JobGraph {
     /// Appends a stateless operator to every chain that feeds the sink (a sink's own
     /// checks, such as the NOT NULL enforcer).
     pub fn push_before_sink(&mut self, make: &dyn Fn() -> Box<dyn Operator>) {
+        let uid = self.sink_uid.clone().unwrap_or_else(NodeUid::unnamed);
         for edge in &self.sink_inputs {
             match edge.from {
                 Upstream::Source(s) => {
                     for p in &mut self.sources[s] {
                         p.operators.push(make());
                     }
+                    self.source_uids[s].chain.push(uid.clone());
                 }
                 Upstream::Task(t) => {
                     for chain in &mut self.tasks[t].instances {
                         chain.push(make());
                     }
+                    self.tasks[t].uids.push(uid.clone());
                 }
             }
         }

@@ -7,6 +7,7 @@ pub mod allocator;
 pub mod build;
 pub mod chain;
 pub mod channel;
+pub mod checkpoint;
 pub mod graph;
 pub mod partitioner;
 pub mod run;

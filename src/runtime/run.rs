@@ -21,13 +21,20 @@ use std::time::Duration;
 
 use super::chain::Chain;
 use super::channel::{CHANNEL_BOUND, Envelope, Message, Router, Sender};
+use super::checkpoint::barrier::{BarrierAligner, Received};
+use super::checkpoint::coordinator::{CheckpointHandle, CoordinatorRun, QueuedSplits};
+use super::checkpoint::storage::GraphUids;
+use super::checkpoint::{
+    CheckpointConfig, Participant, ParticipantState, RestoredState, SplitSnapshot, SplitStatus,
+    snapshot_chain,
+};
 use super::graph::{Edge, JobGraph, Partitioning, Upstream};
 use super::task::Task;
 use crate::clock::{Clock, SystemClock};
 use crate::connector::sink::Sink;
 use crate::connector::source::split::{Pipeline, SplitEvent};
 use crate::exec::error::ExecError;
-use crate::exec::operator::OperatorContext;
+use crate::exec::operator::{OperatorContext, Output, WatermarkStatus};
 use crate::types::chunk::StreamChunk;
 
 /// How long the sink waits for a message before it looks at the stop flag and wakes the sink.
@@ -52,6 +59,11 @@ pub struct RunOptions {
     pub clock: Arc<dyn Clock>,
     /// Where the tasks report what their operators counted, when they stop.
     pub metrics: Arc<JobMetrics>,
+    /// Checkpointing, when on (streaming jobs only).
+    pub checkpoint: Option<CheckpointConfig>,
+    /// The checkpoint the job starts from, already matched against its graph
+    /// (`checkpoint::check_restore`).
+    pub restore: Option<Arc<RestoredState>>,
 }
 
 /// What a job's operators counted, by task name (`GroupWindowAggregate`), summed over the
@@ -90,6 +102,8 @@ impl Default for RunOptions {
             ordered: false,
             clock: Arc::new(SystemClock),
             metrics: Arc::default(),
+            checkpoint: None,
+            restore: None,
         }
     }
 }
@@ -183,14 +197,25 @@ fn spawn(
     }
 }
 
+/// A split's part in checkpoints: the coordinator and who the split is to it, the last
+/// barrier it sent, and the state it starts from.
+struct SplitCheckpoints {
+    handle: Option<(CheckpointHandle, Participant)>,
+    last: u64,
+    restore: Option<SplitSnapshot>,
+}
+
 /// Reads a split through its operators into its router until it ends (with the final
 /// watermark, which fires everything downstream) or the job stops. Watermarks the split
-/// carries itself go through the chain between its batches, in order.
+/// carries itself go through the chain between its batches, in order. With checkpointing on,
+/// the split injects each newly triggered barrier at the top of its loop, after recording
+/// its position and its chain's state: the rows before the barrier are exactly those read.
 fn run_split(
     mut pipeline: Pipeline,
     mut out: Router,
     job: &JobState,
     clock: &Arc<dyn Clock>,
+    mut checkpoints: SplitCheckpoints,
 ) -> Result<(), ExecError> {
     let ctx = OperatorContext {
         clock: clock.clone(),
@@ -198,7 +223,55 @@ fn run_split(
     };
     let mut chain = Chain::new(std::mem::take(&mut pipeline.operators));
     chain.open(&ctx)?;
+    if let Some(restored) = checkpoints.restore.take() {
+        match restored.status {
+            SplitStatus::Finished => {
+                // Read to its end before the checkpoint: its channel ends at once.
+                if let Some((handle, participant)) = &checkpoints.handle {
+                    handle.finished(*participant, ParticipantState::Split(restored));
+                }
+                return out.end();
+            }
+            SplitStatus::Pending => {}
+            SplitStatus::Running => {
+                for (op, state) in chain.operators_mut().iter_mut().zip(&restored.chain) {
+                    for (group, bytes) in &state.keyed {
+                        op.restore(*group, bytes)?;
+                    }
+                    if let Some(part) = &state.instance {
+                        op.restore_instance(&[part])?;
+                    }
+                }
+                if let Some(position) = &restored.position {
+                    pipeline.split.seek(position)?;
+                }
+                // The consumers' valves were restored at what this channel had sent.
+                if restored.watermark > i64::MIN {
+                    out.emit_watermark(restored.watermark)?;
+                }
+                if restored.idle {
+                    out.emit_watermark_status(WatermarkStatus::Idle)?;
+                }
+            }
+        }
+    }
     while !job.stopped() {
+        if let Some((handle, participant)) = &checkpoints.handle
+            && let Some(id) = handle.due(checkpoints.last)
+        {
+            let (watermark, status) = out.last_sent();
+            let state = SplitSnapshot {
+                name: pipeline.split.describe(),
+                status: SplitStatus::Running,
+                position: pipeline.split.position(),
+                watermark,
+                idle: status == WatermarkStatus::Idle,
+                chain: snapshot_chain(chain.operators()),
+            };
+            handle.ack(id, *participant, ParticipantState::Split(state));
+            out.barrier(id)?;
+            checkpoints.last = id;
+        }
         if let Some(ms) = chain.pauses_input() {
             // Aligned and ahead of its group: wait without reading (the clock still runs,
             // but a paused split is not idle).
@@ -217,6 +290,13 @@ fn run_split(
             SplitEvent::End => {
                 chain.on_watermark(i64::MAX, &mut out)?;
                 chain.finish(&mut out)?;
+                if let Some((handle, participant)) = &checkpoints.handle {
+                    let state = SplitSnapshot::without_state(
+                        pipeline.split.describe(),
+                        SplitStatus::Finished,
+                    );
+                    handle.finished(*participant, ParticipantState::Split(state));
+                }
                 return out.end();
             }
         }
@@ -224,6 +304,40 @@ fn run_split(
         chain.on_processing_time(ctx.now_millis(), &mut out)?;
     }
     Err(ExecError::Cancelled)
+}
+
+/// A bounded split waiting for a worker.
+struct Queued {
+    pipeline: Pipeline,
+    router: Router,
+    checkpoints: SplitCheckpoints,
+}
+
+impl QueuedSplits for Mutex<VecDeque<Queued>> {
+    fn inject(
+        &self,
+        id: u64,
+        mark_triggered: &dyn Fn(),
+    ) -> Result<Vec<(Participant, SplitSnapshot)>, ExecError> {
+        let mut queue = self
+            .lock()
+            .map_err(|_| ExecError::Internal("the split queue's lock is poisoned".into()))?;
+        mark_triggered();
+        let mut out = Vec::new();
+        for q in queue.iter_mut() {
+            let Some((_, participant)) = &q.checkpoints.handle else {
+                continue;
+            };
+            q.router.barrier(id)?;
+            q.checkpoints.last = id;
+            // A split restored but not started yet keeps the state it was restored with.
+            let state = q.checkpoints.restore.clone().unwrap_or_else(|| {
+                SplitSnapshot::without_state(q.pipeline.split.describe(), SplitStatus::Pending)
+            });
+            out.push((*participant, state));
+        }
+        Ok(out)
+    }
 }
 
 /// Bounded splits read at once: enough to keep the cores busy, few enough that their queues
@@ -262,6 +376,10 @@ pub fn run(
         cancel,
         failure: Mutex::new(None),
     });
+    // What the sink staged for the restored checkpoint is committed before anything runs.
+    if let Some(state) = options.restore.as_ref().and_then(|r| r.sink.as_ref()) {
+        sink.restore(state)?;
+    }
     let max_parallelism = graph.max_parallelism;
     let mut handles = Vec::new();
     let mut targets: Vec<(Upstream, Target)> = Vec::new();
@@ -309,6 +427,52 @@ pub fn run(
         targets.iter().position(|(u, _)| *u == upstream)
     };
 
+    // Checkpoints: a coordinator knowing every participant (streaming jobs only; an ordered
+    // run is a batch job).
+    let coordinator = match &options.checkpoint {
+        Some(config) if !in_order => {
+            let mut participants = vec![Participant::Sink];
+            for (group, pipelines) in graph.sources.iter().enumerate() {
+                for (index, pipeline) in pipelines.iter().enumerate() {
+                    participants.push(Participant::Split { group, index });
+                    if !pipeline.split.replayable() {
+                        eprintln!(
+                            "[WARNING] {} cannot go back to a checkpointed position: its rows are at-most-once",
+                            pipeline.split.describe()
+                        );
+                    }
+                }
+            }
+            for (vertex, task) in graph.tasks.iter().enumerate() {
+                for instance in 0..task.instances.len() {
+                    participants.push(Participant::Task { vertex, instance });
+                }
+            }
+            let uids = GraphUids {
+                tasks: graph
+                    .tasks
+                    .iter()
+                    .map(|t| (t.name.clone(), t.uids.clone()))
+                    .collect(),
+                sources: graph.source_uids.clone(),
+                sink: graph.sink_uid.clone(),
+                max_parallelism,
+            };
+            let first = options.restore.as_ref().map_or(1, |r| r.checkpoint + 1);
+            Some(CoordinatorRun::new(
+                config.clone(),
+                uids,
+                participants,
+                first,
+            ))
+        }
+        _ => None,
+    };
+    let handle = coordinator.as_ref().map(CoordinatorRun::handle);
+    let first_barrier = handle.as_ref().map_or(0, CheckpointHandle::triggered);
+    let restore = options.restore.clone();
+    let source_uids = graph.source_uids.clone();
+
     // Tasks first, so that splits find their consumers running.
     let JobGraph { sources, tasks, .. } = graph;
     for ((t, task), (receivers, input_of_channel)) in tasks.into_iter().enumerate().zip(task_inputs)
@@ -340,6 +504,14 @@ pub fn run(
                 input_of_channel: input_of_channel.clone(),
                 output,
                 ctx,
+                checkpoints: handle.clone().map(|h| {
+                    let participant = Participant::Task {
+                        vertex: t,
+                        instance: i,
+                    };
+                    (h, participant)
+                }),
+                restore: restore.clone().map(|r| (r, task.uids.clone())),
             };
             let name = format!("{} ({}/{parallelism})", task.name, i + 1);
             let (metrics, task_name) = (options.metrics.clone(), task.name.clone());
@@ -352,10 +524,21 @@ pub fn run(
     }
 
     // Splits: unbounded ones on threads of their own, bounded ones queued for the workers.
-    let mut queued: VecDeque<(Pipeline, Router)> = VecDeque::new();
+    let mut queued: VecDeque<Queued> = VecDeque::new();
     for (s, pipelines) in sources.into_iter().enumerate() {
         let target = target_of(Upstream::Source(s), &targets).map(|i| &targets[i].1);
+        let scan = source_uids.get(s).map(|u| u.scan.uid.to_string());
         for (i, pipeline) in pipelines.into_iter().enumerate() {
+            let checkpoints = SplitCheckpoints {
+                handle: handle
+                    .clone()
+                    .map(|h| (h, Participant::Split { group: s, index: i })),
+                last: first_barrier,
+                restore: restore.as_ref().and_then(|r| {
+                    let key = (scan.clone().unwrap_or_default(), pipeline.split.describe());
+                    r.splits.get(&key).cloned()
+                }),
+            };
             let router = match target {
                 Some(target) => Router::new(
                     target.senders.clone(),
@@ -372,11 +555,15 @@ pub fn run(
                 }
             };
             if pipeline.split.is_bounded() {
-                queued.push_back((pipeline, router));
+                queued.push_back(Queued {
+                    pipeline,
+                    router,
+                    checkpoints,
+                });
             } else {
                 let clock = options.clock.clone();
                 handles.extend(spawn("source", &job, "a split", move |job| {
-                    run_split(pipeline, router, job, &clock)
+                    run_split(pipeline, router, job, &clock, checkpoints)
                 }));
             }
         }
@@ -390,7 +577,12 @@ pub fn run(
         handles.extend(spawn("source", &job, "a split", move |job| {
             loop {
                 let next = queue.lock().ok().and_then(|mut q| q.pop_front());
-                let Some((pipeline, router)) = next else {
+                let Some(Queued {
+                    pipeline,
+                    router,
+                    checkpoints,
+                }) = next
+                else {
                     return Ok(());
                 };
                 if job.stopped() {
@@ -400,13 +592,29 @@ pub fn run(
                     }
                     return Err(ExecError::Cancelled);
                 }
-                run_split(pipeline, router, job, &clock)?;
+                run_split(pipeline, router, job, &clock, checkpoints)?;
             }
         }));
     }
+    // The coordinator, once every split is running or queued.
+    let over = Arc::new(AtomicBool::new(false));
+    if let Some(coordinator) = coordinator {
+        let (queue, over) = (queue.clone(), over.clone());
+        handles.extend(spawn(
+            "checkpoints",
+            &job,
+            "the checkpoint coordinator",
+            move |job| {
+                coordinator.run(queue.as_ref(), &|| {
+                    job.stopped() || over.load(Ordering::Relaxed)
+                })
+            },
+        ));
+    }
     drop(queue);
 
-    let result = drive_sink(sink_input, sink_channels, sink, &job);
+    let result = drive_sink(sink_input, sink_channels, sink, &job, handle);
+    over.store(true, Ordering::Relaxed);
     if result.is_err() {
         job.stop.store(true, Ordering::Relaxed);
     }
@@ -445,27 +653,54 @@ fn connect(
     input_of_channel
 }
 
+/// What the sink does with a message: writes a chunk, counts an end.
+fn sink_message(sink: &mut dyn Sink, job: &JobState, message: Message, ended: &mut usize) {
+    match message {
+        Message::Chunk(chunk) => {
+            if let Err(e) = sink.write(chunk) {
+                job.fail(e);
+            }
+        }
+        Message::End => *ended += 1,
+        Message::Watermark(_) | Message::Status(_) | Message::Barrier(_) => {}
+    }
+}
+
 /// The sink's loop: writes chunks as they come until every channel has ended, waking the
 /// sink while nothing comes. When the job stops, rows already queued are still written:
 /// they were accepted before the failure (Flink prints the rows before a bad one), and what
-/// is queued is bounded by the queues' bounds.
+/// is queued is bounded by the queues' bounds. With checkpointing on, the sink aligns its
+/// channels' barriers, hands the coordinator what it staged, and commits each checkpoint
+/// once the coordinator has completed it.
 fn drive_sink(
     input: SinkInput,
     channels: usize,
     sink: &mut dyn Sink,
     job: &JobState,
+    checkpoints: Option<CheckpointHandle>,
 ) -> Result<(), ExecError> {
     let (mut queues, in_order) = match input {
         SinkInput::Shared(rx) => (VecDeque::from([rx]), false),
         SinkInput::InOrder(receivers) => (receivers, true),
     };
     let mut ended = 0;
+    let mut aligner = BarrierAligner::new(channels);
+    let mut committed = checkpoints.as_ref().map_or(0, CheckpointHandle::completed);
     // The sink acts on time alone (closing parts) every poll interval, whatever arrives:
     // a stream of watermarks alone must not keep it from it.
     let mut woken = std::time::Instant::now();
     let result = loop {
         if ended == channels {
             break Ok(());
+        }
+        if let Some(handle) = &checkpoints {
+            let completed = handle.completed();
+            if completed > committed {
+                committed = completed;
+                if let Err(e) = sink.commit(completed) {
+                    job.fail(e);
+                }
+            }
         }
         if woken.elapsed() >= POLL_INTERVAL {
             woken = std::time::Instant::now();
@@ -489,20 +724,43 @@ fn drive_sink(
             break Err(ExecError::Internal("a split stopped without ending".into()));
         };
         match rx.recv_timeout(POLL_INTERVAL) {
-            Ok(Envelope { message, .. }) => match message {
-                Message::Chunk(chunk) => {
-                    if let Err(e) = sink.write(chunk) {
-                        job.fail(e);
-                    }
-                }
-                Message::Watermark(_) | Message::Status(_) => {}
-                Message::End => {
-                    ended += 1;
-                    if in_order {
+            Ok(Envelope { channel, message }) => {
+                let channel = channel as usize;
+                if in_order {
+                    // A batch job: no barriers; each queue is one channel, drained in turn.
+                    let end = matches!(message, Message::End);
+                    sink_message(sink, job, message, &mut ended);
+                    if end {
                         queues.pop_front();
                     }
+                    continue;
                 }
-            },
+                let aligned = match aligner.receive(channel, message) {
+                    Received::Process(message) => {
+                        let end = matches!(message, Message::End);
+                        sink_message(sink, job, message, &mut ended);
+                        match end.then(|| aligner.check()) {
+                            Some(Received::Aligned(id)) => Some(id),
+                            _ => None,
+                        }
+                    }
+                    Received::Held => None,
+                    Received::Aligned(id) => Some(id),
+                };
+                if let Some(id) = aligned {
+                    if let Some(handle) = &checkpoints {
+                        match sink.pre_commit(id) {
+                            Ok(state) => {
+                                handle.ack(id, Participant::Sink, ParticipantState::Sink(state))
+                            }
+                            Err(e) => job.fail(e),
+                        }
+                    }
+                    for (_, message) in aligner.release() {
+                        sink_message(sink, job, message, &mut ended);
+                    }
+                }
+            }
             Err(RecvTimeoutError::Timeout) => {}
             // Every sender is gone without an end: the thread that failed records why (and
             // stops the job) just after it let go of its senders.
@@ -888,6 +1146,7 @@ mod task_tests {
     use crate::connector::source::split::SourceSplit;
     use crate::exec::operator::{Operator, Output};
     use crate::exec::state::key_group::DEFAULT_MAX_PARALLELISM;
+    use crate::runtime::graph::SourceUids;
     use crate::runtime::graph::TaskVertex;
     use arrow_array::{Int32Array, Int64Array, RecordBatch};
 
@@ -1023,8 +1282,12 @@ mod task_tests {
             true,
         )]));
         let mut graph = JobGraph::default();
-        let source = graph.add_source(vec![split(0), split(10_000), split(20_000)]);
+        let source = graph.add_source(
+            vec![split(0), split(10_000), split(20_000)],
+            SourceUids::default(),
+        );
         let task = graph.add_task(TaskVertex {
+            uids: vec![],
             name: "Tally".into(),
             instances: vec![
                 vec![Box::new(Tally::default())],
@@ -1179,8 +1442,9 @@ mod task_tests {
                 operators: vec![Box::new(WatermarkAtMax)],
             };
             let mut graph = JobGraph::default();
-            let source = graph.add_source(vec![quiet, busy]);
+            let source = graph.add_source(vec![quiet, busy], SourceUids::default());
             let task = graph.add_task(TaskVertex {
+                uids: vec![],
                 name: "Watermarks".into(),
                 instances: vec![vec![Box::new(Watermarks(seen.clone()))]],
                 inputs: vec![Edge {
@@ -1324,7 +1588,7 @@ mod task_tests {
             };
             let mut sink = Arrivals(Vec::new());
             let mut graph = JobGraph::default();
-            let source = graph.add_source(vec![slow, fast]);
+            let source = graph.add_source(vec![slow, fast], SourceUids::default());
             graph.sink_inputs = vec![Edge {
                 input: 0,
                 from: source,
@@ -1370,6 +1634,7 @@ mod idleness_tests {
     use crate::exec::operator::{Operator, Output};
     use crate::exec::watermark_assigner::{WatermarkAssignerOperator, WatermarkEmission};
     use crate::plan::expr::ScalarExpr;
+    use crate::runtime::graph::SourceUids;
     use crate::runtime::graph::TaskVertex;
     use crate::types::{DataType, TypeKind};
     use arrow_array::{Int32Array, RecordBatch, TimestampNanosecondArray};
@@ -1513,8 +1778,9 @@ mod idleness_tests {
             operators: vec![assigner(0)],
         };
         let mut graph = JobGraph::default();
-        let source = graph.add_source(vec![busy, ahead]);
+        let source = graph.add_source(vec![busy, ahead], SourceUids::default());
         let task = graph.add_task(TaskVertex {
+            uids: vec![],
             name: "Slow".into(),
             instances: vec![vec![Box::new(SlowLateCounter {
                 watermark: i64::MIN,
@@ -1602,10 +1868,13 @@ mod idleness_tests {
             }
         }
         let mut graph = JobGraph::default();
-        let source = graph.add_source(vec![Pipeline {
-            split: Box::new(Quiet),
-            operators: vec![Box::new(Ticks(0))],
-        }]);
+        let source = graph.add_source(
+            vec![Pipeline {
+                split: Box::new(Quiet),
+                operators: vec![Box::new(Ticks(0))],
+            }],
+            SourceUids::default(),
+        );
         graph.sink_inputs = vec![Edge {
             input: 0,
             from: source,

@@ -52,6 +52,18 @@ impl WatermarkValve {
         }
     }
 
+    /// A restored valve: its output was `watermark` when the checkpoint was taken. Every
+    /// channel starts there (one that was behind was late against that output already), so
+    /// the output moves on only once all of them have passed it again.
+    pub fn restored(channels: usize, watermark: i64) -> Self {
+        let mut valve = WatermarkValve::new(channels);
+        valve.last_output = watermark;
+        for c in &mut valve.channels {
+            c.watermark = watermark;
+        }
+        valve
+    }
+
     /// The valve's current output watermark (`i64::MIN` before the first).
     pub fn output(&self) -> i64 {
         self.last_output

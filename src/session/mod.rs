@@ -3,6 +3,7 @@
 //! results and runs the jobs with its sinks; the embedded API (`api/`) reads them.
 
 mod alter;
+mod checkpoint;
 mod explain;
 mod insert;
 pub mod options;
@@ -102,8 +103,44 @@ impl Session {
         let options = RunOptions {
             ordered: self.batch_mode(),
             clock: self.clock.clone(),
-            metrics: Arc::default(),
+            ..RunOptions::default()
         };
+        self.run_with(graph, sink, options)
+    }
+
+    /// Runs an INSERT's job into `table`'s sink: with checkpoints when they are on, from
+    /// the checkpoint `execution.state-recovery.path` names when it is set.
+    pub(super) fn run_insert(
+        &self,
+        graph: JobGraph,
+        sink: &mut dyn Sink,
+        table: &str,
+    ) -> Result<(), StatementError> {
+        let checkpoint = self.checkpoint_config(table)?;
+        let restore = self.restore_state(&graph)?;
+        if let Some(config) = &checkpoint {
+            eprintln!(
+                "[INFO] Job ID: {}; its checkpoints go to {}",
+                config.job_id,
+                config.dir.join(&config.job_id).display()
+            );
+        }
+        let options = RunOptions {
+            ordered: self.batch_mode(),
+            clock: self.clock.clone(),
+            checkpoint,
+            restore,
+            ..RunOptions::default()
+        };
+        Ok(self.run_with(graph, sink, options)?)
+    }
+
+    fn run_with(
+        &self,
+        graph: JobGraph,
+        sink: &mut dyn Sink,
+        options: RunOptions,
+    ) -> Result<(), ExecError> {
         let result = run::run(graph, sink, self.cancel.clone(), &options);
         // Beyond Flink, which drops late rows silently: say how many were dropped, and where.
         for (task, late) in options.metrics.late_rows() {
@@ -490,7 +527,7 @@ impl Session {
             run_options: RunOptions {
                 ordered: self.batch_mode(),
                 clock: self.clock.clone(),
-                metrics: Arc::default(),
+                ..RunOptions::default()
             },
         })
     }

@@ -87,7 +87,6 @@ impl PlannedInsert {
         let PlannedInsert { graph, target } = self;
         let request = target.request(session.batch_mode(), session.clock.clone());
         let mut sink = target.factory.create(&request, out)?;
-        session.run_job(graph, sink.as_mut())?;
-        Ok(())
+        session.run_insert(graph, sink.as_mut(), &target.name)
     }
 }

@@ -346,6 +346,11 @@ impl ChangelogDecoder {
         self.rows.end_of_input()
     }
 
+    /// Records never span lines in this format.
+    pub fn open_record_line(&self) -> Option<u64> {
+        None
+    }
+
     pub fn rows_skipped(&self) -> u64 {
         self.skipped + self.rows.rows_skipped()
     }

@@ -555,6 +555,12 @@ pub struct CsvDecoder {
 
 impl CsvDecoder {
     /// Rows dropped so far because they were not CSV (only with `csv.ignore-parse-errors`).
+    /// The line a record still open across lines started on (a quoted field holding line
+    /// breaks).
+    pub fn open_record_line(&self) -> Option<u64> {
+        self.pending.map(|open| open.first_line)
+    }
+
     pub fn rows_skipped(&self) -> u64 {
         self.skipped
     }

@@ -221,6 +221,11 @@ fn new_columns(schema: &Schema, dialect: TextDialect) -> Vec<ColumnValues> {
 
 impl JsonDecoder {
     /// Lines skipped so far because they were not JSON objects (with `json.ignore-parse-errors`).
+    /// Records never span lines in this format.
+    pub fn open_record_line(&self) -> Option<u64> {
+        None
+    }
+
     pub fn rows_skipped(&self) -> u64 {
         self.skipped
     }

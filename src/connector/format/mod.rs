@@ -334,6 +334,9 @@ macro_rules! line_decoder {
             fn rows_skipped(&self) -> u64 {
                 <$decoder>::rows_skipped(self)
             }
+            fn open_record_line(&self) -> Option<u64> {
+                <$decoder>::open_record_line(self)
+            }
         }
     };
 }

@@ -21,6 +21,22 @@ pub trait Sink {
     fn on_idle(&mut self) -> Result<(), ExecError> {
         Ok(())
     }
+    /// Checkpoint `checkpoint`'s barrier has reached the sink: everything before it is
+    /// written (flushed, or staged where the sink commits in two phases); returns what the
+    /// sink needs to commit it, or to commit it again after a restore.
+    fn pre_commit(&mut self, _checkpoint: u64) -> Result<Vec<u8>, ExecError> {
+        Ok(Vec::new())
+    }
+    /// Checkpoint `checkpoint` is complete (durable): what its barrier staged becomes
+    /// visible. Called in order, possibly skipping checkpoints (the newest covers them).
+    fn commit(&mut self, _checkpoint: u64) -> Result<(), ExecError> {
+        Ok(())
+    }
+    /// Before any row: the state of the checkpoint the job restores from (`pre_commit`'s),
+    /// committed again if it was not yet, idempotently.
+    fn restore(&mut self, _state: &[u8]) -> Result<(), ExecError> {
+        Ok(())
+    }
 }
 
 /// Flink's `print` connector: one `+I[a, b]` line per row on the client's output (the

@@ -50,6 +50,8 @@ pub struct DatagenSplit {
     rows_per_second: Option<u64>,
     remaining: Option<u64>,
     produced: u64,
+    /// Rows produced before this run started (a restored position): the rate paces the rest.
+    resumed_at: u64,
     started: Option<Instant>,
     rng: u64,
     clock: Arc<dyn Clock>,
@@ -327,6 +329,7 @@ impl DatagenSplit {
             rows_per_second,
             remaining,
             produced: 0,
+            resumed_at: 0,
             started: None,
             rng: 0x9E37_79B9_7F4A_7C15,
             clock,
@@ -579,7 +582,8 @@ impl SourceSplit for DatagenSplit {
         if let Some(rps) = self.rows_per_second {
             rows = rows.min(rps.div_ceil(10).max(1));
             // Throttle: the rows produced so far may not run ahead of the rate.
-            let due = Duration::from_secs_f64(self.produced as f64 / rps as f64);
+            let due =
+                Duration::from_secs_f64((self.produced - self.resumed_at) as f64 / rps as f64);
             let elapsed = started.elapsed();
             if due > elapsed {
                 std::thread::sleep(due - elapsed);
@@ -610,6 +614,41 @@ impl SourceSplit for DatagenSplit {
 
     fn is_bounded(&self) -> bool {
         self.remaining.is_some()
+    }
+
+    fn replayable(&self) -> bool {
+        true
+    }
+
+    /// Rows produced, rows remaining (`u64::MAX`: unbounded) and the random state: the
+    /// sequences and random values go on as if the run had not stopped.
+    fn position(&self) -> Option<Vec<u8>> {
+        let mut out = Vec::with_capacity(24);
+        out.extend_from_slice(&self.produced.to_le_bytes());
+        out.extend_from_slice(&self.remaining.unwrap_or(u64::MAX).to_le_bytes());
+        out.extend_from_slice(&self.rng.to_le_bytes());
+        Some(out)
+    }
+
+    fn seek(&mut self, position: &[u8]) -> Result<(), ExecError> {
+        let word = |i: usize| {
+            position
+                .get(i * 8..i * 8 + 8)
+                .and_then(|b| b.try_into().ok())
+                .map(u64::from_le_bytes)
+        };
+        let (Some(produced), Some(remaining), Some(rng), 24) =
+            (word(0), word(1), word(2), position.len())
+        else {
+            return Err(ExecError::Checkpoint(
+                "datagen: a checkpointed position does not read back".into(),
+            ));
+        };
+        self.produced = produced;
+        self.resumed_at = produced;
+        self.remaining = (remaining != u64::MAX).then_some(remaining);
+        self.rng = rng;
+        Ok(())
     }
 }
 

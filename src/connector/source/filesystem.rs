@@ -4,7 +4,7 @@
 //! columns come from the file's `k=v/` directories (`connector/partition.rs`).
 
 use std::fs::File;
-use std::io::Read;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
@@ -145,6 +145,11 @@ pub struct LineSplit<R: Read + Send> {
     read_size: usize,
     batch_lines: usize,
     batch_bytes: usize,
+    /// Bytes of the file handed to the decoder so far.
+    decoded_bytes: u64,
+    /// Where a checkpoint puts the split: the byte offset and line number after the last
+    /// complete record (before a record still open across lines).
+    resume_at: (u64, u64),
 }
 
 /// Bytes asked of the reader at a time: enough that a read costs little per line.
@@ -165,6 +170,8 @@ impl<R: Read + Send> LineSplit<R> {
             read_size: READ_SIZE,
             batch_lines: BATCH_LINES,
             batch_bytes: BATCH_BYTES,
+            decoded_bytes: 0,
+            resume_at: (0, 0),
         }
     }
 
@@ -232,7 +239,39 @@ impl<R: Read + Send> LineSplit<R> {
     }
 }
 
-impl<R: Read + Send> SourceSplit for LineSplit<R> {
+impl<R: Read + Send> LineSplit<R> {
+    /// The decoder took `bytes` of the text from `start`, lines from `first_line` on: the
+    /// resume point moves past the records it completed, up to the start of one it left open.
+    fn note_decoded(&mut self, bytes: usize, first_line: u64) {
+        let text = &self.text[self.start..self.start + bytes];
+        let before = self.decoded_bytes;
+        self.decoded_bytes += text.len() as u64;
+        match self.decoder.open_record_line() {
+            None => {
+                let lines = memchr::memchr_iter(b'\n', text.as_bytes()).count() as u64;
+                // A last line without its `\n` (the end of the input) counts as well.
+                let partial = u64::from(!text.is_empty() && !text.ends_with('\n'));
+                self.resume_at = (self.decoded_bytes, first_line - 1 + lines + partial);
+            }
+            // Opened by this text: the resume point is that line's start.
+            Some(open) if open >= first_line => {
+                let skip = (open - first_line) as usize;
+                let offset = if skip == 0 {
+                    0
+                } else {
+                    memchr::memchr_iter(b'\n', text.as_bytes())
+                        .nth(skip - 1)
+                        .map_or(text.len(), |p| p + 1)
+                };
+                self.resume_at = (before + offset as u64, open - 1);
+            }
+            // Still the record opened before.
+            Some(_) => {}
+        }
+    }
+}
+
+impl<R: Read + Seek + Send> SourceSplit for LineSplit<R> {
     fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
         if self.done {
             return Ok(None);
@@ -262,6 +301,7 @@ impl<R: Read + Send> SourceSplit for LineSplit<R> {
                 .decoder
                 .decode(text, first_line, limit)
                 .map_err(|e| ExecError::Source(format!("{}, {e}", self.name)))?;
+            self.note_decoded(decoded.bytes, first_line);
             self.start += decoded.bytes;
             self.line_number += decoded.lines as u64;
             lines += decoded.lines;
@@ -286,6 +326,55 @@ impl<R: Read + Send> SourceSplit for LineSplit<R> {
 
     fn describe(&self) -> String {
         self.name.clone()
+    }
+
+    fn replayable(&self) -> bool {
+        true
+    }
+
+    /// The byte offset and line number to go on from (16 bytes).
+    fn position(&self) -> Option<Vec<u8>> {
+        let mut out = Vec::with_capacity(16);
+        out.extend_from_slice(&self.resume_at.0.to_le_bytes());
+        out.extend_from_slice(&self.resume_at.1.to_le_bytes());
+        Some(out)
+    }
+
+    fn seek(&mut self, position: &[u8]) -> Result<(), ExecError> {
+        let word = |i: usize| {
+            position
+                .get(i * 8..i * 8 + 8)
+                .and_then(|b| b.try_into().ok())
+                .map(u64::from_le_bytes)
+        };
+        let (Some(offset), Some(line), 16) = (word(0), word(1), position.len()) else {
+            return Err(ExecError::Checkpoint(format!(
+                "{}: a checkpointed position does not read back",
+                self.name
+            )));
+        };
+        let end = self
+            .reader
+            .seek(SeekFrom::End(0))
+            .map_err(|e| ExecError::Source(format!("{}: {e}", self.name)))?;
+        if offset > end {
+            return Err(ExecError::Checkpoint(format!(
+                "{}: the checkpoint read it up to byte {offset}, but it now holds {end} bytes (the file changed)",
+                self.name
+            )));
+        }
+        self.reader
+            .seek(SeekFrom::Start(offset))
+            .map_err(|e| ExecError::Source(format!("{}: {e}", self.name)))?;
+        self.line_number = line;
+        self.decoded_bytes = offset;
+        self.resume_at = (offset, line);
+        self.text.clear();
+        self.start = 0;
+        self.tail.clear();
+        self.at_end = false;
+        self.done = false;
+        Ok(())
     }
 }
 
@@ -370,6 +459,18 @@ impl<S: SourceSplit> SourceSplit for WithFileMetadata<S> {
 
     fn describe(&self) -> String {
         self.inner.describe()
+    }
+
+    fn replayable(&self) -> bool {
+        self.inner.replayable()
+    }
+
+    fn position(&self) -> Option<Vec<u8>> {
+        self.inner.position()
+    }
+
+    fn seek(&mut self, position: &[u8]) -> Result<(), ExecError> {
+        self.inner.seek(position)
     }
 }
 
@@ -462,6 +563,18 @@ impl<S: SourceSplit> SourceSplit for WithPartitionValues<S> {
     fn describe(&self) -> String {
         self.inner.describe()
     }
+
+    fn replayable(&self) -> bool {
+        self.inner.replayable()
+    }
+
+    fn position(&self) -> Option<Vec<u8>> {
+        self.inner.position()
+    }
+
+    fn seek(&mut self, position: &[u8]) -> Result<(), ExecError> {
+        self.inner.seek(position)
+    }
 }
 
 /// A boxed split is a split, so the wrappers above stack.
@@ -470,8 +583,28 @@ impl SourceSplit for Box<dyn SourceSplit> {
         (**self).next_batch()
     }
 
+    fn next(&mut self) -> Result<crate::connector::source::split::SplitEvent, ExecError> {
+        (**self).next()
+    }
+
     fn describe(&self) -> String {
         (**self).describe()
+    }
+
+    fn is_bounded(&self) -> bool {
+        (**self).is_bounded()
+    }
+
+    fn replayable(&self) -> bool {
+        (**self).replayable()
+    }
+
+    fn position(&self) -> Option<Vec<u8>> {
+        (**self).position()
+    }
+
+    fn seek(&mut self, position: &[u8]) -> Result<(), ExecError> {
+        (**self).seek(position)
     }
 }
 
@@ -583,7 +716,7 @@ impl SourceFactory for FilesystemFactory {
                 })
             };
             pipelines.push(Pipeline {
-                split: Box::new(DeferredSplit::new(name, open)),
+                split: Box::new(DeferredSplit::new(name, open).replayable()),
                 operators: vec![],
             });
         }

@@ -40,6 +40,23 @@ pub trait SourceSplit: Send {
     fn is_bounded(&self) -> bool {
         true
     }
+    /// Whether a checkpoint can record where the split is and a restored job go on from
+    /// there ([`SourceSplit::position`]); a split that cannot (a socket) is at-most-once.
+    fn replayable(&self) -> bool {
+        false
+    }
+    /// Where the split is: what [`SourceSplit::seek`] takes back so that the next rows are
+    /// those that would have followed. `None` when it cannot replay.
+    fn position(&self) -> Option<Vec<u8>> {
+        None
+    }
+    /// Goes on from a position `position` returned (before the first read).
+    fn seek(&mut self, _position: &[u8]) -> Result<(), ExecError> {
+        Err(ExecError::Checkpoint(format!(
+            "{} cannot go back to a checkpointed position",
+            self.describe()
+        )))
+    }
 }
 
 /// Opens a [`DeferredSplit`]'s split.
@@ -50,6 +67,9 @@ pub struct DeferredSplit {
     name: String,
     open: Option<OpenSplit>,
     split: Option<Box<dyn SourceSplit>>,
+    replayable: bool,
+    /// A position to seek to once opened.
+    seek_to: Option<Vec<u8>>,
 }
 
 impl DeferredSplit {
@@ -61,31 +81,65 @@ impl DeferredSplit {
             name,
             open: Some(Box::new(open)),
             split: None,
+            replayable: false,
+            seek_to: None,
         }
+    }
+
+    /// The split it opens can replay from a position.
+    pub fn replayable(mut self) -> Self {
+        self.replayable = true;
+        self
+    }
+
+    fn opened(&mut self) -> Result<Option<&mut Box<dyn SourceSplit>>, ExecError> {
+        if let Some(open) = self.open.take() {
+            let mut split = open()?;
+            if let Some(position) = self.seek_to.take() {
+                split.seek(&position)?;
+            }
+            self.split = Some(split);
+        }
+        Ok(self.split.as_mut())
     }
 }
 
 impl SourceSplit for DeferredSplit {
     fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
-        if let Some(open) = self.open.take() {
-            self.split = Some(open()?);
-        }
-        match &mut self.split {
+        match self.opened()? {
             Some(split) => split.next_batch(),
             None => Ok(None),
         }
     }
     fn next(&mut self) -> Result<SplitEvent, ExecError> {
-        if let Some(open) = self.open.take() {
-            self.split = Some(open()?);
-        }
-        match &mut self.split {
+        match self.opened()? {
             Some(split) => split.next(),
             None => Ok(SplitEvent::End),
         }
     }
     fn describe(&self) -> String {
         self.name.clone()
+    }
+    fn replayable(&self) -> bool {
+        self.replayable
+    }
+    fn position(&self) -> Option<Vec<u8>> {
+        match &self.split {
+            Some(split) => split.position(),
+            // Not opened: at its start, or where it was told to go.
+            None if self.replayable => Some(self.seek_to.clone().unwrap_or_default()),
+            None => None,
+        }
+    }
+    fn seek(&mut self, position: &[u8]) -> Result<(), ExecError> {
+        match &mut self.split {
+            Some(split) => split.seek(position),
+            None => {
+                // An empty position is the start.
+                self.seek_to = (!position.is_empty()).then(|| position.to_vec());
+                Ok(())
+            }
+        }
     }
 }
 

@@ -57,4 +57,26 @@ impl SourceSplit for ValuesSplit {
     fn describe(&self) -> String {
         "VALUES".into()
     }
+
+    fn replayable(&self) -> bool {
+        true
+    }
+
+    /// One byte: whether the rows have gone out.
+    fn position(&self) -> Option<Vec<u8>> {
+        Some(vec![u8::from(self.rows.is_none())])
+    }
+
+    fn seek(&mut self, position: &[u8]) -> Result<(), ExecError> {
+        match position {
+            [] | [0] => Ok(()),
+            [1] => {
+                self.rows = None;
+                Ok(())
+            }
+            _ => Err(ExecError::Checkpoint(
+                "VALUES: a checkpointed position does not read back".into(),
+            )),
+        }
+    }
 }

@@ -37,17 +37,37 @@ pub struct NodeUid {
     pub line: String,
 }
 
+impl NodeUid {
+    /// The uid of an operator no plan node made (a graph built by hand, in tests).
+    pub fn unnamed() -> Self {
+        NodeUid {
+            uid: OperatorUid([0; 16]),
+            line: String::new(),
+        }
+    }
+}
+
 /// The uids of every node of `plan`, inputs before the nodes reading them, left to right.
 pub fn operator_uids(plan: &StreamPlan) -> Vec<NodeUid> {
     let mut out = Vec::new();
-    walk(plan, &mut HashMap::new(), &mut out);
+    walk(plan, &mut HashMap::new(), &mut |_, uid| out.push(uid));
+    out
+}
+
+/// The uid of every node of `plan`, by the node's address: the builder gives the operators
+/// it makes for a node the node's uid.
+pub fn uids_by_node(plan: &StreamPlan) -> HashMap<*const StreamPlan, NodeUid> {
+    let mut out = HashMap::new();
+    walk(plan, &mut HashMap::new(), &mut |node, uid| {
+        out.insert(node as *const StreamPlan, uid);
+    });
     out
 }
 
 fn walk(
     node: &StreamPlan,
     seen: &mut HashMap<[u8; 32], u64>,
-    out: &mut Vec<NodeUid>,
+    out: &mut dyn FnMut(&StreamPlan, NodeUid),
 ) -> OperatorUid {
     let inputs: Vec<OperatorUid> = node
         .inputs()
@@ -73,7 +93,7 @@ fn walk(
     let mut uid = [0u8; 16];
     uid.copy_from_slice(&full[..16]);
     let uid = OperatorUid(uid);
-    out.push(NodeUid { uid, line });
+    out(node, NodeUid { uid, line });
     uid
 }
 

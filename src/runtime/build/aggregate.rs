@@ -8,7 +8,7 @@ pub(super) fn changelog_normalize(
     ctx: &EvalContext,
     options: &JobOptions,
     graph: &mut JobGraph,
-    groups: &mut AlignmentGroups,
+    groups: &mut BuildState,
 ) -> Result<Built, BuildError> {
     let built = build(&n.input, ctx, options, graph, groups)?;
     let schema = runtime_schema(&n.schema);
@@ -29,7 +29,7 @@ pub(super) fn group_aggregate(
     ctx: &EvalContext,
     options: &JobOptions,
     graph: &mut JobGraph,
-    groups: &mut AlignmentGroups,
+    groups: &mut BuildState,
 ) -> Result<Built, BuildError> {
     let built = build(&g.input, ctx, options, graph, groups)?;
     let input = runtime_schema(g.input.schema());
@@ -58,7 +58,7 @@ pub(super) fn window_aggregate(
     ctx: &EvalContext,
     options: &JobOptions,
     graph: &mut JobGraph,
-    groups: &mut AlignmentGroups,
+    groups: &mut BuildState,
 ) -> Result<Built, BuildError> {
     let built = build(&g.input, ctx, options, graph, groups)?;
     let input = runtime_schema(g.input.schema());

@@ -8,7 +8,7 @@ pub(super) fn semi_anti_join(
     ctx: &EvalContext,
     options: &JobOptions,
     graph: &mut JobGraph,
-    groups: &mut AlignmentGroups,
+    groups: &mut BuildState,
 ) -> Result<Built, BuildError> {
     let output = runtime_schema(&j.schema);
     let make = |left: &SchemaRef, right: &SchemaRef| -> Result<Box<dyn Operator>, ExecError> {
@@ -39,7 +39,7 @@ pub(super) fn join(
     ctx: &EvalContext,
     options: &JobOptions,
     graph: &mut JobGraph,
-    groups: &mut AlignmentGroups,
+    groups: &mut BuildState,
 ) -> Result<Built, BuildError> {
     let output = runtime_schema(&j.schema);
     let make = |left: &SchemaRef, right: &SchemaRef| -> Result<Box<dyn Operator>, ExecError> {
@@ -78,7 +78,7 @@ pub(super) fn interval_join(
     ctx: &EvalContext,
     options: &JobOptions,
     graph: &mut JobGraph,
-    groups: &mut AlignmentGroups,
+    groups: &mut BuildState,
 ) -> Result<Built, BuildError> {
     let output = runtime_schema(&j.schema);
     let make = |left: &SchemaRef, right: &SchemaRef| -> Result<Box<dyn Operator>, ExecError> {
@@ -110,7 +110,7 @@ pub(super) fn window_join(
     ctx: &EvalContext,
     options: &JobOptions,
     graph: &mut JobGraph,
-    groups: &mut AlignmentGroups,
+    groups: &mut BuildState,
 ) -> Result<Built, BuildError> {
     let output = runtime_schema(&j.schema);
     let make = |left: &SchemaRef, right: &SchemaRef| -> Result<Box<dyn Operator>, ExecError> {
@@ -143,7 +143,7 @@ pub(super) fn temporal_join(
     ctx: &EvalContext,
     options: &JobOptions,
     graph: &mut JobGraph,
-    groups: &mut AlignmentGroups,
+    groups: &mut BuildState,
 ) -> Result<Built, BuildError> {
     let output = runtime_schema(&j.schema);
     let make = |left: &SchemaRef, right: &SchemaRef| -> Result<Box<dyn Operator>, ExecError> {

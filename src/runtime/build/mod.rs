@@ -68,13 +68,14 @@ use crate::plan::stream::rank::StreamRank;
 use crate::plan::stream::table_source_scan::StreamTableSourceScan;
 use crate::plan::stream::temporal_join::StreamTemporalJoin;
 use crate::plan::stream::temporal_sort::StreamTemporalSort;
+use crate::plan::stream::uid::{NodeUid, uids_by_node};
 use crate::plan::stream::union::StreamUnion;
 use crate::plan::stream::watermark_assigner::StreamWatermarkAssigner;
 use crate::plan::stream::window_deduplicate::StreamWindowDeduplicate;
 use crate::plan::stream::window_join::StreamWindowJoin;
 use crate::plan::stream::window_rank::StreamWindowRank;
 use crate::plan::stream::window_table_function::StreamWindowTableFunction;
-use crate::runtime::graph::{Edge, JobGraph, Partitioning, TaskVertex, Upstream};
+use crate::runtime::graph::{Edge, JobGraph, Partitioning, SourceUids, TaskVertex, Upstream};
 use crate::types::TimeAttribute;
 
 /// An error of building a job graph: a connector that cannot be created, what Flink's
@@ -131,7 +132,8 @@ impl Default for JobOptions {
 /// What a stream plan node's rows come from while the graph is built: source splits whose
 /// chains can still take stateless operators, a task whose chain can, or a union of those.
 enum Built {
-    Splits(Vec<Pipeline>),
+    /// Splits, and the uids of their scan and of the operators their chains hold.
+    Splits(Vec<Pipeline>, SourceUids),
     Task(usize),
     Union(Vec<Built>),
 }
@@ -141,15 +143,19 @@ impl Built {
     /// to every input of a union (stateless operators commute with UNION ALL).
     fn push(&mut self, graph: &mut JobGraph, make: &dyn Fn() -> Box<dyn Operator>) {
         match self {
-            Built::Splits(pipelines) => {
+            Built::Splits(pipelines, uids) => {
                 for p in pipelines {
                     p.operators.push(make());
                 }
+                uids.chain.push(graph.building_uid());
             }
             Built::Task(t) => {
-                for chain in &mut graph.tasks[*t].instances {
+                let uid = graph.building_uid();
+                let task = &mut graph.tasks[*t];
+                for chain in &mut task.instances {
                     chain.push(make());
                 }
+                task.uids.push(uid);
             }
             Built::Union(inputs) => {
                 for input in inputs {
@@ -168,8 +174,8 @@ impl Built {
         out: &mut Vec<Edge>,
     ) {
         match self {
-            Built::Splits(pipelines) => {
-                let from = graph.add_source(pipelines);
+            Built::Splits(pipelines, uids) => {
+                let from = graph.add_source(pipelines, uids);
                 out.push(Edge {
                     input,
                     from,
@@ -205,31 +211,59 @@ pub fn build_job(
         exact_watermarks: source::needs_exact_watermarks(plan),
         ..options.clone()
     };
-    let built = build(plan, ctx, options, &mut graph, &mut HashMap::new())?;
+    let mut groups = BuildState {
+        alignment: HashMap::new(),
+        uids: uids_by_node(plan),
+    };
+    graph.sink_uid = groups.uids.get(&(plan as *const StreamPlan)).cloned();
+    let built = build(plan, ctx, options, &mut graph, &mut groups)?;
     let mut sink_inputs = Vec::new();
     built.edges(&mut graph, 0, &Partitioning::Global, &mut sink_inputs);
     graph.sink_inputs = sink_inputs;
     Ok(graph)
 }
 
-/// The alignment groups of a job, by `scan.watermark.alignment.group` name.
-type AlignmentGroups = HashMap<String, Arc<AlignmentGroup>>;
+/// What building a job keeps beside the graph: the alignment groups, by
+/// `scan.watermark.alignment.group` name, and every plan node's uid.
+struct BuildState {
+    alignment: HashMap<String, Arc<AlignmentGroup>>,
+    uids: HashMap<*const StreamPlan, NodeUid>,
+}
+
+/// Builds `plan`: the operators made for it carry its uid.
 fn build(
     plan: &StreamPlan,
     ctx: &EvalContext,
     options: &JobOptions,
     graph: &mut JobGraph,
-    groups: &mut AlignmentGroups,
+    groups: &mut BuildState,
+) -> Result<Built, BuildError> {
+    let uid = groups.uids.get(&(plan as *const StreamPlan)).cloned();
+    let outer = std::mem::replace(&mut graph.building, uid);
+    let built = build_node(plan, ctx, options, graph, groups);
+    graph.building = outer;
+    built
+}
+
+fn build_node(
+    plan: &StreamPlan,
+    ctx: &EvalContext,
+    options: &JobOptions,
+    graph: &mut JobGraph,
+    groups: &mut BuildState,
 ) -> Result<Built, BuildError> {
     match plan {
-        StreamPlan::Values(v) => Ok(Built::Splits(vec![Pipeline {
-            split: Box::new(ValuesSplit::new(
-                v.rows.clone(),
-                runtime_schema(&v.schema),
-                ctx.clone(),
-            )),
-            operators: vec![],
-        }])),
+        StreamPlan::Values(v) => Ok(Built::Splits(
+            vec![Pipeline {
+                split: Box::new(ValuesSplit::new(
+                    v.rows.clone(),
+                    runtime_schema(&v.schema),
+                    ctx.clone(),
+                )),
+                operators: vec![],
+            }],
+            graph.source_uids_here(),
+        )),
         StreamPlan::Calc(c) => stateless::calc(c, ctx, options, graph, groups),
         StreamPlan::Expand(x) => stateless::expand(x, ctx, options, graph, groups),
         StreamPlan::DropUpdateBefore(d) => stateless::drop_update_before(d, ctx, options, graph, groups),
@@ -281,6 +315,21 @@ fn build(
     }
 }
 
+impl JobGraph {
+    /// The uid of the node being built.
+    fn building_uid(&self) -> NodeUid {
+        self.building.clone().unwrap_or_else(NodeUid::unnamed)
+    }
+
+    /// The uids of a source group read by the node being built, before any operator.
+    fn source_uids_here(&self) -> SourceUids {
+        SourceUids {
+            scan: self.building_uid(),
+            chain: Vec::new(),
+        }
+    }
+}
+
 /// Makes a join operator from its two inputs' schemas.
 type MakeJoin<'a> = dyn Fn(&SchemaRef, &SchemaRef) -> Result<Box<dyn Operator>, ExecError> + 'a;
 
@@ -297,11 +346,13 @@ fn keyed_task(
             "{name} needs an exchange below it"
         )));
     };
+    let uid = graph.building_uid();
     let task = &mut graph.tasks[t];
     task.name = name.into();
     for chain in &mut task.instances {
         chain.push(make().map_err(BuildError::operator)?);
     }
+    task.uids.push(uid);
     Ok(Built::Task(t))
 }
 
@@ -316,7 +367,7 @@ fn join_task(
     ctx: &EvalContext,
     options: &JobOptions,
     graph: &mut JobGraph,
-    groups: &mut AlignmentGroups,
+    groups: &mut BuildState,
 ) -> Result<Built, BuildError> {
     let mut inputs = Vec::new();
     let mut instances = options.parallelism;
@@ -350,6 +401,7 @@ fn join_task(
     Ok(Built::Task(graph.add_task(TaskVertex {
         name: name.into(),
         instances: chains,
+        uids: vec![graph.building_uid()],
         inputs,
     })))
 }

@@ -7,7 +7,7 @@ pub(super) fn rank(
     ctx: &EvalContext,
     options: &JobOptions,
     graph: &mut JobGraph,
-    groups: &mut AlignmentGroups,
+    groups: &mut BuildState,
 ) -> Result<Built, BuildError> {
     // Flink's refusals: an OVER without a Top-N filter is an unbounded OVER
     // aggregate, then RANK and DENSE_RANK are batch-only.
@@ -71,7 +71,7 @@ pub(super) fn temporal_sort(
     ctx: &EvalContext,
     options: &JobOptions,
     graph: &mut JobGraph,
-    groups: &mut AlignmentGroups,
+    groups: &mut BuildState,
 ) -> Result<Built, BuildError> {
     let built = build(&r.input, ctx, options, graph, groups)?;
     let schema = runtime_schema(&r.schema);
@@ -93,7 +93,7 @@ pub(super) fn limit(
     ctx: &EvalContext,
     options: &JobOptions,
     graph: &mut JobGraph,
-    groups: &mut AlignmentGroups,
+    groups: &mut BuildState,
 ) -> Result<Built, BuildError> {
     let built = build(&l.input, ctx, options, graph, groups)?;
     keyed_task(built, graph, "Limit", &|| {

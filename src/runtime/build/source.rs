@@ -9,7 +9,7 @@ pub(super) fn watermark_assigner(
     ctx: &EvalContext,
     options: &JobOptions,
     graph: &mut JobGraph,
-    groups: &mut AlignmentGroups,
+    groups: &mut BuildState,
 ) -> Result<Built, BuildError> {
     let mut built = build(&w.input, ctx, options, graph, groups)?;
     let emission = watermark_emission(&w.input, options)?;
@@ -30,7 +30,7 @@ pub(super) fn table_source_scan(
     ctx: &EvalContext,
     graph: &mut JobGraph,
 ) -> Result<Built, BuildError> {
-    let mut built = Built::Splits(scan_pipelines(scan, ctx)?);
+    let mut built = Built::Splits(scan_pipelines(scan, ctx)?, graph.source_uids_here());
     // A changelog format's rows carry their kinds in a last column.
     if scan.reads_changelog() {
         if !scan.metadata.is_empty() || !scan.table.partition_keys.is_empty() {
@@ -95,7 +95,7 @@ fn duration_option(table: Option<&TableDef>, key: &str) -> Result<Option<i64>, C
 /// with its `max-drift` and `update-interval`), shared by every table naming it.
 fn alignment_group(
     input: &StreamPlan,
-    groups: &mut AlignmentGroups,
+    groups: &mut BuildState,
 ) -> Result<Option<Arc<AlignmentGroup>>, BuildError> {
     let table = scanned_table(input);
     let Some(name) = table.and_then(|t| t.option("scan.watermark.alignment.group")) else {
@@ -112,6 +112,7 @@ fn alignment_group(
         duration_option(table, "scan.watermark.alignment.update-interval")?.unwrap_or(1_000);
     Ok(Some(
         groups
+            .alignment
             .entry(name.to_string())
             .or_insert_with(|| AlignmentGroup::new(max_drift, interval))
             .clone(),

@@ -8,7 +8,7 @@ pub(super) fn calc(
     ctx: &EvalContext,
     options: &JobOptions,
     graph: &mut JobGraph,
-    groups: &mut AlignmentGroups,
+    groups: &mut BuildState,
 ) -> Result<Built, BuildError> {
     let mut built = build(&c.input, ctx, options, graph, groups)?;
     let schema = runtime_schema(&c.schema);
@@ -28,7 +28,7 @@ pub(super) fn expand(
     ctx: &EvalContext,
     options: &JobOptions,
     graph: &mut JobGraph,
-    groups: &mut AlignmentGroups,
+    groups: &mut BuildState,
 ) -> Result<Built, BuildError> {
     let mut built = build(&x.input, ctx, options, graph, groups)?;
     let schema = runtime_schema(&x.schema);
@@ -47,7 +47,7 @@ pub(super) fn drop_update_before(
     ctx: &EvalContext,
     options: &JobOptions,
     graph: &mut JobGraph,
-    groups: &mut AlignmentGroups,
+    groups: &mut BuildState,
 ) -> Result<Built, BuildError> {
     let mut built = build(&d.input, ctx, options, graph, groups)?;
     built.push(graph, &|| Box::new(DropUpdateBeforeOperator));
@@ -61,7 +61,7 @@ pub(super) fn exchange(
     ctx: &EvalContext,
     options: &JobOptions,
     graph: &mut JobGraph,
-    groups: &mut AlignmentGroups,
+    groups: &mut BuildState,
 ) -> Result<Built, BuildError> {
     let input = build(&e.input, ctx, options, graph, groups)?;
     let (instances, partitioning) = match &e.distribution {
@@ -79,6 +79,7 @@ pub(super) fn exchange(
     Ok(Built::Task(graph.add_task(TaskVertex {
         name: "Exchange".into(),
         instances: (0..instances).map(|_| Vec::new()).collect(),
+        uids: Vec::new(),
         inputs,
     })))
 }
@@ -88,7 +89,7 @@ pub(super) fn union(
     ctx: &EvalContext,
     options: &JobOptions,
     graph: &mut JobGraph,
-    groups: &mut AlignmentGroups,
+    groups: &mut BuildState,
 ) -> Result<Built, BuildError> {
     let mut inputs = Vec::new();
     for input in &u.inputs {

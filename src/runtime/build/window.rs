@@ -9,7 +9,7 @@ pub(super) fn session_window_table_function(
     ctx: &EvalContext,
     options: &JobOptions,
     graph: &mut JobGraph,
-    groups: &mut AlignmentGroups,
+    groups: &mut BuildState,
 ) -> Result<Built, BuildError> {
     let built = build(&w.input, ctx, options, graph, groups)?;
     let GroupWindowKind::Session { gap } = w.window.kind else {
@@ -35,7 +35,7 @@ pub(super) fn window_table_function(
     ctx: &EvalContext,
     options: &JobOptions,
     graph: &mut JobGraph,
-    groups: &mut AlignmentGroups,
+    groups: &mut BuildState,
 ) -> Result<Built, BuildError> {
     let mut built = build(&w.input, ctx, options, graph, groups)?;
     let output = runtime_schema(&w.schema);
@@ -54,7 +54,7 @@ pub(super) fn window_deduplicate(
     ctx: &EvalContext,
     options: &JobOptions,
     graph: &mut JobGraph,
-    groups: &mut AlignmentGroups,
+    groups: &mut BuildState,
 ) -> Result<Built, BuildError> {
     let built = build(&d.input, ctx, options, graph, groups)?;
     let schema = runtime_schema(&d.schema);
@@ -76,7 +76,7 @@ pub(super) fn window_rank(
     ctx: &EvalContext,
     options: &JobOptions,
     graph: &mut JobGraph,
-    groups: &mut AlignmentGroups,
+    groups: &mut BuildState,
 ) -> Result<Built, BuildError> {
     let built = build(&w.input, ctx, options, graph, groups)?;
     let (input, output) = (runtime_schema(w.input.schema()), runtime_schema(&w.schema));

@@ -1,0 +1,117 @@
+//! An INSERT job's checkpointing and restore options (docs/design/0008), read by Flink 2's
+//! names with the 1.x names accepted: `execution.checkpointing.interval` turns checkpoints
+//! on, `execution.state-recovery.path` restores the next jobs from a checkpoint.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{Session, StatementError};
+use crate::runtime::checkpoint::coordinator::new_job_id;
+use crate::runtime::checkpoint::storage::read_checkpoint;
+use crate::runtime::checkpoint::{CheckpointConfig, RestoredState, check_restore};
+use crate::runtime::graph::JobGraph;
+
+pub const CHECKPOINT_INTERVAL: &str = "execution.checkpointing.interval";
+const CHECKPOINT_DIR: [&str; 2] = ["execution.checkpointing.dir", "state.checkpoints.dir"];
+const NUM_RETAINED: [&str; 2] = [
+    "execution.checkpointing.num-retained",
+    "state.checkpoints.num-retained",
+];
+const TIMEOUT: &str = "execution.checkpointing.timeout";
+const MIN_PAUSE: &str = "execution.checkpointing.min-pause";
+const PIPELINE_NAME: &str = "pipeline.name";
+const RECOVERY_PATH: [&str; 2] = ["execution.state-recovery.path", "execution.savepoint.path"];
+const IGNORE_UNCLAIMED: [&str; 2] = [
+    "execution.state-recovery.ignore-unclaimed-state",
+    "execution.savepoint.ignore-unclaimed-state",
+];
+
+impl Session {
+    /// The first of `keys` that is set.
+    fn option_of<'k>(&self, keys: &[&'k str]) -> Option<(&'k str, &str)> {
+        keys.iter()
+            .find_map(|k| self.options.get(*k).map(|v| (*k, v.as_str())))
+    }
+
+    fn duration_of(&self, key: &str) -> Result<Option<Duration>, StatementError> {
+        self.options
+            .get(key)
+            .map(|text| {
+                crate::types::option_value::parse_duration(text)
+                    .filter(|nanos| *nanos >= 0)
+                    .map(|nanos| Duration::from_nanos(nanos as u64))
+                    .ok_or_else(|| {
+                        StatementError::Job(format!(
+                            "Could not parse value '{text}' for key '{key}'."
+                        ))
+                    })
+            })
+            .transpose()
+    }
+
+    /// Checkpointing for an INSERT into `table`, when `execution.checkpointing.interval` is
+    /// set (streaming mode only, as Flink's batch jobs take none).
+    pub(super) fn checkpoint_config(
+        &self,
+        table: &str,
+    ) -> Result<Option<CheckpointConfig>, StatementError> {
+        let Some(interval) = self.duration_of(CHECKPOINT_INTERVAL)? else {
+            return Ok(None);
+        };
+        if self.batch_mode() || interval.is_zero() {
+            return Ok(None);
+        }
+        let Some((_, dir)) = self.option_of(&CHECKPOINT_DIR) else {
+            return Err(StatementError::Job(format!(
+                "checkpointing is on ('{CHECKPOINT_INTERVAL}' = '{}') but no checkpoint directory is set: SET '{}' = '<path>'",
+                self.options[CHECKPOINT_INTERVAL], CHECKPOINT_DIR[0]
+            )));
+        };
+        let num_retained = match self.option_of(&NUM_RETAINED) {
+            None => 1,
+            Some((key, text)) => match text.trim().parse::<usize>() {
+                Ok(n) if n >= 1 => n,
+                _ => {
+                    return Err(StatementError::Job(format!(
+                        "Could not parse value '{text}' for key '{key}' (expected a positive integer)."
+                    )));
+                }
+            },
+        };
+        let job_name = self
+            .options
+            .get(PIPELINE_NAME)
+            .cloned()
+            .unwrap_or_else(|| format!("insert-into_{table}"));
+        Ok(Some(CheckpointConfig {
+            interval,
+            dir: PathBuf::from(dir.strip_prefix("file://").unwrap_or(dir)),
+            num_retained,
+            timeout: self
+                .duration_of(TIMEOUT)?
+                .unwrap_or(Duration::from_secs(600)),
+            min_pause: self.duration_of(MIN_PAUSE)?.unwrap_or_default(),
+            job_name,
+            job_id: new_job_id(),
+        }))
+    }
+
+    /// The checkpoint an INSERT's job restores from (`execution.state-recovery.path`), read
+    /// and matched against the job's graph; a directory that is incomplete, corrupt or does
+    /// not fit the plan is refused before anything runs.
+    pub(super) fn restore_state(
+        &self,
+        graph: &JobGraph,
+    ) -> Result<Option<Arc<RestoredState>>, StatementError> {
+        let Some((_, path)) = self.option_of(&RECOVERY_PATH) else {
+            return Ok(None);
+        };
+        let restored = read_checkpoint(path)?;
+        let ignore = self
+            .option_of(&IGNORE_UNCLAIMED)
+            .is_some_and(|(_, v)| v.eq_ignore_ascii_case("true"));
+        check_restore(graph, &restored, ignore)?;
+        Ok(Some(Arc::new(restored)))
+    }
+}
