@@ -1,0 +1,276 @@
+//! Recovery through `kill -9` (docs/design/0008 §10): a job with 100 ms checkpoints runs as
+//! a real process, is killed with SIGKILL at seeded random moments, and is restarted each
+//! time from the newest completed checkpoint (`execution.state-recovery.path`), at another
+//! parallelism each time, until it finishes. What it printed must give the results of the
+//! same job run uninterrupted.
+//!
+//! The `print` sink is at-least-once (rows after the last checkpoint print again), so the
+//! comparison is on results that a repeat cannot change: the final value of each key of an
+//! updating aggregate, and the set of window results. Exactly-once committed output needs
+//! the filesystem sink's two-phase commit (design §5), not built yet.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A small deterministic generator for the kill moments (the seed is printed on failure).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, bound: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % bound
+    }
+}
+
+fn workdir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tideline-recovery-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Two datagen tables of `rows` rows each (ids 1.., event time 1 ms apart), read as one
+/// UNION ALL so that tasks align two channels.
+fn tables(rows: u64, rate: u64) -> String {
+    let table = |name: &str, keys: (u32, u32)| {
+        format!(
+            "CREATE TABLE {name} (id BIGINT, k INT, ts AS TO_TIMESTAMP_LTZ(id, 3), \
+             WATERMARK FOR ts AS ts - INTERVAL '2' SECOND) WITH ('connector' = 'datagen', \
+             'rows-per-second' = '{rate}', 'number-of-rows' = '{rows}', \
+             'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{rows}', \
+             'fields.k.min' = '{}', 'fields.k.max' = '{}');\n",
+            keys.0, keys.1
+        )
+    };
+    table("a", (1, 6)) + &table("b", (4, 9))
+}
+
+/// Runs `script` (with the options of `settings` first); killed, if `kill` says when: once
+/// its condition holds (a checkpoint of this run completed), after its extra time.
+type Kill<'a> = (&'a dyn Fn() -> bool, Duration);
+
+fn run(dir: &Path, settings: &str, script: &str, kill: Option<Kill<'_>>) -> String {
+    let path = dir.join("job.sql");
+    std::fs::write(&path, format!("{settings}{script}")).unwrap();
+    // Into a file: a pipe nobody reads until the end would hold the job back.
+    let printed = dir.join("stdout");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tideline"))
+        .arg("-f")
+        .arg(&path)
+        .env("TZ", "UTC")
+        .stdout(std::fs::File::create(&printed).unwrap())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    if let Some((ready, extra)) = kill {
+        let started = Instant::now();
+        while !ready() && started.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let ready_at = Instant::now();
+        while ready_at.elapsed() < extra {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // SIGKILL: nothing is flushed or cleaned up.
+        let _ = child.kill();
+    }
+    let out = child.wait_with_output().unwrap();
+    if kill.is_none() {
+        assert!(
+            out.status.success(),
+            "the job failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    std::fs::read_to_string(&printed).unwrap()
+}
+
+/// The newest completed checkpoint under `checkpoints` (any job id).
+fn newest_checkpoint(checkpoints: &Path) -> Option<PathBuf> {
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = Vec::new();
+    for job in std::fs::read_dir(checkpoints).ok()?.flatten() {
+        for chk in std::fs::read_dir(job.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let metadata = chk.path().join("_metadata");
+            if let Ok(m) = std::fs::metadata(&metadata) {
+                found.push((m.modified().unwrap(), chk.path()));
+            }
+        }
+    }
+    found.into_iter().max().map(|(_, p)| p)
+}
+
+/// Runs `query` killed at random moments and restored each time, then to its end; returns
+/// every run's output in order.
+fn killed_and_restored(name: &str, query: &str, seed: u64, parallelisms: &[u32]) -> Vec<String> {
+    let dir = workdir(name);
+    let checkpoints = dir.join("chk");
+    let mut rng = Lcg(seed);
+    let mut outputs = Vec::new();
+    let mut restore_from: Option<PathBuf> = None;
+    for (i, parallelism) in parallelisms.iter().enumerate() {
+        let mut settings = format!(
+            "SET 'execution.checkpointing.interval' = '100 ms';\n\
+             SET 'execution.checkpointing.dir' = '{}';\n\
+             SET 'parallelism.default' = '{parallelism}';\n",
+            checkpoints.display()
+        );
+        if let Some(path) = &restore_from {
+            settings += &format!(
+                "SET 'execution.state-recovery.path' = '{}';\n",
+                path.display()
+            );
+        }
+        let last = i + 1 == parallelisms.len();
+        // Killed once it has completed a checkpoint of its own, a random time later.
+        let before = restore_from.clone();
+        let ready = || newest_checkpoint(&checkpoints).is_some_and(|c| Some(&c) != before.as_ref());
+        let kill = (!last).then(|| {
+            (
+                &ready as &dyn Fn() -> bool,
+                Duration::from_millis(rng.next(600)),
+            )
+        });
+        if std::env::var_os("TIDELINE_KEEP").is_some() {
+            eprintln!("run {i}: {settings}");
+        }
+        outputs.push(run(&dir, &settings, query, kill));
+        if !last {
+            let newest = newest_checkpoint(&checkpoints);
+            assert!(
+                newest.is_some() && newest != restore_from,
+                "seed {seed}: run {i} completed no checkpoint before it was killed"
+            );
+            restore_from = newest;
+        }
+    }
+    if std::env::var_os("TIDELINE_KEEP").is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    outputs
+}
+
+/// The last value printed for each key (the first column), over the runs in order.
+fn final_values(outputs: &[String]) -> BTreeMap<String, String> {
+    let mut last = BTreeMap::new();
+    for line in outputs.iter().flat_map(|o| o.lines()) {
+        if let Some(row) = line
+            .strip_prefix("+I[")
+            .or_else(|| line.strip_prefix("+U["))
+            .and_then(|r| r.strip_suffix(']'))
+        {
+            let (key, value) = row.split_once(", ").unwrap();
+            last.insert(key.to_string(), value.to_string());
+        }
+    }
+    last
+}
+
+const SINK: &str = "CREATE TABLE out (k INT, c BIGINT, s BIGINT) WITH ('connector' = 'print');\n";
+
+#[test]
+fn an_updating_group_by_killed_and_restored_ends_as_uninterrupted() {
+    let query = tables(6_000, 3_000)
+        + SINK
+        + "INSERT INTO out SELECT k, COUNT(*), SUM(id) FROM (SELECT * FROM a UNION ALL SELECT * FROM b) GROUP BY k;\n";
+    let golden = final_values(&[run(&workdir("golden-agg"), "", &query, None)]);
+    assert_eq!(golden.len(), 9);
+    for seed in [7, 11] {
+        let outputs = killed_and_restored("agg", &query, seed, &[1, 2, 1, 2]);
+        assert_eq!(final_values(&outputs), golden, "seed {seed}");
+    }
+}
+
+#[test]
+fn a_window_aggregate_killed_and_restored_loses_no_window() {
+    let query = tables(6_000, 3_000)
+        + "CREATE TABLE out (k INT, w TIMESTAMP(3), c BIGINT, s BIGINT) WITH ('connector' = 'print');\n"
+        + "INSERT INTO out SELECT k, window_start, COUNT(*), SUM(id) FROM TABLE(TUMBLE(TABLE a, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY k, window_start, window_end;\n";
+    let rows = |outputs: &[String]| -> BTreeSet<String> {
+        outputs
+            .iter()
+            .flat_map(|o| o.lines())
+            .filter(|l| l.starts_with("+I["))
+            .map(str::to_string)
+            .collect()
+    };
+    let golden = rows(&[run(&workdir("golden-window"), "", &query, None)]);
+    assert!(golden.len() >= 6 * 6, "{golden:?}");
+    let outputs = killed_and_restored("window", &query, 3, &[2, 1, 2]);
+    // At-least-once printing repeats a window at most; none may be missing or differ.
+    assert_eq!(rows(&outputs), golden);
+}
+
+#[test]
+fn a_half_written_or_altered_checkpoint_is_refused_before_any_row() {
+    let dir = workdir("corrupt");
+    let checkpoints = dir.join("chk");
+    let query = tables(6_000, 3_000)
+        + SINK
+        + "INSERT INTO out SELECT k, COUNT(*), SUM(id) FROM (SELECT * FROM a UNION ALL SELECT * FROM b) GROUP BY k;\n";
+    let settings = format!(
+        "SET 'execution.checkpointing.interval' = '100 ms';\nSET 'execution.checkpointing.dir' = '{}';\n",
+        checkpoints.display()
+    );
+    let ready = || newest_checkpoint(&checkpoints).is_some();
+    run(&dir, &settings, &query, Some((&ready, Duration::ZERO)));
+    let chk = newest_checkpoint(&checkpoints).expect("a checkpoint completed");
+    let restore = |path: &Path| -> (bool, String) {
+        let script = dir.join("restore.sql");
+        let text = format!(
+            "{settings}SET 'execution.state-recovery.path' = '{}';\n{query}",
+            path.display()
+        );
+        std::fs::write(&script, text).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_tideline"))
+            .arg("-f")
+            .arg(&script)
+            .output()
+            .unwrap();
+        let printed = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(!printed.contains("+I["), "rows came out: {printed}");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // A state file cut short.
+    let state = std::fs::read_dir(&chk)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("task-")
+                && std::fs::metadata(p).unwrap().len() > 0
+        })
+        .expect("a task's state file");
+    let bytes = std::fs::read(&state).unwrap();
+    std::fs::write(&state, &bytes[..bytes.len() - 1]).unwrap();
+    let (ok, err) = restore(&chk);
+    assert!(!ok && err.contains("truncated or altered"), "{err}");
+    // The same length, one byte changed.
+    let mut altered = bytes.clone();
+    altered[0] ^= 1;
+    std::fs::write(&state, &altered).unwrap();
+    let (ok, err) = restore(&chk);
+    assert!(!ok && err.contains("does not match its checksum"), "{err}");
+    // No _metadata: the checkpoint never completed.
+    std::fs::remove_file(chk.join("_metadata")).unwrap();
+    let (ok, err) = restore(&chk);
+    assert!(!ok && err.contains("has no _metadata"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
