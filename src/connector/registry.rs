@@ -69,6 +69,9 @@ pub struct SinkRequest<'a> {
     pub batch: bool,
     pub overwrite: bool,
     pub clock: Arc<dyn Clock>,
+    /// The job takes checkpoints: the sink commits what it writes with them (two-phase
+    /// commit where it can).
+    pub checkpointing: bool,
 }
 
 pub trait SinkFactory: Sync {

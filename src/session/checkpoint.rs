@@ -50,6 +50,14 @@ impl Session {
             .transpose()
     }
 
+    /// Whether an INSERT's job will take checkpoints (its sink then commits with them).
+    pub(super) fn checkpointing_on(&self, batch: bool) -> Result<bool, StatementError> {
+        Ok(!batch
+            && self
+                .duration_of(CHECKPOINT_INTERVAL)?
+                .is_some_and(|d| !d.is_zero()))
+    }
+
     /// Checkpointing for an INSERT into `table`, when `execution.checkpointing.interval` is
     /// set (streaming mode only, as Flink's batch jobs take none).
     pub(super) fn checkpoint_config(

@@ -107,7 +107,7 @@ impl Session {
             static_partitions: insert.static_partitions.clone(),
             overwrite: insert.overwrite,
         };
-        let request = target.request(self.batch_mode(), self.clock.clone());
+        let request = target.request(self.batch_mode(), self.clock.clone(), false);
         factory
             .check(&request)
             .map_err(|message| position_error(parsed, message))?;

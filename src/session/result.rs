@@ -66,7 +66,12 @@ pub(super) struct SinkTarget {
 }
 
 impl SinkTarget {
-    pub(super) fn request(&self, batch: bool, clock: Arc<dyn Clock>) -> SinkRequest<'_> {
+    pub(super) fn request(
+        &self,
+        batch: bool,
+        clock: Arc<dyn Clock>,
+        checkpointing: bool,
+    ) -> SinkRequest<'_> {
         SinkRequest {
             name: &self.name,
             table: &self.table,
@@ -76,6 +81,7 @@ impl SinkTarget {
             batch,
             overwrite: self.overwrite,
             clock,
+            checkpointing,
         }
     }
 }
@@ -85,7 +91,8 @@ impl PlannedInsert {
     /// connector).
     pub fn run(self, session: &Session, out: &mut dyn Write) -> Result<(), StatementError> {
         let PlannedInsert { graph, target } = self;
-        let request = target.request(session.batch_mode(), session.clock.clone());
+        let checkpointing = session.checkpointing_on(session.batch_mode())?;
+        let request = target.request(session.batch_mode(), session.clock.clone(), checkpointing);
         let mut sink = target.factory.create(&request, out)?;
         session.run_insert(graph, sink.as_mut(), &target.name)
     }

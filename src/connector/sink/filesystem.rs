@@ -13,6 +13,14 @@
 //!   `rollover-interval` since it was opened, on `inactivity-interval` since its last row
 //!   (both checked every `check-interval`) — and at the end of the input.
 //!
+//! - **Streaming mode with checkpoints** (Flink's two-phase commit): a part that rolls is
+//!   only *pending* — synced, still hidden — until the checkpoint whose barrier follows it
+//!   completes ([`Sink::commit`]); at a barrier ([`Sink::pre_commit`]) the open parts are
+//!   synced and their lengths recorded. A job restored from that checkpoint renames its
+//!   pending parts (again: idempotent), cuts each part open at the barrier back to its
+//!   recorded length and commits it, and deletes the hidden parts the dead run wrote after
+//!   the barrier. So after `kill -9` a reader sees exactly what completed checkpoints cover.
+//!
 //! Every part is fsynced before the rename that makes it visible. Names follow Flink's:
 //! `part-<uuid>-<subtask>-<n>` in streaming mode, `part-<uuid>-task-<subtask>-file-<n>` in
 //! batch mode.
@@ -116,6 +124,19 @@ pub struct FileSink {
     last_check: i64,
     done: bool,
     buffer: Vec<u8>,
+    /// Streaming with checkpoints: parts commit with the checkpoints (module doc).
+    two_phase: bool,
+    /// Parts rolled since the last barrier (hidden, synced).
+    pending: Vec<Committable>,
+    /// Parts staged by each checkpoint's barrier, committed when it completes.
+    staged: BTreeMap<u64, Vec<Committable>>,
+}
+
+/// A hidden part and the visible name it commits to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Committable {
+    writing: PathBuf,
+    finished: PathBuf,
 }
 
 struct PartFile {
@@ -285,7 +306,16 @@ impl FileSink {
             last_check: now,
             done: false,
             buffer: Vec::new(),
+            two_phase: false,
+            pending: Vec::new(),
+            staged: BTreeMap::new(),
         })
+    }
+
+    /// Streaming parts commit with the job's checkpoints.
+    pub fn with_two_phase_commit(mut self) -> Self {
+        self.two_phase = !self.batch;
+        self
     }
 
     fn io_error(&self, path: &Path, e: std::io::Error) -> ExecError {
@@ -360,13 +390,28 @@ impl FileSink {
         file.sync_all()
             .map_err(|e| self.io_error(&part.writing, e))?;
         drop(file);
-        if !self.batch {
-            std::fs::rename(&part.writing, &part.finished)
-                .map_err(|e| self.io_error(&part.finished, e))?;
-            sync_dir(part.finished.parent().unwrap_or(&self.dir))
-                .map_err(|e| self.io_error(&part.finished, e))?;
+        let part = Committable {
+            writing: part.writing,
+            finished: part.finished,
+        };
+        if self.two_phase {
+            self.pending.push(part);
+        } else if !self.batch {
+            self.publish(&part)?;
         }
         Ok(())
+    }
+
+    /// Renames a synced hidden part to its visible name, durably; a part renamed before
+    /// (a commit repeated after a restore) is left as it is.
+    fn publish(&self, part: &Committable) -> Result<(), ExecError> {
+        if !part.writing.exists() && part.finished.exists() {
+            return Ok(());
+        }
+        std::fs::rename(&part.writing, &part.finished)
+            .map_err(|e| self.io_error(&part.finished, e))?;
+        sync_dir(part.finished.parent().unwrap_or(&self.dir))
+            .map_err(|e| self.io_error(&part.finished, e))
     }
 
     /// Streaming mode: finishes the parts whose time is up, at most once per check interval
@@ -595,16 +640,193 @@ impl Sink for FileSink {
         if self.batch {
             self.commit()?;
         }
+        // The input ended: everything written is the job's output.
+        let staged: Vec<Committable> = std::mem::take(&mut self.staged)
+            .into_values()
+            .flatten()
+            .chain(std::mem::take(&mut self.pending))
+            .collect();
+        for part in &staged {
+            self.publish(part)?;
+        }
         self.done = true;
         Ok(())
     }
+
+    /// Syncs the open parts and stages the rolled ones for checkpoint `checkpoint`; the
+    /// state lists every part not committed yet and each open part's length.
+    fn pre_commit(&mut self, checkpoint: u64) -> Result<Vec<u8>, ExecError> {
+        if !self.two_phase {
+            return Ok(Vec::new());
+        }
+        let mut open = Vec::new();
+        let paths: Vec<String> = self.parts.keys().cloned().collect();
+        for partition in paths {
+            let part = self.parts.get_mut(&partition).expect("listed above");
+            let synced = part
+                .out
+                .flush()
+                .and_then(|()| part.out.get_ref().sync_data());
+            if let Err(e) = synced {
+                let path = part.writing.clone();
+                return Err(self.io_error(&path, e));
+            }
+            let part = &self.parts[&partition];
+            open.push((
+                Committable {
+                    writing: part.writing.clone(),
+                    finished: part.finished.clone(),
+                },
+                part.bytes,
+            ));
+        }
+        let rolled = std::mem::take(&mut self.pending);
+        self.staged.entry(checkpoint).or_default().extend(rolled);
+        let staged: Vec<&Committable> = self.staged.values().flatten().collect();
+        Ok(encode_commit_state(&self.prefix, &staged, &open))
+    }
+
+    fn commit(&mut self, checkpoint: u64) -> Result<(), ExecError> {
+        let later = self.staged.split_off(&(checkpoint + 1));
+        let due = std::mem::replace(&mut self.staged, later);
+        for part in due.into_values().flatten() {
+            self.publish(&part)?;
+        }
+        Ok(())
+    }
+
+    /// Commits what the checkpoint staged (again, idempotently), cuts the parts open at its
+    /// barrier back to their lengths and commits them, and deletes the hidden parts of that
+    /// run written after the barrier.
+    fn restore(&mut self, state: &[u8]) -> Result<(), ExecError> {
+        if state.is_empty() {
+            return Ok(());
+        }
+        let (prefix, staged, open) = decode_commit_state(state).ok_or_else(|| {
+            ExecError::Checkpoint(format!(
+                "filesystem sink of table '{}': its checkpointed state does not read back",
+                self.table
+            ))
+        })?;
+        let mut named = BTreeSet::new();
+        for part in &staged {
+            if !part.writing.exists() && !part.finished.exists() {
+                return Err(ExecError::Checkpoint(format!(
+                    "filesystem sink of table '{}': the part {} the checkpoint staged is gone (its rows are lost)",
+                    self.table,
+                    part.writing.display()
+                )));
+            }
+            self.publish(part)?;
+            named.insert(part.writing.clone());
+        }
+        for (part, length) in &open {
+            named.insert(part.writing.clone());
+            if !part.writing.exists() && part.finished.exists() {
+                continue;
+            }
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&part.writing)
+                .map_err(|e| self.io_error(&part.writing, e))?;
+            file.set_len(*length)
+                .and_then(|()| file.sync_all())
+                .map_err(|e| self.io_error(&part.writing, e))?;
+            drop(file);
+            self.publish(part)?;
+        }
+        // What the dead run wrote after the barrier: hidden parts of its prefix.
+        let hidden = format!(".{prefix}-");
+        let mut dirs = vec![self.dir.clone()];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if path.is_dir() {
+                    if !name.starts_with('.') {
+                        dirs.push(path);
+                    }
+                } else if name.starts_with(&hidden)
+                    && name.ends_with(".inprogress")
+                    && !named.contains(&path)
+                {
+                    std::fs::remove_file(&path).map_err(|e| self.io_error(&path, e))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The filesystem sink's checkpointed state: its part-name prefix, the parts staged and not
+/// yet committed, and the parts open at the barrier with their lengths.
+fn encode_commit_state(
+    prefix: &str,
+    staged: &[&Committable],
+    open: &[(Committable, u64)],
+) -> Vec<u8> {
+    fn text(out: &mut Vec<u8>, s: &str) {
+        out.extend_from_slice(&(s.len() as u64).to_le_bytes());
+        out.extend_from_slice(s.as_bytes());
+    }
+    fn part(out: &mut Vec<u8>, p: &Committable) {
+        text(out, &p.writing.to_string_lossy());
+        text(out, &p.finished.to_string_lossy());
+    }
+    let mut out = Vec::new();
+    text(&mut out, prefix);
+    out.extend_from_slice(&(staged.len() as u64).to_le_bytes());
+    for p in staged {
+        part(&mut out, p);
+    }
+    out.extend_from_slice(&(open.len() as u64).to_le_bytes());
+    for (p, length) in open {
+        part(&mut out, p);
+        out.extend_from_slice(&length.to_le_bytes());
+    }
+    out
+}
+
+type CommitState = (String, Vec<Committable>, Vec<(Committable, u64)>);
+
+fn decode_commit_state(mut bytes: &[u8]) -> Option<CommitState> {
+    fn number(bytes: &mut &[u8]) -> Option<u64> {
+        let (head, rest) = bytes.split_at_checked(8)?;
+        *bytes = rest;
+        Some(u64::from_le_bytes(head.try_into().ok()?))
+    }
+    fn text(bytes: &mut &[u8]) -> Option<String> {
+        let len = usize::try_from(number(bytes)?).ok()?;
+        let (head, rest) = bytes.split_at_checked(len)?;
+        *bytes = rest;
+        String::from_utf8(head.to_vec()).ok()
+    }
+    fn part(bytes: &mut &[u8]) -> Option<Committable> {
+        Some(Committable {
+            writing: PathBuf::from(text(bytes)?),
+            finished: PathBuf::from(text(bytes)?),
+        })
+    }
+    let prefix = text(&mut bytes)?;
+    let mut staged = Vec::new();
+    for _ in 0..number(&mut bytes)? {
+        staged.push(part(&mut bytes)?);
+    }
+    let mut open = Vec::new();
+    for _ in 0..number(&mut bytes)? {
+        let p = part(&mut bytes)?;
+        open.push((p, number(&mut bytes)?));
+    }
+    bytes.is_empty().then_some((prefix, staged, open))
 }
 
 impl Drop for FileSink {
     /// A job that did not finish leaves no trace a reader would take for output: the staging
     /// directory (batch) or the in-progress parts (streaming) go.
     fn drop(&mut self) {
-        if self.done {
+        // With checkpoints, a hidden part may be named by the last checkpoint: a restore
+        // commits or deletes it.
+        if self.done || self.two_phase {
             return;
         }
         for part in std::mem::take(&mut self.parts).into_values() {
@@ -647,7 +869,7 @@ impl SinkFactory for FileSinkFactory {
         request: &SinkRequest,
         _out: &'a mut dyn std::io::Write,
     ) -> Result<Box<dyn Sink + 'a>, ConnectorError> {
-        Ok(Box::new(FileSink::new(
+        let sink = FileSink::new(
             FileSinkTarget {
                 table: request.name,
                 options: &request.table.options,
@@ -658,7 +880,12 @@ impl SinkFactory for FileSinkFactory {
                 overwrite: request.overwrite,
             },
             request.clock.clone(),
-        )?))
+        )?;
+        Ok(Box::new(if request.checkpointing {
+            sink.with_two_phase_commit()
+        } else {
+            sink
+        }))
     }
 }
 

@@ -360,6 +360,13 @@ impl Sink for JdbcSink {
         }
     }
 
+    /// Flink's flush on `snapshotState`: what the barrier follows is in the database before
+    /// the checkpoint completes. Upserts by key replay idempotently after a restore.
+    fn pre_commit(&mut self, _checkpoint: u64) -> Result<Vec<u8>, ExecError> {
+        self.flush()?;
+        Ok(Vec::new())
+    }
+
     fn finish(&mut self) -> Result<(), ExecError> {
         self.flush()
     }
