@@ -5,6 +5,7 @@
 //!     tideline -i init.sql     run an init script, then the REPL (or -f / -e)
 //!     tideline -e "SELECT 1"   run one statement
 //!     tideline --version       print the version
+//!     tideline -f job.sql --resume   restart its INSERTs from their newest checkpoints
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -17,10 +18,11 @@ use tideline::client::{Session, decode_script, run_script};
 #[global_allocator]
 static ALLOCATOR: tideline::runtime::allocator::Allocator = tideline::runtime::allocator::Allocator;
 
-const USAGE: &str = "usage: tideline [-i init.sql] [-f script.sql | -e 'statement;']\n\
+const USAGE: &str = "usage: tideline [-i init.sql] [-f script.sql | -e 'statement;'] [--resume]\n\
   -f FILE   run the statements of FILE and exit\n\
   -i FILE   run FILE first (e.g. DDL), then continue\n\
   -e SQL    run SQL and exit\n\
+  --resume  INSERTs with checkpoints go on from the newest checkpoint of their job name\n\
   -h        this help\n\
   --version the version";
 
@@ -30,6 +32,7 @@ enum Command {
         init: Vec<String>,
         /// `-f FILE` or `-e SQL`: at most one (a second would silently replace the first).
         script: Option<(String, String)>,
+        resume: bool,
     },
     Exit(ExitCode),
 }
@@ -37,6 +40,7 @@ enum Command {
 fn parse_args(args: Vec<std::ffi::OsString>) -> Command {
     let mut init = Vec::new();
     let mut script: Option<(String, String)> = None;
+    let mut resume = false;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let arg = match text_argument(arg, "an argument") {
@@ -48,6 +52,7 @@ fn parse_args(args: Vec<std::ffi::OsString>) -> Command {
                 println!("{USAGE}");
                 return Command::Exit(ExitCode::SUCCESS);
             }
+            "--resume" => resume = true,
             "-v" | "--version" => {
                 println!("Tideline {}", env!("CARGO_PKG_VERSION"));
                 return Command::Exit(ExitCode::SUCCESS);
@@ -88,7 +93,11 @@ fn parse_args(args: Vec<std::ffi::OsString>) -> Command {
             other => return fail(&format!("unknown argument '{other}'\n{USAGE}"), 2),
         }
     }
-    Command::Run { init, script }
+    Command::Run {
+        init,
+        script,
+        resume,
+    }
 }
 
 fn fail(message: &str, code: u8) -> Command {
@@ -108,11 +117,16 @@ fn read_script(file: &str) -> Result<String, String> {
 }
 
 fn main() -> ExitCode {
-    let (init, script) = match parse_args(std::env::args_os().skip(1).collect()) {
-        Command::Run { init, script } => (init, script),
+    let (init, script, resume) = match parse_args(std::env::args_os().skip(1).collect()) {
+        Command::Run {
+            init,
+            script,
+            resume,
+        } => (init, script, resume),
         Command::Exit(code) => return code,
     };
     let mut session = Session::default();
+    session.resume = resume;
     handle_interrupts(session.cancel.clone());
     let stdout = std::io::stdout();
     for file in &init {

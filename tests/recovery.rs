@@ -55,6 +55,16 @@ fn tables(rows: u64, rate: u64) -> String {
 type Kill<'a> = (&'a dyn Fn() -> bool, Duration);
 
 fn run(dir: &Path, settings: &str, script: &str, kill: Option<Kill<'_>>) -> String {
+    run_with(dir, settings, script, kill, &[])
+}
+
+fn run_with(
+    dir: &Path,
+    settings: &str,
+    script: &str,
+    kill: Option<Kill<'_>>,
+    args: &[&str],
+) -> String {
     let path = dir.join("job.sql");
     std::fs::write(&path, format!("{settings}{script}")).unwrap();
     // Into a file: a pipe nobody reads until the end would hold the job back.
@@ -62,6 +72,7 @@ fn run(dir: &Path, settings: &str, script: &str, kill: Option<Kill<'_>>) -> Stri
     let mut child = Command::new(env!("CARGO_BIN_EXE_tideline"))
         .arg("-f")
         .arg(&path)
+        .args(args)
         .env("TZ", "UTC")
         .stdout(std::fs::File::create(&printed).unwrap())
         .stderr(Stdio::piped())
@@ -114,6 +125,17 @@ fn newest_checkpoint(checkpoints: &Path) -> Option<PathBuf> {
 /// Runs `query` killed at random moments and restored each time, then to its end; returns
 /// every run's output in order.
 fn killed_and_restored(name: &str, query: &str, seed: u64, parallelisms: &[u32]) -> Vec<String> {
+    killed_and_restarted(name, query, seed, parallelisms, false)
+}
+
+/// The same, restarted either from the newest checkpoint's path or by `--resume`.
+fn killed_and_restarted(
+    name: &str,
+    query: &str,
+    seed: u64,
+    parallelisms: &[u32],
+    resume: bool,
+) -> Vec<String> {
     let dir = workdir(name);
     let checkpoints = dir.join("chk");
     let mut rng = Lcg(seed);
@@ -126,7 +148,7 @@ fn killed_and_restored(name: &str, query: &str, seed: u64, parallelisms: &[u32])
              SET 'parallelism.default' = '{parallelism}';\n",
             checkpoints.display()
         );
-        if let Some(path) = &restore_from {
+        if let Some(path) = restore_from.as_ref().filter(|_| !resume) {
             settings += &format!(
                 "SET 'execution.state-recovery.path' = '{}';\n",
                 path.display()
@@ -145,7 +167,8 @@ fn killed_and_restored(name: &str, query: &str, seed: u64, parallelisms: &[u32])
         if std::env::var_os("TIDELINE_KEEP").is_some() {
             eprintln!("run {i}: {settings}");
         }
-        outputs.push(run(&dir, &settings, query, kill));
+        let args: &[&str] = if resume { &["--resume"] } else { &[] };
+        outputs.push(run_with(&dir, &settings, query, kill, args));
         if !last {
             let newest = newest_checkpoint(&checkpoints);
             assert!(
@@ -299,7 +322,8 @@ fn committed_lines(dir: &Path) -> Vec<String> {
 
 #[test]
 fn a_pass_through_into_files_commits_every_row_exactly_once() {
-    for (seed, parallelisms) in [(5, [1, 2, 1]), (9, [2, 1, 2])] {
+    // The second restarts by `tideline --resume` alone.
+    for (seed, parallelisms, resume) in [(5, [1, 2, 1], false), (9, [2, 1, 2], true)] {
         let out = workdir(&format!("files-{seed}")).join("out");
         // Small parts that roll often, so that barriers meet rolled and open parts alike.
         let query = tables(6_000, 3_000)
@@ -309,7 +333,13 @@ fn a_pass_through_into_files_commits_every_row_exactly_once() {
                 out.display()
             )
             + "INSERT INTO out SELECT id, k FROM a UNION ALL SELECT id + 1000000, k FROM b;\n";
-        killed_and_restored(&format!("files-run-{seed}"), &query, seed, &parallelisms);
+        killed_and_restarted(
+            &format!("files-run-{seed}"),
+            &query,
+            seed,
+            &parallelisms,
+            resume,
+        );
         let lines = committed_lines(&out);
         let mut ids: Vec<u64> = lines
             .iter()

@@ -111,15 +111,62 @@ impl Session {
     pub(super) fn restore_state(
         &self,
         graph: &JobGraph,
+        checkpoint: Option<&CheckpointConfig>,
     ) -> Result<Option<Arc<RestoredState>>, StatementError> {
-        let Some((_, path)) = self.option_of(&RECOVERY_PATH) else {
-            return Ok(None);
+        let path = match (self.option_of(&RECOVERY_PATH), checkpoint) {
+            (Some((_, path)), _) => PathBuf::from(path),
+            (None, Some(config)) if self.resume => {
+                match newest_checkpoint_of(&config.dir, &config.job_name) {
+                    Some(path) => {
+                        eprintln!(
+                            "[INFO] --resume: job '{}' goes on from {}",
+                            config.job_name,
+                            path.display()
+                        );
+                        path
+                    }
+                    None => {
+                        eprintln!(
+                            "[INFO] --resume: no completed checkpoint of job '{}' under {}: it starts from the beginning",
+                            config.job_name,
+                            config.dir.display()
+                        );
+                        return Ok(None);
+                    }
+                }
+            }
+            _ => return Ok(None),
         };
-        let restored = read_checkpoint(path)?;
+        let restored = read_checkpoint(&path.to_string_lossy())?;
         let ignore = self
             .option_of(&IGNORE_UNCLAIMED)
             .is_some_and(|(_, v)| v.eq_ignore_ascii_case("true"));
         check_restore(graph, &restored, ignore)?;
         Ok(Some(Arc::new(restored)))
     }
+}
+
+/// The newest completed checkpoint under `dir` (any job id) whose job had the name
+/// `job_name`, by the time it was triggered.
+fn newest_checkpoint_of(dir: &std::path::Path, job_name: &str) -> Option<PathBuf> {
+    use crate::runtime::checkpoint::storage::{METADATA, completed_checkpoints};
+    let mut newest: Option<(i64, PathBuf)> = None;
+    for job in std::fs::read_dir(dir).ok()?.flatten() {
+        for (_, path) in completed_checkpoints(&job.path()) {
+            let Ok(text) = std::fs::read(path.join(METADATA)) else {
+                continue;
+            };
+            let Ok(metadata) = serde_json::from_slice::<serde_json::Value>(&text) else {
+                continue;
+            };
+            if metadata["job_name"].as_str() != Some(job_name) {
+                continue;
+            }
+            let at = metadata["triggered_at"].as_i64().unwrap_or(i64::MIN);
+            if newest.as_ref().is_none_or(|(t, _)| at > *t) {
+                newest = Some((at, path));
+            }
+        }
+    }
+    newest.map(|(_, p)| p)
 }

@@ -72,6 +72,10 @@ pub struct Session {
     clock: Arc<dyn Clock>,
     host_zone: SessionZone,
     pub cancel: Arc<AtomicBool>,
+    /// `tideline --resume` (beyond Flink): an INSERT with checkpoints and no
+    /// `execution.state-recovery.path` restores from the newest completed checkpoint of a job
+    /// of the same name.
+    pub resume: bool,
 }
 
 impl Default for Session {
@@ -88,6 +92,7 @@ impl Session {
             clock,
             host_zone: SessionZone::system(),
             cancel: Arc::new(AtomicBool::new(false)),
+            resume: false,
         }
     }
 
@@ -117,7 +122,7 @@ impl Session {
         table: &str,
     ) -> Result<(), StatementError> {
         let checkpoint = self.checkpoint_config(table)?;
-        let restore = self.restore_state(&graph)?;
+        let restore = self.restore_state(&graph, checkpoint.as_ref())?;
         if let Some(config) = &checkpoint {
             eprintln!(
                 "[INFO] Job ID: {}; its checkpoints go to {}",
@@ -132,7 +137,24 @@ impl Session {
             restore,
             ..RunOptions::default()
         };
-        Ok(self.run_with(graph, sink, options)?)
+        let job_dir = options
+            .checkpoint
+            .as_ref()
+            .map(|c| (c.job_id.clone(), c.dir.join(&c.job_id)));
+        let result = self.run_with(graph, sink, options);
+        // A job that stopped before its end: where a restart can go on from.
+        if result.is_err()
+            && let Some((id, dir)) = job_dir
+        {
+            match crate::runtime::checkpoint::storage::completed_checkpoints(&dir).last() {
+                Some((_, path)) => eprintln!(
+                    "[INFO] job {id} stopped; its last checkpoint is {}",
+                    path.display()
+                ),
+                None => eprintln!("[INFO] job {id} stopped before its first checkpoint"),
+            }
+        }
+        Ok(result?)
     }
 
     fn run_with(
