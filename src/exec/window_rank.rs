@@ -26,7 +26,7 @@ use super::state::key::{
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use super::state::timer::EventTimers;
-use super::window_assigner::{WindowClock, close_window};
+use super::window_assigner::{WindowClock, close_window, restored_window_time};
 use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, OperatorContext, Output};
 use crate::exec::time_column::timestamp_column;
@@ -247,7 +247,7 @@ impl Operator for WindowRankOperator {
         let mut input = StateReader::new(state);
         while !input.is_empty() {
             let bytes = input.bytes()?;
-            let end = input.i64()?;
+            let end = restored_window_time(input.i64()?)?;
             let mut restored = Vec::new();
             for _ in 0..input.u32()? {
                 let order = input.bytes()?.into();
