@@ -21,7 +21,8 @@
 //! row finds its slice and a firing window its slices without a second lookup.
 //!
 //! State is snapshotted per key group: per key its bytes, its slices (bounds, rows, every
-//! accumulator's state) and the window end it is timed at.
+//! accumulator's state) and the window end it is timed at. The late-row count is instance
+//! state.
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -35,6 +36,7 @@ use super::aggregate::{
     GroupsAccumulator, StateReader, create_accumulator_for, put_bytes, put_i64, put_u32,
 };
 use super::group_window_aggregate::{PendingRows, WindowRows};
+use super::state::instance::{LateRows, restore_late_rows, snapshot_late_rows};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
@@ -106,7 +108,7 @@ pub struct SlicingWindowAggregateOperator {
     key_groups: KeyGroupRange,
     clock: Arc<dyn Clock>,
     watermark: i64,
-    late_rows: u64,
+    late_rows: LateRows,
     /// The keys with live slices.
     keys: KeyTable<KeyState>,
     /// Per slot, rows accumulated less rows retracted (counted over a retracting input only:
@@ -179,7 +181,7 @@ impl SlicingWindowAggregateOperator {
             key_groups: ctx.key_groups,
             clock: ctx.clock,
             watermark: i64::MIN,
-            late_rows: 0,
+            late_rows: LateRows::default(),
             keys: KeyTable::new(ctx.max_parallelism),
             rows: Vec::new(),
             free_slots: Vec::new(),
@@ -425,12 +427,13 @@ impl SlicingWindowAggregateOperator {
 impl Operator for SlicingWindowAggregateOperator {
     /// Rows dropped because every window covering them had fired.
     fn late_rows(&self) -> u64 {
-        self.late_rows
+        self.late_rows.count()
     }
 
     fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
         self.keys.set_max_parallelism(ctx.max_parallelism);
         self.key_groups = ctx.key_groups;
+        self.late_rows.open(ctx);
         self.clock = ctx.clock.clone();
         self.daylight_time = self.window_clock.observes_daylight_time(ctx.now_millis());
         Ok(())
@@ -507,7 +510,7 @@ impl Operator for SlicingWindowAggregateOperator {
                         matches!(chunk.kind(row), RowKind::UpdateBefore | RowKind::Delete),
                     );
                 }
-                None => self.late_rows += 1,
+                None => self.late_rows.add(),
             }
             previous = Some((row, key));
         }
@@ -587,6 +590,15 @@ impl Operator for SlicingWindowAggregateOperator {
             }
         }
         Ok(())
+    }
+
+    /// The late-row count (see `state::instance`).
+    fn snapshot_instance(&self) -> Option<Vec<u8>> {
+        Some(snapshot_late_rows(&self.late_rows))
+    }
+
+    fn restore_instance(&mut self, parts: &[&[u8]]) -> Result<(), ExecError> {
+        restore_late_rows(&mut self.late_rows, parts)
     }
 }
 

@@ -15,7 +15,8 @@
 //!
 //! Rows are `arrow-row` bytes of the whole input row; a residual condition is evaluated over
 //! the candidate pairs of the windows firing together, at most [`ROUND`] pairs at a time.
-//! State is snapshotted per key group: per window its key, end, and both sides' rows.
+//! State is snapshotted per key group: per window its key, end, and both sides' rows. The
+//! late-row count is instance state.
 
 use std::collections::BTreeMap;
 
@@ -26,6 +27,7 @@ use arrow_schema::SchemaRef;
 use hashbrown::HashMap;
 
 use super::aggregate::{StateReader, put_bytes, put_i64, put_u32};
+use super::state::instance::{LateRows, restore_late_rows, snapshot_late_rows};
 use super::state::join_side::{Decoders, RowPair, pair_schema, pair_verdicts, pairs_batch};
 use super::state::key::{KeyEncoder, key_bytes, null_row, optional_encoder, whole_row_converter};
 use super::state::key_group::KeyGroupRange;
@@ -97,7 +99,7 @@ pub struct WindowJoinOperator {
     /// (trigger time, key, window end) of every open window.
     timers: EventTimers,
     watermark: i64,
-    late_rows: u64,
+    late_rows: LateRows,
 }
 
 impl WindowJoinOperator {
@@ -135,7 +137,7 @@ impl WindowJoinOperator {
             windows: HashMap::new(),
             timers: EventTimers::new(),
             watermark: i64::MIN,
-            late_rows: 0,
+            late_rows: LateRows::default(),
         })
     }
 
@@ -304,11 +306,12 @@ fn join_window<'a>(
 
 impl Operator for WindowJoinOperator {
     fn late_rows(&self) -> u64 {
-        self.late_rows
+        self.late_rows.count()
     }
 
     fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
         self.key_groups = ctx.key_groups;
+        self.late_rows.open(ctx);
         self.keys.set_max_parallelism(ctx.max_parallelism);
         self.daylight_time = self.window_clock.observes_daylight_time(ctx.now_millis());
         Ok(())
@@ -349,7 +352,7 @@ impl Operator for WindowJoinOperator {
             let end = ends.value(row).div_euclid(NANOS_PER_MILLI);
             let trigger = self.window_clock.trigger_time(end, self.daylight_time);
             if trigger <= self.watermark {
-                self.late_rows += 1;
+                self.late_rows.add();
                 continue;
             }
             let (key, _) = self.keys.intern(key_bytes(keys.as_ref(), row));
@@ -397,6 +400,15 @@ impl Operator for WindowJoinOperator {
             }
         }
         Ok(())
+    }
+
+    /// The late-row count (see `state::instance`).
+    fn snapshot_instance(&self) -> Option<Vec<u8>> {
+        Some(snapshot_late_rows(&self.late_rows))
+    }
+
+    fn restore_instance(&mut self, parts: &[&[u8]]) -> Result<(), ExecError> {
+        restore_late_rows(&mut self.late_rows, parts)
     }
 }
 
