@@ -50,7 +50,7 @@ use super::state::key::{KeyEncoder, key_bytes, optional_encoder};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use super::window_assigner::WindowClock;
-use super::window_assigner::assign_windows;
+use super::window_assigner::{assign_windows, restored_window_time};
 use crate::clock::Clock;
 use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, OperatorContext, Output};
@@ -772,8 +772,8 @@ impl Operator for GroupWindowAggregateOperator {
             let bytes = input.bytes()?;
             let key = self.intern(bytes);
             for _ in 0..input.u32()? {
-                let start = input.i64()?;
-                let end = input.i64()?;
+                let start = restored_window_time(input.i64()?)?;
+                let end = restored_window_time(input.i64()?)?;
                 let slot = self.open_window(key, start, end);
                 self.slots[slot as usize].rows = input.i64()?;
                 for a in &mut self.accumulators {

@@ -40,7 +40,7 @@ use super::state::instance::{LateRows, restore_late_rows, snapshot_late_rows};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
-use super::window_assigner::{WindowClock, assign_windows, window_start};
+use super::window_assigner::{WindowClock, assign_windows, restored_window_time, window_start};
 use crate::clock::Clock;
 use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, OperatorContext, Output};
@@ -566,8 +566,8 @@ impl Operator for SlicingWindowAggregateOperator {
         while !input.is_empty() {
             let key = self.keys.intern(input.bytes()?).0;
             for _ in 0..input.u32()? {
-                let start = input.i64()?;
-                let end = input.i64()?;
+                let start = restored_window_time(input.i64()?)?;
+                let end = restored_window_time(input.i64()?)?;
                 let rows = input.i64()?;
                 let mut covering = Vec::new();
                 assign_windows(self.window.kind, self.window.offset, start, &mut covering);
@@ -586,7 +586,7 @@ impl Operator for SlicingWindowAggregateOperator {
             }
             let timed = input.i64()?;
             if timed != i64::MAX {
-                self.set_timer(key, timed);
+                self.set_timer(key, restored_window_time(timed)?);
             }
         }
         Ok(())

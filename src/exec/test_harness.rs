@@ -425,7 +425,27 @@ pub fn check_corrupt_state_fails(
         &[7, 0, 0, 0, 1],
         &[0, 0, 0, 0, 0xee],
     ];
+    // An empty key, then counts of 1 (none to two), then times at `i64`'s ends: a window
+    // bound or time where a layout has one.
+    let extremes: Vec<Vec<u8>> = (0..3)
+        .flat_map(|counts| {
+            [[i64::MIN, i64::MAX], [i64::MAX, i64::MIN]].map(|times| {
+                let mut bytes = vec![0u8; 4];
+                (0..counts).for_each(|_| bytes.extend([1, 0, 0, 0]));
+                for _ in 0..2 {
+                    times.iter().for_each(|t| bytes.extend(t.to_le_bytes()));
+                }
+                bytes
+            })
+        })
+        .collect();
     for (group, state) in keyed {
+        for extreme in &extremes {
+            for len in 4..=extreme.len() {
+                let _ = fresh().restore(*group, &extreme[..len]);
+                let _ = fresh().restore(*group, &[&extreme[..len], &state[..]].concat());
+            }
+        }
         assert!(
             fresh().restore(*group, state).is_ok(),
             "the snapshot itself"

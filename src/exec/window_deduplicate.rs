@@ -31,7 +31,7 @@ use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_conve
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use super::state::timer::EventTimers;
-use super::window_assigner::{WindowClock, close_window};
+use super::window_assigner::{WindowClock, close_window, restored_window_time};
 use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, OperatorContext, Output};
 use crate::exec::time_column::timestamp_column;
@@ -240,7 +240,7 @@ impl Operator for WindowDeduplicateOperator {
         let mut input = StateReader::new(state);
         while !input.is_empty() {
             let (key, _) = self.keys.intern(input.bytes()?);
-            let end = input.i64()?;
+            let end = restored_window_time(input.i64()?)?;
             let time = input.i64()?;
             let row = input.bytes()?;
             self.offer(key, end, time, row);

@@ -33,7 +33,7 @@ use super::state::key::{KeyEncoder, key_bytes, null_row, optional_encoder, whole
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use super::state::timer::EventTimers;
-use super::window_assigner::{WindowClock, close_window};
+use super::window_assigner::{WindowClock, close_window, restored_window_time};
 use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, OperatorContext, Output};
 use crate::exec::time_column::timestamp_column;
@@ -390,7 +390,7 @@ impl Operator for WindowJoinOperator {
         let mut input = StateReader::new(state);
         while !input.is_empty() {
             let (key, _) = self.keys.intern(input.bytes()?);
-            let end = input.i64()?;
+            let end = restored_window_time(input.i64()?)?;
             let matchable = input.u8()? != 0;
             for s in 0..2 {
                 for _ in 0..input.u32()? {
