@@ -99,16 +99,6 @@ impl WindowRankOperator {
         })
     }
 
-    /// `key`'s ranked rows of the window ending at `end`, opened (with its timer at
-    /// `trigger`) if it is new.
-    fn window(&mut self, key: u32, end: i64, trigger: i64) -> &mut Vec<Ranked> {
-        if !self.windows.contains_key(&(key, end)) {
-            self.timers.register(trigger, key, end);
-            *self.keys.value_mut(key) += 1;
-        }
-        self.windows.entry((key, end)).or_default()
-    }
-
     /// Emits the windows whose trigger time is at or before `time`.
     fn fire(&mut self, time: i64, out: &mut dyn Output) -> Result<(), ExecError> {
         let due = self.timers.take_due(time, &self.keys);
@@ -201,7 +191,14 @@ impl Operator for WindowRankOperator {
             }
             let (key, _) = self.keys.intern(key_bytes(keys.as_ref(), row));
             let order = orders.row(row);
-            let ranked = self.window(key, end, trigger);
+            let ranked = match self.windows.get_mut(&(key, end)) {
+                Some(ranked) => ranked,
+                None => {
+                    self.timers.register(trigger, key, end);
+                    *self.keys.value_mut(key) += 1;
+                    self.windows.entry((key, end)).or_default()
+                }
+            };
             // After every row of an equal order key: the earlier arrival ranks first.
             let at = ranked.partition_point(|r| *r.order <= *order.as_ref());
             if at >= last {
@@ -255,14 +252,15 @@ impl Operator for WindowRankOperator {
                 restored.push(Ranked { order, row });
             }
             let (key, _) = self.keys.intern(bytes);
-            let trigger = self.window_clock.trigger_time(end, self.daylight_time);
-            let ranked = self.window(key, end, trigger);
-            if !ranked.is_empty() {
+            if self.windows.contains_key(&(key, end)) {
                 return Err(ExecError::Internal(
                     "a window Top-N's snapshot holds a window twice".into(),
                 ));
             }
-            *ranked = restored;
+            let trigger = self.window_clock.trigger_time(end, self.daylight_time);
+            self.timers.register(trigger, key, end);
+            *self.keys.value_mut(key) += 1;
+            self.windows.insert((key, end), restored);
         }
         Ok(())
     }
