@@ -28,7 +28,7 @@
 //!
 //! State is keyed by the key's bytes and snapshotted per key group; `open` must come before
 //! `restore` (it says which key groups the instance owns and whether the zone observes DST,
-//! which restored trigger times depend on).
+//! which restored trigger times depend on). The late-row count is instance state.
 //!
 //! [`late_rows`]: GroupWindowAggregateOperator::late_rows
 
@@ -45,11 +45,12 @@ use hashbrown::HashMap;
 use super::aggregate::{
     GroupsAccumulator, StateReader, create_accumulator_for, put_bytes, put_i64, put_u32,
 };
+use super::state::instance::{LateRows, restore_late_rows, snapshot_late_rows};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use super::window_assigner::WindowClock;
-use super::window_assigner::assign_windows;
+use super::window_assigner::{assign_windows, restored_window_time};
 use crate::clock::Clock;
 use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, OperatorContext, Output};
@@ -86,7 +87,7 @@ pub struct GroupWindowAggregateOperator {
     key_groups: KeyGroupRange,
     clock: Arc<dyn Clock>,
     watermark: i64,
-    late_rows: u64,
+    late_rows: LateRows,
     /// The keys with live windows, each with the slots of its windows.
     keys: KeyTable<Vec<u32>>,
     /// (key id, window end) to slot, for HOP and CUMULATE (a TUMBLE key has a window or two
@@ -150,7 +151,7 @@ impl GroupWindowAggregateOperator {
             key_groups: ctx.key_groups,
             clock: ctx.clock,
             watermark: i64::MIN,
-            late_rows: 0,
+            late_rows: LateRows::default(),
             keys: KeyTable::new(ctx.max_parallelism),
             fixed: HashMap::new(),
             row_windows: Vec::new(),
@@ -635,12 +636,13 @@ impl Operator for GroupWindowAggregateOperator {
     /// Rows dropped because every window they belong to had fired (Flink's
     /// `numLateRecordsDropped`).
     fn late_rows(&self) -> u64 {
-        self.late_rows
+        self.late_rows.count()
     }
 
     fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
         self.keys.set_max_parallelism(ctx.max_parallelism);
         self.key_groups = ctx.key_groups;
+        self.late_rows.open(ctx);
         self.clock = ctx.clock.clone();
         self.daylight_time = self.window_clock.observes_daylight_time(ctx.now_millis());
         Ok(())
@@ -711,7 +713,7 @@ impl Operator for GroupWindowAggregateOperator {
                 _ => self.assign_fixed(&mut key, bytes, row as u32, ts) > 0,
             };
             if !assigned && rowtime {
-                self.late_rows += 1;
+                self.late_rows.add();
             }
             previous = Some((row, key));
         }
@@ -770,8 +772,8 @@ impl Operator for GroupWindowAggregateOperator {
             let bytes = input.bytes()?;
             let key = self.intern(bytes);
             for _ in 0..input.u32()? {
-                let start = input.i64()?;
-                let end = input.i64()?;
+                let start = restored_window_time(input.i64()?)?;
+                let end = restored_window_time(input.i64()?)?;
                 let slot = self.open_window(key, start, end);
                 self.slots[slot as usize].rows = input.i64()?;
                 for a in &mut self.accumulators {
@@ -780,6 +782,15 @@ impl Operator for GroupWindowAggregateOperator {
             }
         }
         Ok(())
+    }
+
+    /// The late-row count (see `state::instance`).
+    fn snapshot_instance(&self) -> Option<Vec<u8>> {
+        Some(snapshot_late_rows(&self.late_rows))
+    }
+
+    fn restore_instance(&mut self, parts: &[&[u8]]) -> Result<(), ExecError> {
+        restore_late_rows(&mut self.late_rows, parts)
     }
 }
 

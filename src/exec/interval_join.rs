@@ -13,6 +13,12 @@
 //!
 //! Rows are `arrow-row` bytes by key, with an index by expiry time so a watermark visits only
 //! the keys it frees rows of.
+//!
+//! State is snapshotted per key group: per key both sides' rows (time, bytes, whether each
+//! joined) and cleanup timers, which go back into the index on restore. Operator time is not
+//! in it: the runtime replays the restored watermark. The expiration times, which Flink
+//! keeps per instance (and forgets on restore), are instance state, so that a row arriving
+//! after a restore is joined or skipped as it would have been.
 
 use std::collections::BTreeMap;
 
@@ -22,8 +28,11 @@ use arrow_buffer::NullBuffer;
 use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
 
+use super::aggregate::{StateReader, put_bytes, put_i64, put_u32};
 use super::eval::evaluate;
+use super::state::instance::{INSTANCE_STATE_VERSION, finished, instance_part};
 use super::state::key::{KeyEncoder, key_bytes, null_row, optional_encoder, whole_row_converter};
+use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, OperatorContext, Output};
@@ -90,6 +99,9 @@ pub struct IntervalJoinOperator {
     operator_time: i64,
     /// Per side: rows at or before this time are expired (Flink keeps it per instance).
     expiration: [i64; 2],
+    key_groups: KeyGroupRange,
+    /// This instance's index and the parallelism (restoring the expiration times needs them).
+    instance: (u32, u32),
 }
 
 impl IntervalJoinOperator {
@@ -122,6 +134,8 @@ impl IntervalJoinOperator {
             timers: BTreeMap::new(),
             operator_time: 0,
             expiration: [0, 0],
+            key_groups: OperatorContext::default().key_groups,
+            instance: (0, 1),
         })
     }
 
@@ -233,6 +247,8 @@ impl IntervalJoinOperator {
 impl Operator for IntervalJoinOperator {
     fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
         self.keys.set_max_parallelism(ctx.max_parallelism);
+        self.key_groups = ctx.key_groups;
+        self.instance = (ctx.index, ctx.parallelism.max(1));
         Ok(())
     }
 
@@ -400,6 +416,107 @@ impl Operator for IntervalJoinOperator {
             watermark.saturating_sub(delay)
         };
         out.emit_watermark(held)
+    }
+
+    /// Per key group: for each key its bytes, then per side its cleanup timer (a flag and
+    /// the time) and its cache (the count of times; per time the time, the count of rows,
+    /// and per row its bytes and whether it joined).
+    fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
+        let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+        for (_, key) in self.keys.iter() {
+            let out = groups.entry(key.key_group()).or_default();
+            put_bytes(out, key.bytes);
+            for s in 0..2 {
+                out.push(u8::from(key.value.timers[s].is_some()));
+                put_i64(out, key.value.timers[s].unwrap_or(0));
+                let cache = &key.value.caches[s];
+                put_u32(out, cache.len() as u32);
+                for (&time, rows) in cache {
+                    put_i64(out, time);
+                    put_u32(out, rows.len() as u32);
+                    for (row, matched) in rows {
+                        put_bytes(out, row);
+                        out.push(u8::from(*matched));
+                    }
+                }
+            }
+        }
+        groups.into_iter().collect()
+    }
+
+    fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {
+        self.key_groups.check_owned(key_group)?;
+        let mut input = StateReader::new(state);
+        while !input.is_empty() {
+            let mut restored = KeyState::default();
+            let bytes = input.bytes()?;
+            for s in 0..2 {
+                let timed = flag(&mut input)?;
+                let at = input.i64()?;
+                restored.timers[s] = timed.then_some(at);
+                for _ in 0..input.u32()? {
+                    let time = input.i64()?;
+                    let rows = restored.caches[s].entry(time).or_default();
+                    for _ in 0..input.u32()? {
+                        rows.push((input.bytes()?.into(), flag(&mut input)?));
+                    }
+                }
+            }
+            let (key, new) = self.keys.intern(bytes);
+            if !new {
+                return Err(ExecError::Internal(
+                    "an interval join's snapshot holds a key twice".into(),
+                ));
+            }
+            for at in restored.timers.iter().flatten() {
+                self.timers.entry(*at).or_default().push(key);
+            }
+            *self.keys.value_mut(key) = restored;
+        }
+        Ok(())
+    }
+
+    /// The expiration time of each side.
+    fn snapshot_instance(&self) -> Option<Vec<u8>> {
+        let mut out = vec![INSTANCE_STATE_VERSION];
+        put_i64(&mut out, self.expiration[0]);
+        put_i64(&mut out, self.expiration[1]);
+        Some(out)
+    }
+
+    /// Instance `j` of `p` takes the latest expiration times of the old instances `i` with
+    /// `i % p == j` (its own at the same parallelism); one taking over none starts from the
+    /// latest of all, where the old instances that held its keys had come to.
+    fn restore_instance(&mut self, parts: &[&[u8]]) -> Result<(), ExecError> {
+        let (index, parallelism) = self.instance;
+        let latest = |taken: Option<[i64; 2]>, expiration: [i64; 2]| {
+            let [a, b] = taken.unwrap_or([i64::MIN; 2]);
+            Some([a.max(expiration[0]), b.max(expiration[1])])
+        };
+        let (mut own, mut all) = (None, None);
+        for (old, part) in parts.iter().enumerate() {
+            let mut input = instance_part(part)?;
+            let expiration = [input.i64()?, input.i64()?];
+            finished(&input)?;
+            all = latest(all, expiration);
+            if old % parallelism as usize == index as usize {
+                own = latest(own, expiration);
+            }
+        }
+        // No part at all: a fresh start, as `new` has it.
+        self.expiration = own.or(all).unwrap_or([0, 0]);
+        Ok(())
+    }
+}
+
+/// A flag byte of a snapshot: 0 or 1.
+fn flag(input: &mut StateReader<'_>) -> Result<bool, ExecError> {
+    match input.u8()? {
+        0 => Ok(false),
+        1 => Ok(true),
+        other => Err(ExecError::Internal(format!(
+            "a flag of {other} in an interval join's snapshot"
+        ))),
     }
 }
 

@@ -21,7 +21,8 @@
 //! row finds its slice and a firing window its slices without a second lookup.
 //!
 //! State is snapshotted per key group: per key its bytes, its slices (bounds, rows, every
-//! accumulator's state) and the window end it is timed at.
+//! accumulator's state) and the window end it is timed at. The late-row count is instance
+//! state.
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -35,10 +36,11 @@ use super::aggregate::{
     GroupsAccumulator, StateReader, create_accumulator_for, put_bytes, put_i64, put_u32,
 };
 use super::group_window_aggregate::{PendingRows, WindowRows};
+use super::state::instance::{LateRows, restore_late_rows, snapshot_late_rows};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
-use super::window_assigner::{WindowClock, assign_windows, window_start};
+use super::window_assigner::{WindowClock, assign_windows, restored_window_time, window_start};
 use crate::clock::Clock;
 use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, OperatorContext, Output};
@@ -106,7 +108,7 @@ pub struct SlicingWindowAggregateOperator {
     key_groups: KeyGroupRange,
     clock: Arc<dyn Clock>,
     watermark: i64,
-    late_rows: u64,
+    late_rows: LateRows,
     /// The keys with live slices.
     keys: KeyTable<KeyState>,
     /// Per slot, rows accumulated less rows retracted (counted over a retracting input only:
@@ -179,7 +181,7 @@ impl SlicingWindowAggregateOperator {
             key_groups: ctx.key_groups,
             clock: ctx.clock,
             watermark: i64::MIN,
-            late_rows: 0,
+            late_rows: LateRows::default(),
             keys: KeyTable::new(ctx.max_parallelism),
             rows: Vec::new(),
             free_slots: Vec::new(),
@@ -425,12 +427,13 @@ impl SlicingWindowAggregateOperator {
 impl Operator for SlicingWindowAggregateOperator {
     /// Rows dropped because every window covering them had fired.
     fn late_rows(&self) -> u64 {
-        self.late_rows
+        self.late_rows.count()
     }
 
     fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
         self.keys.set_max_parallelism(ctx.max_parallelism);
         self.key_groups = ctx.key_groups;
+        self.late_rows.open(ctx);
         self.clock = ctx.clock.clone();
         self.daylight_time = self.window_clock.observes_daylight_time(ctx.now_millis());
         Ok(())
@@ -507,7 +510,7 @@ impl Operator for SlicingWindowAggregateOperator {
                         matches!(chunk.kind(row), RowKind::UpdateBefore | RowKind::Delete),
                     );
                 }
-                None => self.late_rows += 1,
+                None => self.late_rows.add(),
             }
             previous = Some((row, key));
         }
@@ -563,8 +566,8 @@ impl Operator for SlicingWindowAggregateOperator {
         while !input.is_empty() {
             let key = self.keys.intern(input.bytes()?).0;
             for _ in 0..input.u32()? {
-                let start = input.i64()?;
-                let end = input.i64()?;
+                let start = restored_window_time(input.i64()?)?;
+                let end = restored_window_time(input.i64()?)?;
                 let rows = input.i64()?;
                 let mut covering = Vec::new();
                 assign_windows(self.window.kind, self.window.offset, start, &mut covering);
@@ -583,10 +586,19 @@ impl Operator for SlicingWindowAggregateOperator {
             }
             let timed = input.i64()?;
             if timed != i64::MAX {
-                self.set_timer(key, timed);
+                self.set_timer(key, restored_window_time(timed)?);
             }
         }
         Ok(())
+    }
+
+    /// The late-row count (see `state::instance`).
+    fn snapshot_instance(&self) -> Option<Vec<u8>> {
+        Some(snapshot_late_rows(&self.late_rows))
+    }
+
+    fn restore_instance(&mut self, parts: &[&[u8]]) -> Result<(), ExecError> {
+        restore_late_rows(&mut self.late_rows, parts)
     }
 }
 

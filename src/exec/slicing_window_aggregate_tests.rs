@@ -241,3 +241,38 @@ fn restored_state_continues_as_uninterrupted() {
         }
     }
 }
+
+#[test]
+fn restored_equals_uninterrupted_late_rows_included() {
+    for (kind, offset) in kinds() {
+        let build = || Box::new(sliced(kind, offset)) as Box<dyn Operator>;
+        let check = crate::exec::test_harness::RestoreCheck {
+            build: &build,
+            inputs: &[&input()],
+            output: &output(),
+            keys: Some(&[vec![0]]),
+            exact_order: false,
+        };
+        for seed in 0..2 {
+            let script = random_script(seed);
+            check.check(script.trim_end().trim_end_matches("WM MAX"));
+        }
+    }
+}
+
+#[test]
+fn corrupt_state_is_an_error() {
+    let (kind, offset) = kinds()[0];
+    let mut op = sliced(kind, offset);
+    let script = random_script(4);
+    let head: Vec<&str> = script.lines().take(30).collect();
+    run_script(&mut op, &input(), &output(), &head.join("\n")).unwrap();
+    let keyed = op.snapshot();
+    assert!(!keyed.is_empty());
+    let build = || Box::new(sliced(kind, offset)) as Box<dyn Operator>;
+    crate::exec::test_harness::check_corrupt_state_fails(
+        &build,
+        &keyed,
+        op.snapshot_instance().as_deref(),
+    );
+}

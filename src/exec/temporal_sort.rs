@@ -9,6 +9,10 @@
 //!
 //! At the end of input (batch mode, or a bounded stream) every waiting row leaves in the same
 //! order. Rows wait as `arrow-row` bytes with their sort key's bytes.
+//!
+//! Its rows belong to no key (it runs on one instance, after a single exchange), so the
+//! waiting rows and the late-row count are instance state. Should it ever be restored at
+//! more instances, each takes the parts `LateRows` assigns it, so no row is emitted twice.
 
 use std::collections::BTreeMap;
 
@@ -16,6 +20,8 @@ use arrow_array::{Array, RecordBatch};
 use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
 
+use super::aggregate::{put_bytes, put_i64, put_u32};
+use super::state::instance::{INSTANCE_STATE_VERSION, LateRows, finished, instance_part};
 use super::state::key::{order_converter, whole_row_converter};
 use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, OperatorContext, Output};
@@ -37,7 +43,7 @@ pub struct TemporalSortOperator {
     /// By event time (milliseconds), in arrival order; proctime rows all at 0.
     waiting: BTreeMap<i64, Vec<Waiting>>,
     watermark: i64,
-    late: u64,
+    late: LateRows,
     ctx: OperatorContext,
 }
 
@@ -63,7 +69,7 @@ impl TemporalSortOperator {
             order,
             waiting: BTreeMap::new(),
             watermark: i64::MIN,
-            late: 0,
+            late: LateRows::default(),
             ctx: OperatorContext::default(),
         })
     }
@@ -100,6 +106,7 @@ impl TemporalSortOperator {
 impl Operator for TemporalSortOperator {
     fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
         self.ctx = ctx.clone();
+        self.late.open(ctx);
         Ok(())
     }
 
@@ -142,7 +149,7 @@ impl Operator for TemporalSortOperator {
                 i64::MIN
             };
             if self.rowtime && time <= self.watermark {
-                self.late += 1;
+                self.late.add();
                 continue;
             }
             let key: Box<[u8]> = keys
@@ -184,7 +191,53 @@ impl Operator for TemporalSortOperator {
     }
 
     fn late_rows(&self) -> u64 {
-        self.late
+        self.late.count()
+    }
+
+    /// The late-row count, the count of times rows wait at, and per time the time, the
+    /// count of rows and per row (in arrival order) its sort key's bytes and its own.
+    fn snapshot_instance(&self) -> Option<Vec<u8>> {
+        let mut out = vec![INSTANCE_STATE_VERSION];
+        self.late.write(&mut out);
+        put_u32(&mut out, self.waiting.len() as u32);
+        for (&time, rows) in &self.waiting {
+            put_i64(&mut out, time);
+            put_u32(&mut out, rows.len() as u32);
+            for (key, row) in rows {
+                put_bytes(&mut out, key);
+                put_bytes(&mut out, row);
+            }
+        }
+        Some(out)
+    }
+
+    /// Takes the rows and late-row counts of the parts this instance takes over (all of
+    /// them on the one instance); rows of one time from several parts wait in part order.
+    fn restore_instance(&mut self, parts: &[&[u8]]) -> Result<(), ExecError> {
+        let mut late = LateRows::default();
+        late.open(&self.ctx);
+        let mut waiting: BTreeMap<i64, Vec<Waiting>> = BTreeMap::new();
+        for (old, part) in parts.iter().enumerate() {
+            let mut input = instance_part(part)?;
+            late.read(old, &mut input)?;
+            let mut rows: Vec<(i64, Waiting)> = Vec::new();
+            for _ in 0..input.u32()? {
+                let time = input.i64()?;
+                for _ in 0..input.u32()? {
+                    let key = input.bytes()?.into();
+                    rows.push((time, (key, input.bytes()?.into())));
+                }
+            }
+            finished(&input)?;
+            if late.takes(old) {
+                for (time, row) in rows {
+                    waiting.entry(time).or_default().push(row);
+                }
+            }
+        }
+        self.late = late;
+        self.waiting = waiting;
+        Ok(())
     }
 }
 
@@ -208,6 +261,100 @@ mod tests {
             descending,
             nulls_first: !descending,
         }
+    }
+
+    fn unopened(order: Vec<OrderKey>, rowtime: bool) -> TemporalSortOperator {
+        TemporalSortOperator::new(crate::types::chunk::runtime_schema(&rows()), order, rowtime)
+            .unwrap()
+    }
+
+    /// Rows over a few seconds, the watermark behind them, some rows late.
+    fn random_script(seed: u64) -> String {
+        let mut rng = seed;
+        let mut next = |n: u64| {
+            rng = rng
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (rng >> 33) % n
+        };
+        let time = |ms: u64| format!("2024-01-01 10:00:{:02}.{:03}", ms / 1000, ms % 1000);
+        let (mut now, mut watermark, mut lines) = (0u64, 0u64, Vec::new());
+        for i in 0..40 {
+            if next(5) == 0 && now > watermark + 100 {
+                watermark = now - 100;
+                lines.push(format!("WM {}", time(watermark)));
+                continue;
+            }
+            now += next(500);
+            let at = now.saturating_sub(if next(4) == 0 { next(600) } else { 0 });
+            let s = ["a", "b", "c"][next(3) as usize];
+            lines.push(format!("+I {i} | {s} | {}", time(at)));
+        }
+        lines.join("\n")
+    }
+
+    #[test]
+    fn restored_equals_uninterrupted() {
+        for order in [vec![key(2, false)], vec![key(2, false), key(1, true)]] {
+            let build = || Box::new(unopened(order.clone(), true)) as Box<dyn Operator>;
+            let check = crate::exec::test_harness::RestoreCheck {
+                build: &build,
+                inputs: &[&rows()],
+                output: &rows(),
+                keys: None,
+                exact_order: true,
+            };
+            for seed in 0..4 {
+                check.check(&random_script(seed));
+            }
+        }
+    }
+
+    /// Two parts (as if two instances had run) restored at one instance: all of their rows
+    /// and late rows; at two, each takes its own.
+    #[test]
+    fn parts_go_to_one_instance_each() {
+        let mut parts = Vec::new();
+        for script in [
+            "+I 1 | a | 2024-01-01 10:00:03\nWM 2024-01-01 10:00:02\n+I 2 | b | 2024-01-01 10:00:01",
+            "+I 3 | c | 2024-01-01 10:00:04",
+        ] {
+            let mut op = unopened(vec![key(2, false)], true);
+            op.open(&OperatorContext::default()).unwrap();
+            run_script(&mut op, &rows(), &rows(), script).unwrap();
+            parts.push(op.snapshot_instance().unwrap());
+        }
+        let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+        let restored = |index: u32, parallelism: u32| {
+            let mut op = unopened(vec![key(2, false)], true);
+            let clock = std::sync::Arc::new(crate::clock::SystemClock);
+            op.open(&OperatorContext::instance(index, parallelism, 128, clock))
+                .unwrap();
+            op.restore_instance(&parts).unwrap();
+            let out = run_script(&mut op, &rows(), &rows(), "WM MAX").unwrap();
+            (
+                out.lines().filter(|l| l.starts_with("+I")).count(),
+                op.late_rows(),
+            )
+        };
+        assert_eq!(restored(0, 1), (2, 1));
+        assert_eq!((restored(0, 2), restored(1, 2)), ((1, 1), (1, 0)));
+    }
+
+    #[test]
+    fn corrupt_state_is_an_error() {
+        let mut op = unopened(vec![key(2, false)], true);
+        op.open(&OperatorContext::default()).unwrap();
+        run_script(
+            &mut op,
+            &rows(),
+            &rows(),
+            &format!("{ROWS}\nWM 2024-01-01 10:00:01"),
+        )
+        .unwrap();
+        let part = op.snapshot_instance().unwrap();
+        let build = || Box::new(unopened(vec![key(2, false)], true)) as Box<dyn Operator>;
+        crate::exec::test_harness::check_corrupt_state_fails(&build, &[], Some(&part));
     }
 
     fn run(order: Vec<OrderKey>, rowtime: bool, script: &str) -> String {

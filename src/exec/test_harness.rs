@@ -180,3 +180,300 @@ pub fn script_time(text: &str) -> i64 {
             .div_euclid(1_000_000)
     })
 }
+
+/// The check that restoring from a snapshot continues a run as if it had never stopped
+/// (docs/design/0008 §2): for every cut of a script, the rest of the script through
+/// operators restored from a snapshot taken at the cut gives what it gives through the
+/// operators that took it, at 1 → 1, 1 → 2, 2 → 1 and 2 → 2 instances for a keyed operator
+/// (rows routed to the instance owning their key's group, as the keyed exchange routes them),
+/// at 1 → 1 for one that runs on a single instance.
+///
+/// A restored instance is opened, given its key groups (`restore`) and every old instance's
+/// part (`restore_instance`, in old instance order), then the last watermark before the cut,
+/// as the runtime replays it: that must emit no row. What the instances emit is compared
+/// between watermarks (and statuses), as a multiset: instances run side by side, and the
+/// order of rows leaving at one watermark may follow key ids, which a restore renumbers.
+/// `exact_order` compares a lone instance's output line for line as well. The late-row
+/// totals must be equal too.
+pub struct RestoreCheck<'a> {
+    /// A fresh operator (the check opens it).
+    pub build: &'a dyn Fn() -> Box<dyn Operator>,
+    pub inputs: &'a [&'a Schema],
+    pub output: &'a Schema,
+    /// Per input, the key columns its rows are routed by; `None`: a single-instance
+    /// operator.
+    pub keys: Option<&'a [Vec<usize>]>,
+    pub exact_order: bool,
+}
+
+/// Instances of one operator side by side, and what each emitted.
+struct Instances {
+    ops: Vec<Box<dyn Operator>>,
+    outputs: Vec<String>,
+}
+
+impl RestoreCheck<'_> {
+    /// Checks every cut of `script` (lines as [`run_script_on`] reads them); panics with the
+    /// cut and parallelisms that differ.
+    pub fn check(&self, script: &str) {
+        let lines: Vec<&str> = script
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        let parallelisms: &[(u32, u32)] = if self.keys.is_some() {
+            &[(1, 1), (1, 2), (2, 1), (2, 2)]
+        } else {
+            &[(1, 1)]
+        };
+        let mut with_state = 0;
+        for cut in 1..lines.len() {
+            let (head, tail) = lines.split_at(cut);
+            for &(from, to) in parallelisms {
+                let context = format!("cut before line {cut} ({:?}), {from} -> {to}", tail[0]);
+                with_state += usize::from(self.check_cut(head, tail, from, to, &context));
+            }
+        }
+        assert!(with_state > 0, "no cut left any state to restore");
+    }
+
+    /// One cut: returns whether the snapshot held any state.
+    fn check_cut(&self, head: &[&str], tail: &[&str], from: u32, to: u32, context: &str) -> bool {
+        let input_at_cut = head
+            .iter()
+            .rev()
+            .find_map(|l| l.strip_prefix('@'))
+            .map_or(0, |n| n.trim().parse::<usize>().expect("an input number"));
+        let tail_script = format!("@{input_at_cut}\n{}", tail.join("\n"));
+        let head_script = head.join("\n");
+
+        let mut whole = self.start(from);
+        self.run(&mut whole, &head_script);
+        whole.outputs.iter_mut().for_each(String::clear);
+        self.run(&mut whole, &tail_script);
+
+        let mut before = self.start(from);
+        self.run(&mut before, &head_script);
+        let keyed: Vec<(u32, Vec<u8>)> = before.ops.iter().flat_map(|op| op.snapshot()).collect();
+        let parts: Vec<Vec<u8>> = before
+            .ops
+            .iter()
+            .filter_map(|op| op.snapshot_instance())
+            .collect();
+        let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+        let mut after = self.start(to);
+        for (index, op) in after.ops.iter_mut().enumerate() {
+            let ctx = instance(index as u32, to);
+            for (group, state) in &keyed {
+                if ctx.key_groups.contains(*group) {
+                    op.restore(*group, state)
+                        .unwrap_or_else(|e| panic!("{context}: restore: {e}"));
+                }
+            }
+            op.restore_instance(&parts)
+                .unwrap_or_else(|e| panic!("{context}: restore_instance: {e}"));
+        }
+        if let Some(watermark) = head.iter().rev().find_map(|l| l.strip_prefix("WM ")) {
+            for op in &mut after.ops {
+                let mut out = Recorder::new(self.output);
+                op.on_watermark(script_time(watermark), &mut out).unwrap();
+                assert!(
+                    out.lines.iter().all(|l| !is_row(l)),
+                    "{context}: the replayed watermark fired again: {:?}",
+                    out.lines
+                );
+            }
+        }
+        self.run(&mut after, &tail_script);
+
+        assert_eq!(
+            by_watermark(&after.outputs, context),
+            by_watermark(&whole.outputs, context),
+            "{context}"
+        );
+        if self.exact_order && from == 1 && to == 1 {
+            assert_eq!(after.outputs, whole.outputs, "{context}");
+        }
+        let late = |i: &Instances| i.ops.iter().map(|op| op.late_rows()).sum::<u64>();
+        assert_eq!(late(&after), late(&whole), "{context}: late rows");
+        !keyed.is_empty() || !parts.is_empty()
+    }
+
+    /// `parallelism` fresh instances, opened.
+    fn start(&self, parallelism: u32) -> Instances {
+        let ops = (0..parallelism)
+            .map(|index| {
+                let mut op = (self.build)();
+                op.open(&instance(index, parallelism)).expect("open");
+                op
+            })
+            .collect();
+        Instances {
+            ops,
+            outputs: vec![String::new(); parallelism as usize],
+        }
+    }
+
+    /// Runs `script` through every instance, each given the rows of the key groups it owns
+    /// and every other line.
+    fn run(&self, instances: &mut Instances, script: &str) {
+        let parallelism = instances.ops.len() as u32;
+        for (index, op) in instances.ops.iter_mut().enumerate() {
+            let mut input = 0;
+            let mut own = String::new();
+            for line in script.lines().map(str::trim).filter(|l| !l.is_empty()) {
+                if let Some(n) = line.strip_prefix('@') {
+                    input = n.trim().parse().expect("an input number");
+                }
+                if is_row(line) && self.instance_of(input, line, parallelism) != index as u32 {
+                    continue;
+                }
+                own.push_str(line);
+                own.push('\n');
+            }
+            let emitted = run_script_on(op.as_mut(), self.inputs, self.output, &own)
+                .unwrap_or_else(|e| panic!("instance {index} of {parallelism}: {e}"));
+            let output = &mut instances.outputs[index];
+            if !output.is_empty() && !emitted.is_empty() {
+                output.push('\n');
+            }
+            output.push_str(&emitted);
+        }
+    }
+
+    /// The instance of `parallelism` a row line of input `input` goes to.
+    fn instance_of(&self, input: usize, line: &str, parallelism: u32) -> u32 {
+        let Some(keys) = self.keys else {
+            return 0;
+        };
+        use crate::exec::state::key::{key_bytes, optional_encoder};
+        use crate::exec::state::key_group::{DEFAULT_MAX_PARALLELISM, instance_of, key_group_of};
+        let batch = chunk(self.inputs[input], line).batch;
+        let encoder = optional_encoder(&batch.schema(), keys[input].clone()).expect("keys");
+        let encoded = encoder.map(|e| e.encode(&batch).expect("a key"));
+        let group = key_group_of(key_bytes(encoded.as_ref(), 0), DEFAULT_MAX_PARALLELISM);
+        instance_of(group, DEFAULT_MAX_PARALLELISM, parallelism)
+    }
+}
+
+/// Instance `index` of `parallelism`, on a clock standing still.
+fn instance(index: u32, parallelism: u32) -> crate::exec::operator::OperatorContext {
+    use crate::exec::state::key_group::DEFAULT_MAX_PARALLELISM;
+    let clock = crate::clock::ManualClock::new(1_700_000_000_000_000_000);
+    crate::exec::operator::OperatorContext::instance(
+        index,
+        parallelism,
+        DEFAULT_MAX_PARALLELISM,
+        clock,
+    )
+}
+
+fn is_row(line: &str) -> bool {
+    ["+I ", "-U ", "+U ", "-D "]
+        .iter()
+        .any(|kind| line.starts_with(kind))
+}
+
+/// The instances' outputs as one sequence of (rows, sorted, then the watermark or status
+/// line after them); every instance must have emitted the same watermarks and statuses.
+fn by_watermark(outputs: &[String], context: &str) -> Vec<(Vec<String>, Option<String>)> {
+    let mut merged: Vec<(Vec<String>, Option<String>)> = Vec::new();
+    for (index, output) in outputs.iter().enumerate() {
+        let mut segment = 0;
+        let mut rows = Vec::new();
+        let lines = output.lines().map(|l| l.to_string());
+        for line in lines.map(Some).chain([None]) {
+            if let Some(row) = line.as_ref().filter(|l| is_row(l)) {
+                rows.push(row.clone());
+                continue;
+            }
+            if merged.len() == segment {
+                merged.push((Vec::new(), line.clone()));
+            }
+            let (all, after) = &mut merged[segment];
+            assert_eq!(
+                *after, line,
+                "{context}: instance {index} emitted other watermarks"
+            );
+            all.append(&mut rows);
+            segment += 1;
+        }
+    }
+    for (rows, _) in &mut merged {
+        rows.sort();
+    }
+    merged
+}
+
+/// That corrupt state is refused with an error, never a panic nor a guess: every prefix of
+/// each key group and instance part is restored into a fresh operator (a prefix cut inside a
+/// field must fail; one ending between records may be a smaller valid state), and so are a
+/// few byte patterns no snapshot writes.
+pub fn check_corrupt_state_fails(
+    build: &dyn Fn() -> Box<dyn Operator>,
+    keyed: &[(u32, Vec<u8>)],
+    part: Option<&[u8]>,
+) {
+    let fresh = || {
+        let mut op = build();
+        op.open(&instance(0, 1)).expect("open");
+        op
+    };
+    let garbage: [&[u8]; 4] = [
+        &[0xff; 3],
+        &[0xff; 64],
+        &[7, 0, 0, 0, 1],
+        &[0, 0, 0, 0, 0xee],
+    ];
+    // An empty key, then counts of 1 (none to two), then times at `i64`'s ends: a window
+    // bound or time where a layout has one.
+    let extremes: Vec<Vec<u8>> = (0..3)
+        .flat_map(|counts| {
+            [[i64::MIN, i64::MAX], [i64::MAX, i64::MIN]].map(|times| {
+                let mut bytes = vec![0u8; 4];
+                (0..counts).for_each(|_| bytes.extend([1, 0, 0, 0]));
+                for _ in 0..2 {
+                    times.iter().for_each(|t| bytes.extend(t.to_le_bytes()));
+                }
+                bytes
+            })
+        })
+        .collect();
+    for (group, state) in keyed {
+        for extreme in &extremes {
+            for len in 4..=extreme.len() {
+                let _ = fresh().restore(*group, &extreme[..len]);
+                let _ = fresh().restore(*group, &[&extreme[..len], &state[..]].concat());
+            }
+        }
+        assert!(
+            fresh().restore(*group, state).is_ok(),
+            "the snapshot itself"
+        );
+        assert!(
+            fresh().restore(*group, &state[..state.len() - 1]).is_err(),
+            "key group {group} one byte short"
+        );
+        for len in 0..state.len() {
+            let _ = fresh().restore(*group, &state[..len]);
+        }
+        for bytes in garbage {
+            let _ = fresh().restore(*group, bytes);
+        }
+    }
+    if let Some(part) = part {
+        assert!(fresh().restore_instance(&[part]).is_ok(), "the part itself");
+        for len in 0..part.len() {
+            assert!(
+                fresh().restore_instance(&[&part[..len]]).is_err(),
+                "an instance part of {len} of {} bytes",
+                part.len()
+            );
+        }
+        let longer = [part, &[0][..]].concat();
+        assert!(fresh().restore_instance(&[&longer]).is_err(), "a byte more");
+        for bytes in garbage {
+            assert!(fresh().restore_instance(&[bytes]).is_err(), "{bytes:?}");
+        }
+    }
+}

@@ -15,6 +15,12 @@
 //! row, or the end of the batch: every row meets the watermark it would meet in Flink. When
 //! an operator downstream makes changes of older rows out of newer ones (a Top-N feeding a
 //! group window), the job asks for Flink's exact places instead (`WatermarkEmission::exact`).
+//!
+//! The generator's state is instance state, one part per split: the largest watermark seen
+//! (`current`), the last emitted (`last`; one due but held back within a batch is emitted
+//! before the batch's call returns, so between calls it is the last emitted), and whether the
+//! split is idle. The clock readings (`last_row`, `last_periodic`) are not: a restored split
+//! starts both at the clock, as a split starting to read does.
 
 use std::sync::Arc;
 
@@ -22,8 +28,10 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::TimestampNanosecondType;
 use arrow_array::{Array, PrimitiveArray};
 
+use super::aggregate::put_i64;
 use super::eval::evaluate;
 use super::state::alignment::AlignmentMember;
+use super::state::instance::{INSTANCE_STATE_VERSION, finished, instance_part};
 use crate::clock::Clock;
 use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, Output, WatermarkStatus};
@@ -273,6 +281,56 @@ impl Operator for WatermarkAssignerOperator {
         }
         Ok(())
     }
+
+    /// `current`, `last`, and whether the split is idle.
+    fn snapshot_instance(&self) -> Option<Vec<u8>> {
+        let mut out = vec![INSTANCE_STATE_VERSION];
+        put_i64(&mut out, self.current);
+        put_i64(&mut out, self.last);
+        out.push(u8::from(self.idle));
+        Some(out)
+    }
+
+    /// A split's chain gets back its own part alone. Given several, the generator takes the
+    /// smallest `current` and `last` of them and is idle only if all were: it never emits a
+    /// watermark that one of them had not reached (which could make that split's rows late).
+    /// No part leaves it as new. The clock readings restart at the clock, and a member of
+    /// an alignment group reports the restored watermark (or leaves the group, idle).
+    fn restore_instance(&mut self, parts: &[&[u8]]) -> Result<(), ExecError> {
+        let mut restored: Option<(i64, i64, bool)> = None;
+        for part in parts {
+            let mut input = instance_part(part)?;
+            let (current, last) = (input.i64()?, input.i64()?);
+            let idle = match input.u8()? {
+                0 => false,
+                1 => true,
+                other => {
+                    return Err(ExecError::Internal(format!(
+                        "an idle flag of {other} in a watermark generator's state"
+                    )));
+                }
+            };
+            finished(&input)?;
+            restored = Some(match restored {
+                None => (current, last, idle),
+                Some((c, l, i)) => (c.min(current), l.min(last), i && idle),
+            });
+        }
+        let Some((current, last, idle)) = restored else {
+            return Ok(());
+        };
+        (self.current, self.last, self.idle) = (current, last, idle);
+        let now = self.clock.now_nanos().div_euclid(NANOS_PER_MILLI);
+        (self.last_row, self.last_periodic) = (now, now);
+        if let Some(member) = &self.alignment {
+            if idle {
+                member.leave();
+            } else if last > 0 {
+                member.report(last);
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -304,6 +362,102 @@ mod tests {
             exact: false,
         };
         (WatermarkAssignerOperator::new(1, ts, emission, ctx), clock)
+    }
+
+    /// Rows mostly in time order, some behind, and processing times reached: a split idle
+    /// for a second goes idle.
+    fn random_script(seed: u64) -> String {
+        let mut rng = seed;
+        let mut next = |n: u64| {
+            rng = rng
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (rng >> 33) % n
+        };
+        let (mut now, mut lines) = (0u64, Vec::new());
+        let start = START / NANOS_PER_MILLI;
+        for i in 0..40 {
+            match next(8) {
+                0 => lines.push(format!("PT {}", start + 1_000 * next(2) as i64)),
+                1 => lines.push("--".into()),
+                _ => {
+                    now += next(400);
+                    let at = now.saturating_sub(if next(4) == 0 { next(1_000) } else { 0 });
+                    lines.push(format!(
+                        "+I {i} | 1970-01-01 00:00:{:02}.{:03}",
+                        at / 1000 % 60,
+                        at % 1000
+                    ));
+                }
+            }
+        }
+        lines.join("\n")
+    }
+
+    #[test]
+    fn restored_equals_uninterrupted() {
+        for (interval, idle_timeout) in [(0, 0), (0, 1_000), (300, 1_000)] {
+            let clock = ManualClock::new(START);
+            let build = || {
+                let (op, _) = assigner(0);
+                let mut ctx = EvalContext::for_tests(0);
+                ctx.clock = clock.clone();
+                let emission = WatermarkEmission {
+                    interval,
+                    on_event: false,
+                    idle_timeout,
+                    exact: false,
+                };
+                Box::new(WatermarkAssignerOperator::new(
+                    op.rowtime,
+                    op.watermark,
+                    emission,
+                    ctx,
+                )) as Box<dyn Operator>
+            };
+            let check = crate::exec::test_harness::RestoreCheck {
+                build: &build,
+                inputs: &[&table()],
+                output: &table(),
+                keys: None,
+                exact_order: true,
+            };
+            for seed in 0..4 {
+                check.check(&random_script(seed));
+            }
+        }
+    }
+
+    /// Two parts given to one generator: the smaller watermark, idle only if both were.
+    #[test]
+    fn of_several_parts_the_smallest_watermark() {
+        let (mut a, _) = assigner(0);
+        run(&mut a, "+I 1 | 1970-01-01 00:00:05");
+        let (mut b, _) = assigner(0);
+        run(&mut b, "+I 1 | 1970-01-01 00:00:03");
+        let parts = [
+            a.snapshot_instance().unwrap(),
+            b.snapshot_instance().unwrap(),
+        ];
+        let (mut restored, _) = assigner(0);
+        restored.restore_instance(&[&parts[0], &parts[1]]).unwrap();
+        assert_eq!((restored.current, restored.last), (3_000, 3_000));
+        assert_eq!(
+            run(&mut restored, "+I 2 | 1970-01-01 00:00:04"),
+            "+I 2 | 1970-01-01 00:00:04.000\nWM 4000"
+        );
+    }
+
+    #[test]
+    fn corrupt_state_is_an_error() {
+        let (mut op, _) = assigner(0);
+        run(&mut op, "+I 1 | 1970-01-01 00:00:05");
+        let part = op.snapshot_instance().unwrap();
+        let build = || Box::new(assigner(0).0) as Box<dyn Operator>;
+        crate::exec::test_harness::check_corrupt_state_fails(&build, &[], Some(&part));
+        let mut bad_flag = part.clone();
+        *bad_flag.last_mut().unwrap() = 2;
+        assert!(assigner(0).0.restore_instance(&[&bad_flag]).is_err());
     }
 
     fn run(op: &mut WatermarkAssignerOperator, rows: &str) -> String {

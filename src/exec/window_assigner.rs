@@ -105,6 +105,21 @@ impl WindowClock {
     }
 }
 
+/// The largest window time (ms, either side of 1970) a snapshot may hold: far beyond any
+/// TIMESTAMP(3) (year 9999 is 2.5e14), far enough from `i64`'s ends that trigger times,
+/// DST corrections included, cannot overflow.
+const MAX_RESTORED_WINDOW_TIME: i64 = 1 << 60;
+
+/// A window bound read from a snapshot, or the error saying it is corrupt.
+pub fn restored_window_time(time: i64) -> Result<i64, crate::exec::error::ExecError> {
+    if time.unsigned_abs() <= MAX_RESTORED_WINDOW_TIME as u64 {
+        return Ok(time);
+    }
+    Err(crate::exec::error::ExecError::Internal(format!(
+        "a window time of {time} in a snapshot"
+    )))
+}
+
 /// The start of the window of `size` holding `ts`, windows starting at `offset` modulo
 /// `size` (Flink's `TimeWindow.getWindowStartWithOffset`, Java's `%` included, so a negative
 /// remainder moves the start past `ts` exactly as Flink does).

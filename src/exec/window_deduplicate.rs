@@ -14,6 +14,7 @@
 //! DST-corrected as the group window aggregate's.
 //!
 //! State is snapshotted per key group: for each kept row, its key, window end, time and row.
+//! The late-row count is instance state.
 //!
 //! [`late_rows`]: WindowDeduplicateOperator::late_rows
 
@@ -25,11 +26,12 @@ use arrow_schema::SchemaRef;
 use hashbrown::HashMap;
 
 use super::aggregate::{StateReader, put_bytes, put_i64};
+use super::state::instance::{LateRows, restore_late_rows, snapshot_late_rows};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use super::state::timer::EventTimers;
-use super::window_assigner::{WindowClock, close_window};
+use super::window_assigner::{WindowClock, close_window, restored_window_time};
 use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, OperatorContext, Output};
 use crate::exec::time_column::timestamp_column;
@@ -61,7 +63,7 @@ pub struct WindowDeduplicateOperator {
     /// (trigger time, key, window end) of every kept row.
     timers: EventTimers,
     watermark: i64,
-    late_rows: u64,
+    late_rows: LateRows,
     key_groups: KeyGroupRange,
 }
 
@@ -93,7 +95,7 @@ impl WindowDeduplicateOperator {
             kept: HashMap::new(),
             timers: EventTimers::new(),
             watermark: i64::MIN,
-            late_rows: 0,
+            late_rows: LateRows::default(),
             key_groups: ctx.key_groups,
             schema,
         })
@@ -169,12 +171,13 @@ impl WindowDeduplicateOperator {
 impl Operator for WindowDeduplicateOperator {
     /// Rows dropped because their window had fired.
     fn late_rows(&self) -> u64 {
-        self.late_rows
+        self.late_rows.count()
     }
 
     fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
         self.keys.set_max_parallelism(ctx.max_parallelism);
         self.key_groups = ctx.key_groups;
+        self.late_rows.open(ctx);
         self.daylight_time = self.window_clock.observes_daylight_time(ctx.now_millis());
         Ok(())
     }
@@ -202,7 +205,7 @@ impl Operator for WindowDeduplicateOperator {
             let end = ends.value(row).div_euclid(NANOS_PER_MILLI);
             let trigger = self.window_clock.trigger_time(end, self.daylight_time);
             if trigger <= self.watermark {
-                self.late_rows += 1;
+                self.late_rows.add();
                 continue;
             }
             let bytes = key_bytes(keys.as_ref(), row);
@@ -237,12 +240,21 @@ impl Operator for WindowDeduplicateOperator {
         let mut input = StateReader::new(state);
         while !input.is_empty() {
             let (key, _) = self.keys.intern(input.bytes()?);
-            let end = input.i64()?;
+            let end = restored_window_time(input.i64()?)?;
             let time = input.i64()?;
             let row = input.bytes()?;
             self.offer(key, end, time, row);
         }
         Ok(())
+    }
+
+    /// The late-row count (see `state::instance`).
+    fn snapshot_instance(&self) -> Option<Vec<u8>> {
+        Some(snapshot_late_rows(&self.late_rows))
+    }
+
+    fn restore_instance(&mut self, parts: &[&[u8]]) -> Result<(), ExecError> {
+        restore_late_rows(&mut self.late_rows, parts)
     }
 }
 

@@ -15,7 +15,8 @@
 //!
 //! Rows are `arrow-row` bytes of the whole input row; a residual condition is evaluated over
 //! the candidate pairs of the windows firing together, at most [`ROUND`] pairs at a time.
-//! State is snapshotted per key group: per window its key, end, and both sides' rows.
+//! State is snapshotted per key group: per window its key, end, and both sides' rows. The
+//! late-row count is instance state.
 
 use std::collections::BTreeMap;
 
@@ -26,12 +27,13 @@ use arrow_schema::SchemaRef;
 use hashbrown::HashMap;
 
 use super::aggregate::{StateReader, put_bytes, put_i64, put_u32};
+use super::state::instance::{LateRows, restore_late_rows, snapshot_late_rows};
 use super::state::join_side::{Decoders, RowPair, pair_schema, pair_verdicts, pairs_batch};
 use super::state::key::{KeyEncoder, key_bytes, null_row, optional_encoder, whole_row_converter};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use super::state::timer::EventTimers;
-use super::window_assigner::{WindowClock, close_window};
+use super::window_assigner::{WindowClock, close_window, restored_window_time};
 use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, OperatorContext, Output};
 use crate::exec::time_column::timestamp_column;
@@ -97,7 +99,7 @@ pub struct WindowJoinOperator {
     /// (trigger time, key, window end) of every open window.
     timers: EventTimers,
     watermark: i64,
-    late_rows: u64,
+    late_rows: LateRows,
 }
 
 impl WindowJoinOperator {
@@ -135,7 +137,7 @@ impl WindowJoinOperator {
             windows: HashMap::new(),
             timers: EventTimers::new(),
             watermark: i64::MIN,
-            late_rows: 0,
+            late_rows: LateRows::default(),
         })
     }
 
@@ -304,11 +306,12 @@ fn join_window<'a>(
 
 impl Operator for WindowJoinOperator {
     fn late_rows(&self) -> u64 {
-        self.late_rows
+        self.late_rows.count()
     }
 
     fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
         self.key_groups = ctx.key_groups;
+        self.late_rows.open(ctx);
         self.keys.set_max_parallelism(ctx.max_parallelism);
         self.daylight_time = self.window_clock.observes_daylight_time(ctx.now_millis());
         Ok(())
@@ -349,7 +352,7 @@ impl Operator for WindowJoinOperator {
             let end = ends.value(row).div_euclid(NANOS_PER_MILLI);
             let trigger = self.window_clock.trigger_time(end, self.daylight_time);
             if trigger <= self.watermark {
-                self.late_rows += 1;
+                self.late_rows.add();
                 continue;
             }
             let (key, _) = self.keys.intern(key_bytes(keys.as_ref(), row));
@@ -387,7 +390,7 @@ impl Operator for WindowJoinOperator {
         let mut input = StateReader::new(state);
         while !input.is_empty() {
             let (key, _) = self.keys.intern(input.bytes()?);
-            let end = input.i64()?;
+            let end = restored_window_time(input.i64()?)?;
             let matchable = input.u8()? != 0;
             for s in 0..2 {
                 for _ in 0..input.u32()? {
@@ -397,6 +400,15 @@ impl Operator for WindowJoinOperator {
             }
         }
         Ok(())
+    }
+
+    /// The late-row count (see `state::instance`).
+    fn snapshot_instance(&self) -> Option<Vec<u8>> {
+        Some(snapshot_late_rows(&self.late_rows))
+    }
+
+    fn restore_instance(&mut self, parts: &[&[u8]]) -> Result<(), ExecError> {
+        restore_late_rows(&mut self.late_rows, parts)
     }
 }
 

@@ -7,18 +7,26 @@
 //!
 //! Rows are `arrow-row` bytes: the order key (sorting as the ORDER BY asks) and the whole
 //! row.
+//!
+//! State is snapshotted per key group: per (key, window end) its ranked rows, in rank order;
+//! restoring a window sets its timer again. The late-row count is instance state.
+
+use std::collections::BTreeMap;
 
 use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch};
 use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
 use hashbrown::HashMap;
 
+use super::aggregate::{StateReader, put_bytes, put_i64, put_u32};
+use super::state::instance::{LateRows, restore_late_rows, snapshot_late_rows};
 use super::state::key::{
     KeyEncoder, key_bytes, optional_encoder, order_converter, whole_row_converter,
 };
+use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use super::state::timer::EventTimers;
-use super::window_assigner::{WindowClock, close_window};
+use super::window_assigner::{WindowClock, close_window, restored_window_time};
 use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, OperatorContext, Output};
 use crate::exec::time_column::timestamp_column;
@@ -50,7 +58,8 @@ pub struct WindowRankOperator {
     /// (trigger time, key, window end) of every open window.
     timers: EventTimers,
     watermark: i64,
-    late_rows: u64,
+    late_rows: LateRows,
+    key_groups: KeyGroupRange,
 }
 
 impl WindowRankOperator {
@@ -85,7 +94,8 @@ impl WindowRankOperator {
             windows: HashMap::new(),
             timers: EventTimers::new(),
             watermark: i64::MIN,
-            late_rows: 0,
+            late_rows: LateRows::default(),
+            key_groups: ctx.key_groups,
         })
     }
 
@@ -131,11 +141,13 @@ impl WindowRankOperator {
 
 impl Operator for WindowRankOperator {
     fn late_rows(&self) -> u64 {
-        self.late_rows
+        self.late_rows.count()
     }
 
     fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
         self.keys.set_max_parallelism(ctx.max_parallelism);
+        self.key_groups = ctx.key_groups;
+        self.late_rows.open(ctx);
         self.daylight_time = self.window_clock.observes_daylight_time(ctx.now_millis());
         Ok(())
     }
@@ -174,7 +186,7 @@ impl Operator for WindowRankOperator {
             let end = ends.value(row).div_euclid(1_000_000);
             let trigger = self.window_clock.trigger_time(end, self.daylight_time);
             if trigger <= self.watermark {
-                self.late_rows += 1;
+                self.late_rows.add();
                 continue;
             }
             let (key, _) = self.keys.intern(key_bytes(keys.as_ref(), row));
@@ -209,4 +221,60 @@ impl Operator for WindowRankOperator {
         self.fire(watermark, out)?;
         out.emit_watermark(watermark)
     }
+
+    /// Per key group: for each window its key bytes, end, and count of rows, then per row
+    /// (in rank order) its order key and bytes.
+    fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
+        let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+        for (&(key, end), ranked) in &self.windows {
+            let out = groups.entry(self.keys.key_group(key)).or_default();
+            put_bytes(out, self.keys.bytes(key));
+            put_i64(out, end);
+            put_u32(out, ranked.len() as u32);
+            for r in ranked {
+                put_bytes(out, &r.order);
+                put_bytes(out, &r.row);
+            }
+        }
+        groups.into_iter().collect()
+    }
+
+    fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {
+        self.key_groups.check_owned(key_group)?;
+        let mut input = StateReader::new(state);
+        while !input.is_empty() {
+            let bytes = input.bytes()?;
+            let end = restored_window_time(input.i64()?)?;
+            let mut restored = Vec::new();
+            for _ in 0..input.u32()? {
+                let order = input.bytes()?.into();
+                let row = input.bytes()?.into();
+                restored.push(Ranked { order, row });
+            }
+            let (key, _) = self.keys.intern(bytes);
+            if self.windows.contains_key(&(key, end)) {
+                return Err(ExecError::Internal(
+                    "a window Top-N's snapshot holds a window twice".into(),
+                ));
+            }
+            let trigger = self.window_clock.trigger_time(end, self.daylight_time);
+            self.timers.register(trigger, key, end);
+            *self.keys.value_mut(key) += 1;
+            self.windows.insert((key, end), restored);
+        }
+        Ok(())
+    }
+
+    /// The late-row count (see `state::instance`).
+    fn snapshot_instance(&self) -> Option<Vec<u8>> {
+        Some(snapshot_late_rows(&self.late_rows))
+    }
+
+    fn restore_instance(&mut self, parts: &[&[u8]]) -> Result<(), ExecError> {
+        restore_late_rows(&mut self.late_rows, parts)
+    }
 }
+
+#[cfg(test)]
+#[path = "window_rank_tests.rs"]
+mod tests;

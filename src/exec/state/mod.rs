@@ -3,6 +3,7 @@
 
 pub mod alignment;
 pub mod byte_store;
+pub mod instance;
 pub mod join_side;
 pub mod key;
 pub mod key_group;
