@@ -364,3 +364,65 @@ fn a_pass_through_into_files_commits_every_row_exactly_once() {
         let _ = std::fs::remove_dir_all(out.parent().unwrap());
     }
 }
+
+/// Applies the debezium-json changes in `lines` (`c` adds `after`, `d` removes `before`):
+/// the table they leave, as sorted rows.
+fn applied(lines: &[String]) -> Vec<String> {
+    let mut rows: BTreeMap<String, i64> = BTreeMap::new();
+    for line in lines {
+        let change: serde_json::Value = serde_json::from_str(line).unwrap();
+        let (row, delta) = match change["op"].as_str() {
+            Some("c") => (&change["after"], 1),
+            Some("d") => (&change["before"], -1),
+            other => panic!("unexpected op {other:?} in {line}"),
+        };
+        *rows.entry(row.to_string()).or_default() += delta;
+    }
+    let mut out = Vec::new();
+    for (row, n) in rows {
+        assert!(n >= 0, "{row} deleted more often than added");
+        out.extend(std::iter::repeat_n(row, n as usize));
+    }
+    out
+}
+
+#[test]
+fn a_top_n_into_debezium_files_leaves_the_uninterrupted_table() {
+    let query = |out: &Path| {
+        tables(6_000, 3_000)
+            + &format!(
+                "CREATE TABLE out (k INT, id BIGINT, rn BIGINT) WITH ('connector' = 'filesystem', \
+                 'path' = '{}', 'format' = 'debezium-json', 'sink.rolling-policy.file-size' = '4kb');\n",
+                out.display()
+            )
+            + "INSERT INTO out SELECT k, id, rn FROM (SELECT k, id, ROW_NUMBER() OVER \
+               (PARTITION BY k ORDER BY id DESC) AS rn FROM (SELECT * FROM a UNION ALL SELECT * FROM b)) \
+               WHERE rn <= 2;\n"
+    };
+    let golden_dir = workdir("golden-topn");
+    run(&golden_dir, "", &query(&golden_dir.join("out")), None);
+    let golden = applied(&committed_lines(&golden_dir.join("out")));
+    assert_eq!(golden.len(), 18, "{golden:?}");
+    let out = workdir("topn-out").join("out");
+    killed_and_restored("topn", &query(&out), 13, &[1, 2, 1]);
+    assert_eq!(applied(&committed_lines(&out)), golden);
+}
+
+#[test]
+fn a_join_into_files_commits_every_match_exactly_once() {
+    let out = workdir("join-out").join("out");
+    let query = tables(6_000, 3_000)
+        + &format!(
+            "CREATE TABLE out (id BIGINT, ka INT, kb INT) WITH ('connector' = 'filesystem', \
+             'path' = '{}', 'format' = 'csv', 'sink.rolling-policy.file-size' = '2kb');\n",
+            out.display()
+        )
+        + "INSERT INTO out SELECT a.id, a.k, b.k FROM a JOIN b ON a.id = b.id;\n";
+    killed_and_restored("join", &query, 17, &[2, 1, 2]);
+    let mut ids: Vec<u64> = committed_lines(&out)
+        .iter()
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, (1..=6_000).collect::<Vec<u64>>());
+}

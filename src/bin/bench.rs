@@ -17,7 +17,10 @@
 //! 8. updating operators: GROUP BY over 1 M keys, top-3 per key, window deduplication, and a
 //!    regular inner join of two 1 M-row inputs;
 //! 9. windowing TVFs: TUMBLE(1 s) and HOP(10 s, slide 1 s) COUNT by 10,000 keys over the same
-//!    10 M rows (HOP's cost as a multiple of TUMBLE's), and a window Top-3.
+//!    10 M rows (HOP's cost as a multiple of TUMBLE's), and a window Top-3;
+//! 10. checkpoints (docs/design/0008 §7): the GROUP BY over 1 M keys without and with 1 s
+//!    checkpoints, alternating, and the checkpoints' sizes and durations (trigger to
+//!    `_metadata`).
 
 use std::io::Write;
 use std::time::Instant;
@@ -94,6 +97,85 @@ fn keyed_source(name: &str, keys: u64, rows: u64, v_max: u64) -> String {
          'fields.id.end' = '{}', 'fields.v.min' = '0', 'fields.v.max' = '{v_max}');\n",
         rows - 1
     )
+}
+
+/// The GROUP BY over 1 M keys without and with 1 s checkpoints into `dir`, two runs each,
+/// alternating; prints the checkpoints' sizes and durations. Returns the better rate of each.
+fn checkpoints(session: &mut Session, dir: &std::path::Path, rows: u64) -> [f64; 2] {
+    let mut best = [f64::NAN; 2];
+    for round in 0..2 {
+        for (i, with) in [false, true].into_iter().enumerate() {
+            let name = format!("ckpt_{round}_{i}");
+            let settings = if with {
+                format!(
+                    "SET 'execution.checkpointing.interval' = '1 s';
+                     SET 'execution.checkpointing.dir' = '{}';
+                     SET 'execution.checkpointing.num-retained' = '1000';
+",
+                    dir.display()
+                )
+            } else {
+                String::new()
+            };
+            let sql = format!(
+                "{settings}{}CREATE TABLE {name}_sink (k BIGINT, c BIGINT, s INT) WITH ('connector' = 'blackhole');
+                 INSERT INTO {name}_sink SELECT k, COUNT(*), SUM(v) FROM {name}_src GROUP BY k;
+                 RESET 'execution.checkpointing.interval';",
+                keyed_source(&format!("{name}_src"), 1_000_000, rows, 100)
+            );
+            let what = if with {
+                "checkpoint: GROUP BY 1 M keys with 1 s checkpoints"
+            } else {
+                "checkpoint: GROUP BY 1 M keys without checkpoints"
+            };
+            let rate = measure(session, &sql, what, rows);
+            if !(rate <= best[i]) {
+                best[i] = rate;
+            }
+        }
+    }
+    // Each completed checkpoint: its bytes, and from its trigger to its `_metadata`.
+    let mut found = Vec::new();
+    for job in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        for chk in std::fs::read_dir(job.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let metadata = chk.path().join("_metadata");
+            let (Ok(text), Ok(meta)) = (std::fs::read(&metadata), std::fs::metadata(&metadata))
+            else {
+                continue;
+            };
+            let json: serde_json::Value = serde_json::from_slice(&text).unwrap_or_default();
+            let triggered = json["triggered_at"].as_i64().unwrap_or(0);
+            let written = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_millis() as i64);
+            let bytes: u64 = std::fs::read_dir(chk.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum();
+            found.push((written - triggered, bytes));
+        }
+    }
+    if !found.is_empty() {
+        found.sort();
+        let (fastest, slowest) = (found[0].0, found[found.len() - 1].0);
+        let largest = found.iter().map(|f| f.1).max().unwrap_or(0);
+        println!(
+            "checkpoints: {} completed, {fastest}-{slowest} ms from trigger to _metadata, up to {:.1} MB",
+            found.len(),
+            largest as f64 / 1e6
+        );
+    }
+    let _ = std::fs::remove_dir_all(dir);
+    best
 }
 
 /// Runs of each memory measurement.
@@ -471,6 +553,8 @@ fn main() {
         );
     }
 
+    let checkpointed = checkpoints(&mut session, &dir.join("checkpoints"), group_rows);
+
     if tvf_tumble.is_finite() && tvf_hop.is_finite() {
         println!(
             "HOP(10 s, 1 s) costs {:.2}x TUMBLE(1 s) per row",
@@ -497,6 +581,11 @@ fn main() {
         ("TVF HOP(10 s, 1 s) COUNT, 10 K keys", tvf_hop),
         ("window top-3 per TUMBLE(1 s)", window_top_n),
         ("inner join, 2 x 1 M rows", join),
+        ("group aggregate, 1 M keys, no checkpoints", checkpointed[0]),
+        (
+            "group aggregate, 1 M keys, 1 s checkpoints",
+            checkpointed[1],
+        ),
     ] {
         println!("  {what}: {:.2}", rate / baseline);
     }

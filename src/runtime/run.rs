@@ -436,8 +436,13 @@ pub fn run(
                 for (index, pipeline) in pipelines.iter().enumerate() {
                     participants.push(Participant::Split { group, index });
                     if !pipeline.split.replayable() {
+                        let what = if pipeline.split.is_bounded() {
+                            "a restored job reads it again from its start (at-least-once)"
+                        } else {
+                            "after a restore, what it delivered after the last completed checkpoint is lost (at-most-once)"
+                        };
                         eprintln!(
-                            "[WARNING] {} cannot go back to a checkpointed position: its rows are at-most-once",
+                            "[WARNING] {} cannot go back to a checkpointed position: {what}",
                             pipeline.split.describe()
                         );
                     }
