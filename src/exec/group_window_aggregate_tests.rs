@@ -1,5 +1,6 @@
 //! Operator tests: text chunks and watermarks through the harness; inputs and expected rows
 //! of the acceptance seeds where one covers the case.
+use crate::exec::test_harness::ScriptRng;
 
 use super::*;
 use crate::clock::ManualClock;
@@ -997,13 +998,8 @@ fn a_retracting_input_takes_rows_back_out_of_their_windows() {
 /// Rows of `events()` over seven keys, mostly in time order, some seconds behind (late for
 /// windows that fired), a watermark every few rows a second behind them.
 fn late_script(seed: u64) -> String {
-    let mut rng = seed;
-    let mut next = |n: u64| {
-        rng = rng
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (rng >> 33) % n
-    };
+    let mut rng = ScriptRng::new(seed);
+    let mut next = |n: u64| rng.next(n);
     let (mut now, mut lines) = (0i64, Vec::new());
     for _ in 0..36 {
         now += next(1_500) as i64;

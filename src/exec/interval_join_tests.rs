@@ -2,6 +2,7 @@
 //! until their cleanup timer (the bound plus half the window, Flink's `minCleanUpInterval`)
 //! fires, so a late row may still meet them; outer rows padded when they expire or arrive
 //! late; the held-back watermark.
+use crate::exec::test_harness::{ScriptRng, clock_text};
 
 use super::*;
 use crate::exec::test_harness::{run_script_on, schema};
@@ -94,21 +95,9 @@ fn outer_rows_are_padded_when_they_expire_or_come_late() {
 /// minutes behind the watermark, a few beyond the whole interval), the watermark a minute
 /// behind the rows.
 fn random_script(seed: u64) -> String {
-    let mut rng = seed;
-    let mut next = |n: u64| {
-        rng = rng
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (rng >> 33) % n
-    };
-    let time = |seconds: u64| {
-        format!(
-            "2024-01-01 {:02}:{:02}:{:02}",
-            10 + seconds / 3600,
-            seconds / 60 % 60,
-            seconds % 60
-        )
-    };
+    let mut rng = ScriptRng::new(seed);
+    let mut next = |n: u64| rng.next(n);
+    let time = |seconds: u64| clock_text("2024-01-01", 10, seconds);
     let (mut now, mut watermark, mut lines) = (600u64, 0u64, Vec::new());
     for i in 0..48 {
         match next(8) {

@@ -295,6 +295,7 @@ impl Operator for SessionWindowTableFunctionOperator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exec::test_harness::{ScriptRng, clock_text};
     use crate::exec::test_harness::{run_script, schema};
     use crate::types::{DataType, Schema, TypeKind};
 
@@ -335,21 +336,9 @@ mod tests {
     /// Rows of four keys over an hour and a half, the watermark a minute behind, some rows
     /// minutes later than it (late when their session, once merged, has closed).
     fn random_script(seed: u64) -> String {
-        let mut rng = seed;
-        let mut next = |n: u64| {
-            rng = rng
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (rng >> 33) % n
-        };
-        let time = |seconds: u64| {
-            format!(
-                "2024-01-01 {:02}:{:02}:{:02}",
-                10 + seconds / 3600,
-                seconds / 60 % 60,
-                seconds % 60
-            )
-        };
+        let mut rng = ScriptRng::new(seed);
+        let mut next = |n: u64| rng.next(n);
+        let time = |seconds: u64| clock_text("2024-01-01", 10, seconds);
         let (mut now, mut watermark, mut lines) = (0u64, 0u64, Vec::new());
         for i in 0..40 {
             if next(5) == 0 && now > watermark + 60 {

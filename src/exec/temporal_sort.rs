@@ -244,6 +244,7 @@ impl Operator for TemporalSortOperator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exec::test_harness::ScriptRng;
     use crate::exec::test_harness::{run_script, schema};
     use crate::types::TypeKind;
 
@@ -270,13 +271,8 @@ mod tests {
 
     /// Rows over a few seconds, the watermark behind them, some rows late.
     fn random_script(seed: u64) -> String {
-        let mut rng = seed;
-        let mut next = |n: u64| {
-            rng = rng
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (rng >> 33) % n
-        };
+        let mut rng = ScriptRng::new(seed);
+        let mut next = |n: u64| rng.next(n);
         let time = |ms: u64| format!("2024-01-01 10:00:{:02}.{:03}", ms / 1000, ms % 1000);
         let (mut now, mut watermark, mut lines) = (0u64, 0u64, Vec::new());
         for i in 0..40 {

@@ -477,3 +477,31 @@ pub fn check_corrupt_state_fails(
         }
     }
 }
+
+/// The seeded generator of the random test scripts (a 64-bit LCG): `next(n)` is in `0..n`.
+pub struct ScriptRng(u64);
+
+impl ScriptRng {
+    pub fn new(seed: u64) -> Self {
+        ScriptRng(seed)
+    }
+
+    pub fn next(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 33) % n
+    }
+}
+
+/// `seconds` after `first_hour` o'clock of `day`, as a script writes times
+/// (`2024-01-01 10:02:03`).
+pub fn clock_text(day: &str, first_hour: u64, seconds: u64) -> String {
+    format!(
+        "{day} {:02}:{:02}:{:02}",
+        first_hour + seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60
+    )
+}

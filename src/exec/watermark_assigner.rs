@@ -337,6 +337,7 @@ impl Operator for WatermarkAssignerOperator {
 mod tests {
     use super::*;
     use crate::clock::ManualClock;
+    use crate::exec::test_harness::ScriptRng;
     use crate::exec::test_harness::{Recorder, chunk, schema};
     use crate::types::{DataType, TypeKind};
 
@@ -367,13 +368,8 @@ mod tests {
     /// Rows mostly in time order, some behind, and processing times reached: a split idle
     /// for a second goes idle.
     fn random_script(seed: u64) -> String {
-        let mut rng = seed;
-        let mut next = |n: u64| {
-            rng = rng
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (rng >> 33) % n
-        };
+        let mut rng = ScriptRng::new(seed);
+        let mut next = |n: u64| rng.next(n);
         let (mut now, mut lines) = (0u64, Vec::new());
         let start = START / NANOS_PER_MILLI;
         for i in 0..40 {

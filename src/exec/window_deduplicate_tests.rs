@@ -1,4 +1,5 @@
 //! Operator tests: seed 002's bids, with their windows as the TVF upstream computes them.
+use crate::exec::test_harness::{ScriptRng, clock_text};
 
 use super::*;
 use crate::exec::test_harness::{run_script, schema};
@@ -123,21 +124,9 @@ fn restored_equals_uninterrupted() {
 /// Bids of four suppliers over an hour in ten-minute windows, the watermark a minute
 /// behind, some bids later than it (late when their window has fired).
 fn random_script(seed: u64) -> String {
-    let mut rng = seed;
-    let mut next = |n: u64| {
-        rng = rng
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (rng >> 33) % n
-    };
-    let time = |seconds: u64| {
-        format!(
-            "2020-04-15 {:02}:{:02}:{:02}",
-            8 + seconds / 3600,
-            seconds / 60 % 60,
-            seconds % 60
-        )
-    };
+    let mut rng = ScriptRng::new(seed);
+    let mut next = |n: u64| rng.next(n);
+    let time = |seconds: u64| clock_text("2020-04-15", 8, seconds);
     let (mut now, mut watermark, mut lines) = (0u64, 0u64, Vec::new());
     for _ in 0..40 {
         if next(6) == 0 && now > watermark + 60 {

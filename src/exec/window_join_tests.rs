@@ -1,6 +1,7 @@
 //! Operator tests: a window join, window by window — each window's pairs when the watermark
 //! passes its end, in Flink's order per join type; late rows dropped; NULL keys matching
 //! nothing; the residual per pair; restored == uninterrupted.
+use crate::exec::test_harness::{ScriptRng, clock_text};
 
 use super::*;
 use crate::exec::test_harness::{run_script_on, schema};
@@ -228,21 +229,9 @@ fn semi_and_anti_emit_left_rows_by_whether_they_match() {
 /// Both sides' rows of four keys (one NULL) in ten-minute windows over an hour, the
 /// watermark a minute behind, some rows later than it (late when their window has fired).
 fn random_script(seed: u64) -> String {
-    let mut rng = seed;
-    let mut next = |n: u64| {
-        rng = rng
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (rng >> 33) % n
-    };
-    let time = |seconds: u64| {
-        format!(
-            "2024-01-01 {:02}:{:02}:{:02}",
-            10 + seconds / 3600,
-            seconds / 60 % 60,
-            seconds % 60
-        )
-    };
+    let mut rng = ScriptRng::new(seed);
+    let mut next = |n: u64| rng.next(n);
+    let time = |seconds: u64| clock_text("2024-01-01", 10, seconds);
     let (mut now, mut watermark, mut lines) = (0u64, 0u64, Vec::new());
     for i in 0..40 {
         match next(7) {

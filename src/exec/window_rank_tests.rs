@@ -1,6 +1,7 @@
 //! Operator tests: a window Top-N over bids in ten-minute windows — the top two per supplier
 //! and window when the watermark passes its end, ties to the earlier arrival, late rows
 //! dropped and counted; restored == uninterrupted.
+use crate::exec::test_harness::{ScriptRng, clock_text};
 
 use super::*;
 use crate::exec::test_harness::{RestoreCheck, check_corrupt_state_fails, run_script, schema};
@@ -86,21 +87,9 @@ fn the_top_two_per_supplier_leave_when_their_window_fires() {
 /// Bids of five suppliers over an hour, the watermark a minute behind, some bids later than
 /// it (late when their window has fired).
 fn random_script(seed: u64) -> String {
-    let mut rng = seed;
-    let mut next = |n: u64| {
-        rng = rng
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (rng >> 33) % n
-    };
-    let time = |seconds: u64| {
-        format!(
-            "2020-04-15 {:02}:{:02}:{:02}",
-            8 + seconds / 3600,
-            seconds / 60 % 60,
-            seconds % 60
-        )
-    };
+    let mut rng = ScriptRng::new(seed);
+    let mut next = |n: u64| rng.next(n);
+    let time = |seconds: u64| clock_text("2020-04-15", 8, seconds);
     let (mut now, mut watermark, mut lines) = (0u64, 0u64, Vec::new());
     for _ in 0..40 {
         if next(6) == 0 && now > watermark + 60 {
