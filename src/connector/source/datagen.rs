@@ -14,8 +14,8 @@ use crate::catalog::TableDef;
 use crate::clock::Clock;
 use crate::connector::ConnectorError;
 use crate::connector::registry::{ScanRequest, SourceFactory};
-use crate::connector::source::split::Pipeline;
 use crate::connector::source::split::SourceSplit;
+use crate::connector::source::split::{Pipeline, position_words, words_position};
 use crate::exec::error::ExecError;
 use crate::function::EvalContext;
 use crate::types::chunk::batch_with_rows;
@@ -623,23 +623,12 @@ impl SourceSplit for DatagenSplit {
     /// Rows produced, rows remaining (`u64::MAX`: unbounded) and the random state: the
     /// sequences and random values go on as if the run had not stopped.
     fn position(&self) -> Option<Vec<u8>> {
-        let mut out = Vec::with_capacity(24);
-        out.extend_from_slice(&self.produced.to_le_bytes());
-        out.extend_from_slice(&self.remaining.unwrap_or(u64::MAX).to_le_bytes());
-        out.extend_from_slice(&self.rng.to_le_bytes());
-        Some(out)
+        let remaining = self.remaining.unwrap_or(u64::MAX);
+        Some(words_position(&[self.produced, remaining, self.rng]))
     }
 
     fn seek(&mut self, position: &[u8]) -> Result<(), ExecError> {
-        let word = |i: usize| {
-            position
-                .get(i * 8..i * 8 + 8)
-                .and_then(|b| b.try_into().ok())
-                .map(u64::from_le_bytes)
-        };
-        let (Some(produced), Some(remaining), Some(rng), 24) =
-            (word(0), word(1), word(2), position.len())
-        else {
+        let Some([produced, remaining, rng]) = position_words::<3>(position) else {
             return Err(ExecError::Checkpoint(
                 "datagen: a checkpointed position does not read back".into(),
             ));

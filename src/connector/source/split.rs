@@ -59,6 +59,24 @@ pub trait SourceSplit: Send {
     }
 }
 
+/// A position of little-endian `u64` words (files: offset and line; datagen: rows produced,
+/// rows remaining, random state).
+pub fn words_position(words: &[u64]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+/// The `N` words of a position [`words_position`] made; `None` for any other length.
+pub fn position_words<const N: usize>(position: &[u8]) -> Option<[u64; N]> {
+    if position.len() != N * 8 {
+        return None;
+    }
+    let mut words = [0u64; N];
+    for (word, bytes) in words.iter_mut().zip(position.chunks_exact(8)) {
+        *word = u64::from_le_bytes(bytes.try_into().ok()?);
+    }
+    Some(words)
+}
+
 /// Opens a [`DeferredSplit`]'s split.
 pub type OpenSplit = Box<dyn FnOnce() -> Result<Box<dyn SourceSplit>, ExecError> + Send>;
 
