@@ -426,3 +426,62 @@ fn a_join_into_files_commits_every_match_exactly_once() {
     ids.sort_unstable();
     assert_eq!(ids, (1..=6_000).collect::<Vec<u64>>());
 }
+
+#[test]
+fn sigterm_takes_a_final_checkpoint_that_a_restart_goes_on_from() {
+    let dir = workdir("sigterm");
+    let out = dir.join("out");
+    let checkpoints = dir.join("chk");
+    let query = tables(6_000, 3_000)
+        + &format!(
+            "CREATE TABLE out (id BIGINT, k INT) WITH ('connector' = 'filesystem', 'path' = '{}', \
+             'format' = 'csv', 'sink.rolling-policy.file-size' = '2kb');\n",
+            out.display()
+        )
+        + "INSERT INTO out SELECT id, k FROM a UNION ALL SELECT id + 1000000, k FROM b;\n";
+    // No periodic checkpoint would come within the run: only the signal's.
+    let settings = format!(
+        "SET 'execution.checkpointing.interval' = '1 h';\nSET 'execution.checkpointing.dir' = '{}';\n",
+        checkpoints.display()
+    );
+    let script = dir.join("job.sql");
+    std::fs::write(&script, format!("{settings}{query}")).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_tideline"))
+        .arg("-f")
+        .arg(&script)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let stopped = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&stopped.stderr);
+    assert!(!stopped.status.success(), "{stderr}");
+    assert!(stderr.contains("taking a final checkpoint"), "{stderr}");
+    assert!(stderr.contains("its last checkpoint is"), "{stderr}");
+    let checkpoint = newest_checkpoint(&checkpoints).expect("the final checkpoint");
+    // What the final checkpoint covers is committed already, and only that.
+    let before = committed_lines(&out).len();
+    assert!(
+        before > 0 && before < 12_000,
+        "{before} rows committed at the signal"
+    );
+    let restore = format!(
+        "{settings}SET 'execution.state-recovery.path' = '{}';\n",
+        checkpoint.display()
+    );
+    run(&dir, &restore, &query, None);
+    let mut ids: Vec<u64> = committed_lines(&out)
+        .iter()
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    ids.sort_unstable();
+    let expected: Vec<u64> = (1..=6_000).chain(1_000_001..=1_006_000).collect();
+    assert_eq!(ids, expected);
+    let _ = std::fs::remove_dir_all(&dir);
+}

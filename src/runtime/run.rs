@@ -113,12 +113,22 @@ pub struct JobState {
     stop: AtomicBool,
     cancel: Arc<AtomicBool>,
     failure: Mutex<Option<ExecError>>,
+    /// With checkpoints, the client's cancel does not stop the job at once: the coordinator
+    /// first takes a final checkpoint, then stops it (`CoordinatorRun::run`).
+    checkpoints_on_cancel: bool,
 }
 
 impl JobState {
-    /// Whether the job must stop: it failed, or the client cancelled it.
+    /// Whether the job must stop: it failed, or the client cancelled it (with checkpoints:
+    /// once the final checkpoint is taken).
     pub fn stopped(&self) -> bool {
-        self.stop.load(Ordering::Relaxed) || self.cancel.load(Ordering::Relaxed)
+        self.stop.load(Ordering::SeqCst)
+            || (!self.checkpoints_on_cancel && self.cancel.load(Ordering::Relaxed))
+    }
+
+    /// The client asked the job to stop.
+    fn cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
     }
 
     /// Records `e` unless an earlier failure was recorded, and stops the job. A thread that
@@ -130,7 +140,8 @@ impl JobState {
         {
             *first = Some(e);
         }
-        self.stop.store(true, Ordering::Relaxed);
+        // After what the stopping thread did (a completed checkpoint) is visible.
+        self.stop.store(true, Ordering::SeqCst);
     }
 
     fn take_failure(&self) -> Option<ExecError> {
@@ -375,6 +386,7 @@ pub fn run(
         stop: AtomicBool::new(false),
         cancel,
         failure: Mutex::new(None),
+        checkpoints_on_cancel: options.checkpoint.is_some() && !options.ordered,
     });
     // What the sink staged for the restored checkpoint is committed before anything runs.
     if let Some(state) = options.restore.as_ref().and_then(|r| r.sink.as_ref()) {
@@ -610,9 +622,11 @@ pub fn run(
             &job,
             "the checkpoint coordinator",
             move |job| {
-                coordinator.run(queue.as_ref(), &|| {
-                    job.stopped() || over.load(Ordering::Relaxed)
-                })
+                coordinator.run(
+                    queue.as_ref(),
+                    &|| job.stopped() || over.load(Ordering::Relaxed),
+                    &|| job.cancelled(),
+                )
             },
         ));
     }
@@ -621,7 +635,7 @@ pub fn run(
     let result = drive_sink(sink_input, sink_channels, sink, &job, handle);
     over.store(true, Ordering::Relaxed);
     if result.is_err() {
-        job.stop.store(true, Ordering::Relaxed);
+        job.stop.store(true, Ordering::SeqCst);
     }
     for h in handles {
         let _ = h.join();
@@ -714,6 +728,13 @@ fn drive_sink(
             }
         }
         if job.stopped() {
+            // A final checkpoint completed just before the job stopped commits.
+            if let Some(handle) = &checkpoints
+                && handle.completed() > committed
+                && let Err(e) = sink.commit(handle.completed())
+            {
+                job.fail(e);
+            }
             'drain: for rx in &queues {
                 while let Ok(Envelope { message, .. }) = rx.try_recv() {
                     if let Message::Chunk(chunk) = message

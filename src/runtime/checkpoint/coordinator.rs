@@ -142,17 +142,22 @@ impl CoordinatorRun {
 
     /// Runs until `stopped` says so: triggers, collects, writes. A checkpoint that cannot
     /// be written or does not complete within the timeout fails the job (Flink's default of
-    /// no tolerated checkpoint failure).
+    /// no tolerated checkpoint failure). Once `cancelled` (the client's Ctrl-C, SIGTERM), it
+    /// takes a final checkpoint at once (after the one in flight, if any) and then stops
+    /// the job (`Err(Cancelled)`), so that a restart loses nothing read before the signal.
     pub fn run(
         mut self,
         queued: &dyn QueuedSplits,
         stopped: &dyn Fn() -> bool,
+        cancelled: &dyn Fn() -> bool,
     ) -> Result<(), ExecError> {
         let mut last_trigger = Instant::now();
         let mut last_completion: Option<Instant> = None;
         let mut pending: Option<Pending> = None;
         let mut finished: HashMap<Participant, ParticipantState> = HashMap::new();
         let poll = Duration::from_millis(20);
+        // The checkpoint that ends a cancelled job.
+        let mut last_one: Option<u64> = None;
         while !stopped() {
             match self.events.recv_timeout(poll) {
                 Ok(Event::Ack(id, participant, state)) => {
@@ -172,8 +177,12 @@ impl CoordinatorRun {
                     .iter()
                     .all(|q| p.states.contains_key(q) || finished.contains_key(q));
                 if complete {
+                    let id = p.id;
                     self.complete(p, &finished)?;
                     last_completion = Some(Instant::now());
+                    if last_one == Some(id) {
+                        return Err(ExecError::Cancelled);
+                    }
                 } else if p.started.elapsed() > self.config.timeout {
                     let waiting: Vec<String> = self
                         .participants
@@ -190,6 +199,22 @@ impl CoordinatorRun {
                 } else {
                     pending = Some(p);
                 }
+            }
+            if last_one.is_none() && cancelled() {
+                eprintln!(
+                    "[INFO] stopping job {}: taking a final checkpoint",
+                    self.job_id
+                );
+                // The interval and the pause do not hold back the last checkpoint.
+                match &pending {
+                    Some(p) => last_one = Some(p.id),
+                    None => {
+                        let p = self.trigger(queued)?;
+                        last_one = Some(p.id);
+                        pending = Some(p);
+                    }
+                }
+                continue;
             }
             let paused = last_completion.is_some_and(|t| t.elapsed() < self.config.min_pause);
             if pending.is_none() && !paused && last_trigger.elapsed() >= self.config.interval {
