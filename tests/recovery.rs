@@ -14,6 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "support/postgres.rs"]
+mod postgres_support;
+
 /// A small deterministic generator for the kill moments (the seed is printed on failure).
 struct Lcg(u64);
 
@@ -484,4 +487,55 @@ fn sigterm_takes_a_final_checkpoint_that_a_restart_goes_on_from() {
     let expected: Vec<u64> = (1..=6_000).chain(1_000_001..=1_006_000).collect();
     assert_eq!(ids, expected);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_updating_group_by_into_postgres_killed_and_restored_leaves_the_uninterrupted_table() {
+    let Some(db) = postgres_support::Database::create() else {
+        return;
+    };
+    db.client(true)
+        .batch_execute(
+            "CREATE TABLE counts (k INT PRIMARY KEY, c BIGINT, s BIGINT); \
+             CREATE TABLE golden (k INT PRIMARY KEY, c BIGINT, s BIGINT)",
+        )
+        .unwrap();
+    let query = |table: &str| {
+        tables(6_000, 3_000)
+            + &format!(
+                "CREATE TABLE pg (k INT NOT NULL, c BIGINT, s BIGINT, PRIMARY KEY (k) NOT ENFORCED) \
+                 WITH ('connector' = 'jdbc', 'url' = '{}', 'table-name' = '{table}', 'username' = '{}', \
+                 'sink.buffer-flush.max-rows' = '1000000', 'sink.buffer-flush.interval' = '1 h');\n",
+                db.url(),
+                db.user
+            )
+            + "INSERT INTO pg SELECT k, COUNT(*), SUM(id) FROM (SELECT * FROM a UNION ALL SELECT * FROM b) GROUP BY k;\n"
+    };
+    run(&workdir("golden-pg"), "", &query("golden"), None);
+    let golden = db.rows("SELECT k, c, s FROM golden");
+    assert_eq!(golden.len(), 9);
+    // The buffer flushes on no count or time of its own here: what reaches the table before
+    // the kill is what the checkpoint's barrier flushed.
+    let dir = workdir("pg-flush");
+    let checkpoints = dir.join("chk");
+    let settings = format!(
+        "SET 'execution.checkpointing.interval' = '100 ms';\nSET 'execution.checkpointing.dir' = '{}';\n",
+        checkpoints.display()
+    );
+    let ready = || newest_checkpoint(&checkpoints).is_some();
+    run(
+        &dir,
+        &settings,
+        &query("counts"),
+        Some((&ready, Duration::ZERO)),
+    );
+    assert!(
+        !db.rows("SELECT k FROM counts").is_empty(),
+        "no flush at the barrier"
+    );
+    db.client(true).batch_execute("TRUNCATE counts").unwrap();
+    // Restored (state and positions) at another parallelism, the replayed upserts by key
+    // leave what the uninterrupted run left.
+    killed_and_restored("pg", &query("counts"), 23, &[2, 1, 2]);
+    assert_eq!(db.rows("SELECT k, c, s FROM counts"), golden);
 }
