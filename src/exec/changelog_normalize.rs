@@ -14,8 +14,6 @@
 //! Each key keeps its current row, as `arrow-row` bytes of all its columns. State is
 //! snapshotted per key group.
 
-use std::collections::BTreeMap;
-
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, RecordBatch};
 use arrow_row::RowConverter;
@@ -24,6 +22,7 @@ use arrow_schema::SchemaRef;
 use super::aggregate::{StateReader, put_bytes};
 use super::eval::evaluate;
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
+use super::state::key_group::GroupBuffers;
 use super::state::keyed::Keyed;
 use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, OperatorContext, Output};
@@ -155,14 +154,14 @@ impl Operator for ChangelogNormalizeOperator {
 
     /// Per key group: each key's bytes and current row.
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
-        let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+        let mut groups = GroupBuffers::default();
         for (_, key) in self.keyed.keys.iter() {
-            let out = groups.entry(key.key_group()).or_default();
+            let out = groups.group(key.key_group());
             put_bytes(out, key.bytes);
             put_bytes(out, &key.value.row);
             out.push(u8::from(key.value.passes));
         }
-        groups.into_iter().collect()
+        groups.into_snapshot()
     }
 
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {

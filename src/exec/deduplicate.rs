@@ -11,8 +11,6 @@
 //! Each key keeps one row, as `arrow-row` bytes of all its columns (keep-first keeps none: a
 //! key seen is enough). State is snapshotted per key group.
 
-use std::collections::BTreeMap;
-
 use arrow_array::cast::AsArray;
 use arrow_array::types::TimestampNanosecondType;
 use arrow_array::{Array, ArrayRef, RecordBatch};
@@ -21,6 +19,7 @@ use arrow_schema::SchemaRef;
 
 use super::aggregate::{StateReader, put_bytes, put_i64};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
+use super::state::key_group::GroupBuffers;
 use super::state::keyed::Keyed;
 use super::state::ttl::StateTtl;
 use crate::exec::error::ExecError;
@@ -203,15 +202,15 @@ impl Operator for DeduplicateOperator {
     /// Per key group: each key's bytes, its row's time and bytes, and when it was last
     /// written (so that the state TTL goes on from where it was).
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
-        let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+        let mut groups = GroupBuffers::default();
         for (_, key) in self.keyed.keys.iter() {
-            let out = groups.entry(key.key_group()).or_default();
+            let out = groups.group(key.key_group());
             put_bytes(out, key.bytes);
             put_i64(out, key.value.time);
             put_bytes(out, &key.value.row);
             put_i64(out, key.value.written);
         }
-        groups.into_iter().collect()
+        groups.into_snapshot()
     }
 
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {

@@ -21,8 +21,6 @@
 //! State is snapshotted per key group: for each key, its bytes, its row count and every
 //! accumulator's state.
 
-use std::collections::BTreeMap;
-
 use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
 use arrow_ord::ord::{DynComparator, make_comparator};
 use arrow_schema::{Schema as ArrowSchema, SchemaRef, SortOptions};
@@ -31,6 +29,7 @@ use super::aggregate::{
     GroupsAccumulator, HeldCount, StateReader, create_accumulator_for, put_bytes, put_i64,
 };
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder};
+use super::state::key_group::GroupBuffers;
 use super::state::keyed::Keyed;
 use super::state::ttl::{NEVER_WRITTEN, StateTtl, WrittenAt};
 use crate::exec::error::ExecError;
@@ -495,9 +494,9 @@ impl Operator for GroupAggregateOperator {
 
     /// Per key group: for each key, its bytes, its row count and every accumulator's state.
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
-        let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+        let mut groups = GroupBuffers::default();
         for (id, key) in self.keyed.keys.iter() {
-            let out = groups.entry(key.key_group()).or_default();
+            let out = groups.group(key.key_group());
             put_bytes(out, key.bytes);
             put_i64(out, self.rows.get(id as usize));
             put_i64(out, self.written.get(id as usize).unwrap_or(NEVER_WRITTEN));
@@ -505,7 +504,7 @@ impl Operator for GroupAggregateOperator {
                 a.write_slot(id, out);
             }
         }
-        groups.into_iter().collect()
+        groups.into_snapshot()
     }
 
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {

@@ -47,6 +47,7 @@ use super::aggregate::{
 };
 use super::state::instance::{LateRows, restore_late_rows, snapshot_late_rows};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder};
+use super::state::key_group::GroupBuffers;
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use super::window_assigner::WindowClock;
@@ -747,9 +748,9 @@ impl Operator for GroupWindowAggregateOperator {
     /// Per key group: for each key, its bytes, its windows' count, and per window its start,
     /// end and every accumulator's state.
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
-        let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+        let mut groups = GroupBuffers::default();
         for (_, key) in self.keys.iter() {
-            let out = groups.entry(key.key_group()).or_default();
+            let out = groups.group(key.key_group());
             put_bytes(out, key.bytes);
             put_u32(out, key.value.len() as u32);
             for &slot in key.value {
@@ -762,7 +763,7 @@ impl Operator for GroupWindowAggregateOperator {
                 }
             }
         }
-        groups.into_iter().collect()
+        groups.into_snapshot()
     }
 
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {

@@ -27,6 +27,7 @@ use arrow_schema::SchemaRef;
 
 use super::aggregate::{StateReader, put_bytes, put_i64, put_u32};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder, order_converter};
+use super::state::key_group::GroupBuffers;
 use super::state::keyed::Keyed;
 use super::state::sorted_rows::{Evicted, Partitions, SortedRows};
 use super::state::ttl::{NEVER_WRITTEN, StateTtl, WrittenAt};
@@ -565,9 +566,9 @@ impl Operator for RankOperator {
     }
 
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
-        let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+        let mut groups = GroupBuffers::default();
         for (id, key) in self.keyed.keys.iter() {
-            let out = groups.entry(key.key_group()).or_default();
+            let out = groups.group(key.key_group());
             put_bytes(out, key.bytes);
             put_i64(out, self.written.get(id as usize).unwrap_or(NEVER_WRITTEN));
             let rows = self.partitions.get(id as usize);
@@ -578,7 +579,7 @@ impl Operator for RankOperator {
                 put_i64(out, count as i64);
             }
         }
-        groups.into_iter().collect()
+        groups.into_snapshot()
     }
 
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {

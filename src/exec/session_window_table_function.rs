@@ -12,7 +12,7 @@
 //! past the largest restored, so later rows come after them. The late-row count is instance
 //! state.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use arrow_array::types::TimestampNanosecondType;
@@ -23,6 +23,7 @@ use arrow_schema::SchemaRef;
 use super::aggregate::{StateReader, put_bytes, put_i64, put_u32};
 use super::state::instance::{LateRows, restore_late_rows, snapshot_late_rows};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
+use super::state::key_group::GroupBuffers;
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use super::window_assigner::{WindowClock, restored_window_time};
@@ -230,9 +231,9 @@ impl Operator for SessionWindowTableFunctionOperator {
     /// Per key group: for each key its bytes and count of sessions, then per session its
     /// start, end and count of rows, and per row its arrival number and bytes.
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
-        let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+        let mut groups = GroupBuffers::default();
         for (_, key) in self.keys.iter() {
-            let out = groups.entry(key.key_group()).or_default();
+            let out = groups.group(key.key_group());
             put_bytes(out, key.bytes);
             put_u32(out, key.value.len() as u32);
             for session in key.value {
@@ -245,7 +246,7 @@ impl Operator for SessionWindowTableFunctionOperator {
                 }
             }
         }
-        groups.into_iter().collect()
+        groups.into_snapshot()
     }
 
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {

@@ -35,6 +35,7 @@ use arrow_schema::SchemaRef;
 use super::aggregate::{StateReader, put_bytes, put_i64, put_u32};
 use super::eval::evaluate;
 use super::state::key::{KeyEncoder, key_bytes, null_row, optional_encoder, whole_row_converter};
+use super::state::key_group::GroupBuffers;
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use crate::exec::error::ExecError;
@@ -355,9 +356,9 @@ impl Operator for TemporalJoinOperator {
 
     /// Per key group: each key's bytes, timer, waiting rows and versions.
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
-        let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+        let mut groups = GroupBuffers::default();
         for (_, key) in self.keys.iter() {
-            let out = groups.entry(key.key_group()).or_default();
+            let out = groups.group(key.key_group());
             let state = &key.value;
             put_bytes(out, key.bytes);
             put_i64(out, state.timer.unwrap_or(i64::MIN));
@@ -376,7 +377,7 @@ impl Operator for TemporalJoinOperator {
                 put_bytes(out, &v.row);
             }
         }
-        groups.into_iter().collect()
+        groups.into_snapshot()
     }
 
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {

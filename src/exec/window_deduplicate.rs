@@ -18,8 +18,6 @@
 //!
 //! [`late_rows`]: WindowDeduplicateOperator::late_rows
 
-use std::collections::BTreeMap;
-
 use arrow_array::{Array, RecordBatch};
 use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
@@ -28,6 +26,7 @@ use hashbrown::HashMap;
 use super::aggregate::{StateReader, put_bytes, put_i64};
 use super::state::instance::{LateRows, restore_late_rows, snapshot_late_rows};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
+use super::state::key_group::GroupBuffers;
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use super::state::timer::EventTimers;
@@ -224,15 +223,15 @@ impl Operator for WindowDeduplicateOperator {
 
     /// Per key group: for each kept row, its key bytes, window end, time and row bytes.
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
-        let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+        let mut groups = GroupBuffers::default();
         for (&(key, end), kept) in &self.kept {
-            let out = groups.entry(self.keys.key_group(key)).or_default();
+            let out = groups.group(self.keys.key_group(key));
             put_bytes(out, self.keys.bytes(key));
             put_i64(out, end);
             put_i64(out, kept.time);
             put_bytes(out, &kept.row);
         }
-        groups.into_iter().collect()
+        groups.into_snapshot()
     }
 
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {

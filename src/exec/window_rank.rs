@@ -11,8 +11,6 @@
 //! State is snapshotted per key group: per (key, window end) its ranked rows, in rank order;
 //! restoring a window sets its timer again. The late-row count is instance state.
 
-use std::collections::BTreeMap;
-
 use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch};
 use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
@@ -23,6 +21,7 @@ use super::state::instance::{LateRows, restore_late_rows, snapshot_late_rows};
 use super::state::key::{
     KeyEncoder, key_bytes, optional_encoder, order_converter, whole_row_converter,
 };
+use super::state::key_group::GroupBuffers;
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use super::state::timer::EventTimers;
@@ -225,9 +224,9 @@ impl Operator for WindowRankOperator {
     /// Per key group: for each window its key bytes, end, and count of rows, then per row
     /// (in rank order) its order key and bytes.
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
-        let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+        let mut groups = GroupBuffers::default();
         for (&(key, end), ranked) in &self.windows {
-            let out = groups.entry(self.keys.key_group(key)).or_default();
+            let out = groups.group(self.keys.key_group(key));
             put_bytes(out, self.keys.bytes(key));
             put_i64(out, end);
             put_u32(out, ranked.len() as u32);
@@ -236,7 +235,7 @@ impl Operator for WindowRankOperator {
                 put_bytes(out, &r.row);
             }
         }
-        groups.into_iter().collect()
+        groups.into_snapshot()
     }
 
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {

@@ -18,8 +18,6 @@
 //! `exec/join.rs` and `exec/semi_anti_join.rs` keep their inputs here; they and the window
 //! join evaluate residual conditions over pairs of rows with [`verdicts_in_rounds`].
 
-use std::collections::BTreeMap;
-
 use hashbrown::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
@@ -31,6 +29,7 @@ use arrow_schema::SchemaRef;
 
 use super::byte_store::{IdStore, RowStore};
 use super::key::{KeyEncoder, null_row, optional_encoder, whole_row_converter};
+use super::key_group::GroupBuffers;
 use super::key_table::KeyTable;
 use super::ttl::StateTtl;
 use crate::exec::aggregate::{StateReader, put_bytes, put_i64, put_u32};
@@ -617,14 +616,14 @@ impl JoinState {
     /// Per key group: for each side (a byte), each key with its rows (stored bytes, count,
     /// associations, when written).
     pub fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
-        let mut groups: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+        let mut groups = GroupBuffers::default();
         for (s, side) in self.sides.iter().enumerate() {
             for (id, key) in self.keys.iter() {
                 let records = side.records(id);
                 if records.is_empty() {
                     continue;
                 }
-                let out = groups.entry(key.key_group()).or_default();
+                let out = groups.group(key.key_group());
                 out.push(s as u8);
                 put_bytes(out, key.bytes);
                 put_u32(out, records.len() as u32);
@@ -636,7 +635,7 @@ impl JoinState {
                 }
             }
         }
-        groups.into_iter().collect()
+        groups.into_snapshot()
     }
 
     /// Reads back one key group of what [`JoinState::snapshot`] wrote.

@@ -168,3 +168,29 @@ mod tests {
         }
     }
 }
+
+/// The bytes a keyed snapshot writes, per key group: a key's group is an index, not a map
+/// lookup (a snapshot of millions of keys makes one per key).
+#[derive(Debug, Default)]
+pub struct GroupBuffers(Vec<Vec<u8>>);
+
+impl GroupBuffers {
+    /// The buffer of `key_group`.
+    pub fn group(&mut self, key_group: u32) -> &mut Vec<u8> {
+        let g = key_group as usize;
+        if g >= self.0.len() {
+            self.0.resize_with(g + 1, Vec::new);
+        }
+        &mut self.0[g]
+    }
+
+    /// The non-empty groups in ascending order, as `Operator::snapshot` returns them.
+    pub fn into_snapshot(self) -> Vec<(u32, Vec<u8>)> {
+        self.0
+            .into_iter()
+            .enumerate()
+            .filter(|(_, bytes)| !bytes.is_empty())
+            .map(|(g, bytes)| (g as u32, bytes))
+            .collect()
+    }
+}
