@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use tideline::client::background::{self, Emit};
 use tideline::client::{Session, decode_script, run_script};
 
 /// mimalloc for batches, the C library for large state (runtime::allocator).
@@ -128,7 +129,15 @@ fn main() -> ExitCode {
     let mut session = Session::default();
     session.resume = resume;
     handle_interrupts(session.cancel.clone());
-    let stdout = std::io::stdout();
+    // INSERTs run in the background (Flink's `table.dml-sync` false); a script's
+    // statements see what its earlier INSERTs wrote, and it waits for its jobs at its end.
+    session.background = Some(background::background(
+        background::stdout(),
+        script.is_some(),
+    ));
+    // Rows of background jobs and of queries go to stdout a call at a time, not under one
+    // lock held through a statement.
+    let mut stdout = std::io::stdout();
     for file in &init {
         let text = match read_script(file) {
             Ok(t) => t,
@@ -137,29 +146,30 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
-        if !run_script(&mut session, &text, &mut stdout.lock()) {
-            return failed(&session);
+        if !run_script(&mut session, &text, &mut stdout) {
+            return finish_script(&mut session, false);
         }
     }
     match script {
         Some((_, text)) => {
-            if run_script(&mut session, &text, &mut stdout.lock()) {
-                ExitCode::SUCCESS
-            } else {
-                failed(&session)
-            }
+            let succeeded = run_script(&mut session, &text, &mut stdout);
+            finish_script(&mut session, succeeded)
         }
         None => repl(&mut session),
     }
 }
 
-/// The exit code of a script that stopped: 130 (the shell's code for SIGINT) when the user
-/// interrupted it, 1 for an error.
-fn failed(session: &Session) -> ExitCode {
+/// A script's end: it waits for the jobs it started (Ctrl-C or SIGTERM stops them, each
+/// with a final checkpoint when it takes them); non-zero if a statement or a job failed.
+fn finish_script(session: &mut Session, succeeded: bool) -> ExitCode {
+    let failed_jobs = session.wait_for_jobs();
+    let _ = std::io::stdout().flush();
     if session.cancel.load(Ordering::Relaxed) {
         ExitCode::from(130)
-    } else {
+    } else if !succeeded || !failed_jobs.is_empty() {
         ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
     }
 }
 
@@ -191,6 +201,22 @@ fn repl(session: &mut Session) -> ExitCode {
     if let Some(h) = &history {
         let _ = editor.load_history(h);
     }
+    // Background jobs print above the prompt.
+    match editor.create_external_printer() {
+        Ok(printer) => {
+            let printer = std::sync::Mutex::new(printer);
+            let emit: Emit = Arc::new(move |bytes| {
+                use rustyline::ExternalPrinter;
+                let text = String::from_utf8_lossy(bytes).into_owned();
+                let mut printer = printer
+                    .lock()
+                    .map_err(|_| std::io::Error::other("the terminal's printer failed"))?;
+                printer.print(text).map_err(std::io::Error::other)
+            });
+            session.background = Some(background::background(emit, false));
+        }
+        Err(e) => eprintln!("[WARNING] background jobs print straight to the terminal: {e}"),
+    }
     println!(
         "Tideline: Flink SQL in one binary. Statements end with ';'. Type QUIT; or Ctrl-D to leave."
     );
@@ -220,7 +246,7 @@ fn repl(session: &mut Session) -> ExitCode {
                 }
                 // A Ctrl-C of an earlier statement is spent.
                 session.cancel.store(false, Ordering::Relaxed);
-                run_script(session, &text, &mut std::io::stdout().lock());
+                run_script(session, &text, &mut std::io::stdout());
                 let _ = std::io::stdout().flush();
             }
             Err(rustyline::error::ReadlineError::Interrupted) => buffer.clear(),
@@ -229,6 +255,10 @@ fn repl(session: &mut Session) -> ExitCode {
     }
     if let Some(h) = &history {
         let _ = editor.save_history(h);
+    }
+    if session.has_running_jobs() {
+        println!("[INFO] Stopping the session's running jobs...");
+        session.stop_all_jobs();
     }
     println!("Goodbye!");
     ExitCode::SUCCESS

@@ -1,6 +1,7 @@
 //! The SQL client: the REPL, the script runner and the printing of results, like Flink's
 //! `sql-client.sh`.
 
+pub mod background;
 mod result;
 mod result_sink;
 pub mod tableau;

@@ -34,6 +34,14 @@ pub fn execute(
             )
             .map_err(write_failed)?;
             out.flush().map_err(write_failed)?;
+            if session.inserts_in_background() {
+                let id = session.submit(insert)?;
+                return writeln!(
+                    out,
+                    "[INFO] SQL update statement has been successfully submitted to the cluster:\nJob ID: {id}\n"
+                )
+                .map_err(write_failed);
+            }
             insert.run(session, out)?;
             writeln!(
                 out,

@@ -26,7 +26,7 @@ use super::checkpoint::coordinator::{CheckpointHandle, CoordinatorRun, QueuedSpl
 use super::checkpoint::storage::GraphUids;
 use super::checkpoint::{
     CheckpointConfig, Participant, ParticipantState, RestoredState, SplitSnapshot, SplitStatus,
-    snapshot_chain,
+    StopRequest, snapshot_chain,
 };
 use super::graph::{Edge, JobGraph, Partitioning, Upstream};
 use super::task::Task;
@@ -64,6 +64,9 @@ pub struct RunOptions {
     /// The checkpoint the job starts from, already matched against its graph
     /// (`checkpoint::check_restore`).
     pub restore: Option<Arc<RestoredState>>,
+    /// How the client stops the job with a savepoint (`STOP JOB … WITH SAVEPOINT`), before
+    /// it sets the cancel flag.
+    pub stop: Arc<StopRequest>,
 }
 
 /// What a job's operators counted, by task name (`GroupWindowAggregate`), summed over the
@@ -104,6 +107,7 @@ impl Default for RunOptions {
             metrics: Arc::default(),
             checkpoint: None,
             restore: None,
+            stop: Arc::default(),
         }
     }
 }
@@ -270,6 +274,9 @@ fn run_split(
         if let Some((handle, participant)) = &checkpoints.handle
             && let Some(id) = handle.due(checkpoints.last)
         {
+            if handle.drains(id) {
+                chain.on_watermark(i64::MAX, &mut out)?;
+            }
             let (watermark, status) = out.last_sent();
             let state = SplitSnapshot {
                 name: pipeline.split.describe(),
@@ -282,6 +289,13 @@ fn run_split(
             handle.ack(id, *participant, ParticipantState::Split(state));
             out.barrier(id)?;
             checkpoints.last = id;
+            if handle.ends_job(id) {
+                // Stopping with a savepoint: what comes after it would not be in it.
+                while !job.stopped() {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                break;
+            }
         }
         if let Some(ms) = chain.pauses_input() {
             // Aligned and ahead of its group: wait without reading (the clock still runs,
@@ -616,7 +630,7 @@ pub fn run(
     // The coordinator, once every split is running or queued.
     let over = Arc::new(AtomicBool::new(false));
     if let Some(coordinator) = coordinator {
-        let (queue, over) = (queue.clone(), over.clone());
+        let (queue, over, stop) = (queue.clone(), over.clone(), options.stop.clone());
         handles.extend(spawn(
             "checkpoints",
             &job,
@@ -626,6 +640,7 @@ pub fn run(
                     queue.as_ref(),
                     &|| job.stopped() || over.load(Ordering::Relaxed),
                     &|| job.cancelled(),
+                    &stop,
                 )
             },
         ));

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Session, StatementError};
-use crate::runtime::checkpoint::coordinator::new_job_id;
 use crate::runtime::checkpoint::storage::read_checkpoint;
 use crate::runtime::checkpoint::{CheckpointConfig, RestoredState, check_restore};
 use crate::runtime::graph::JobGraph;
@@ -50,19 +49,21 @@ impl Session {
             .transpose()
     }
 
-    /// Whether an INSERT's job will take checkpoints (its sink then commits with them).
-    pub(super) fn checkpointing_on(&self, batch: bool) -> Result<bool, StatementError> {
-        Ok(!batch
-            && self
-                .duration_of(CHECKPOINT_INTERVAL)?
-                .is_some_and(|d| !d.is_zero()))
+    /// An INSERT job's name: `pipeline.name`, or Flink's `insert-into_<table's full name>`.
+    pub(super) fn job_name(&self, table: &str) -> String {
+        self.options
+            .get(PIPELINE_NAME)
+            .cloned()
+            .unwrap_or_else(|| format!("insert-into_default_catalog.default_database.{table}"))
     }
 
-    /// Checkpointing for an INSERT into `table`, when `execution.checkpointing.interval` is
-    /// set (streaming mode only, as Flink's batch jobs take none).
+    /// Checkpointing for the INSERT job `job_id` named `job_name`, when
+    /// `execution.checkpointing.interval` is set (streaming mode only, as Flink's batch jobs
+    /// take none).
     pub(super) fn checkpoint_config(
         &self,
-        table: &str,
+        job_id: &str,
+        job_name: &str,
     ) -> Result<Option<CheckpointConfig>, StatementError> {
         let Some(interval) = self.duration_of(CHECKPOINT_INTERVAL)? else {
             return Ok(None);
@@ -87,11 +88,6 @@ impl Session {
                 }
             },
         };
-        let job_name = self
-            .options
-            .get(PIPELINE_NAME)
-            .cloned()
-            .unwrap_or_else(|| format!("insert-into_{table}"));
         Ok(Some(CheckpointConfig {
             interval,
             dir: PathBuf::from(dir.strip_prefix("file://").unwrap_or(dir)),
@@ -100,8 +96,8 @@ impl Session {
                 .duration_of(TIMEOUT)?
                 .unwrap_or(Duration::from_secs(600)),
             min_pause: self.duration_of(MIN_PAUSE)?.unwrap_or_default(),
-            job_name,
-            job_id: new_job_id(),
+            job_name: job_name.to_string(),
+            job_id: job_id.to_string(),
         }))
     }
 

@@ -69,6 +69,7 @@ impl Session {
         let ctx = self.eval_context();
         let stream =
             translate_insert(&plan, &name, &self.planner_options()).map_err(SqlError::from)?;
+        self.wait_for_writers(&stream.scanned_tables());
         let mut graph = build_job(&stream, &ctx, &self.job_options()?)?;
         // NULLs bound for NOT NULL sink columns: Flink's enforcer.
         let not_null: Vec<(usize, String)> = sink_schema

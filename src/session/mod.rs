@@ -6,6 +6,7 @@ mod alter;
 mod checkpoint;
 mod explain;
 mod insert;
+mod jobs;
 pub mod options;
 mod result;
 mod show;
@@ -24,6 +25,7 @@ use crate::plan::stream::changelog::RootConsumer;
 use crate::plan::stream::translate::PlannerOptions;
 use crate::plan::stream::{StreamPlan, translate};
 use crate::runtime::build::{JobOptions, build_job};
+use crate::runtime::checkpoint::coordinator::new_job_id;
 use crate::runtime::graph::JobGraph;
 use crate::runtime::run::{self, RunOptions};
 use crate::sql::SqlError;
@@ -32,6 +34,7 @@ use crate::sql::parser::session_object_name;
 use crate::types::Schema;
 use crate::types::time::SessionZone;
 
+pub use jobs::{Background, DML_SYNC, JobFailure};
 pub use options::*;
 pub use result::{PlannedInsert, PlannedQuery, StatementResult};
 
@@ -76,6 +79,10 @@ pub struct Session {
     /// `execution.state-recovery.path` restores from the newest completed checkpoint of a job
     /// of the same name.
     pub resume: bool,
+    /// Where INSERTs run in the background (`table.dml-sync` false), when the client runs
+    /// them there.
+    pub background: Option<Background>,
+    jobs: jobs::Jobs,
 }
 
 impl Default for Session {
@@ -93,6 +100,8 @@ impl Session {
             host_zone: SessionZone::system(),
             cancel: Arc::new(AtomicBool::new(false)),
             resume: false,
+            background: None,
+            jobs: jobs::Jobs::default(),
         }
     }
 
@@ -113,48 +122,30 @@ impl Session {
         self.run_with(graph, sink, options)
     }
 
-    /// Runs an INSERT's job into `table`'s sink: with checkpoints when they are on, from
-    /// the checkpoint `execution.state-recovery.path` names when it is set.
-    pub(super) fn run_insert(
-        &self,
-        graph: JobGraph,
-        sink: &mut dyn Sink,
-        table: &str,
-    ) -> Result<(), StatementError> {
-        let checkpoint = self.checkpoint_config(table)?;
-        let restore = self.restore_state(&graph, checkpoint.as_ref())?;
+    /// An INSERT's job into `table`, ready to run: its id and name, its checkpoints when
+    /// they are on, and the checkpoint `execution.state-recovery.path` names when it is set.
+    pub(super) fn launch(&self, graph: &JobGraph, table: &str) -> Result<Launch, StatementError> {
+        let id = new_job_id();
+        let name = self.job_name(table);
+        let checkpoint = self.checkpoint_config(&id, &name)?;
+        let restore = self.restore_state(graph, checkpoint.as_ref())?;
         if let Some(config) = &checkpoint {
             eprintln!(
-                "[INFO] Job ID: {}; its checkpoints go to {}",
-                config.job_id,
-                config.dir.join(&config.job_id).display()
+                "[INFO] Job ID: {id}; its checkpoints go to {}",
+                config.dir.join(&id).display()
             );
         }
-        let options = RunOptions {
-            ordered: self.batch_mode(),
-            clock: self.clock.clone(),
-            checkpoint,
-            restore,
-            ..RunOptions::default()
-        };
-        let job_dir = options
-            .checkpoint
-            .as_ref()
-            .map(|c| (c.job_id.clone(), c.dir.join(&c.job_id)));
-        let result = self.run_with(graph, sink, options);
-        // A job that stopped before its end: where a restart can go on from.
-        if result.is_err()
-            && let Some((id, dir)) = job_dir
-        {
-            match crate::runtime::checkpoint::storage::completed_checkpoints(&dir).last() {
-                Some((_, path)) => eprintln!(
-                    "[INFO] job {id} stopped; its last checkpoint is {}",
-                    path.display()
-                ),
-                None => eprintln!("[INFO] job {id} stopped before its first checkpoint"),
-            }
-        }
-        Ok(result?)
+        Ok(Launch {
+            id,
+            name,
+            options: RunOptions {
+                ordered: self.batch_mode(),
+                clock: self.clock.clone(),
+                checkpoint,
+                restore,
+                ..RunOptions::default()
+            },
+        })
     }
 
     fn run_with(
@@ -164,10 +155,7 @@ impl Session {
         options: RunOptions,
     ) -> Result<(), ExecError> {
         let result = run::run(graph, sink, self.cancel.clone(), &options);
-        // Beyond Flink, which drops late rows silently: say how many were dropped, and where.
-        for (task, late) in options.metrics.late_rows() {
-            eprintln!("[WARNING] {late} late row(s) dropped by {task}");
-        }
+        report_late_rows(&options);
         result
     }
 
@@ -462,6 +450,19 @@ impl Session {
                 Ok(StatementResult::Query(self.planned_query(&plan, &names)?))
             }
             Statement::Insert(insert) => self.insert(parsed, insert),
+            Statement::ShowJobs => Ok(self.show_jobs(None)),
+            Statement::DescribeJob(id) => match self.show_jobs(Some(id)) {
+                StatementResult::Rows { rows, .. } if rows.is_empty() => Err(position_error(
+                    parsed,
+                    format!("No job with id '{id}' runs or ran in this session."),
+                )),
+                rows => Ok(rows),
+            },
+            Statement::StopJob {
+                id,
+                savepoint,
+                drain,
+            } => self.stop_job(id, *savepoint, *drain),
         }
     }
 
@@ -540,6 +541,7 @@ impl Session {
         plan: &StreamPlan,
         result: &Schema,
     ) -> Result<PlannedQuery, StatementError> {
+        self.wait_for_writers(&plan.scanned_tables());
         let ctx = self.eval_context();
         let graph = build_job(plan, &ctx, &self.job_options()?)?;
         Ok(PlannedQuery {
@@ -639,4 +641,46 @@ fn result_schema(plan: &StreamPlan, logical: &Schema) -> Schema {
         field.name = named.name.clone();
     }
     schema
+}
+
+/// Beyond Flink, which drops late rows silently: says how many were dropped, and where.
+fn report_late_rows(options: &RunOptions) {
+    for (task, late) in options.metrics.late_rows() {
+        eprintln!("[WARNING] {late} late row(s) dropped by {task}");
+    }
+}
+
+/// An INSERT's job, ready to run ([`Session::launch`]).
+pub(super) struct Launch {
+    pub(super) id: String,
+    pub(super) name: String,
+    pub(super) options: RunOptions,
+}
+
+impl Launch {
+    /// Runs the job into `sink` until it ends or `cancel` is set; a job with checkpoints
+    /// that stopped before its end says where a restart can go on from.
+    pub(super) fn run(
+        self,
+        graph: JobGraph,
+        sink: &mut dyn Sink,
+        cancel: Arc<AtomicBool>,
+    ) -> Result<(), ExecError> {
+        let result = run::run(graph, sink, cancel, &self.options);
+        report_late_rows(&self.options);
+        if result.is_err()
+            && let Some(config) = &self.options.checkpoint
+        {
+            let dir = config.dir.join(&self.id);
+            match crate::runtime::checkpoint::storage::completed_checkpoints(&dir).last() {
+                Some((_, path)) => eprintln!(
+                    "[INFO] job {} stopped; its last checkpoint is {}",
+                    self.id,
+                    path.display()
+                ),
+                None => eprintln!("[INFO] job {} stopped before its first checkpoint", self.id),
+            }
+        }
+        result
+    }
 }

@@ -91,9 +91,15 @@ impl PlannedInsert {
     /// connector).
     pub fn run(self, session: &Session, out: &mut dyn Write) -> Result<(), StatementError> {
         let PlannedInsert { graph, target } = self;
-        let checkpointing = session.checkpointing_on(session.batch_mode())?;
+        let launch = session.launch(&graph, &target.name)?;
+        let checkpointing = launch.options.checkpoint.is_some();
         let request = target.request(session.batch_mode(), session.clock.clone(), checkpointing);
         let mut sink = target.factory.create(&request, out)?;
-        session.run_insert(graph, sink.as_mut(), &target.name)
+        Ok(launch.run(graph, sink.as_mut(), session.cancel.clone())?)
+    }
+
+    /// The table the INSERT writes.
+    pub fn table(&self) -> &str {
+        &self.target.name
     }
 }

@@ -96,6 +96,16 @@ pub enum Statement {
     },
     Query(Box<Query>),
     Insert(Insert),
+    /// `SHOW JOBS`: the session's jobs.
+    ShowJobs,
+    /// `DESCRIBE JOB '<id>'`: one job of the session, as `SHOW JOBS` lists it.
+    DescribeJob(String),
+    /// `STOP JOB '<id>' [WITH SAVEPOINT [WITH DRAIN]]`.
+    StopJob {
+        id: String,
+        savepoint: bool,
+        drain: bool,
+    },
 }
 
 #[derive(Debug, Clone)]

@@ -302,6 +302,37 @@ impl StatementParser<'_, '_> {
         Ok(statement)
     }
 
+    /// `STOP JOB '<id>' [WITH SAVEPOINT] [WITH DRAIN]`, with Flink's refusal of a drain
+    /// without a savepoint.
+    fn stop_job(&mut self) -> Result<Statement, ParserError> {
+        self.parser.next_token();
+        self.expect_keyword("JOB")?;
+        let id = self.parser.parse_literal_string()?;
+        let mut savepoint = false;
+        let mut drain = false;
+        loop {
+            let at = self.parser.peek_token_ref().span;
+            if !savepoint && self.keywords(&["WITH", "SAVEPOINT"]) {
+                savepoint = true;
+            } else if !drain && self.keywords(&["WITH", "DRAIN"]) {
+                if !savepoint {
+                    return Err(error_at(
+                        at,
+                        "WITH DRAIN could only be used after WITH SAVEPOINT.",
+                    ));
+                }
+                drain = true;
+            } else {
+                break;
+            }
+        }
+        Ok(Statement::StopJob {
+            id,
+            savepoint,
+            drain,
+        })
+    }
+
     fn statement_body(&mut self) -> Result<Statement, ParserError> {
         let first = self.parser.peek_token_ref().clone();
         let Some(word) = self.peek_word(0) else {
@@ -320,6 +351,18 @@ impl StatementParser<'_, '_> {
             "SET" => self.set(),
             "RESET" => self.reset(),
             "SHOW" => self.show(),
+            "STOP" => self.stop_job(),
+            "DESC" | "DESCRIBE"
+                if self.peek_word(1).as_deref() == Some("JOB")
+                    && matches!(
+                        self.parser.peek_nth_token_ref(2).token,
+                        Token::SingleQuotedString(_)
+                    ) =>
+            {
+                self.parser.next_token();
+                self.parser.next_token();
+                Ok(Statement::DescribeJob(self.parser.parse_literal_string()?))
+            }
             "DESC" | "DESCRIBE" => {
                 self.parser.next_token();
                 self.keyword("EXTENDED");
@@ -801,6 +844,8 @@ impl StatementParser<'_, '_> {
             let name = self.parser.parse_object_name(false)?;
             let like = self.show_like(false)?;
             Ok(Statement::Describe { name, like })
+        } else if self.keyword("JOBS") {
+            Ok(Statement::ShowJobs)
         } else if self.keyword("MODULES") {
             Ok(Statement::ShowFixed {
                 header: &["module name"],

@@ -297,6 +297,21 @@ impl StreamPlan {
         }
     }
 
+    /// The names of the catalog tables the plan scans, each once.
+    pub fn scanned_tables(&self) -> Vec<String> {
+        let mut tables = Vec::new();
+        let mut stack = vec![self];
+        while let Some(node) = stack.pop() {
+            if let StreamPlan::TableSourceScan(scan) = node
+                && !tables.contains(&scan.table.name)
+            {
+                tables.push(scan.table.name.clone());
+            }
+            stack.extend(node.inputs());
+        }
+        tables
+    }
+
     pub fn inputs(&self) -> Vec<&StreamPlan> {
         match self {
             StreamPlan::TableSourceScan(_) | StreamPlan::Values(_) => Vec::new(),

@@ -10,13 +10,15 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::storage::{self, CheckpointInfo, GraphUids};
-use super::{CheckpointConfig, Participant, ParticipantState, SplitSnapshot, TaskSnapshot};
+use super::{
+    CheckpointConfig, Participant, ParticipantState, SplitSnapshot, StopRequest, TaskSnapshot,
+};
 use crate::clock::{Clock, SystemClock};
 use crate::exec::error::ExecError;
 
@@ -33,6 +35,11 @@ pub struct Coordinator {
     events: Mutex<Sender<Event>>,
     /// `<dir>/<job-id>/`.
     job_dir: PathBuf,
+    /// The checkpoint that ends the job (a stop), 0 while none: splits stop reading once
+    /// they have sent its barrier.
+    last: AtomicU64,
+    /// The last checkpoint is a savepoint with drain: splits send the final watermark first.
+    drain: AtomicBool,
 }
 
 /// A participant's handle on the coordinator.
@@ -44,6 +51,17 @@ impl CheckpointHandle {
     pub fn due(&self, last: u64) -> Option<u64> {
         let id = self.0.triggered.load(Ordering::Acquire);
         (id > last).then_some(id)
+    }
+
+    /// Whether checkpoint `id` ends the job: after its barrier a split reads no more.
+    pub fn ends_job(&self, id: u64) -> bool {
+        self.0.last.load(Ordering::Acquire) == id
+    }
+
+    /// Whether checkpoint `id` is a savepoint taken `WITH DRAIN`: before its barrier, a
+    /// split ends its event time (the final watermark), firing every window and timer.
+    pub fn drains(&self, id: u64) -> bool {
+        self.ends_job(id) && self.0.drain.load(Ordering::Acquire)
     }
 
     /// The newest checkpoint triggered.
@@ -124,6 +142,8 @@ impl CoordinatorRun {
             completed: AtomicU64::new(first_id - 1),
             events: Mutex::new(tx),
             job_dir,
+            last: AtomicU64::new(0),
+            drain: AtomicBool::new(false),
         };
         CoordinatorRun {
             handle: CheckpointHandle(Arc::new(coordinator)),
@@ -145,19 +165,23 @@ impl CoordinatorRun {
     /// no tolerated checkpoint failure). Once `cancelled` (the client's Ctrl-C, SIGTERM), it
     /// takes a final checkpoint at once (after the one in flight, if any) and then stops
     /// the job (`Err(Cancelled)`), so that a restart loses nothing read before the signal.
+    /// When `stop` asks for a savepoint, the final checkpoint is triggered anew after the
+    /// one in flight and written as a savepoint (`STOP JOB … WITH SAVEPOINT`).
     pub fn run(
         mut self,
         queued: &dyn QueuedSplits,
         stopped: &dyn Fn() -> bool,
         cancelled: &dyn Fn() -> bool,
+        stop: &StopRequest,
     ) -> Result<(), ExecError> {
         let mut last_trigger = Instant::now();
         let mut last_completion: Option<Instant> = None;
         let mut pending: Option<Pending> = None;
         let mut finished: HashMap<Participant, ParticipantState> = HashMap::new();
         let poll = Duration::from_millis(20);
-        // The checkpoint that ends a cancelled job.
+        // The checkpoint that ends a cancelled job, and where a savepoint goes.
         let mut last_one: Option<u64> = None;
+        let mut savepoint: Option<PathBuf> = None;
         while !stopped() {
             match self.events.recv_timeout(poll) {
                 Ok(Event::Ack(id, participant, state)) => {
@@ -178,9 +202,13 @@ impl CoordinatorRun {
                     .all(|q| p.states.contains_key(q) || finished.contains_key(q));
                 if complete {
                     let id = p.id;
-                    self.complete(p, &finished)?;
+                    let target = savepoint.as_ref().filter(|_| last_one == Some(id));
+                    self.complete(p, &finished, target)?;
                     last_completion = Some(Instant::now());
                     if last_one == Some(id) {
+                        if let Some(path) = target {
+                            stop.record(path.clone());
+                        }
                         return Err(ExecError::Cancelled);
                     }
                 } else if p.started.elapsed() > self.config.timeout {
@@ -201,14 +229,32 @@ impl CoordinatorRun {
                 }
             }
             if last_one.is_none() && cancelled() {
-                eprintln!(
-                    "[INFO] stopping job {}: taking a final checkpoint",
-                    self.job_id
-                );
-                // The interval and the pause do not hold back the last checkpoint.
-                match &pending {
-                    Some(p) => last_one = Some(p.id),
-                    None => {
+                let request = stop.savepoint();
+                match (&pending, request) {
+                    // A savepoint is a checkpoint of its own, after the one in flight.
+                    (Some(_), Some(_)) => continue,
+                    (Some(p), None) => {
+                        eprintln!(
+                            "[INFO] stopping job {}: taking a final checkpoint",
+                            self.job_id
+                        );
+                        last_one = Some(p.id);
+                        self.handle.0.last.store(p.id, Ordering::Release);
+                    }
+                    // The interval and the pause do not hold back the last checkpoint.
+                    (None, request) => {
+                        let id = self.next_id;
+                        if let Some(request) = &request {
+                            self.handle.0.drain.store(request.drain, Ordering::Release);
+                            savepoint = Some(request.dir.join(savepoint_name(&self.job_id)));
+                        } else {
+                            eprintln!(
+                                "[INFO] stopping job {}: taking a final checkpoint",
+                                self.job_id
+                            );
+                        }
+                        // Before the trigger: a split that sees the barrier knows it ends.
+                        self.handle.0.last.store(id, Ordering::Release);
                         let p = self.trigger(queued)?;
                         last_one = Some(p.id);
                         pending = Some(p);
@@ -243,12 +289,13 @@ impl CoordinatorRun {
         })
     }
 
-    /// Writes the checkpoint (finished participants with their final state), marks it
-    /// completed and applies retention.
+    /// Writes the checkpoint (finished participants with their final state) under the job's
+    /// directory, or as the savepoint `savepoint`, marks it completed and applies retention.
     fn complete(
         &self,
         mut p: Pending,
         finished: &HashMap<Participant, ParticipantState>,
+        savepoint: Option<&PathBuf>,
     ) -> Result<(), ExecError> {
         for q in &self.participants {
             if p.states.contains_key(q) {
@@ -265,9 +312,17 @@ impl CoordinatorRun {
             triggered_at_ms: p.triggered_at_ms,
         };
         let job_dir = self.handle.job_dir().to_path_buf();
-        storage::write_checkpoint(&job_dir, &info, &p.states, &self.graph)?;
+        match savepoint {
+            Some(dir) => storage::write_checkpoint(dir, &info, &p.states, &self.graph, true)?,
+            None => {
+                let dir = job_dir.join(format!("chk-{}", p.id));
+                storage::write_checkpoint(&dir, &info, &p.states, &self.graph, false)?
+            }
+        };
         self.handle.0.completed.store(p.id, Ordering::Release);
-        storage::apply_retention(&job_dir, p.id, self.config.num_retained);
+        if savepoint.is_none() {
+            storage::apply_retention(&job_dir, p.id, self.config.num_retained);
+        }
         Ok(())
     }
 
@@ -295,11 +350,27 @@ fn clone_state(state: &ParticipantState) -> ParticipantState {
     }
 }
 
+/// A savepoint's directory name, as Flink's: `savepoint-<first 6 digits of the job id>-<12
+/// random hex digits>`.
+fn savepoint_name(job_id: &str) -> String {
+    let random = random_hex(1);
+    format!(
+        "savepoint-{}-{}",
+        &job_id[..job_id.len().min(6)],
+        &random[..12]
+    )
+}
+
 /// A random job id: 32 lowercase hex digits, as Flink's `JobID`.
 pub fn new_job_id() -> String {
+    random_hex(2)
+}
+
+/// `words` × 16 random lowercase hex digits.
+fn random_hex(words: usize) -> String {
     use std::hash::{BuildHasher, Hasher};
-    let mut out = String::with_capacity(32);
-    for _ in 0..2 {
+    let mut out = String::with_capacity(16 * words);
+    for _ in 0..words {
         let mut h = std::collections::hash_map::RandomState::new().build_hasher();
         h.write_u128(
             std::time::SystemTime::now()

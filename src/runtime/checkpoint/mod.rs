@@ -14,6 +14,7 @@ pub mod coordinator;
 pub mod storage;
 
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::exec::error::ExecError;
@@ -37,6 +38,48 @@ pub struct CheckpointConfig {
     pub job_name: String,
     /// The job's id (32 hex digits, `coordinator::new_job_id`): its directory's name.
     pub job_id: String,
+}
+
+/// How the client stops a running job with checkpoints (`STOP JOB '<id>' WITH SAVEPOINT`):
+/// set before the job's cancel flag, read by the coordinator, which then writes its final
+/// checkpoint as a savepoint under `dir` and records where.
+#[derive(Debug, Default)]
+pub struct StopRequest {
+    savepoint: Mutex<Option<SavepointRequest>>,
+    written: Mutex<Option<PathBuf>>,
+}
+
+/// Where a stopping job's savepoint goes, and whether the sources drain first (`WITH
+/// DRAIN`: every split sends the final watermark before the savepoint's barrier, firing
+/// every timer, as Flink's drain).
+#[derive(Debug, Clone)]
+pub struct SavepointRequest {
+    /// `state.savepoints.dir`: the savepoint is `<dir>/savepoint-<job>-<random>/`.
+    pub dir: PathBuf,
+    pub drain: bool,
+}
+
+impl StopRequest {
+    pub fn with_savepoint(&self, request: SavepointRequest) {
+        if let Ok(mut s) = self.savepoint.lock() {
+            *s = Some(request);
+        }
+    }
+
+    pub fn savepoint(&self) -> Option<SavepointRequest> {
+        self.savepoint.lock().ok().and_then(|s| s.clone())
+    }
+
+    /// The savepoint written, once the coordinator has completed it.
+    pub fn written(&self) -> Option<PathBuf> {
+        self.written.lock().ok().and_then(|w| w.clone())
+    }
+
+    fn record(&self, path: PathBuf) {
+        if let Ok(mut w) = self.written.lock() {
+            *w = Some(path);
+        }
+    }
 }
 
 /// One operator's state at a barrier: its key groups and its instance part.

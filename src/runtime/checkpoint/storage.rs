@@ -134,17 +134,20 @@ fn sync_dir(dir: &Path) -> Result<(), ExecError> {
         .map_err(|e| io_error("sync", dir, e))
 }
 
-/// Writes checkpoint `info.id` of the job whose directory is `job_dir`: the state files, then
-/// `_metadata`. Returns the checkpoint's directory once it is durable.
+/// Writes checkpoint `info.id` into `dir` (`<job dir>/chk-<n>`, or a savepoint's directory):
+/// the state files, then `_metadata`. Returns the directory once it is durable.
 pub fn write_checkpoint(
-    job_dir: &Path,
+    dir: &Path,
     info: &CheckpointInfo,
     states: &BTreeMap<Participant, ParticipantState>,
     graph: &GraphUids,
+    savepoint: bool,
 ) -> Result<PathBuf, ExecError> {
-    let dir = job_dir.join(format!("chk-{}", info.id));
+    let dir = dir.to_path_buf();
     std::fs::create_dir_all(&dir).map_err(|e| io_error("create", &dir, e))?;
-    sync_dir(job_dir)?;
+    if let Some(parent) = dir.parent() {
+        sync_dir(parent)?;
+    }
     let mut files = serde_json::Map::new();
     let mut tasks: BTreeMap<usize, Vec<Value>> = BTreeMap::new();
     let mut sources: BTreeMap<usize, Vec<Value>> = BTreeMap::new();
@@ -230,7 +233,7 @@ pub fn write_checkpoint(
         "job_id": info.job_id,
         "job_name": info.job_name,
         "checkpoint": info.id,
-        "kind": "checkpoint",
+        "kind": if savepoint { "savepoint" } else { "checkpoint" },
         "triggered_at": info.triggered_at_ms,
         "max_parallelism": graph.max_parallelism,
         "files": files,
