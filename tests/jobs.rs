@@ -220,3 +220,45 @@ fn a_scripts_query_sees_what_its_earlier_insert_wrote() {
     assert_eq!(rows, ["+I[1]", "+I[2]", "+I[3]"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn stopping_with_drain_fires_the_windows_still_open() {
+    let dir = workdir("drain");
+    let (mut session, _) = session(false);
+    // Event time is the id in milliseconds, 2000 ids a second: the first 10 s window needs
+    // 5 s of reading to close, so without the drain nothing would be emitted before the stop.
+    run(
+        &mut session,
+        &format!(
+            "SET 'execution.checkpointing.interval' = '200 ms';
+             SET 'execution.checkpointing.dir' = '{dir}/checkpoints';
+             SET 'state.savepoints.dir' = '{dir}/savepoints';
+             CREATE TABLE src (id BIGINT, ts AS TO_TIMESTAMP_LTZ(id, 3),
+               WATERMARK FOR ts AS ts) WITH ('connector' = 'datagen',
+               'rows-per-second' = '2000', 'number-of-rows' = '100000',
+               'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '100000');
+             CREATE TABLE out (c BIGINT, m BIGINT) WITH ('connector' = 'filesystem',
+               'path' = '{dir}/out', 'format' = 'csv');",
+            dir = dir.display()
+        ),
+    );
+    let id = job_id(&run(
+        &mut session,
+        "INSERT INTO out SELECT COUNT(*), MAX(id) FROM TABLE(
+           TUMBLE(TABLE src, DESCRIPTOR(ts), INTERVAL '10' SECOND))
+         GROUP BY window_start, window_end;",
+    ));
+    std::thread::sleep(Duration::from_millis(1500));
+    let stopped = run(
+        &mut session,
+        &format!("STOP JOB '{id}' WITH SAVEPOINT WITH DRAIN;"),
+    );
+    assert!(stopped.contains("savepoint path"), "{stopped}");
+    // One window, fired by the drain, holding every id read: 1..m.
+    let lines = committed_lines(&dir.join("out"));
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let (c, m) = lines[0].split_once(',').unwrap();
+    let (c, m): (u64, u64) = (c.parse().unwrap(), m.parse().unwrap());
+    assert!(c > 0 && c < 10_000 && c == m, "{lines:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -790,6 +790,11 @@ fn drive_sink(
                 };
                 if let Some(id) = aligned {
                     if let Some(handle) = &checkpoints {
+                        if handle.drains(id)
+                            && let Err(e) = sink.end_input()
+                        {
+                            job.fail(e);
+                        }
                         match sink.pre_commit(id) {
                             Ok(state) => {
                                 handle.ack(id, Participant::Sink, ParticipantState::Sink(state))

@@ -653,6 +653,14 @@ impl Sink for FileSink {
         Ok(())
     }
 
+    fn end_input(&mut self) -> Result<(), ExecError> {
+        let open: Vec<String> = self.parts.keys().cloned().collect();
+        for partition in open {
+            self.close_part(&partition)?;
+        }
+        Ok(())
+    }
+
     /// Syncs the open parts and stages the rolled ones for checkpoint `checkpoint`; the
     /// state lists every part not committed yet and each open part's length.
     fn pre_commit(&mut self, checkpoint: u64) -> Result<Vec<u8>, ExecError> {

@@ -21,6 +21,12 @@ pub trait Sink {
     fn on_idle(&mut self) -> Result<(), ExecError> {
         Ok(())
     }
+    /// The job stops with a drained savepoint (`STOP JOB … WITH DRAIN`, Flink's end of
+    /// input): what is open is finished, so that the savepoint's `pre_commit` stages it and
+    /// its commit makes it visible.
+    fn end_input(&mut self) -> Result<(), ExecError> {
+        Ok(())
+    }
     /// Checkpoint `checkpoint`'s barrier has reached the sink: everything before it is
     /// written (flushed, or staged where the sink commits in two phases); returns what the
     /// sink needs to commit it, or to commit it again after a restore.
