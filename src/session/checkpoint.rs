@@ -20,6 +20,10 @@ const NUM_RETAINED: [&str; 2] = [
 const TIMEOUT: &str = "execution.checkpointing.timeout";
 const MIN_PAUSE: &str = "execution.checkpointing.min-pause";
 const PIPELINE_NAME: &str = "pipeline.name";
+const SAVEPOINT_DIR: [&str; 2] = [
+    "execution.checkpointing.savepoint-dir",
+    "state.savepoints.dir",
+];
 const RECOVERY_PATH: [&str; 2] = ["execution.state-recovery.path", "execution.savepoint.path"];
 const IGNORE_UNCLAIMED: [&str; 2] = [
     "execution.state-recovery.ignore-unclaimed-state",
@@ -47,6 +51,14 @@ impl Session {
                     })
             })
             .transpose()
+    }
+
+    /// `state.savepoints.dir` (Flink 2: `execution.checkpointing.savepoint-dir`), where
+    /// `STOP JOB … WITH SAVEPOINT` writes; the name to set when neither is.
+    pub(super) fn savepoint_dir(&self) -> Result<PathBuf, &'static str> {
+        self.option_of(&SAVEPOINT_DIR)
+            .map(|(_, dir)| local_path(dir))
+            .ok_or(SAVEPOINT_DIR[0])
     }
 
     /// An INSERT job's name: `pipeline.name`, or Flink's `insert-into_<table's full name>`.
@@ -90,7 +102,7 @@ impl Session {
         };
         Ok(Some(CheckpointConfig {
             interval,
-            dir: PathBuf::from(dir.strip_prefix("file://").unwrap_or(dir)),
+            dir: local_path(dir),
             num_retained,
             timeout: self
                 .duration_of(TIMEOUT)?
@@ -140,6 +152,11 @@ impl Session {
         check_restore(graph, &restored, ignore)?;
         Ok(Some(Arc::new(restored)))
     }
+}
+
+/// A directory option's path: a local path, or a `file://` URI.
+fn local_path(text: &str) -> PathBuf {
+    PathBuf::from(text.strip_prefix("file://").unwrap_or(text))
 }
 
 /// The newest completed checkpoint under `dir` (any job id) whose job had the name

@@ -9,7 +9,6 @@
 //! true.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -21,10 +20,6 @@ use crate::types::time::format_timestamp;
 
 /// `table.dml-sync`: whether an INSERT waits for its job (Flink's default: false).
 pub const DML_SYNC: &str = "table.dml-sync";
-const SAVEPOINT_DIR: [&str; 2] = [
-    "execution.checkpointing.savepoint-dir",
-    "state.savepoints.dir",
-];
 
 /// Where a client runs jobs in the background.
 #[derive(Clone)]
@@ -97,12 +92,6 @@ impl Job {
 #[derive(Default)]
 pub(super) struct Jobs {
     list: Vec<Job>,
-}
-
-/// A job that failed, as a script reports it at its end.
-pub struct JobFailure {
-    pub id: String,
-    pub message: String,
 }
 
 impl Session {
@@ -216,20 +205,11 @@ impl Session {
         drain: bool,
     ) -> Result<StatementResult, StatementError> {
         let savepoint_dir = if savepoint {
-            match SAVEPOINT_DIR
-                .iter()
-                .find_map(|k| self.options.get(*k).cloned())
-            {
-                Some(dir) => Some(PathBuf::from(
-                    dir.strip_prefix("file://").unwrap_or(&dir).to_string(),
-                )),
-                None => {
-                    return Err(StatementError::Job(format!(
-                        "Could not stop job {id} with savepoint: no savepoint directory is configured. Configure a default via key '{}'.",
-                        SAVEPOINT_DIR[0]
-                    )));
-                }
-            }
+            Some(self.savepoint_dir().map_err(|key| {
+                StatementError::Job(format!(
+                    "Could not stop job {id} with savepoint: no savepoint directory is configured. Configure a default via key '{key}'."
+                ))
+            })?)
         } else {
             None
         };
@@ -296,17 +276,9 @@ impl Session {
 
     /// Waits for every job to end (a script's end); Ctrl-C or SIGTERM meanwhile (the
     /// session's cancel flag) stops them, each with a final checkpoint when it takes them.
-    /// Returns the jobs that failed.
-    pub fn wait_for_jobs(&mut self) -> Vec<JobFailure> {
-        loop {
-            let running = self
-                .jobs
-                .list
-                .iter()
-                .any(|j| j.thread.as_ref().is_some_and(|t| !t.is_finished()));
-            if !running {
-                break;
-            }
+    /// Returns the ids of the jobs that failed (each printed its failure as it ended).
+    pub fn wait_for_jobs(&mut self) -> Vec<String> {
+        while self.has_running_jobs() {
             if self.cancel.load(Ordering::Relaxed) {
                 self.stop_all_jobs();
                 break;
@@ -317,11 +289,7 @@ impl Session {
         for job in &mut self.jobs.list {
             job.join();
             if job.status() == JobStatus::Failed {
-                let message = job.shared.failure.lock().ok().and_then(|f| f.clone());
-                failed.push(JobFailure {
-                    id: job.id.clone(),
-                    message: message.unwrap_or_default(),
-                });
+                failed.push(job.id.clone());
             }
         }
         failed

@@ -34,7 +34,7 @@ use crate::sql::parser::session_object_name;
 use crate::types::Schema;
 use crate::types::time::SessionZone;
 
-pub use jobs::{Background, DML_SYNC, JobFailure};
+pub use jobs::{Background, DML_SYNC};
 pub use options::*;
 pub use result::{PlannedInsert, PlannedQuery, StatementResult};
 

@@ -230,31 +230,29 @@ impl CoordinatorRun {
             }
             if last_one.is_none() && cancelled() {
                 let request = stop.savepoint();
-                match (&pending, request) {
-                    // A savepoint is a checkpoint of its own, after the one in flight.
-                    (Some(_), Some(_)) => continue,
-                    (Some(p), None) => {
-                        eprintln!(
-                            "[INFO] stopping job {}: taking a final checkpoint",
-                            self.job_id
-                        );
+                // A savepoint is a checkpoint of its own, after the one in flight.
+                if pending.is_some() && request.is_some() {
+                    continue;
+                }
+                if request.is_none() {
+                    eprintln!(
+                        "[INFO] stopping job {}: taking a final checkpoint",
+                        self.job_id
+                    );
+                }
+                match &pending {
+                    Some(p) => {
                         last_one = Some(p.id);
                         self.handle.0.last.store(p.id, Ordering::Release);
                     }
                     // The interval and the pause do not hold back the last checkpoint.
-                    (None, request) => {
-                        let id = self.next_id;
+                    None => {
                         if let Some(request) = &request {
                             self.handle.0.drain.store(request.drain, Ordering::Release);
                             savepoint = Some(request.dir.join(savepoint_name(&self.job_id)));
-                        } else {
-                            eprintln!(
-                                "[INFO] stopping job {}: taking a final checkpoint",
-                                self.job_id
-                            );
                         }
                         // Before the trigger: a split that sees the barrier knows it ends.
-                        self.handle.0.last.store(id, Ordering::Release);
+                        self.handle.0.last.store(self.next_id, Ordering::Release);
                         let p = self.trigger(queued)?;
                         last_one = Some(p.id);
                         pending = Some(p);
