@@ -26,14 +26,15 @@ use arrow_ord::ord::{DynComparator, make_comparator};
 use arrow_schema::{Schema as ArrowSchema, SchemaRef, SortOptions};
 
 use super::aggregate::{
-    GroupsAccumulator, HeldCount, StateReader, create_accumulator_for, put_bytes, put_i64,
+    FrozenHeld, FrozenSlots, GroupsAccumulator, HeldCount, StateReader, create_accumulator_for,
+    put_bytes, put_i64,
 };
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder};
-use super::state::key_group::GroupBuffers;
+use super::state::key_table::FrozenKeys;
 use super::state::keyed::Keyed;
-use super::state::ttl::{NEVER_WRITTEN, StateTtl, WrittenAt};
+use super::state::ttl::{FrozenWrittenAt, NEVER_WRITTEN, StateTtl, WrittenAt};
 use crate::exec::error::ExecError;
-use crate::exec::operator::{Operator, OperatorContext, Output};
+use crate::exec::operator::{FrozenState, Operator, OperatorContext, Output, PartSink};
 use crate::plan::aggregate::AggregateCall;
 use crate::types::chunk::{RowKind, StreamChunk, batch_with_rows};
 
@@ -132,6 +133,22 @@ impl GroupAggregateOperator {
     /// Whether key `id` has outlived the state TTL at `now`.
     fn expired(&self, id: u32, now: i64) -> bool {
         self.written.expired(&self.keyed.ttl, id as usize, now)
+    }
+
+    /// The keyed state as it is now (docs/design/0008 §7).
+    fn frozen(&self) -> FrozenGroups {
+        let keys = &self.keyed.keys;
+        let live = |id: u32| (id as usize) < keys.capacity() && keys.is_live(id);
+        FrozenGroups {
+            keys: keys.freeze(),
+            rows: self.rows.freeze(),
+            written: self.written.freeze(),
+            accumulators: self
+                .accumulators
+                .iter()
+                .map(|a| a.freeze(keys.capacity(), &live))
+                .collect(),
+        }
     }
 
     /// Forgets a key and its accumulators.
@@ -492,25 +509,24 @@ impl Operator for GroupAggregateOperator {
         )?))
     }
 
-    /// Per key group: for each key, its bytes, its row count and every accumulator's state.
+    /// Per key group: for each key, its bytes, its row count and every accumulator's state
+    /// (what [`FrozenGroups`] writes).
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
-        let mut groups = GroupBuffers::default();
-        for (id, key) in self.keyed.keys.iter() {
-            let out = groups.group(key.key_group());
-            put_bytes(out, key.bytes);
-            put_i64(out, self.rows.get(id as usize));
-            put_i64(out, self.written.get(id as usize).unwrap_or(NEVER_WRITTEN));
-            for a in &self.accumulators {
-                a.write_slot(id, out);
-            }
-        }
-        groups.into_snapshot()
+        self.frozen()
+            .to_snapshot()
+            .expect("writing into memory does not fail")
+    }
+
+    fn freeze(&self) -> Option<Box<dyn FrozenState>> {
+        Some(Box::new(self.frozen()))
     }
 
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {
         self.keyed.check_owned(key_group)?;
         let mut input = StateReader::new(state);
+        let mut first = true;
         while !input.is_empty() {
+            let before = input.remaining();
             let bytes = input.bytes()?;
             let id = self
                 .key_for(bytes, false)
@@ -522,6 +538,55 @@ impl Operator for GroupAggregateOperator {
             }
             for a in &mut self.accumulators {
                 a.read_slot(id, &mut input)?;
+            }
+            if first {
+                // The part's keys, if all are written as long as the first: room for them
+                // at once, not by growing the table step by step.
+                first = false;
+                let record = before - input.remaining();
+                self.keyed.keys.reserve(state.len() / record.max(1));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A group aggregate's keyed state as it was at a barrier.
+struct FrozenGroups {
+    keys: FrozenKeys,
+    rows: FrozenHeld,
+    written: FrozenWrittenAt,
+    accumulators: Vec<Box<dyn FrozenSlots>>,
+}
+
+/// The bytes a key group's part reaches before it is handed to the writer: the keys are read
+/// once, in id order (sequentially, where reading them key group by key group would jump
+/// through the whole state for each), into a buffer per key group, each written out as a
+/// part when it fills.
+const PART_BYTES: usize = 256 * 1024;
+
+impl FrozenState for FrozenGroups {
+    /// Per key group, in parts: for each key in id order, its bytes, its row count, when it
+    /// was written and every accumulator's state.
+    fn write(&self, out: &mut PartSink<'_>) -> Result<(), ExecError> {
+        let mut parts: Vec<Vec<u8>> = vec![Vec::new(); self.keys.max_parallelism() as usize];
+        for id in self.keys.ids() {
+            let group = self.keys.key_group(id);
+            let bytes = &mut parts[group as usize];
+            put_bytes(bytes, self.keys.bytes(id));
+            put_i64(bytes, self.rows.get(id as usize));
+            put_i64(bytes, self.written.get(id as usize));
+            for a in &self.accumulators {
+                a.write_slot(id, bytes);
+            }
+            if bytes.len() >= PART_BYTES {
+                out(group, bytes)?;
+                bytes.clear();
+            }
+        }
+        for (group, bytes) in parts.iter().enumerate() {
+            if !bytes.is_empty() {
+                out(group as u32, bytes)?;
             }
         }
         Ok(())

@@ -137,6 +137,14 @@ pub trait Operator: Send {
         Vec::new()
     }
 
+    /// The keyed state as it is now, frozen for the checkpoint's writer to write on its own
+    /// thread while the operator goes on (docs/design/0008 §7): the same bytes `snapshot`
+    /// would give. `None`: the state is not kept in pages, and `snapshot` is taken at the
+    /// barrier instead.
+    fn freeze(&self) -> Option<Box<dyn FrozenState>> {
+        None
+    }
+
     /// Takes back one key group's state from `snapshot`.
     fn restore(&mut self, _key_group: u32, _state: &[u8]) -> Result<(), ExecError> {
         Ok(())
@@ -153,5 +161,26 @@ pub trait Operator: Send {
     /// needs).
     fn restore_instance(&mut self, _parts: &[&[u8]]) -> Result<(), ExecError> {
         Ok(())
+    }
+}
+
+/// Where a [`FrozenState`] hands each part of a key group's state.
+pub type PartSink<'a> = dyn FnMut(u32, &[u8]) -> Result<(), ExecError> + 'a;
+
+/// An operator's keyed state as it was at a barrier ([`Operator::freeze`]).
+pub trait FrozenState: Send + Sync {
+    /// Gives the state key group by key group, one part at a time: a key group's state may
+    /// come in several parts, in any order between groups, and is their concatenation in the
+    /// order given (restoring each part in turn restores the group).
+    fn write(&self, out: &mut PartSink<'_>) -> Result<(), ExecError>;
+
+    /// Every key group's state at once, ascending, as `Operator::snapshot` returns them.
+    fn to_snapshot(&self) -> Result<Vec<(u32, Vec<u8>)>, ExecError> {
+        let mut groups: std::collections::BTreeMap<u32, Vec<u8>> = Default::default();
+        self.write(&mut |group, bytes| {
+            groups.entry(group).or_default().extend_from_slice(bytes);
+            Ok(())
+        })?;
+        Ok(groups.into_iter().collect())
     }
 }

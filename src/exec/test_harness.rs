@@ -5,7 +5,7 @@
 use arrow_array::{ArrayRef, RecordBatch, StringArray};
 
 use crate::exec::error::ExecError;
-use crate::exec::operator::{Operator, Output, WatermarkStatus};
+use crate::exec::operator::{FrozenState, Operator, Output, WatermarkStatus};
 use crate::types::chunk::{RowKind, StreamChunk};
 use crate::types::text::{format_value, parse_column};
 use crate::types::time::SessionZone;
@@ -254,11 +254,26 @@ impl RestoreCheck<'_> {
 
         let mut before = self.start(from);
         self.run(&mut before, &head_script);
-        let keyed: Vec<(u32, Vec<u8>)> = before.ops.iter().flat_map(|op| op.snapshot()).collect();
+        // State kept in pages is frozen at the cut, and the operators go on with the rest of
+        // the input, as after a barrier: the frozen views must still give the cut's state.
+        type AtCut = Result<Box<dyn FrozenState>, Vec<(u32, Vec<u8>)>>;
+        let cut: Vec<AtCut> = before
+            .ops
+            .iter()
+            .map(|op| op.freeze().ok_or_else(|| op.snapshot()))
+            .collect();
         let parts: Vec<Vec<u8>> = before
             .ops
             .iter()
             .filter_map(|op| op.snapshot_instance())
+            .collect();
+        self.run(&mut before, &tail_script);
+        let keyed: Vec<(u32, Vec<u8>)> = cut
+            .into_iter()
+            .flat_map(|state| match state {
+                Ok(frozen) => frozen.to_snapshot().expect("a frozen view writes"),
+                Err(keyed) => keyed,
+            })
             .collect();
         let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
         let mut after = self.start(to);

@@ -109,6 +109,7 @@ impl Task {
         if let Some((handle, participant)) = &self.checkpoints {
             let state = TaskSnapshot {
                 watermark: i64::MAX,
+                sync_micros: 0,
                 chain: Vec::new(),
             };
             handle.finished(*participant, ParticipantState::Task(state));
@@ -125,9 +126,12 @@ impl Task {
         inputs: &mut Inputs,
     ) -> Result<(), ExecError> {
         if let Some((handle, participant)) = &self.checkpoints {
+            let started = std::time::Instant::now();
+            let chain = snapshot_chain(self.chain.operators());
             let state = TaskSnapshot {
                 watermark: inputs.valve.output(),
-                chain: snapshot_chain(self.chain.operators()),
+                sync_micros: started.elapsed().as_micros() as u64,
+                chain,
             };
             handle.ack(id, *participant, ParticipantState::Task(state));
         }

@@ -9,10 +9,11 @@ use arrow_schema::Schema as ArrowSchema;
 use hashbrown::HashMap;
 
 use super::{
-    GroupsAccumulator, StateReader, all_valid, columns_of, filter_column, grow, passes, put_bytes,
-    put_i64, put_u32,
+    FrozenSlots, GroupsAccumulator, StateReader, all_valid, columns_of, filter_column, passes,
+    put_bytes, put_i64, put_u32,
 };
 use crate::exec::error::ExecError;
+use crate::exec::state::pages::{FrozenVec, PagedVec};
 
 /// Calls `f(row, slot)` for every (row, slot) pair whose row the call's FILTER lets through
 /// and whose arguments (`columns`) are all non-NULL: the rows a COUNT counts.
@@ -43,7 +44,7 @@ pub(super) fn for_each_counted(
 pub struct CountAccumulator {
     args: Vec<usize>,
     filter: Option<usize>,
-    counts: Vec<i64>,
+    counts: PagedVec<i64>,
 }
 
 impl CountAccumulator {
@@ -51,14 +52,14 @@ impl CountAccumulator {
         CountAccumulator {
             args,
             filter,
-            counts: Vec::new(),
+            counts: PagedVec::new(),
         }
     }
 }
 
 impl GroupsAccumulator for CountAccumulator {
     fn resize(&mut self, slots: usize) {
-        grow(&mut self.counts, slots, 0);
+        self.counts.grow(slots, 0);
     }
 
     fn update(
@@ -88,7 +89,8 @@ impl GroupsAccumulator for CountAccumulator {
     }
 
     fn merge(&mut self, into: u32, from: u32) {
-        self.counts[into as usize] += self.counts[from as usize];
+        let from = self.counts[from as usize];
+        self.counts[into as usize] += from;
     }
 
     fn evaluate(&self, slots: &[u32]) -> Result<ArrayRef, ExecError> {
@@ -108,6 +110,19 @@ impl GroupsAccumulator for CountAccumulator {
     fn read_slot(&mut self, slot: u32, input: &mut StateReader<'_>) -> Result<(), ExecError> {
         self.counts[slot as usize] = input.i64()?;
         Ok(())
+    }
+
+    fn freeze(&self, _slots: usize, _live: &dyn Fn(u32) -> bool) -> Box<dyn FrozenSlots> {
+        Box::new(FrozenCounts(self.counts.freeze()))
+    }
+}
+
+/// A COUNT's slots at a barrier.
+struct FrozenCounts(FrozenVec<i64>);
+
+impl FrozenSlots for FrozenCounts {
+    fn write_slot(&self, slot: u32, out: &mut Vec<u8>) {
+        put_i64(out, self.0[slot as usize]);
     }
 }
 

@@ -30,10 +30,10 @@ use arrow_array::types::{
     Int64Type, Time64NanosecondType, TimestampNanosecondType,
 };
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch};
-use arrow_buffer::BooleanBufferBuilder;
 use arrow_schema::{DataType as ArrowType, Schema as ArrowSchema, TimeUnit};
 
 use crate::exec::error::ExecError;
+use crate::exec::state::pages::{FrozenBits, FrozenVec, PagedBits, PagedVec};
 use crate::plan::aggregate::{AggregateCall, AggregateFunction};
 
 /// The state of one aggregate call over many groups, each group a slot.
@@ -74,6 +74,43 @@ pub trait GroupsAccumulator: Send {
 
     /// Reads back into `slot` (already empty) what `write_slot` wrote.
     fn read_slot(&mut self, slot: u32, input: &mut StateReader<'_>) -> Result<(), ExecError>;
+
+    /// The slots as they are now, for a checkpoint's writer to write on its own thread while
+    /// this accumulator goes on (docs/design/0008 §7). Where the state is kept in pages
+    /// the view shares them; otherwise (the default) every slot below `slots` that `live`
+    /// holds is written now, at the barrier.
+    fn freeze(&self, slots: usize, live: &dyn Fn(u32) -> bool) -> Box<dyn FrozenSlots> {
+        let mut bytes = Vec::new();
+        let mut ends = Vec::with_capacity(slots);
+        for slot in 0..slots as u32 {
+            if live(slot) {
+                self.write_slot(slot, &mut bytes);
+            }
+            ends.push(bytes.len());
+        }
+        Box::new(WrittenSlots { bytes, ends })
+    }
+}
+
+/// Slots written at the barrier, by the default [`GroupsAccumulator::freeze`].
+struct WrittenSlots {
+    bytes: Vec<u8>,
+    /// Per slot, where its bytes end.
+    ends: Vec<usize>,
+}
+
+impl FrozenSlots for WrittenSlots {
+    fn write_slot(&self, slot: u32, out: &mut Vec<u8>) {
+        let slot = slot as usize;
+        let start = if slot == 0 { 0 } else { self.ends[slot - 1] };
+        out.extend_from_slice(&self.bytes[start..self.ends[slot]]);
+    }
+}
+
+/// An accumulator's slots as they were at a barrier ([`GroupsAccumulator::freeze`]).
+pub trait FrozenSlots: Send + Sync {
+    /// Appends `slot`'s state as the accumulator's `write_slot` would have then.
+    fn write_slot(&self, slot: u32, out: &mut Vec<u8>);
 }
 
 /// The accumulator of `call` over batches shaped like `input`.
@@ -356,28 +393,24 @@ pub(crate) fn grow<T: Clone>(v: &mut Vec<T>, len: usize, fill: T) {
 /// added is all there is to know, and a bit per slot says it (for a group aggregate's SUM(INT)
 /// and its row count, 1 bit each where a count took 8 bytes).
 pub(crate) enum HeldCount {
-    Counted(Vec<i64>),
-    Seen(BooleanBufferBuilder),
+    Counted(PagedVec<i64>),
+    Seen(PagedBits),
 }
 
 impl HeldCount {
     /// Counts for an input that retracts, bits for one that does not.
     pub(crate) fn new(retracts: bool) -> Self {
         if retracts {
-            HeldCount::Counted(Vec::new())
+            HeldCount::Counted(PagedVec::new())
         } else {
-            HeldCount::Seen(BooleanBufferBuilder::new(0))
+            HeldCount::Seen(PagedBits::default())
         }
     }
 
     pub(crate) fn resize(&mut self, slots: usize) {
         match self {
-            HeldCount::Counted(counts) => grow(counts, slots, 0),
-            HeldCount::Seen(seen) => {
-                if seen.len() < slots {
-                    seen.append_n(slots - seen.len(), false);
-                }
-            }
+            HeldCount::Counted(counts) => counts.grow(slots, 0),
+            HeldCount::Seen(seen) => seen.grow(slots),
         }
     }
 
@@ -386,7 +419,7 @@ impl HeldCount {
     pub(crate) fn get(&self, slot: usize) -> i64 {
         match self {
             HeldCount::Counted(counts) => counts[slot],
-            HeldCount::Seen(seen) => i64::from(seen.get_bit(slot)),
+            HeldCount::Seen(seen) => i64::from(seen.get(slot)),
         }
     }
 
@@ -394,7 +427,7 @@ impl HeldCount {
     pub(crate) fn set(&mut self, slot: usize, count: i64) {
         match self {
             HeldCount::Counted(counts) => counts[slot] = count,
-            HeldCount::Seen(seen) => seen.set_bit(slot, count > 0),
+            HeldCount::Seen(seen) => seen.set(slot, count > 0),
         }
     }
 
@@ -408,9 +441,33 @@ impl HeldCount {
             }
             HeldCount::Seen(seen) => {
                 debug_assert!(delta > 0, "a retraction counted in bits");
-                seen.set_bit(slot, true);
+                seen.set(slot, true);
                 1
             }
+        }
+    }
+
+    /// The counts as they are now ([`GroupsAccumulator::freeze`]).
+    pub(crate) fn freeze(&self) -> FrozenHeld {
+        match self {
+            HeldCount::Counted(counts) => FrozenHeld::Counted(counts.freeze()),
+            HeldCount::Seen(seen) => FrozenHeld::Seen(seen.freeze()),
+        }
+    }
+}
+
+/// A [`HeldCount`] as it was when frozen.
+pub(crate) enum FrozenHeld {
+    Counted(FrozenVec<i64>),
+    Seen(FrozenBits),
+}
+
+impl FrozenHeld {
+    #[inline]
+    pub(crate) fn get(&self, slot: usize) -> i64 {
+        match self {
+            FrozenHeld::Counted(counts) => counts[slot],
+            FrozenHeld::Seen(seen) => i64::from(seen.get(slot)),
         }
     }
 }
@@ -436,6 +493,11 @@ impl<'a> StateReader<'a> {
 
     pub fn is_empty(&self) -> bool {
         self.bytes.is_empty()
+    }
+
+    /// Bytes not read yet.
+    pub fn remaining(&self) -> usize {
+        self.bytes.len()
     }
 
     fn take(&mut self, n: usize) -> Result<&'a [u8], ExecError> {

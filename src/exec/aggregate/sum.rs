@@ -12,17 +12,18 @@ use arrow_array::{ArrayRef, ArrowPrimitiveType, PrimitiveArray, RecordBatch};
 use arrow_schema::DataType as ArrowType;
 
 use super::{
-    GroupsAccumulator, HeldCount, StateReader, for_each_value, grow, nulls_of, put_i64, put_i128,
-    put_native,
+    FrozenHeld, FrozenSlots, GroupsAccumulator, HeldCount, StateReader, for_each_value, grow,
+    nulls_of, put_i64, put_i128, put_native,
 };
 use crate::exec::error::ExecError;
+use crate::exec::state::pages::{FrozenVec, PagedVec};
 use crate::types::decimal::pow10_saturating;
 
 /// SUM over integers (wrapping) or floating point, in the argument's type.
 pub struct SumAccumulator<T: ArrowPrimitiveType> {
     column: usize,
     filter: Option<usize>,
-    sums: Vec<T::Native>,
+    sums: PagedVec<T::Native>,
     /// Whether a slot's sum is over any value (NULL when not).
     held: HeldCount,
 }
@@ -33,7 +34,7 @@ impl<T: ArrowPrimitiveType> SumAccumulator<T> {
         SumAccumulator {
             column,
             filter,
-            sums: Vec::new(),
+            sums: PagedVec::new(),
             held: HeldCount::new(retracts),
         }
     }
@@ -41,7 +42,7 @@ impl<T: ArrowPrimitiveType> SumAccumulator<T> {
 
 impl<T: ArrowPrimitiveType> GroupsAccumulator for SumAccumulator<T> {
     fn resize(&mut self, slots: usize) {
-        grow(&mut self.sums, slots, T::Native::default());
+        self.sums.grow(slots, T::Native::default());
         self.held.resize(slots);
     }
 
@@ -62,7 +63,7 @@ impl<T: ArrowPrimitiveType> GroupsAccumulator for SumAccumulator<T> {
             HeldCount::Seen(seen) => {
                 for_each_value::<T>(batch, self.column, self.filter, rows, slots, |slot, x| {
                     sums[slot] = sums[slot].add_wrapping(x);
-                    seen.set_bit(slot, true);
+                    seen.set(slot, true);
                 })
             }
         }
@@ -91,7 +92,8 @@ impl<T: ArrowPrimitiveType> GroupsAccumulator for SumAccumulator<T> {
 
     fn merge(&mut self, into: u32, from: u32) {
         let (into, from) = (into as usize, from as usize);
-        self.sums[into] = self.sums[into].add_wrapping(self.sums[from]);
+        let from_sum = self.sums[from];
+        self.sums[into] = self.sums[into].add_wrapping(from_sum);
         let held = self.held.get(into) + self.held.get(from);
         self.held.set(into, held);
     }
@@ -122,6 +124,26 @@ impl<T: ArrowPrimitiveType> GroupsAccumulator for SumAccumulator<T> {
         self.held.set(slot as usize, input.i64()?);
         self.sums[slot as usize] = input.native()?;
         Ok(())
+    }
+
+    fn freeze(&self, _slots: usize, _live: &dyn Fn(u32) -> bool) -> Box<dyn FrozenSlots> {
+        Box::new(FrozenSums::<T> {
+            sums: self.sums.freeze(),
+            held: self.held.freeze(),
+        })
+    }
+}
+
+/// A SUM's slots at a barrier, written as `write_slot` writes them.
+struct FrozenSums<T: ArrowPrimitiveType> {
+    sums: FrozenVec<T::Native>,
+    held: FrozenHeld,
+}
+
+impl<T: ArrowPrimitiveType> FrozenSlots for FrozenSums<T> {
+    fn write_slot(&self, slot: u32, out: &mut Vec<u8>) {
+        put_i64(out, self.held.get(slot as usize));
+        put_native(out, self.sums[slot as usize]);
     }
 }
 

@@ -6,32 +6,41 @@
 //! [`RowStore`] adds ids that are freed and reused; an [`IdStore`] takes ids from its owner
 //! (a join's single rows and Top-N's partitions, by key id).
 
+use super::pages::{FrozenVec, PagedVec, reserve_within};
+
 /// A string's bytes, inline up to 16 (a BIGINT or INT key, a short string: no allocation).
 pub type InlineBytes = smallvec::SmallVec<[u8; 16]>;
 
-/// Strings by id; the owner hands out the ids (`0..len`, freed ones reused).
+/// Strings per page while they lie side by side: a page holds `width << RECORD_SHIFT` bytes,
+/// so no string crosses pages.
+const RECORD_SHIFT: u32 = 12;
+const RECORD_MASK: usize = (1 << RECORD_SHIFT) - 1;
+
+/// Strings by id; the owner hands out the ids (`0..len`, freed ones reused). Kept in pages
+/// ([`PagedVec`]) so that a checkpoint can freeze them ([`ByteStore::freeze`]).
 pub enum ByteStore {
-    /// Every string `width` bytes long, string `id` at `id * width`.
-    Fixed { width: usize, bytes: Vec<u8> },
+    /// Every string `width` bytes long, string `id` in page `id >> RECORD_SHIFT`.
+    Fixed { width: usize, records: PagedVec<u8> },
     /// Strings of different lengths.
-    Variable(Vec<InlineBytes>),
+    Variable(PagedVec<InlineBytes>),
 }
 
 impl Default for ByteStore {
     fn default() -> Self {
         ByteStore::Fixed {
             width: 0,
-            bytes: Vec::new(),
+            records: PagedVec::new(),
         }
     }
 }
 
 impl ByteStore {
+    #[inline]
     pub fn get(&self, id: u32) -> &[u8] {
         match self {
-            ByteStore::Fixed { width, bytes } => {
-                let at = id as usize * width;
-                &bytes[at..at + width]
+            ByteStore::Fixed { width, records } => {
+                let at = (id as usize & RECORD_MASK) * width;
+                &records.page(id as usize >> RECORD_SHIFT)[at..at + width]
             }
             ByteStore::Variable(strings) => &strings[id as usize],
         }
@@ -40,23 +49,30 @@ impl ByteStore {
     /// Stores the string of `id`: the next id (`id == len`, the count handed out so far) or
     /// one handed out before.
     pub fn set(&mut self, id: u32, len: usize, string: &[u8]) {
-        if let ByteStore::Fixed { width, bytes } = self {
+        if let ByteStore::Fixed { width, records } = self {
             if len == 0 {
                 *width = string.len();
             }
             if string.len() == *width {
-                let at = id as usize * *width;
+                let p = id as usize >> RECORD_SHIFT;
                 if id as usize == len {
-                    bytes.extend_from_slice(string);
+                    if p == records.page_count() {
+                        records.push_page();
+                    }
+                    let page = records.page_elements_mut(p);
+                    reserve_within(page, string.len(), *width << RECORD_SHIFT);
+                    page.extend_from_slice(string);
                 } else {
-                    bytes[at..at + *width].copy_from_slice(string);
+                    let at = (id as usize & RECORD_MASK) * *width;
+                    records.page_elements_mut(p)[at..at + *width].copy_from_slice(string);
                 }
                 return;
             }
             // The first string of another width: every string on its own from now on.
-            let strings = (0..len as u32)
-                .map(|i| InlineBytes::from_slice(self.get(i)))
-                .collect();
+            let mut strings = PagedVec::new();
+            for i in 0..len as u32 {
+                strings.push(InlineBytes::from_slice(self.get(i)));
+            }
             *self = ByteStore::Variable(strings);
         }
         let ByteStore::Variable(strings) = self else {
@@ -74,9 +90,9 @@ impl ByteStore {
     /// String `id`'s bytes, to change in place.
     pub fn get_mut(&mut self, id: u32) -> &mut [u8] {
         match self {
-            ByteStore::Fixed { width, bytes } => {
-                let at = id as usize * *width;
-                &mut bytes[at..at + *width]
+            ByteStore::Fixed { width, records } => {
+                let at = (id as usize & RECORD_MASK) * *width;
+                &mut records.page_elements_mut(id as usize >> RECORD_SHIFT)[at..at + *width]
             }
             ByteStore::Variable(strings) => &mut strings[id as usize],
         }
@@ -93,6 +109,40 @@ impl ByteStore {
     /// Whether strings lie side by side (for tests).
     pub fn is_fixed(&self) -> bool {
         matches!(self, ByteStore::Fixed { .. })
+    }
+
+    /// A read-only view of the strings as they are now (docs/design/0008 §7).
+    pub fn freeze(&self) -> FrozenByteStore {
+        match self {
+            ByteStore::Fixed { width, records } => FrozenByteStore::Fixed {
+                width: *width,
+                records: records.freeze(),
+            },
+            ByteStore::Variable(strings) => FrozenByteStore::Variable(strings.freeze()),
+        }
+    }
+}
+
+/// A [`ByteStore`] as it was when frozen.
+pub enum FrozenByteStore {
+    Fixed {
+        width: usize,
+        records: FrozenVec<u8>,
+    },
+    Variable(FrozenVec<InlineBytes>),
+}
+
+impl FrozenByteStore {
+    /// String `id`, one stored before the freeze.
+    #[inline]
+    pub fn get(&self, id: u32) -> &[u8] {
+        match self {
+            FrozenByteStore::Fixed { width, records } => {
+                let at = (id as usize & RECORD_MASK) * width;
+                &records.page(id as usize >> RECORD_SHIFT)[at..at + width]
+            }
+            FrozenByteStore::Variable(strings) => &strings[id as usize],
+        }
     }
 }
 

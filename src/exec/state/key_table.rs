@@ -11,8 +11,9 @@ use std::hash::BuildHasher;
 
 use hashbrown::{DefaultHashBuilder, HashTable};
 
-use super::byte_store::ByteStore;
+use super::byte_store::{ByteStore, FrozenByteStore};
 use super::key_group::key_group_of;
+use super::pages::{FrozenBits, PagedBits};
 
 pub struct KeyTable<V> {
     ids: HashTable<u32>,
@@ -20,7 +21,7 @@ pub struct KeyTable<V> {
     keys: ByteStore,
     values: Vec<V>,
     /// A bit per id: set while the id holds a key (clear: on the free list).
-    live: Vec<u64>,
+    live: PagedBits,
     free: Vec<u32>,
     max_parallelism: u32,
 }
@@ -47,7 +48,7 @@ impl<V: Default> KeyTable<V> {
             hasher: DefaultHashBuilder::default(),
             keys: ByteStore::default(),
             values: Vec::new(),
-            live: Vec::new(),
+            live: PagedBits::default(),
             free: Vec::new(),
             max_parallelism,
         }
@@ -81,18 +82,24 @@ impl<V: Default> KeyTable<V> {
             }
             None => {
                 self.values.push(V::default());
-                if ids.is_multiple_of(64) {
-                    self.live.push(0);
-                }
+                self.live.grow(ids + 1);
                 ids as u32
             }
         };
         self.keys.set(id, ids, bytes);
-        self.live[id as usize / 64] |= 1 << (id % 64);
+        self.live.set(id as usize, true);
         let (keys, hasher) = (&self.keys, &self.hasher);
         self.ids
             .insert_unique(hash, id, |&id| hasher.hash_one(keys.get(id)));
         (id, true)
+    }
+
+    /// Makes room for `additional` more keys (a restore that knows how many come).
+    pub fn reserve(&mut self, additional: usize) {
+        let (keys, hasher) = (&self.keys, &self.hasher);
+        self.ids
+            .reserve(additional, |&id| hasher.hash_one(keys.get(id)));
+        self.values.reserve(additional);
     }
 
     /// The bytes of key `id`.
@@ -115,7 +122,7 @@ impl<V: Default> KeyTable<V> {
 
     /// Whether id `id` holds a key now.
     pub fn is_live(&self, id: u32) -> bool {
-        self.live[id as usize / 64] & (1 << (id % 64)) != 0
+        self.live.get(id as usize)
     }
 
     /// Forgets a live key; its id goes to the next new key.
@@ -125,7 +132,7 @@ impl<V: Default> KeyTable<V> {
         if let Ok(found) = self.ids.find_entry(hash, |&i| i == id) {
             found.remove();
         }
-        self.live[id as usize / 64] &= !(1 << (id % 64));
+        self.live.set(id as usize, false);
         self.free.push(id);
     }
 
@@ -137,7 +144,7 @@ impl<V: Default> KeyTable<V> {
             if keep(&values[id as usize]) {
                 return true;
             }
-            live[id as usize / 64] &= !(1 << (id % 64));
+            live.set(id as usize, false);
             free.push(id);
             false
         });
@@ -171,6 +178,43 @@ impl<V: Default> KeyTable<V> {
                     },
                 )
             })
+    }
+
+    /// A read-only view of the keys as they are now, for a checkpoint's writer
+    /// (docs/design/0008 §7): their bytes and which ids are live, not the hash index.
+    pub fn freeze(&self) -> FrozenKeys {
+        FrozenKeys {
+            keys: self.keys.freeze(),
+            live: self.live.freeze(),
+            max_parallelism: self.max_parallelism,
+        }
+    }
+}
+
+/// A [`KeyTable`]'s keys as they were when frozen.
+pub struct FrozenKeys {
+    keys: FrozenByteStore,
+    live: FrozenBits,
+    max_parallelism: u32,
+}
+
+impl FrozenKeys {
+    /// The live ids, in id order.
+    pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.live.len() as u32).filter(|&id| self.live.get(id as usize))
+    }
+
+    pub fn bytes(&self, id: u32) -> &[u8] {
+        self.keys.get(id)
+    }
+
+    pub fn key_group(&self, id: u32) -> u32 {
+        key_group_of(self.keys.get(id), self.max_parallelism)
+    }
+
+    /// Key groups: `0..max_parallelism`.
+    pub fn max_parallelism(&self) -> u32 {
+        self.max_parallelism
     }
 }
 

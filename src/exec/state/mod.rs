@@ -9,6 +9,7 @@ pub mod key;
 pub mod key_group;
 pub mod key_table;
 pub mod keyed;
+pub mod pages;
 pub mod sorted_rows;
 pub mod timer;
 pub mod ttl;

@@ -3,6 +3,8 @@
 //! returned (each operator checks it where it reads), and a sweep every TTL frees what
 //! expired.
 
+use super::pages::{FrozenVec, PagedVec};
+
 /// An operator's state TTL and when its next sweep is due.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StateTtl {
@@ -54,14 +56,15 @@ impl StateTtl {
 pub const NEVER_WRITTEN: i64 = i64::MIN;
 
 /// When each key id was last written, for operators whose state lives in vectors indexed by
-/// key id (an id reused by a new key is written anew).
-#[derive(Debug, Default)]
-pub struct WrittenAt(Vec<i64>);
+/// key id (an id reused by a new key is written anew). Kept in pages, to freeze for a
+/// checkpoint.
+#[derive(Default)]
+pub struct WrittenAt(PagedVec<i64>);
 
 impl WrittenAt {
     pub fn touch(&mut self, id: usize, now: i64) {
         if self.0.len() <= id {
-            self.0.resize(id + 1, now);
+            self.0.grow(id + 1, now);
         }
         self.0[id] = now;
     }
@@ -74,6 +77,21 @@ impl WrittenAt {
     /// Whether id `id` has outlived `ttl` at `now` (an id never written has not).
     pub fn expired(&self, ttl: &StateTtl, id: usize, now: i64) -> bool {
         self.0.get(id).is_some_and(|&w| ttl.expired(w, now))
+    }
+
+    /// The write times as they are now.
+    pub fn freeze(&self) -> FrozenWrittenAt {
+        FrozenWrittenAt(self.0.freeze())
+    }
+}
+
+/// [`WrittenAt`] as it was when frozen.
+pub struct FrozenWrittenAt(FrozenVec<i64>);
+
+impl FrozenWrittenAt {
+    /// When id `id` had last been written, as a snapshot records it.
+    pub fn get(&self, id: usize) -> i64 {
+        self.0.get(id).copied().unwrap_or(NEVER_WRITTEN)
     }
 }
 

@@ -16,9 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::storage::{self, CheckpointInfo, GraphUids};
-use super::{
-    CheckpointConfig, Participant, ParticipantState, SplitSnapshot, StopRequest, TaskSnapshot,
-};
+use super::{CheckpointConfig, Participant, ParticipantState, SplitSnapshot, StopRequest};
 use crate::clock::{Clock, SystemClock};
 use crate::exec::error::ExecError;
 
@@ -340,10 +338,7 @@ impl CoordinatorRun {
 fn clone_state(state: &ParticipantState) -> ParticipantState {
     match state {
         ParticipantState::Split(s) => ParticipantState::Split(s.clone()),
-        ParticipantState::Task(t) => ParticipantState::Task(TaskSnapshot {
-            watermark: t.watermark,
-            chain: t.chain.clone(),
-        }),
+        ParticipantState::Task(t) => ParticipantState::Task(t.clone()),
         ParticipantState::Sink(s) => ParticipantState::Sink(s.clone()),
     }
 }

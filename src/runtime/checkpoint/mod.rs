@@ -14,11 +14,11 @@ pub mod coordinator;
 pub mod storage;
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::exec::error::ExecError;
-use crate::exec::operator::{Operator, WatermarkStatus};
+use crate::exec::operator::{FrozenState, Operator, WatermarkStatus};
 use crate::plan::stream::uid::NodeUid;
 
 /// A job's checkpointing options (Flink's `execution.checkpointing.*`).
@@ -83,22 +83,42 @@ impl StopRequest {
 }
 
 /// One operator's state at a barrier: its key groups and its instance part.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default)]
 pub struct OperatorSnapshot {
     pub keyed: Vec<(u32, Vec<u8>)>,
+    /// The keyed state frozen at the barrier ([`Operator::freeze`]), for the coordinator to
+    /// write key group by key group (`keyed` is empty then).
+    pub frozen: Option<Arc<dyn FrozenState>>,
     pub instance: Option<Vec<u8>>,
 }
 
+impl std::fmt::Debug for OperatorSnapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OperatorSnapshot")
+            .field("keyed", &self.keyed.len())
+            .field("frozen", &self.frozen.is_some())
+            .field("instance", &self.instance.as_ref().map(Vec::len))
+            .finish()
+    }
+}
+
 impl OperatorSnapshot {
+    /// The operator's state: its keyed state frozen where it can be, else written now.
     pub fn of(operator: &dyn Operator) -> Self {
+        let frozen = operator.freeze().map(Arc::from);
         OperatorSnapshot {
-            keyed: operator.snapshot(),
+            keyed: if frozen.is_some() {
+                Vec::new()
+            } else {
+                operator.snapshot()
+            },
+            frozen,
             instance: operator.snapshot_instance(),
         }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.keyed.is_empty() && self.instance.is_none()
+        self.keyed.is_empty() && self.frozen.is_none() && self.instance.is_none()
     }
 }
 
@@ -196,6 +216,9 @@ impl SplitSnapshot {
 pub struct TaskSnapshot {
     /// The watermark the instance's chain had last been given (its valve's output).
     pub watermark: i64,
+    /// How long the task took to snapshot its chain at the barrier, in microseconds: the
+    /// time it stopped processing for the checkpoint (Flink's synchronous duration).
+    pub sync_micros: u64,
     pub chain: Vec<OperatorSnapshot>,
 }
 
@@ -227,7 +250,7 @@ pub struct RestoredState {
 #[derive(Debug, Default, Clone)]
 pub struct RestoredOperator {
     pub line: String,
-    pub keyed: Vec<(u32, Vec<u8>)>,
+    pub keyed: Vec<(u32, storage::Segment)>,
     pub instance_parts: Vec<Vec<u8>>,
 }
 

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -25,6 +26,28 @@ use crate::runtime::graph::SourceUids;
 const FORMAT: u64 = 1;
 
 pub const METADATA: &str = "_metadata";
+
+/// A piece of a state file read for a restore, sharing the file's bytes.
+#[derive(Clone)]
+pub struct Segment {
+    file: Arc<Vec<u8>>,
+    start: usize,
+    end: usize,
+}
+
+impl std::ops::Deref for Segment {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.file[self.start..self.end]
+    }
+}
+
+impl std::fmt::Debug for Segment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Segment({} bytes)", self.end - self.start)
+    }
+}
 
 /// What the writer knows of the job's graph: the uids state is stored under.
 #[derive(Debug, Clone, Default)]
@@ -93,6 +116,13 @@ impl SegmentWriter {
             for (group, bytes) in &op.keyed {
                 let at = self.segment(bytes)?;
                 keyed.push(json!([group, at[0], at[1]]));
+            }
+            if let Some(frozen) = &op.frozen {
+                frozen.write(&mut |group, bytes| {
+                    let at = self.segment(bytes)?;
+                    keyed.push(json!([group, at[0], at[1]]));
+                    Ok(())
+                })?;
             }
             let instance = match &op.instance {
                 Some(bytes) => self.segment(bytes)?,
@@ -164,6 +194,7 @@ pub fn write_checkpoint(
                     "instance": instance,
                     "file": name,
                     "watermark": task.watermark,
+                    "sync_ms": task.sync_micros as f64 / 1000.0,
                     "operators": operators,
                 }));
             }
@@ -326,7 +357,7 @@ pub fn read_checkpoint(path: &str) -> Result<RestoredState, ExecError> {
         )));
     }
     // Every file, checked whole.
-    let mut files: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    let mut files: BTreeMap<String, Arc<Vec<u8>>> = BTreeMap::new();
     for (name, entry) in metadata["files"].as_object().ok_or_else(|| bad("files"))? {
         if name.contains('/') || name.starts_with('.') {
             return Err(bad("a file name"));
@@ -345,19 +376,26 @@ pub fn read_checkpoint(path: &str) -> Result<RestoredState, ExecError> {
                 "its state file {name} does not match its checksum (altered)"
             )));
         }
-        files.insert(name.clone(), bytes);
+        files.insert(name.clone(), Arc::new(bytes));
     }
-    let segment = |file: &str, at: &Value| -> Result<Vec<u8>, ExecError> {
+    // A piece of a file, shared, not copied: a large state is held once, as read.
+    let shared = |file: &str, at: &Value| -> Result<Segment, ExecError> {
         let bytes = files.get(file).ok_or_else(|| bad("a state file"))?;
         let (offset, len) = (at[0].as_u64(), at[1].as_u64());
         let (Some(offset), Some(len)) = (offset, len) else {
             return Err(bad("a segment"));
         };
-        bytes
-            .get(offset as usize..(offset + len) as usize)
-            .map(<[u8]>::to_vec)
-            .ok_or_else(|| bad("a segment beyond its file"))
+        let (start, end) = (offset as usize, offset.saturating_add(len) as usize);
+        if start > end || end > bytes.len() {
+            return Err(bad("a segment beyond its file"));
+        }
+        Ok(Segment {
+            file: Arc::clone(bytes),
+            start,
+            end,
+        })
     };
+    let segment = |file: &str, at: &Value| shared(file, at).map(|s| s.to_vec());
     let mut restored = RestoredState {
         path: dir.clone(),
         checkpoint: metadata["checkpoint"]
@@ -368,9 +406,12 @@ pub fn read_checkpoint(path: &str) -> Result<RestoredState, ExecError> {
             .ok_or_else(|| bad("max_parallelism"))? as u32,
         ..RestoredState::default()
     };
+    // A task's operators go `into` the operators by key; a split's chain (`split_chain`)
+    // is its own, returned.
     let read_operators = |file: &str,
                           operators: &Value,
-                          into: &mut BTreeMap<String, RestoredOperator>|
+                          into: &mut BTreeMap<String, RestoredOperator>,
+                          split_chain: bool|
      -> Result<Vec<OperatorSnapshot>, ExecError> {
         let mut chain = Vec::new();
         for op in operators.as_array().ok_or_else(|| bad("operators"))? {
@@ -380,9 +421,12 @@ pub fn read_checkpoint(path: &str) -> Result<RestoredState, ExecError> {
             let mut snapshot = OperatorSnapshot::default();
             for g in op["keyed"].as_array().ok_or_else(|| bad("keyed"))? {
                 let group = g[0].as_u64().ok_or_else(|| bad("a key group"))? as u32;
-                let bytes = segment(file, &json!([g[1], g[2]]))?;
-                entry.keyed.push((group, bytes.clone()));
-                snapshot.keyed.push((group, bytes));
+                let bytes = shared(file, &json!([g[1], g[2]]))?;
+                if split_chain {
+                    snapshot.keyed.push((group, bytes.to_vec()));
+                } else {
+                    entry.keyed.push((group, bytes));
+                }
             }
             if !op["instance"].is_null() {
                 let bytes = segment(file, &op["instance"])?;
@@ -402,7 +446,7 @@ pub fn read_checkpoint(path: &str) -> Result<RestoredState, ExecError> {
             .ok_or_else(|| bad("instances"))?
         {
             let file = instance["file"].as_str().ok_or_else(|| bad("a file"))?;
-            read_operators(file, &instance["operators"], &mut operators)?;
+            read_operators(file, &instance["operators"], &mut operators, false)?;
             // Instances saw the same watermarks; the least is the safe one.
             watermark = watermark.min(instance["watermark"].as_i64().unwrap_or(i64::MIN));
         }
@@ -425,7 +469,7 @@ pub fn read_checkpoint(path: &str) -> Result<RestoredState, ExecError> {
                 at => Some(segment(file, at)?),
             };
             // A split's chain is its own (every split has one): not shared by uid.
-            let chain = read_operators(file, &split["operators"], &mut BTreeMap::new())?;
+            let chain = read_operators(file, &split["operators"], &mut BTreeMap::new(), true)?;
             restored.splits.insert(
                 (scan.clone(), name.to_string()),
                 SplitSnapshot {
