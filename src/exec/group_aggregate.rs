@@ -59,6 +59,9 @@ pub struct GroupAggregateOperator {
     /// Per key id, when it was last written (processing time, milliseconds).
     written: WrittenAt,
     ctx: OperatorContext,
+    /// Between `restoring` and `restored`: restored keys are added to the key table
+    /// unindexed, and indexed at once at the end.
+    restoring: bool,
 }
 
 /// A row of a round: the input row, its key and whether the input retracts it.
@@ -119,6 +122,7 @@ impl GroupAggregateOperator {
             emptied: Vec::new(),
             written: WrittenAt::default(),
             ctx,
+            restoring: false,
         })
     }
 
@@ -180,19 +184,23 @@ impl GroupAggregateOperator {
         } else {
             let (id, new) = self.keyed.keys.intern(bytes);
             if new {
-                let capacity = self.keyed.keys.capacity();
-                self.rows.resize(capacity);
-                for a in &mut self.accumulators {
-                    a.resize(capacity);
-                }
-                // A new key is written now (its id may be an expired one's).
-                if self.keyed.ttl.is_on() {
-                    self.written.touch(id as usize, self.ctx.now_millis());
-                }
+                self.new_key(id);
             }
             id
         };
         Some(id)
+    }
+
+    /// Slots for a new key `id`, which is written now (its id may be an expired one's).
+    fn new_key(&mut self, id: u32) {
+        let capacity = self.keyed.keys.capacity();
+        self.rows.resize(capacity);
+        for a in &mut self.accumulators {
+            a.resize(capacity);
+        }
+        if self.keyed.ttl.is_on() {
+            self.written.touch(id as usize, self.ctx.now_millis());
+        }
     }
 
     fn results(&self, slots: &[u32]) -> Result<Vec<ArrayRef>, ExecError> {
@@ -521,16 +529,23 @@ impl Operator for GroupAggregateOperator {
         Some(Box::new(self.frozen()))
     }
 
+    fn restoring(&mut self, _bytes: usize) {
+        self.restoring = true;
+    }
+
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {
         self.keyed.check_owned(key_group)?;
         let mut input = StateReader::new(state);
-        let mut first = true;
         while !input.is_empty() {
-            let before = input.remaining();
             let bytes = input.bytes()?;
-            let id = self
-                .key_for(bytes, false)
-                .ok_or_else(|| ExecError::Internal("a restored key is missing".into()))?;
+            let id = if self.restoring {
+                let id = self.keyed.keys.add_unindexed(bytes);
+                self.new_key(id);
+                id
+            } else {
+                self.key_for(bytes, false)
+                    .ok_or_else(|| ExecError::Internal("a restored key is missing".into()))?
+            };
             self.rows.set(id as usize, input.i64()?);
             let written = input.i64()?;
             if written != NEVER_WRITTEN {
@@ -539,13 +554,16 @@ impl Operator for GroupAggregateOperator {
             for a in &mut self.accumulators {
                 a.read_slot(id, &mut input)?;
             }
-            if first {
-                // The part's keys, if all are written as long as the first: room for them
-                // at once, not by growing the table step by step.
-                first = false;
-                let record = before - input.remaining();
-                self.keyed.keys.reserve(state.len() / record.max(1));
-            }
+        }
+        Ok(())
+    }
+
+    fn restored(&mut self) -> Result<(), ExecError> {
+        if std::mem::take(&mut self.restoring) {
+            self.keyed
+                .keys
+                .index_added()
+                .map_err(|_| ExecError::Internal("the restored state holds a key twice".into()))?;
         }
         Ok(())
     }

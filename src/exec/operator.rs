@@ -145,6 +145,16 @@ pub trait Operator: Send {
         None
     }
 
+    /// Before the `restore` calls of a restore: how many bytes of keyed state they will
+    /// hand over. `restored` follows them.
+    fn restoring(&mut self, _bytes: usize) {}
+
+    /// After the `restore` calls that `restoring` announced: an operator that deferred work
+    /// over its restored keys (indexing them at once) does it now.
+    fn restored(&mut self) -> Result<(), ExecError> {
+        Ok(())
+    }
+
     /// Takes back one key group's state from `snapshot`.
     fn restore(&mut self, _key_group: u32, _state: &[u8]) -> Result<(), ExecError> {
         Ok(())

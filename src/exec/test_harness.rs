@@ -279,12 +279,17 @@ impl RestoreCheck<'_> {
         let mut after = self.start(to);
         for (index, op) in after.ops.iter_mut().enumerate() {
             let ctx = instance(index as u32, to);
-            for (group, state) in &keyed {
-                if ctx.key_groups.contains(*group) {
-                    op.restore(*group, state)
-                        .unwrap_or_else(|e| panic!("{context}: restore: {e}"));
-                }
+            let owned: Vec<&(u32, Vec<u8>)> = keyed
+                .iter()
+                .filter(|(group, _)| ctx.key_groups.contains(*group))
+                .collect();
+            op.restoring(owned.iter().map(|(_, state)| state.len()).sum());
+            for (group, state) in owned {
+                op.restore(*group, state)
+                    .unwrap_or_else(|e| panic!("{context}: restore: {e}"));
             }
+            op.restored()
+                .unwrap_or_else(|e| panic!("{context}: restored: {e}"));
             op.restore_instance(&parts)
                 .unwrap_or_else(|e| panic!("{context}: restore_instance: {e}"));
         }

@@ -495,11 +495,6 @@ impl<'a> StateReader<'a> {
         self.bytes.is_empty()
     }
 
-    /// Bytes not read yet.
-    pub fn remaining(&self) -> usize {
-        self.bytes.len()
-    }
-
     fn take(&mut self, n: usize) -> Result<&'a [u8], ExecError> {
         if self.bytes.len() < n {
             return Err(ExecError::Internal("truncated operator state".into()));

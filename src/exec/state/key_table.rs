@@ -24,6 +24,9 @@ pub struct KeyTable<V> {
     live: PagedBits,
     free: Vec<u32>,
     max_parallelism: u32,
+    /// Keys added by [`add_unindexed`](Self::add_unindexed) and not indexed yet: the last
+    /// ids handed out.
+    unindexed: usize,
 }
 
 /// A live key as [`KeyTable::iter`] gives it.
@@ -51,6 +54,7 @@ impl<V: Default> KeyTable<V> {
             live: PagedBits::default(),
             free: Vec::new(),
             max_parallelism,
+            unindexed: 0,
         }
     }
 
@@ -94,12 +98,72 @@ impl<V: Default> KeyTable<V> {
         (id, true)
     }
 
-    /// Makes room for `additional` more keys (a restore that knows how many come).
-    pub fn reserve(&mut self, additional: usize) {
+    /// Adds a key that is not in the table (a restore's: a snapshot holds each key once)
+    /// without indexing it: [`index_added`](Self::index_added) indexes every key added so,
+    /// and must come before the table is used again.
+    pub fn add_unindexed(&mut self, bytes: &[u8]) -> u32 {
+        let id = self.values.len();
+        self.values.push(V::default());
+        self.live.grow(id + 1);
+        self.live.set(id, true);
+        self.keys.set(id as u32, id, bytes);
+        self.unindexed += 1;
+        id as u32
+    }
+
+    /// Indexes the keys [`add_unindexed`](Self::add_unindexed) added. Inserting them in the
+    /// order they come would jump at random through a table far larger than the caches (a
+    /// miss or two per key, most of a restore's time): a few million at a time, they are
+    /// sorted by the region of the table their probe starts in and inserted region by
+    /// region, each region's inserts within the caches. A key added twice is refused (its
+    /// id is returned).
+    pub fn index_added(&mut self) -> Result<(), u32> {
+        /// Keys sorted at a time (their hashes and ids: 64 MiB).
+        const CHUNK: usize = 1 << 22;
+        /// Regions of the table.
+        const REGION_BITS: u32 = 12;
+        let n = std::mem::take(&mut self.unindexed);
+        let first = self.values.len() - n;
         let (keys, hasher) = (&self.keys, &self.hasher);
-        self.ids
-            .reserve(additional, |&id| hasher.hash_one(keys.get(id)));
-        self.values.reserve(additional);
+        self.ids.reserve(n, |&id| hasher.hash_one(keys.get(id)));
+        // hashbrown's table: a power of two of buckets, 7/8 of them usable (`capacity`), a
+        // probe starting at the hash's low bits. A region: the top bits of that start.
+        let buckets = (self.ids.capacity() / 7 * 8).max(1).next_power_of_two();
+        let shift = buckets.trailing_zeros().saturating_sub(REGION_BITS);
+        let region = |hash: u64| (hash as usize & (buckets - 1)) >> shift;
+        let mut hashed: Vec<(u64, u32)> = Vec::with_capacity(n.min(CHUNK));
+        let mut sorted: Vec<(u64, u32)> = vec![(0, 0); n.min(CHUNK)];
+        let mut starts = vec![0usize; (1 << REGION_BITS) + 1];
+        for chunk in (first..first + n).step_by(CHUNK) {
+            hashed.clear();
+            starts.fill(0);
+            for id in chunk..(chunk + CHUNK).min(first + n) {
+                let hash = hasher.hash_one(keys.get(id as u32));
+                starts[region(hash) + 1] += 1;
+                hashed.push((hash, id as u32));
+            }
+            for r in 1..starts.len() {
+                starts[r] += starts[r - 1];
+            }
+            for &(hash, id) in &hashed {
+                let at = &mut starts[region(hash)];
+                sorted[*at] = (hash, id);
+                *at += 1;
+            }
+            for &(hash, id) in &sorted[..hashed.len()] {
+                let bytes = keys.get(id);
+                if self
+                    .ids
+                    .find(hash, |&other| keys.get(other) == bytes)
+                    .is_some()
+                {
+                    return Err(id);
+                }
+                self.ids
+                    .insert_unique(hash, id, |&id| hasher.hash_one(keys.get(id)));
+            }
+        }
+        Ok(())
     }
 
     /// The bytes of key `id`.
@@ -243,6 +307,26 @@ mod tests {
         assert_eq!(table.find(b"c"), Some(c));
         assert_eq!(table.len(), 1);
         assert_eq!(table.iter().map(|(id, _)| id).collect::<Vec<_>>(), [c]);
+    }
+
+    /// Keys added unindexed and indexed at once are found as interned ones are, beside the
+    /// keys the table held before; a key added twice is refused.
+    #[test]
+    fn keys_indexed_at_once_are_found() {
+        let mut table: KeyTable<u8> = KeyTable::new(128);
+        let (kept, _) = table.intern(b"kept");
+        let keys: Vec<Vec<u8>> = (0..20_000u32).map(|i| i.to_le_bytes().to_vec()).collect();
+        let ids: Vec<u32> = keys.iter().map(|k| table.add_unindexed(k)).collect();
+        assert_eq!(table.index_added(), Ok(()));
+        for (key, &id) in keys.iter().zip(&ids) {
+            assert_eq!(table.find(key), Some(id));
+            assert_eq!(table.bytes(id), key.as_slice());
+        }
+        assert_eq!(table.find(b"kept"), Some(kept));
+        assert!(table.intern(b"new").1);
+        assert_eq!(table.len(), 20_002);
+        let twice = table.add_unindexed(&keys[7]);
+        assert_eq!(table.index_added(), Err(twice));
     }
 
     /// Keys of one width lie side by side; the first of another width moves every key to

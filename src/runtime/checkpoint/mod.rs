@@ -287,12 +287,13 @@ impl RestoredState {
             else {
                 continue;
             };
-            for (group, bytes) in &state.keyed {
-                if owns(*group) {
-                    op.restore(*group, bytes)
-                        .map_err(|e| self.corrupt(&state.line, e))?;
-                }
+            let owned = state.keyed.iter().filter(|(group, _)| owns(*group));
+            op.restoring(owned.clone().map(|(_, bytes)| bytes.len()).sum());
+            for (group, bytes) in owned {
+                op.restore(*group, bytes)
+                    .map_err(|e| self.corrupt(&state.line, e))?;
             }
+            op.restored().map_err(|e| self.corrupt(&state.line, e))?;
             if !state.instance_parts.is_empty() {
                 let parts: Vec<&[u8]> = state.instance_parts.iter().map(Vec::as_slice).collect();
                 op.restore_instance(&parts)

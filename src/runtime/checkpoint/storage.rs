@@ -27,10 +27,98 @@ const FORMAT: u64 = 1;
 
 pub const METADATA: &str = "_metadata";
 
+/// A state file read for a restore. On Unix it is mapped, not read: reading 1 GB into memory
+/// of its own took 3.3 s here, nearly all in the kernel making room for the new pages, where
+/// mapping the file shares the page cache's pages. Checkpoint files are written once and
+/// never changed after their checkpoint completed (a file cut short under the mapping would
+/// end the process with SIGBUS: nothing in Tideline does that).
+pub struct StateFile {
+    #[cfg(unix)]
+    map: Option<(std::ptr::NonNull<u8>, usize)>,
+    #[cfg(not(unix))]
+    bytes: Vec<u8>,
+}
+
+// SAFETY: the mapping is read-only and private to this value, which unmaps it when dropped.
+#[cfg(unix)]
+unsafe impl Send for StateFile {}
+// SAFETY: as above: shared references only read it.
+#[cfg(unix)]
+unsafe impl Sync for StateFile {}
+
+impl StateFile {
+    #[cfg(unix)]
+    fn open(path: &Path) -> std::io::Result<Self> {
+        use std::os::fd::AsRawFd;
+        let file = File::open(path)?;
+        let len = file.metadata()?.len() as usize;
+        if len == 0 {
+            return Ok(StateFile { map: None });
+        }
+        // SAFETY: a private read-only mapping of a file open for reading, of its length;
+        // the result is checked before use.
+        let at = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if at == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        let at =
+            std::ptr::NonNull::new(at.cast::<u8>()).ok_or_else(std::io::Error::last_os_error)?;
+        Ok(StateFile {
+            map: Some((at, len)),
+        })
+    }
+
+    #[cfg(not(unix))]
+    fn open(path: &Path) -> std::io::Result<Self> {
+        Ok(StateFile {
+            bytes: std::fs::read(path)?,
+        })
+    }
+}
+
+impl std::ops::Deref for StateFile {
+    type Target = [u8];
+
+    #[cfg(unix)]
+    fn deref(&self) -> &[u8] {
+        match self.map {
+            // SAFETY: the mapping lives as long as `self` and is `len` bytes long.
+            Some((at, len)) => unsafe { std::slice::from_raw_parts(at.as_ptr(), len) },
+            None => &[],
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn deref(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+#[cfg(unix)]
+impl Drop for StateFile {
+    fn drop(&mut self) {
+        if let Some((at, len)) = self.map {
+            // SAFETY: the mapping made in `open`, unmapped once.
+            unsafe {
+                libc::munmap(at.as_ptr().cast(), len);
+            }
+        }
+    }
+}
+
 /// A piece of a state file read for a restore, sharing the file's bytes.
 #[derive(Clone)]
 pub struct Segment {
-    file: Arc<Vec<u8>>,
+    file: Arc<StateFile>,
     start: usize,
     end: usize,
 }
@@ -357,12 +445,12 @@ pub fn read_checkpoint(path: &str) -> Result<RestoredState, ExecError> {
         )));
     }
     // Every file, checked whole.
-    let mut files: BTreeMap<String, Arc<Vec<u8>>> = BTreeMap::new();
+    let mut files: BTreeMap<String, Arc<StateFile>> = BTreeMap::new();
     for (name, entry) in metadata["files"].as_object().ok_or_else(|| bad("files"))? {
         if name.contains('/') || name.starts_with('.') {
             return Err(bad("a file name"));
         }
-        let bytes = std::fs::read(dir.join(name))
+        let bytes = StateFile::open(&dir.join(name))
             .map_err(|e| refuse(format!("its state file {name} cannot be read: {e}")))?;
         let length = entry["length"].as_u64().ok_or_else(|| bad("a length"))?;
         if bytes.len() as u64 != length {
