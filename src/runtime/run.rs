@@ -236,18 +236,24 @@ fn run_split(
         clock: clock.clone(),
         ..OperatorContext::default()
     };
+    if let Some(restored) = checkpoints
+        .restore
+        .take_if(|r| r.status == SplitStatus::Finished)
+    {
+        // Read to its end before the checkpoint: its channel ends at once, and its chain is
+        // not opened (an opened watermark assigner would join its alignment group, never to
+        // leave it, and hold the group's other splits back for good).
+        if let Some((handle, participant)) = &checkpoints.handle {
+            handle.finished(*participant, ParticipantState::Split(restored));
+        }
+        return out.end();
+    }
     let mut chain = Chain::new(std::mem::take(&mut pipeline.operators));
     chain.open(&ctx)?;
     if let Some(restored) = checkpoints.restore.take() {
         match restored.status {
-            SplitStatus::Finished => {
-                // Read to its end before the checkpoint: its channel ends at once.
-                if let Some((handle, participant)) = &checkpoints.handle {
-                    handle.finished(*participant, ParticipantState::Split(restored));
-                }
-                return out.end();
-            }
-            SplitStatus::Pending => {}
+            // A finished split returned above.
+            SplitStatus::Finished | SplitStatus::Pending => {}
             SplitStatus::Running => {
                 for (op, state) in chain.operators_mut().iter_mut().zip(&restored.chain) {
                     for (group, bytes) in &state.keyed {
