@@ -262,3 +262,57 @@ fn stopping_with_drain_fires_the_windows_still_open() {
     assert!(c > 0 && c < 10_000 && c == m, "{lines:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// With checkpointing on, EXPLAIN of an INSERT ends with the state each stateful operator
+/// held in the last checkpoint of the job of that name, and says which the explained plan
+/// no longer has; before any checkpoint, it says there is none.
+#[test]
+fn explain_shows_the_state_in_the_jobs_last_checkpoint() {
+    let dir = workdir("explain");
+    let mut session = Session::default();
+    let setup = format!(
+        "SET 'execution.checkpointing.interval' = '100 ms';
+         SET 'execution.checkpointing.dir' = '{}/checkpoints';
+         CREATE TABLE src (id BIGINT, v INT, k AS id % 100) WITH ('connector' = 'datagen',
+           'rows-per-second' = '20000', 'fields.id.kind' = 'sequence', 'fields.id.start' = '1',
+           'fields.id.end' = '6000', 'fields.v.min' = '0', 'fields.v.max' = '9');
+         CREATE TABLE snk (k BIGINT, c BIGINT, s INT) WITH ('connector' = 'blackhole');",
+        dir.display()
+    );
+    run(&mut session, &setup);
+    let query = "INSERT INTO snk SELECT k, COUNT(*), SUM(v) FROM src GROUP BY k;";
+    let before = run(&mut session, &format!("EXPLAIN {query}"));
+    assert!(
+        before.contains("== State in the Last Checkpoint ==\nno completed checkpoint of job 'insert-into_default_catalog.default_database.snk'"),
+        "{before}"
+    );
+    run(&mut session, query);
+    let after = run(&mut session, &format!("EXPLAIN {query}"));
+    let section = after
+        .split("== State in the Last Checkpoint ==\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{after}"));
+    let line = section
+        .lines()
+        .find(|l| l.starts_with("GroupAggregate(groupBy=[k]"))
+        .unwrap_or_else(|| panic!("{section}"));
+    assert!(
+        line.contains(" KB in ") && !line.contains("not in this plan"),
+        "{line}"
+    );
+    let changed = run(
+        &mut session,
+        "EXPLAIN INSERT INTO snk SELECT k, COUNT(*), MAX(v) FROM src GROUP BY k;",
+    );
+    assert!(
+        changed.contains("(not in this plan: a restore would refuse it)"),
+        "{changed}"
+    );
+    // Off: no section.
+    let off = run(
+        &mut session,
+        &format!("RESET 'execution.checkpointing.interval'; EXPLAIN {query}"),
+    );
+    assert!(!off.contains("State in the Last Checkpoint"), "{off}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

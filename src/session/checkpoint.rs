@@ -154,6 +154,71 @@ impl Session {
     }
 }
 
+impl Session {
+    /// EXPLAIN's section beyond Flink's (docs/design/0008 §7): with checkpointing on, each
+    /// stateful operator's state in the newest completed checkpoint of the INSERT's job (by
+    /// its name), marked where the explained plan no longer has the operator. `None` when
+    /// checkpointing is off.
+    pub(super) fn state_in_last_checkpoint(
+        &self,
+        table: &str,
+        plan: &crate::plan::stream::StreamPlan,
+    ) -> Result<Option<String>, StatementError> {
+        let job_name = self.job_name(table);
+        let Some(config) = self.checkpoint_config("", &job_name)? else {
+            return Ok(None);
+        };
+        let mut text = String::from("== State in the Last Checkpoint ==\n");
+        let Some(path) = newest_checkpoint_of(&config.dir, &job_name) else {
+            text += &format!(
+                "no completed checkpoint of job '{job_name}' under {}\n",
+                config.dir.display()
+            );
+            return Ok(Some(text));
+        };
+        let sizes = crate::runtime::checkpoint::storage::operator_sizes(&path)?;
+        let uids: std::collections::HashSet<String> = crate::plan::stream::uid::operator_uids(plan)
+            .iter()
+            .map(|u| u.uid.to_string())
+            .collect();
+        text += &format!("{}\n", path.display());
+        if sizes.is_empty() {
+            text += "no operator holds state\n";
+        }
+        for size in sizes {
+            text += &format!(
+                "{}: {} in {} key group{}{}\n",
+                size.line,
+                human_bytes(size.bytes),
+                size.key_groups,
+                if size.key_groups == 1 { "" } else { "s" },
+                if uids.contains(&size.uid) {
+                    ""
+                } else {
+                    " (not in this plan: a restore would refuse it)"
+                }
+            );
+        }
+        Ok(Some(text))
+    }
+}
+
+/// Bytes for people: `512 B`, `1.50 KB`, `1.26 GB` (units of 1024, as Flink's web UI).
+fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.2} {}", UNITS[unit])
+    }
+}
+
 /// A directory option's path: a local path, or a `file://` URI.
 fn local_path(text: &str) -> PathBuf {
     PathBuf::from(text.strip_prefix("file://").unwrap_or(text))

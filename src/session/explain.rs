@@ -1,5 +1,6 @@
 //! `EXPLAIN`: the abstract syntax tree, the optimized physical plan and the execution plan,
-//! as Flink prints them.
+//! as Flink prints them; for an INSERT with checkpointing on, then the state of each
+//! stateful operator in its job's last checkpoint (beyond Flink).
 
 use super::{Session, StatementError, StatementResult, position_error};
 use crate::catalog::CatalogEntry;
@@ -22,6 +23,7 @@ impl Session {
         changelog_mode: &bool,
     ) -> Result<StatementResult, StatementError> {
         let binder = || Binder::new(&self.catalog, &parsed.hints);
+        let mut state = None;
         let (ast, plan) = match statement {
             Statement::Query(q) => {
                 let logical = output_names(binder().bind_query(q)?);
@@ -48,6 +50,7 @@ impl Session {
                 )?;
                 let plan = translate_insert(&logical, &name, &self.planner_options())
                     .map_err(SqlError::from)?;
+                state = self.state_in_last_checkpoint(&name, &plan)?;
                 let mut ast = format!(
                     "LogicalSink(table=[default_catalog.default_database.{name}], fields=[{}])\n",
                     plan.schema()
@@ -77,10 +80,15 @@ impl Session {
                 ));
             }
         };
-        Ok(StatementResult::Explain(format!(
+        let mut text = format!(
             "== Abstract Syntax Tree ==\n{ast}\n== Optimized Physical Plan ==\n{}\n== Optimized Execution Plan ==\n{}\n",
             plan.explain(Spelling::Physical, *changelog_mode),
             plan.explain(Spelling::Execution, false)
-        )))
+        );
+        if let Some(state) = state {
+            text.push('\n');
+            text += &state;
+        }
+        Ok(StatementResult::Explain(text))
     }
 }

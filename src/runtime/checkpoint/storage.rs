@@ -416,6 +416,69 @@ pub fn apply_retention(job_dir: &Path, latest: u64, retained: usize) {
     }
 }
 
+/// One operator's state in a checkpoint, as its `_metadata` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OperatorSize {
+    /// Its uid (what a restore matches it by).
+    pub uid: String,
+    /// Its line in the plan it was taken from.
+    pub line: String,
+    /// Bytes of keyed and instance state, over every instance.
+    pub bytes: u64,
+    /// Key groups holding state.
+    pub key_groups: usize,
+}
+
+/// The stateful operators of the checkpoint in `dir`, in the order of its tasks, read from
+/// its `_metadata` alone (EXPLAIN's state section, docs/design/0008 §7).
+pub fn operator_sizes(dir: &Path) -> Result<Vec<OperatorSize>, ExecError> {
+    let path = dir.join(METADATA);
+    let text = std::fs::read(&path).map_err(|e| io_error("read", &path, e))?;
+    let metadata: Value = serde_json::from_slice(&text)
+        .map_err(|e| ExecError::Checkpoint(format!("'{}' does not parse: {e}", path.display())))?;
+    let mut sizes: Vec<(OperatorSize, std::collections::BTreeSet<u64>)> = Vec::new();
+    let instances = metadata["tasks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|t| t["instances"].as_array().into_iter().flatten());
+    for instance in instances {
+        for op in instance["operators"].as_array().into_iter().flatten() {
+            let key = op["key"].as_str().unwrap_or_default();
+            // The key is `<uid>-<occurrence in the chain>`.
+            let uid = key.rsplit_once('-').map_or(key, |(uid, _)| uid);
+            let at = match sizes.iter().position(|(s, _)| s.uid == uid) {
+                Some(at) => at,
+                None => {
+                    sizes.push((
+                        OperatorSize {
+                            uid: uid.to_string(),
+                            line: op["line"].as_str().unwrap_or_default().to_string(),
+                            bytes: 0,
+                            key_groups: 0,
+                        },
+                        Default::default(),
+                    ));
+                    sizes.len() - 1
+                }
+            };
+            let (size, groups) = &mut sizes[at];
+            for part in op["keyed"].as_array().into_iter().flatten() {
+                size.bytes += part[2].as_u64().unwrap_or(0);
+                groups.insert(part[0].as_u64().unwrap_or(0));
+            }
+            size.bytes += op["instance"][1].as_u64().unwrap_or(0);
+        }
+    }
+    Ok(sizes
+        .into_iter()
+        .map(|(mut size, groups)| {
+            size.key_groups = groups.len();
+            size
+        })
+        .collect())
+}
+
 /// Reads the checkpoint at `path` (its directory or its `_metadata`, `file://` allowed):
 /// every state file checked against its length and CRC before any state is handed out.
 pub fn read_checkpoint(path: &str) -> Result<RestoredState, ExecError> {
