@@ -553,7 +553,8 @@ fn main() {
         );
     }
 
-    let checkpointed = checkpoints(&mut session, &dir.join("checkpoints"), group_rows);
+    // Four times the rows, so that each run lasts several 1 s checkpoints.
+    let checkpointed = checkpoints(&mut session, &dir.join("checkpoints"), 4 * group_rows);
 
     if tvf_tumble.is_finite() && tvf_hop.is_finite() {
         println!(
