@@ -356,7 +356,8 @@ fn a_restored_key_keeps_its_ttl_write_time() {
 /// Restored == uninterrupted at every cut and between parallelisms 1 and 2, with the state
 /// frozen at the cut while the operator goes on (its pages then copied on write): groups
 /// growing, emptied and brought back (a freed id reused), over accumulators kept in pages
-/// (COUNT, SUM) and one that is not (MIN/MAX with retraction), insert-only and retracting.
+/// (COUNT, SUM, AVG, MIN, MAX, the M2 under STDDEV) and one that is not (MIN/MAX with
+/// retraction), insert-only and retracting.
 #[test]
 fn frozen_state_restores_as_uninterrupted() {
     let insert_only = Spec::new(
@@ -365,6 +366,10 @@ fn frozen_state_restores_as_uninterrupted() {
         vec![
             count(&[]),
             call(AggregateFunction::Sum, &[1], TypeKind::BigInt),
+            call(AggregateFunction::Avg, &[1], TypeKind::BigInt),
+            call(AggregateFunction::Min, &[1], TypeKind::BigInt),
+            call(AggregateFunction::Max, &[1], TypeKind::BigInt),
+            call(AggregateFunction::WelfordM2, &[1], TypeKind::Double),
         ],
     );
     let scripts = [

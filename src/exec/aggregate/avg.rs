@@ -14,8 +14,11 @@ use arrow_array::{ArrayRef, ArrowPrimitiveType, PrimitiveArray, RecordBatch};
 use arrow_buffer::ArrowNativeType;
 use arrow_schema::DataType as ArrowType;
 
-use super::{GroupsAccumulator, StateReader, for_each_value, grow, nulls_of, put_i64, put_i128};
+use super::{
+    FrozenSlots, GroupsAccumulator, StateReader, for_each_value, nulls_of, put_i64, put_i128,
+};
 use crate::exec::error::ExecError;
+use crate::exec::state::pages::{FrozenVec, PagedVec};
 use crate::types::decimal::pow10_saturating;
 
 /// The BIGINT quotients of `slots` narrowed to the result type.
@@ -42,8 +45,8 @@ pub struct IntegerAvgAccumulator<T: ArrowPrimitiveType> {
     column: usize,
     filter: Option<usize>,
     result: ArrowType,
-    sums: Vec<i64>,
-    counts: Vec<i64>,
+    sums: PagedVec<i64>,
+    counts: PagedVec<i64>,
     _type: std::marker::PhantomData<fn() -> T>,
 }
 
@@ -62,8 +65,8 @@ impl<T: ArrowPrimitiveType> IntegerAvgAccumulator<T> {
                 column,
                 filter,
                 result: result.clone(),
-                sums: Vec::new(),
-                counts: Vec::new(),
+                sums: PagedVec::new(),
+                counts: PagedVec::new(),
                 _type: std::marker::PhantomData,
             }) as Box<dyn GroupsAccumulator>
         })
@@ -72,8 +75,8 @@ impl<T: ArrowPrimitiveType> IntegerAvgAccumulator<T> {
 
 impl<T: ArrowPrimitiveType> GroupsAccumulator for IntegerAvgAccumulator<T> {
     fn resize(&mut self, slots: usize) {
-        grow(&mut self.sums, slots, 0);
-        grow(&mut self.counts, slots, 0);
+        self.sums.grow(slots, 0);
+        self.counts.grow(slots, 0);
     }
 
     fn update(
@@ -134,6 +137,17 @@ impl<T: ArrowPrimitiveType> GroupsAccumulator for IntegerAvgAccumulator<T> {
         put_i64(out, self.counts[slot as usize]);
     }
 
+    fn freeze(&self, _slots: usize, _live: &dyn Fn(u32) -> bool) -> Box<dyn FrozenSlots> {
+        Box::new(FrozenAverages {
+            sums: self.sums.freeze(),
+            counts: self.counts.freeze(),
+            put: |out, sum, count| {
+                put_i64(out, sum);
+                put_i64(out, count);
+            },
+        })
+    }
+
     fn read_slot(&mut self, slot: u32, input: &mut StateReader<'_>) -> Result<(), ExecError> {
         self.sums[slot as usize] = input.i64()?;
         self.counts[slot as usize] = input.i64()?;
@@ -145,8 +159,8 @@ impl<T: ArrowPrimitiveType> GroupsAccumulator for IntegerAvgAccumulator<T> {
 pub struct FloatAvgAccumulator<T: ArrowPrimitiveType> {
     column: usize,
     filter: Option<usize>,
-    sums: Vec<f64>,
-    counts: Vec<i64>,
+    sums: PagedVec<f64>,
+    counts: PagedVec<i64>,
     _type: std::marker::PhantomData<fn() -> T>,
 }
 
@@ -180,8 +194,8 @@ where
             Box::new(FloatAvgAccumulator::<T> {
                 column,
                 filter,
-                sums: Vec::new(),
-                counts: Vec::new(),
+                sums: PagedVec::new(),
+                counts: PagedVec::new(),
                 _type: std::marker::PhantomData,
             }) as Box<dyn GroupsAccumulator>
         })
@@ -193,8 +207,8 @@ where
     T::Native: Widen,
 {
     fn resize(&mut self, slots: usize) {
-        grow(&mut self.sums, slots, 0.0);
-        grow(&mut self.counts, slots, 0);
+        self.sums.grow(slots, 0.0);
+        self.counts.grow(slots, 0);
     }
 
     fn update(
@@ -256,6 +270,17 @@ where
         put_i64(out, self.counts[slot as usize]);
     }
 
+    fn freeze(&self, _slots: usize, _live: &dyn Fn(u32) -> bool) -> Box<dyn FrozenSlots> {
+        Box::new(FrozenAverages {
+            sums: self.sums.freeze(),
+            counts: self.counts.freeze(),
+            put: |out, sum: f64, count| {
+                put_i64(out, sum.to_bits() as i64);
+                put_i64(out, count);
+            },
+        })
+    }
+
     fn read_slot(&mut self, slot: u32, input: &mut StateReader<'_>) -> Result<(), ExecError> {
         self.sums[slot as usize] = f64::from_bits(input.i64()? as u64);
         self.counts[slot as usize] = input.i64()?;
@@ -272,8 +297,8 @@ pub struct DecimalAvgAccumulator {
     precision: u8,
     scale: i8,
     /// The sum in DECIMAL(38, s); `None` once it overflowed (Flink's sum is then NULL).
-    sums: Vec<Option<i128>>,
-    counts: Vec<i64>,
+    sums: PagedVec<Option<i128>>,
+    counts: PagedVec<i64>,
 }
 
 const SUM_LIMIT: i128 = 99_999_999_999_999_999_999_999_999_999_999_999_999;
@@ -292,8 +317,8 @@ impl DecimalAvgAccumulator {
             arg_scale,
             precision,
             scale,
-            sums: Vec::new(),
-            counts: Vec::new(),
+            sums: PagedVec::new(),
+            counts: PagedVec::new(),
         }
     }
 
@@ -310,8 +335,8 @@ impl DecimalAvgAccumulator {
 
 impl GroupsAccumulator for DecimalAvgAccumulator {
     fn resize(&mut self, slots: usize) {
-        grow(&mut self.sums, slots, Some(0));
-        grow(&mut self.counts, slots, 0);
+        self.sums.grow(slots, Some(0));
+        self.counts.grow(slots, 0);
     }
 
     fn update(
@@ -377,10 +402,15 @@ impl GroupsAccumulator for DecimalAvgAccumulator {
     }
 
     fn write_slot(&self, slot: u32, out: &mut Vec<u8>) {
-        let sum = self.sums[slot as usize];
-        out.push(u8::from(sum.is_some()));
-        put_i128(out, sum.unwrap_or_default());
-        put_i64(out, self.counts[slot as usize]);
+        put_decimal_average(out, self.sums[slot as usize], self.counts[slot as usize]);
+    }
+
+    fn freeze(&self, _slots: usize, _live: &dyn Fn(u32) -> bool) -> Box<dyn FrozenSlots> {
+        Box::new(FrozenAverages {
+            sums: self.sums.freeze(),
+            counts: self.counts.freeze(),
+            put: put_decimal_average,
+        })
     }
 
     fn read_slot(&mut self, slot: u32, input: &mut StateReader<'_>) -> Result<(), ExecError> {
@@ -448,6 +478,29 @@ pub fn decimal_quotient(sum: i128, count: i64, from: i32, to: i32, precision: u8
         }
     }
     Some(if negative { -unscaled } else { unscaled })
+}
+
+/// A DECIMAL AVG's slot in a snapshot: whether its sum is defined, the sum, the count.
+fn put_decimal_average(out: &mut Vec<u8>, sum: Option<i128>, count: i64) {
+    out.push(u8::from(sum.is_some()));
+    put_i128(out, sum.unwrap_or_default());
+    put_i64(out, count);
+}
+
+/// An AVG's slots at a barrier: its sums and counts, written by `put` as its `write_slot`
+/// writes them (the two write the same slot bytes; `put` keeps the format in one place for
+/// the DECIMAL AVG, and is the same two lines for the others).
+struct FrozenAverages<S> {
+    sums: FrozenVec<S>,
+    counts: FrozenVec<i64>,
+    put: fn(&mut Vec<u8>, S, i64),
+}
+
+impl<S: Copy + Send + Sync> FrozenSlots for FrozenAverages<S> {
+    fn write_slot(&self, slot: u32, out: &mut Vec<u8>) {
+        let slot = slot as usize;
+        (self.put)(out, self.sums[slot], self.counts[slot]);
+    }
 }
 
 #[cfg(test)]

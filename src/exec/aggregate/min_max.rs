@@ -14,10 +14,11 @@ use arrow_array::{
 use arrow_schema::DataType as ArrowType;
 
 use super::{
-    GroupsAccumulator, StateReader, filter_column, for_each_value, grow, nulls_of, passes,
+    FrozenSlots, GroupsAccumulator, StateReader, filter_column, for_each_value, nulls_of, passes,
     put_bytes, put_native,
 };
 use crate::exec::error::ExecError;
+use crate::exec::state::pages::{FrozenVec, PagedVec};
 
 /// Whether `x` should replace `current` for MIN (`MAX == false`) or MAX.
 #[inline]
@@ -31,8 +32,8 @@ pub struct PrimitiveMinMax<T: ArrowPrimitiveType, const MAX: bool> {
     column: usize,
     filter: Option<usize>,
     result: ArrowType,
-    values: Vec<T::Native>,
-    seen: Vec<bool>,
+    values: PagedVec<T::Native>,
+    seen: PagedVec<bool>,
 }
 
 impl<T: ArrowPrimitiveType, const MAX: bool> PrimitiveMinMax<T, MAX> {
@@ -41,8 +42,8 @@ impl<T: ArrowPrimitiveType, const MAX: bool> PrimitiveMinMax<T, MAX> {
             column,
             filter,
             result,
-            values: Vec::new(),
-            seen: Vec::new(),
+            values: PagedVec::new(),
+            seen: PagedVec::new(),
         }
     }
 
@@ -57,8 +58,8 @@ impl<T: ArrowPrimitiveType, const MAX: bool> PrimitiveMinMax<T, MAX> {
 
 impl<T: ArrowPrimitiveType, const MAX: bool> GroupsAccumulator for PrimitiveMinMax<T, MAX> {
     fn resize(&mut self, slots: usize) {
-        grow(&mut self.values, slots, T::Native::default());
-        grow(&mut self.seen, slots, false);
+        self.values.grow(slots, T::Native::default());
+        self.seen.grow(slots, false);
     }
 
     fn update(
@@ -93,8 +94,14 @@ impl<T: ArrowPrimitiveType, const MAX: bool> GroupsAccumulator for PrimitiveMinM
     }
 
     fn write_slot(&self, slot: u32, out: &mut Vec<u8>) {
-        out.push(u8::from(self.seen[slot as usize]));
-        put_native(out, self.values[slot as usize]);
+        put_extreme(out, self.seen[slot as usize], self.values[slot as usize]);
+    }
+
+    fn freeze(&self, _slots: usize, _live: &dyn Fn(u32) -> bool) -> Box<dyn FrozenSlots> {
+        Box::new(FrozenExtremes::<T> {
+            seen: self.seen.freeze(),
+            values: self.values.freeze(),
+        })
     }
 
     fn read_slot(&mut self, slot: u32, input: &mut StateReader<'_>) -> Result<(), ExecError> {
@@ -110,7 +117,7 @@ pub struct BooleanMinMax {
     filter: Option<usize>,
     max: bool,
     /// 0 for no value yet, 1 for FALSE, 2 for TRUE.
-    values: Vec<u8>,
+    values: PagedVec<u8>,
 }
 
 impl BooleanMinMax {
@@ -119,7 +126,7 @@ impl BooleanMinMax {
             column,
             filter,
             max,
-            values: Vec::new(),
+            values: PagedVec::new(),
         }
     }
 
@@ -134,7 +141,7 @@ impl BooleanMinMax {
 
 impl GroupsAccumulator for BooleanMinMax {
     fn resize(&mut self, slots: usize) {
-        grow(&mut self.values, slots, 0);
+        self.values.grow(slots, 0);
     }
 
     fn update(
@@ -181,6 +188,10 @@ impl GroupsAccumulator for BooleanMinMax {
         out.push(self.values[slot as usize]);
     }
 
+    fn freeze(&self, _slots: usize, _live: &dyn Fn(u32) -> bool) -> Box<dyn FrozenSlots> {
+        Box::new(FrozenBooleans(self.values.freeze()))
+    }
+
     fn read_slot(&mut self, slot: u32, input: &mut StateReader<'_>) -> Result<(), ExecError> {
         self.values[slot as usize] = input.u8()?;
         Ok(())
@@ -195,7 +206,7 @@ pub struct BytesMinMax {
     max: bool,
     result: ArrowType,
     values: Vec<Vec<u8>>,
-    seen: Vec<bool>,
+    seen: PagedVec<bool>,
 }
 
 impl BytesMinMax {
@@ -206,7 +217,7 @@ impl BytesMinMax {
             max,
             result,
             values: Vec::new(),
-            seen: Vec::new(),
+            seen: PagedVec::new(),
         }
     }
 
@@ -248,7 +259,7 @@ impl GroupsAccumulator for BytesMinMax {
         if self.values.len() < slots {
             self.values.resize_with(slots, Vec::new);
         }
-        grow(&mut self.seen, slots, false);
+        self.seen.grow(slots, false);
     }
 
     fn update(
@@ -464,5 +475,32 @@ impl GroupsAccumulator for RetractMinMax {
             values.insert(value, input.i64()? as u64);
         }
         Ok(())
+    }
+}
+
+/// A primitive MIN's or MAX's slot in a snapshot: whether it holds a value, and the value.
+fn put_extreme<N: arrow_buffer::ArrowNativeType>(out: &mut Vec<u8>, seen: bool, value: N) {
+    out.push(u8::from(seen));
+    put_native(out, value);
+}
+
+/// A primitive MIN's or MAX's slots at a barrier.
+struct FrozenExtremes<T: ArrowPrimitiveType> {
+    seen: FrozenVec<bool>,
+    values: FrozenVec<T::Native>,
+}
+
+impl<T: ArrowPrimitiveType> FrozenSlots for FrozenExtremes<T> {
+    fn write_slot(&self, slot: u32, out: &mut Vec<u8>) {
+        put_extreme(out, self.seen[slot as usize], self.values[slot as usize]);
+    }
+}
+
+/// A BOOLEAN MIN's or MAX's slots at a barrier (a byte each, as `write_slot` writes it).
+struct FrozenBooleans(FrozenVec<u8>);
+
+impl FrozenSlots for FrozenBooleans {
+    fn write_slot(&self, slot: u32, out: &mut Vec<u8>) {
+        out.push(self.0[slot as usize]);
     }
 }

@@ -12,8 +12,8 @@ use arrow_array::{ArrayRef, ArrowPrimitiveType, PrimitiveArray, RecordBatch};
 use arrow_schema::DataType as ArrowType;
 
 use super::{
-    FrozenHeld, FrozenSlots, GroupsAccumulator, HeldCount, StateReader, for_each_value, grow,
-    nulls_of, put_i64, put_i128, put_native,
+    FrozenHeld, FrozenSlots, GroupsAccumulator, HeldCount, StateReader, for_each_value, nulls_of,
+    put_i64, put_i128, put_native,
 };
 use crate::exec::error::ExecError;
 use crate::exec::state::pages::{FrozenVec, PagedVec};
@@ -154,10 +154,10 @@ pub struct DecimalSumAccumulator {
     /// The largest unscaled magnitude the result type holds (10^precision − 1).
     limit: i128,
     result: ArrowType,
-    sums: Vec<i128>,
-    seen: Vec<bool>,
+    sums: PagedVec<i128>,
+    seen: PagedVec<bool>,
     /// Values added per slot less those retracted: NULL at zero.
-    counts: Vec<i64>,
+    counts: PagedVec<i64>,
 }
 
 impl DecimalSumAccumulator {
@@ -167,9 +167,9 @@ impl DecimalSumAccumulator {
             filter,
             limit: pow10_saturating(u32::from(precision)) - 1,
             result,
-            sums: Vec::new(),
-            seen: Vec::new(),
-            counts: Vec::new(),
+            sums: PagedVec::new(),
+            seen: PagedVec::new(),
+            counts: PagedVec::new(),
         }
     }
 
@@ -193,9 +193,9 @@ impl DecimalSumAccumulator {
 
 impl GroupsAccumulator for DecimalSumAccumulator {
     fn resize(&mut self, slots: usize) {
-        grow(&mut self.sums, slots, 0);
-        grow(&mut self.seen, slots, false);
-        grow(&mut self.counts, slots, 0);
+        self.sums.grow(slots, 0);
+        self.seen.grow(slots, false);
+        self.counts.grow(slots, 0);
     }
 
     fn update(
@@ -250,9 +250,16 @@ impl GroupsAccumulator for DecimalSumAccumulator {
     }
 
     fn write_slot(&self, slot: u32, out: &mut Vec<u8>) {
-        out.push(u8::from(self.seen[slot as usize]));
-        put_i64(out, self.counts[slot as usize]);
-        put_i128(out, self.sums[slot as usize]);
+        let slot = slot as usize;
+        put_decimal_sum(out, self.seen[slot], self.counts[slot], self.sums[slot]);
+    }
+
+    fn freeze(&self, _slots: usize, _live: &dyn Fn(u32) -> bool) -> Box<dyn FrozenSlots> {
+        Box::new(FrozenDecimalSums {
+            seen: self.seen.freeze(),
+            counts: self.counts.freeze(),
+            sums: self.sums.freeze(),
+        })
     }
 
     fn read_slot(&mut self, slot: u32, input: &mut StateReader<'_>) -> Result<(), ExecError> {
@@ -260,5 +267,26 @@ impl GroupsAccumulator for DecimalSumAccumulator {
         self.counts[slot as usize] = input.i64()?;
         self.sums[slot as usize] = input.i128()?;
         Ok(())
+    }
+}
+
+/// A DECIMAL SUM's slot in a snapshot.
+fn put_decimal_sum(out: &mut Vec<u8>, seen: bool, count: i64, sum: i128) {
+    out.push(u8::from(seen));
+    put_i64(out, count);
+    put_i128(out, sum);
+}
+
+/// A DECIMAL SUM's slots at a barrier.
+struct FrozenDecimalSums {
+    seen: FrozenVec<bool>,
+    counts: FrozenVec<i64>,
+    sums: FrozenVec<i128>,
+}
+
+impl FrozenSlots for FrozenDecimalSums {
+    fn write_slot(&self, slot: u32, out: &mut Vec<u8>) {
+        let slot = slot as usize;
+        put_decimal_sum(out, self.seen[slot], self.counts[slot], self.sums[slot]);
     }
 }

@@ -18,8 +18,11 @@ use arrow_array::types::{
 use arrow_array::{Array, ArrayRef, Float64Array, RecordBatch};
 use arrow_schema::DataType as ArrowType;
 
-use super::{GroupsAccumulator, StateReader, filter_column, grow, nulls_of, passes, put_i64};
+use super::{
+    FrozenSlots, GroupsAccumulator, StateReader, filter_column, nulls_of, passes, put_i64,
+};
 use crate::exec::error::ExecError;
+use crate::exec::state::pages::{FrozenVec, PagedVec};
 
 /// Count, mean and M2 of one group.
 #[derive(Debug, Clone, Copy, Default)]
@@ -30,6 +33,13 @@ struct Moments {
 }
 
 impl Moments {
+    /// The moments in a snapshot.
+    fn put(&self, out: &mut Vec<u8>) {
+        put_i64(out, self.count);
+        put_i64(out, self.mean.to_bits() as i64);
+        put_i64(out, self.m2.to_bits() as i64);
+    }
+
     #[inline]
     fn add(&mut self, x: f64) {
         self.count += 1;
@@ -84,7 +94,7 @@ pub struct WelfordM2Accumulator {
     column: usize,
     filter: Option<usize>,
     argument: Argument,
-    groups: Vec<Moments>,
+    groups: PagedVec<Moments>,
 }
 
 impl WelfordM2Accumulator {
@@ -111,7 +121,7 @@ impl WelfordM2Accumulator {
             column,
             filter,
             argument,
-            groups: Vec::new(),
+            groups: PagedVec::new(),
         })
     }
 
@@ -174,7 +184,7 @@ fn decimal_to_f64(unscaled: i128, scale: i8) -> f64 {
 
 impl GroupsAccumulator for WelfordM2Accumulator {
     fn resize(&mut self, slots: usize) {
-        grow(&mut self.groups, slots, Moments::default());
+        self.groups.grow(slots, Moments::default());
     }
 
     fn update(
@@ -217,10 +227,11 @@ impl GroupsAccumulator for WelfordM2Accumulator {
     }
 
     fn write_slot(&self, slot: u32, out: &mut Vec<u8>) {
-        let m = &self.groups[slot as usize];
-        put_i64(out, m.count);
-        put_i64(out, m.mean.to_bits() as i64);
-        put_i64(out, m.m2.to_bits() as i64);
+        self.groups[slot as usize].put(out);
+    }
+
+    fn freeze(&self, _slots: usize, _live: &dyn Fn(u32) -> bool) -> Box<dyn FrozenSlots> {
+        Box::new(FrozenMoments(self.groups.freeze()))
     }
 
     fn read_slot(&mut self, slot: u32, input: &mut StateReader<'_>) -> Result<(), ExecError> {
@@ -230,6 +241,15 @@ impl GroupsAccumulator for WelfordM2Accumulator {
             m2: f64::from_bits(input.i64()? as u64),
         };
         Ok(())
+    }
+}
+
+/// The moments' slots at a barrier.
+struct FrozenMoments(FrozenVec<Moments>);
+
+impl FrozenSlots for FrozenMoments {
+    fn write_slot(&self, slot: u32, out: &mut Vec<u8>) {
+        self.0[slot as usize].put(out);
     }
 }
 
