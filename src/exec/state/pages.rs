@@ -36,10 +36,26 @@ impl<T> Page<T> {
     }
 }
 
+/// A page as the vector holds it, with its flag: true while no frozen view shares it, so it
+/// is written in place.
+struct Slot<T> {
+    page: Arc<Page<T>>,
+    owned: Cell<bool>,
+}
+
+impl<T> Slot<T> {
+    fn new(elements: Vec<T>) -> Self {
+        Slot {
+            page: Page::new(elements),
+            owned: Cell::new(true),
+        }
+    }
+}
+
+/// Every page but the last is full (`1 << shift` elements), the last holds the rest: so an
+/// index below `len` is always in a page and within it, which the accessors rely on.
 pub struct PagedVec<T> {
-    pages: Vec<Arc<Page<T>>>,
-    /// Per page: true while no frozen view shares it, so it is written in place.
-    owned: Vec<Cell<bool>>,
+    slots: Vec<Slot<T>>,
     len: usize,
     /// Elements per page: `1 << shift`.
     shift: u32,
@@ -61,8 +77,7 @@ impl<T> PagedVec<T> {
     /// An empty vector with `1 << shift` elements per page.
     pub fn with_page_len(shift: u32) -> Self {
         PagedVec {
-            pages: Vec::new(),
-            owned: Vec::new(),
+            slots: Vec::new(),
             len: 0,
             shift,
         }
@@ -83,13 +98,41 @@ impl<T> PagedVec<T> {
         (1 << self.shift) - 1
     }
 
+    /// Element `i`, which is below `len`.
+    #[inline]
+    fn at(&self, i: usize) -> &T {
+        debug_assert!(i < self.len);
+        // SAFETY: `i < len`: by the layout invariant, page `i >> shift` exists and holds
+        // more than `i & mask` elements.
+        unsafe {
+            self.slots
+                .get_unchecked(i >> self.shift)
+                .page
+                .elements()
+                .get_unchecked(i & self.mask())
+        }
+    }
+
+    /// Element `i`, which is below `len`, to write.
+    #[inline]
+    fn at_mut(&mut self, i: usize) -> &mut T
+    where
+        T: Clone,
+    {
+        debug_assert!(i < self.len);
+        let (p, at) = (i >> self.shift, i & self.mask());
+        // SAFETY: as in `at`; the page is made this vector's own first.
+        unsafe {
+            if !self.slots.get_unchecked(p).owned.get() {
+                self.own(p);
+            }
+            (&mut *self.slots.get_unchecked(p).page.0.get()).get_unchecked_mut(at)
+        }
+    }
+
     #[inline]
     pub fn get(&self, i: usize) -> Option<&T> {
-        if i < self.len {
-            Some(&self.pages[i >> self.shift].elements()[i & self.mask()])
-        } else {
-            None
-        }
+        (i < self.len).then(|| self.at(i))
     }
 
     #[inline]
@@ -98,8 +141,7 @@ impl<T> PagedVec<T> {
         T: Clone,
     {
         if i < self.len {
-            let mask = self.mask();
-            Some(&mut self.page_mut(i >> self.shift)[i & mask])
+            Some(self.at_mut(i))
         } else {
             None
         }
@@ -111,12 +153,12 @@ impl<T> PagedVec<T> {
     where
         T: Clone,
     {
-        if !self.owned[p].get() {
+        if !self.slots[p].owned.get() {
             self.own(p);
         }
         // SAFETY: page `p` is owned: this vector holds the only reference to it (`own`), and
         // `&mut self` excludes every other use of it for as long as the borrow lives.
-        unsafe { &mut *self.pages[p].0.get() }
+        unsafe { &mut *self.slots[p].page.0.get() }
     }
 
     #[cold]
@@ -124,11 +166,12 @@ impl<T> PagedVec<T> {
     where
         T: Clone,
     {
-        if Arc::get_mut(&mut self.pages[p]).is_none() {
-            let copy = self.pages[p].elements().clone();
-            self.pages[p] = Page::new(copy);
+        let slot = &mut self.slots[p];
+        if Arc::get_mut(&mut slot.page).is_none() {
+            let copy = slot.page.elements().clone();
+            slot.page = Page::new(copy);
         }
-        self.owned[p].set(true);
+        slot.owned.set(true);
     }
 
     pub fn push(&mut self, value: T)
@@ -136,9 +179,8 @@ impl<T> PagedVec<T> {
         T: Clone,
     {
         let p = self.len >> self.shift;
-        if p == self.pages.len() {
-            self.pages.push(Page::new(Vec::new()));
-            self.owned.push(Cell::new(true));
+        if p == self.slots.len() {
+            self.slots.push(Slot::new(Vec::new()));
         }
         let per_page = 1 << self.shift;
         let page = self.page_mut(p);
@@ -155,9 +197,8 @@ impl<T> PagedVec<T> {
         let per_page = 1 << self.shift;
         while self.len < len {
             let p = self.len >> self.shift;
-            if p == self.pages.len() {
-                self.pages.push(Page::new(Vec::new()));
-                self.owned.push(Cell::new(true));
+            if p == self.slots.len() {
+                self.slots.push(Slot::new(Vec::new()));
             }
             let take = (len - self.len).min(per_page - (self.len & self.mask()));
             let page = self.page_mut(p);
@@ -170,11 +211,11 @@ impl<T> PagedVec<T> {
     /// A read-only view of the vector as it is now, for another thread; the vector's next
     /// write into each page copies that page first.
     pub fn freeze(&self) -> FrozenVec<T> {
-        for owned in &self.owned {
-            owned.set(false);
+        for slot in &self.slots {
+            slot.owned.set(false);
         }
         FrozenVec {
-            pages: self.pages.clone(),
+            pages: self.slots.iter().map(|s| s.page.clone()).collect(),
             len: self.len,
             shift: self.shift,
         }
@@ -182,18 +223,19 @@ impl<T> PagedVec<T> {
 
     /// The number of pages (the last may be partly filled).
     pub fn page_count(&self) -> usize {
-        self.pages.len()
+        self.slots.len()
     }
 
     /// Page `p`'s elements.
     #[inline]
     pub fn page(&self, p: usize) -> &[T] {
-        self.pages[p].elements()
+        self.slots[p].page.elements()
     }
 
-    /// Page `p`'s elements, to change or extend within the page's capacity (callers that lay
-    /// out records of their own, as [`ByteStore`](super::byte_store::ByteStore) does, keep
-    /// [`len`](Self::len) true with [`set_len`](Self::set_len)).
+    /// Page `p`'s elements, to change or extend within the page's capacity, for a caller
+    /// that lays out records of its own page by page, as
+    /// [`ByteStore`](super::byte_store::ByteStore) does (it uses only the page accessors:
+    /// the element accessors rely on [`len`](Self::len), which such a caller leaves at 0).
     #[inline]
     pub fn page_elements_mut(&mut self, p: usize) -> &mut Vec<T>
     where
@@ -204,13 +246,7 @@ impl<T> PagedVec<T> {
 
     /// Adds an empty page.
     pub fn push_page(&mut self) {
-        self.pages.push(Page::new(Vec::new()));
-        self.owned.push(Cell::new(true));
-    }
-
-    /// Sets the element count of a vector laid out by its caller page by page.
-    pub fn set_len(&mut self, len: usize) {
-        self.len = len;
+        self.slots.push(Slot::new(Vec::new()));
     }
 }
 
@@ -229,15 +265,16 @@ impl<T> Index<usize> for PagedVec<T> {
 
     #[inline]
     fn index(&self, i: usize) -> &T {
-        &self.pages[i >> self.shift].elements()[i & self.mask()]
+        assert!(i < self.len, "index {i} out of {} elements", self.len);
+        self.at(i)
     }
 }
 
 impl<T: Clone> IndexMut<usize> for PagedVec<T> {
     #[inline]
     fn index_mut(&mut self, i: usize) -> &mut T {
-        let mask = self.mask();
-        &mut self.page_mut(i >> self.shift)[i & mask]
+        assert!(i < self.len, "index {i} out of {} elements", self.len);
+        self.at_mut(i)
     }
 }
 
