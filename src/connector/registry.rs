@@ -13,6 +13,7 @@ use super::sink::{BlackholeSinkFactory, PrintSinkFactory};
 use super::source::datagen::DatagenFactory;
 use super::source::filesystem::FilesystemFactory;
 use super::source::jdbc::JdbcSourceFactory;
+use super::source::kafka::KafkaFactory;
 use super::source::socket::SocketFactory;
 use crate::catalog::TableDef;
 use crate::clock::Clock;
@@ -104,6 +105,7 @@ const SOURCES: &[&dyn SourceFactory] = &[
     &FilesystemFactory,
     &SocketFactory,
     &JdbcSourceFactory,
+    &KafkaFactory,
 ];
 const SINKS: &[&dyn SinkFactory] = &[
     &PrintSinkFactory,

@@ -3,6 +3,7 @@
 pub mod datagen;
 pub mod filesystem;
 pub mod jdbc;
+pub mod kafka;
 pub mod socket;
 pub mod split;
 pub mod stream;

@@ -86,6 +86,8 @@ pub struct DeferredSplit {
     open: Option<OpenSplit>,
     split: Option<Box<dyn SourceSplit>>,
     replayable: bool,
+    /// Whether the split it opens ends by itself.
+    bounded: bool,
     /// A position to seek to once opened.
     seek_to: Option<Vec<u8>>,
 }
@@ -100,8 +102,15 @@ impl DeferredSplit {
             open: Some(Box::new(open)),
             split: None,
             replayable: false,
+            bounded: true,
             seek_to: None,
         }
+    }
+
+    /// The split it opens never ends by itself (it is then never queued behind others).
+    pub fn unbounded(mut self) -> Self {
+        self.bounded = false;
+        self
     }
 
     /// The split it opens can replay from a position.
@@ -140,6 +149,9 @@ impl SourceSplit for DeferredSplit {
     }
     fn replayable(&self) -> bool {
         self.replayable
+    }
+    fn is_bounded(&self) -> bool {
+        self.bounded
     }
     fn position(&self) -> Option<Vec<u8>> {
         match &self.split {

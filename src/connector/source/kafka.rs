@@ -1,0 +1,713 @@
+//! The `kafka` source (docs/design/0009 §3): Flink's option names, each partition of each
+//! topic a split with its own watermark, read with librdkafka (`rdkafka`'s synchronous
+//! consumer, assigned its partition: no group membership, as Flink's source assigns
+//! partitions itself).
+//!
+//! Where a split starts is resolved once, when the job is planned, into an offset per
+//! partition (`scan.startup.mode`: `earliest-offset`, `latest-offset`, `group-offsets`,
+//! `timestamp`, `specific-offsets`), and so is where a bounded one stops
+//! (`scan.bounded.mode`: `latest-offset`, `timestamp`, `specific-offsets`; `unbounded` by
+//! default): a checkpoint records the next offset to read, and a restored split goes on from
+//! it; an offset gone from the partition (retention) restarts at its earliest record unless
+//! `properties.auto.offset.reset` says otherwise. Each record's value is one row of the
+//! table's `format` (`value.format`); a record without a value (a tombstone) is skipped, as
+//! Flink's value formats skip it. A malformed record fails the job naming its topic,
+//! partition and offset, unless the format ignores parse errors. Brokers that go away are
+//! waited for (librdkafka reconnects) as long as `properties.request.timeout.ms` (30 s).
+//!
+//! Not built yet (refused when asked): key formats (`key.format`, `key.fields`), metadata
+//! columns, `topic-pattern`, partition discovery, the raw format, committing offsets to the
+//! group on checkpoints.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use arrow_array::RecordBatch;
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::KafkaError;
+use rdkafka::message::Message;
+use rdkafka::{Offset, TopicPartitionList};
+
+use super::super::{BatchLimit, ConnectorError, Decoded, LineDecoder};
+use super::split::{DeferredSplit, Pipeline, SourceSplit, position_words, words_position};
+use crate::catalog::TableDef;
+use crate::connector::format::new_decoder;
+use crate::connector::registry::{ScanRequest, SourceFactory};
+use crate::exec::error::ExecError;
+use crate::function::EvalContext;
+
+/// Records per batch at most.
+const BATCH_RECORDS: usize = 8192;
+/// How long a read waits for the first record of a batch.
+const QUIET_WAIT: Duration = Duration::from_millis(100);
+/// Text bytes per column per batch: an Arrow string column addresses `i32::MAX` bytes.
+const BATCH_BYTES: usize = i32::MAX as usize;
+
+/// Where a partition starts (`scan.startup.mode`).
+#[derive(Debug, Clone, PartialEq)]
+enum Startup {
+    Earliest,
+    Latest,
+    GroupOffsets,
+    Timestamp(i64),
+    Specific(HashMap<i32, i64>),
+}
+
+/// Where a bounded partition stops (`scan.bounded.mode`), exclusive.
+#[derive(Debug, Clone, PartialEq)]
+enum Bounded {
+    Unbounded,
+    Latest,
+    Timestamp(i64),
+    Specific(HashMap<i32, i64>),
+}
+
+/// A `kafka` table's options, checked.
+#[derive(Debug, Clone)]
+struct KafkaOptions {
+    topics: Vec<String>,
+    /// `properties.*`, without the prefix: the client's configuration.
+    properties: Vec<(String, String)>,
+    startup: Startup,
+    bounded: Bounded,
+    /// The options the value format reads (`format` set to the value format).
+    format: Vec<(String, String)>,
+}
+
+fn error(message: impl Into<String>) -> ConnectorError {
+    ConnectorError(message.into())
+}
+
+/// `partition:0,offset:42;partition:1,offset:300`, as Flink writes specific offsets.
+fn specific_offsets(key: &str, text: &str) -> Result<HashMap<i32, i64>, ConnectorError> {
+    let bad = || {
+        error(format!(
+            "Invalid properties for option '{key}': '{text}' (expected 'partition:0,offset:42;partition:1,offset:300')"
+        ))
+    };
+    let mut offsets = HashMap::new();
+    for part in text.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+        let (partition, offset) = part.split_once(',').ok_or_else(bad)?;
+        let partition = partition
+            .trim()
+            .strip_prefix("partition:")
+            .and_then(|p| p.trim().parse::<i32>().ok())
+            .ok_or_else(bad)?;
+        let offset = offset
+            .trim()
+            .strip_prefix("offset:")
+            .and_then(|o| o.trim().parse::<i64>().ok())
+            .ok_or_else(bad)?;
+        offsets.insert(partition, offset);
+    }
+    Ok(offsets)
+}
+
+impl KafkaOptions {
+    fn parse(table: &TableDef) -> Result<Self, ConnectorError> {
+        let options = &table.options;
+        let get = |k: &str| {
+            options
+                .iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.trim())
+        };
+        let format_name = get("value.format")
+            .or_else(|| get("format"))
+            .ok_or_else(|| {
+                error("Could not find required sink format 'value.format' for connector 'kafka'.")
+            })?
+            .to_string();
+        for key in ["key.format", "key.fields", "topic-pattern"] {
+            if get(key).is_some() {
+                return Err(error(format!(
+                    "option '{key}' of connector 'kafka' is not supported yet (docs/design/0009-kafka.md)"
+                )));
+            }
+        }
+        let mut unsupported = Vec::new();
+        let mut format = vec![("format".to_string(), format_name.clone())];
+        for (key, value) in options {
+            let known = matches!(
+                key.as_str(),
+                "connector"
+                    | "topic"
+                    | "format"
+                    | "value.format"
+                    | "scan.startup.mode"
+                    | "scan.startup.timestamp-millis"
+                    | "scan.startup.specific-offsets"
+                    | "scan.bounded.mode"
+                    | "scan.bounded.timestamp-millis"
+                    | "scan.bounded.specific-offsets"
+                    | "value.fields-include"
+            ) || key.starts_with("properties.")
+                || key.starts_with("scan.watermark.");
+            // The value format's own options, with or without `value.`.
+            let format_key = key.strip_prefix("value.").unwrap_or(key);
+            if format_key.starts_with(&format!("{format_name}.")) {
+                format.push((format_key.to_string(), value.clone()));
+            } else if !known {
+                unsupported.push(key.as_str());
+            }
+        }
+        if !unsupported.is_empty() {
+            unsupported.sort_unstable();
+            return Err(error(format!(
+                "Unsupported options found for 'kafka'.\n\nUnsupported options:\n\n{}",
+                unsupported.join("\n")
+            )));
+        }
+        if get("value.fields-include").is_some_and(|v| !v.eq_ignore_ascii_case("ALL")) {
+            return Err(error(
+                "'value.fields-include' = 'EXCEPT_KEY' needs 'key.format', which is not supported yet",
+            ));
+        }
+        let topics: Vec<String> = get("topic")
+            .ok_or_else(|| {
+                error("Either 'topic' or 'topic-pattern' must be set for connector 'kafka'.")
+            })?
+            .split(';')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(String::from)
+            .collect();
+        let properties: Vec<(String, String)> = options
+            .iter()
+            .filter_map(|(k, v)| Some((k.strip_prefix("properties.")?.to_string(), v.clone())))
+            .collect();
+        if !properties.iter().any(|(k, _)| k == "bootstrap.servers") {
+            return Err(error(
+                "Missing required option 'properties.bootstrap.servers' for connector 'kafka'.",
+            ));
+        }
+        let millis = |key: &str| -> Result<i64, ConnectorError> {
+            get(key)
+                .ok_or_else(|| error(format!("'{key}' is required by its mode")))?
+                .parse()
+                .map_err(|_| error(format!("option '{key}' is not a number of milliseconds")))
+        };
+        let specific = |key: &str| -> Result<HashMap<i32, i64>, ConnectorError> {
+            specific_offsets(
+                key,
+                get(key).ok_or_else(|| error(format!("'{key}' is required by its mode")))?,
+            )
+        };
+        let startup = match get("scan.startup.mode").unwrap_or("group-offsets") {
+            "earliest-offset" => Startup::Earliest,
+            "latest-offset" => Startup::Latest,
+            "group-offsets" => {
+                if !properties.iter().any(|(k, _)| k == "group.id") {
+                    return Err(error(
+                        "'properties.group.id' is required when 'scan.startup.mode' is 'group-offsets' (the default)",
+                    ));
+                }
+                Startup::GroupOffsets
+            }
+            "timestamp" => Startup::Timestamp(millis("scan.startup.timestamp-millis")?),
+            "specific-offsets" => Startup::Specific(specific("scan.startup.specific-offsets")?),
+            other => {
+                return Err(error(format!(
+                    "Invalid value for option 'scan.startup.mode': '{other}' (earliest-offset, latest-offset, group-offsets, timestamp, specific-offsets)"
+                )));
+            }
+        };
+        let bounded = match get("scan.bounded.mode").unwrap_or("unbounded") {
+            "unbounded" => Bounded::Unbounded,
+            "latest-offset" => Bounded::Latest,
+            "timestamp" => Bounded::Timestamp(millis("scan.bounded.timestamp-millis")?),
+            "specific-offsets" => Bounded::Specific(specific("scan.bounded.specific-offsets")?),
+            other => {
+                return Err(error(format!(
+                    "Invalid value for option 'scan.bounded.mode': '{other}' (unbounded, latest-offset, timestamp, specific-offsets)"
+                )));
+            }
+        };
+        Ok(KafkaOptions {
+            topics,
+            properties,
+            startup,
+            bounded,
+            format,
+        })
+    }
+
+    /// A consumer of the table's properties that never joins its group nor commits.
+    fn consumer(&self) -> Result<BaseConsumer, ConnectorError> {
+        let mut config = ClientConfig::new();
+        for (key, value) in &self.properties {
+            config.set(key, value);
+        }
+        if !self.properties.iter().any(|(k, _)| k == "group.id") {
+            // librdkafka's consumer needs one; nothing joins or commits under it.
+            config.set("group.id", "tideline");
+        }
+        if !self
+            .properties
+            .iter()
+            .any(|(k, _)| k == "auto.offset.reset")
+        {
+            // An offset gone from the partition (retention) restarts at its earliest record,
+            // as Flink's source resets for its startup modes, rather than skip to the end.
+            config.set("auto.offset.reset", "earliest");
+        }
+        config
+            .set("enable.auto.commit", "false")
+            .set("enable.auto.offset.store", "false")
+            .create()
+            .map_err(|e| error(format!("cannot create a Kafka consumer: {e}")))
+    }
+
+    /// How long a request to the brokers may take (`properties.request.timeout.ms`).
+    fn timeout(&self) -> Duration {
+        self.properties
+            .iter()
+            .find(|(k, _)| k == "request.timeout.ms")
+            .and_then(|(_, v)| v.parse().ok())
+            .map_or(Duration::from_secs(30), Duration::from_millis)
+    }
+}
+
+/// One partition's range: the offset to start at and, when bounded, the offset to stop
+/// before.
+#[derive(Debug, Clone, Copy)]
+struct Range {
+    start: i64,
+    stop: Option<i64>,
+}
+
+/// Resolves every partition's start and stop offsets, asking the brokers.
+fn ranges(
+    options: &KafkaOptions,
+    consumer: &BaseConsumer,
+) -> Result<Vec<(String, i32, Range)>, ConnectorError> {
+    let timeout = options.timeout();
+    let mut out = Vec::new();
+    for topic in &options.topics {
+        let metadata = consumer
+            .fetch_metadata(Some(topic), timeout)
+            .map_err(|e| error(format!("cannot read the metadata of topic '{topic}': {e}")))?;
+        let found = metadata.topics().iter().find(|t| t.name() == topic);
+        let partitions: Vec<i32> = match found {
+            Some(t) if t.error().is_none() => t.partitions().iter().map(|p| p.id()).collect(),
+            _ => Vec::new(),
+        };
+        if partitions.is_empty() {
+            return Err(error(format!(
+                "topic '{topic}' does not exist (or has no partitions) on {}",
+                options
+                    .properties
+                    .iter()
+                    .find(|(k, _)| k == "bootstrap.servers")
+                    .map_or("", |(_, v)| v.as_str())
+            )));
+        }
+        let watermarks = |p: i32| {
+            consumer.fetch_watermarks(topic, p, timeout).map_err(|e| {
+                error(format!(
+                    "cannot read the offsets of topic '{topic}' partition {p}: {e}"
+                ))
+            })
+        };
+        let for_time = |millis: i64| -> Result<HashMap<i32, i64>, ConnectorError> {
+            let mut query = TopicPartitionList::new();
+            for &p in &partitions {
+                query
+                    .add_partition_offset(topic, p, Offset::Offset(millis))
+                    .map_err(|e| error(e.to_string()))?;
+            }
+            let found = consumer
+                .offsets_for_times(query, timeout)
+                .map_err(|e| error(format!("cannot look up offsets by time in '{topic}': {e}")))?;
+            let mut at = HashMap::new();
+            for e in found.elements() {
+                // No record at or after the time: the partition's end.
+                let offset = match e.offset() {
+                    Offset::Offset(o) => o,
+                    _ => watermarks(e.partition())?.1,
+                };
+                at.insert(e.partition(), offset);
+            }
+            Ok(at)
+        };
+        let committed = if options.startup == Startup::GroupOffsets {
+            let mut query = TopicPartitionList::new();
+            for &p in &partitions {
+                query
+                    .add_partition(topic, p)
+                    .set_offset(Offset::Invalid)
+                    .map_err(|e| error(e.to_string()))?;
+            }
+            let found = consumer
+                .committed_offsets(query, timeout)
+                .map_err(|e| error(format!("cannot read the group's offsets of '{topic}': {e}")))?;
+            found
+                .elements()
+                .iter()
+                .filter_map(|e| match e.offset() {
+                    Offset::Offset(o) => Some((e.partition(), o)),
+                    _ => None,
+                })
+                .collect()
+        } else {
+            HashMap::new()
+        };
+        let started_at_time = match &options.startup {
+            Startup::Timestamp(t) => for_time(*t)?,
+            _ => HashMap::new(),
+        };
+        let stopped_at_time = match &options.bounded {
+            Bounded::Timestamp(t) => for_time(*t)?,
+            _ => HashMap::new(),
+        };
+        for &p in &partitions {
+            let (low, high) = watermarks(p)?;
+            let start = match &options.startup {
+                Startup::Earliest => low,
+                Startup::Latest => high,
+                Startup::Timestamp(_) => started_at_time.get(&p).copied().unwrap_or(high),
+                Startup::Specific(offsets) => offsets.get(&p).copied().unwrap_or(low),
+                Startup::GroupOffsets => *committed.get(&p).ok_or_else(|| {
+                    error(format!(
+                        "the group has no committed offset for topic '{topic}' partition {p} ('scan.startup.mode' = 'group-offsets')"
+                    ))
+                })?,
+            };
+            let stop = match &options.bounded {
+                Bounded::Unbounded => None,
+                Bounded::Latest => Some(high),
+                Bounded::Timestamp(_) => Some(stopped_at_time.get(&p).copied().unwrap_or(high)),
+                Bounded::Specific(offsets) => Some(offsets.get(&p).copied().unwrap_or(high)),
+            };
+            out.push((topic.clone(), p, Range { start, stop }));
+        }
+    }
+    Ok(out)
+}
+
+/// One partition of one topic.
+pub struct KafkaSplit {
+    name: String,
+    topic: String,
+    partition: i32,
+    consumer: BaseConsumer,
+    /// The offset of the next record to read.
+    next: i64,
+    stop: Option<i64>,
+    batch: Batch,
+    /// A record's text that did not fit the last batch (and its offset).
+    held: Option<(i64, String)>,
+    /// Since when the brokers have not answered, and how long they may not.
+    trouble: Option<Instant>,
+    timeout: Duration,
+}
+
+/// Whether a consumer's error is one librdkafka recovers from by itself (a broker gone for a
+/// while, a leader moving).
+fn transient(e: &KafkaError) -> bool {
+    use rdkafka::types::RDKafkaErrorCode as Code;
+    matches!(
+        e.rdkafka_error_code(),
+        Some(
+            Code::BrokerTransportFailure
+                | Code::AllBrokersDown
+                | Code::Resolve
+                | Code::OperationTimedOut
+                | Code::RequestTimedOut
+                | Code::NetworkException
+                | Code::LeaderNotAvailable
+                | Code::NotLeaderForPartition
+                | Code::BrokerNotAvailable
+                | Code::CoordinatorNotAvailable
+                | Code::NotCoordinator
+        )
+    )
+}
+
+/// The batch being built.
+struct Batch {
+    decoder: Box<dyn LineDecoder>,
+    /// The format is JSON (plain or a changelog): line breaks in a value are white space.
+    json: bool,
+    /// Records decoded into it.
+    records: usize,
+}
+
+impl Batch {
+    /// Decodes one record's value into the batch; false when the batch is full.
+    fn push(&mut self, offset: i64, text: &str) -> Result<bool, String> {
+        let limit = BatchLimit {
+            lines: 1,
+            bytes: BATCH_BYTES,
+            started: self.records > 0,
+        };
+        match self.decoder.decode(text, offset as u64, limit) {
+            Ok(Decoded { lines: 0, .. }) => Ok(false),
+            Ok(_) => {
+                self.records += 1;
+                Ok(true)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl KafkaSplit {
+    fn error(&self, offset: i64, message: impl std::fmt::Display) -> ExecError {
+        ExecError::Source(format!(
+            "kafka topic '{}' partition {} offset {offset}: {message}",
+            self.topic, self.partition
+        ))
+    }
+
+    /// Reads from `self.next` on.
+    fn assign(&mut self) -> Result<(), ExecError> {
+        let mut list = TopicPartitionList::new();
+        list.add_partition_offset(&self.topic, self.partition, Offset::Offset(self.next))
+            .map_err(|e| self.error(self.next, e))?;
+        self.consumer
+            .assign(&list)
+            .map_err(|e| self.error(self.next, e))
+    }
+
+    fn ended(&self) -> bool {
+        self.stop.is_some_and(|stop| self.next >= stop)
+    }
+}
+
+/// A record's value as one line for the format (UTF-8, no line break; borrowed unless it
+/// had to change). A JSON value may span lines (pretty-printed): outside its strings a line
+/// break is white space, and inside them JSON forbids one, so each becomes a space. A CSV
+/// record with a line break inside is refused rather than read as two rows.
+fn line_of(value: &[u8], json: bool) -> Result<Cow<'_, str>, String> {
+    let text = std::str::from_utf8(value)
+        .map_err(|e| format!("the value is not UTF-8 (at byte {})", e.valid_up_to()))?;
+    let text = text.trim_end_matches(['\n', '\r']);
+    if !text.contains(['\n', '\r']) {
+        Ok(Cow::Borrowed(text))
+    } else if json {
+        Ok(Cow::Owned(text.replace(['\n', '\r'], " ")))
+    } else {
+        Err("a csv record holding a line break is not supported yet".into())
+    }
+}
+
+impl SourceSplit for KafkaSplit {
+    fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
+        let (topic, partition) = (&self.topic, self.partition);
+        let failed = |offset: i64, e: &dyn std::fmt::Display| {
+            ExecError::Source(format!(
+                "kafka topic '{topic}' partition {partition} offset {offset}: {e}"
+            ))
+        };
+        // The format's errors name the record's offset as its line.
+        let malformed = |e: String| {
+            ExecError::Source(match e.strip_prefix("line ") {
+                Some(rest) => format!("kafka topic '{topic}' partition {partition} offset {rest}"),
+                None => format!("kafka topic '{topic}' partition {partition}: {e}"),
+            })
+        };
+        if let Some((offset, text)) = self.held.take() {
+            self.batch.push(offset, &text).map_err(malformed)?;
+            self.next = offset + 1;
+        }
+        let mut wait = QUIET_WAIT;
+        while self.batch.records < BATCH_RECORDS && self.stop.is_none_or(|s| self.next < s) {
+            let Some(message) = self.consumer.poll(wait) else {
+                break;
+            };
+            wait = Duration::ZERO;
+            let message = match message {
+                Ok(message) => {
+                    self.trouble = None;
+                    message
+                }
+                Err(e) if transient(&e) => {
+                    // librdkafka reconnects by itself; the job fails only when the brokers
+                    // stay away longer than a request may take.
+                    let since = *self.trouble.get_or_insert_with(|| {
+                        eprintln!("[WARNING] {}: {e}; retrying", self.name);
+                        Instant::now()
+                    });
+                    if since.elapsed() > self.timeout {
+                        return Err(failed(
+                            self.next,
+                            &format!(
+                                "{e} for longer than {:?} (properties.request.timeout.ms)",
+                                self.timeout
+                            ),
+                        ));
+                    }
+                    break;
+                }
+                Err(e) => return Err(failed(self.next, &e)),
+            };
+            let offset = message.offset();
+            if offset < self.next {
+                continue;
+            }
+            if self.stop.is_some_and(|stop| offset >= stop) {
+                self.next = offset;
+                break;
+            }
+            self.next = offset + 1;
+            let Some(value) = message.payload() else {
+                continue;
+            };
+            let text = line_of(value, self.batch.json).map_err(|e| failed(offset, &e))?;
+            if !self.batch.push(offset, &text).map_err(malformed)? {
+                self.next = offset;
+                self.held = Some((offset, text.into_owned()));
+                break;
+            }
+        }
+        if self.batch.records == 0 && self.held.is_none() && self.ended() {
+            if self.batch.decoder.rows_skipped() > 0 {
+                eprintln!(
+                    "[WARNING] {}: skipped {} malformed record(s) (ignore-parse-errors)",
+                    self.name,
+                    self.batch.decoder.rows_skipped()
+                );
+            }
+            return Ok(None);
+        }
+        self.batch.records = 0;
+        self.batch.decoder.flush().map(Some).map_err(malformed)
+    }
+
+    fn describe(&self) -> String {
+        self.name.clone()
+    }
+
+    fn is_bounded(&self) -> bool {
+        self.stop.is_some()
+    }
+
+    fn replayable(&self) -> bool {
+        true
+    }
+
+    fn position(&self) -> Option<Vec<u8>> {
+        // A record held for the next batch is not read yet: `next` is before it.
+        Some(words_position(&[self.next as u64]))
+    }
+
+    fn seek(&mut self, position: &[u8]) -> Result<(), ExecError> {
+        let [next] = position_words::<1>(position).ok_or_else(|| {
+            ExecError::Checkpoint(format!("{}: a malformed checkpointed position", self.name))
+        })?;
+        self.next = next as i64;
+        self.held = None;
+        self.batch.records = 0;
+        self.batch
+            .decoder
+            .flush()
+            .map_err(|e| self.error(self.next, e))?;
+        self.assign()
+    }
+}
+
+/// The `kafka` connector's source.
+pub struct KafkaFactory;
+
+impl SourceFactory for KafkaFactory {
+    fn identifier(&self) -> &'static str {
+        "kafka"
+    }
+
+    fn is_bounded(&self, table: &TableDef) -> bool {
+        !matches!(
+            table.option("scan.bounded.mode").map(str::trim),
+            None | Some("unbounded")
+        )
+    }
+
+    fn splits(
+        &self,
+        scan: &ScanRequest,
+        ctx: &EvalContext,
+    ) -> Result<Vec<Pipeline>, ConnectorError> {
+        if !scan.metadata.is_empty() {
+            return Err(error(
+                "the kafka connector's metadata columns are not supported yet",
+            ));
+        }
+        let options = KafkaOptions::parse(scan.table)?;
+        // The format is checked now, before any split opens.
+        new_decoder(&options.format, scan.physical, &ctx.zone)?;
+        let consumer = options.consumer()?;
+        let mut pipelines = Vec::new();
+        for (topic, partition, range) in ranges(&options, &consumer)? {
+            let name = format!("kafka {topic} partition {partition}");
+            let (options, physical, zone) =
+                (options.clone(), scan.physical.clone(), ctx.zone.clone());
+            let split_name = name.clone();
+            let open = move || -> Result<Box<dyn SourceSplit>, ExecError> {
+                let failed = |e: ConnectorError| ExecError::Source(format!("{split_name}: {e}"));
+                let mut split = KafkaSplit {
+                    name: split_name.clone(),
+                    topic,
+                    partition,
+                    consumer: options.consumer().map_err(failed)?,
+                    next: range.start,
+                    stop: range.stop,
+                    batch: Batch {
+                        decoder: new_decoder(&options.format, &physical, &zone).map_err(failed)?,
+                        json: options.format[0].1 != "csv",
+                        records: 0,
+                    },
+                    held: None,
+                    trouble: None,
+                    timeout: options.timeout(),
+                };
+                split.assign()?;
+                Ok(Box::new(split))
+            };
+            let split = DeferredSplit::new(name, open).replayable();
+            pipelines.push(Pipeline {
+                split: Box::new(if range.stop.is_some() {
+                    split
+                } else {
+                    split.unbounded()
+                }),
+                operators: vec![],
+            });
+        }
+        Ok(pipelines)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specific_offsets_read_as_flink_writes_them() {
+        let offsets = specific_offsets(
+            "scan.startup.specific-offsets",
+            "partition:0,offset:42;partition:1,offset:300",
+        )
+        .unwrap();
+        assert_eq!(offsets, HashMap::from([(0, 42), (1, 300)]));
+        let bad = specific_offsets("k", "partition:0;offset:1").unwrap_err();
+        assert!(bad.0.contains("expected 'partition:0,offset:42"), "{bad}");
+    }
+
+    #[test]
+    fn a_value_is_one_line() {
+        assert_eq!(line_of(b"{\"a\": 1}", true).unwrap(), "{\"a\": 1}");
+        assert_eq!(
+            line_of(b"{\n  \"a\": 1\r\n}\n", true).unwrap(),
+            "{   \"a\": 1  }"
+        );
+        assert_eq!(line_of(b"x,y\r\n", false).unwrap(), "x,y");
+        assert!(
+            line_of(b"\"x\ny\",1", false)
+                .unwrap_err()
+                .contains("line break")
+        );
+        assert!(line_of(&[0xff], true).unwrap_err().contains("not UTF-8"));
+    }
+}

@@ -1,0 +1,579 @@
+//! The `kafka` connector against a real Kafka-protocol broker (`scripts/kafka-broker.sh`;
+//! tests/support/kafka.rs says where it comes from): bounded reads of partitioned topics in
+//! each format equal what was written, the startup and bounded modes, malformed records, a
+//! window aggregate over a topic equal to the same over a file, per-partition watermarks
+//! with an idle partition, and the errors for a missing topic or broker.
+
+use std::io::Write;
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, atomic::AtomicBool, atomic::Ordering};
+use std::time::Duration;
+
+use tideline::client::{Session, render_error};
+use tideline::sql::parser::parse_statement;
+use tideline::sql::split::split_statements;
+
+#[path = "support/kafka.rs"]
+mod kafka_support;
+use kafka_support::{bootstrap, create_topic, produce, topic_name};
+
+/// Runs a script: whether it succeeded, and its output or its first error.
+fn run(script: &str) -> (bool, String) {
+    let mut session = Session::new(tideline::clock::ManualClock::new(0));
+    let mut out = Vec::new();
+    let (statements, _) = split_statements(script);
+    for stmt in &statements {
+        let result = parse_statement(stmt)
+            .map_err(|e| e.render(script))
+            .and_then(|parsed| {
+                tideline::client::execute(&mut session, &parsed, &mut out)
+                    .map_err(|e| render_error(&e, script))
+            });
+        if let Err(e) = result {
+            return (false, format!("{}{e}", String::from_utf8_lossy(&out)));
+        }
+    }
+    (true, String::from_utf8_lossy(&out).into_owned())
+}
+
+fn ok(script: &str) -> String {
+    let (ok, out) = run(script);
+    assert!(ok, "{script}\nfailed:\n{out}");
+    out
+}
+
+/// The table's DDL: `columns`, topic, format, and extra options.
+fn table(name: &str, columns: &str, server: &str, topic: &str, options: &str) -> String {
+    format!(
+        "CREATE TABLE {name} ({columns}) WITH ('connector' = 'kafka', 'topic' = '{topic}', \
+         'properties.bootstrap.servers' = '{server}', {options});\n"
+    )
+}
+
+/// Rows of a batch-mode query's result, without the table's frame.
+fn rows(out: &str) -> Vec<String> {
+    out.lines()
+        .filter(|l| l.starts_with("| ") || l.starts_with("|  "))
+        .skip(1)
+        .map(|l| {
+            l.trim_matches('|')
+                .split('|')
+                .map(str::trim)
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect()
+}
+
+#[test]
+fn a_bounded_read_of_a_partitioned_topic_equals_what_was_written() {
+    let Some(server) = bootstrap() else { return };
+    let topic = topic_name("bounded");
+    create_topic(&server, &topic, 3);
+    // 3000 records over 3 partitions, one partition twice as full as another.
+    let values: Vec<String> = (0..3000)
+        .map(|i| format!(r#"{{"id": {i}, "k": "k{}", "v": {}}}"#, i % 7, i * 3))
+        .collect();
+    let records: Vec<_> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            (
+                [0, 1, 1, 2][i % 4],
+                None,
+                Some(v.as_str()),
+                1_600_000_000_000,
+            )
+        })
+        .collect();
+    produce(&server, &topic, &records);
+    let ddl = table(
+        "t",
+        "id BIGINT, k STRING, v BIGINT",
+        &server,
+        &topic,
+        "'format' = 'json', 'scan.startup.mode' = 'earliest-offset', \
+         'scan.bounded.mode' = 'latest-offset'",
+    );
+    let expected_sum: i64 = (0..3000).map(|i| i * 3).sum();
+    for mode in ["batch", "streaming"] {
+        for parallelism in [1, 2] {
+            let out = ok(&format!(
+                "SET 'execution.runtime-mode' = '{mode}';\n\
+                 SET 'parallelism.default' = '{parallelism}';\n{ddl}\
+                 SELECT COUNT(*) AS n, SUM(v) AS s, COUNT(DISTINCT id) AS d, MIN(id) AS lo, MAX(id) AS hi FROM t;"
+            ));
+            let last = rows(&out).last().cloned().unwrap_or_default();
+            assert!(
+                last.ends_with(&format!("3000,{expected_sum},3000,0,2999")),
+                "{mode} at parallelism {parallelism}:\n{out}"
+            );
+        }
+    }
+    // Grouped by key: each key's count, as a batch query prints it.
+    let out = ok(&format!(
+        "SET 'execution.runtime-mode' = 'batch';\n{ddl}\
+         SELECT k, COUNT(*) AS n FROM t GROUP BY k ORDER BY k;"
+    ));
+    let expected: Vec<String> = (0..7)
+        .map(|k| format!("k{k},{}", (0..3000).filter(|i| i % 7 == k).count()))
+        .collect();
+    assert_eq!(rows(&out), expected, "{out}");
+}
+
+#[test]
+fn each_format_reads_what_was_written() {
+    let Some(server) = bootstrap() else { return };
+    let cases: [(&str, &[&str], &str); 4] = [
+        (
+            "csv",
+            &["1,a,2.5", "2,\"b,c\",0.5", "3,,-1"],
+            "'format' = 'csv'",
+        ),
+        (
+            "json",
+            &[
+                r#"{"id": 1, "s": "a", "d": 2.5}"#,
+                r#"{"id": 2, "s": "b,c", "d": 0.5}"#,
+                r#"{"id": 3, "d": -1}"#,
+            ],
+            "'format' = 'json'",
+        ),
+        (
+            "debezium-json",
+            &[
+                r#"{"before": null, "after": {"id": 1, "s": "a", "d": 2.5}, "op": "c"}"#,
+                r#"{"before": null, "after": {"id": 2, "s": "b,c", "d": 0.5}, "op": "c"}"#,
+                r#"{"before": null, "after": {"id": 4, "s": "gone", "d": 0}, "op": "c"}"#,
+                r#"{"before": {"id": 4, "s": "gone", "d": 0}, "after": null, "op": "d"}"#,
+                r#"{"before": null, "after": {"id": 3, "s": null, "d": -1}, "op": "c"}"#,
+            ],
+            "'format' = 'debezium-json'",
+        ),
+        (
+            "canal-json",
+            &[
+                r#"{"data": [{"id": 1, "s": "a", "d": 2.5}, {"id": 2, "s": "b,c", "d": 0.5}], "type": "INSERT"}"#,
+                r#"{"data": [{"id": 3, "s": null, "d": -1}], "type": "INSERT"}"#,
+            ],
+            "'format' = 'canal-json'",
+        ),
+    ];
+    for (format, values, options) in cases {
+        let topic = topic_name(format);
+        create_topic(&server, &topic, 1);
+        let records: Vec<_> = values.iter().map(|v| (0, None, Some(*v), 0)).collect();
+        produce(&server, &topic, &records);
+        // A changelog format is read in streaming mode (Flink refuses it in batch mode).
+        let changelog = format.ends_with("-json") && format != "json";
+        let out = ok(&format!(
+            "{}{}SELECT id, s, d FROM t{};",
+            if changelog {
+                ""
+            } else {
+                "SET 'execution.runtime-mode' = 'batch';\n"
+            },
+            table(
+                "t",
+                "id INT, s STRING, d DOUBLE",
+                &server,
+                &topic,
+                &format!(
+                    "{options}, 'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset'"
+                )
+            ),
+            if changelog { "" } else { " ORDER BY id" }
+        ));
+        let empty = if format == "csv" { "" } else { "<NULL>" };
+        let mut expected = vec!["1,a,2.5".to_string(), "2,b,c,0.5".to_string()];
+        if format == "debezium-json" {
+            expected.extend(["4,gone,0.0".to_string(), "4,gone,0.0".to_string()]);
+        }
+        expected.push(format!("3,{empty},-1.0"));
+        if changelog {
+            let mut kinds = vec!["+I"; expected.len()];
+            if format == "debezium-json" {
+                kinds[3] = "-D";
+            }
+            for (row, kind) in expected.iter_mut().zip(kinds) {
+                *row = format!("{kind},{row}");
+            }
+        }
+        assert_eq!(rows(&out), expected, "{format}:\n{out}");
+    }
+}
+
+#[test]
+fn startup_and_bounded_modes_pick_the_offsets_flink_picks() {
+    let Some(server) = bootstrap() else { return };
+    let topic = topic_name("modes");
+    create_topic(&server, &topic, 2);
+    // Partition p holds ids p*100 .. p*100+9, written at times 1000*id.
+    let values: Vec<(i32, String, i64)> = (0..2)
+        .flat_map(|p| (0..10).map(move |i| (p, p * 100 + i)))
+        .map(|(p, id)| (p, format!("{id}"), 1_000 * id as i64))
+        .collect();
+    let records: Vec<_> = values
+        .iter()
+        .map(|(p, v, t)| (*p, None, Some(v.as_str()), *t))
+        .collect();
+    produce(&server, &topic, &records);
+    let read = |options: &str| {
+        let out = ok(&format!(
+            "SET 'execution.runtime-mode' = 'batch';\n{}SELECT id FROM t ORDER BY id;",
+            table(
+                "t",
+                "id INT",
+                &server,
+                &topic,
+                &format!("'format' = 'csv', {options}")
+            )
+        ));
+        rows(&out).join(" ")
+    };
+    assert_eq!(
+        read(
+            "'scan.startup.mode' = 'specific-offsets', 'scan.startup.specific-offsets' = 'partition:0,offset:7;partition:1,offset:9', 'scan.bounded.mode' = 'latest-offset'"
+        ),
+        "7 8 9 109"
+    );
+    assert_eq!(
+        read(
+            "'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'specific-offsets', 'scan.bounded.specific-offsets' = 'partition:0,offset:2;partition:1,offset:1'"
+        ),
+        "0 1 100"
+    );
+    // Times: ids 0-4 written, a moment, then ids 5-9. The records carry the producer's
+    // clock, and the test broker looks times up by when it wrote them (docs/design/0009):
+    // the moment between the two parts is the same time for both.
+    let timed = topic_name("times");
+    create_topic(&server, &timed, 1);
+    let ids: Vec<String> = (0..10).map(|i| i.to_string()).collect();
+    let part = |range: std::ops::Range<usize>| -> Vec<(i32, Option<&str>, Option<&str>, i64)> {
+        ids[range]
+            .iter()
+            .map(|v| (0, None, Some(v.as_str()), -1))
+            .collect()
+    };
+    produce(&server, &timed, &part(0..5));
+    std::thread::sleep(Duration::from_millis(200));
+    let between = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    std::thread::sleep(Duration::from_millis(200));
+    produce(&server, &timed, &part(5..10));
+    let read_timed = |options: &str| {
+        let out = ok(&format!(
+            "SET 'execution.runtime-mode' = 'batch';\n{}SELECT id FROM t ORDER BY id;",
+            table(
+                "t",
+                "id INT",
+                &server,
+                &timed,
+                &format!("'format' = 'csv', {options}")
+            )
+        ));
+        rows(&out).join(" ")
+    };
+    assert_eq!(
+        read_timed(&format!(
+            "'scan.startup.mode' = 'timestamp', 'scan.startup.timestamp-millis' = '{between}', 'scan.bounded.mode' = 'latest-offset'"
+        )),
+        "5 6 7 8 9"
+    );
+    assert_eq!(
+        read_timed(&format!(
+            "'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'timestamp', 'scan.bounded.timestamp-millis' = '{between}'"
+        )),
+        "0 1 2 3 4"
+    );
+    assert_eq!(
+        read("'scan.startup.mode' = 'latest-offset', 'scan.bounded.mode' = 'latest-offset'"),
+        ""
+    );
+    // group-offsets without a group.
+    let (ok_, out) = run(&format!(
+        "{}SELECT * FROM t;",
+        table("t", "id INT", &server, &topic, "'format' = 'csv'")
+    ));
+    assert!(
+        !ok_ && out.contains("'properties.group.id' is required"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_malformed_record_names_its_topic_partition_and_offset() {
+    let Some(server) = bootstrap() else { return };
+    let topic = topic_name("malformed");
+    create_topic(&server, &topic, 1);
+    produce(
+        &server,
+        &topic,
+        &[
+            (0, None, Some(r#"{"id": 1}"#), 0),
+            (0, None, None, 0),
+            (0, None, Some(r#"{"id": "x"}"#), 0),
+            (0, None, Some(r#"{"id": 3}"#), 0),
+        ],
+    );
+    let query = |options: &str| {
+        run(&format!(
+            "SET 'execution.runtime-mode' = 'batch';\n{}SELECT SUM(id) AS s, COUNT(*) AS n FROM t;",
+            table(
+                "t",
+                "id INT",
+                &server,
+                &topic,
+                &format!(
+                    "'format' = 'json', 'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset'{options}"
+                )
+            )
+        ))
+    };
+    let (ok_, out) = query("");
+    assert!(!ok_, "{out}");
+    assert!(
+        out.contains(&format!("kafka topic '{topic}' partition 0 offset 2")),
+        "{out}"
+    );
+    // With ignore-parse-errors the field that does not parse is NULL, as Flink's json format
+    // sets it; the tombstone (offset 1) is no row.
+    let (ok_, out) = query(", 'json.ignore-parse-errors' = 'true'");
+    assert!(ok_, "{out}");
+    assert_eq!(rows(&out), vec!["4,3"], "{out}");
+}
+
+#[test]
+fn a_window_aggregate_over_a_topic_equals_the_same_over_a_file() {
+    let Some(server) = bootstrap() else { return };
+    let topic = topic_name("window");
+    create_topic(&server, &topic, 4);
+    // 4000 events over 200 s, out of order within each partition by up to 3 s.
+    let lines: Vec<String> = (0..4000i64)
+        .map(|i| {
+            let ms = i * 50 + [0, 2900, 1200, 400][(i % 4) as usize] - 1500;
+            let second = 1_700_000_000_000 + ms.max(0);
+            format!("k{},{},{}", i % 5, i % 97, chrono_free_timestamp(second))
+        })
+        .collect();
+    let records: Vec<_> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| ((i % 4) as i32, None, Some(l.as_str()), 0))
+        .collect();
+    produce(&server, &topic, &records);
+    let dir = std::env::temp_dir().join(format!("tideline-kafka-window-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("events.csv");
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let columns = "k STRING, v INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '3' SECOND";
+    let query = "SELECT window_start, k, COUNT(*) AS n, SUM(v) AS s \
+                 FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '10' SECOND)) \
+                 GROUP BY window_start, window_end, k;";
+    let sorted = |out: String| {
+        let mut r = rows(&out);
+        r.sort();
+        r
+    };
+    let from_topic = sorted(ok(&format!(
+        "{}{query}",
+        table(
+            "t",
+            columns,
+            &server,
+            &topic,
+            "'format' = 'csv', 'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset'"
+        )
+    )));
+    let from_file = sorted(ok(&format!(
+        "CREATE TABLE t ({columns}) WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'csv');\n{query}",
+        file.display()
+    )));
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(from_file.len() > 80, "{from_file:?}");
+    assert_eq!(from_topic, from_file);
+}
+
+/// `yyyy-MM-dd HH:mm:ss.SSS` of epoch milliseconds in UTC (days from the civil calendar).
+fn chrono_free_timestamp(millis: i64) -> String {
+    let (days, ms) = (millis.div_euclid(86_400_000), millis.rem_euclid(86_400_000));
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}.{:03}",
+        ms / 3_600_000,
+        ms / 60_000 % 60,
+        ms / 1000 % 60,
+        ms % 1000
+    )
+}
+
+/// What the session prints, as it prints it.
+struct Forward(Sender<String>);
+
+impl Write for Forward {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let _ = self.0.send(String::from_utf8_lossy(buf).into_owned());
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Starts a script on its own thread: what it prints, its result, and its cancel flag.
+fn start(
+    script: String,
+) -> (
+    Receiver<String>,
+    Receiver<Result<(), String>>,
+    Arc<AtomicBool>,
+) {
+    let mut session = Session::default();
+    let cancel = session.cancel.clone();
+    let (out_tx, out_rx) = channel();
+    let (done_tx, done_rx) = channel();
+    std::thread::spawn(move || {
+        let mut out = Forward(out_tx);
+        let (stmts, _) = split_statements(&script);
+        let mut result = Ok(());
+        for stmt in &stmts {
+            let parsed = parse_statement(stmt).unwrap();
+            if let Err(e) = tideline::client::execute(&mut session, &parsed, &mut out) {
+                result = Err(render_error(&e, &script));
+                break;
+            }
+        }
+        let _ = done_tx.send(result);
+    });
+    (out_rx, done_rx, cancel)
+}
+
+/// Collects what is printed until it holds every one of `texts` (white space runs read as
+/// one space) or `wait` has passed; whether it holds them.
+fn printed_within(
+    out: &Receiver<String>,
+    seen: &mut String,
+    texts: &[&str],
+    wait: Duration,
+) -> bool {
+    let until = std::time::Instant::now() + wait;
+    loop {
+        let flat = seen.split_whitespace().collect::<Vec<_>>().join(" ");
+        if texts.iter().all(|t| flat.contains(t)) {
+            return true;
+        }
+        let Some(left) = until.checked_duration_since(std::time::Instant::now()) else {
+            return false;
+        };
+        match out.recv_timeout(left) {
+            Ok(s) => seen.push_str(&s),
+            Err(_) => return false,
+        }
+    }
+}
+
+#[test]
+fn an_idle_partition_holds_the_watermark_back_until_its_idle_timeout() {
+    let Some(server) = bootstrap() else { return };
+    for idle in [false, true] {
+        let topic = topic_name("idle");
+        create_topic(&server, &topic, 2);
+        // Partition 0 moves on through two 10 s windows; partition 1 stays empty.
+        let lines: Vec<String> = (0..25)
+            .map(|s| format!("a,2020-01-01 00:00:{s:02}"))
+            .collect();
+        let records: Vec<_> = lines
+            .iter()
+            .map(|l| (0, None, Some(l.as_str()), 0))
+            .collect();
+        produce(&server, &topic, &records);
+        let idle_option = if idle {
+            ", 'scan.watermark.idle-timeout' = '500 ms'"
+        } else {
+            ""
+        };
+        let (out, done, cancel) = start(format!(
+            "SET 'pipeline.auto-watermark-interval' = '0 ms';\n{}\
+             SELECT window_start, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '10' SECOND)) \
+             GROUP BY window_start, window_end;",
+            table(
+                "t",
+                "k STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts",
+                &server,
+                &topic,
+                &format!("'format' = 'csv', 'scan.startup.mode' = 'earliest-offset'{idle_option}")
+            )
+        ));
+        let mut seen = String::new();
+        let windows = [
+            "| +I | 2020-01-01 00:00:00.000 | 10 |",
+            "| +I | 2020-01-01 00:00:10.000 | 10 |",
+        ];
+        if idle {
+            // Both windows close once partition 1 is idle.
+            assert!(
+                printed_within(&out, &mut seen, &windows, Duration::from_secs(30)),
+                "{seen}"
+            );
+        } else {
+            // Partition 1 holds the watermark at its start: no window closes.
+            assert!(
+                !printed_within(&out, &mut seen, &windows[..1], Duration::from_secs(4)),
+                "{seen}"
+            );
+        }
+        cancel.store(true, Ordering::Relaxed);
+        let result = done
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the query stops when cancelled");
+        assert!(
+            matches!(&result, Err(e) if e.contains("the query was cancelled")),
+            "{result:?}"
+        );
+    }
+}
+
+#[test]
+fn a_missing_topic_or_broker_is_a_clear_error() {
+    let Some(server) = bootstrap() else { return };
+    let (ok_, out) = run(&format!(
+        "{}SELECT * FROM t;",
+        table(
+            "t",
+            "id INT",
+            &server,
+            "no-such-topic-here",
+            "'format' = 'csv', 'scan.startup.mode' = 'earliest-offset'"
+        )
+    ));
+    assert!(
+        !ok_ && out.contains("topic 'no-such-topic-here' does not exist"),
+        "{out}"
+    );
+    // Nothing listens on port 1.
+    let (ok_, out) = run(&format!(
+        "{}SELECT * FROM t;",
+        table(
+            "t",
+            "id INT",
+            "127.0.0.1:1",
+            "x",
+            "'format' = 'csv', 'scan.startup.mode' = 'earliest-offset', 'properties.request.timeout.ms' = '2000'"
+        )
+    ));
+    assert!(
+        !ok_ && out.contains("cannot read the metadata of topic 'x'"),
+        "{out}"
+    );
+}
