@@ -15,7 +15,7 @@ use tideline::sql::split::split_statements;
 
 #[path = "support/kafka.rs"]
 mod kafka_support;
-use kafka_support::{bootstrap, create_topic, produce, topic_name};
+use kafka_support::{bootstrap, consume, create_topic, produce, topic_name};
 
 /// Runs a script: whether it succeeded, and its output or its first error.
 fn run(script: &str) -> (bool, String) {
@@ -574,6 +574,209 @@ fn a_missing_topic_or_broker_is_a_clear_error() {
     ));
     assert!(
         !ok_ && out.contains("cannot read the metadata of topic 'x'"),
+        "{out}"
+    );
+}
+
+/// Records per partition, as `scan.bounded.specific-offsets` for reading exactly them back
+/// (the test broker's end offsets are per batch: docs/design/0009).
+fn ends(records: &[(i32, Option<String>)], partitions: i32) -> String {
+    (0..partitions)
+        .map(|p| {
+            let n = records.iter().filter(|(q, _)| *q == p).count();
+            format!("partition:{p},offset:{n}")
+        })
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+/// Writes `lines` as a CSV file; its table's DDL.
+fn file_table(name: &str, columns: &str, lines: &[String], test: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("tideline-kafka-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("{name}.csv"));
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    format!(
+        "CREATE TABLE {name} ({columns}) WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'csv');\n",
+        file.display()
+    )
+}
+
+#[test]
+fn rows_written_to_a_topic_read_back_the_same_in_each_format() {
+    let Some(server) = bootstrap() else { return };
+    let columns = "id INT, s STRING, d DECIMAL(10, 2), ts TIMESTAMP(3), ok BOOLEAN";
+    // Text with the characters each format escapes; a CSV field with a line break.
+    let lines: Vec<String> = (0..1000)
+        .map(|i| {
+            let s = match i % 4 {
+                0 => format!("plain {i}"),
+                1 => format!("\"comma, and \"\"quote\"\" {i}\""),
+                2 => format!("\"line\nbreak {i}\""),
+                _ => String::new(),
+            };
+            format!(
+                "{i},{s},{}.{:02},2024-02-29 23:59:{:02}.{:03},{}",
+                i * 7 - 3000,
+                i % 100,
+                i % 60,
+                i % 1000,
+                i % 3 == 0
+            )
+        })
+        .collect();
+    let source = file_table("f", columns, &lines, "roundtrip");
+    for format in ["json", "csv"] {
+        // The CSV reader does not take a record holding a line break yet: those rows stay
+        // out of its round trip.
+        let filter = if format == "csv" {
+            " WHERE id % 4 <> 2"
+        } else {
+            ""
+        };
+        let expected = rows(&ok(&format!(
+            "SET 'execution.runtime-mode' = 'batch';\n{source}SELECT * FROM f{filter} ORDER BY id;"
+        )));
+        let count = expected.len();
+        assert_eq!(count, if format == "csv" { 750 } else { 1000 });
+        let topic = topic_name(&format!("write-{format}"));
+        create_topic(&server, &topic, 3);
+        let sink = table(
+            "k",
+            columns,
+            &server,
+            &topic,
+            &format!("'format' = '{format}', 'sink.partitioner' = 'round-robin'"),
+        );
+        ok(&format!(
+            "{source}{sink}INSERT INTO k SELECT * FROM f{filter};"
+        ));
+        let records = consume(&server, &topic, count);
+        assert_eq!(records.len(), count, "{format}");
+        // Round-robin: the partitions in turn.
+        for p in 0..3 {
+            let n = records.iter().filter(|(q, _)| *q == p).count();
+            assert_eq!(
+                n,
+                count / 3 + usize::from((p as usize) < count % 3),
+                "{format} partition {p}"
+            );
+        }
+        if format == "json" {
+            let first = records
+                .iter()
+                .find_map(|(_, v)| v.as_deref().filter(|v| v.starts_with("{\"id\":0,")));
+            assert_eq!(
+                first,
+                Some(
+                    // Flink writes a DECIMAL as Jackson normalizes it unless
+                    // `json.encode.decimal-as-plain-number` is set.
+                    r#"{"id":0,"s":"plain 0","d":-3E+3,"ts":"2024-02-29 23:59:00","ok":true}"#
+                )
+            );
+        }
+        let back = ok(&format!(
+            "SET 'execution.runtime-mode' = 'batch';\n{}SELECT * FROM k ORDER BY id;",
+            table(
+                "k",
+                columns,
+                &server,
+                &topic,
+                &format!(
+                    "'format' = '{format}', 'scan.startup.mode' = 'earliest-offset', \
+                     'scan.bounded.mode' = 'specific-offsets', 'scan.bounded.specific-offsets' = '{}'",
+                    ends(&records, 3)
+                )
+            )
+        ));
+        assert_eq!(rows(&back), expected, "{format}");
+    }
+}
+
+/// The final rows of a printed changelog: +I/+U add a row, -U/-D take one away.
+fn final_rows(out: &str) -> Vec<String> {
+    let mut table: Vec<String> = Vec::new();
+    for row in rows(out) {
+        let (kind, values) = row.split_once(',').unwrap();
+        match kind {
+            "+I" | "+U" => table.push(values.to_string()),
+            _ => {
+                let at = table
+                    .iter()
+                    .position(|r| r == values)
+                    .expect("retracted row was there");
+                table.remove(at);
+            }
+        }
+    }
+    table.sort();
+    table
+}
+
+#[test]
+fn an_updating_query_goes_through_a_changelog_format_and_is_refused_otherwise() {
+    let Some(server) = bootstrap() else { return };
+    let lines: Vec<String> = (0..500).map(|i| format!("k{},{}", i % 13, i)).collect();
+    let source = file_table("f", "k STRING, v INT", &lines, "changelog");
+    let topic = topic_name("changelog");
+    create_topic(&server, &topic, 2);
+    let columns = "k STRING, n BIGINT, s BIGINT";
+    let (ok_, out) = run(&format!(
+        "{source}{}INSERT INTO k SELECT k, COUNT(*), SUM(v) FROM f GROUP BY k;",
+        table("k", columns, &server, &topic, "'format' = 'json'")
+    ));
+    assert!(
+        !ok_ && out.contains(
+            "doesn't support consuming update changes which is produced by node GroupAggregate"
+        ),
+        "{out}"
+    );
+    ok(&format!(
+        "{source}{}INSERT INTO k SELECT k, COUNT(*), SUM(v) FROM f GROUP BY k;",
+        table(
+            "k",
+            columns,
+            &server,
+            &topic,
+            "'format' = 'debezium-json', 'sink.partitioner' = 'fixed'"
+        )
+    ));
+    let records = consume(&server, &topic, 1);
+    assert!(
+        records.iter().all(|(p, _)| *p == 0),
+        "fixed: partition 0 only"
+    );
+    let back = ok(&format!(
+        "{}SELECT * FROM k;",
+        table(
+            "k",
+            columns,
+            &server,
+            &topic,
+            &format!(
+                "'format' = 'debezium-json', 'scan.startup.mode' = 'earliest-offset', \
+                 'scan.bounded.mode' = 'specific-offsets', 'scan.bounded.specific-offsets' = '{}'",
+                ends(&records, 2)
+            )
+        )
+    ));
+    let expected = rows(&ok(&format!(
+        "SET 'execution.runtime-mode' = 'batch';\n{source}SELECT k, COUNT(*), SUM(v) FROM f GROUP BY k ORDER BY k;"
+    )));
+    assert_eq!(final_rows(&back), expected, "{back}");
+    // Options Tideline cannot honour yet are refused, not ignored.
+    let (ok_, out) = run(&format!(
+        "{source}{}INSERT INTO k SELECT k, COUNT(*), SUM(v) FROM f GROUP BY k;",
+        table(
+            "k",
+            columns,
+            &server,
+            &topic,
+            "'format' = 'debezium-json', 'sink.delivery-guarantee' = 'exactly-once'"
+        )
+    ));
+    assert!(
+        !ok_ && out.contains("'exactly-once' is not supported yet"),
         "{out}"
     );
 }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::ConnectorError;
 use super::sink::filesystem::FileSinkFactory;
 use super::sink::jdbc::JdbcSinkFactory;
+use super::sink::kafka::KafkaSinkFactory;
 use super::sink::{BlackholeSinkFactory, PrintSinkFactory};
 use super::source::datagen::DatagenFactory;
 use super::source::filesystem::FilesystemFactory;
@@ -112,6 +113,7 @@ const SINKS: &[&dyn SinkFactory] = &[
     &BlackholeSinkFactory,
     &FileSinkFactory,
     &JdbcSinkFactory,
+    &KafkaSinkFactory,
 ];
 
 /// The source factory of `table`'s connector.

@@ -138,3 +138,53 @@ pub fn produce(bootstrap: &str, topic: &str, records: &[(i32, Option<&str>, Opti
         "records not delivered"
     );
 }
+
+/// Reads a topic from its start until `count` records have come (or 30 s have passed), then
+/// 300 ms more for any beyond them: (partition, value) of each, in each partition's order.
+/// It does not rely on the broker's end offsets (docs/design/0009: the test broker's are per
+/// batch).
+pub fn consume(bootstrap: &str, topic: &str, count: usize) -> Vec<(i32, Option<String>)> {
+    use rdkafka::Message;
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", "tideline-test")
+        .set("enable.auto.commit", "false")
+        .set("isolation.level", "read_committed")
+        .create()
+        .expect("a consumer");
+    let metadata = consumer
+        .fetch_metadata(Some(topic), Duration::from_secs(10))
+        .expect("metadata");
+    let mut assignment = rdkafka::TopicPartitionList::new();
+    for p in metadata.topics()[0].partitions() {
+        assignment
+            .add_partition_offset(topic, p.id(), rdkafka::Offset::Beginning)
+            .unwrap();
+    }
+    consumer.assign(&assignment).expect("assign");
+    let mut records = Vec::new();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let mut quiet_until = None;
+    loop {
+        let now = std::time::Instant::now();
+        if records.len() >= count {
+            let until = *quiet_until.get_or_insert(now + Duration::from_millis(300));
+            if now >= until {
+                break;
+            }
+        } else if now >= deadline {
+            break;
+        }
+        if let Some(message) = consumer.poll(Duration::from_millis(50)) {
+            let message = message.expect("a record");
+            records.push((
+                message.partition(),
+                message
+                    .payload()
+                    .map(|v| String::from_utf8_lossy(v).into_owned()),
+            ));
+        }
+    }
+    records
+}

@@ -1,7 +1,8 @@
-//! Sinks: `print`, `blackhole`, `filesystem`, `jdbc` (PostgreSQL).
+//! Sinks: `print`, `blackhole`, `filesystem`, `jdbc` (PostgreSQL), `kafka`.
 
 pub mod filesystem;
 pub mod jdbc;
+pub mod kafka;
 
 use arrow_array::RecordBatch;
 
