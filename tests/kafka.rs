@@ -15,6 +15,8 @@ use tideline::sql::split::split_statements;
 
 #[path = "support/kafka.rs"]
 mod kafka_support;
+#[path = "support/recovery.rs"]
+mod recovery_support;
 use kafka_support::{bootstrap, consume, create_topic, produce, topic_name};
 
 /// Runs a script: whether it succeeded, and its output or its first error.
@@ -779,4 +781,56 @@ fn an_updating_query_goes_through_a_changelog_format_and_is_refused_otherwise() 
         !ok_ && out.contains("'exactly-once' is not supported yet"),
         "{out}"
     );
+}
+
+#[test]
+fn a_topic_read_killed_and_restored_commits_every_record_exactly_once() {
+    let Some(server) = bootstrap() else { return };
+    let topic = topic_name("recovery");
+    create_topic(&server, &topic, 3);
+    // Written by Tideline's own sink, round-robin: exactly a third in each partition.
+    let rows = 600_000u64;
+    ok(&format!(
+        "CREATE TABLE g (id BIGINT, k INT) WITH ('connector' = 'datagen', 'rows-per-second' = '1000000000', \
+         'number-of-rows' = '{rows}', 'fields.id.kind' = 'sequence', 'fields.id.start' = '0', \
+         'fields.id.end' = '{}', 'fields.k.min' = '0', 'fields.k.max' = '6');\n{}\
+         INSERT INTO k SELECT * FROM g;",
+        rows - 1,
+        table(
+            "k",
+            "id BIGINT, k INT",
+            &server,
+            &topic,
+            "'format' = 'csv', 'sink.partitioner' = 'round-robin'"
+        )
+    ));
+    let dir = recovery_support::workdir("kafka");
+    let out = dir.join("out");
+    let third = rows / 3;
+    let query = format!(
+        "{}CREATE TABLE out (id BIGINT, k INT) WITH ('connector' = 'filesystem', 'path' = '{}', \
+         'format' = 'csv', 'sink.rolling-policy.file-size' = '256kb');\n\
+         INSERT INTO out SELECT id, k FROM src WHERE k >= 0;\n",
+        table(
+            "src",
+            "id BIGINT, k INT",
+            &server,
+            &topic,
+            &format!(
+                "'format' = 'csv', 'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'specific-offsets', \
+                 'scan.bounded.specific-offsets' = 'partition:0,offset:{third};partition:1,offset:{third};partition:2,offset:{third}'"
+            )
+        ),
+        out.display()
+    );
+    let runs = recovery_support::killed_and_restored("kafka-run", &query, 33, &[1, 2, 1]);
+    assert!(runs.len() > 1, "the job ended before it could be killed");
+    let mut ids: Vec<u64> = recovery_support::committed_lines(&out)
+        .iter()
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids.len() as u64, rows, "records lost or repeated");
+    assert_eq!(ids, (0..rows).collect::<Vec<u64>>());
+    let _ = std::fs::remove_dir_all(&dir);
 }
