@@ -5,6 +5,7 @@
 
 pub mod format;
 pub mod jdbc;
+pub mod kafka;
 pub mod partition;
 pub mod registry;
 pub mod sink;
@@ -36,6 +37,8 @@ pub trait LineDecoder: Send {
     /// error now, not earlier; `flush` keeps such a record for the next batch.
     fn end_of_input(&mut self) -> Result<(), String>;
     fn rows_skipped(&self) -> u64;
+    /// Rows decoded since the last `flush` (a changelog record may give two).
+    fn buffered_rows(&self) -> usize;
     /// The line a record still open after `decode` started on (a CSV quoted field holding
     /// line breaks): a checkpoint's position is before it.
     fn open_record_line(&self) -> Option<u64> {

@@ -9,19 +9,19 @@ use std::sync::Arc;
 use super::ConnectorError;
 use super::sink::filesystem::FileSinkFactory;
 use super::sink::jdbc::JdbcSinkFactory;
-use super::sink::kafka::KafkaSinkFactory;
+use super::sink::kafka::{KafkaSinkFactory, UpsertKafkaSinkFactory};
 use super::sink::{BlackholeSinkFactory, PrintSinkFactory};
 use super::source::datagen::DatagenFactory;
 use super::source::filesystem::FilesystemFactory;
 use super::source::jdbc::JdbcSourceFactory;
-use super::source::kafka::KafkaFactory;
+use super::source::kafka::{KafkaFactory, UpsertKafkaFactory};
 use super::source::socket::SocketFactory;
 use crate::catalog::TableDef;
 use crate::clock::Clock;
 use crate::connector::sink::Sink;
 use crate::connector::source::split::Pipeline;
 use crate::function::EvalContext;
-use crate::types::{Schema, TypeKind};
+use crate::types::{DataType, Schema};
 
 /// What a scan asks of a source: the table, and the columns it produces.
 pub struct ScanRequest<'a> {
@@ -46,8 +46,22 @@ pub trait SourceFactory: Sync {
     }
 
     /// The metadata keys the source can read, with their types.
-    fn metadata_keys(&self) -> &'static [(&'static str, TypeKind)] {
-        &[]
+    fn metadata_keys(&self) -> Vec<(&'static str, DataType)> {
+        Vec::new()
+    }
+
+    /// Whether the source's rows are upserts by the table's primary key (`+I`, `+U`, and
+    /// `-D` rows that may hold only the key): Flink's `ChangelogMode.upsert()`, normalized by
+    /// key after the scan.
+    fn emits_upserts(&self) -> bool {
+        false
+    }
+
+    /// Whether the source generates watermarks itself, per split (Flink's
+    /// `SupportsWatermarkPushDown`): the table's watermark is computed in the scan, before
+    /// anything the planner puts after it, and EXPLAIN shows it in the scan.
+    fn pushes_watermarks(&self) -> bool {
+        false
     }
 
     /// The splits reading the table, each checked (its options, its format) now and opened
@@ -107,6 +121,7 @@ const SOURCES: &[&dyn SourceFactory] = &[
     &SocketFactory,
     &JdbcSourceFactory,
     &KafkaFactory,
+    &UpsertKafkaFactory,
 ];
 const SINKS: &[&dyn SinkFactory] = &[
     &PrintSinkFactory,
@@ -114,6 +129,7 @@ const SINKS: &[&dyn SinkFactory] = &[
     &FileSinkFactory,
     &JdbcSinkFactory,
     &KafkaSinkFactory,
+    &UpsertKafkaSinkFactory,
 ];
 
 /// The source factory of `table`'s connector.
@@ -159,7 +175,7 @@ pub fn sink(table: &TableDef) -> Result<&'static dyn SinkFactory, ConnectorError
 
 /// What a table's source can do, as the planner asks it (Flink's planner asks a
 /// `DynamicTableSource` for its ability interfaces and its changelog mode).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct SourceAbilities {
     /// The source reads only the columns it is asked for (`SupportsProjectionPushDown`).
     pub projection: bool,
@@ -167,7 +183,12 @@ pub struct SourceAbilities {
     /// inserted, updated and deleted.
     pub changelog: bool,
     /// The metadata keys the source can read, with their types (`SupportsReadingMetadata`).
-    pub metadata: &'static [(&'static str, TypeKind)],
+    pub metadata: Vec<(&'static str, DataType)>,
+    /// Its rows are upserts by the primary key (`upsert-kafka`): they carry kinds as a
+    /// changelog format's do, without `-U`.
+    pub upsert: bool,
+    /// The source computes the watermark itself (`SupportsWatermarkPushDown`).
+    pub watermarks: bool,
 }
 
 /// The abilities of `table`'s source; none for a connector that has no source (its scan
@@ -176,7 +197,10 @@ pub fn source_abilities(table: &TableDef) -> SourceAbilities {
     let factory = source(table).ok();
     SourceAbilities {
         projection: factory.is_some_and(|f| f.supports_projection()),
-        changelog: crate::connector::format::is_changelog_format(&table.options),
-        metadata: factory.map_or(&[], |f| f.metadata_keys()),
+        changelog: crate::connector::format::is_changelog_format(&table.options)
+            || factory.is_some_and(|f| f.emits_upserts()),
+        metadata: factory.map_or_else(Vec::new, |f| f.metadata_keys()),
+        upsert: factory.is_some_and(|f| f.emits_upserts()),
+        watermarks: factory.is_some_and(|f| f.pushes_watermarks()),
     }
 }

@@ -355,6 +355,11 @@ impl ChangelogDecoder {
         self.skipped + self.rows.rows_skipped()
     }
 
+    /// Rows buffered for the next batch.
+    pub fn buffered_rows(&self) -> usize {
+        self.kinds.len()
+    }
+
     pub fn push_lines(
         &mut self,
         text: &str,

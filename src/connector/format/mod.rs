@@ -4,6 +4,7 @@ pub mod changelog;
 pub mod csv;
 pub mod json;
 mod json_scan;
+pub mod raw;
 
 use std::collections::HashMap;
 
@@ -197,6 +198,9 @@ pub fn new_decoder(
                 format.decoder(schema, zone).map_err(ConnectorError)?,
             ))
         }
+        Some("raw") => Err(ConnectorError(
+            "format 'raw' is read and written by the kafka and upsert-kafka connectors only".into(),
+        )),
         Some(other) => Err(ConnectorError(format!(
             "format '{other}' is not supported (supported: {SUPPORTED})"
         ))),
@@ -262,6 +266,9 @@ pub fn new_encoder(
         )),
         Some(f) if changelog::Flavor::of_format(f).is_some() => Ok(LineEncoder::Changelog(
             changelog::ChangelogFormat::from_options(f, &map).map_err(ConnectorError)?,
+        )),
+        Some("raw") => Err(ConnectorError(
+            "format 'raw' is read and written by the kafka and upsert-kafka connectors only".into(),
         )),
         Some(other) => Err(ConnectorError(format!(
             "format '{other}' is not supported (supported: {SUPPORTED})"
@@ -333,6 +340,9 @@ macro_rules! line_decoder {
             }
             fn rows_skipped(&self) -> u64 {
                 <$decoder>::rows_skipped(self)
+            }
+            fn buffered_rows(&self) -> usize {
+                <$decoder>::buffered_rows(self)
             }
             fn open_record_line(&self) -> Option<u64> {
                 <$decoder>::open_record_line(self)

@@ -13,6 +13,7 @@ use arrow_array::{Int64Array, RecordBatch, StringArray, TimestampNanosecondArray
 
 use super::super::{BatchLimit, ConnectorError, LineDecoder};
 use crate::catalog::TableDef;
+use crate::connector::format::changelog::ROW_KIND_COLUMN;
 use crate::connector::format::new_decoder;
 use crate::connector::registry::{ScanRequest, SourceFactory};
 use crate::connector::source::split::SourceSplit;
@@ -20,7 +21,7 @@ use crate::connector::source::split::{DeferredSplit, Pipeline, position_words, w
 use crate::exec::error::ExecError;
 use crate::function::EvalContext;
 use crate::types::chunk::batch_with_rows;
-use crate::types::{Schema, TypeKind};
+use crate::types::{DataType, Schema, TypeKind};
 
 /// Lines per batch.
 const BATCH_LINES: usize = 8192;
@@ -425,6 +426,9 @@ impl<S: SourceSplit> SourceSplit for WithFileMetadata<S> {
         let n = batch.num_rows();
         let mut fields: Vec<arrow_schema::FieldRef> = batch.schema().fields().to_vec();
         let mut columns = batch.columns().to_vec();
+        // A changelog format's kinds stay the last column.
+        let kinds = (fields.last().is_some_and(|f| f.name() == ROW_KIND_COLUMN))
+            .then(|| (fields.pop().unwrap(), columns.pop().unwrap()));
         for (i, value) in self.values.iter().enumerate() {
             let column: arrow_array::ArrayRef = match value {
                 ScalarValue::Text(s) => Arc::new(StringArray::from(vec![s.as_str(); n])),
@@ -439,6 +443,10 @@ impl<S: SourceSplit> SourceSplit for WithFileMetadata<S> {
                 column.data_type().clone(),
                 true,
             )));
+            columns.push(column);
+        }
+        if let Some((field, column)) = kinds {
+            fields.push(field);
             columns.push(column);
         }
         Ok(Some(batch_with_rows(
@@ -613,12 +621,17 @@ pub fn open_file(
 }
 
 /// The metadata keys of the `filesystem` connector, and their types.
-pub const FILE_METADATA: &[(&str, TypeKind)] = &[
-    ("file.path", TypeKind::VarChar(crate::types::MAX_LENGTH)),
-    ("file.name", TypeKind::VarChar(crate::types::MAX_LENGTH)),
-    ("file.size", TypeKind::BigInt),
-    ("file.modification-time", TypeKind::TimestampLtz(3)),
-];
+pub fn file_metadata() -> Vec<(&'static str, DataType)> {
+    [
+        ("file.path", TypeKind::VarChar(crate::types::MAX_LENGTH)),
+        ("file.name", TypeKind::VarChar(crate::types::MAX_LENGTH)),
+        ("file.size", TypeKind::BigInt),
+        ("file.modification-time", TypeKind::TimestampLtz(3)),
+    ]
+    .into_iter()
+    .map(|(key, kind)| (key, DataType::not_null(kind)))
+    .collect()
+}
 
 /// The `filesystem` connector's source: a split per file under `path`.
 pub struct FilesystemFactory;
@@ -636,8 +649,8 @@ impl SourceFactory for FilesystemFactory {
         true
     }
 
-    fn metadata_keys(&self) -> &'static [(&'static str, TypeKind)] {
-        FILE_METADATA
+    fn metadata_keys(&self) -> Vec<(&'static str, DataType)> {
+        file_metadata()
     }
 
     fn splits(

@@ -12,7 +12,7 @@ use crate::catalog::{CatalogEntry, ColumnSource, TableDef};
 use crate::sql::SqlError;
 use crate::sql::ast::TableHint;
 use crate::sql::parser::{object_name_last, session_object_name};
-use crate::types::{DataType, Field, Schema, TimeAttribute, TypeKind};
+use crate::types::{DataType, Field, Schema, TimeAttribute};
 
 impl<'a> Binder<'a> {
     /// The FROM items: each a table with its joins, items separated by commas joined as a
@@ -167,8 +167,8 @@ impl<'a> Binder<'a> {
             if let ColumnSource::Metadata { key, .. } = &column.source {
                 let key = key.clone().unwrap_or_else(|| column.name.clone());
                 if !metadata.contains(&key) {
-                    let kind = metadata_kind(&table, &key, &column.name)?;
-                    scan_fields.push(Field::new(&key, DataType::not_null(kind)));
+                    let ty = metadata_kind(&table, &key, &column.name)?;
+                    scan_fields.push(Field::new(&key, ty));
                     metadata.push(key);
                 }
             }
@@ -320,10 +320,10 @@ pub(super) fn metadata_kind(
     table: &TableDef,
     key: &str,
     column: &str,
-) -> Result<TypeKind, SqlError> {
+) -> Result<DataType, SqlError> {
     let known = crate::connector::registry::source_abilities(table).metadata;
     match known.iter().find(|(k, _)| *k == key) {
-        Some((_, kind)) => Ok(kind.clone()),
+        Some((_, ty)) => Ok(ty.clone()),
         None if known.is_empty() => Err(SqlError::without_position(format!(
             "metadata column '{column}' of table '{}' is not supported by its connector",
             table.name

@@ -11,32 +11,52 @@
 use super::StreamPlan;
 use super::changelog_normalize::StreamChangelogNormalize;
 use super::drop_update_before::StreamDropUpdateBefore;
+use super::table_source_scan::StreamTableSourceScan;
 use crate::plan::expr::ScalarExpr;
 
+/// The scan, or a watermark pushed into it (computed per split, before a normalization, as
+/// Flink's source computes it).
+fn scan_of(p: &StreamPlan) -> Option<&StreamTableSourceScan> {
+    match p {
+        StreamPlan::TableSourceScan(s) => Some(s),
+        StreamPlan::WatermarkAssigner(w) => w.pushed_into(),
+        _ => None,
+    }
+}
+
 /// Each changelog source with a primary key under a ChangelogNormalize (through an exchange
-/// on the key, its `-U` rows dropped), as Flink's scan rule plans it when events may repeat;
-/// a filter right above is taken into the normalization.
-pub fn normalize_changelogs(plan: &mut StreamPlan) {
+/// on the key, its `-U` rows dropped), as Flink's scan rule plans it when events may repeat
+/// (`duplicates`), and each upsert source always; a filter right above is taken into the
+/// normalization.
+pub fn normalize_changelogs(plan: &mut StreamPlan, duplicates: bool) {
     let normalized = |scan: StreamPlan, condition: Option<ScalarExpr>| {
-        let StreamPlan::TableSourceScan(s) = &scan else {
+        let Some(s) = scan_of(&scan) else {
             return scan;
         };
         let Some(keys) = scan.unique_keys().into_iter().next() else {
             return scan;
         };
-        let schema = s.schema.clone();
+        let schema = scan.schema().clone();
+        let input = if s.reads_upserts() {
+            scan
+        } else {
+            StreamPlan::DropUpdateBefore(StreamDropUpdateBefore::over(scan))
+        };
         StreamPlan::ChangelogNormalize(StreamChangelogNormalize {
-            input: super::translate::keyed_exchange(
-                StreamPlan::DropUpdateBefore(StreamDropUpdateBefore::over(scan)),
-                &keys,
-            ),
+            input: super::translate::keyed_exchange(input, &keys),
             keys,
             condition,
             update_before: true,
             schema,
         })
     };
-    let normalizes = |p: &StreamPlan| matches!(p, StreamPlan::TableSourceScan(s) if s.reads_changelog() && s.table.primary_key.is_some());
+    let normalizes = |p: &StreamPlan| {
+        scan_of(p).is_some_and(|s| {
+            s.reads_changelog()
+                && s.table.primary_key.is_some()
+                && (duplicates || s.reads_upserts())
+        })
+    };
     if normalizes(plan) {
         let scan = std::mem::replace(plan, StreamPlan::placeholder());
         *plan = normalized(scan, None);
@@ -51,7 +71,7 @@ pub fn normalize_changelogs(plan: &mut StreamPlan) {
         return;
     }
     for input in plan.inputs_mut() {
-        normalize_changelogs(input);
+        normalize_changelogs(input, duplicates);
     }
 }
 
@@ -74,7 +94,7 @@ pub fn infer_update_kinds(plan: &mut StreamPlan, root: RootConsumer) {
 fn require(plan: &mut StreamPlan, before: bool) {
     if let StreamPlan::TableSourceScan(scan) = plan
         && !before
-        && scan.reads_changelog()
+        && scan.changelog_mode().update_before
     {
         let scan = std::mem::replace(plan, StreamPlan::placeholder());
         *plan = StreamPlan::DropUpdateBefore(StreamDropUpdateBefore::over(scan));

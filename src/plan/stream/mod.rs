@@ -476,11 +476,14 @@ impl StreamPlan {
     /// pushed down to it.
     pub(crate) fn line(&self, spelling: Spelling, offered: Option<&str>) -> String {
         match self {
-            StreamPlan::TableSourceScan(n) => n.explain(offered),
+            StreamPlan::TableSourceScan(n) => n.explain(offered, None),
             StreamPlan::Values(n) => n.explain(spelling),
             StreamPlan::Calc(n) => n.explain(spelling),
             StreamPlan::Expand(n) => n.explain(),
-            StreamPlan::WatermarkAssigner(n) => n.explain(spelling),
+            StreamPlan::WatermarkAssigner(n) => match n.pushed_into() {
+                Some(scan) => scan.explain(offered, Some(&n.watermark_text(spelling))),
+                None => n.explain(spelling),
+            },
             StreamPlan::Union(n) => n.explain(),
             StreamPlan::Exchange(n) => n.explain(),
             StreamPlan::GroupAggregate(n) => n.explain(spelling),
@@ -550,6 +553,12 @@ impl StreamPlan {
             }
         }
         tree.line(prefix, &line);
+        // A watermark pushed into the scan: the scan's line was this node's.
+        if let StreamPlan::WatermarkAssigner(w) = self
+            && w.pushed_into().is_some()
+        {
+            return;
+        }
         // Flink's local phase stands between the exchange and its input.
         if let StreamPlan::WindowAggregate(w) = self
             && !w.single_phase()

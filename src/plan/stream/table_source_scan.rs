@@ -27,17 +27,30 @@ impl StreamTableSourceScan {
         crate::connector::registry::source_abilities(&self.table).projection
     }
 
-    /// Whether the table's format is a changelog format (Debezium, Canal, Maxwell): then its
-    /// rows are inserted, updated and deleted.
+    /// Whether the table's rows carry kinds: a changelog format's (Debezium, Canal, Maxwell)
+    /// are inserted, updated and deleted; an upsert source's (`upsert-kafka`) are upserted
+    /// and deleted by key.
     pub fn reads_changelog(&self) -> bool {
         crate::connector::registry::source_abilities(&self.table).changelog
+    }
+
+    /// Whether the table's rows are upserts by its primary key (no `-U`; a `-D` may hold only
+    /// the key), which a ChangelogNormalize after the scan makes a full changelog.
+    pub fn reads_upserts(&self) -> bool {
+        crate::connector::registry::source_abilities(&self.table).upsert
+    }
+
+    /// Whether the source computes the table's watermark itself, per split (Flink's
+    /// watermark push-down): a WatermarkAssigner right above it shows in its digest.
+    pub fn pushes_watermarks(&self) -> bool {
+        crate::connector::registry::source_abilities(&self.table).watermarks
     }
 
     pub fn changelog_mode(&self) -> super::ChangelogMode {
         if self.reads_changelog() {
             super::ChangelogMode {
                 insert: true,
-                update_before: true,
+                update_before: !self.reads_upserts(),
                 update_after: true,
                 delete: true,
             }
@@ -52,11 +65,18 @@ impl StreamTableSourceScan {
         Schema::new(self.source_schema.fields[..n].to_vec())
     }
 
-    /// `filter`: the filter a Calc right above offered it (see `StreamCalc::offered_filter`).
-    pub fn explain(&self, filter: Option<&str>) -> String {
+    /// `filter`: the filter a Calc or ChangelogNormalize above offered it (see
+    /// `StreamCalc::offered_filter`).
+    /// `watermark`: the watermark expression pushed into the source.
+    pub fn explain(&self, filter: Option<&str>, watermark: Option<&str>) -> String {
+        // Only a source that takes filters shows them (the filesystem's; not Kafka's).
+        let filter = filter.filter(|_| self.can_project());
         let mut table = format!("default_catalog, default_database, {}", self.table.name);
         if let Some(filter) = filter {
             table.push_str(&format!(", filter=[{filter}]"));
+        }
+        if let Some(watermark) = watermark {
+            table.push_str(&format!(", watermark=[{watermark}]"));
         }
         if let Some(projection) = &self.projection {
             let physical = self.source_schema.len() - self.metadata.len();

@@ -22,7 +22,22 @@ impl StreamWatermarkAssigner {
         format!(
             "WatermarkAssigner(rowtime=[{}], watermark=[{}])",
             names[self.rowtime],
-            expr_text(&self.watermark, &names, spelling)
+            self.watermark_text(spelling)
         )
+    }
+
+    /// The watermark expression as the plan prints it.
+    pub fn watermark_text(&self, spelling: Spelling) -> String {
+        let names: Vec<String> = self.schema.fields.iter().map(|f| f.name.clone()).collect();
+        expr_text(&self.watermark, &names, spelling)
+    }
+
+    /// The scan right below when it computes the watermark itself (Flink's watermark
+    /// push-down: one node, the scan, in the plan).
+    pub fn pushed_into(&self) -> Option<&super::table_source_scan::StreamTableSourceScan> {
+        match self.input.as_ref() {
+            StreamPlan::TableSourceScan(scan) if scan.pushes_watermarks() => Some(scan),
+            _ => None,
+        }
     }
 }

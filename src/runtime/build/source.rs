@@ -31,11 +31,11 @@ pub(super) fn table_source_scan(
     graph: &mut JobGraph,
 ) -> Result<Built, BuildError> {
     let mut built = Built::Splits(scan_pipelines(scan, ctx)?, graph.source_uids_here());
-    // A changelog format's rows carry their kinds in a last column.
+    // A changelog format's rows carry their kinds in a last column (after the metadata).
     if scan.reads_changelog() {
-        if !scan.metadata.is_empty() || !scan.table.partition_keys.is_empty() {
+        if !scan.table.partition_keys.is_empty() {
             return Err(BuildError::Unsupported(format!(
-                "table '{}': a changelog format cannot be read with metadata or partition columns yet",
+                "table '{}': a changelog format cannot be read with partition columns yet",
                 scan.table.name
             )));
         }

@@ -30,9 +30,7 @@ pub fn translate(
     root: RootConsumer,
 ) -> Result<StreamPlan, PlanError> {
     let mut plan = convert(plan)?;
-    if options.cdc_events_duplicate {
-        normalize_changelogs(&mut plan);
-    }
+    normalize_changelogs(&mut plan, options.cdc_events_duplicate);
     let all = vec![true; plan.schema().len()];
     let mut plan = prune(plan, &all).0;
     infer_update_kinds(&mut plan, root);

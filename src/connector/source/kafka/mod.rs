@@ -9,17 +9,20 @@
 //! (`scan.bounded.mode`: `latest-offset`, `timestamp`, `specific-offsets`; `unbounded` by
 //! default): a checkpoint records the next offset to read, and a restored split goes on from
 //! it; an offset gone from the partition (retention) restarts at its earliest record unless
-//! `properties.auto.offset.reset` says otherwise. Each record's value is one row of the
-//! table's `format` (`value.format`); a record without a value (a tombstone) is skipped, as
-//! Flink's value formats skip it. A malformed record fails the job naming its topic,
-//! partition and offset, unless the format ignores parse errors. Brokers that go away are
-//! waited for (librdkafka reconnects) as long as `properties.request.timeout.ms` (30 s).
+//! `properties.auto.offset.reset` says otherwise. How a record becomes rows (its key and
+//! value formats, metadata columns, `upsert-kafka`'s tombstones) is `record.rs`. A malformed
+//! record fails the job naming its topic, partition and offset, unless the format ignores
+//! parse errors. Brokers that go away are waited for (librdkafka reconnects) as long as
+//! `properties.request.timeout.ms` (30 s). The same splits serve `upsert-kafka`, which
+//! starts at the earliest offsets.
 //!
-//! Not built yet (refused when asked): key formats (`key.format`, `key.fields`), metadata
-//! columns, `topic-pattern`, partition discovery, the raw format, committing offsets to the
-//! group on checkpoints.
+//! Not built yet (refused when asked): `topic-pattern`, partition discovery, committing
+//! offsets to the group on checkpoints.
 
-use std::borrow::Cow;
+mod record;
+
+pub use record::metadata_keys;
+
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -27,23 +30,23 @@ use arrow_array::RecordBatch;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
-use rdkafka::message::Message;
+use rdkafka::message::{Message, OwnedMessage};
 use rdkafka::{Offset, TopicPartitionList};
 
-use super::super::{BatchLimit, ConnectorError, Decoded, LineDecoder};
 use super::split::{DeferredSplit, Pipeline, SourceSplit, position_words, words_position};
 use crate::catalog::TableDef;
-use crate::connector::format::new_decoder;
+use crate::connector::ConnectorError;
+use crate::connector::kafka::{Connector, KafkaTable, error};
 use crate::connector::registry::{ScanRequest, SourceFactory};
 use crate::exec::error::ExecError;
 use crate::function::EvalContext;
+use crate::types::DataType;
+use record::Records;
 
 /// Records per batch at most.
 const BATCH_RECORDS: usize = 8192;
 /// How long a read waits for the first record of a batch.
 const QUIET_WAIT: Duration = Duration::from_millis(100);
-/// Text bytes per column per batch: an Arrow string column addresses `i32::MAX` bytes.
-const BATCH_BYTES: usize = i32::MAX as usize;
 
 /// Where a partition starts (`scan.startup.mode`).
 #[derive(Debug, Clone, PartialEq)]
@@ -64,20 +67,12 @@ enum Bounded {
     Specific(HashMap<i32, i64>),
 }
 
-/// A `kafka` table's options, checked.
+/// A `kafka` table's options, checked: the shared ones and where its splits start and stop.
 #[derive(Debug, Clone)]
 struct KafkaOptions {
-    topics: Vec<String>,
-    /// `properties.*`, without the prefix: the client's configuration.
-    properties: Vec<(String, String)>,
+    table: KafkaTable,
     startup: Startup,
     bounded: Bounded,
-    /// The options the value format reads (`format` set to the value format).
-    format: Vec<(String, String)>,
-}
-
-fn error(message: impl Into<String>) -> ConnectorError {
-    ConnectorError(message.into())
 }
 
 /// `partition:0,offset:42;partition:1,offset:300`, as Flink writes specific offsets.
@@ -107,82 +102,8 @@ fn specific_offsets(key: &str, text: &str) -> Result<HashMap<i32, i64>, Connecto
 
 impl KafkaOptions {
     fn parse(table: &TableDef) -> Result<Self, ConnectorError> {
-        let options = &table.options;
-        let get = |k: &str| {
-            options
-                .iter()
-                .find(|(key, _)| key == k)
-                .map(|(_, v)| v.trim())
-        };
-        let format_name = get("value.format")
-            .or_else(|| get("format"))
-            .ok_or_else(|| {
-                error("Could not find required sink format 'value.format' for connector 'kafka'.")
-            })?
-            .to_string();
-        for key in ["key.format", "key.fields", "topic-pattern"] {
-            if get(key).is_some() {
-                return Err(error(format!(
-                    "option '{key}' of connector 'kafka' is not supported yet (docs/design/0009-kafka.md)"
-                )));
-            }
-        }
-        let mut unsupported = Vec::new();
-        let mut format = vec![("format".to_string(), format_name.clone())];
-        for (key, value) in options {
-            let known = matches!(
-                key.as_str(),
-                "connector"
-                    | "topic"
-                    | "format"
-                    | "value.format"
-                    | "scan.startup.mode"
-                    | "scan.startup.timestamp-millis"
-                    | "scan.startup.specific-offsets"
-                    | "scan.bounded.mode"
-                    | "scan.bounded.timestamp-millis"
-                    | "scan.bounded.specific-offsets"
-                    | "value.fields-include"
-            ) || key.starts_with("properties.")
-                || key.starts_with("scan.watermark.");
-            // The value format's own options, with or without `value.`.
-            let format_key = key.strip_prefix("value.").unwrap_or(key);
-            if format_key.starts_with(&format!("{format_name}.")) {
-                format.push((format_key.to_string(), value.clone()));
-            } else if !known {
-                unsupported.push(key.as_str());
-            }
-        }
-        if !unsupported.is_empty() {
-            unsupported.sort_unstable();
-            return Err(error(format!(
-                "Unsupported options found for 'kafka'.\n\nUnsupported options:\n\n{}",
-                unsupported.join("\n")
-            )));
-        }
-        if get("value.fields-include").is_some_and(|v| !v.eq_ignore_ascii_case("ALL")) {
-            return Err(error(
-                "'value.fields-include' = 'EXCEPT_KEY' needs 'key.format', which is not supported yet",
-            ));
-        }
-        let topics: Vec<String> = get("topic")
-            .ok_or_else(|| {
-                error("Either 'topic' or 'topic-pattern' must be set for connector 'kafka'.")
-            })?
-            .split(';')
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .map(String::from)
-            .collect();
-        let properties: Vec<(String, String)> = options
-            .iter()
-            .filter_map(|(k, v)| Some((k.strip_prefix("properties.")?.to_string(), v.clone())))
-            .collect();
-        if !properties.iter().any(|(k, _)| k == "bootstrap.servers") {
-            return Err(error(
-                "Missing required option 'properties.bootstrap.servers' for connector 'kafka'.",
-            ));
-        }
+        let shared = KafkaTable::parse(table)?;
+        let get = |k: &str| table.option(k).map(str::trim);
         let millis = |key: &str| -> Result<i64, ConnectorError> {
             get(key)
                 .ok_or_else(|| error(format!("'{key}' is required by its mode")))?
@@ -195,11 +116,16 @@ impl KafkaOptions {
                 get(key).ok_or_else(|| error(format!("'{key}' is required by its mode")))?,
             )
         };
-        let startup = match get("scan.startup.mode").unwrap_or("group-offsets") {
+        // upsert-kafka reads a topic from its start: the table is every key's last value.
+        let default_startup = match shared.connector {
+            Connector::Kafka => "group-offsets",
+            Connector::Upsert => "earliest-offset",
+        };
+        let startup = match get("scan.startup.mode").unwrap_or(default_startup) {
             "earliest-offset" => Startup::Earliest,
             "latest-offset" => Startup::Latest,
             "group-offsets" => {
-                if !properties.iter().any(|(k, _)| k == "group.id") {
+                if shared.property("group.id").is_none() {
                     return Err(error(
                         "'properties.group.id' is required when 'scan.startup.mode' is 'group-offsets' (the default)",
                     ));
@@ -226,29 +152,23 @@ impl KafkaOptions {
             }
         };
         Ok(KafkaOptions {
-            topics,
-            properties,
+            table: shared,
             startup,
             bounded,
-            format,
         })
     }
 
     /// A consumer of the table's properties that never joins its group nor commits.
     fn consumer(&self) -> Result<BaseConsumer, ConnectorError> {
         let mut config = ClientConfig::new();
-        for (key, value) in &self.properties {
+        for (key, value) in &self.table.properties {
             config.set(key, value);
         }
-        if !self.properties.iter().any(|(k, _)| k == "group.id") {
+        if self.table.property("group.id").is_none() {
             // librdkafka's consumer needs one; nothing joins or commits under it.
             config.set("group.id", "tideline");
         }
-        if !self
-            .properties
-            .iter()
-            .any(|(k, _)| k == "auto.offset.reset")
-        {
+        if self.table.property("auto.offset.reset").is_none() {
             // An offset gone from the partition (retention) restarts at its earliest record,
             // as Flink's source resets for its startup modes, rather than skip to the end.
             config.set("auto.offset.reset", "earliest");
@@ -260,13 +180,8 @@ impl KafkaOptions {
             .map_err(|e| error(format!("cannot create a Kafka consumer: {e}")))
     }
 
-    /// How long a request to the brokers may take (`properties.request.timeout.ms`).
     fn timeout(&self) -> Duration {
-        self.properties
-            .iter()
-            .find(|(k, _)| k == "request.timeout.ms")
-            .and_then(|(_, v)| v.parse().ok())
-            .map_or(Duration::from_secs(30), Duration::from_millis)
+        self.table.timeout()
     }
 }
 
@@ -285,7 +200,7 @@ fn ranges(
 ) -> Result<Vec<(String, i32, Range)>, ConnectorError> {
     let timeout = options.timeout();
     let mut out = Vec::new();
-    for topic in &options.topics {
+    for topic in &options.table.topics {
         let metadata = consumer
             .fetch_metadata(Some(topic), timeout)
             .map_err(|e| error(format!("cannot read the metadata of topic '{topic}': {e}")))?;
@@ -297,11 +212,7 @@ fn ranges(
         if partitions.is_empty() {
             return Err(error(format!(
                 "topic '{topic}' does not exist (or has no partitions) on {}",
-                options
-                    .properties
-                    .iter()
-                    .find(|(k, _)| k == "bootstrap.servers")
-                    .map_or("", |(_, v)| v.as_str())
+                options.table.bootstrap_servers()
             )));
         }
         let watermarks = |p: i32| {
@@ -396,9 +307,9 @@ pub struct KafkaSplit {
     /// The offset of the next record to read.
     next: i64,
     stop: Option<i64>,
-    batch: Batch,
-    /// A record's text that did not fit the last batch (and its offset).
-    held: Option<(i64, String)>,
+    records: Records,
+    /// A record that did not fit the last batch, and its leader epoch.
+    held: Option<(OwnedMessage, Option<i32>)>,
     /// Since when the brokers have not answered, and how long they may not.
     trouble: Option<Instant>,
     timeout: Duration,
@@ -426,34 +337,6 @@ fn transient(e: &KafkaError) -> bool {
     )
 }
 
-/// The batch being built.
-struct Batch {
-    decoder: Box<dyn LineDecoder>,
-    /// The format is JSON (plain or a changelog): line breaks in a value are white space.
-    json: bool,
-    /// Records decoded into it.
-    records: usize,
-}
-
-impl Batch {
-    /// Decodes one record's value into the batch; false when the batch is full.
-    fn push(&mut self, offset: i64, text: &str) -> Result<bool, String> {
-        let limit = BatchLimit {
-            lines: 1,
-            bytes: BATCH_BYTES,
-            started: self.records > 0,
-        };
-        match self.decoder.decode(text, offset as u64, limit) {
-            Ok(Decoded { lines: 0, .. }) => Ok(false),
-            Ok(_) => {
-                self.records += 1;
-                Ok(true)
-            }
-            Err(e) => Err(e),
-        }
-    }
-}
-
 impl KafkaSplit {
     fn error(&self, offset: i64, message: impl std::fmt::Display) -> ExecError {
         ExecError::Source(format!(
@@ -477,23 +360,6 @@ impl KafkaSplit {
     }
 }
 
-/// A record's value as one line for the format (UTF-8, no line break; borrowed unless it
-/// had to change). A JSON value may span lines (pretty-printed): outside its strings a line
-/// break is white space, and inside them JSON forbids one, so each becomes a space. A CSV
-/// record with a line break inside is refused rather than read as two rows.
-fn line_of(value: &[u8], json: bool) -> Result<Cow<'_, str>, String> {
-    let text = std::str::from_utf8(value)
-        .map_err(|e| format!("the value is not UTF-8 (at byte {})", e.valid_up_to()))?;
-    let text = text.trim_end_matches(['\n', '\r']);
-    if !text.contains(['\n', '\r']) {
-        Ok(Cow::Borrowed(text))
-    } else if json {
-        Ok(Cow::Owned(text.replace(['\n', '\r'], " ")))
-    } else {
-        Err("a csv record holding a line break is not supported yet".into())
-    }
-}
-
 impl SourceSplit for KafkaSplit {
     fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
         let (topic, partition) = (&self.topic, self.partition);
@@ -509,12 +375,12 @@ impl SourceSplit for KafkaSplit {
                 None => format!("kafka topic '{topic}' partition {partition}: {e}"),
             })
         };
-        if let Some((offset, text)) = self.held.take() {
-            self.batch.push(offset, &text).map_err(malformed)?;
-            self.next = offset + 1;
+        if let Some((message, epoch)) = self.held.take() {
+            self.records.push(&message, epoch).map_err(malformed)?;
+            self.next = message.offset() + 1;
         }
         let mut wait = QUIET_WAIT;
-        while self.batch.records < BATCH_RECORDS && self.stop.is_none_or(|s| self.next < s) {
+        while self.records.records < BATCH_RECORDS && self.stop.is_none_or(|s| self.next < s) {
             let Some(message) = self.consumer.poll(wait) else {
                 break;
             };
@@ -552,29 +418,27 @@ impl SourceSplit for KafkaSplit {
                 self.next = offset;
                 break;
             }
+            // SAFETY: the message is alive for the call, which only reads it.
+            let epoch = unsafe { rdkafka::bindings::rd_kafka_message_leader_epoch(message.ptr()) };
+            let epoch = (epoch >= 0).then_some(epoch);
             self.next = offset + 1;
-            let Some(value) = message.payload() else {
-                continue;
-            };
-            let text = line_of(value, self.batch.json).map_err(|e| failed(offset, &e))?;
-            if !self.batch.push(offset, &text).map_err(malformed)? {
+            if !self.records.push(&message, epoch).map_err(malformed)? {
                 self.next = offset;
-                self.held = Some((offset, text.into_owned()));
+                self.held = Some((message.detach(), epoch));
                 break;
             }
         }
-        if self.batch.records == 0 && self.held.is_none() && self.ended() {
-            if self.batch.decoder.rows_skipped() > 0 {
+        if self.records.records == 0 && self.held.is_none() && self.ended() {
+            if self.records.rows_skipped() > 0 {
                 eprintln!(
                     "[WARNING] {}: skipped {} malformed record(s) (ignore-parse-errors)",
                     self.name,
-                    self.batch.decoder.rows_skipped()
+                    self.records.rows_skipped()
                 );
             }
             return Ok(None);
         }
-        self.batch.records = 0;
-        self.batch.decoder.flush().map(Some).map_err(malformed)
+        self.records.flush().map(Some).map_err(malformed)
     }
 
     fn describe(&self) -> String {
@@ -600,11 +464,7 @@ impl SourceSplit for KafkaSplit {
         })?;
         self.next = next as i64;
         self.held = None;
-        self.batch.records = 0;
-        self.batch
-            .decoder
-            .flush()
-            .map_err(|e| self.error(self.next, e))?;
+        self.records.flush().map_err(|e| self.error(self.next, e))?;
         self.assign()
     }
 }
@@ -612,16 +472,24 @@ impl SourceSplit for KafkaSplit {
 /// The `kafka` connector's source.
 pub struct KafkaFactory;
 
+/// The `upsert-kafka` connector's source: the same splits, its rows upserts by the key.
+pub struct UpsertKafkaFactory;
+
 impl SourceFactory for KafkaFactory {
     fn identifier(&self) -> &'static str {
         "kafka"
     }
 
     fn is_bounded(&self, table: &TableDef) -> bool {
-        !matches!(
-            table.option("scan.bounded.mode").map(str::trim),
-            None | Some("unbounded")
-        )
+        bounded(table)
+    }
+
+    fn metadata_keys(&self) -> Vec<(&'static str, DataType)> {
+        metadata_keys()
+    }
+
+    fn pushes_watermarks(&self) -> bool {
+        true
     }
 
     fn splits(
@@ -629,23 +497,79 @@ impl SourceFactory for KafkaFactory {
         scan: &ScanRequest,
         ctx: &EvalContext,
     ) -> Result<Vec<Pipeline>, ConnectorError> {
-        if !scan.metadata.is_empty() {
-            return Err(error(
-                "the kafka connector's metadata columns are not supported yet",
-            ));
-        }
+        splits(scan, ctx)
+    }
+}
+
+impl SourceFactory for UpsertKafkaFactory {
+    fn identifier(&self) -> &'static str {
+        "upsert-kafka"
+    }
+
+    fn is_bounded(&self, table: &TableDef) -> bool {
+        bounded(table)
+    }
+
+    fn metadata_keys(&self) -> Vec<(&'static str, DataType)> {
+        metadata_keys()
+    }
+
+    fn pushes_watermarks(&self) -> bool {
+        true
+    }
+
+    fn emits_upserts(&self) -> bool {
+        true
+    }
+
+    fn splits(
+        &self,
+        scan: &ScanRequest,
+        ctx: &EvalContext,
+    ) -> Result<Vec<Pipeline>, ConnectorError> {
+        splits(scan, ctx)
+    }
+}
+
+fn bounded(table: &TableDef) -> bool {
+    !matches!(
+        table.option("scan.bounded.mode").map(str::trim),
+        None | Some("unbounded")
+    )
+}
+
+/// A split per partition of the table's topics.
+fn splits(scan: &ScanRequest, ctx: &EvalContext) -> Result<Vec<Pipeline>, ConnectorError> {
+    {
         let options = KafkaOptions::parse(scan.table)?;
-        // The format is checked now, before any split opens.
-        new_decoder(&options.format, scan.physical, &ctx.zone)?;
+        // The formats are checked now, before any split opens.
+        Records::new(
+            &options.table,
+            scan.physical,
+            scan.metadata,
+            "",
+            0,
+            &ctx.zone,
+        )?;
         let consumer = options.consumer()?;
         let mut pipelines = Vec::new();
         for (topic, partition, range) in ranges(&options, &consumer)? {
             let name = format!("kafka {topic} partition {partition}");
             let (options, physical, zone) =
                 (options.clone(), scan.physical.clone(), ctx.zone.clone());
+            let metadata = scan.metadata.to_vec();
             let split_name = name.clone();
             let open = move || -> Result<Box<dyn SourceSplit>, ExecError> {
                 let failed = |e: ConnectorError| ExecError::Source(format!("{split_name}: {e}"));
+                let records = Records::new(
+                    &options.table,
+                    &physical,
+                    &metadata,
+                    &topic,
+                    partition,
+                    &zone,
+                )
+                .map_err(failed)?;
                 let mut split = KafkaSplit {
                     name: split_name.clone(),
                     topic,
@@ -653,11 +577,7 @@ impl SourceFactory for KafkaFactory {
                     consumer: options.consumer().map_err(failed)?,
                     next: range.start,
                     stop: range.stop,
-                    batch: Batch {
-                        decoder: new_decoder(&options.format, &physical, &zone).map_err(failed)?,
-                        json: options.format[0].1 != "csv",
-                        records: 0,
-                    },
+                    records,
                     held: None,
                     trouble: None,
                     timeout: options.timeout(),
@@ -697,6 +617,7 @@ mod tests {
 
     #[test]
     fn a_value_is_one_line() {
+        use record::line_of;
         assert_eq!(line_of(b"{\"a\": 1}", true).unwrap(), "{\"a\": 1}");
         assert_eq!(
             line_of(b"{\n  \"a\": 1\r\n}\n", true).unwrap(),

@@ -1,0 +1,515 @@
+//! The `kafka` and `upsert-kafka` sinks (docs/design/0009 §4, §5): each row one record on
+//! `topic`, its value in the value format and, when the table has a key format, its key in
+//! that (`connector/kafka.rs` divides the columns), written by librdkafka's producer.
+//!
+//! - `kafka`: an updating query is refused unless the value format writes changes
+//!   (`debezium-json`, `canal-json`, `maxwell-json`), as Flink's.
+//! - `upsert-kafka`: the primary key is the record's key; `+I` and `+U` write the row,
+//!   `-D` a tombstone (a record without a value), `-U` nothing. The same key goes to the
+//!   same partition (the default partitioner hashes the key), so its order holds.
+//!   `sink.buffer-flush.*` are accepted; records are written as they come, not reduced by key
+//!   first (more records, the same table).
+//! - `sink.delivery-guarantee`: `at-least-once` (default) waits, at each checkpoint's barrier
+//!   and at the end, until the broker has every record written before, and fails the job on a
+//!   record it refused; `none` waits only at the end. Without a checkpoint a job's records are
+//!   delivered when it ends or fails on the first refusal. `exactly-once` (with
+//!   `sink.transactional-id-prefix`) writes a transaction per checkpoint, committed when the
+//!   checkpoint completes (`transactions.rs`).
+//! - `sink.partitioner` (`kafka`): `default` is Kafka's Java partitioner (`murmur2_random`:
+//!   a key's hash, a random partition without a key); `fixed` writes every record to
+//!   partition 0, the partition of Flink's sink instance 0 (Tideline's sink is one instance);
+//!   `round-robin` cycles through the topic's partitions.
+//!
+//! Not built yet (refused when asked): writing metadata columns.
+
+use std::ops::Range;
+use std::time::Duration;
+
+use arrow_array::RecordBatch;
+use rdkafka::config::ClientConfig;
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+use rdkafka::producer::{BaseRecord, Producer};
+
+use super::check_plain_sink;
+use crate::connector::ConnectorError;
+use crate::connector::format::raw::RawFormat;
+use crate::connector::format::{LineEncoder, is_changelog_format, new_encoder};
+use crate::connector::kafka::{Connector, KafkaTable, Part, error};
+use crate::connector::registry::{SinkFactory, SinkRequest};
+use crate::connector::sink::Sink;
+use crate::exec::error::ExecError;
+use crate::types::Schema;
+use crate::types::chunk::{RowKind, StreamChunk};
+use transactions::{Deliveries, KafkaProducer, Transactions};
+
+mod transactions;
+
+/// How `sink.partitioner` places a record.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Partitioner {
+    Default,
+    Fixed,
+    RoundRobin,
+}
+
+/// `sink.delivery-guarantee`.
+#[derive(Debug, Clone, PartialEq)]
+enum Delivery {
+    None,
+    AtLeastOnce,
+    /// Transactions, their ids starting with `sink.transactional-id-prefix`.
+    ExactlyOnce(String),
+}
+
+/// A sink table's options, checked.
+struct KafkaSinkOptions {
+    table: KafkaTable,
+    topic: String,
+    partitioner: Partitioner,
+    delivery: Delivery,
+}
+
+impl KafkaSinkOptions {
+    fn of(request: &SinkRequest) -> Result<Self, ConnectorError> {
+        let table = KafkaTable::parse(request.table)?;
+        let get = |k: &str| request.table.option(k).map(str::trim);
+        let [topic] = &table.topics[..] else {
+            return Err(error(
+                "a 'kafka' sink writes one topic: 'topic' names several (writing a 'topic' metadata column is not supported yet)",
+            ));
+        };
+        let partitioner = match get("sink.partitioner").unwrap_or("default") {
+            "default" => Partitioner::Default,
+            "fixed" => Partitioner::Fixed,
+            "round-robin" => Partitioner::RoundRobin,
+            other => {
+                return Err(error(format!(
+                    "Could not find and instantiate partitioner class '{other}' ('sink.partitioner' is default, fixed or round-robin here: Java classes cannot run)"
+                )));
+            }
+        };
+        let delivery = match get("sink.delivery-guarantee").unwrap_or("at-least-once") {
+            "none" => Delivery::None,
+            "at-least-once" => Delivery::AtLeastOnce,
+            "exactly-once" => Delivery::ExactlyOnce(
+                get("sink.transactional-id-prefix")
+                    .filter(|p| !p.is_empty())
+                    .ok_or_else(|| {
+                        error(
+                            "sink.transactional-id-prefix must be specified when using DeliveryGuarantee.EXACTLY_ONCE.",
+                        )
+                    })?
+                    .to_string(),
+            ),
+            other => {
+                return Err(error(format!(
+                    "Invalid value for option 'sink.delivery-guarantee': '{other}' (none, at-least-once, exactly-once)"
+                )));
+            }
+        };
+        Ok(KafkaSinkOptions {
+            topic: topic.clone(),
+            table,
+            partitioner,
+            delivery,
+        })
+    }
+}
+
+/// How a key or a value is written.
+enum PartEncoder {
+    Text {
+        encoder: LineEncoder,
+        /// The part's columns as the format names them.
+        schema: Schema,
+        columns: Vec<usize>,
+    },
+    Raw {
+        format: RawFormat,
+        column: usize,
+    },
+}
+
+impl PartEncoder {
+    fn new(part: &Part) -> Result<Self, ConnectorError> {
+        Ok(match part.format_name() {
+            "raw" => PartEncoder::Raw {
+                format: RawFormat::from_options(&part.format, &part.schema)
+                    .map_err(ConnectorError)?,
+                column: part.columns[0],
+            },
+            _ => PartEncoder::Text {
+                encoder: new_encoder(&part.format, &part.schema)?,
+                schema: part.schema.clone(),
+                columns: part.columns.clone(),
+            },
+        })
+    }
+
+    /// Each row's bytes, appended to `out`: its range there, `None` for no bytes (a NULL
+    /// raw value).
+    fn encode(
+        &self,
+        batch: &RecordBatch,
+        kinds: Option<&[RowKind]>,
+        out: &mut Vec<u8>,
+        spans: &mut Vec<Option<Range<usize>>>,
+    ) -> Result<(), ExecError> {
+        out.clear();
+        spans.clear();
+        let rows = batch.num_rows();
+        match self {
+            PartEncoder::Raw { format, column } => {
+                let mut one = Vec::new();
+                for row in 0..rows {
+                    let start = out.len();
+                    spans.push(
+                        format
+                            .encode(batch.column(*column).as_ref(), row, &mut one)
+                            .map(|()| {
+                                out.extend_from_slice(&one);
+                                start..out.len()
+                            }),
+                    );
+                }
+            }
+            PartEncoder::Text {
+                encoder,
+                schema,
+                columns,
+            } => {
+                let batch = batch.project(columns).map_err(ExecError::from)?;
+                encoder.encode_batch(&batch, kinds, schema, out);
+                // One line per row, unless a CSV field held a line break: then row by row.
+                if memchr::memchr_iter(b'\n', out).count() == rows {
+                    let mut start = 0;
+                    for end in memchr::memchr_iter(b'\n', out) {
+                        spans.push(Some(start..end));
+                        start = end + 1;
+                    }
+                } else {
+                    out.clear();
+                    for row in 0..rows {
+                        let start = out.len();
+                        let kinds = kinds.map(|k| &k[row..row + 1]);
+                        encoder.encode_batch(&batch.slice(row, 1), kinds, schema, out);
+                        if out.ends_with(b"\n") {
+                            out.pop();
+                        }
+                        spans.push(Some(start..out.len()));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+/// The producer the records go to.
+enum Sending {
+    /// One producer for the job (`none`, `at-least-once`).
+    Plain(KafkaProducer),
+    /// A transaction per checkpoint (`exactly-once`).
+    Transactions(Transactions),
+}
+
+pub struct KafkaSink {
+    options: KafkaSinkOptions,
+    sending: Sending,
+    key: Option<PartEncoder>,
+    value: PartEncoder,
+    /// `upsert-kafka`: deletes are tombstones, `-U` rows are not written.
+    upsert: bool,
+    /// The topic's partitions, for `round-robin`.
+    partitions: i32,
+    /// The next partition `round-robin` writes.
+    next_partition: i32,
+    /// The encoded keys and values of a chunk, and each row's range in them.
+    keys: Vec<u8>,
+    key_spans: Vec<Option<Range<usize>>>,
+    values: Vec<u8>,
+    value_spans: Vec<Option<Range<usize>>>,
+}
+
+impl KafkaSink {
+    fn failed(&self, message: impl std::fmt::Display) -> ExecError {
+        ExecError::Sink(format!("kafka topic '{}': {message}", self.options.topic))
+    }
+
+    /// The producer that is writing, if any.
+    fn writing(&self) -> Option<&KafkaProducer> {
+        match &self.sending {
+            Sending::Plain(p) => Some(p),
+            Sending::Transactions(t) => t.open_producer(),
+        }
+    }
+
+    /// The first refusal the broker sent back, as the job's error.
+    fn check_refusals(&self) -> Result<(), ExecError> {
+        match self.writing().and_then(|p| p.context().take_refusal()) {
+            Some(message) => Err(ExecError::Sink(message)),
+            None => Ok(()),
+        }
+    }
+
+    /// Waits until the broker has every record queued so far.
+    fn flush(&mut self) -> Result<(), ExecError> {
+        if let Some(producer) = self.writing() {
+            producer
+                .flush(self.options.table.timeout())
+                .map_err(|e| self.failed(format!("records not delivered: {e}")))?;
+        }
+        self.check_refusals()
+    }
+}
+
+/// Queues one record, waiting while librdkafka's queue is full.
+fn send(
+    producer: &KafkaProducer,
+    topic: &str,
+    partition: Option<i32>,
+    key: Option<&[u8]>,
+    payload: Option<&[u8]>,
+) -> Result<(), ExecError> {
+    loop {
+        let mut record: BaseRecord<'_, [u8], [u8]> = BaseRecord::to(topic);
+        if let Some(payload) = payload {
+            record = record.payload(payload);
+        }
+        if let Some(key) = key {
+            record = record.key(key);
+        }
+        if let Some(p) = partition {
+            record = record.partition(p);
+        }
+        match producer.send(record) {
+            Ok(()) => return Ok(()),
+            Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), _)) => {
+                // Deliveries free the queue; their callbacks run in poll.
+                producer.poll(Duration::from_millis(10));
+                if let Some(refused) = producer.context().take_refusal() {
+                    return Err(ExecError::Sink(refused));
+                }
+            }
+            Err((e, _)) => return Err(ExecError::Sink(format!("kafka topic '{topic}': {e}"))),
+        }
+    }
+}
+
+impl Sink for KafkaSink {
+    fn write(&mut self, chunk: StreamChunk) -> Result<(), ExecError> {
+        let rows = chunk.num_rows();
+        if rows == 0 {
+            return Ok(());
+        }
+        let kinds = chunk.kinds.as_deref();
+        // A changelog value format writes the kinds; a plain one is written inserts only.
+        let (mut values, mut value_spans) = (
+            std::mem::take(&mut self.values),
+            std::mem::take(&mut self.value_spans),
+        );
+        let (mut keys, mut key_spans) = (
+            std::mem::take(&mut self.keys),
+            std::mem::take(&mut self.key_spans),
+        );
+        let result: Result<(), ExecError> = (|| {
+            self.value
+                .encode(&chunk.batch, kinds, &mut values, &mut value_spans)?;
+            if let Some(key) = &self.key {
+                key.encode(&chunk.batch, None, &mut keys, &mut key_spans)?;
+            }
+            let topic = &self.options.topic;
+            let producer = match &mut self.sending {
+                Sending::Plain(p) => &*p,
+                Sending::Transactions(t) => t
+                    .producer()
+                    .map_err(|e| ExecError::Sink(format!("kafka topic '{topic}': {e}")))?,
+            };
+            for row in 0..rows {
+                let kind = kinds.map_or(RowKind::Insert, |k| k[row]);
+                let value = match kind {
+                    RowKind::UpdateBefore if self.upsert => continue,
+                    RowKind::Delete if self.upsert => None,
+                    _ => value_spans[row].clone().map(|r| &values[r]),
+                };
+                let key = key_spans.get(row).cloned().flatten().map(|r| &keys[r]);
+                let partition = match self.options.partitioner {
+                    Partitioner::Default => None,
+                    Partitioner::Fixed => Some(0),
+                    Partitioner::RoundRobin => Some(self.next_partition),
+                };
+                send(producer, topic, partition, key, value)?;
+                if self.options.partitioner == Partitioner::RoundRobin {
+                    self.next_partition = (self.next_partition + 1) % self.partitions;
+                }
+            }
+            Ok(())
+        })();
+        self.values = values;
+        self.value_spans = value_spans;
+        self.keys = keys;
+        self.key_spans = key_spans;
+        result?;
+        if let Some(producer) = self.writing() {
+            producer.poll(Duration::ZERO);
+        }
+        self.check_refusals()
+    }
+
+    fn finish(&mut self) -> Result<(), ExecError> {
+        self.flush()?;
+        if let Sending::Transactions(t) = &mut self.sending {
+            t.commit_all().map_err(|e| self.failed(e))?;
+        }
+        Ok(())
+    }
+
+    fn pre_commit(&mut self, checkpoint: u64) -> Result<Vec<u8>, ExecError> {
+        if self.options.delivery == Delivery::None {
+            return Ok(Vec::new());
+        }
+        self.flush()?;
+        match &mut self.sending {
+            Sending::Plain(_) => Ok(Vec::new()),
+            Sending::Transactions(t) => t.pre_commit(checkpoint).map_err(|e| self.failed(e)),
+        }
+    }
+
+    fn commit(&mut self, checkpoint: u64) -> Result<(), ExecError> {
+        match &mut self.sending {
+            Sending::Plain(_) => Ok(()),
+            Sending::Transactions(t) => t.commit(checkpoint).map_err(|e| self.failed(e)),
+        }
+    }
+
+    fn restore(&mut self, state: &[u8]) -> Result<(), ExecError> {
+        match &mut self.sending {
+            // A checkpoint of an at-least-once sink (or of another guarantee) has nothing.
+            Sending::Transactions(t) if !state.is_empty() => {
+                t.restore(state).map_err(|e| self.failed(e))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The `kafka` connector's sink.
+pub struct KafkaSinkFactory;
+
+/// The `upsert-kafka` connector's sink.
+pub struct UpsertKafkaSinkFactory;
+
+impl SinkFactory for KafkaSinkFactory {
+    fn identifier(&self) -> &'static str {
+        "kafka"
+    }
+
+    fn check(&self, request: &SinkRequest) -> Result<(), String> {
+        check_plain_sink(request, self.identifier())
+    }
+
+    /// Only a changelog value format writes updates and deletes.
+    fn accepts_updates(&self, request: &SinkRequest) -> bool {
+        KafkaTable::parse(request.table).is_ok_and(|t| is_changelog_format(&t.value.format))
+    }
+
+    fn validate(&self, request: &SinkRequest) -> Result<(), ConnectorError> {
+        encoders(&KafkaSinkOptions::of(request)?).map(|_| ())
+    }
+
+    fn create<'a>(
+        &self,
+        request: &SinkRequest,
+        _out: &'a mut dyn std::io::Write,
+    ) -> Result<Box<dyn Sink + 'a>, ConnectorError> {
+        create(request)
+    }
+}
+
+impl SinkFactory for UpsertKafkaSinkFactory {
+    fn identifier(&self) -> &'static str {
+        "upsert-kafka"
+    }
+
+    fn check(&self, request: &SinkRequest) -> Result<(), String> {
+        check_plain_sink(request, self.identifier())
+    }
+
+    fn validate(&self, request: &SinkRequest) -> Result<(), ConnectorError> {
+        encoders(&KafkaSinkOptions::of(request)?).map(|_| ())
+    }
+
+    fn create<'a>(
+        &self,
+        request: &SinkRequest,
+        _out: &'a mut dyn std::io::Write,
+    ) -> Result<Box<dyn Sink + 'a>, ConnectorError> {
+        create(request)
+    }
+}
+
+/// The key's encoder (when the table has a key format) and the value's.
+fn encoders(
+    options: &KafkaSinkOptions,
+) -> Result<(Option<PartEncoder>, PartEncoder), ConnectorError> {
+    let key = options
+        .table
+        .key
+        .as_ref()
+        .map(PartEncoder::new)
+        .transpose()?;
+    Ok((key, PartEncoder::new(&options.table.value)?))
+}
+
+fn create<'a>(request: &SinkRequest) -> Result<Box<dyn Sink + 'a>, ConnectorError> {
+    let options = KafkaSinkOptions::of(request)?;
+    let (key, value) = encoders(&options)?;
+    let mut config = ClientConfig::new();
+    for (key, value) in &options.table.properties {
+        config.set(key, value);
+    }
+    if options.table.property("partitioner").is_none() {
+        // Java's partitioning of keys (librdkafka's own default hashes with CRC32).
+        config.set("partitioner", "murmur2_random");
+    }
+    let producer: KafkaProducer = config
+        .create_with_context(Deliveries::default())
+        .map_err(|e| error(format!("cannot create a Kafka producer: {e}")))?;
+    let topic = &options.topic;
+    let metadata = producer
+        .client()
+        .fetch_metadata(Some(topic), options.table.timeout())
+        .map_err(|e| error(format!("cannot read the metadata of topic '{topic}': {e}")))?;
+    let partitions = metadata
+        .topics()
+        .iter()
+        .find(|t| t.name() == topic && t.error().is_none())
+        .map_or(0, |t| t.partitions().len() as i32);
+    if partitions == 0 {
+        return Err(error(format!(
+            "topic '{topic}' does not exist (or has no partitions) on {}",
+            options.table.bootstrap_servers()
+        )));
+    }
+    let sending = match &options.delivery {
+        Delivery::ExactlyOnce(prefix) => Sending::Transactions(Transactions::new(
+            config,
+            prefix,
+            options.table.bootstrap_servers(),
+            options.table.timeout(),
+        )),
+        _ => Sending::Plain(producer),
+    };
+    Ok(Box::new(KafkaSink {
+        upsert: options.table.connector == Connector::Upsert,
+        options,
+        sending,
+        key,
+        value,
+        partitions,
+        next_partition: 0,
+        keys: Vec::new(),
+        key_spans: Vec::new(),
+        values: Vec::new(),
+        value_spans: Vec::new(),
+    }))
+}
