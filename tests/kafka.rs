@@ -846,3 +846,96 @@ fn an_exactly_once_topic_killed_and_restored_holds_every_row_once() {
         assert_eq!(ids, all, "records lost");
     }
 }
+
+/// A broker of its own for a test that stops it: `scripts/kafka-broker.sh` on a free port.
+struct OwnBroker(u16);
+
+impl OwnBroker {
+    fn start() -> OwnBroker {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let broker = OwnBroker(port);
+        broker.script("start");
+        broker
+    }
+
+    fn address(&self) -> String {
+        format!("127.0.0.1:{}", self.0)
+    }
+
+    fn script(&self, command: &str) {
+        let status = std::process::Command::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scripts/kafka-broker.sh"
+        ))
+        .arg(command)
+        .env("KAFKA_PORT", self.0.to_string())
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("the broker script runs");
+        assert!(status.success(), "kafka-broker.sh {command} failed");
+    }
+}
+
+impl Drop for OwnBroker {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scripts/kafka-broker.sh"
+        ))
+        .arg("stop")
+        .env("KAFKA_PORT", self.0.to_string())
+        .stdout(std::process::Stdio::null())
+        .status();
+    }
+}
+
+#[test]
+fn a_broker_gone_longer_than_the_request_timeout_fails_the_job_clearly() {
+    // The shared broker is there: the script has installed the broker this test starts.
+    let Some(_) = bootstrap() else { return };
+    let broker = OwnBroker::start();
+    let server = broker.address();
+    let topic = topic_name("gone");
+    create_topic(&server, &topic, 1);
+    let records: Vec<String> = (0..5).map(|i| i.to_string()).collect();
+    let batch: Vec<_> = records
+        .iter()
+        .map(|v| (0, None, Some(v.as_str()), -1))
+        .collect();
+    produce(&server, &topic, &batch);
+    let (out, done, _cancel) = start(format!(
+        "{}CREATE TABLE p (v INT) WITH ('connector' = 'print');\nINSERT INTO p SELECT * FROM t;",
+        table(
+            "t",
+            "v INT",
+            &server,
+            &topic,
+            "'format' = 'csv', 'scan.startup.mode' = 'earliest-offset', \
+             'properties.request.timeout.ms' = '3000'"
+        )
+    ));
+    let mut seen = String::new();
+    assert!(
+        printed_within(&out, &mut seen, &["+I[4]"], Duration::from_secs(30)),
+        "{seen}"
+    );
+    let stopped = std::time::Instant::now();
+    broker.script("stop");
+    let result = done
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the job ends once the broker is gone");
+    let error = result.expect_err("the job fails");
+    assert!(
+        error.contains(&format!("kafka topic '{topic}' partition 0 offset 5"))
+            && error.contains(
+                "no broker has answered for longer than 3s (properties.request.timeout.ms)"
+            ),
+        "{error}"
+    );
+    // Not before the timeout (the stop itself takes the broker a few seconds).
+    assert!(stopped.elapsed() >= Duration::from_secs(3));
+}

@@ -382,6 +382,27 @@ impl SourceSplit for KafkaSplit {
         let mut wait = QUIET_WAIT;
         while self.records.records < BATCH_RECORDS && self.stop.is_none_or(|s| self.next < s) {
             let Some(message) = self.consumer.poll(wait) else {
+                // Quiet since a broker error: librdkafka reports a lost connection once, so
+                // whether the broker is back is asked of it, and the job fails once it has
+                // been away longer than a request may take.
+                if let Some(since) = self.trouble {
+                    match self
+                        .consumer
+                        .fetch_watermarks(topic, partition, QUIET_WAIT * 5)
+                    {
+                        Ok(_) => self.trouble = None,
+                        Err(e) if since.elapsed() > self.timeout => {
+                            return Err(failed(
+                                self.next,
+                                &format!(
+                                    "no broker has answered for longer than {:?} (properties.request.timeout.ms): {e}",
+                                    self.timeout
+                                ),
+                            ));
+                        }
+                        Err(_) => {}
+                    }
+                }
                 break;
             };
             wait = Duration::ZERO;
@@ -401,7 +422,7 @@ impl SourceSplit for KafkaSplit {
                         return Err(failed(
                             self.next,
                             &format!(
-                                "{e} for longer than {:?} (properties.request.timeout.ms)",
+                                "no broker has answered for longer than {:?} (properties.request.timeout.ms): {e}",
                                 self.timeout
                             ),
                         ));
