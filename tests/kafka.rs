@@ -939,3 +939,75 @@ fn a_broker_gone_longer_than_the_request_timeout_fails_the_job_clearly() {
     // Not before the timeout (the stop itself takes the broker a few seconds).
     assert!(stopped.elapsed() >= Duration::from_secs(3));
 }
+
+#[test]
+fn offsets_go_to_the_group_on_checkpoints_and_group_offsets_start_there() {
+    let Some(server) = bootstrap() else { return };
+    let topic = topic_name("group-commit");
+    create_topic(&server, &topic, 2);
+    let first: Vec<String> = (0..40).map(|i| i.to_string()).collect();
+    let records: Vec<_> = first
+        .iter()
+        .enumerate()
+        .map(|(i, v)| ((i % 2) as i32, None, Some(v.as_str()), -1))
+        .collect();
+    produce(&server, &topic, &records);
+    let dir = recovery_support::workdir("kafka-group");
+    let group = format!("group-{topic}");
+    let job = |startup: &str| {
+        format!(
+            "SET 'execution.checkpointing.interval' = '100 ms';\n\
+             SET 'execution.checkpointing.dir' = '{}';\nSET 'table.dml-sync' = 'true';\n{}\
+             CREATE TABLE p (v INT) WITH ('connector' = 'print');\nINSERT INTO p SELECT * FROM t;",
+            dir.display(),
+            table(
+                "t",
+                "v INT",
+                &server,
+                &topic,
+                &format!(
+                    "'format' = 'csv', 'properties.group.id' = '{group}', \
+                     'scan.startup.mode' = '{startup}', 'properties.commit.offsets.on.checkpoint' = 'true'"
+                )
+            )
+        )
+    };
+    let (out, done, cancel) = start(job("earliest-offset"));
+    let mut seen = String::new();
+    assert!(
+        printed_within(
+            &out,
+            &mut seen,
+            &["+I[38]", "+I[39]"],
+            Duration::from_secs(30)
+        ),
+        "{seen}"
+    );
+    // A few checkpoints after the last record: its position is committed.
+    std::thread::sleep(Duration::from_millis(800));
+    cancel.store(true, Ordering::SeqCst);
+    let _ = done.recv_timeout(Duration::from_secs(30));
+    // The group's offsets are where the job was: a job from group-offsets reads only what
+    // came after.
+    let later: Vec<_> = [(0, None, Some("100"), -1), (1, None, Some("101"), -1)].to_vec();
+    produce(&server, &topic, &later);
+    let (out, done, cancel) = start(job("group-offsets"));
+    let mut seen = String::new();
+    assert!(
+        printed_within(
+            &out,
+            &mut seen,
+            &["+I[100]", "+I[101]"],
+            Duration::from_secs(30)
+        ),
+        "{seen}"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    cancel.store(true, Ordering::SeqCst);
+    let _ = done.recv_timeout(Duration::from_secs(30));
+    while let Ok(more) = out.try_recv() {
+        seen.push_str(&more);
+    }
+    assert_eq!(seen.matches("+I[").count(), 2, "{seen}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

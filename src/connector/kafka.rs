@@ -69,6 +69,18 @@ pub fn error(message: impl Into<String>) -> ConnectorError {
     ConnectorError(message.into())
 }
 
+/// `properties.*` that are Flink's, not the Kafka client's.
+const FLINK_PROPERTIES: &[&str] = &[
+    "commit.offsets.on.checkpoint",
+    "partition.discovery.interval.ms",
+    "client.id.prefix",
+    "register.consumer.metrics",
+    "key.deserializer",
+    "value.deserializer",
+    "key.serializer",
+    "value.serializer",
+];
+
 /// Options either connector's source or sink reads (besides `properties.*`, the formats' own
 /// and `scan.watermark.*`): a table read and written takes both.
 const KAFKA_OPTIONS: &[&str] = &[
@@ -282,6 +294,24 @@ impl KafkaTable {
             .iter()
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
+    }
+
+    /// The properties the client (librdkafka) is given: all but Flink's own source options
+    /// and the Java (de)serializers, which Flink sets itself.
+    pub fn client_properties(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.properties
+            .iter()
+            .filter(|(k, _)| !FLINK_PROPERTIES.contains(&k.as_str()))
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// Whether a source commits its positions to the group when a checkpoint completes:
+    /// with a `group.id`, unless `properties.commit.offsets.on.checkpoint` is false.
+    pub fn commits_offsets(&self) -> bool {
+        self.property("group.id").is_some()
+            && !self
+                .property("commit.offsets.on.checkpoint")
+                .is_some_and(|v| v.trim().eq_ignore_ascii_case("false"))
     }
 
     pub fn bootstrap_servers(&self) -> &str {

@@ -276,7 +276,23 @@ fn run_split(
             }
         }
     }
+    // Positions acknowledged in checkpoints not yet known complete.
+    let mut acked: std::collections::VecDeque<(u64, Vec<u8>)> = Default::default();
     while !job.stopped() {
+        if let Some((handle, _)) = &checkpoints.handle
+            && acked
+                .front()
+                .is_some_and(|(id, _)| *id <= handle.completed())
+        {
+            let completed = handle.completed();
+            let mut newest = None;
+            while acked.front().is_some_and(|(id, _)| *id <= completed) {
+                newest = acked.pop_front().map(|(_, position)| position);
+            }
+            if let Some(position) = newest {
+                pipeline.split.position_completed(&position);
+            }
+        }
         if let Some((handle, participant)) = &checkpoints.handle
             && let Some(id) = handle.due(checkpoints.last)
         {
@@ -292,6 +308,9 @@ fn run_split(
                 idle: status == WatermarkStatus::Idle,
                 chain: snapshot_chain(chain.operators()),
             };
+            if let Some(position) = &state.position {
+                acked.push_back((id, position.clone()));
+            }
             handle.ack(id, *participant, ParticipantState::Split(state));
             out.barrier(id)?;
             checkpoints.last = id;

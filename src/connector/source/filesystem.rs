@@ -471,6 +471,10 @@ impl<S: SourceSplit> SourceSplit for WithFileMetadata<S> {
     fn seek(&mut self, position: &[u8]) -> Result<(), ExecError> {
         self.inner.seek(position)
     }
+
+    fn position_completed(&mut self, position: &[u8]) {
+        self.inner.position_completed(position)
+    }
 }
 
 /// A file's split of a partitioned table: the decoded columns with the partition columns put
@@ -574,36 +578,9 @@ impl<S: SourceSplit> SourceSplit for WithPartitionValues<S> {
     fn seek(&mut self, position: &[u8]) -> Result<(), ExecError> {
         self.inner.seek(position)
     }
-}
 
-/// A boxed split is a split, so the wrappers above stack.
-impl SourceSplit for Box<dyn SourceSplit> {
-    fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
-        (**self).next_batch()
-    }
-
-    fn next(&mut self) -> Result<crate::connector::source::split::SplitEvent, ExecError> {
-        (**self).next()
-    }
-
-    fn describe(&self) -> String {
-        (**self).describe()
-    }
-
-    fn is_bounded(&self) -> bool {
-        (**self).is_bounded()
-    }
-
-    fn replayable(&self) -> bool {
-        (**self).replayable()
-    }
-
-    fn position(&self) -> Option<Vec<u8>> {
-        (**self).position()
-    }
-
-    fn seek(&mut self, position: &[u8]) -> Result<(), ExecError> {
-        (**self).seek(position)
+    fn position_completed(&mut self, position: &[u8]) {
+        self.inner.position_completed(position)
     }
 }
 

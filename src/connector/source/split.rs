@@ -57,6 +57,37 @@ pub trait SourceSplit: Send {
             self.describe()
         )))
     }
+    /// A checkpoint that recorded `position` for this split has completed: a split that
+    /// tells an outside system how far its reader is (Kafka's group offsets) does so now.
+    fn position_completed(&mut self, _position: &[u8]) {}
+}
+
+/// A boxed split is a split, so that wrappers stack (a file's metadata over its lines).
+impl SourceSplit for Box<dyn SourceSplit> {
+    fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
+        (**self).next_batch()
+    }
+    fn next(&mut self) -> Result<SplitEvent, ExecError> {
+        (**self).next()
+    }
+    fn describe(&self) -> String {
+        (**self).describe()
+    }
+    fn is_bounded(&self) -> bool {
+        (**self).is_bounded()
+    }
+    fn replayable(&self) -> bool {
+        (**self).replayable()
+    }
+    fn position(&self) -> Option<Vec<u8>> {
+        (**self).position()
+    }
+    fn seek(&mut self, position: &[u8]) -> Result<(), ExecError> {
+        (**self).seek(position)
+    }
+    fn position_completed(&mut self, position: &[u8]) {
+        (**self).position_completed(position)
+    }
 }
 
 /// A position of little-endian `u64` words (files: offset and line; datagen: rows produced,
@@ -159,6 +190,11 @@ impl SourceSplit for DeferredSplit {
             // Not opened: at its start, or where it was told to go.
             None if self.replayable => Some(self.seek_to.clone().unwrap_or_default()),
             None => None,
+        }
+    }
+    fn position_completed(&mut self, position: &[u8]) {
+        if let Some(split) = &mut self.split {
+            split.position_completed(position);
         }
     }
     fn seek(&mut self, position: &[u8]) -> Result<(), ExecError> {

@@ -464,7 +464,7 @@ fn create<'a>(request: &SinkRequest) -> Result<Box<dyn Sink + 'a>, ConnectorErro
     let options = KafkaSinkOptions::of(request)?;
     let (key, value) = encoders(&options)?;
     let mut config = ClientConfig::new();
-    for (key, value) in &options.table.properties {
+    for (key, value) in options.table.client_properties() {
         config.set(key, value);
     }
     if options.table.property("partitioner").is_none() {

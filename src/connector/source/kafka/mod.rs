@@ -16,8 +16,11 @@
 //! `properties.request.timeout.ms` (30 s). The same splits serve `upsert-kafka`, which
 //! starts at the earliest offsets.
 //!
-//! Not built yet (refused when asked): `topic-pattern`, partition discovery, committing
-//! offsets to the group on checkpoints.
+//! With a `properties.group.id`, a split commits its position to the group when a checkpoint
+//! that recorded it completes (Flink's `commit.offsets.on.checkpoint`, true by default), so
+//! that `group-offsets` starts where a stopped job was.
+//!
+//! Not built yet (refused when asked): `topic-pattern`, partition discovery.
 
 mod record;
 
@@ -28,7 +31,7 @@ use std::time::{Duration, Instant};
 
 use arrow_array::RecordBatch;
 use rdkafka::config::ClientConfig;
-use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::error::KafkaError;
 use rdkafka::message::{Message, OwnedMessage};
 use rdkafka::{Offset, TopicPartitionList};
@@ -161,7 +164,7 @@ impl KafkaOptions {
     /// A consumer of the table's properties that never joins its group nor commits.
     fn consumer(&self) -> Result<BaseConsumer, ConnectorError> {
         let mut config = ClientConfig::new();
-        for (key, value) in &self.table.properties {
+        for (key, value) in self.table.client_properties() {
             config.set(key, value);
         }
         if self.table.property("group.id").is_none() {
@@ -313,6 +316,8 @@ pub struct KafkaSplit {
     /// Since when the brokers have not answered, and how long they may not.
     trouble: Option<Instant>,
     timeout: Duration,
+    /// Positions go to the group when their checkpoint completes.
+    commits_offsets: bool,
 }
 
 /// Whether a consumer's error is one librdkafka recovers from by itself (a broker gone for a
@@ -479,6 +484,24 @@ impl SourceSplit for KafkaSplit {
         Some(words_position(&[self.next as u64]))
     }
 
+    fn position_completed(&mut self, position: &[u8]) {
+        let Some([next]) = position_words::<1>(position).filter(|_| self.commits_offsets) else {
+            return;
+        };
+        // As Flink's source: the next offset to read, committed without joining the group;
+        // a failure is only reported (the next checkpoint commits a later one).
+        let mut list = TopicPartitionList::new();
+        let committed = list
+            .add_partition_offset(&self.topic, self.partition, Offset::Offset(next as i64))
+            .and_then(|()| self.consumer.commit(&list, CommitMode::Async));
+        if let Err(e) = committed {
+            eprintln!(
+                "[WARNING] {}: cannot commit offset {next} to the group: {e}",
+                self.name
+            );
+        }
+    }
+
     fn seek(&mut self, position: &[u8]) -> Result<(), ExecError> {
         let [next] = position_words::<1>(position).ok_or_else(|| {
             ExecError::Checkpoint(format!("{}: a malformed checkpointed position", self.name))
@@ -602,6 +625,7 @@ fn splits(scan: &ScanRequest, ctx: &EvalContext) -> Result<Vec<Pipeline>, Connec
                     held: None,
                     trouble: None,
                     timeout: options.timeout(),
+                    commits_offsets: options.table.commits_offsets(),
                 };
                 split.assign()?;
                 Ok(Box::new(split))
