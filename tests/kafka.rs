@@ -1011,3 +1011,45 @@ fn offsets_go_to_the_group_on_checkpoints_and_group_offsets_start_there() {
     assert_eq!(seen.matches("+I[").count(), 2, "{seen}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_topic_pattern_reads_every_topic_whose_whole_name_it_matches() {
+    let Some(server) = bootstrap() else { return };
+    let base = topic_name("pattern");
+    for (suffix, partitions) in [("a", 1), ("b", 2), ("a-other", 1)] {
+        let topic = format!("{base}-{suffix}");
+        create_topic(&server, &topic, partitions);
+        let records: Vec<String> = (0..3).map(|i| format!("{suffix}{i}")).collect();
+        let batch: Vec<_> = records
+            .iter()
+            .enumerate()
+            .map(|(i, v)| ((i as i32) % partitions, None, Some(v.as_str()), -1))
+            .collect();
+        produce(&server, &topic, &batch);
+    }
+    // `-a` and `-b`, not `-a-other`: the pattern matches whole names, as Java's `matches`.
+    let options = format!(
+        "'topic-pattern' = '{}-[ab]', 'properties.bootstrap.servers' = '{server}', 'format' = 'raw', \
+         'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset'",
+        base.replace('-', "\\-")
+    );
+    let out = ok(&format!(
+        "SET 'execution.runtime-mode' = 'batch';\n\
+         CREATE TABLE t (v STRING, tp STRING METADATA FROM 'topic' VIRTUAL) WITH ('connector' = 'kafka', {options});\n\
+         SELECT v, tp = '{base}-a' OR tp = '{base}-b' FROM t ORDER BY v;"
+    ));
+    assert_eq!(
+        rows(&out),
+        [
+            "a0,TRUE", "a1,TRUE", "a2,TRUE", "b0,TRUE", "b1,TRUE", "b2,TRUE"
+        ],
+        "{out}"
+    );
+    let (succeeded, out) = run(&format!(
+        "CREATE TABLE t (v STRING) WITH ('connector' = 'kafka', 'topic' = 'x', {options});\nSELECT * FROM t;"
+    ));
+    assert!(
+        !succeeded && out.contains("Option 'topic' and 'topic-pattern' shouldn't be set together."),
+        "{out}"
+    );
+}

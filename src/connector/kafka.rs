@@ -59,6 +59,8 @@ impl Part {
 pub struct KafkaTable {
     pub connector: Connector,
     pub topics: Vec<String>,
+    /// `topic-pattern`: the topics whose whole names it matches, when the job starts.
+    pub pattern: Option<fancy_regex::Regex>,
     /// `properties.*`, without the prefix: the client's configuration.
     pub properties: Vec<(String, String)>,
     pub key: Option<Part>,
@@ -86,6 +88,7 @@ const FLINK_PROPERTIES: &[&str] = &[
 const KAFKA_OPTIONS: &[&str] = &[
     "connector",
     "topic",
+    "topic-pattern",
     "format",
     "key.format",
     "key.fields",
@@ -98,6 +101,7 @@ const KAFKA_OPTIONS: &[&str] = &[
     "scan.bounded.mode",
     "scan.bounded.timestamp-millis",
     "scan.bounded.specific-offsets",
+    "scan.topic-partition-discovery.interval",
     "sink.partitioner",
     "sink.parallelism",
     "sink.delivery-guarantee",
@@ -135,11 +139,6 @@ impl KafkaTable {
                 .find(|(key, _)| key == k)
                 .map(|(_, v)| v.trim())
         };
-        if get("topic-pattern").is_some() {
-            return Err(error(format!(
-                "option 'topic-pattern' of connector '{name}' is not supported yet (docs/design/0009-kafka.md)"
-            )));
-        }
         let value_format = match connector {
             Connector::Kafka => get("value.format").or_else(|| get("format")),
             Connector::Upsert => get("value.format"),
@@ -191,6 +190,13 @@ impl KafkaTable {
                 unsupported.push(key.as_str());
             }
         }
+        if get("scan.topic-partition-discovery.interval")
+            .is_some_and(|v| !matches!(v, "0" | "0 ms" | "0ms" | "0 s"))
+        {
+            return Err(error(
+                "'scan.topic-partition-discovery.interval' is not supported yet: a job reads the partitions there are when it starts (set it to '0' to say so)",
+            ));
+        }
         if !unsupported.is_empty() {
             unsupported.sort_unstable();
             return Err(error(format!(
@@ -198,20 +204,41 @@ impl KafkaTable {
                 unsupported.join("\n")
             )));
         }
-        let topics: Vec<String> = get("topic")
-            .ok_or_else(|| match connector {
-                Connector::Kafka => {
-                    error("Either 'topic' or 'topic-pattern' must be set for connector 'kafka'.")
-                }
-                Connector::Upsert => {
-                    error("Missing required option 'topic' for connector 'upsert-kafka'.")
-                }
-            })?
-            .split(';')
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .map(String::from)
-            .collect();
+        let pattern = get("topic-pattern").map(str::to_string);
+        let topics: Vec<String> = match (get("topic"), &pattern) {
+            (Some(_), Some(_)) => {
+                return Err(error(
+                    "Option 'topic' and 'topic-pattern' shouldn't be set together.",
+                ));
+            }
+            (None, None) => {
+                return Err(match connector {
+                    Connector::Kafka => error(
+                        "Either 'topic' or 'topic-pattern' must be set for connector 'kafka'.",
+                    ),
+                    Connector::Upsert => {
+                        error("Missing required option 'topic' for connector 'upsert-kafka'.")
+                    }
+                });
+            }
+            (Some(list), None) => list
+                .split(';')
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(String::from)
+                .collect(),
+            (None, Some(_)) => Vec::new(),
+        };
+        let pattern = pattern
+            .map(|p| {
+                // Java's `Pattern.matches`: the whole name.
+                fancy_regex::Regex::new(&format!("^(?:{p})$")).map_err(|e| {
+                    error(format!(
+                        "Invalid value for option 'topic-pattern': '{p}': {e}"
+                    ))
+                })
+            })
+            .transpose()?;
         let properties: Vec<(String, String)> = options
             .iter()
             .filter_map(|(k, v)| Some((k.strip_prefix("properties.")?.to_string(), v.clone())))
@@ -283,6 +310,7 @@ impl KafkaTable {
         Ok(KafkaTable {
             connector,
             topics,
+            pattern,
             properties,
             key,
             value,

@@ -73,6 +73,11 @@ impl KafkaSinkOptions {
     fn of(request: &SinkRequest) -> Result<Self, ConnectorError> {
         let table = KafkaTable::parse(request.table)?;
         let get = |k: &str| request.table.option(k).map(str::trim);
+        if table.pattern.is_some() {
+            return Err(error(
+                "a 'kafka' sink writes one topic: 'topic-pattern' is for reading",
+            ));
+        }
         let [topic] = &table.topics[..] else {
             return Err(error(
                 "a 'kafka' sink writes one topic: 'topic' names several (writing a 'topic' metadata column is not supported yet)",

@@ -20,7 +20,8 @@
 //! that recorded it completes (Flink's `commit.offsets.on.checkpoint`, true by default), so
 //! that `group-offsets` starts where a stopped job was.
 //!
-//! Not built yet (refused when asked): `topic-pattern`, partition discovery.
+//! `topic-pattern` reads the topics whose whole names match it when the job starts. Not
+//! built yet: partition discovery (topics and partitions made later are not read).
 
 mod record;
 
@@ -196,6 +197,35 @@ struct Range {
     stop: Option<i64>,
 }
 
+/// The topics read: those named, or those whose names `topic-pattern` matches now (sorted;
+/// topics made later are not read: partition discovery is not built).
+fn topics(options: &KafkaOptions, consumer: &BaseConsumer) -> Result<Vec<String>, ConnectorError> {
+    let Some(pattern) = &options.table.pattern else {
+        return Ok(options.table.topics.clone());
+    };
+    let metadata = consumer
+        .fetch_metadata(None, options.timeout())
+        .map_err(|e| error(format!("cannot list the topics: {e}")))?;
+    let mut topics: Vec<String> = metadata
+        .topics()
+        .iter()
+        .map(|t| t.name().to_string())
+        .filter(|name| !name.starts_with("__") && pattern.is_match(name).unwrap_or(false))
+        .collect();
+    topics.sort();
+    if topics.is_empty() && options.bounded == Bounded::Unbounded {
+        return Err(error(format!(
+            "no topic on {} matches 'topic-pattern' = '{}' (topics made later are not read: partition discovery is not supported yet)",
+            options.table.bootstrap_servers(),
+            pattern
+                .as_str()
+                .trim_start_matches("^(?:")
+                .trim_end_matches(")$")
+        )));
+    }
+    Ok(topics)
+}
+
 /// Resolves every partition's start and stop offsets, asking the brokers.
 fn ranges(
     options: &KafkaOptions,
@@ -203,7 +233,7 @@ fn ranges(
 ) -> Result<Vec<(String, i32, Range)>, ConnectorError> {
     let timeout = options.timeout();
     let mut out = Vec::new();
-    for topic in &options.table.topics {
+    for topic in &topics(options, consumer)? {
         let metadata = consumer
             .fetch_metadata(Some(topic), timeout)
             .map_err(|e| error(format!("cannot read the metadata of topic '{topic}': {e}")))?;
