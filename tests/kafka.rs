@@ -18,8 +18,8 @@ mod kafka_support;
 #[path = "support/recovery.rs"]
 mod recovery_support;
 use kafka_support::{
-    bootstrap, consume, create_topic, ends, file_table, final_rows, ok, produce, rows, run, table,
-    topic_name,
+    bootstrap, bounded_table, consume, create_topic, ends, file_table, final_rows, ok, produce,
+    rows, run, table, topic_name,
 };
 
 #[test]
@@ -612,16 +612,13 @@ fn rows_written_to_a_topic_read_back_the_same_in_each_format() {
         }
         let back = ok(&format!(
             "SET 'execution.runtime-mode' = 'batch';\n{}SELECT * FROM k ORDER BY id;",
-            table(
+            bounded_table(
                 "k",
                 columns,
                 &server,
                 &topic,
-                &format!(
-                    "'format' = '{format}', 'scan.startup.mode' = 'earliest-offset', \
-                     'scan.bounded.mode' = 'specific-offsets', 'scan.bounded.specific-offsets' = '{}'",
-                    ends(&records, 3)
-                )
+                &format!("'format' = '{format}'"),
+                &ends(&records, 3)
             )
         ));
         assert_eq!(rows(&back), expected, "{format}");

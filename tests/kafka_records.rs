@@ -7,7 +7,7 @@
 #[path = "support/kafka.rs"]
 mod kafka_support;
 use kafka_support::{
-    bootstrap, consume_keyed, create_topic, file_table, final_rows, ok, produce,
+    bootstrap, bounded_table, consume_keyed, create_topic, file_table, final_rows, ok, produce,
     produce_with_headers, rows, run, table, topic_name,
 };
 
@@ -524,6 +524,74 @@ fn upsert_kafka_is_the_versioned_side_of_an_event_time_temporal_join() {
     assert_eq!(
         got,
         ["+I,o1,10", "+I,o2,11", "+I,o3,2", "+I,o4,12"],
+        "{out}"
+    );
+}
+
+#[test]
+fn timestamp_and_headers_are_written_from_persisted_metadata_columns() {
+    let Some(server) = bootstrap() else { return };
+    let topic = topic_name("write-metadata");
+    create_topic(&server, &topic, 1);
+    let columns = "v STRING, ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp', \
+                   hs MAP<STRING, BYTES> METADATA FROM 'headers'";
+    // Flink's sink schema: the persisted metadata columns are written too.
+    let (succeeded, out) = run(&format!(
+        "{}INSERT INTO k SELECT 'x';",
+        table("k", columns, &server, &topic, "'format' = 'raw'")
+    ));
+    assert!(
+        !succeeded
+            && out.contains(
+                "Sink schema:  [v: STRING, ts: TIMESTAMP_LTZ(3), hs: MAP<STRING, BYTES>]"
+            ),
+        "{out}"
+    );
+    ok(&format!(
+        "{}INSERT INTO k VALUES ('a', TO_TIMESTAMP_LTZ(1000, 3), MAP['h', CAST('x' AS BYTES), 'g', CAST(NULL AS BYTES)]), \
+         ('b', CAST(NULL AS TIMESTAMP_LTZ(3)), CAST(NULL AS MAP<STRING, BYTES>));",
+        table("k", columns, &server, &topic, "'format' = 'raw'")
+    ));
+    let out = ok(&format!(
+        "SET 'execution.runtime-mode' = 'batch';\nSET 'table.local-time-zone' = 'UTC';\n{}\
+         SELECT v, ts, CAST(hs['h'] AS STRING), CARDINALITY(hs), ts > TIMESTAMP '2020-01-01 00:00:00' FROM k ORDER BY v;",
+        bounded_table(
+            "k",
+            columns,
+            &server,
+            &topic,
+            "'format' = 'raw'",
+            "partition:0,offset:2"
+        )
+    ));
+    let got = rows(&out);
+    assert_eq!(got[0], "a,1970-01-01 00:00:01.000,x,2,FALSE", "{out}");
+    // No timestamp: the producer's clock; no headers: none.
+    assert!(
+        got[1].starts_with("b,") && got[1].ends_with(",<NULL>,0,TRUE"),
+        "{out}"
+    );
+    // Other keys, and sinks that write no metadata, are refused as Flink refuses them.
+    let (succeeded, out) = run(&format!(
+        "{}INSERT INTO k VALUES ('a', 1);",
+        table(
+            "k",
+            "v STRING, o BIGINT METADATA FROM 'offset'",
+            &server,
+            &topic,
+            "'format' = 'raw'"
+        )
+    ));
+    assert!(
+        !succeeded && out.contains("Invalid metadata key 'offset' in column 'o'"),
+        "{out}"
+    );
+    let (succeeded, out) = run(
+        "CREATE TABLE f (v STRING, t TIMESTAMP_LTZ(3) METADATA FROM 'file.modification-time') \
+         WITH ('connector' = 'blackhole');\nINSERT INTO f VALUES ('a', TO_TIMESTAMP_LTZ(0, 3));",
+    );
+    assert!(
+        !succeeded && out.contains("declares persistable metadata columns"),
         "{out}"
     );
 }

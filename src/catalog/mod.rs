@@ -93,6 +93,26 @@ impl TableDef {
         )
     }
 
+    /// The columns an INSERT writes, in table order: the physical ones and the metadata
+    /// columns not declared VIRTUAL (Flink's persisted columns), each metadata column with
+    /// its key.
+    pub fn persisted_columns(&self) -> Vec<(Field, Option<String>)> {
+        self.columns
+            .iter()
+            .filter_map(|c| {
+                let key = match &c.source {
+                    ColumnSource::Physical => None,
+                    ColumnSource::Metadata {
+                        key,
+                        is_virtual: false,
+                    } => Some(key.clone().unwrap_or_else(|| c.name.clone())),
+                    _ => return None,
+                };
+                Some((Field::new(c.name.clone(), c.data_type.clone()), key))
+            })
+            .collect()
+    }
+
     pub fn option(&self, key: &str) -> Option<&str> {
         self.options
             .iter()

@@ -79,8 +79,11 @@ pub struct SinkRequest<'a> {
     pub table: &'a TableDef,
     /// The table's physical columns.
     pub physical: &'a Schema,
-    /// The columns the query writes (the physical ones but the static partitions).
+    /// The columns the query writes: the physical ones but the static partitions, then the
+    /// persisted metadata columns.
     pub written: &'a Schema,
+    /// The metadata keys of the last columns of `written`, in order.
+    pub metadata: &'a [String],
     pub static_partitions: &'a [(String, String)],
     pub batch: bool,
     pub overwrite: bool,
@@ -96,6 +99,11 @@ pub trait SinkFactory: Sync {
     /// Refuses what the sink cannot do for this statement (`INSERT OVERWRITE`, static
     /// partitions), with Flink's message, before the job is built.
     fn check(&self, request: &SinkRequest) -> Result<(), String>;
+
+    /// The metadata keys the sink writes, with their types (`SupportsWritingMetadata`).
+    fn writable_metadata(&self) -> Vec<(&'static str, DataType)> {
+        Vec::new()
+    }
 
     /// Whether the sink takes updates and deletes (`-U`/`+U`/`-D`) as well as inserts.
     fn accepts_updates(&self, _request: &SinkRequest) -> bool {

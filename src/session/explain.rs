@@ -42,11 +42,15 @@ impl Session {
                         format!("table '{name}' does not exist"),
                     ));
                 };
-                let logical = binder().bind_insert(
+                let writable = crate::connector::registry::sink(table)
+                    .map(|f| f.writable_metadata())
+                    .unwrap_or_default();
+                let (logical, _) = binder().bind_insert_into(
                     &insert.query,
-                    &name,
-                    &table.physical_schema(),
+                    table,
                     &insert.columns,
+                    &insert.static_partitions,
+                    &writable,
                 )?;
                 let plan = translate_insert(&logical, &name, &self.planner_options())
                     .map_err(SqlError::from)?;

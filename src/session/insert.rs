@@ -52,20 +52,15 @@ impl Session {
                 ));
             }
         }
-        let sink_schema = crate::types::Schema::new(
-            physical
-                .fields
-                .iter()
-                .filter(|f| !insert.static_partitions.iter().any(|(k, _)| k == &f.name))
-                .cloned()
-                .collect(),
-        );
-        let plan = Binder::new(&self.catalog, &parsed.hints).bind_insert(
+        let factory = crate::connector::registry::sink(&table)?;
+        let (plan, metadata) = Binder::new(&self.catalog, &parsed.hints).bind_insert_into(
             &insert.query,
-            &name,
-            &sink_schema,
+            &table,
             &insert.columns,
+            &insert.static_partitions,
+            &factory.writable_metadata(),
         )?;
+        let sink_schema = plan.schema().clone();
         let ctx = self.eval_context();
         let stream =
             translate_insert(&plan, &name, &self.planner_options()).map_err(SqlError::from)?;
@@ -76,7 +71,13 @@ impl Session {
             .fields
             .iter()
             .enumerate()
-            .filter(|(_, f)| !f.data_type.nullable)
+            .filter(|(_, f)| {
+                // As the table declares the column (the query's type may admit NULL).
+                table
+                    .columns
+                    .iter()
+                    .any(|c| c.name == f.name && !c.data_type.nullable)
+            })
             .map(|(i, f)| (i, f.name.clone()))
             .collect();
         if !not_null.is_empty() {
@@ -98,10 +99,10 @@ impl Session {
         }
         // What the sink refuses, and its options, are checked before the job is
         // submitted.
-        let factory = crate::connector::registry::sink(&table)?;
         let target = SinkTarget {
             factory,
             written: plan.schema().clone(),
+            metadata,
             name,
             table,
             physical,

@@ -59,8 +59,11 @@ pub(super) struct SinkTarget {
     pub(super) table: Arc<TableDef>,
     /// The table's physical columns.
     pub(super) physical: Schema,
-    /// The columns the query writes (the physical ones but the static partitions).
+    /// The columns the query writes (the physical ones but the static partitions, then the
+    /// persisted metadata columns).
     pub(super) written: Schema,
+    /// The metadata keys of the last columns of `written`.
+    pub(super) metadata: Vec<String>,
     pub(super) static_partitions: Vec<(String, String)>,
     pub(super) overwrite: bool,
 }
@@ -77,6 +80,7 @@ impl SinkTarget {
             table: &self.table,
             physical: &self.physical,
             written: &self.written,
+            metadata: &self.metadata,
             static_partitions: &self.static_partitions,
             batch,
             overwrite: self.overwrite,

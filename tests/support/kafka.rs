@@ -282,6 +282,27 @@ pub fn rows(out: &str) -> Vec<String> {
         .collect()
 }
 
+/// A table reading `topic` from its start up to `ends` (specific offsets) with `options`.
+pub fn bounded_table(
+    name: &str,
+    columns: &str,
+    server: &str,
+    topic: &str,
+    options: &str,
+    ends: &str,
+) -> String {
+    table(
+        name,
+        columns,
+        server,
+        topic,
+        &format!(
+            "{options}, 'scan.startup.mode' = 'earliest-offset', \
+             'scan.bounded.mode' = 'specific-offsets', 'scan.bounded.specific-offsets' = '{ends}'"
+        ),
+    )
+}
+
 /// Specific offsets ending each partition after the records read from it.
 pub fn ends(records: &[(i32, Option<String>)], partitions: i32) -> String {
     (0..partitions)

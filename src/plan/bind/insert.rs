@@ -65,6 +65,79 @@ impl<'a> Binder<'a> {
         Ok(cast_columns(plan, &fields))
     }
 
+    /// `INSERT INTO table …` as the sink takes it: the query placed on the table's persisted
+    /// columns in table order (physical, and metadata not declared VIRTUAL; the static
+    /// partitions left out), then reordered into the physical columns followed by the
+    /// metadata columns, whose keys come back in order. `writable`: the metadata keys the
+    /// sink writes; persisted metadata it does not write is refused as Flink refuses it.
+    pub fn bind_insert_into(
+        &mut self,
+        query: &Query,
+        table: &TableDef,
+        columns: &[String],
+        static_partitions: &[(String, String)],
+        writable: &[(&str, crate::types::DataType)],
+    ) -> Result<(LogicalPlan, Vec<String>), SqlError> {
+        let qualified = format!("default_catalog.default_database.{}", table.name);
+        let persisted: Vec<(Field, Option<String>)> = table
+            .persisted_columns()
+            .into_iter()
+            .filter(|(f, key)| {
+                key.is_some() || !static_partitions.iter().any(|(k, _)| k == &f.name)
+            })
+            .collect();
+        let mut keys = Vec::new();
+        for (field, key) in &persisted {
+            let Some(key) = key else { continue };
+            if writable.is_empty() {
+                return Err(SqlError::without_position(format!(
+                    "Table '{qualified}' declares persistable metadata columns, but the underlying DynamicTableSink doesn't implement the SupportsWritingMetadata interface. If the column should not be persisted, it can be declared with the VIRTUAL keyword."
+                )));
+            }
+            if !writable.iter().any(|(k, _)| k == key) {
+                let known: Vec<&str> = writable.iter().map(|(k, _)| *k).collect();
+                return Err(SqlError::without_position(format!(
+                    "Invalid metadata key '{key}' in column '{}' of table '{qualified}'. The DynamicTableSink supports the following metadata keys for writing:\n{}",
+                    field.name,
+                    known.join("\n")
+                )));
+            }
+            keys.push(key.clone());
+        }
+        let sink = Schema::new(persisted.iter().map(|(f, _)| f.clone()).collect());
+        let plan = self.bind_insert(query, &table.name, &sink, columns)?;
+        if keys.is_empty() {
+            return Ok((plan, keys));
+        }
+        // Physical columns first, then the metadata ones.
+        let order: Vec<usize> = (0..persisted.len())
+            .filter(|&i| persisted[i].1.is_none())
+            .chain((0..persisted.len()).filter(|&i| persisted[i].1.is_some()))
+            .collect();
+        let exprs: Vec<ScalarExpr> = order
+            .iter()
+            .map(|&i| ScalarExpr::Column {
+                index: i,
+                data_type: plan.schema().fields[i].data_type.clone(),
+            })
+            .collect();
+        let schema = Schema::new(
+            order
+                .iter()
+                .map(|&i| plan.schema().fields[i].clone())
+                .collect(),
+        );
+        Ok((
+            LogicalPlan::Calc(LogicalCalc {
+                input: Box::new(plan),
+                filter: None,
+                exprs,
+                schema,
+            }),
+            keys,
+        ))
+    }
+
     /// A sink table with the `OPTIONS` hint written right after its name in an `INSERT`
     /// applied, as Flink applies sink hints.
     pub fn sink_table(&self, table: &Arc<TableDef>, name: Span) -> Result<Arc<TableDef>, SqlError> {

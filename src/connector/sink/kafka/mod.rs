@@ -20,14 +20,18 @@
 //!   partition 0, the partition of Flink's sink instance 0 (Tideline's sink is one instance);
 //!   `round-robin` cycles through the topic's partitions.
 //!
-//! Not built yet (refused when asked): writing metadata columns.
+//! The metadata columns `timestamp` (the record's timestamp; NULL: the producer's clock)
+//! and `headers` are written when the table declares them persisted (not VIRTUAL).
 
 use std::ops::Range;
 use std::time::Duration;
 
-use arrow_array::RecordBatch;
+use arrow_array::cast::AsArray;
+use arrow_array::types::TimestampNanosecondType;
+use arrow_array::{Array, RecordBatch};
 use rdkafka::config::ClientConfig;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+use rdkafka::message::{Header, OwnedHeaders};
 use rdkafka::producer::{BaseRecord, Producer};
 
 use super::check_plain_sink;
@@ -38,8 +42,8 @@ use crate::connector::kafka::{Connector, KafkaTable, Part, error};
 use crate::connector::registry::{SinkFactory, SinkRequest};
 use crate::connector::sink::Sink;
 use crate::exec::error::ExecError;
-use crate::types::Schema;
 use crate::types::chunk::{RowKind, StreamChunk};
+use crate::types::{DataType, MAX_LENGTH, Schema, TypeKind};
 use transactions::{Deliveries, KafkaProducer, Transactions};
 
 mod transactions;
@@ -224,6 +228,9 @@ pub struct KafkaSink {
     value: PartEncoder,
     /// `upsert-kafka`: deletes are tombstones, `-U` rows are not written.
     upsert: bool,
+    /// The written columns of the `timestamp` and `headers` metadata.
+    timestamp_column: Option<usize>,
+    headers_column: Option<usize>,
     /// The topic's partitions, for `round-robin`.
     partitions: i32,
     /// The next partition `round-robin` writes.
@@ -267,11 +274,21 @@ impl KafkaSink {
     }
 }
 
+/// What a record carries besides its key and value.
+#[derive(Default)]
+struct Envelope {
+    partition: Option<i32>,
+    /// Epoch milliseconds (the `timestamp` metadata column); none: the producer's clock.
+    timestamp: Option<i64>,
+    /// The `headers` metadata column.
+    headers: Option<OwnedHeaders>,
+}
+
 /// Queues one record, waiting while librdkafka's queue is full.
 fn send(
     producer: &KafkaProducer,
     topic: &str,
-    partition: Option<i32>,
+    envelope: &Envelope,
     key: Option<&[u8]>,
     payload: Option<&[u8]>,
 ) -> Result<(), ExecError> {
@@ -283,8 +300,14 @@ fn send(
         if let Some(key) = key {
             record = record.key(key);
         }
-        if let Some(p) = partition {
+        if let Some(p) = envelope.partition {
             record = record.partition(p);
+        }
+        if let Some(t) = envelope.timestamp {
+            record = record.timestamp(t);
+        }
+        if let Some(headers) = &envelope.headers {
+            record = record.headers(headers.clone());
         }
         match producer.send(record) {
             Ok(()) => return Ok(()),
@@ -298,6 +321,25 @@ fn send(
             Err((e, _)) => return Err(ExecError::Sink(format!("kafka topic '{topic}': {e}"))),
         }
     }
+}
+
+/// The headers of row `row` of a `MAP<STRING, BYTES>` column, in the map's order.
+fn headers_of(column: &dyn Array, row: usize) -> Option<OwnedHeaders> {
+    let map = column.as_map_opt()?;
+    if map.is_null(row) {
+        return None;
+    }
+    let entries = map.value(row);
+    let keys = entries.column(0).as_string_opt::<i32>()?;
+    let values = entries.column(1).as_binary_opt::<i32>()?;
+    let mut headers = OwnedHeaders::new_with_capacity(keys.len());
+    for i in 0..keys.len() {
+        headers = headers.insert(Header {
+            key: keys.value(i),
+            value: (!values.is_null(i)).then(|| values.value(i)),
+        });
+    }
+    Some(headers)
 }
 
 impl Sink for KafkaSink {
@@ -337,12 +379,24 @@ impl Sink for KafkaSink {
                     _ => value_spans[row].clone().map(|r| &values[r]),
                 };
                 let key = key_spans.get(row).cloned().flatten().map(|r| &keys[r]);
-                let partition = match self.options.partitioner {
-                    Partitioner::Default => None,
-                    Partitioner::Fixed => Some(0),
-                    Partitioner::RoundRobin => Some(self.next_partition),
+                let envelope = Envelope {
+                    partition: match self.options.partitioner {
+                        Partitioner::Default => None,
+                        Partitioner::Fixed => Some(0),
+                        Partitioner::RoundRobin => Some(self.next_partition),
+                    },
+                    timestamp: self.timestamp_column.and_then(|c| {
+                        let times = chunk
+                            .batch
+                            .column(c)
+                            .as_primitive::<TimestampNanosecondType>();
+                        (!times.is_null(row)).then(|| times.value(row).div_euclid(1_000_000))
+                    }),
+                    headers: self
+                        .headers_column
+                        .and_then(|c| headers_of(chunk.batch.column(c).as_ref(), row)),
                 };
-                send(producer, topic, partition, key, value)?;
+                send(producer, topic, &envelope, key, value)?;
                 if self.options.partitioner == Partitioner::RoundRobin {
                     self.next_partition = (self.next_partition + 1) % self.partitions;
                 }
@@ -412,6 +466,10 @@ impl SinkFactory for KafkaSinkFactory {
         check_plain_sink(request, self.identifier())
     }
 
+    fn writable_metadata(&self) -> Vec<(&'static str, DataType)> {
+        writable_metadata()
+    }
+
     /// Only a changelog value format writes updates and deletes.
     fn accepts_updates(&self, request: &SinkRequest) -> bool {
         KafkaTable::parse(request.table).is_ok_and(|t| is_changelog_format(&t.value.format))
@@ -435,6 +493,10 @@ impl SinkFactory for UpsertKafkaSinkFactory {
         "upsert-kafka"
     }
 
+    fn writable_metadata(&self) -> Vec<(&'static str, DataType)> {
+        writable_metadata()
+    }
+
     fn check(&self, request: &SinkRequest) -> Result<(), String> {
         check_plain_sink(request, self.identifier())
     }
@@ -450,6 +512,20 @@ impl SinkFactory for UpsertKafkaSinkFactory {
     ) -> Result<Box<dyn Sink + 'a>, ConnectorError> {
         create(request)
     }
+}
+
+/// The metadata a record is written with, as Flink's Kafka sinks write it.
+fn writable_metadata() -> Vec<(&'static str, DataType)> {
+    vec![
+        (
+            "headers",
+            DataType::nullable(TypeKind::Map(
+                Box::new(DataType::not_null(TypeKind::VarChar(MAX_LENGTH))),
+                Box::new(DataType::nullable(TypeKind::VarBinary(MAX_LENGTH))),
+            )),
+        ),
+        ("timestamp", DataType::nullable(TypeKind::TimestampLtz(3))),
+    ]
 }
 
 /// The key's encoder (when the table has a key format) and the value's.
@@ -504,7 +580,18 @@ fn create<'a>(request: &SinkRequest) -> Result<Box<dyn Sink + 'a>, ConnectorErro
         )),
         _ => Sending::Plain(producer),
     };
+    // The metadata columns follow the physical ones.
+    let first_metadata = request.written.len() - request.metadata.len();
+    let column_of = |key: &str| {
+        request
+            .metadata
+            .iter()
+            .position(|k| k == key)
+            .map(|i| first_metadata + i)
+    };
     Ok(Box::new(KafkaSink {
+        timestamp_column: column_of("timestamp"),
+        headers_column: column_of("headers"),
         upsert: options.table.connector == Connector::Upsert,
         options,
         sending,
