@@ -831,7 +831,7 @@ fn an_exactly_once_topic_killed_and_restored_holds_every_row_once() {
         // reader sees each row once, and is not held back by a transaction left open.
         let ids = committed_ids(&server, &topic, rows as usize);
         assert_eq!(ids.len() as u64, rows, "records lost or repeated");
-        assert_eq!(ids, all);
+        assert!(ids == all, "records lost or repeated");
     } else {
         // A broker that shows aborted records (the test broker, Tansu) can check only that
         // nothing was lost and that no transaction was left open to hold readers back.
@@ -840,7 +840,16 @@ fn an_exactly_once_topic_killed_and_restored_holds_every_row_once() {
         );
         let mut ids = committed_ids(&server, &topic, rows as usize);
         ids.dedup();
-        assert_eq!(ids, all, "records lost");
+        let missing: Vec<&u64> = all
+            .iter()
+            .filter(|i| ids.binary_search(i).is_err())
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "{} of {rows} ids lost, the first {:?}",
+            missing.len(),
+            &missing[..missing.len().min(10)]
+        );
     }
 }
 

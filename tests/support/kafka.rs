@@ -169,7 +169,7 @@ pub fn produce_with_headers(bootstrap: &str, topic: &str, records: &[Record<'_>]
 }
 
 /// Reads a topic from its start (read_committed) until `count` records have come (or 30 s
-/// have passed), then any beyond them until none has come for 300 ms: (partition, value) of
+/// have passed), then any beyond them until none has come for a second: (partition, value) of
 /// each, in each partition's order. It does not rely on the broker's end offsets
 /// (docs/design/0009: the test broker's are per batch).
 pub fn consume(bootstrap: &str, topic: &str, count: usize) -> Vec<(i32, Option<String>)> {
@@ -210,7 +210,7 @@ pub fn consume_keyed(
     loop {
         let now = std::time::Instant::now();
         if records.len() >= count {
-            let until = *quiet_until.get_or_insert(now + Duration::from_millis(300));
+            let until = *quiet_until.get_or_insert(now + Duration::from_secs(1));
             if now >= until {
                 break;
             }
