@@ -20,7 +20,10 @@
 //!    10 M rows (HOP's cost as a multiple of TUMBLE's), and a window Top-3;
 //! 10. checkpoints (docs/design/0008 §7): the GROUP BY over 1 M keys without and with 1 s
 //!     checkpoints, alternating, and the checkpoints' sizes and durations (trigger to
-//!     `_metadata`).
+//!     `_metadata`);
+//! 11. Kafka, when `TIDELINE_KAFKA_BOOTSTRAP` names a broker (`scripts/kafka-broker.sh`):
+//!     datagen → a topic in JSON (4 fields), and the topic read back → blackhole. The CPU
+//!     is this process's (Tideline's and librdkafka's threads), not the broker's.
 
 use std::io::Write;
 use std::time::Instant;
@@ -176,6 +179,52 @@ fn checkpoints(session: &mut Session, dir: &std::path::Path, rows: u64) -> [f64;
     }
     let _ = std::fs::remove_dir_all(dir);
     best
+}
+
+/// Datagen → a new topic in JSON, then that topic → blackhole, `rows` rows each way: the
+/// rates of both, NaN without a broker. The rows go to partition 0 (`fixed`), so the read is
+/// bounded by that partition's offset `rows`.
+fn kafka(session: &mut Session, rows: u64) -> [f64; 2] {
+    let Ok(server) = std::env::var("TIDELINE_KAFKA_BOOTSTRAP") else {
+        println!("kafka: skipped (no TIDELINE_KAFKA_BOOTSTRAP)");
+        return [f64::NAN; 2];
+    };
+    let topic = format!("bench-{}-{}", std::process::id(), rows);
+    let columns = "id BIGINT, name STRING, price DOUBLE, qty INT";
+    let table = |name: &str, extra: &str| {
+        format!(
+            "CREATE TABLE {name} ({columns}) WITH ('connector' = 'kafka', 'topic' = '{topic}', \
+             'properties.bootstrap.servers' = '{server}', 'format' = 'json'{extra});\n"
+        )
+    };
+    let write = measure(
+        session,
+        &format!(
+            "CREATE TABLE kafka_src ({columns}) WITH ('connector' = 'datagen', 'rows-per-second' = '1000000000000', \
+             'number-of-rows' = '{rows}', 'fields.name.length' = '10', 'fields.qty.min' = '0', 'fields.qty.max' = '100');\n\
+             {}INSERT INTO kafka_out SELECT * FROM kafka_src;",
+            table("kafka_out", ", 'sink.partitioner' = 'fixed'")
+        ),
+        "kafka: datagen → topic in json",
+        rows,
+    );
+    let read = measure(
+        session,
+        &format!(
+            "{}CREATE TABLE kafka_sink ({columns}) WITH ('connector' = 'blackhole');\n\
+             INSERT INTO kafka_sink SELECT * FROM kafka_in;",
+            table(
+                "kafka_in",
+                &format!(
+                    ", 'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'specific-offsets', \
+                     'scan.bounded.specific-offsets' = 'partition:0,offset:{rows}'"
+                )
+            )
+        ),
+        "kafka: topic in json → blackhole",
+        rows,
+    );
+    [write, read]
 }
 
 /// Runs of each memory measurement.
@@ -556,6 +605,8 @@ fn main() {
     // Four times the rows, so that each run lasts several 1 s checkpoints.
     let checkpointed = checkpoints(&mut session, &dir.join("checkpoints"), 4 * group_rows);
 
+    let kafka = kafka(&mut session, 2_000_000);
+
     if tvf_tumble.is_finite() && tvf_hop.is_finite() {
         println!(
             "HOP(10 s, 1 s) costs {:.2}x TUMBLE(1 s) per row",
@@ -587,6 +638,8 @@ fn main() {
             "group aggregate, 1 M keys, 1 s checkpoints",
             checkpointed[1],
         ),
+        ("kafka write, json", kafka[0]),
+        ("kafka read, json", kafka[1]),
     ] {
         println!("  {what}: {:.2}", rate / baseline);
     }

@@ -71,6 +71,10 @@ enum PartDecoder {
         decoder: Box<dyn LineDecoder>,
         /// JSON (plain or a changelog): line breaks in a value are white space.
         json: bool,
+        /// Records queued as lines for one `decode` at the flush (`queue`), not yet checked
+        /// as UTF-8, and their offsets, line by line.
+        lines: Vec<u8>,
+        offsets: Vec<i64>,
     },
     Raw(RawDecoder),
 }
@@ -116,6 +120,8 @@ impl PartDecoder {
             name => PartDecoder::Text {
                 decoder: new_decoder(&part.format, &schema, zone)?,
                 json: name != "csv",
+                lines: Vec::new(),
+                offsets: Vec::new(),
             },
         })
     }
@@ -130,7 +136,7 @@ impl PartDecoder {
                     .map_err(|e| format!("line {offset}: {e}"))?;
                 Ok(1)
             }
-            PartDecoder::Text { decoder, json } => {
+            PartDecoder::Text { decoder, json, .. } => {
                 let line = line_of(bytes, *json).map_err(|e| format!("line {offset}: {e}"))?;
                 let before = decoder.buffered_rows();
                 // Not `started`: the decoder never stops before the record (the batch's
@@ -146,8 +152,93 @@ impl PartDecoder {
         }
     }
 
+    /// Queues one record's bytes, decoded with the others at the flush: one call into the
+    /// format for the batch, where `push` makes one per record. For a part whose rows are
+    /// not matched to records one by one (the value of a table that is only its values).
+    fn queue(&mut self, offset: i64, bytes: &[u8]) -> Result<(), String> {
+        match self {
+            PartDecoder::Raw(decoder) => decoder
+                .push(Some(bytes))
+                .map_err(|e| format!("line {offset}: {e}")),
+            PartDecoder::Text {
+                json,
+                lines,
+                offsets,
+                ..
+            } => {
+                let mut end = bytes.len();
+                while end > 0 && matches!(bytes[end - 1], b'\n' | b'\r') {
+                    end -= 1;
+                }
+                let bytes = &bytes[..end];
+                if memchr::memchr2(b'\n', b'\r', bytes).is_none() {
+                    // The common case: the bytes as they are, checked as UTF-8 with the
+                    // batch's others at the flush.
+                    lines.extend_from_slice(bytes);
+                } else {
+                    let line = line_of(bytes, *json).map_err(|e| format!("line {offset}: {e}"))?;
+                    lines.extend_from_slice(line.as_bytes());
+                }
+                lines.push(b'\n');
+                offsets.push(offset);
+                Ok(())
+            }
+        }
+    }
+
     fn flush(&mut self) -> Result<RecordBatch, String> {
         match self {
+            PartDecoder::Text {
+                decoder,
+                lines,
+                offsets,
+                ..
+            } if !offsets.is_empty() => {
+                // Line numbers are the lines' indices, named by their records' offsets.
+                let limit = BatchLimit {
+                    lines: offsets.len(),
+                    bytes: i32::MAX as usize,
+                    started: false,
+                };
+                let text = match std::str::from_utf8(lines) {
+                    Ok(text) => text,
+                    Err(e) => {
+                        let line = memchr::memchr_iter(b'\n', &lines[..e.valid_up_to()]).count();
+                        let start = lines[..e.valid_up_to()]
+                            .iter()
+                            .rposition(|&b| b == b'\n')
+                            .map_or(0, |p| p + 1);
+                        let message = format!(
+                            "line {}: the value is not UTF-8 (at byte {})",
+                            offsets[line],
+                            e.valid_up_to() - start
+                        );
+                        lines.clear();
+                        offsets.clear();
+                        return Err(message);
+                    }
+                };
+                // The format names a row by its line's index: name its record's offset.
+                let named = |e: String| {
+                    e.strip_prefix("line ")
+                        .and_then(|rest| {
+                            let digits = rest.len()
+                                - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+                            let index: usize = rest[..digits].parse().ok()?;
+                            Some(format!("line {}{}", offsets.get(index)?, &rest[digits..]))
+                        })
+                        .unwrap_or(e)
+                };
+                let decoded = decoder.decode(text, 0, limit).map_err(named);
+                let batch = match decoded {
+                    Ok(d) if d.lines == offsets.len() => decoder.flush().map_err(named),
+                    Ok(_) => Err("a batch of records too large to decode".into()),
+                    Err(e) => Err(e),
+                };
+                lines.clear();
+                offsets.clear();
+                batch
+            }
             PartDecoder::Raw(decoder) => {
                 let column = decoder.finish();
                 let rows = column.len();
@@ -325,10 +416,16 @@ impl Records {
         self.records += 1;
         self.bytes += size;
         let offset = message.offset();
+        if self.direct {
+            if let Some(value) = message.payload() {
+                self.value.queue(offset, value)?;
+            }
+            return Ok(true);
+        }
         let value_rows = match message.payload() {
             Some(value) => {
                 let n = self.value.push(offset, value)?;
-                if n == 0 || self.direct {
+                if n == 0 {
                     return Ok(true);
                 }
                 let first = self.value_count;
