@@ -44,8 +44,10 @@ use crate::connector::sink::Sink;
 use crate::exec::error::ExecError;
 use crate::types::chunk::{RowKind, StreamChunk};
 use crate::types::{DataType, MAX_LENGTH, Schema, TypeKind};
+use batch::{Outgoing, QUEUE_MESSAGES, send_all};
 use transactions::{Deliveries, KafkaProducer, Transactions};
 
+mod batch;
 mod transactions;
 
 /// How `sink.partitioner` places a record.
@@ -231,6 +233,8 @@ pub struct KafkaSink {
     /// The written columns of the `timestamp` and `headers` metadata.
     timestamp_column: Option<usize>,
     headers_column: Option<usize>,
+    /// librdkafka's queue bound (`queue.buffering.max.messages`).
+    queue_messages: usize,
     /// The topic's partitions, for `round-robin`.
     partitions: i32,
     /// The next partition `round-robin` writes.
@@ -371,6 +375,8 @@ impl Sink for KafkaSink {
                     .producer()
                     .map_err(|e| ExecError::Sink(format!("kafka topic '{topic}': {e}")))?,
             };
+            let batched = self.timestamp_column.is_none() && self.headers_column.is_none();
+            let mut outgoing = Vec::with_capacity(if batched { rows } else { 0 });
             for row in 0..rows {
                 let kind = kinds.map_or(RowKind::Insert, |k| k[row]);
                 let value = match kind {
@@ -379,6 +385,21 @@ impl Sink for KafkaSink {
                     _ => value_spans[row].clone().map(|r| &values[r]),
                 };
                 let key = key_spans.get(row).cloned().flatten().map(|r| &keys[r]);
+                if batched {
+                    outgoing.push(Outgoing {
+                        key,
+                        value,
+                        partition: match self.options.partitioner {
+                            Partitioner::Default => None,
+                            Partitioner::Fixed => Some(0),
+                            Partitioner::RoundRobin => Some(self.next_partition),
+                        },
+                    });
+                    if self.options.partitioner == Partitioner::RoundRobin {
+                        self.next_partition = (self.next_partition + 1) % self.partitions;
+                    }
+                    continue;
+                }
                 let envelope = Envelope {
                     partition: match self.options.partitioner {
                         Partitioner::Default => None,
@@ -401,7 +422,7 @@ impl Sink for KafkaSink {
                     self.next_partition = (self.next_partition + 1) % self.partitions;
                 }
             }
-            Ok(())
+            send_all(producer, topic, &outgoing, self.queue_messages)
         })();
         self.values = values;
         self.value_spans = value_spans;
@@ -591,6 +612,11 @@ fn create<'a>(request: &SinkRequest) -> Result<Box<dyn Sink + 'a>, ConnectorErro
     };
     Ok(Box::new(KafkaSink {
         timestamp_column: column_of("timestamp"),
+        queue_messages: options
+            .table
+            .property("queue.buffering.max.messages")
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(QUEUE_MESSAGES),
         headers_column: column_of("headers"),
         upsert: options.table.connector == Connector::Upsert,
         options,
