@@ -595,3 +595,32 @@ fn timestamp_and_headers_are_written_from_persisted_metadata_columns() {
         "{out}"
     );
 }
+
+#[test]
+fn records_past_a_batch_s_byte_bound_are_read_into_the_next_batch() {
+    let Some(server) = bootstrap() else { return };
+    let topic = topic_name("big-records");
+    create_topic(&server, &topic, 1);
+    // 80 records of 900 KB: 72 MB, past a batch's 64 MB of record bytes.
+    let values: Vec<String> = (0..80)
+        .map(|i| format!("{i:03}{}", "x".repeat(900_000 - 3)))
+        .collect();
+    let records: Vec<_> = values
+        .iter()
+        .map(|v| (0, None, Some(v.as_str()), -1))
+        .collect();
+    produce(&server, &topic, &records);
+    let out = ok(&format!(
+        "SET 'execution.runtime-mode' = 'batch';\n{}\
+         SELECT COUNT(*), COUNT(DISTINCT SUBSTRING(v, 1, 3)), SUM(CHAR_LENGTH(v)) FROM t;",
+        bounded_table(
+            "t",
+            "v STRING",
+            &server,
+            &topic,
+            "'format' = 'raw'",
+            "partition:0,offset:80"
+        )
+    ));
+    assert_eq!(rows(&out), ["80,80,72000000"], "{out}");
+}

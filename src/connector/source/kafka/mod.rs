@@ -23,6 +23,7 @@
 //! `topic-pattern` reads the topics whose whole names match it when the job starts. Not
 //! built yet: partition discovery (topics and partitions made later are not read).
 
+mod fetch;
 mod record;
 
 pub use record::metadata_keys;
@@ -34,7 +35,6 @@ use arrow_array::RecordBatch;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::error::KafkaError;
-use rdkafka::message::{Message, OwnedMessage};
 use rdkafka::{Offset, TopicPartitionList};
 
 use super::split::{DeferredSplit, Pipeline, SourceSplit, position_words, words_position};
@@ -45,10 +45,15 @@ use crate::connector::registry::{ScanRequest, SourceFactory};
 use crate::exec::error::ExecError;
 use crate::function::EvalContext;
 use crate::types::DataType;
-use record::Records;
+use fetch::ConsumerQueue;
+use record::{KafkaRecord, Records};
 
 /// Records per batch at most.
 const BATCH_RECORDS: usize = 8192;
+/// Records taken from librdkafka per call at most.
+const FETCH_RECORDS: usize = 1024;
+/// How long a quiet partition goes before the broker is asked whether it is there.
+const LIVENESS_CHECK: Duration = Duration::from_secs(1);
 /// How long a read waits for the first record of a batch.
 const QUIET_WAIT: Duration = Duration::from_millis(100);
 
@@ -336,14 +341,16 @@ pub struct KafkaSplit {
     name: String,
     topic: String,
     partition: i32,
+    /// The consumer's queue, read many records at a time (dropped before the consumer).
+    queue: ConsumerQueue,
     consumer: BaseConsumer,
     /// The offset of the next record to read.
     next: i64,
     stop: Option<i64>,
     records: Records,
-    /// A record that did not fit the last batch, and its leader epoch.
-    held: Option<(OwnedMessage, Option<i32>)>,
-    /// Since when the brokers have not answered, and how long they may not.
+    /// When the broker last gave a record or answered; since when it has not answered, and
+    /// how long it may not.
+    heard: Instant,
     trouble: Option<Instant>,
     timeout: Duration,
     /// Positions go to the group when their checkpoint completes.
@@ -410,81 +417,98 @@ impl SourceSplit for KafkaSplit {
                 None => format!("kafka topic '{topic}' partition {partition}: {e}"),
             })
         };
-        if let Some((message, epoch)) = self.held.take() {
-            self.records.push(&message, epoch).map_err(malformed)?;
-            self.next = message.offset() + 1;
-        }
+        let gone = |e: &dyn std::fmt::Display, timeout: Duration| {
+            format!(
+                "no broker has answered for longer than {timeout:?} (properties.request.timeout.ms): {e}"
+            )
+        };
+        // The first record is waited for (a record at a time, so that one is read as soon as
+        // it comes); then what is there, as many as the batch has room for.
         let mut wait = QUIET_WAIT;
-        while self.records.records < BATCH_RECORDS && self.stop.is_none_or(|s| self.next < s) {
-            let Some(message) = self.consumer.poll(wait) else {
-                // Quiet since a broker error: librdkafka reports a lost connection once, so
-                // whether the broker is back is asked of it, and the job fails once it has
-                // been away longer than a request may take.
-                if let Some(since) = self.trouble {
+        let mut room = 1;
+        'read: while self.records.records < BATCH_RECORDS && self.stop.is_none_or(|s| self.next < s)
+        {
+            let taken = self.queue.take(room, wait);
+            wait = Duration::ZERO;
+            room = (BATCH_RECORDS - self.records.records).min(FETCH_RECORDS);
+            if taken.is_empty() {
+                // Nothing came: whether the broker is there is asked of it now and then
+                // (librdkafka tells a batch call nothing of a lost connection), and the job
+                // fails once it has been away longer than a request may take.
+                if self.heard.elapsed() > LIVENESS_CHECK || self.trouble.is_some() {
                     match self
                         .consumer
                         .fetch_watermarks(topic, partition, QUIET_WAIT * 5)
                     {
-                        Ok(_) => self.trouble = None,
-                        Err(e) if since.elapsed() > self.timeout => {
-                            return Err(failed(
-                                self.next,
-                                &format!(
-                                    "no broker has answered for longer than {:?} (properties.request.timeout.ms): {e}",
-                                    self.timeout
-                                ),
-                            ));
+                        Ok(_) => {
+                            self.trouble = None;
+                            self.heard = Instant::now();
                         }
-                        Err(_) => {}
+                        Err(e) => {
+                            let since = *self.trouble.get_or_insert_with(|| {
+                                eprintln!("[WARNING] {}: {e}; retrying", self.name);
+                                Instant::now()
+                            });
+                            if since.elapsed() > self.timeout {
+                                return Err(failed(self.next, &gone(&e, self.timeout)));
+                            }
+                        }
                     }
                 }
                 break;
-            };
-            wait = Duration::ZERO;
-            let message = match message {
-                Ok(message) => {
-                    self.trouble = None;
-                    message
-                }
-                Err(e) if transient(&e) => {
-                    // librdkafka reconnects by itself; the job fails only when the brokers
-                    // stay away longer than a request may take.
-                    let since = *self.trouble.get_or_insert_with(|| {
-                        eprintln!("[WARNING] {}: {e}; retrying", self.name);
-                        Instant::now()
-                    });
-                    if since.elapsed() > self.timeout {
-                        return Err(failed(
-                            self.next,
-                            &format!(
-                                "no broker has answered for longer than {:?} (properties.request.timeout.ms): {e}",
-                                self.timeout
-                            ),
-                        ));
+            }
+            self.heard = Instant::now();
+            for record in taken {
+                if let Some(e) = record.error() {
+                    if transient(&e) {
+                        // librdkafka reconnects by itself; the job fails only when the
+                        // brokers stay away longer than a request may take.
+                        let since = *self.trouble.get_or_insert_with(|| {
+                            eprintln!("[WARNING] {}: {e}; retrying", self.name);
+                            Instant::now()
+                        });
+                        if since.elapsed() > self.timeout {
+                            return Err(failed(self.next, &gone(&e, self.timeout)));
+                        }
+                        break 'read;
                     }
-                    break;
+                    if matches!(
+                        e.rdkafka_error_code(),
+                        Some(rdkafka::types::RDKafkaErrorCode::PartitionEOF)
+                    ) {
+                        continue;
+                    }
+                    return Err(failed(self.next, &e));
                 }
-                Err(e) => return Err(failed(self.next, &e)),
-            };
-            let offset = message.offset();
-            if offset < self.next {
-                continue;
-            }
-            if self.stop.is_some_and(|stop| offset >= stop) {
-                self.next = offset;
-                break;
-            }
-            // SAFETY: the message is alive for the call, which only reads it.
-            let epoch = unsafe { rdkafka::bindings::rd_kafka_message_leader_epoch(message.ptr()) };
-            let epoch = (epoch >= 0).then_some(epoch);
-            self.next = offset + 1;
-            if !self.records.push(&message, epoch).map_err(malformed)? {
-                self.next = offset;
-                self.held = Some((message.detach(), epoch));
-                break;
+                self.trouble = None;
+                let offset = KafkaRecord::offset(record);
+                if offset < self.next {
+                    continue;
+                }
+                if self.stop.is_some_and(|stop| offset >= stop) {
+                    self.next = offset;
+                    break 'read;
+                }
+                if !self
+                    .records
+                    .push(record, record.leader_epoch())
+                    .map_err(malformed)?
+                {
+                    // The batch is full of bytes: this record and those after it in the
+                    // call are read again from the broker for the next batch.
+                    self.next = offset;
+                    let mut list = TopicPartitionList::new();
+                    list.add_partition_offset(topic, partition, Offset::Offset(offset))
+                        .map_err(|e| failed(offset, &e))?;
+                    self.consumer
+                        .assign(&list)
+                        .map_err(|e| failed(offset, &e))?;
+                    break 'read;
+                }
+                self.next = offset + 1;
             }
         }
-        if self.records.records == 0 && self.held.is_none() && self.ended() {
+        if self.records.records == 0 && self.ended() {
             if self.records.rows_skipped() > 0 {
                 eprintln!(
                     "[WARNING] {}: skipped {} malformed record(s) (ignore-parse-errors)",
@@ -510,7 +534,6 @@ impl SourceSplit for KafkaSplit {
     }
 
     fn position(&self) -> Option<Vec<u8>> {
-        // A record held for the next batch is not read yet: `next` is before it.
         Some(words_position(&[self.next as u64]))
     }
 
@@ -537,7 +560,6 @@ impl SourceSplit for KafkaSplit {
             ExecError::Checkpoint(format!("{}: a malformed checkpointed position", self.name))
         })?;
         self.next = next as i64;
-        self.held = None;
         self.records.flush().map_err(|e| self.error(self.next, e))?;
         self.assign()
     }
@@ -644,15 +666,17 @@ fn splits(scan: &ScanRequest, ctx: &EvalContext) -> Result<Vec<Pipeline>, Connec
                     &zone,
                 )
                 .map_err(failed)?;
+                let consumer = options.consumer().map_err(failed)?;
                 let mut split = KafkaSplit {
                     name: split_name.clone(),
                     topic,
                     partition,
-                    consumer: options.consumer().map_err(failed)?,
+                    queue: ConsumerQueue::of(&consumer),
+                    consumer,
                     next: range.start,
                     stop: range.stop,
                     records,
-                    held: None,
+                    heard: Instant::now(),
                     trouble: None,
                     timeout: options.timeout(),
                     commits_offsets: options.table.commits_offsets(),

@@ -28,6 +28,39 @@ use arrow_array::{
 };
 use rdkafka::message::{Headers, Message, Timestamp};
 
+/// What a record gives its row: rdkafka's messages, and the records of a batch call
+/// (`fetch.rs`).
+pub(super) trait KafkaRecord {
+    fn offset(&self) -> i64;
+    fn key(&self) -> Option<&[u8]>;
+    fn payload(&self) -> Option<&[u8]>;
+    fn timestamp(&self) -> Timestamp;
+    /// Each header in order, a repeated name each time.
+    fn for_each_header(&self, f: &mut dyn FnMut(&str, Option<&[u8]>));
+}
+
+impl<M: Message> KafkaRecord for M {
+    fn offset(&self) -> i64 {
+        Message::offset(self)
+    }
+    fn key(&self) -> Option<&[u8]> {
+        Message::key(self)
+    }
+    fn payload(&self) -> Option<&[u8]> {
+        Message::payload(self)
+    }
+    fn timestamp(&self) -> Timestamp {
+        Message::timestamp(self)
+    }
+    fn for_each_header(&self, f: &mut dyn FnMut(&str, Option<&[u8]>)) {
+        if let Some(headers) = self.headers() {
+            for header in headers.iter() {
+                f(header.key, header.value);
+            }
+        }
+    }
+}
+
 use crate::connector::format::changelog::ROW_KIND_COLUMN;
 use crate::connector::format::csv::build_batch;
 use crate::connector::format::new_decoder;
@@ -404,9 +437,9 @@ impl Records {
 
     /// Takes one record into the batch; false when the batch is full (the record is not
     /// taken). Errors name the record's offset as a format names a line.
-    pub(super) fn push<M: Message>(
+    pub(super) fn push(
         &mut self,
-        message: &M,
+        message: &impl KafkaRecord,
         leader_epoch: Option<i32>,
     ) -> Result<bool, String> {
         let size = message.payload().map_or(0, <[u8]>::len) + message.key().map_or(0, <[u8]>::len);
@@ -471,16 +504,17 @@ impl Records {
                 self.timestamp_types.push(timestamp_type);
                 self.epochs.push(leader_epoch);
                 if let Some(builder) = &mut self.headers {
-                    if let Some(headers) = message.headers() {
-                        // A repeated key keeps its last value, as Flink's map.
-                        let all: Vec<_> = headers.iter().collect();
-                        for (i, header) in all.iter().enumerate() {
-                            if all[i + 1..].iter().any(|h| h.key == header.key) {
-                                continue;
-                            }
-                            builder.keys().append_value(header.key);
-                            builder.values().append_option(header.value);
+                    let mut all: Vec<(String, Option<Vec<u8>>)> = Vec::new();
+                    message.for_each_header(&mut |key, value| {
+                        all.push((key.to_string(), value.map(<[u8]>::to_vec)))
+                    });
+                    // A repeated key keeps its last value, as Flink's map.
+                    for (i, (key, value)) in all.iter().enumerate() {
+                        if all[i + 1..].iter().any(|(k, _)| k == key) {
+                            continue;
                         }
+                        builder.keys().append_value(key);
+                        builder.values().append_option(value.as_deref());
                     }
                     builder
                         .append(true)
