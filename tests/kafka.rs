@@ -1059,3 +1059,39 @@ fn a_topic_pattern_reads_every_topic_whose_whole_name_it_matches() {
         "{out}"
     );
 }
+
+#[test]
+fn a_quiet_topic_with_its_broker_up_keeps_the_job_running() {
+    let Some(server) = bootstrap() else { return };
+    let topic = topic_name("quiet");
+    create_topic(&server, &topic, 2);
+    produce(&server, &topic, &[(0, None, Some("1"), -1)]);
+    // The broker is asked whether it is there each quiet second; a check that cannot be
+    // answered (as one waiting on a metadata update no thread serves) would fail the job
+    // after the request timeout.
+    let (out, done, cancel) = start(format!(
+        "SET 'sql-client.execution.result-mode' = 'tableau';\n{}SELECT * FROM t;",
+        table(
+            "t",
+            "v INT",
+            &server,
+            &topic,
+            "'format' = 'csv', 'scan.startup.mode' = 'earliest-offset', \
+             'properties.request.timeout.ms' = '1500'"
+        )
+    ));
+    let mut seen = String::new();
+    assert!(
+        printed_within(&out, &mut seen, &["| +I | 1 |"], Duration::from_secs(30)),
+        "{seen}"
+    );
+    std::thread::sleep(Duration::from_secs(5));
+    assert!(done.try_recv().is_err(), "the job ended: {seen}");
+    produce(&server, &topic, &[(1, None, Some("2"), -1)]);
+    assert!(
+        printed_within(&out, &mut seen, &["| +I | 2 |"], Duration::from_secs(30)),
+        "{seen}"
+    );
+    cancel.store(true, Ordering::SeqCst);
+    let _ = done.recv_timeout(Duration::from_secs(30));
+}

@@ -436,10 +436,10 @@ impl SourceSplit for KafkaSplit {
                 // (librdkafka tells a batch call nothing of a lost connection), and the job
                 // fails once it has been away longer than a request may take.
                 if self.heard.elapsed() > LIVENESS_CHECK || self.trouble.is_some() {
-                    match self
-                        .consumer
-                        .fetch_watermarks(topic, partition, QUIET_WAIT * 5)
-                    {
+                    // A metadata request, answered on its own queue (a partition's offsets
+                    // would wait for a metadata update that only this thread's batch calls
+                    // serve, and time out).
+                    match self.consumer.fetch_metadata(Some(topic), LIVENESS_CHECK) {
                         Ok(_) => {
                             self.trouble = None;
                             self.heard = Instant::now();
