@@ -416,6 +416,44 @@ fn upsert_kafka_writes_tombstones_and_reads_the_final_table() {
         [format!("{},{sum}", expected.len())],
         "{out}"
     );
+    // With the sink's buffer, a key's changes between flushes are reduced to its last: one
+    // record per key touched (the end flushes), a tombstone for a key deleted last.
+    let reduced = topic_name("upsert-reduced");
+    create_topic(&server, &reduced, 3);
+    ok(&format!(
+        "CREATE TABLE changes (id INT, v INT) WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'debezium-json');\n\
+         {}INSERT INTO u SELECT * FROM changes;",
+        changes.display(),
+        upsert_table(
+            "u",
+            "id INT, v INT, PRIMARY KEY (id) NOT ENFORCED",
+            &server,
+            &reduced,
+            ", 'sink.buffer-flush.max-rows' = '100000', 'sink.buffer-flush.interval' = '1 h'"
+        )
+    ));
+    let records = consume_keyed(&server, &reduced, 40);
+    assert_eq!(records.len(), 40, "{records:?}");
+    assert_eq!(
+        records.iter().filter(|r| r.2.is_some()).count(),
+        expected.len()
+    );
+    let (succeeded, out) = run(&format!(
+        "CREATE TABLE changes (id INT, v INT) WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'debezium-json');\n\
+         {}INSERT INTO u SELECT * FROM changes;",
+        changes.display(),
+        upsert_table(
+            "u",
+            "id INT, v INT, PRIMARY KEY (id) NOT ENFORCED",
+            &server,
+            &reduced,
+            ", 'sink.buffer-flush.max-rows' = '10'"
+        )
+    ));
+    assert!(
+        !succeeded && out.contains("must be set to be greater than zero together"),
+        "{out}"
+    );
 }
 
 #[test]

@@ -7,8 +7,7 @@
 //! - `upsert-kafka`: the primary key is the record's key; `+I` and `+U` write the row,
 //!   `-D` a tombstone (a record without a value), `-U` nothing. The same key goes to the
 //!   same partition (the default partitioner hashes the key), so its order holds.
-//!   `sink.buffer-flush.*` are accepted; records are written as they come, not reduced by key
-//!   first (more records, the same table).
+//!   `sink.buffer-flush.*` reduce a key's records between flushes to its last (`reduce.rs`).
 //! - `sink.delivery-guarantee`: `at-least-once` (default) waits, at each checkpoint's barrier
 //!   and at the end, until the broker has every record written before, and fails the job on a
 //!   record it refused; `none` waits only at the end. Without a checkpoint a job's records are
@@ -45,9 +44,11 @@ use crate::exec::error::ExecError;
 use crate::types::chunk::{RowKind, StreamChunk};
 use crate::types::{DataType, MAX_LENGTH, Schema, TypeKind};
 use batch::{Outgoing, QUEUE_MESSAGES, send_all};
+use reduce::UpsertBuffer;
 use transactions::{Deliveries, KafkaProducer, Transactions};
 
 mod batch;
+mod reduce;
 mod transactions;
 
 /// How `sink.partitioner` places a record.
@@ -230,6 +231,8 @@ pub struct KafkaSink {
     value: PartEncoder,
     /// `upsert-kafka`: deletes are tombstones, `-U` rows are not written.
     upsert: bool,
+    /// `upsert-kafka`'s `sink.buffer-flush.*`: each key's last record, written in turn.
+    buffer: Option<UpsertBuffer>,
     /// The written columns of the `timestamp` and `headers` metadata.
     timestamp_column: Option<usize>,
     headers_column: Option<usize>,
@@ -267,8 +270,28 @@ impl KafkaSink {
         }
     }
 
-    /// Waits until the broker has every record queued so far.
+    /// Writes what the upsert buffer holds.
+    fn write_buffer(&mut self) -> Result<(), ExecError> {
+        let Some(buffer) = &mut self.buffer else {
+            return Ok(());
+        };
+        let records = buffer.drain();
+        if records.is_empty() {
+            return Ok(());
+        }
+        let topic = &self.options.topic;
+        let producer = match &mut self.sending {
+            Sending::Plain(p) => &*p,
+            Sending::Transactions(t) => t
+                .producer()
+                .map_err(|e| ExecError::Sink(format!("kafka topic '{topic}': {e}")))?,
+        };
+        send_buffered(producer, topic, &records, self.queue_messages)
+    }
+
+    /// Waits until the broker has every record queued so far (the upsert buffer's too).
     fn flush(&mut self) -> Result<(), ExecError> {
+        self.write_buffer()?;
         if let Some(producer) = self.writing() {
             producer
                 .flush(self.options.table.timeout())
@@ -325,6 +348,24 @@ fn send(
             Err((e, _)) => return Err(ExecError::Sink(format!("kafka topic '{topic}': {e}"))),
         }
     }
+}
+
+/// The upsert buffer's records, to the partitions of their keys.
+fn send_buffered(
+    producer: &KafkaProducer,
+    topic: &str,
+    records: &[(Vec<u8>, Option<Vec<u8>>)],
+    queue_messages: usize,
+) -> Result<(), ExecError> {
+    let outgoing: Vec<Outgoing<'_>> = records
+        .iter()
+        .map(|(key, value)| Outgoing {
+            key: Some(key),
+            value: value.as_deref(),
+            partition: None,
+        })
+        .collect();
+    send_all(producer, topic, &outgoing, queue_messages)
 }
 
 /// The headers of row `row` of a `MAP<STRING, BYTES>` column, in the map's order.
@@ -385,6 +426,10 @@ impl Sink for KafkaSink {
                     _ => value_spans[row].clone().map(|r| &values[r]),
                 };
                 let key = key_spans.get(row).cloned().flatten().map(|r| &keys[r]);
+                if let (Some(buffer), Some(key)) = (&mut self.buffer, key) {
+                    buffer.add(key, value);
+                    continue;
+                }
                 if batched {
                     outgoing.push(Outgoing {
                         key,
@@ -422,7 +467,16 @@ impl Sink for KafkaSink {
                     self.next_partition = (self.next_partition + 1) % self.partitions;
                 }
             }
-            send_all(producer, topic, &outgoing, self.queue_messages)
+            send_all(producer, topic, &outgoing, self.queue_messages)?;
+            if self.buffer.as_ref().is_some_and(UpsertBuffer::due) {
+                let records = self
+                    .buffer
+                    .as_mut()
+                    .map(UpsertBuffer::drain)
+                    .unwrap_or_default();
+                send_buffered(producer, topic, &records, self.queue_messages)?;
+            }
+            Ok(())
         })();
         self.values = values;
         self.value_spans = value_spans;
@@ -433,6 +487,13 @@ impl Sink for KafkaSink {
             producer.poll(Duration::ZERO);
         }
         self.check_refusals()
+    }
+
+    fn on_idle(&mut self) -> Result<(), ExecError> {
+        if self.buffer.as_ref().is_some_and(UpsertBuffer::due) {
+            self.write_buffer()?;
+        }
+        Ok(())
     }
 
     fn finish(&mut self) -> Result<(), ExecError> {
@@ -523,6 +584,10 @@ impl SinkFactory for UpsertKafkaSinkFactory {
     }
 
     fn validate(&self, request: &SinkRequest) -> Result<(), ConnectorError> {
+        UpsertBuffer::of(
+            request.table.option("sink.buffer-flush.max-rows"),
+            request.table.option("sink.buffer-flush.interval"),
+        )?;
         encoders(&KafkaSinkOptions::of(request)?).map(|_| ())
     }
 
@@ -610,7 +675,15 @@ fn create<'a>(request: &SinkRequest) -> Result<Box<dyn Sink + 'a>, ConnectorErro
             .position(|k| k == key)
             .map(|i| first_metadata + i)
     };
+    let buffer = match options.table.connector {
+        Connector::Upsert => UpsertBuffer::of(
+            request.table.option("sink.buffer-flush.max-rows"),
+            request.table.option("sink.buffer-flush.interval"),
+        )?,
+        Connector::Kafka => None,
+    };
     Ok(Box::new(KafkaSink {
+        buffer,
         timestamp_column: column_of("timestamp"),
         queue_messages: options
             .table
