@@ -662,3 +662,55 @@ fn records_past_a_batch_s_byte_bound_are_read_into_the_next_batch() {
     ));
     assert_eq!(rows(&out), ["80,80,72000000"], "{out}");
 }
+
+#[test]
+fn a_changelog_value_takes_its_key_columns_from_the_value_when_all_fields_are_in_it() {
+    let Some(server) = bootstrap() else { return };
+    let topic = topic_name("keyed-changelog");
+    create_topic(&server, &topic, 1);
+    // Debezium values with a JSON key: an update is two rows of one record, both given the
+    // record's key; with `ALL` the value's own `id` is the column's (here it differs from
+    // the key's on purpose, to show which one is read).
+    produce(
+        &server,
+        &topic,
+        &[
+            (
+                0,
+                Some(r#"{"id": 100}"#),
+                Some(r#"{"before": null, "after": {"id": 1, "v": 10}, "op": "c"}"#),
+                -1,
+            ),
+            (
+                0,
+                Some(r#"{"id": 100}"#),
+                Some(r#"{"before": {"id": 1, "v": 10}, "after": {"id": 1, "v": 11}, "op": "u"}"#),
+                -1,
+            ),
+        ],
+    );
+    let read = |include: &str, columns: &str| {
+        ok(&format!(
+            "SET 'sql-client.execution.result-mode' = 'tableau';\n{}SELECT * FROM t;",
+            bounded_table(
+                "t",
+                columns,
+                &server,
+                &topic,
+                &format!(
+                    "'key.format' = 'json', 'key.fields' = 'id', 'value.format' = 'debezium-json', \
+                     'value.fields-include' = '{include}'"
+                ),
+                "partition:0,offset:2"
+            )
+        ))
+    };
+    let all = read("ALL", "id INT, v INT");
+    assert_eq!(rows(&all), ["+I,1,10", "-U,1,10", "+U,1,11"], "{all}");
+    let except = read("EXCEPT_KEY", "id INT, v INT");
+    assert_eq!(
+        rows(&except),
+        ["+I,100,10", "-U,100,10", "+U,100,11"],
+        "{except}"
+    );
+}

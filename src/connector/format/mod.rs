@@ -211,12 +211,13 @@ pub fn new_decoder(
 /// The formats a table may name.
 const SUPPORTED: &str = "csv, json, debezium-json, canal-json, maxwell-json";
 
-/// Whether a table's `format` is a changelog format (its rows carry kinds: `+I`, `-U`, `+U`,
-/// `-D`).
+/// Whether a table's `format` (or `value.format`) is a changelog format (its rows carry kinds:
+/// `+I`, `-U`, `+U`, `-D`).
 pub fn is_changelog_format(options: &[(String, String)]) -> bool {
-    options
-        .iter()
-        .any(|(k, v)| k == "format" && changelog::Flavor::of_format(v).is_some())
+    // `value.format`: the Kafka connectors' name for the value's format.
+    options.iter().any(|(k, v)| {
+        (k == "format" || k == "value.format") && changelog::Flavor::of_format(v.trim()).is_some()
+    })
 }
 
 /// A table's `format` as a writer of lines.
