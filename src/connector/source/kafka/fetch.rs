@@ -4,7 +4,11 @@
 //!
 //! The batch call returns consumer errors as records with an error code, but hands generic
 //! ones (a broker connection lost) to librdkafka's logger: the split asks the broker itself
-//! whether it is there when nothing comes (`KafkaSplit::check_broker`).
+//! whether it is there when nothing comes. Any other operation on that queue must be one
+//! librdkafka's callbacks serve: one it passes on (an offset commit's result with no
+//! callback, a rebalance) it cannot make a record of and aborts the process. The source
+//! commits offsets with `rd_kafka_commit`, whose asynchronous form asks for no reply, and
+//! never joins its group, so none comes (librdkafka 2.12.1, `rd_kafka_q_serve_rkmessages`).
 
 use std::time::Duration;
 
