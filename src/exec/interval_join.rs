@@ -119,13 +119,14 @@ impl IntervalJoinOperator {
         residual: Option<ScalarExpr>,
         ctx: EvalContext,
     ) -> Result<Self, ExecError> {
-        let relative = [-bounds.0, bounds.1];
+        // Saturating: a bound at i64's end must not overflow (no bound panics).
+        let relative = [bounds.0.checked_neg().unwrap_or(i64::MAX), bounds.1];
         Ok(IntervalJoinOperator {
             sides: [
                 Side::new(left, keys.0, times.0, join_type.left_outer())?,
                 Side::new(right, keys.1, times.1, join_type.right_outer())?,
             ],
-            min_cleanup_interval: (relative[0] + relative[1]) / 2,
+            min_cleanup_interval: relative[0] / 2 + relative[1] / 2,
             relative,
             residual,
             output,
@@ -302,9 +303,15 @@ impl Operator for IntervalJoinOperator {
             let time = times.value(i).div_euclid(1_000_000);
             // The other side's qualified range, and the bound past which this row waits.
             let (from, to) = if s == 0 {
-                (time - self.relative[1], time + self.relative[0])
+                (
+                    time.saturating_sub(self.relative[1]),
+                    time.saturating_add(self.relative[0]),
+                )
             } else {
-                (time - self.relative[0], time + self.relative[1])
+                (
+                    time.saturating_sub(self.relative[0]),
+                    time.saturating_add(self.relative[1]),
+                )
             };
             let (key, _) = self.keys.intern(key_bytes(keys.as_ref(), i));
             let mut matched = false;
@@ -312,10 +319,15 @@ impl Operator for IntervalJoinOperator {
                 self.expiration[o] = self.expiration_time(self.relative[o]);
                 let expiration = self.expiration[o];
                 // Candidates in range, then the residual over them.
-                let candidates: Vec<(i64, usize)> = self.keys.value(key).caches[o]
-                    .range(from..=to)
-                    .flat_map(|(&t, rows)| (0..rows.len()).map(move |r| (t, r)))
-                    .collect();
+                // A lower bound above the upper one (Flink accepts it) qualifies nothing.
+                let candidates: Vec<(i64, usize)> = if from <= to {
+                    self.keys.value(key).caches[o]
+                        .range(from..=to)
+                        .flat_map(|(&t, rows)| (0..rows.len()).map(move |r| (t, r)))
+                        .collect()
+                } else {
+                    Vec::new()
+                };
                 let passed: Vec<bool> = match (&self.residual, candidates.is_empty()) {
                     (Some(residual), false) => {
                         let cache = &self.keys.value(key).caches[o];
