@@ -7,32 +7,12 @@
 //! database and drops it. Without `TIDELINE_PG_URL` the tests that need a server say so and
 //! pass.
 
-use tideline::client::{Session, render_error};
-use tideline::sql::parser::parse_statement;
-use tideline::sql::split::split_statements;
-
 #[path = "support/postgres.rs"]
 mod postgres_support;
+#[path = "support/script.rs"]
+mod script_support;
 use postgres_support::Database;
-
-/// Runs a script: whether it succeeded, and its output or its first error.
-fn run(script: &str) -> (bool, String) {
-    let mut session = Session::new(tideline::clock::ManualClock::new(0));
-    let mut out = Vec::new();
-    let (statements, _) = split_statements(script);
-    for stmt in &statements {
-        let result = parse_statement(stmt)
-            .map_err(|e| e.render(script))
-            .and_then(|parsed| {
-                tideline::client::execute(&mut session, &parsed, &mut out)
-                    .map_err(|e| render_error(&e, script))
-            });
-        if let Err(e) = result {
-            return (false, e);
-        }
-    }
-    (true, String::from_utf8_lossy(&out).into_owned())
-}
+use script_support::run;
 
 /// Seed 004's clicks, as a file.
 fn clicks(dir: &std::path::Path) -> String {

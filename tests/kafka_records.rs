@@ -7,24 +7,18 @@
 #[path = "support/kafka.rs"]
 mod kafka_support;
 use kafka_support::{
-    bootstrap, bounded_table, consume_keyed, create_topic, file_table, final_rows, ok, produce,
-    produce_with_headers, rows, run, table, topic_name,
+    bootstrap, bounded_table, consume_keyed, create_topic, ends, file_table, final_rows, ok,
+    produce, produce_with_headers, rows, run, table, topic_name,
 };
 
-/// Bounded, from the start: the options of a table read back in a test.
+/// From the start: the startup option of a table read back in a test.
 const READ_ALL: &str = "'scan.startup.mode' = 'earliest-offset'";
 
-fn bounded_by(records: &[(i32, Option<String>, Option<String>)], partitions: i32) -> String {
-    let ends = (0..partitions)
-        .map(|p| {
-            let n = records.iter().filter(|(q, _, _)| *q == p).count();
-            format!("partition:{p},offset:{n}")
-        })
-        .collect::<Vec<_>>()
-        .join(";");
-    format!(
-        "{READ_ALL}, 'scan.bounded.mode' = 'specific-offsets', 'scan.bounded.specific-offsets' = '{ends}'"
-    )
+/// Specific offsets ending each partition after the keyed records read from it.
+fn ends_of(records: &[(i32, Option<String>, Option<String>)], partitions: i32) -> String {
+    let values: Vec<(i32, Option<String>)> =
+        records.iter().map(|(p, _, v)| (*p, v.clone())).collect();
+    ends(&values, partitions)
 }
 
 #[test]
@@ -59,12 +53,13 @@ fn key_fields_are_written_to_the_key_and_read_back_from_it() {
     }
     let back = ok(&format!(
         "SET 'execution.runtime-mode' = 'batch';\n{}SELECT * FROM t ORDER BY v;",
-        table(
+        bounded_table(
             "t",
             columns,
             &server,
             &topic,
-            &format!("{options}, {}", bounded_by(&records, 2))
+            options,
+            &ends_of(&records, 2)
         )
     ));
     let expected: Vec<String> = (0..200)
@@ -84,40 +79,29 @@ fn key_fields_are_written_to_the_key_and_read_back_from_it() {
         ],
     );
     // A raw INT key is 4 bytes: a 1-byte key fails the job, naming the record.
-    let (succeeded, out) = run(&format!(
-        "SET 'execution.runtime-mode' = 'batch';\n{}SELECT * FROM a;",
-        table(
-            "a",
-            "k INT, v INT",
-            &server,
-            &topic,
-            &format!(
+    let read_as = |columns: &str| {
+        run(&format!(
+            "SET 'execution.runtime-mode' = 'batch';\n{}SELECT * FROM a;",
+            bounded_table(
+                "a",
+                columns,
+                &server,
+                &topic,
                 "'key.format' = 'raw', 'key.fields' = 'k', 'value.format' = 'json', \
-                 'value.fields-include' = 'EXCEPT_KEY', {READ_ALL}, 'scan.bounded.mode' = 'specific-offsets', \
-                 'scan.bounded.specific-offsets' = 'partition:0,offset:3'"
+                 'value.fields-include' = 'EXCEPT_KEY'",
+                "partition:0,offset:3"
             )
-        )
-    ));
+        ))
+    };
+    let (succeeded, out) = read_as("k INT, v INT");
     assert!(
         !succeeded
             && out.contains(&format!("kafka topic '{topic}' partition 0 offset 0"))
             && out.contains("(1)"),
         "{out}"
     );
-    let out = ok(&format!(
-        "SET 'execution.runtime-mode' = 'batch';\n{}SELECT * FROM a;",
-        table(
-            "a",
-            "k STRING, v INT",
-            &server,
-            &topic,
-            &format!(
-                "'key.format' = 'raw', 'key.fields' = 'k', 'value.format' = 'json', \
-                 'value.fields-include' = 'EXCEPT_KEY', {READ_ALL}, 'scan.bounded.mode' = 'specific-offsets', \
-                 'scan.bounded.specific-offsets' = 'partition:0,offset:3'"
-            )
-        )
-    ));
+    let (succeeded, out) = read_as("k STRING, v INT");
+    assert!(succeeded, "{out}");
     assert_eq!(
         rows(&out),
         ["7,10", "<NULL>,20", "not a number,30"],
@@ -222,7 +206,7 @@ fn metadata_columns_read_each_record_s_own() {
         "SET 'execution.runtime-mode' = 'batch';\nSET 'table.local-time-zone' = 'UTC';\n{}\
          SELECT v, tp = '{topic}', p, o, ts, tt, CAST(hs['h'] AS STRING), hs['g'] IS NULL, CARDINALITY(hs), e >= 0 OR e IS NULL \
          FROM m ORDER BY v;",
-        table(
+        bounded_table(
             "m",
             "v STRING, tp STRING METADATA FROM 'topic' VIRTUAL, p INT METADATA FROM 'partition' VIRTUAL, \
              o BIGINT METADATA FROM 'offset' VIRTUAL, ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp', \
@@ -230,10 +214,8 @@ fn metadata_columns_read_each_record_s_own() {
              e INT METADATA FROM 'leader-epoch' VIRTUAL",
             &server,
             &topic,
-            &format!(
-                "'format' = 'raw', {READ_ALL}, 'scan.bounded.mode' = 'specific-offsets', \
-                 'scan.bounded.specific-offsets' = 'partition:0,offset:2;partition:1,offset:1'"
-            )
+            "'format' = 'raw'",
+            "partition:0,offset:2;partition:1,offset:1"
         )
     ));
     assert_eq!(
@@ -250,15 +232,13 @@ fn metadata_columns_read_each_record_s_own() {
         "SET 'execution.runtime-mode' = 'batch';\nSET 'table.local-time-zone' = 'UTC';\n{}\
          SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE m, DESCRIPTOR(ts), INTERVAL '2' SECOND)) \
          GROUP BY window_start, window_end ORDER BY window_start;",
-        table(
+        bounded_table(
             "m",
             "v STRING, ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp', WATERMARK FOR ts AS ts",
             &server,
             &topic,
-            &format!(
-                "'format' = 'raw', {READ_ALL}, 'scan.bounded.mode' = 'specific-offsets', \
-                 'scan.bounded.specific-offsets' = 'partition:0,offset:2;partition:1,offset:1'"
-            )
+            "'format' = 'raw'",
+            "partition:0,offset:2;partition:1,offset:1"
         )
     ));
     assert_eq!(
@@ -291,16 +271,14 @@ fn raw_values_round_trip_with_line_breaks_and_numbers() {
     assert_eq!(records[3].2.as_deref(), Some("line 3\nnext"));
     let back = ok(&format!(
         "SET 'execution.runtime-mode' = 'batch';\n{}SELECT n, REPLACE(s, '\n', '~') FROM t ORDER BY n;",
-        table(
+        bounded_table(
             "t",
             "n BIGINT, s STRING",
             &server,
             &topic,
-            &format!(
-                "'key.format' = 'raw', 'key.fields' = 'n', 'value.format' = 'raw', \
-                 'value.fields-include' = 'EXCEPT_KEY', {}",
-                bounded_by(&records, 1)
-            )
+            "'key.format' = 'raw', 'key.fields' = 'n', 'value.format' = 'raw', \
+             'value.fields-include' = 'EXCEPT_KEY'",
+            &ends_of(&records, 1)
         )
     ));
     let expected: Vec<String> = (0..50).map(|i| format!("{i},line {i}~next")).collect();
@@ -372,13 +350,7 @@ fn upsert_kafka_writes_tombstones_and_reads_the_final_table() {
             .all(|r| r.1.as_deref().is_some_and(|k| k.starts_with(r#"{"id":"#)))
     );
     // Read back as a table: each key's last value; deleted keys gone.
-    let ends = (0..3)
-        .map(|p| {
-            let n = records.iter().filter(|r| r.0 == p).count();
-            format!("partition:{p},offset:{n}")
-        })
-        .collect::<Vec<_>>()
-        .join(";");
+    let ends = ends_of(&records, 3);
     let out = ok(&format!(
         "{}SELECT * FROM u;",
         upsert_table(

@@ -7,14 +7,15 @@ use std::io::Write;
 use std::sync::Arc;
 
 use super::ConnectorError;
+use super::kafka::Connector;
 use super::sink::filesystem::FileSinkFactory;
 use super::sink::jdbc::JdbcSinkFactory;
-use super::sink::kafka::{KafkaSinkFactory, UpsertKafkaSinkFactory};
+use super::sink::kafka::KafkaSinkFactory;
 use super::sink::{BlackholeSinkFactory, PrintSinkFactory};
 use super::source::datagen::DatagenFactory;
 use super::source::filesystem::FilesystemFactory;
 use super::source::jdbc::JdbcSourceFactory;
-use super::source::kafka::{KafkaFactory, UpsertKafkaFactory};
+use super::source::kafka::KafkaFactory;
 use super::source::socket::SocketFactory;
 use crate::catalog::TableDef;
 use crate::clock::Clock;
@@ -128,16 +129,16 @@ const SOURCES: &[&dyn SourceFactory] = &[
     &FilesystemFactory,
     &SocketFactory,
     &JdbcSourceFactory,
-    &KafkaFactory,
-    &UpsertKafkaFactory,
+    &KafkaFactory(Connector::Kafka),
+    &KafkaFactory(Connector::Upsert),
 ];
 const SINKS: &[&dyn SinkFactory] = &[
     &PrintSinkFactory,
     &BlackholeSinkFactory,
     &FileSinkFactory,
     &JdbcSinkFactory,
-    &KafkaSinkFactory,
-    &UpsertKafkaSinkFactory,
+    &KafkaSinkFactory(Connector::Kafka),
+    &KafkaSinkFactory(Connector::Upsert),
 ];
 
 /// The source factory of `table`'s connector.

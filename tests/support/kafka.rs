@@ -7,6 +7,10 @@
 // Each test crate that includes this module uses part of it.
 #![allow(dead_code)]
 
+#[path = "script.rs"]
+mod script;
+pub use script::{ok, run};
+
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -19,9 +23,6 @@ use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::message::DeliveryResult;
 use rdkafka::producer::{BaseRecord, Producer, ProducerContext, ThreadedProducer};
-use tideline::client::{Session, render_error};
-use tideline::sql::parser::parse_statement;
-use tideline::sql::split::split_statements;
 
 /// The test broker's address, or None (the test is skipped) when there is none.
 pub fn bootstrap() -> Option<String> {
@@ -232,31 +233,6 @@ pub fn consume_keyed(
         }
     }
     records
-}
-
-/// Runs a script: whether it succeeded, and its output or its first error.
-pub fn run(script: &str) -> (bool, String) {
-    let mut session = Session::new(tideline::clock::ManualClock::new(0));
-    let mut out = Vec::new();
-    let (statements, _) = split_statements(script);
-    for stmt in &statements {
-        let result = parse_statement(stmt)
-            .map_err(|e| e.render(script))
-            .and_then(|parsed| {
-                tideline::client::execute(&mut session, &parsed, &mut out)
-                    .map_err(|e| render_error(&e, script))
-            });
-        if let Err(e) = result {
-            return (false, format!("{}{e}", String::from_utf8_lossy(&out)));
-        }
-    }
-    (true, String::from_utf8_lossy(&out).into_owned())
-}
-
-pub fn ok(script: &str) -> String {
-    let (ok, out) = run(script);
-    assert!(ok, "{script}\nfailed:\n{out}");
-    out
 }
 
 /// The table's DDL: `columns`, topic, format, and extra options.

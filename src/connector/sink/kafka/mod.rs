@@ -74,6 +74,8 @@ struct KafkaSinkOptions {
     topic: String,
     partitioner: Partitioner,
     delivery: Delivery,
+    /// `upsert-kafka`'s `sink.buffer-flush.*`, when they ask for a buffer.
+    buffer: Option<UpsertBuffer>,
 }
 
 impl KafkaSinkOptions {
@@ -119,11 +121,19 @@ impl KafkaSinkOptions {
                 )));
             }
         };
+        let buffer = match table.connector {
+            Connector::Upsert => UpsertBuffer::of(
+                get("sink.buffer-flush.max-rows"),
+                get("sink.buffer-flush.interval"),
+            )?,
+            Connector::Kafka => None,
+        };
         Ok(KafkaSinkOptions {
             topic: topic.clone(),
             table,
             partitioner,
             delivery,
+            buffer,
         })
     }
 }
@@ -224,6 +234,19 @@ enum Sending {
     Transactions(Transactions),
 }
 
+impl Sending {
+    /// The producer to write with (for `exactly-once`, the open transaction's, one begun
+    /// if none is open).
+    fn producer(&mut self, topic: &str) -> Result<&KafkaProducer, ExecError> {
+        match self {
+            Sending::Plain(p) => Ok(p),
+            Sending::Transactions(t) => t
+                .producer()
+                .map_err(|e| ExecError::Sink(format!("kafka topic '{topic}': {e}"))),
+        }
+    }
+}
+
 pub struct KafkaSink {
     options: KafkaSinkOptions,
     sending: Sending,
@@ -280,12 +303,7 @@ impl KafkaSink {
             return Ok(());
         }
         let topic = &self.options.topic;
-        let producer = match &mut self.sending {
-            Sending::Plain(p) => &*p,
-            Sending::Transactions(t) => t
-                .producer()
-                .map_err(|e| ExecError::Sink(format!("kafka topic '{topic}': {e}")))?,
-        };
+        let producer = self.sending.producer(topic)?;
         send_buffered(producer, topic, &records, self.queue_messages)
     }
 
@@ -410,12 +428,7 @@ impl Sink for KafkaSink {
                 key.encode(&chunk.batch, None, &mut keys, &mut key_spans)?;
             }
             let topic = &self.options.topic;
-            let producer = match &mut self.sending {
-                Sending::Plain(p) => &*p,
-                Sending::Transactions(t) => t
-                    .producer()
-                    .map_err(|e| ExecError::Sink(format!("kafka topic '{topic}': {e}")))?,
-            };
+            let producer = self.sending.producer(topic)?;
             let batched = self.timestamp_column.is_none() && self.headers_column.is_none();
             let mut outgoing = Vec::with_capacity(if batched { rows } else { 0 });
             for row in 0..rows {
@@ -533,15 +546,12 @@ impl Sink for KafkaSink {
     }
 }
 
-/// The `kafka` connector's sink.
-pub struct KafkaSinkFactory;
-
-/// The `upsert-kafka` connector's sink.
-pub struct UpsertKafkaSinkFactory;
+/// The `kafka` and `upsert-kafka` connectors' sink.
+pub struct KafkaSinkFactory(pub Connector);
 
 impl SinkFactory for KafkaSinkFactory {
     fn identifier(&self) -> &'static str {
-        "kafka"
+        self.0.name()
     }
 
     fn check(&self, request: &SinkRequest) -> Result<(), String> {
@@ -552,42 +562,13 @@ impl SinkFactory for KafkaSinkFactory {
         writable_metadata()
     }
 
-    /// Only a changelog value format writes updates and deletes.
+    /// `upsert-kafka` takes every change; `kafka` only through a changelog value format.
     fn accepts_updates(&self, request: &SinkRequest) -> bool {
-        KafkaTable::parse(request.table).is_ok_and(|t| is_changelog_format(&t.value.format))
+        self.0 == Connector::Upsert
+            || KafkaTable::parse(request.table).is_ok_and(|t| is_changelog_format(&t.value.format))
     }
 
     fn validate(&self, request: &SinkRequest) -> Result<(), ConnectorError> {
-        encoders(&KafkaSinkOptions::of(request)?).map(|_| ())
-    }
-
-    fn create<'a>(
-        &self,
-        request: &SinkRequest,
-        _out: &'a mut dyn std::io::Write,
-    ) -> Result<Box<dyn Sink + 'a>, ConnectorError> {
-        create(request)
-    }
-}
-
-impl SinkFactory for UpsertKafkaSinkFactory {
-    fn identifier(&self) -> &'static str {
-        "upsert-kafka"
-    }
-
-    fn writable_metadata(&self) -> Vec<(&'static str, DataType)> {
-        writable_metadata()
-    }
-
-    fn check(&self, request: &SinkRequest) -> Result<(), String> {
-        check_plain_sink(request, self.identifier())
-    }
-
-    fn validate(&self, request: &SinkRequest) -> Result<(), ConnectorError> {
-        UpsertBuffer::of(
-            request.table.option("sink.buffer-flush.max-rows"),
-            request.table.option("sink.buffer-flush.interval"),
-        )?;
         encoders(&KafkaSinkOptions::of(request)?).map(|_| ())
     }
 
@@ -628,8 +609,9 @@ fn encoders(
 }
 
 fn create<'a>(request: &SinkRequest) -> Result<Box<dyn Sink + 'a>, ConnectorError> {
-    let options = KafkaSinkOptions::of(request)?;
+    let mut options = KafkaSinkOptions::of(request)?;
     let (key, value) = encoders(&options)?;
+    let buffer = options.buffer.take();
     let mut config = ClientConfig::new();
     for (key, value) in options.table.client_properties() {
         config.set(key, value);
@@ -674,13 +656,6 @@ fn create<'a>(request: &SinkRequest) -> Result<Box<dyn Sink + 'a>, ConnectorErro
             .iter()
             .position(|k| k == key)
             .map(|i| first_metadata + i)
-    };
-    let buffer = match options.table.connector {
-        Connector::Upsert => UpsertBuffer::of(
-            request.table.option("sink.buffer-flush.max-rows"),
-            request.table.option("sink.buffer-flush.interval"),
-        )?,
-        Connector::Kafka => None,
     };
     Ok(Box::new(KafkaSink {
         buffer,

@@ -16,8 +16,6 @@ use rdkafka::bindings as rd;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::Timestamp;
 
-use super::record::KafkaRecord;
-
 /// The consumer's queue, held for batch calls.
 pub(super) struct ConsumerQueue {
     queue: *mut rd::rd_kafka_queue_t,
@@ -123,22 +121,22 @@ impl RawRecord {
     }
 }
 
-impl KafkaRecord for RawRecord {
-    fn offset(&self) -> i64 {
+impl RawRecord {
+    pub(super) fn offset(&self) -> i64 {
         self.message().offset
     }
 
-    fn key(&self) -> Option<&[u8]> {
+    pub(super) fn key(&self) -> Option<&[u8]> {
         let m = self.message();
         self.bytes(m.key, m.key_len)
     }
 
-    fn payload(&self) -> Option<&[u8]> {
+    pub(super) fn payload(&self) -> Option<&[u8]> {
         let m = self.message();
         self.bytes(m.payload, m.len)
     }
 
-    fn timestamp(&self) -> Timestamp {
+    pub(super) fn timestamp(&self) -> Timestamp {
         let mut kind = rd::rd_kafka_timestamp_type_t::RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
         // SAFETY: as `message`.
         let millis = unsafe { rd::rd_kafka_message_timestamp(self.0, &mut kind) };
@@ -153,7 +151,8 @@ impl KafkaRecord for RawRecord {
         }
     }
 
-    fn for_each_header(&self, f: &mut dyn FnMut(&str, Option<&[u8]>)) {
+    /// Each header in order, a repeated name each time.
+    pub(super) fn for_each_header(&self, f: &mut dyn FnMut(&str, Option<&[u8]>)) {
         let mut headers = std::ptr::null_mut();
         // SAFETY: as `message`; the headers belong to the record.
         let found = unsafe { rd::rd_kafka_message_headers(self.0, &mut headers) };

@@ -46,7 +46,7 @@ use crate::exec::error::ExecError;
 use crate::function::EvalContext;
 use crate::types::DataType;
 use fetch::ConsumerQueue;
-use record::{KafkaRecord, Records};
+use record::Records;
 
 /// Records per batch at most.
 const BATCH_RECORDS: usize = 8192;
@@ -402,6 +402,27 @@ impl KafkaSplit {
     }
 }
 
+/// A broker that did not answer (`e`): since when the brokers have been away (warned about
+/// once), and the job's error once that is longer than a request may take (`timeout`,
+/// `properties.request.timeout.ms`).
+fn broker_trouble(
+    trouble: &mut Option<Instant>,
+    name: &str,
+    timeout: Duration,
+    e: &dyn std::fmt::Display,
+) -> Result<(), String> {
+    let since = *trouble.get_or_insert_with(|| {
+        eprintln!("[WARNING] {name}: {e}; retrying");
+        Instant::now()
+    });
+    if since.elapsed() > timeout {
+        return Err(format!(
+            "no broker has answered for longer than {timeout:?} (properties.request.timeout.ms): {e}"
+        ));
+    }
+    Ok(())
+}
+
 impl SourceSplit for KafkaSplit {
     fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
         let (topic, partition) = (&self.topic, self.partition);
@@ -416,11 +437,6 @@ impl SourceSplit for KafkaSplit {
                 Some(rest) => format!("kafka topic '{topic}' partition {partition} offset {rest}"),
                 None => format!("kafka topic '{topic}' partition {partition}: {e}"),
             })
-        };
-        let gone = |e: &dyn std::fmt::Display, timeout: Duration| {
-            format!(
-                "no broker has answered for longer than {timeout:?} (properties.request.timeout.ms): {e}"
-            )
         };
         // The first record is waited for (a record at a time, so that one is read as soon as
         // it comes); then what is there, as many as the batch has room for.
@@ -444,15 +460,8 @@ impl SourceSplit for KafkaSplit {
                             self.trouble = None;
                             self.heard = Instant::now();
                         }
-                        Err(e) => {
-                            let since = *self.trouble.get_or_insert_with(|| {
-                                eprintln!("[WARNING] {}: {e}; retrying", self.name);
-                                Instant::now()
-                            });
-                            if since.elapsed() > self.timeout {
-                                return Err(failed(self.next, &gone(&e, self.timeout)));
-                            }
-                        }
+                        Err(e) => broker_trouble(&mut self.trouble, &self.name, self.timeout, &e)
+                            .map_err(|m| failed(self.next, &m))?,
                     }
                 }
                 break;
@@ -461,15 +470,9 @@ impl SourceSplit for KafkaSplit {
             for record in taken {
                 if let Some(e) = record.error() {
                     if transient(&e) {
-                        // librdkafka reconnects by itself; the job fails only when the
-                        // brokers stay away longer than a request may take.
-                        let since = *self.trouble.get_or_insert_with(|| {
-                            eprintln!("[WARNING] {}: {e}; retrying", self.name);
-                            Instant::now()
-                        });
-                        if since.elapsed() > self.timeout {
-                            return Err(failed(self.next, &gone(&e, self.timeout)));
-                        }
+                        // librdkafka reconnects by itself.
+                        broker_trouble(&mut self.trouble, &self.name, self.timeout, &e)
+                            .map_err(|m| failed(self.next, &m))?;
                         break 'read;
                     }
                     if matches!(
@@ -481,7 +484,7 @@ impl SourceSplit for KafkaSplit {
                     return Err(failed(self.next, &e));
                 }
                 self.trouble = None;
-                let offset = KafkaRecord::offset(record);
+                let offset = record.offset();
                 if offset < self.next {
                     continue;
                 }
@@ -565,41 +568,13 @@ impl SourceSplit for KafkaSplit {
     }
 }
 
-/// The `kafka` connector's source.
-pub struct KafkaFactory;
-
-/// The `upsert-kafka` connector's source: the same splits, its rows upserts by the key.
-pub struct UpsertKafkaFactory;
+/// The `kafka` and `upsert-kafka` connectors' source: the same splits; `upsert-kafka`'s rows
+/// are upserts by the key.
+pub struct KafkaFactory(pub Connector);
 
 impl SourceFactory for KafkaFactory {
     fn identifier(&self) -> &'static str {
-        "kafka"
-    }
-
-    fn is_bounded(&self, table: &TableDef) -> bool {
-        bounded(table)
-    }
-
-    fn metadata_keys(&self) -> Vec<(&'static str, DataType)> {
-        metadata_keys()
-    }
-
-    fn pushes_watermarks(&self) -> bool {
-        true
-    }
-
-    fn splits(
-        &self,
-        scan: &ScanRequest,
-        ctx: &EvalContext,
-    ) -> Result<Vec<Pipeline>, ConnectorError> {
-        splits(scan, ctx)
-    }
-}
-
-impl SourceFactory for UpsertKafkaFactory {
-    fn identifier(&self) -> &'static str {
-        "upsert-kafka"
+        self.0.name()
     }
 
     fn is_bounded(&self, table: &TableDef) -> bool {
@@ -615,7 +590,7 @@ impl SourceFactory for UpsertKafkaFactory {
     }
 
     fn emits_upserts(&self) -> bool {
-        true
+        self.0 == Connector::Upsert
     }
 
     fn splits(
@@ -636,66 +611,63 @@ fn bounded(table: &TableDef) -> bool {
 
 /// A split per partition of the table's topics.
 fn splits(scan: &ScanRequest, ctx: &EvalContext) -> Result<Vec<Pipeline>, ConnectorError> {
-    {
-        let options = KafkaOptions::parse(scan.table)?;
-        // The formats are checked now, before any split opens.
-        Records::new(
-            &options.table,
-            scan.physical,
-            scan.metadata,
-            "",
-            0,
-            &ctx.zone,
-        )?;
-        let consumer = options.consumer()?;
-        let mut pipelines = Vec::new();
-        for (topic, partition, range) in ranges(&options, &consumer)? {
-            let name = format!("kafka {topic} partition {partition}");
-            let (options, physical, zone) =
-                (options.clone(), scan.physical.clone(), ctx.zone.clone());
-            let metadata = scan.metadata.to_vec();
-            let split_name = name.clone();
-            let open = move || -> Result<Box<dyn SourceSplit>, ExecError> {
-                let failed = |e: ConnectorError| ExecError::Source(format!("{split_name}: {e}"));
-                let records = Records::new(
-                    &options.table,
-                    &physical,
-                    &metadata,
-                    &topic,
-                    partition,
-                    &zone,
-                )
-                .map_err(failed)?;
-                let consumer = options.consumer().map_err(failed)?;
-                let mut split = KafkaSplit {
-                    name: split_name.clone(),
-                    topic,
-                    partition,
-                    queue: ConsumerQueue::of(&consumer),
-                    consumer,
-                    next: range.start,
-                    stop: range.stop,
-                    records,
-                    heard: Instant::now(),
-                    trouble: None,
-                    timeout: options.timeout(),
-                    commits_offsets: options.table.commits_offsets(),
-                };
-                split.assign()?;
-                Ok(Box::new(split))
+    let options = KafkaOptions::parse(scan.table)?;
+    // The formats are checked now, before any split opens.
+    Records::new(
+        &options.table,
+        scan.physical,
+        scan.metadata,
+        "",
+        0,
+        &ctx.zone,
+    )?;
+    let consumer = options.consumer()?;
+    let mut pipelines = Vec::new();
+    for (topic, partition, range) in ranges(&options, &consumer)? {
+        let name = format!("kafka {topic} partition {partition}");
+        let (options, physical, zone) = (options.clone(), scan.physical.clone(), ctx.zone.clone());
+        let metadata = scan.metadata.to_vec();
+        let split_name = name.clone();
+        let open = move || -> Result<Box<dyn SourceSplit>, ExecError> {
+            let failed = |e: ConnectorError| ExecError::Source(format!("{split_name}: {e}"));
+            let records = Records::new(
+                &options.table,
+                &physical,
+                &metadata,
+                &topic,
+                partition,
+                &zone,
+            )
+            .map_err(failed)?;
+            let consumer = options.consumer().map_err(failed)?;
+            let mut split = KafkaSplit {
+                name: split_name.clone(),
+                topic,
+                partition,
+                queue: ConsumerQueue::of(&consumer),
+                consumer,
+                next: range.start,
+                stop: range.stop,
+                records,
+                heard: Instant::now(),
+                trouble: None,
+                timeout: options.timeout(),
+                commits_offsets: options.table.commits_offsets(),
             };
-            let split = DeferredSplit::new(name, open).replayable();
-            pipelines.push(Pipeline {
-                split: Box::new(if range.stop.is_some() {
-                    split
-                } else {
-                    split.unbounded()
-                }),
-                operators: vec![],
-            });
-        }
-        Ok(pipelines)
+            split.assign()?;
+            Ok(Box::new(split))
+        };
+        let split = DeferredSplit::new(name, open).replayable();
+        pipelines.push(Pipeline {
+            split: Box::new(if range.stop.is_some() {
+                split
+            } else {
+                split.unbounded()
+            }),
+            operators: vec![],
+        });
     }
+    Ok(pipelines)
 }
 
 #[cfg(test)]

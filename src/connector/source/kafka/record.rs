@@ -26,40 +26,9 @@ use arrow_array::{
     Array, ArrayRef, Int8Array, Int32Array, Int64Array, RecordBatch, StringArray,
     TimestampNanosecondArray, new_null_array,
 };
-use rdkafka::message::{Headers, Message, Timestamp};
+use rdkafka::message::Timestamp;
 
-/// What a record gives its row: rdkafka's messages, and the records of a batch call
-/// (`fetch.rs`).
-pub(super) trait KafkaRecord {
-    fn offset(&self) -> i64;
-    fn key(&self) -> Option<&[u8]>;
-    fn payload(&self) -> Option<&[u8]>;
-    fn timestamp(&self) -> Timestamp;
-    /// Each header in order, a repeated name each time.
-    fn for_each_header(&self, f: &mut dyn FnMut(&str, Option<&[u8]>));
-}
-
-impl<M: Message> KafkaRecord for M {
-    fn offset(&self) -> i64 {
-        Message::offset(self)
-    }
-    fn key(&self) -> Option<&[u8]> {
-        Message::key(self)
-    }
-    fn payload(&self) -> Option<&[u8]> {
-        Message::payload(self)
-    }
-    fn timestamp(&self) -> Timestamp {
-        Message::timestamp(self)
-    }
-    fn for_each_header(&self, f: &mut dyn FnMut(&str, Option<&[u8]>)) {
-        if let Some(headers) = self.headers() {
-            for header in headers.iter() {
-                f(header.key, header.value);
-            }
-        }
-    }
-}
+use super::fetch::RawRecord;
 
 use crate::connector::format::changelog::ROW_KIND_COLUMN;
 use crate::connector::format::csv::build_batch;
@@ -439,7 +408,7 @@ impl Records {
     /// taken). Errors name the record's offset as a format names a line.
     pub(super) fn push(
         &mut self,
-        message: &impl KafkaRecord,
+        message: &RawRecord,
         leader_epoch: Option<i32>,
     ) -> Result<bool, String> {
         let size = message.payload().map_or(0, <[u8]>::len) + message.key().map_or(0, <[u8]>::len);
