@@ -150,12 +150,17 @@ impl IntervalJoinOperator {
         }
     }
 
-    /// A cleanup timer for side `s`'s cache of `key`, for a row at `time`.
-    fn register_cleanup(&mut self, key: u32, s: usize, time: i64) {
+    /// A cleanup timer for side `s`'s cache of `key`, for a row at `time`, firing after
+    /// `watermark` at the earliest. Flink's time can come out at or before the watermark
+    /// that fired the last timer (when the bounds are inverted, `minCleanUpInterval` is
+    /// negative; near i64's ends the sums saturate), which would fire it again at once, for
+    /// ever; waiting for the next watermark expires the same rows one watermark later.
+    fn register_cleanup(&mut self, key: u32, s: usize, time: i64, watermark: i64) {
         let at = time
             .saturating_add(self.relative[s])
             .saturating_add(self.min_cleanup_interval)
-            .saturating_add(1);
+            .saturating_add(1)
+            .max(watermark.saturating_add(1));
         self.keys.value_mut(key).timers[s] = Some(at);
         self.timers.entry(at).or_default().push(key);
     }
@@ -372,7 +377,7 @@ impl Operator for IntervalJoinOperator {
                     .or_default()
                     .push((rows.row(i).as_ref().into(), matched));
                 if state.timers[s].is_none() {
-                    self.register_cleanup(key, s, time);
+                    self.register_cleanup(key, s, time, self.operator_time);
                 }
             } else if !matched && own_outer {
                 own.push(Some(i as u32));
@@ -415,7 +420,7 @@ impl Operator for IntervalJoinOperator {
                     let state = self.keys.value_mut(key);
                     state.timers[s] = None;
                     match state.caches[s].first_key_value().map(|(&t, _)| t) {
-                        Some(earliest) => self.register_cleanup(key, s, earliest),
+                        Some(earliest) => self.register_cleanup(key, s, earliest, watermark),
                         None => self.forget_if_empty(key),
                     }
                 }
