@@ -51,7 +51,7 @@ use super::state::key_group::GroupBuffers;
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use super::window_assigner::WindowClock;
-use super::window_assigner::{assign_windows, restored_window_time};
+use super::window_assigner::{restored_window_time, windows_of};
 use crate::clock::Clock;
 use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, OperatorContext, Output};
@@ -95,8 +95,6 @@ pub struct GroupWindowAggregateOperator {
     /// open, found in its own list; sessions search that list too); a key's windows of these
     /// kinds differ in their ends.
     fixed: HashMap<(u32, i64), u32>,
-    /// The windows of the row being assigned.
-    row_windows: Vec<(i64, i64)>,
     slots: Vec<Window>,
     free_slots: Vec<u32>,
     /// The slots of the live windows by trigger time.
@@ -155,7 +153,6 @@ impl GroupWindowAggregateOperator {
             late_rows: LateRows::default(),
             keys: KeyTable::new(ctx.max_parallelism),
             fixed: HashMap::new(),
-            row_windows: Vec::new(),
             slots: Vec::new(),
             free_slots: Vec::new(),
             timers: BTreeMap::new(),
@@ -300,11 +297,8 @@ impl GroupWindowAggregateOperator {
     /// many were not late.
     fn assign_fixed(&mut self, key: &mut Option<u32>, bytes: &[u8], row: u32, ts: i64) -> usize {
         let mut assigned = 0;
-        let mut windows = std::mem::take(&mut self.row_windows);
-        windows.clear();
-        assign_windows(self.window.kind, self.window.offset, ts, &mut windows);
         let tumble = matches!(self.window.kind, GroupWindowKind::Tumble { .. });
-        for &(start, end) in &windows {
+        for (start, end) in windows_of(self.window.kind, self.window.offset, ts) {
             let open = key.and_then(|k| {
                 if tumble {
                     // The key's few open windows, without a probe into a big map.
@@ -337,7 +331,6 @@ impl GroupWindowAggregateOperator {
                 assigned += 1;
             }
         }
-        self.row_windows = windows;
         assigned
     }
 

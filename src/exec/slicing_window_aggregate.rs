@@ -40,7 +40,7 @@ use super::state::instance::{LateRows, restore_late_rows, snapshot_late_rows};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder};
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
-use super::window_assigner::{WindowClock, assign_windows, restored_window_time, window_start};
+use super::window_assigner::{WindowClock, restored_window_time, window_end_range, window_start};
 use crate::clock::Clock;
 use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, OperatorContext, Output};
@@ -120,8 +120,6 @@ pub struct SlicingWindowAggregateOperator {
     timers: BTreeMap<i64, Vec<(u32, i64)>>,
     /// The last window end whose trigger time was computed, and that time.
     last_trigger: Cell<(i64, i64)>,
-    /// Scratch: the windows covering a new slice.
-    covering: Vec<(i64, i64)>,
     /// This batch's (row, slot) pairs, not yet given to the accumulators.
     pending: PendingRows,
     retracting: bool,
@@ -187,7 +185,6 @@ impl SlicingWindowAggregateOperator {
             free_slots: Vec::new(),
             timers: BTreeMap::new(),
             last_trigger: Cell::new((i64::MIN, i64::MIN)),
-            covering: Vec::new(),
             pending: PendingRows::new(retracting),
             retracting,
             window,
@@ -228,10 +225,25 @@ impl SlicingWindowAggregateOperator {
     /// late). While windows fire, a key's next one is `Slice::window_after` the fired one:
     /// those the watermark passed are still to fire in the same call.
     fn first_unfired_window(&self, slice: &Slice) -> Option<i64> {
-        let mut end = slice.first_window;
-        while end <= slice.last_window && self.has_fired(end) {
-            end += self.spacing;
+        if !self.has_fired(slice.first_window) {
+            return Some(slice.first_window);
         }
+        // Fired windows come first (trigger times grow with the end): a binary search over
+        // the ends, `spacing` apart, finds the first that has not (a late row of a long
+        // CUMULATE may be covered by millions of windows).
+        let (mut fired, mut unfired) = (
+            0,
+            (slice.last_window - slice.first_window) / self.spacing + 1,
+        );
+        while unfired - fired > 1 {
+            let middle = fired + (unfired - fired) / 2;
+            if self.has_fired(slice.first_window + middle * self.spacing) {
+                fired = middle;
+            } else {
+                unfired = middle;
+            }
+        }
+        let end = slice.first_window + unfired * self.spacing;
         (end <= slice.last_window).then_some(end)
     }
 
@@ -250,18 +262,14 @@ impl SlicingWindowAggregateOperator {
     /// A new slice of `key`, with its slot and the key's timer; `None` when every window
     /// covering it has fired.
     fn open_slice(&mut self, key: u32, start: i64, end: i64) -> Option<u32> {
-        let mut covering = std::mem::take(&mut self.covering);
-        covering.clear();
-        assign_windows(self.window.kind, self.window.offset, start, &mut covering);
-        let first_window = covering.iter().map(|w| w.1).min();
-        let last_window = covering.iter().map(|w| w.1).max();
-        self.covering = covering;
+        let (first_window, last_window) =
+            window_end_range(self.window.kind, self.window.offset, start)?;
         let mut slice = Slice {
             slot: 0,
             start,
             end,
-            first_window: first_window?,
-            last_window: last_window?,
+            first_window,
+            last_window,
         };
         let next = self.first_unfired_window(&slice)?;
         slice.slot = self.allocate();
@@ -569,8 +577,9 @@ impl Operator for SlicingWindowAggregateOperator {
                 let start = restored_window_time(input.i64()?)?;
                 let end = restored_window_time(input.i64()?)?;
                 let rows = input.i64()?;
-                let mut covering = Vec::new();
-                assign_windows(self.window.kind, self.window.offset, start, &mut covering);
+                let (first_window, last_window) =
+                    window_end_range(self.window.kind, self.window.offset, start)
+                        .unwrap_or((end, end));
                 let slot = self.allocate();
                 self.rows[slot as usize] = rows;
                 for a in &mut self.accumulators {
@@ -580,8 +589,8 @@ impl Operator for SlicingWindowAggregateOperator {
                     slot,
                     start,
                     end,
-                    first_window: covering.iter().map(|w| w.1).min().unwrap_or(end),
-                    last_window: covering.iter().map(|w| w.1).max().unwrap_or(end),
+                    first_window,
+                    last_window,
                 });
             }
             let timed = input.i64()?;

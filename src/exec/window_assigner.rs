@@ -128,32 +128,64 @@ pub fn window_start(ts: i64, offset: i64, size: i64) -> i64 {
     ts.wrapping_sub(remainder)
 }
 
-/// Appends the windows `(start, end)` holding `ts`: TUMBLE's one, HOP's newest first,
-/// CUMULATE's shortest first. SESSION windows depend on other rows; none are listed.
-pub fn assign_windows(kind: GroupWindowKind, offset: i64, ts: i64, out: &mut Vec<(i64, i64)>) {
-    match kind {
+/// The windows `(start, end)` holding `ts`: TUMBLE's one, HOP's newest first, CUMULATE's
+/// shortest first, one at a time (a HOP or CUMULATE of a long size over a short slide puts
+/// millions on a row). SESSION windows depend on other rows; none are listed.
+pub fn windows_of(
+    kind: GroupWindowKind,
+    offset: i64,
+    ts: i64,
+) -> impl DoubleEndedIterator<Item = (i64, i64)> {
+    // (first, step, count) of the windows' starts and ends.
+    let (first, step, count) = match kind {
         GroupWindowKind::Tumble { size } => {
             let start = window_start(ts, offset, size);
-            out.push((start, start.wrapping_add(size)));
+            ((start, start.wrapping_add(size)), (0, 0), 1)
         }
         GroupWindowKind::Hop { slide, size } => {
-            let mut start = window_start(ts, offset, slide);
-            while start > ts.wrapping_sub(size) {
-                out.push((start, start.wrapping_add(size)));
-                start = start.wrapping_sub(slide);
-            }
+            let newest = window_start(ts, offset, slide);
+            let count = hop_count(newest, ts, slide, size);
+            ((newest, newest.wrapping_add(size)), (-slide, -slide), count)
         }
         GroupWindowKind::Cumulate { step, size } => {
             let start = window_start(ts, offset, size);
+            let first_end = window_start(ts, offset, step).wrapping_add(step);
             let last_end = start.wrapping_add(size);
-            let mut end = window_start(ts, offset, step).wrapping_add(step);
-            while end <= last_end {
-                out.push((start, end));
-                end = end.wrapping_add(step);
-            }
+            let count = if first_end > last_end {
+                0
+            } else {
+                (last_end - first_end) / step + 1
+            };
+            ((start, first_end), (0, step), count)
         }
-        GroupWindowKind::Session { .. } => {}
+        GroupWindowKind::Session { .. } => ((0, 0), (0, 0), 0),
+    };
+    (0..count).map(move |i| {
+        (
+            first.0.wrapping_add(i.wrapping_mul(step.0)),
+            first.1.wrapping_add(i.wrapping_mul(step.1)),
+        )
+    })
+}
+
+/// How many HOP windows hold `ts`: those starting at `newest` and every `slide` before it
+/// while the start is after `ts − size`.
+fn hop_count(newest: i64, ts: i64, slide: i64, size: i64) -> i64 {
+    let room = i128::from(newest) - (i128::from(ts) - i128::from(size));
+    if room <= 0 {
+        0
+    } else {
+        ((room + i128::from(slide) - 1) / i128::from(slide)) as i64
     }
+}
+
+/// The ends of the first and the last window holding `ts` (ends come `spacing` apart
+/// between them), without listing the windows; `None` when no window holds `ts`.
+pub fn window_end_range(kind: GroupWindowKind, offset: i64, ts: i64) -> Option<(i64, i64)> {
+    let mut windows = windows_of(kind, offset, ts);
+    let first = windows.next()?.1;
+    let last = windows.next_back().map_or(first, |w| w.1);
+    Some((first.min(last), first.max(last)))
 }
 
 /// One of `key`'s open windows is done: the key goes with its last.
@@ -170,9 +202,7 @@ mod tests {
     use super::*;
 
     fn windows(kind: GroupWindowKind, offset: i64, ts: i64) -> Vec<(i64, i64)> {
-        let mut out = Vec::new();
-        assign_windows(kind, offset, ts, &mut out);
-        out
+        windows_of(kind, offset, ts).collect()
     }
 
     #[test]
@@ -199,5 +229,38 @@ mod tests {
         assert_eq!(windows(kind, 0, 1), vec![(0, 10), (0, 20), (0, 30)]);
         assert_eq!(windows(kind, 0, 12), vec![(0, 20), (0, 30)]);
         assert_eq!(windows(kind, 5, 1), vec![(-25, 5)]);
+    }
+
+    #[test]
+    fn end_range_is_the_listed_windows_ends_without_listing_them() {
+        let kinds = [
+            GroupWindowKind::Tumble { size: 10 },
+            GroupWindowKind::Hop { slide: 3, size: 10 },
+            GroupWindowKind::Hop {
+                slide: 10,
+                size: 10,
+            },
+            GroupWindowKind::Cumulate { step: 3, size: 12 },
+            GroupWindowKind::Cumulate { step: 4, size: 12 },
+        ];
+        for kind in kinds {
+            for offset in [-7, 0, 5] {
+                for ts in -40..40 {
+                    let listed = windows(kind, offset, ts);
+                    let ends = listed.iter().map(|w| w.1);
+                    let expected = ends.clone().min().zip(ends.max());
+                    assert_eq!(window_end_range(kind, offset, ts), expected, "{ts}");
+                }
+            }
+        }
+        // A century of one-second steps: 3.15e9 windows, not listed.
+        let day = 86_400_000;
+        let kind = GroupWindowKind::Cumulate {
+            step: 1_000,
+            size: 36_500 * day,
+        };
+        let (first, last) = window_end_range(kind, 0, 1_500).unwrap();
+        assert_eq!((first, last), (2_000, 36_500 * day));
+        assert_eq!(windows_of(kind, 0, 1_500).size_hint().0, 3_153_599_999);
     }
 }

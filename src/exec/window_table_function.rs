@@ -12,7 +12,7 @@ use arrow_array::{ArrayRef, PrimitiveArray, UInt32Array};
 use arrow_schema::SchemaRef;
 use arrow_select::take::take;
 
-use super::window_assigner::{WindowClock, assign_windows};
+use super::window_assigner::{WindowClock, windows_of};
 use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, Output};
 use crate::exec::time_column::rowtime_column;
@@ -27,7 +27,6 @@ pub struct WindowTableFunctionOperator {
     window: GroupWindow,
     output: SchemaRef,
     clock: WindowClock,
-    windows: Vec<(i64, i64)>,
 }
 
 impl WindowTableFunctionOperator {
@@ -37,8 +36,55 @@ impl WindowTableFunctionOperator {
             clock: WindowClock::new(&window.time_type, zone),
             window,
             output,
-            windows: Vec::new(),
         }
+    }
+}
+
+/// Output rows of one chunk: the input row each copies and its window's columns (nanos).
+#[derive(Default)]
+struct Piece {
+    rows: Vec<u32>,
+    starts: Vec<i64>,
+    ends: Vec<i64>,
+    window_times: Vec<i64>,
+}
+
+/// At most this many output rows per chunk: a row of a HOP or CUMULATE with a long size
+/// over a short slide lands in millions of windows.
+const PIECE_ROWS: usize = 64 * 1024;
+
+impl WindowTableFunctionOperator {
+    /// Emits `piece`'s rows: its input rows of `batch` with their windows appended.
+    fn emit(
+        &self,
+        batch: &arrow_array::RecordBatch,
+        piece: Piece,
+        out: &mut dyn Output,
+    ) -> Result<(), ExecError> {
+        let indices = UInt32Array::from(piece.rows);
+        let mut columns: Vec<ArrayRef> = batch
+            .columns()
+            .iter()
+            .map(|c| take(c.as_ref(), &indices, None))
+            .collect::<Result<_, _>>()
+            .map_err(|e| ExecError::Internal(e.to_string()))?;
+        let width = columns.len();
+        for (i, values) in [piece.starts, piece.ends, piece.window_times]
+            .into_iter()
+            .enumerate()
+        {
+            let field = self.output.field(width + i);
+            columns.push(Arc::new(
+                PrimitiveArray::<TimestampNanosecondType>::from(values)
+                    .with_data_type(field.data_type().clone()),
+            ));
+        }
+        let rows = indices.len();
+        out.emit(StreamChunk::inserts(batch_with_rows(
+            self.output.clone(),
+            columns,
+            rows,
+        )?))
     }
 }
 
@@ -59,49 +105,32 @@ impl Operator for WindowTableFunctionOperator {
             return Ok(());
         }
         let times = rowtime_column(batch, self.window.time_column)?;
-        let mut rows = Vec::new();
-        let (mut starts, mut ends, mut window_times) = (Vec::new(), Vec::new(), Vec::new());
+        let mut piece = Piece::default();
         for row in 0..batch.num_rows() {
             let ts = self
                 .clock
                 .to_window_time(times.value(row).div_euclid(NANOS_PER_MILLI));
-            self.windows.clear();
-            assign_windows(self.window.kind, self.window.offset, ts, &mut self.windows);
-            for &(start, end) in &self.windows {
-                rows.push(row as u32);
-                starts.push(start.saturating_mul(NANOS_PER_MILLI));
-                ends.push(end.saturating_mul(NANOS_PER_MILLI));
+            for (start, end) in windows_of(self.window.kind, self.window.offset, ts) {
+                piece.rows.push(row as u32);
+                piece.starts.push(start.saturating_mul(NANOS_PER_MILLI));
+                piece.ends.push(end.saturating_mul(NANOS_PER_MILLI));
                 // Over processing time, the row's own time (Flink materializes the
                 // proctime attribute); over event time, the window's last millisecond.
-                window_times.push(match self.window.time_attribute {
+                piece.window_times.push(match self.window.time_attribute {
                     TimeAttribute::Proctime => times.value(row),
                     TimeAttribute::Rowtime => self
                         .clock
                         .to_instant(end - 1)
                         .saturating_mul(NANOS_PER_MILLI),
                 });
+                if piece.rows.len() == PIECE_ROWS {
+                    self.emit(batch, std::mem::take(&mut piece), out)?;
+                }
             }
         }
-        let indices = UInt32Array::from(rows);
-        let mut columns: Vec<ArrayRef> = batch
-            .columns()
-            .iter()
-            .map(|c| take(c.as_ref(), &indices, None))
-            .collect::<Result<_, _>>()
-            .map_err(|e| ExecError::Internal(e.to_string()))?;
-        let width = columns.len();
-        for (i, values) in [starts, ends, window_times].into_iter().enumerate() {
-            let field = self.output.field(width + i);
-            columns.push(Arc::new(
-                PrimitiveArray::<TimestampNanosecondType>::from(values)
-                    .with_data_type(field.data_type().clone()),
-            ));
+        if !piece.rows.is_empty() {
+            self.emit(batch, piece, out)?;
         }
-        let rows = indices.len();
-        out.emit(StreamChunk::inserts(batch_with_rows(
-            self.output.clone(),
-            columns,
-            rows,
-        )?))
+        Ok(())
     }
 }
