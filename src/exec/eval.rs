@@ -491,10 +491,10 @@ pub fn literal_array(value: &Value, data_type: &DataType, n: usize) -> Result<Ar
             }
             Arc::new(b.finish().with_timezone("UTC"))
         }
-        (Value::IntervalMonths(v), TypeKind::IntervalYearMonth) => {
+        (Value::IntervalMonths(v, _), TypeKind::IntervalYearMonth) => {
             fill!(IntervalYearMonthBuilder, *v)
         }
-        (Value::IntervalMillis(v), TypeKind::IntervalDayTime) => {
+        (Value::IntervalMillis(v, _), TypeKind::IntervalDayTime) => {
             fill!(DurationMillisecondBuilder, *v)
         }
         _ => return Err(mismatch()),

@@ -217,11 +217,11 @@ fn write_literal(out: &mut String, value: &Value, data_type: &DataType, spelling
                 }
             }
         }
-        Value::IntervalMillis(ms) => {
-            let _ = write!(out, "{ms}:INTERVAL SECOND");
+        Value::IntervalMillis(ms, qualifier) => {
+            let _ = write!(out, "{ms}:{}", qualifier.sql());
         }
-        Value::IntervalMonths(m) => {
-            let _ = write!(out, "{m}:INTERVAL MONTH");
+        Value::IntervalMonths(m, qualifier) => {
+            let _ = write!(out, "{m}:{}", qualifier.sql());
         }
         Value::Decimal(unscaled) => {
             let scale = match kind {

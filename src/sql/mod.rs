@@ -10,7 +10,6 @@
 pub mod ast;
 pub mod dialect;
 pub mod error;
-pub mod interval;
 pub mod json;
 pub mod parser;
 pub mod split;

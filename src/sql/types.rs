@@ -6,7 +6,7 @@
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::Token;
 
-use super::interval::IntervalQualifier;
+use crate::types::interval::IntervalQualifier;
 use crate::types::{DEFAULT_TIMESTAMP_PRECISION, DataType, MAX_LENGTH, TypeKind};
 
 const TYPE_NAMES: &[&str] = &[

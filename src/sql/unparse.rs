@@ -52,7 +52,9 @@ pub fn type_text(data_type: &DataType) -> String {
 }
 
 /// The interval qualifier an interval type was written with (`CAST(x AS INTERVAL DAY)`).
-pub fn interval_qualifier(data_type: &DataType) -> Option<super::interval::IntervalQualifier> {
+pub fn interval_qualifier(
+    data_type: &DataType,
+) -> Option<crate::types::interval::IntervalQualifier> {
     match data_type {
         DataType::Custom(name, modifiers)
             if name.to_string() == super::dialect::FLINK_TYPE && modifiers.len() == 3 =>

@@ -10,6 +10,7 @@ pub mod chunk;
 pub mod coercion;
 pub mod decimal;
 pub mod floating_decimal;
+pub mod interval;
 pub mod java_hash;
 pub mod java_text;
 pub mod json_text;

@@ -1,5 +1,7 @@
 //! Scalar values: the literals of bound expressions.
 
+use super::interval::IntervalQualifier;
+
 /// One SQL value. Integers of every width are held as `Int`, the owning [`super::DataType`]
 /// says which width they are.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,6 +20,9 @@ pub enum Value {
     Time(i64),
     /// Nanoseconds since the epoch (wall clock for TIMESTAMP, instant for TIMESTAMP_LTZ).
     Timestamp(i64),
-    IntervalMonths(i32),
-    IntervalMillis(i64),
+    /// Months, with the qualifier the literal was written with (EXPLAIN prints it, as
+    /// Calcite: `14:INTERVAL YEAR TO MONTH`).
+    IntervalMonths(i32, IntervalQualifier),
+    /// Milliseconds, with the literal's qualifier (`300000:INTERVAL MINUTE`).
+    IntervalMillis(i64, IntervalQualifier),
 }

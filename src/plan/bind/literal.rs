@@ -9,10 +9,10 @@ use sqlparser::tokenizer::Span;
 use super::super::expr::ScalarExpr;
 use crate::function::{self};
 use crate::sql::SqlError;
-use crate::sql::interval::{IntervalQualifier, IntervalValue};
 use crate::sql::types::parse_type_text;
 use crate::sql::unparse::type_text;
 use crate::types::coercion::string_literal_kind;
+use crate::types::interval::{IntervalQualifier, IntervalValue};
 use crate::types::time::{parse_date, parse_time, parse_timestamp};
 use crate::types::value::Value;
 use crate::types::{DataType, TypeKind};
@@ -206,9 +206,9 @@ pub(super) fn cast_to_interval(
         let count = unscaled * i128::from(qualifier.unit_size()) / 10i128.pow(scale);
         let overflow = || error(span, format!("interval value {count} is out of range"));
         let value = if qualifier.is_year_month() {
-            Value::IntervalMonths(i32::try_from(count).map_err(|_| overflow())?)
+            Value::IntervalMonths(i32::try_from(count).map_err(|_| overflow())?, qualifier)
         } else {
-            Value::IntervalMillis(i64::try_from(count).map_err(|_| overflow())?)
+            Value::IntervalMillis(i64::try_from(count).map_err(|_| overflow())?, qualifier)
         };
         return Ok(ScalarExpr::Literal {
             value,
@@ -305,11 +305,11 @@ pub(super) fn interval_literal(
     Ok(
         match qualifier.evaluate(&text).map_err(|m| error(span, m))? {
             IntervalValue::Months(months) => ScalarExpr::Literal {
-                value: Value::IntervalMonths(months),
+                value: Value::IntervalMonths(months, qualifier),
                 data_type: DataType::not_null(TypeKind::IntervalYearMonth),
             },
             IntervalValue::Millis(millis) => ScalarExpr::Literal {
-                value: Value::IntervalMillis(millis),
+                value: Value::IntervalMillis(millis, qualifier),
                 data_type: DataType::not_null(TypeKind::IntervalDayTime),
             },
         },

@@ -330,26 +330,17 @@ impl<'a> Binder<'a> {
         match (&bound, arg) {
             (
                 ScalarExpr::Literal {
-                    value: Value::IntervalMillis(ms),
+                    value: Value::IntervalMillis(ms, qualifier),
                     ..
                 },
-                Expr::Interval(interval),
+                Expr::Interval(_),
             ) => {
-                let unit = |f: &Option<ast::DateTimeField>| {
-                    f.as_ref()
-                        .map(|f| f.to_string().trim_end_matches('S').to_string())
-                };
-                let qualifier = match (unit(&interval.leading_field), unit(&interval.last_field)) {
-                    (Some(leading), Some(last)) => format!("{leading} TO {last}"),
-                    (Some(leading), None) => leading,
-                    _ => "SECOND".to_string(),
-                };
-                let text = format!("{ms}:INTERVAL {qualifier}");
+                let text = format!("{ms}:{}", qualifier.sql());
                 Ok((*ms, text, bound.clone()))
             }
             (
                 ScalarExpr::Literal {
-                    value: Value::IntervalMonths(_),
+                    value: Value::IntervalMonths(..),
                     ..
                 },
                 _,

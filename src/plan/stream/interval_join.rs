@@ -53,7 +53,7 @@ fn time_term(e: &ScalarExpr, attributes: &[Option<TimeAttribute>]) -> Option<(us
             else {
                 return None;
             };
-            let Value::IntervalMillis(ms) = value else {
+            let Value::IntervalMillis(ms, _) = value else {
                 return None;
             };
             if !rowtime(*index) {
