@@ -3,13 +3,20 @@
 //!
 //! - keep the first row on processing time: the first row of each key is inserted and every
 //!   later one dropped (insert-only output, Flink's `outputInsertOnly=[true]`);
+//! - keep the first row on event time (Flink's `RowTimeDeduplicateKeepFirstRowFunction`): a
+//!   row behind the watermark is late (dropped, counted); each key keeps the row of the
+//!   smallest time (a tie keeps the earlier arrival) until the watermark reaches that time,
+//!   then inserts it and ignores every later row of the key (insert-only output);
 //! - keep the last row (processing or event time): each row that wins replaces the key's
 //!   row, `-U` of the old (when asked for) and `+U` of the new, `+I` for a key's first row; on
 //!   event time a row wins when its time is at or after the kept row's, so a tie goes to the
 //!   later arrival and an earlier row changes nothing.
 //!
 //! Each key keeps one row, as `arrow-row` bytes of all its columns (keep-first keeps none: a
-//! key seen is enough). State is snapshotted per key group.
+//! key seen is enough; on event time, its row until it is emitted). State is snapshotted per
+//! key group; on event time keep-first's watermark and late-row count are instance state.
+
+use std::collections::BTreeSet;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::TimestampNanosecondType;
@@ -18,6 +25,7 @@ use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
 
 use super::aggregate::{StateReader, put_bytes, put_i64};
+use super::state::instance::{INSTANCE_STATE_VERSION, LateRows, finished, instance_part};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
 use super::state::key_group::GroupBuffers;
 use super::state::keyed::Keyed;
@@ -26,13 +34,15 @@ use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, OperatorContext, Output};
 use crate::types::chunk::{RowKind, StreamChunk, chunk_of_rows};
 
-/// A key's kept row (keep-last) and its event time.
+/// A key's kept row (keep-last; keep-first on event time until emitted) and its event time.
 #[derive(Default)]
 struct Kept {
     time: i64,
     row: Box<[u8]>,
     /// When the key was last written (processing time, milliseconds), for the state TTL.
     written: i64,
+    /// Keep-first on event time: the row has been emitted (later rows are ignored).
+    emitted: bool,
 }
 
 pub struct DeduplicateOperator {
@@ -45,6 +55,10 @@ pub struct DeduplicateOperator {
     encoder: Option<KeyEncoder>,
     rows: RowConverter,
     keyed: Keyed<Kept>,
+    /// Keep-first on event time: the kept rows waiting for the watermark, (time, key).
+    timers: BTreeSet<(i64, u32)>,
+    watermark: i64,
+    late: LateRows,
     ctx: OperatorContext,
 }
 
@@ -69,8 +83,28 @@ impl DeduplicateOperator {
             encoder,
             rows,
             keyed: Keyed::new(),
+            timers: BTreeSet::new(),
+            watermark: i64::MIN,
+            late: LateRows::default(),
             ctx,
         })
+    }
+
+    /// Keep-first on event time (else every row is handled as it comes).
+    fn waits_for_watermark(&self) -> bool {
+        !self.keep_last && self.rowtime.is_some()
+    }
+
+    /// Keep-first on event time: row `row` of key `key` at `time` is kept if it is the
+    /// key's first or earlier than the one kept (and the key has emitted nothing yet).
+    fn offer_first(&mut self, key: u32, new: bool, time: i64, row: Box<[u8]>) {
+        let kept = self.keyed.keys.value_mut(key);
+        if kept.emitted || (!new && time >= kept.time) {
+            return;
+        }
+        kept.time = time;
+        kept.row = row;
+        self.timers.insert((time, key));
     }
 
     /// Forgets keys not written for `ttl` milliseconds (0: never).
@@ -83,6 +117,7 @@ impl DeduplicateOperator {
 impl Operator for DeduplicateOperator {
     fn open(&mut self, ctx: &OperatorContext) -> Result<(), ExecError> {
         self.keyed.open(ctx);
+        self.late.open(ctx);
         self.ctx = ctx.clone();
         Ok(())
     }
@@ -95,9 +130,10 @@ impl Operator for DeduplicateOperator {
     fn on_processing_time(&mut self, now: i64, _out: &mut dyn Output) -> Result<(), ExecError> {
         if self.keyed.ttl.sweep_due(now) {
             let ttl = self.keyed.ttl;
+            let waits = self.waits_for_watermark();
             self.keyed
                 .keys
-                .retain(|kept| !ttl.expired(kept.written, now));
+                .retain(|kept| (waits && !kept.emitted) || !ttl.expired(kept.written, now));
         }
         Ok(())
     }
@@ -132,11 +168,16 @@ impl Operator for DeduplicateOperator {
         let mut emitted: Vec<(RowKind, Box<[u8]>)> = Vec::new();
         let mut firsts: Vec<u32> = Vec::new();
         let now = self.ctx.now_millis();
+        let waits = self.waits_for_watermark();
         for i in 0..batch.num_rows() {
             let bytes = key_bytes(keys.as_ref(), i);
             let (key, mut new) = self.keyed.keys.intern(bytes);
             // An expired key is new again, whether or not a sweep has freed it yet.
+            // (A row waiting for the watermark is not expired: Flink's TTL spares state
+            // its timers still need.)
+            let waiting = |kept: &Kept| waits && !kept.emitted;
             if !new
+                && !waiting(self.keyed.keys.value(key))
                 && self
                     .keyed
                     .ttl
@@ -149,7 +190,7 @@ impl Operator for DeduplicateOperator {
             if new {
                 self.keyed.keys.value_mut(key).written = now;
             }
-            if !self.keep_last {
+            if !self.keep_last && times.is_none() {
                 if new {
                     firsts.push(i as u32);
                 }
@@ -165,6 +206,18 @@ impl Operator for DeduplicateOperator {
                 }
                 None => 0,
             };
+            if !self.keep_last {
+                // A row behind the watermark is late (one at it is not).
+                if time.div_euclid(1_000_000) < self.watermark {
+                    self.late.add();
+                    if new {
+                        self.keyed.keys.remove(key);
+                    }
+                    continue;
+                }
+                self.offer_first(key, new, time, rows.row(i).as_ref().into());
+                continue;
+            }
             let kept = self.keyed.keys.value_mut(key);
             if !new && time < kept.time {
                 continue;
@@ -199,8 +252,43 @@ impl Operator for DeduplicateOperator {
         }
     }
 
+    /// Keep-first on event time: the kept rows the watermark reached leave, in time order,
+    /// then the watermark passes on.
+    fn on_watermark(&mut self, watermark: i64, out: &mut dyn Output) -> Result<(), ExecError> {
+        if self.waits_for_watermark() && watermark > self.watermark {
+            self.watermark = watermark;
+            let mut emitted: Vec<(RowKind, Box<[u8]>)> = Vec::new();
+            while let Some(&(time, key)) = self.timers.first() {
+                if time.div_euclid(1_000_000) > watermark {
+                    break;
+                }
+                self.timers.pop_first();
+                // A stale timer (a key the TTL forgot, its id since reused) emits nothing
+                // before the kept row's own time.
+                if !self.keyed.keys.is_live(key) {
+                    continue;
+                }
+                let kept = self.keyed.keys.value_mut(key);
+                if kept.emitted || kept.time > time {
+                    continue;
+                }
+                kept.emitted = true;
+                emitted.push((RowKind::Insert, std::mem::take(&mut kept.row)));
+            }
+            if let Some(chunk) = chunk_of_rows(&self.rows, self.schema.clone(), emitted)? {
+                out.emit(chunk)?;
+            }
+        }
+        out.emit_watermark(watermark)
+    }
+
+    fn late_rows(&self) -> u64 {
+        self.late.count()
+    }
+
     /// Per key group: each key's bytes, its row's time and bytes, and when it was last
-    /// written (so that the state TTL goes on from where it was).
+    /// written (so that the state TTL goes on from where it was); keep-first on event time
+    /// adds whether the row was emitted.
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
         let mut groups = GroupBuffers::default();
         for (_, key) in self.keyed.keys.iter() {
@@ -209,8 +297,41 @@ impl Operator for DeduplicateOperator {
             put_i64(out, key.value.time);
             put_bytes(out, &key.value.row);
             put_i64(out, key.value.written);
+            if self.waits_for_watermark() {
+                out.push(u8::from(key.value.emitted));
+            }
         }
         groups.into_snapshot()
+    }
+
+    /// Keep-first on event time: the late-row count and the watermark (a kept row at the
+    /// watermark's time waits for the next one, not for the same one again after a restore).
+    fn snapshot_instance(&self) -> Option<Vec<u8>> {
+        if !self.waits_for_watermark() {
+            return None;
+        }
+        let mut out = vec![INSTANCE_STATE_VERSION];
+        self.late.write(&mut out);
+        put_i64(&mut out, self.watermark);
+        Some(out)
+    }
+
+    /// The late rows of the parts this instance takes over and the latest watermark of them
+    /// (of all parts when it takes none).
+    fn restore_instance(&mut self, parts: &[&[u8]]) -> Result<(), ExecError> {
+        let (mut own, mut all) = (None::<i64>, None::<i64>);
+        for (old, part) in parts.iter().enumerate() {
+            let mut input = instance_part(part)?;
+            self.late.read(old, &mut input)?;
+            let watermark = input.i64()?;
+            finished(&input)?;
+            all = Some(all.map_or(watermark, |w| w.max(watermark)));
+            if self.late.takes(old) {
+                own = Some(own.map_or(watermark, |w| w.max(watermark)));
+            }
+        }
+        self.watermark = own.or(all).unwrap_or(i64::MIN);
+        Ok(())
     }
 
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {
@@ -221,7 +342,32 @@ impl Operator for DeduplicateOperator {
             let time = input.i64()?;
             let row = input.bytes()?.into();
             let written = input.i64()?;
-            *self.keyed.keys.value_mut(key) = Kept { time, row, written };
+            let emitted = match (self.waits_for_watermark(), input.is_empty()) {
+                (false, _) => false,
+                (true, true) => {
+                    return Err(ExecError::Internal(
+                        "a deduplication's snapshot ends early".into(),
+                    ));
+                }
+                (true, false) => match input.u8()? {
+                    0 => false,
+                    1 => true,
+                    other => {
+                        return Err(ExecError::Internal(format!(
+                            "a flag of {other} in a deduplication's snapshot"
+                        )));
+                    }
+                },
+            };
+            if self.waits_for_watermark() && !emitted {
+                self.timers.insert((time, key));
+            }
+            *self.keyed.keys.value_mut(key) = Kept {
+                time,
+                row,
+                written,
+                emitted,
+            };
         }
         Ok(())
     }

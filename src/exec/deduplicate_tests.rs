@@ -145,3 +145,76 @@ fn a_restored_key_keeps_its_ttl_write_time() {
         .unwrap();
     assert_eq!(out.take(), "+I Mary | c | 2020-04-15 12:00:02.000");
 }
+
+/// Keep-first on event time, as Flink's `RowTimeDeduplicateKeepFirstRowFunctionTest`: a row
+/// behind the watermark is late; each key keeps its earliest row (a tie keeps the first to
+/// come) until the watermark reaches it, inserts it, and ignores the key's later rows.
+#[test]
+fn keep_first_on_event_time_waits_for_the_watermark_and_inserts_only() {
+    let mut op = operator(false, true);
+    let out = run_script(
+        &mut op,
+        &clicks(),
+        &clicks(),
+        "WM 50
+         +I key1 | late | 1970-01-01 00:00:00.001
+         +I key1 | 14 | 1970-01-01 00:00:00.101
+         +I key1 | 13 | 1970-01-01 00:00:00.099
+         +I key1 | 15 | 1970-01-01 00:00:00.099
+         +I key1 | 12 | 1970-01-01 00:00:00.100
+         +I key2 | 11 | 1970-01-01 00:00:00.101
+         WM 102
+         +I key1 | 12 | 1970-01-01 00:00:00.300
+         +I key2 | 11 | 1970-01-01 00:00:00.301
+         +I key3 | 5 | 1970-01-01 00:00:00.299
+         WM 302",
+    )
+    .unwrap();
+    assert_eq!(
+        out,
+        "WM 50\n\
+         +I key1 | 13 | 1970-01-01 00:00:00.099\n+I key2 | 11 | 1970-01-01 00:00:00.101\n\
+         WM 102\n\
+         +I key3 | 5 | 1970-01-01 00:00:00.299\n\
+         WM 302"
+    );
+    assert_eq!(op.late_rows(), 1);
+}
+
+/// Keep-first on event time restored at every cut (waiting rows, emitted keys, the
+/// watermark) equals the uninterrupted run, at one and two instances.
+#[test]
+fn keep_first_on_event_time_restored_equals_uninterrupted() {
+    let build = || {
+        Box::new(
+            DeduplicateOperator::new(
+                crate::types::chunk::runtime_schema(&clicks()),
+                vec![0],
+                false,
+                Some(2),
+                true,
+            )
+            .unwrap(),
+        ) as Box<dyn Operator>
+    };
+    let check = crate::exec::test_harness::RestoreCheck {
+        build: &build,
+        inputs: &[&clicks()],
+        output: &clicks(),
+        keys: Some(&[vec![0]]),
+        exact_order: false,
+    };
+    check.check(
+        "+I a | 1 | 1970-01-01 00:00:01
+         +I b | 2 | 1970-01-01 00:00:02
+         +I a | 3 | 1970-01-01 00:00:00.500
+         WM 1000
+         +I a | 4 | 1970-01-01 00:00:03
+         +I b | 5 | 1970-01-01 00:00:01.500
+         +I c | 6 | 1970-01-01 00:00:00.900
+         +I c | 7 | 1970-01-01 00:00:04
+         WM 3000
+         +I c | 8 | 1970-01-01 00:00:05
+         WM MAX",
+    );
+}
