@@ -21,6 +21,7 @@ pub mod join;
 pub mod limit;
 pub mod not_null;
 pub mod operator;
+pub mod over_aggregate;
 pub mod rank;
 pub mod semi_anti_join;
 pub mod session_window_table_function;

@@ -29,6 +29,10 @@ pub enum LogicalPlan {
     /// A ranking window function (`ROW_NUMBER() OVER (PARTITION BY … ORDER BY …)`): the input's
     /// rows with their rank appended.
     Over(LogicalOver),
+    /// Aggregates over a window of each row's preceding rows (`SUM(x) OVER (PARTITION BY …
+    /// ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW)`): the input's rows with the
+    /// calls' values appended.
+    OverAggregate(LogicalOverAggregate),
     /// A join of two inputs: the left's columns, then the right's.
     Join(LogicalJoin),
     /// `ORDER BY … [LIMIT n] [OFFSET m]` (or a LIMIT alone) over a query's rows.
@@ -159,6 +163,104 @@ pub struct LogicalOver {
     /// Where the call stands in the statement, for the errors of later stages.
     pub position: (u64, u64),
     pub schema: Schema,
+}
+
+/// The OVER aggregate calls of a SELECT list, all over one window (Flink's streaming
+/// OverAggregate takes one): the input's columns, then one per call (`w0$o0`, …). The calls
+/// are Calcite's after its rewrites: SUM is `$SUM0` under a COUNT test, AVG their quotient
+/// (the binder builds those expressions in the project above).
+#[derive(Debug, Clone)]
+pub struct LogicalOverAggregate {
+    pub input: Box<LogicalPlan>,
+    /// Input columns.
+    pub partition: Vec<usize>,
+    /// The time attribute (an input column) ordering the window, ascending.
+    pub order: usize,
+    pub frame: OverFrame,
+    pub calls: Vec<OverCall>,
+    pub schema: Schema,
+}
+
+/// An OVER window's frame: the preceding rows each row's aggregates cover, up to the row
+/// itself (`CURRENT ROW`; Flink runs no FOLLOWING frame in streaming).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OverFrame {
+    /// ROWS, else RANGE.
+    pub rows: bool,
+    /// `None`: UNBOUNDED PRECEDING; else how many rows (ROWS) or milliseconds (RANGE).
+    pub preceding: Option<i64>,
+    /// RANGE's bound as Calcite writes the literal (`1000:INTERVAL SECOND`).
+    pub interval_text: String,
+}
+
+impl OverFrame {
+    /// The frame as the abstract syntax tree writes it after the ORDER BY (nothing for
+    /// Calcite's default, RANGE UNBOUNDED PRECEDING).
+    pub fn ast_text(&self) -> String {
+        match (self.rows, self.preceding) {
+            (false, None) => String::new(),
+            (true, None) => " ROWS UNBOUNDED PRECEDING".into(),
+            (true, Some(n)) => format!(" ROWS {n} PRECEDING"),
+            (false, Some(_)) => format!(" RANGE {} PRECEDING", self.interval_text),
+        }
+    }
+
+    /// The frame as the physical plan writes it (` RANGE BETWEEN 1000 PRECEDING AND CURRENT
+    /// ROW`, with Flink's leading space).
+    pub fn plan_text(&self) -> String {
+        let bound = self
+            .preceding
+            .map_or("UNBOUNDED".to_string(), |n| n.to_string());
+        let unit = if self.rows { "ROWS" } else { "RANGE" };
+        format!(" {unit} BETWEEN {bound} PRECEDING AND CURRENT ROW")
+    }
+}
+
+/// One aggregate of an OVER window: its arguments are expressions over the input (a Calc
+/// below computes those that are not columns).
+#[derive(Debug, Clone)]
+pub struct OverCall {
+    pub function: super::aggregate::AggregateFunction,
+    pub args: Vec<ScalarExpr>,
+    pub distinct: bool,
+    pub data_type: crate::types::DataType,
+}
+
+impl OverCall {
+    /// The name a plan prints: SUM only comes from Calcite's rewrite, as `$SUM0`.
+    pub fn function_name(&self) -> &'static str {
+        match self.function {
+            super::aggregate::AggregateFunction::Sum => "$SUM0",
+            f => f.name(),
+        }
+    }
+}
+
+impl LogicalOverAggregate {
+    /// Call `i` as Calcite writes it in a project: `COUNT($1) OVER (PARTITION BY $0 ORDER
+    /// BY $2 NULLS FIRST ROWS 1 PRECEDING)`.
+    pub fn call_text(&self, i: usize) -> String {
+        let call = &self.calls[i];
+        let args: Vec<String> = call
+            .args
+            .iter()
+            .map(|a| expr_text(a, &[], Spelling::Ast))
+            .collect();
+        let distinct = if call.distinct { "DISTINCT " } else { "" };
+        let mut window = Vec::new();
+        if !self.partition.is_empty() {
+            let keys: Vec<String> = self.partition.iter().map(|k| format!("${k}")).collect();
+            window.push(format!("PARTITION BY {}", keys.join(", ")));
+        }
+        window.push(format!("ORDER BY ${} NULLS FIRST", self.order));
+        format!(
+            "{}({distinct}{}) OVER ({}{})",
+            call.function_name(),
+            args.join(", "),
+            window.join(" "),
+            self.frame.ast_text()
+        )
+    }
 }
 
 /// `TUMBLE`, `HOP` or `CUMULATE` over a table: the input's columns, then `window_start`,
@@ -456,6 +558,7 @@ impl LogicalPlan {
             LogicalPlan::Aggregate(a) => &a.schema,
             LogicalPlan::WindowTableFunction(w) => &w.schema,
             LogicalPlan::Over(o) => &o.schema,
+            LogicalPlan::OverAggregate(o) => &o.schema,
             LogicalPlan::Join(j) => &j.schema,
             LogicalPlan::Sort(n) => &n.schema,
         }
@@ -510,6 +613,13 @@ impl LogicalPlan {
             LogicalPlan::Calc(c) => {
                 let names = match c.input.as_ref() {
                     LogicalPlan::Aggregate(a) => a.ast_output_names(),
+                    // The project over an OverAggregate shows each OVER call where it is read.
+                    LogicalPlan::OverAggregate(o) => {
+                        let width = o.input.schema().len();
+                        let mut names: Vec<String> = (0..width).map(|i| format!("${i}")).collect();
+                        names.extend((0..o.calls.len()).map(|i| o.call_text(i)));
+                        names
+                    }
                     _ => Vec::new(),
                 };
                 // The project over an Over shows the OVER call where its rank is read.
@@ -613,6 +723,29 @@ impl LogicalPlan {
             }
             // Calcite's OVER is a call in the project above (see the Calc arm), not a node.
             LogicalPlan::Over(o) => o.input.ast_into(tree, prefix),
+            // Likewise; a WHERE below is Calcite's filter alone.
+            LogicalPlan::OverAggregate(o) => match o.input.as_ref() {
+                LogicalPlan::Calc(c)
+                    if c.filter.is_some()
+                        && c.exprs.len() == c.input.schema().len()
+                        && c.exprs.iter().enumerate().all(
+                            |(i, e)| matches!(e, ScalarExpr::Column { index, .. } if *index == i),
+                        ) =>
+                {
+                    let filter = c.filter.as_ref().expect("checked by the guard");
+                    tree.line(
+                        prefix,
+                        &format!(
+                            "LogicalFilter(condition=[{}])",
+                            expr_text(filter, &[], Spelling::Ast)
+                        ),
+                    );
+                    prefix.push(true);
+                    c.input.ast_into(tree, prefix);
+                    prefix.pop();
+                }
+                other => other.ast_into(tree, prefix),
+            },
             LogicalPlan::Sort(n) => {
                 let mut attributes: Vec<String> = n
                     .order

@@ -703,6 +703,9 @@ impl<'a> Binder<'a> {
                     data_type: DataType::not_null(TypeKind::BigInt),
                 });
             }
+            if self.over_aggregation.is_some() {
+                return self.bind_over_aggregate_call(f, &name, scope, span);
+            }
             return Err(error(
                 span,
                 format!("OVER windows ({name} … OVER) are not supported yet"),

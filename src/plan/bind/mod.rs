@@ -28,6 +28,7 @@ mod from;
 mod insert;
 mod join;
 mod literal;
+mod over;
 mod query;
 mod select;
 mod window_tvf;
@@ -68,6 +69,8 @@ pub struct Binder<'a> {
     /// The ranking call of the SELECT list being bound (where it is written) and the column
     /// of the Over node below that holds its value.
     over_column: Option<(Span, usize)>,
+    /// The OVER aggregate calls of the SELECT list being bound.
+    over_aggregation: Option<over::OverAggregation>,
     /// The STATE_TTL hint of the SELECT being bound: each name with its TTL, and whether an
     /// input of a join or the aggregate took it.
     state_ttl: Vec<(String, TtlHint, bool)>,
@@ -176,6 +179,7 @@ impl<'a> Binder<'a> {
             aggregation: None,
             no_aggregates_in: None,
             over_column: None,
+            over_aggregation: None,
             state_ttl: Vec::new(),
         }
     }

@@ -291,7 +291,7 @@ pub(super) fn hidden_sort_column(plan: &mut LogicalPlan, name: &str) -> Option<u
     };
     if matches!(
         calc.input.as_ref(),
-        LogicalPlan::Aggregate(_) | LogicalPlan::Over(_)
+        LogicalPlan::Aggregate(_) | LogicalPlan::Over(_) | LogicalPlan::OverAggregate(_)
     ) {
         return None;
     }

@@ -172,7 +172,17 @@ impl<'a> Binder<'a> {
                 return Err(e);
             }
         };
+        // OVER aggregates are met while the SELECT list binds (a subquery of it binds its
+        // own); a ranking call above takes the place of all of them.
+        let outer_over = self.over_aggregation.take();
+        if over_plan.is_none() {
+            self.over_aggregation = Some(over::OverAggregation::new(
+                scope.len(),
+                &select.named_window,
+            ));
+        }
         let items = self.bind_select_items(select, &scope, &input_attrs);
+        let over_aggregation = std::mem::replace(&mut self.over_aggregation, outer_over);
         let having = match (&items, &select.having) {
             (Ok(_), Some(having)) => Some(self.bind_expr(having, &scope).map(|e| (e, having))),
             _ => None,
@@ -182,6 +192,29 @@ impl<'a> Binder<'a> {
         let over = self.over_column.take();
         let (exprs, fields) = items?;
         let having = having?;
+        let over_call = over_aggregation.as_ref().and_then(|o| o.first_call());
+        if let (Some(span), false) = (
+            over_call,
+            group_items.is_empty() && aggregation.calls.is_empty() && having.is_none(),
+        ) {
+            return Err(error(
+                span,
+                "OVER windows in an aggregating query are not supported yet",
+            ));
+        }
+        if let Some(over) = over_aggregation.filter(|_| over_call.is_some()) {
+            let input = match filter {
+                Some(filter) => filtered(input, &scope, Some(filter)),
+                None => input,
+            };
+            let over = over.into_plan(input, &scope).expect("a call was met");
+            return Ok(LogicalPlan::Calc(LogicalCalc {
+                input: Box::new(over),
+                filter: None,
+                exprs,
+                schema: Schema::new(fields),
+            }));
+        }
         if group_items.is_empty() && aggregation.calls.is_empty() && having.is_none() {
             // A ranking call: an Over node between the WHERE and the SELECT list.
             let input = match (over, over_plan) {
@@ -466,6 +499,11 @@ impl<'a> Binder<'a> {
                     ..
                 } if f.over.is_some() => Some((f, f.span())),
                 _ => None,
+            })
+            // Aggregates with OVER bind where they are met (`over.rs`).
+            .filter(|(f, _)| {
+                let name = object_name_last(&f.name).to_uppercase();
+                matches!(name.as_str(), "ROW_NUMBER" | "RANK" | "DENSE_RANK")
             })
             .collect();
         let Some(&(f, span)) = calls.first() else {

@@ -156,6 +156,7 @@ fn require(plan: &mut StreamPlan, before: bool) {
         }
         StreamPlan::Limit(n) => require(&mut n.input, false),
         StreamPlan::TemporalSort(n) => require(&mut n.input, false),
+        StreamPlan::OverAggregate(n) => require(&mut n.input, false),
         // Its inputs are insert-only.
         StreamPlan::IntervalJoin(n) => {
             require(&mut n.left, false);

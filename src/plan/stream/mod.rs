@@ -15,6 +15,7 @@ pub mod group_window_aggregate;
 pub mod interval_join;
 pub mod join;
 pub mod limit;
+pub mod over_aggregate;
 pub mod rank;
 pub mod sink;
 pub mod table_source_scan;
@@ -41,6 +42,7 @@ use group_window_aggregate::StreamGroupWindowAggregate;
 use interval_join::StreamIntervalJoin;
 use join::StreamJoin;
 use limit::StreamLimit;
+use over_aggregate::StreamOverAggregate;
 use rank::StreamRank;
 use sink::StreamSink;
 use table_source_scan::StreamTableSourceScan;
@@ -120,6 +122,7 @@ pub enum StreamPlan {
     TemporalJoin(StreamTemporalJoin),
     Limit(StreamLimit),
     TemporalSort(StreamTemporalSort),
+    OverAggregate(StreamOverAggregate),
     DropUpdateBefore(StreamDropUpdateBefore),
     ChangelogNormalize(StreamChangelogNormalize),
     Sink(StreamSink),
@@ -210,6 +213,7 @@ impl StreamPlan {
             StreamPlan::TemporalJoin(n) => &n.schema,
             StreamPlan::Limit(n) => &n.schema,
             StreamPlan::TemporalSort(n) => &n.schema,
+            StreamPlan::OverAggregate(n) => &n.schema,
             StreamPlan::DropUpdateBefore(n) => &n.schema,
             StreamPlan::ChangelogNormalize(n) => &n.schema,
             StreamPlan::Sink(n) => &n.schema,
@@ -245,6 +249,7 @@ impl StreamPlan {
             StreamPlan::Rank(n) => n.input.distribution(),
             StreamPlan::Limit(n) => n.input.distribution(),
             StreamPlan::TemporalSort(n) => n.input.distribution(),
+            StreamPlan::OverAggregate(n) => n.input.distribution(),
             StreamPlan::DropUpdateBefore(n) => n.input.distribution(),
             StreamPlan::ChangelogNormalize(n) => n.input.distribution(),
             StreamPlan::WatermarkAssigner(n) => n.input.distribution(),
@@ -275,6 +280,7 @@ impl StreamPlan {
             StreamPlan::TemporalJoin(n) => n.changelog_mode(),
             StreamPlan::Limit(n) => n.changelog_mode(),
             StreamPlan::TemporalSort(n) => n.changelog_mode(),
+            StreamPlan::OverAggregate(n) => n.changelog_mode(),
             StreamPlan::DropUpdateBefore(n) => n.changelog_mode(),
             StreamPlan::ChangelogNormalize(n) => n.changelog_mode(),
             // Windows emit final rows; they take insert-only input.
@@ -333,6 +339,7 @@ impl StreamPlan {
             StreamPlan::TemporalJoin(n) => vec![&n.left, &n.right],
             StreamPlan::Limit(n) => vec![&n.input],
             StreamPlan::TemporalSort(n) => vec![&n.input],
+            StreamPlan::OverAggregate(n) => vec![&n.input],
             StreamPlan::DropUpdateBefore(n) => vec![&n.input],
             StreamPlan::ChangelogNormalize(n) => vec![&n.input],
             StreamPlan::Sink(n) => vec![&n.input],
@@ -361,6 +368,7 @@ impl StreamPlan {
             StreamPlan::TemporalJoin(n) => vec![&mut n.left, &mut n.right],
             StreamPlan::Limit(n) => vec![&mut n.input],
             StreamPlan::TemporalSort(n) => vec![&mut n.input],
+            StreamPlan::OverAggregate(n) => vec![&mut n.input],
             StreamPlan::DropUpdateBefore(n) => vec![&mut n.input],
             StreamPlan::ChangelogNormalize(n) => vec![&mut n.input],
             StreamPlan::Sink(n) => vec![&mut n.input],
@@ -500,6 +508,7 @@ impl StreamPlan {
             StreamPlan::TemporalJoin(n) => n.explain(spelling),
             StreamPlan::Limit(n) => n.explain(),
             StreamPlan::TemporalSort(n) => n.explain(),
+            StreamPlan::OverAggregate(n) => n.explain(),
             StreamPlan::DropUpdateBefore(n) => n.explain(),
             StreamPlan::ChangelogNormalize(n) => n.explain(spelling),
             StreamPlan::Sink(n) => n.explain(),

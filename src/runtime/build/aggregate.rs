@@ -83,3 +83,30 @@ pub(super) fn window_aggregate(
         })
     })
 }
+
+pub(super) fn over_aggregate(
+    o: &StreamOverAggregate,
+    ctx: &EvalContext,
+    options: &JobOptions,
+    graph: &mut JobGraph,
+    groups: &mut BuildState,
+) -> Result<Built, BuildError> {
+    let built = build(&o.input, ctx, options, graph, groups)?;
+    let input = runtime_schema(o.input.schema());
+    let output = runtime_schema(&o.schema);
+    let frame = Frame {
+        rows: o.frame.rows,
+        preceding: o.frame.preceding,
+    };
+    keyed_task(built, graph, "OverAggregate", &|| {
+        Ok(Box::new(OverAggregateOperator::new(
+            input.clone(),
+            output.clone(),
+            o.partition.clone(),
+            o.order,
+            o.rowtime(),
+            frame,
+            o.calls.clone(),
+        )?))
+    })
+}

@@ -35,6 +35,7 @@ use crate::exec::interval_join::IntervalJoinOperator;
 use crate::exec::join::JoinOperator;
 use crate::exec::limit::LimitOperator;
 use crate::exec::operator::Operator;
+use crate::exec::over_aggregate::{Frame, OverAggregateOperator};
 use crate::exec::rank::RankOperator;
 use crate::exec::semi_anti_join::SemiAntiJoinOperator;
 use crate::exec::session_window_table_function::SessionWindowTableFunctionOperator;
@@ -64,6 +65,7 @@ use crate::plan::stream::group_window_aggregate::StreamGroupWindowAggregate;
 use crate::plan::stream::interval_join::StreamIntervalJoin;
 use crate::plan::stream::join::StreamJoin;
 use crate::plan::stream::limit::StreamLimit;
+use crate::plan::stream::over_aggregate::StreamOverAggregate;
 use crate::plan::stream::rank::StreamRank;
 use crate::plan::stream::table_source_scan::StreamTableSourceScan;
 use crate::plan::stream::temporal_join::StreamTemporalJoin;
@@ -309,6 +311,7 @@ fn build_node(
         )),
         StreamPlan::TemporalJoin(j) => join::temporal_join(j, ctx, options, graph, groups),
         StreamPlan::TemporalSort(r) => rank::temporal_sort(r, ctx, options, graph, groups),
+        StreamPlan::OverAggregate(o) => aggregate::over_aggregate(o, ctx, options, graph, groups),
         StreamPlan::Limit(l) => rank::limit(l, ctx, options, graph, groups),
         StreamPlan::Union(u) => stateless::union(u, ctx, options, graph, groups),
         StreamPlan::TableSourceScan(scan) => source::table_source_scan(scan, ctx, graph),

@@ -64,7 +64,14 @@ pub(super) fn convert(plan: &LogicalPlan) -> Result<StreamPlan, PlanError> {
             let (calc, over) = over_below(c).expect("checked by the guard");
             ranked(&calc, &over)?
         }
+        LogicalPlan::Calc(c) if matches!(c.input.as_ref(), LogicalPlan::OverAggregate(_)) => {
+            let LogicalPlan::OverAggregate(o) = c.input.as_ref() else {
+                unreachable!("checked by the guard")
+            };
+            over_calc(c.filter.as_ref(), &c.exprs, &c.schema, o)?
+        }
         LogicalPlan::Over(o) => return Err(unsupported_over(o)),
+        LogicalPlan::OverAggregate(o) => over_aggregate(o)?,
         // A WHERE over a join: what the join can take goes into it or below it.
         LogicalPlan::Calc(c)
             if c.filter.is_some() && matches!(c.input.as_ref(), LogicalPlan::Join(_)) =>
@@ -1006,8 +1013,7 @@ pub(super) fn top_n(
         e.for_each_column(&mut |i| with_rank |= i == rank);
     }
     let input = convert(&over.input)?;
-    // Rank 1 by a time attribute over inserts is a deduplication (keep-first on event time
-    // is not built: it stays a Top-N, which updates where Flink's waits and inserts).
+    // Rank 1 by a time attribute over inserts is a deduplication.
     let deduplicate = match over.order.as_slice() {
         [o] if over.function == RankFunction::RowNumber
             && bound == Some((1, 1))
@@ -1018,8 +1024,8 @@ pub(super) fn top_n(
                     keep_last: o.descending,
                     rowtime: false,
                 }),
-                Some(TimeAttribute::Rowtime) if o.descending => Some(Deduplication {
-                    keep_last: true,
+                Some(TimeAttribute::Rowtime) => Some(Deduplication {
+                    keep_last: o.descending,
                     rowtime: true,
                 }),
                 _ => None,

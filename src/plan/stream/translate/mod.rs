@@ -9,12 +9,14 @@ use crate::plan::logical::LogicalPlan;
 
 mod convert;
 mod join;
+mod over;
 mod prune;
 mod rewrite;
 pub(crate) use convert::WindowColumn;
 use convert::*;
 pub(crate) use join::joins_windows;
 use join::*;
+use over::*;
 use prune::*;
 pub(crate) use rewrite::and;
 pub(crate) use rewrite::conjuncts;
@@ -31,6 +33,7 @@ pub fn translate(
 ) -> Result<StreamPlan, PlanError> {
     let mut plan = convert(plan)?;
     normalize_changelogs(&mut plan, options.cdc_events_duplicate);
+    refuse_updating_over_input(&plan)?;
     let all = vec![true; plan.schema().len()];
     let mut plan = prune(plan, &all).0;
     infer_update_kinds(&mut plan, root);

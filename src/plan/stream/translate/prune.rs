@@ -358,6 +358,52 @@ pub(super) fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Optio
             r.input = keyed_exchange(input, &[]);
             picked_above(StreamPlan::TemporalSort(r), needed, remap)
         }
+        StreamPlan::OverAggregate(mut o) => {
+            let width = o.input.schema().len();
+            let mut used = needed[..width].to_vec();
+            let args = o.calls.iter().flat_map(|c| c.args.iter());
+            for &k in o.partition.iter().chain([&o.order]).chain(args) {
+                used[k] = true;
+            }
+            let (input, remap) = prune(below_exchange(*o.input), &used);
+            let keep: Vec<usize> = (0..width)
+                .filter(|&i| used[i])
+                .map(|i| remap[i].unwrap_or(i))
+                .collect();
+            let (mut input, narrowing) = narrowed(input, &keep);
+            // Computed columns below are named by their position (`$3`), which pruning moved.
+            if let StreamPlan::Calc(below) = &mut input {
+                for (i, f) in below.schema.fields.iter_mut().enumerate() {
+                    let computed = f
+                        .name
+                        .strip_prefix('$')
+                        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+                    if computed {
+                        f.name = format!("${i}");
+                    }
+                }
+            }
+            let mut remap: Vec<Option<usize>> =
+                remap.iter().map(|m| m.and_then(|i| narrowing[i])).collect();
+            let at = |i: usize| remap[i].unwrap_or(i);
+            for k in &mut o.partition {
+                *k = at(*k);
+            }
+            o.order = at(o.order);
+            for call in &mut o.calls {
+                for a in &mut call.args {
+                    *a = at(*a);
+                }
+            }
+            let mut fields = input.schema().fields.clone();
+            for call in &o.schema.fields[width..] {
+                remap.push(Some(fields.len()));
+                fields.push(call.clone());
+            }
+            o.schema = Schema::new(fields);
+            o.input = keyed_exchange(input, &o.partition);
+            (StreamPlan::OverAggregate(o), remap)
+        }
         StreamPlan::Rank(mut r) if r.sort => {
             let (input, remap) = prune_sorted(*r.input, &mut r.order, needed);
             r.schema = input.schema().clone();
