@@ -28,6 +28,10 @@ pub enum AggregateFunction {
     /// off the grouping set's number (`$e`) above the aggregate, never accumulated.
     Grouping,
     GroupingId,
+    /// ROW_NUMBER, RANK and DENSE_RANK as OVER aggregates (streaming, ordered by time).
+    RowNumber,
+    Rank,
+    DenseRank,
 }
 
 impl AggregateFunction {
@@ -44,6 +48,9 @@ impl AggregateFunction {
             AggregateFunction::ListAgg => "LISTAGG",
             AggregateFunction::Grouping => "GROUPING",
             AggregateFunction::GroupingId => "GROUPING_ID",
+            AggregateFunction::RowNumber => "ROW_NUMBER",
+            AggregateFunction::Rank => "RANK",
+            AggregateFunction::DenseRank => "DENSE_RANK",
             AggregateFunction::WelfordM2 => "$WELFORD_M2$1",
         }
     }

@@ -21,6 +21,7 @@ pub mod avg;
 pub mod count;
 pub mod distinct;
 pub mod min_max;
+pub mod ranking;
 pub mod sum;
 pub mod welford;
 
@@ -136,6 +137,12 @@ pub fn create_accumulator_for(
         Ok((column, input.field(column).data_type().clone()))
     };
     let filter = call.filter;
+    if matches!(
+        call.function,
+        AggregateFunction::RowNumber | AggregateFunction::Rank | AggregateFunction::DenseRank
+    ) {
+        return Ok(Box::<ranking::RankingAccumulator>::default());
+    }
     if call.function == AggregateFunction::Count {
         if call.distinct && !call.args.is_empty() {
             return Ok(Box::new(count::CountDistinctAccumulator::new(
@@ -219,7 +226,10 @@ pub fn create_accumulator_for(
         AggregateFunction::Count
         | AggregateFunction::FirstValue
         | AggregateFunction::LastValue
-        | AggregateFunction::ListAgg => unreachable!("handled above"),
+        | AggregateFunction::ListAgg
+        | AggregateFunction::RowNumber
+        | AggregateFunction::Rank
+        | AggregateFunction::DenseRank => unreachable!("handled above"),
         // Read off the grouping set's number by the planner, never accumulated.
         AggregateFunction::Grouping | AggregateFunction::GroupingId => None,
         AggregateFunction::Min | AggregateFunction::Max if retracts => {

@@ -115,17 +115,41 @@ impl<'a> Binder<'a> {
             "AVG" => AggregateFunction::Avg,
             "FIRST_VALUE" => AggregateFunction::FirstValue,
             "LAST_VALUE" => AggregateFunction::LastValue,
-            "ROW_NUMBER" | "RANK" | "DENSE_RANK" => {
-                return Err(error(
-                    span,
-                    format!("{name}() beside OVER aggregates is not supported yet"),
-                ));
-            }
+            "ROW_NUMBER" => AggregateFunction::RowNumber,
+            "RANK" => AggregateFunction::Rank,
+            "DENSE_RANK" => AggregateFunction::DenseRank,
             _ => {
                 return Err(error(span, format!("{name} … OVER is not supported yet")));
             }
         };
-        let window = self.bind_over_window(f, scope, span)?;
+        let mut window = self.bind_over_window(f, scope, span)?;
+        if matches!(
+            function,
+            AggregateFunction::RowNumber | AggregateFunction::Rank | AggregateFunction::DenseRank
+        ) {
+            // Calcite's frames of the ranking functions: ROWS for ROW_NUMBER, RANGE for the
+            // others, both from the partition's first row; none may be written.
+            if matches!(&f.over, Some(ast::WindowType::WindowSpec(spec)) if spec.window_frame.is_some())
+            {
+                return Err(error(
+                    span,
+                    "ROW/RANGE not allowed with RANK, DENSE_RANK or ROW_NUMBER functions",
+                ));
+            }
+            window.frame.rows = function == AggregateFunction::RowNumber;
+            let over = self.over_aggregation.as_mut().expect("called with one");
+            match &over.window {
+                None => over.window = Some((window, span)),
+                Some((first, _)) if *first != window => return Err(error(span, ONE_WINDOW)),
+                Some(_) => {}
+            }
+            return Ok(over.add(OverCall {
+                function,
+                args: Vec::new(),
+                distinct: false,
+                data_type: DataType::not_null(TypeKind::BigInt),
+            }));
+        }
         let (list, distinct) = match &f.args {
             FunctionArguments::List(list) => (
                 list.args.as_slice(),

@@ -509,11 +509,16 @@ impl<'a> Binder<'a> {
         let Some(&(f, span)) = calls.first() else {
             return Ok(None);
         };
-        if let Some(&(_, second)) = calls.get(1) {
-            return Err(error(
-                second,
-                "more than one OVER call is not supported yet",
-            ));
+        // Several ranking calls, or one beside OVER aggregates, are OVER aggregates
+        // (`over.rs`), as Flink plans them.
+        let aggregates_over = select.projection.iter().any(|item| match item {
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                has_aggregate_over(e)
+            }
+            _ => false,
+        });
+        if calls.len() > 1 || aggregates_over {
+            return Ok(None);
         }
         let name = object_name_last(&f.name).to_uppercase();
         let function = match name.as_str() {
@@ -527,8 +532,24 @@ impl<'a> Binder<'a> {
                 ));
             }
         };
-        let Some(ast::WindowType::WindowSpec(spec)) = &f.over else {
-            return Err(error(span, "named windows are not supported yet"));
+        let spec = match &f.over {
+            Some(ast::WindowType::WindowSpec(spec)) => spec,
+            Some(ast::WindowType::NamedWindow(name)) => {
+                let found = select
+                    .named_window
+                    .iter()
+                    .find(|d| d.0.value.eq_ignore_ascii_case(&name.value));
+                match found.map(|d| &d.1) {
+                    Some(ast::NamedWindowExpr::WindowSpec(spec)) => spec,
+                    _ => {
+                        return Err(error(
+                            name.span,
+                            format!("Window '{}' not found", name.value),
+                        ));
+                    }
+                }
+            }
+            None => unreachable!("an OVER call"),
         };
         if spec.window_frame.is_some() {
             return Err(error(
@@ -734,5 +755,42 @@ pub(super) fn derived_name(expr: &Expr, position: usize) -> String {
         }
         Expr::Nested(inner) => derived_name(inner, position),
         _ => format!("EXPR${position}"),
+    }
+}
+
+/// Whether an expression holds an OVER call of an aggregate (not a ranking function), in the
+/// forms a SELECT item computes with (a form not looked into counts as none).
+fn has_aggregate_over(e: &Expr) -> bool {
+    match e {
+        Expr::Function(f) if f.over.is_some() => {
+            let name = object_name_last(&f.name).to_uppercase();
+            !matches!(name.as_str(), "ROW_NUMBER" | "RANK" | "DENSE_RANK")
+        }
+        Expr::Function(f) => match &f.args {
+            FunctionArguments::List(list) => list.args.iter().any(|a| match a {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => has_aggregate_over(e),
+                _ => false,
+            }),
+            _ => false,
+        },
+        Expr::BinaryOp { left, right, .. } => has_aggregate_over(left) || has_aggregate_over(right),
+        Expr::UnaryOp { expr, .. }
+        | Expr::Nested(expr)
+        | Expr::Cast { expr, .. }
+        | Expr::IsNull(expr)
+        | Expr::IsNotNull(expr) => has_aggregate_over(expr),
+        Expr::Case {
+            operand,
+            conditions,
+            else_result,
+            ..
+        } => {
+            operand.as_deref().is_some_and(has_aggregate_over)
+                || conditions
+                    .iter()
+                    .any(|w| has_aggregate_over(&w.condition) || has_aggregate_over(&w.result))
+                || else_result.as_deref().is_some_and(has_aggregate_over)
+        }
+        _ => false,
     }
 }

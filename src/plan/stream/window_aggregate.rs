@@ -38,7 +38,11 @@ fn accumulators(call: &AggregateCall, j: usize) -> Vec<String> {
         AggregateFunction::LastValue => &["last_value"],
         AggregateFunction::ListAgg => &["listagg"],
         AggregateFunction::WelfordM2 => &["$welford_m2$1"],
-        AggregateFunction::Grouping | AggregateFunction::GroupingId => &[],
+        AggregateFunction::Grouping
+        | AggregateFunction::GroupingId
+        | AggregateFunction::RowNumber
+        | AggregateFunction::Rank
+        | AggregateFunction::DenseRank => &[],
     };
     names.iter().map(|n| format!("{n}${j}")).collect()
 }

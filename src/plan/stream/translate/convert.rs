@@ -825,6 +825,11 @@ pub(super) fn ranked(calc: &LogicalCalc, over: &LogicalOver) -> Result<StreamPla
                 return window_rank(calc, over, input, window, (first, last), rest);
             }
         }
+        if bound.is_none()
+            && let Some(plan) = ranking_over_time(calc, over, &rest)
+        {
+            return plan;
+        }
         return top_n(calc, over, bound, rest);
     };
     let keys: Vec<usize> = over

@@ -4,10 +4,10 @@ use super::super::calc::StreamCalc;
 use super::super::over_aggregate::StreamOverAggregate;
 use super::super::{PlanError, StreamPlan};
 use super::*;
-use crate::plan::aggregate::AggregateCall;
+use crate::plan::aggregate::{AggregateCall, AggregateFunction};
 use crate::plan::explain::Spelling;
 use crate::plan::expr::ScalarExpr;
-use crate::plan::logical::LogicalOverAggregate;
+use crate::plan::logical::{LogicalOverAggregate, OverCall, OverFrame, RankFunction};
 use crate::types::value::Value;
 use crate::types::{DataType, Field, Schema, TypeKind};
 
@@ -23,6 +23,55 @@ pub(super) fn over_aggregate(o: &LogicalOverAggregate) -> Result<StreamPlan, Pla
         })
         .collect();
     over_calc(None, &exprs, &o.schema, o)
+}
+
+/// ROW_NUMBER, RANK or DENSE_RANK by one time attribute ascending, with no filter bounding
+/// the rank (no Top-N): Flink's OverAggregate, ROW_NUMBER over ROWS and the others over
+/// RANGE UNBOUNDED PRECEDING; `rest` filters above it. `None` for another order.
+pub(super) fn ranking_over_time(
+    calc: &crate::plan::logical::LogicalCalc,
+    over: &crate::plan::logical::LogicalOver,
+    rest: &[ScalarExpr],
+) -> Option<Result<StreamPlan, PlanError>> {
+    let [order] = over.order.as_slice() else {
+        return None;
+    };
+    if order.descending
+        || over.input.schema().fields[order.column]
+            .time_attribute
+            .is_none()
+    {
+        return None;
+    }
+    let function = match over.function {
+        RankFunction::RowNumber => AggregateFunction::RowNumber,
+        RankFunction::Rank => AggregateFunction::Rank,
+        RankFunction::DenseRank => AggregateFunction::DenseRank,
+    };
+    let logical = LogicalOverAggregate {
+        input: over.input.clone(),
+        partition: over.partition.clone(),
+        order: order.column,
+        frame: OverFrame {
+            rows: over.function == RankFunction::RowNumber,
+            preceding: None,
+            interval_text: String::new(),
+        },
+        calls: vec![OverCall {
+            function,
+            args: Vec::new(),
+            distinct: false,
+            data_type: DataType::not_null(TypeKind::BigInt),
+        }],
+        schema: over.schema.clone(),
+    };
+    let filter = rest.iter().cloned().reduce(and);
+    Some(over_calc(
+        filter.as_ref(),
+        &calc.exprs,
+        &calc.schema,
+        &logical,
+    ))
 }
 
 /// Flink's refusal of an OverAggregate over updates (known once changelogs are
