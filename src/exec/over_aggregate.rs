@@ -203,8 +203,8 @@ impl OverAggregateOperator {
         Ok(())
     }
 
-    /// The rows of `key` at `time` (taken from its waiting rows) leave with their values,
-    /// by the frame's rule.
+    /// Bounded frames: the rows of `key` at `time` leave with their values, by the frame's
+    /// rule.
     fn fire(&mut self, key: u32, time: i64, out: &mut Gathered) -> Result<(), ExecError> {
         let state = self.keys.value_mut(key);
         if self.frame.preceding.is_some() && state.cleanup.is_some_and(|c| c <= time) {
@@ -212,11 +212,10 @@ impl OverAggregateOperator {
             return Ok(());
         }
         match (self.frame.rows, self.frame.preceding) {
-            (rows, None) => {
-                let Some(arrived) = state.rows.remove(&time) else {
-                    return Ok(());
-                };
-                self.add_and_emit(key, arrived, rows, out)?;
+            (_, None) => {
+                return Err(ExecError::Internal(
+                    "an unbounded frame fires in rounds".into(),
+                ));
             }
             (false, Some(offset)) => {
                 if let Some(arrived) = state.rows.get(&time).cloned() {
@@ -250,6 +249,105 @@ impl OverAggregateOperator {
         Ok(())
     }
 
+    /// Fires the timers at or before `time`, in order of time, then key.
+    fn fire_until(&mut self, time: i64, out: &mut dyn Output) -> Result<(), ExecError> {
+        let rest = match time.checked_add(1) {
+            Some(after) => self.timers.split_off(&(after, 0)),
+            None => BTreeSet::new(),
+        };
+        let fired = std::mem::replace(&mut self.timers, rest);
+        if fired.is_empty() {
+            return Ok(());
+        }
+        if self.frame.preceding.is_none() {
+            return self.fire_unbounded(fired, out);
+        }
+        let mut gathered = Gathered::default();
+        for (time, key) in fired {
+            self.fire(key, time, &mut gathered)?;
+        }
+        self.emit(gathered, out)
+    }
+
+    /// UNBOUNDED frames, many timers at once: their rows converted once, and the steps
+    /// (RANGE: a key's rows of one time; ROWS: one row) taken in rounds, the `r`-th step of
+    /// every key in round `r`, each round one update and one evaluation of all its keys. Rows
+    /// leave in order of time, then key, as one timer at a time would emit them.
+    fn fire_unbounded(
+        &mut self,
+        fired: BTreeSet<(i64, u32)>,
+        out: &mut dyn Output,
+    ) -> Result<(), ExecError> {
+        let mut rows: Vec<Box<[u8]>> = Vec::new();
+        // Steps: (key, first row, rows), in emission order.
+        let mut steps: Vec<(u32, u32, u32)> = Vec::new();
+        for (time, key) in fired {
+            let Some(arrived) = self.keys.value_mut(key).rows.remove(&time) else {
+                continue;
+            };
+            let first = rows.len() as u32;
+            let n = arrived.len() as u32;
+            rows.extend(arrived);
+            if self.frame.rows {
+                steps.extend((0..n).map(|i| (key, first + i, 1)));
+            } else {
+                steps.push((key, first, n));
+            }
+        }
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let batch = self.batch_of(rows.iter())?;
+        // Each step's round: how many steps of its key come before it.
+        let mut seen: HashMap<u32, u32> = HashMap::new();
+        let mut rounds: Vec<Vec<usize>> = Vec::new();
+        for (i, &(key, _, _)) in steps.iter().enumerate() {
+            let round = seen.entry(key).or_insert(0);
+            if rounds.len() <= *round as usize {
+                rounds.push(Vec::new());
+            }
+            rounds[*round as usize].push(i);
+            *round += 1;
+        }
+        let mut value_of_step = vec![0u32; steps.len()];
+        let mut values: Vec<Vec<ArrayRef>> = vec![Vec::new(); self.accumulators.len()];
+        let mut evaluated = 0u32;
+        let (mut round_rows, mut round_slots, mut round_keys) =
+            (Vec::new(), Vec::new(), Vec::new());
+        for round in rounds {
+            round_rows.clear();
+            round_slots.clear();
+            round_keys.clear();
+            for &i in &round {
+                let (key, first, n) = steps[i];
+                round_rows.extend(first..first + n);
+                round_slots.extend(std::iter::repeat_n(key, n as usize));
+                round_keys.push(key);
+                value_of_step[i] = evaluated + round_keys.len() as u32 - 1;
+            }
+            for (a, values) in self.accumulators.iter_mut().zip(&mut values) {
+                a.update(&batch, &round_rows, &round_slots)?;
+                values.push(a.evaluate(&round_keys)?);
+            }
+            evaluated += round_keys.len() as u32;
+        }
+        let value_of: Vec<u32> = steps
+            .iter()
+            .zip(&value_of_step)
+            .flat_map(|(&(_, _, n), &v)| std::iter::repeat_n(v, n as usize))
+            .collect();
+        let at = UInt32Array::from(value_of);
+        let mut columns = batch.columns().to_vec();
+        for parts in &values {
+            let parts: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
+            columns.push(take(concat(&parts)?.as_ref(), &at, None)?);
+        }
+        out.emit(StreamChunk::inserts(RecordBatch::try_new(
+            self.output.clone(),
+            columns,
+        )?))
+    }
+
     /// ROWS `n` PRECEDING, before a row is added: the oldest row leaves once the frame is
     /// full (`n + 1` rows with the new one).
     fn slide_rows(&mut self, key: u32, n: i64) -> Result<(), ExecError> {
@@ -266,29 +364,6 @@ impl OverAggregateOperator {
             oldest.remove();
         }
         self.retract(&[row], key)
-    }
-
-    /// UNBOUNDED frames: `arrived` rows of one time join the key's values; ROWS emits each
-    /// with the values after it, RANGE all with the values after all.
-    fn add_and_emit(
-        &mut self,
-        key: u32,
-        arrived: Vec<Box<[u8]>>,
-        rows: bool,
-        out: &mut Gathered,
-    ) -> Result<(), ExecError> {
-        let batch = self.batch_of(arrived.iter())?;
-        if rows {
-            for (i, row) in arrived.into_iter().enumerate() {
-                self.update(&batch, &[i as u32], key)?;
-                self.evaluate(key, std::iter::once(row), out)?;
-            }
-        } else {
-            let all: Vec<u32> = (0..arrived.len() as u32).collect();
-            self.update(&batch, &all, key)?;
-            self.evaluate(key, arrived.into_iter(), out)?;
-        }
-        Ok(())
     }
 
     /// A cleanup timer for a RANGE bounded frame after a row at `time` (Flink's
@@ -463,15 +538,7 @@ impl Operator for OverAggregateOperator {
     fn on_watermark(&mut self, watermark: i64, out: &mut dyn Output) -> Result<(), ExecError> {
         if self.rowtime && watermark > self.watermark {
             self.watermark = watermark;
-            let mut gathered = Gathered::default();
-            while let Some(&(time, key)) = self.timers.first() {
-                if time > watermark {
-                    break;
-                }
-                self.timers.pop_first();
-                self.fire(key, time, &mut gathered)?;
-            }
-            self.emit(gathered, out)?;
+            self.fire_until(watermark, out)?;
         }
         out.emit_watermark(watermark)
     }
@@ -501,11 +568,7 @@ impl Operator for OverAggregateOperator {
     /// The end of input fires what waits (a bounded input's final watermark does it first).
     fn finish(&mut self, out: &mut dyn Output) -> Result<(), ExecError> {
         if self.rowtime {
-            let mut gathered = Gathered::default();
-            while let Some((time, key)) = self.timers.pop_first() {
-                self.fire(key, time, &mut gathered)?;
-            }
-            self.emit(gathered, out)?;
+            self.fire_until(i64::MAX, out)?;
         }
         Ok(())
     }

@@ -243,3 +243,58 @@ fn restored_equals_uninterrupted() {
         }
     }
 }
+
+/// UNBOUNDED frames fire many timers at once in rounds: with every row fired by one
+/// watermark (the rows in one chunk, or a chunk each), the values are the brute force's — per key in time
+/// order (ties in arrival order), ROWS the running values after each row, RANGE after the
+/// last row of its time.
+#[test]
+fn unbounded_rounds_equal_the_brute_force() {
+    for rows_frame in [false, true] {
+        let frame = Frame {
+            rows: rows_frame,
+            preceding: None,
+        };
+        for seed in 0..6 {
+            let mut rng = ScriptRng::new(seed);
+            let rows: Vec<(u64, u64, u64)> = (0..60)
+                .map(|_| (rng.next(4), rng.next(50), rng.next(20)))
+                .collect();
+            let lines: Vec<String> = rows
+                .iter()
+                .map(|(k, v, t)| format!("+I {k} | {v} | {}", clock_text("2024-01-01", 10, *t)))
+                .collect();
+            let mut expected = Vec::new();
+            for key in 0..4 {
+                let mut mine: Vec<(usize, &(u64, u64, u64))> = rows
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| r.0 == key)
+                    .collect();
+                mine.sort_by_key(|(i, r)| (r.2, *i));
+                for (j, (_, r)) in mine.iter().enumerate() {
+                    let upto = if rows_frame {
+                        j + 1
+                    } else {
+                        mine.iter().filter(|(_, o)| o.2 <= r.2).count()
+                    };
+                    let frame = &mine[..upto];
+                    let sum: u64 = frame.iter().map(|(_, o)| o.1).sum();
+                    let min = frame.iter().map(|(_, o)| o.1).min().unwrap();
+                    expected.push(format!("{}: {} {sum} {min}", r.1, upto));
+                }
+            }
+            expected.sort();
+            for per_row in [false, true] {
+                let script = if per_row {
+                    lines.join("\n--\n") + "\nWM MAX"
+                } else {
+                    lines.join("\n") + "\nWM MAX"
+                };
+                let mut got = values(&run(frame, &script));
+                got.sort();
+                assert_eq!(got, expected, "rows {rows_frame}, seed {seed}");
+            }
+        }
+    }
+}
