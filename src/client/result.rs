@@ -7,8 +7,8 @@ use super::result_sink::{MaterializeSink, StreamingTableauSink};
 use super::tableau;
 use crate::exec::error::ExecError;
 use crate::session::{
-    MAX_COLUMN_WIDTH, MAX_TABLE_RESULT_ROWS, PlannedQuery, RESULT_MODE, Session, StatementError,
-    StatementResult,
+    DEPRECATED_MAX_COLUMN_WIDTH, MAX_COLUMN_WIDTH, MAX_TABLE_RESULT_ROWS, PlannedQuery,
+    RESULT_MODE, Session, StatementError, StatementResult,
 };
 use crate::sql::ast::ParsedStatement;
 
@@ -98,16 +98,18 @@ fn run_query(
     result.map_err(|e| terminated(e, rows, out))
 }
 
-/// `table.display.max-column-width`, read when a result is printed (as Flink reads it: a
+/// `table.display.max-column-width` (or the deprecated key it falls back to), read when a
+/// result is printed (as Flink reads it: a
 /// bad value is accepted by SET and fails the query that would print).
 fn max_column_width(session: &Session) -> Result<usize, StatementError> {
-    let Some(value) = session.option(MAX_COLUMN_WIDTH) else {
+    let set = [MAX_COLUMN_WIDTH, DEPRECATED_MAX_COLUMN_WIDTH]
+        .into_iter()
+        .find_map(|key| session.option(key).map(|value| (key, value)));
+    let Some((key, value)) = set else {
         return Ok(tableau::MAX_COLUMN_WIDTH);
     };
     let width: i32 = value.trim().parse().map_err(|_| {
-        StatementError::Job(format!(
-            "Could not parse value '{value}' for key '{MAX_COLUMN_WIDTH}'."
-        ))
+        StatementError::Job(format!("Could not parse value '{value}' for key '{key}'."))
     })?;
     if width <= 0 {
         return Err(StatementError::Job(

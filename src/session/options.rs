@@ -15,9 +15,11 @@ pub const STATE_TTL: &str = "table.exec.state.ttl";
 pub const CDC_EVENTS_DUPLICATE: &str = "table.exec.source.cdc-events-duplicate";
 pub const MAX_PARALLELISM: &str = "pipeline.max-parallelism";
 pub const RESULT_MODE: &str = "sql-client.execution.result-mode";
-/// The SQL client's column cap. Flink 2.3 reads only this key: the older
-/// `sql-client.display.max-column-width` is gone from it and, set, changes nothing.
+/// The SQL client's column cap.
 pub const MAX_COLUMN_WIDTH: &str = "table.display.max-column-width";
+/// Its old name, which Flink's SQL client still honours when the new one is not set (the
+/// option's fallback key; the Table API's print does not read it).
+pub const DEPRECATED_MAX_COLUMN_WIDTH: &str = "sql-client.display.max-column-width";
 /// Rows a `table`-mode result keeps (Flink's default 1,000,000; 0 or less: no bound).
 pub const MAX_TABLE_RESULT_ROWS: &str = "sql-client.execution.max-table-result.rows";
 
