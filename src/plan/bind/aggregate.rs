@@ -677,17 +677,19 @@ impl<'a> Binder<'a> {
             }
             None => None,
         };
-        // A computed key is named after the SELECT item that is the key.
+        // A key is named after the first SELECT item that is the key (Calcite names the
+        // project below the aggregate so: `SELECT k AS kk … GROUP BY k` groups by `kk`).
+        let mut named = vec![false; aggregation.below.len()];
         for (e, f) in placed.iter().zip(&fields) {
             if let ScalarExpr::Column { index, .. } = e
                 && *index < keys
             {
                 let slot = aggregation.keys[*index];
-                if !matches!(aggregation.below[slot], ScalarExpr::Column { .. })
-                    && aggregation.below_names[slot].starts_with("$f")
-                {
+                let computed = !matches!(aggregation.below[slot], ScalarExpr::Column { .. });
+                if !named[slot] && (!computed || aggregation.below_names[slot].starts_with("$f")) {
                     aggregation.below_names[slot] = f.name.clone();
                 }
+                named[slot] = true;
             }
         }
         for (j, call) in aggregation.calls.iter_mut().enumerate() {
@@ -711,10 +713,20 @@ impl<'a> Binder<'a> {
                 time_attribute: e.time_attribute(&input_attrs),
             })
             .collect();
+        // Grouped by a windowing TVF's bounds (a window aggregate), its `window_time` stays
+        // a time attribute: a second window can follow (Flink's cascading windows).
+        let window_time = window_aggregate_time(&input, &aggregation);
         let mut output: Vec<Field> = aggregation
             .keys
             .iter()
-            .map(|&k| Field::new(&below_fields[k].name, below_fields[k].data_type.clone()))
+            .map(|&k| Field {
+                time_attribute: if Some(k) == window_time {
+                    below_fields[k].time_attribute
+                } else {
+                    None
+                },
+                ..Field::new(&below_fields[k].name, below_fields[k].data_type.clone())
+            })
             .collect();
         output.extend(
             aggregation
@@ -904,6 +916,24 @@ pub(super) fn place(
 /// A window property's type and time attribute: start and end are wall-clock timestamps;
 /// the rowtime has the type of the window's time column (nullable, as Flink derives it); the
 /// proctime is `TIMESTAMP_LTZ(3)`.
+/// The slot below of a window aggregate's `window_time` key: the aggregate groups a
+/// windowing TVF's rows (`input`) by its `window_start` and `window_end`, and by its
+/// `window_time`. `None` otherwise.
+fn window_aggregate_time(input: &LogicalPlan, aggregation: &Aggregation) -> Option<usize> {
+    let LogicalPlan::WindowTableFunction(tvf) = input else {
+        return None;
+    };
+    let columns = tvf.window_columns();
+    let key_of = |column: usize| {
+        aggregation.keys.iter().copied().find(|&k| {
+            matches!(aggregation.below[k], ScalarExpr::Column { index, .. } if index == column)
+        })
+    };
+    key_of(columns.start)?;
+    key_of(columns.start + 1)?;
+    key_of(columns.start + 2)
+}
+
 pub(super) fn property_type(
     property: WindowProperty,
     window: &GroupWindow,
