@@ -72,6 +72,7 @@ fn evaluate_nested(
             expr,
             data_type,
             try_cast,
+            ..
         } => {
             let value = evaluate(expr, batch, ctx)?;
             cast(
@@ -366,6 +367,7 @@ fn cannot_fail(expr: &ScalarExpr) -> bool {
                 expr,
                 data_type,
                 try_cast,
+                ..
             } => *try_cast || widening(expr.data_type(), data_type),
             ScalarExpr::Call {
                 function,

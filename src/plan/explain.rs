@@ -108,14 +108,64 @@ fn write_expr(out: &mut String, expr: &ScalarExpr, names: &[String], spelling: S
         {
             write_expr(out, expr, names, spelling)
         }
+        // A DECIMAL literal cast to a DECIMAL of no smaller scale: Calcite's literal of the
+        // target type (`1.5:DECIMAL(11, 1)` where `=` compares it with a DECIMAL(11, 1)).
+        ScalarExpr::Cast {
+            expr,
+            data_type,
+            try_cast: false,
+            implicit: false,
+        } if matches!(
+            (expr.as_ref(), &data_type.kind),
+            (
+                ScalarExpr::Literal { value: Value::Decimal(_), data_type: DataType { kind: TypeKind::Decimal { scale: from, .. }, .. } },
+                TypeKind::Decimal { scale: to, .. },
+            ) if to >= from
+        ) =>
+        {
+            let (
+                ScalarExpr::Literal {
+                    value: Value::Decimal(unscaled),
+                    data_type: from,
+                },
+                TypeKind::Decimal { scale: to, .. },
+            ) = (expr.as_ref(), &data_type.kind)
+            else {
+                unreachable!("checked by the guard")
+            };
+            let TypeKind::Decimal { scale: from, .. } = from.kind else {
+                unreachable!("checked by the guard")
+            };
+            let rescaled = unscaled * 10i128.pow(u32::from(*to - from));
+            // The abstract syntax tree leaves out the type its operand implies.
+            let spelling = match spelling {
+                Spelling::Ast => Spelling::Execution,
+                other => other,
+            };
+            write_literal(out, &Value::Decimal(rescaled), data_type, spelling);
+        }
+        // A widening the binder inserted where Calcite needs none: the operand alone.
+        ScalarExpr::Cast {
+            expr,
+            implicit: true,
+            ..
+        } => write_expr(out, expr, names, spelling),
         ScalarExpr::Cast {
             expr,
             data_type,
             try_cast,
+            ..
         } => {
             let name = if *try_cast { "TRY_CAST" } else { "CAST" };
             let _ = write!(out, "{name}(");
-            write_expr(out, expr, names, spelling);
+            // A DECIMAL literal cast to another type is written without its own type.
+            match expr.as_ref() {
+                ScalarExpr::Literal {
+                    value: value @ Value::Decimal(_),
+                    data_type,
+                } => write_literal(out, value, data_type, Spelling::Execution),
+                _ => write_expr(out, expr, names, spelling),
+            }
             match spelling {
                 Spelling::Ast => {
                     let _ = write!(out, "):{}", calcite_type(data_type));
@@ -229,6 +279,11 @@ fn write_literal(out: &mut String, value: &Value, data_type: &DataType, spelling
                 _ => 0,
             };
             crate::types::text::write_decimal(out, *unscaled, scale);
+            // Calcite's digest types a DECIMAL literal (`1.1:DECIMAL(2, 1)`); the execution
+            // plan does not.
+            if spelling != Spelling::Execution {
+                let _ = write!(out, ":{}", calcite_type_name(kind));
+            }
         }
         Value::Timestamp(nanos) if matches!(kind, TypeKind::Timestamp(_)) => {
             let precision = match kind {

@@ -24,6 +24,9 @@ pub enum ScalarExpr {
         expr: Box<ScalarExpr>,
         data_type: DataType,
         try_cast: bool,
+        /// Inserted by the binder to widen a numeric operand of arithmetic or a comparison
+        /// to its partner's type: Calcite has no cast there, so plans do not show it.
+        implicit: bool,
     },
     /// Field `index` (named `name`) of a ROW value; NULL where the row is NULL.
     Field {
@@ -156,10 +159,12 @@ impl ScalarExpr {
                 expr,
                 data_type,
                 try_cast,
+                implicit,
             } => ScalarExpr::Cast {
                 expr: boxed(expr, f),
                 data_type: data_type.clone(),
                 try_cast: *try_cast,
+                implicit: *implicit,
             },
             ScalarExpr::Field {
                 expr,
@@ -222,10 +227,12 @@ impl ScalarExpr {
                 expr,
                 data_type,
                 try_cast,
+                implicit,
             } => ScalarExpr::Cast {
                 expr: boxed(expr),
                 data_type: data_type.clone(),
                 try_cast: *try_cast,
+                implicit: *implicit,
             },
             ScalarExpr::Field {
                 expr,

@@ -487,6 +487,8 @@ impl<'a> Binder<'a> {
         } else {
             count
         };
+        // Flink's rewrite casts the count to DOUBLE itself (its plans show the cast).
+        let denominator = coerce(denominator, &DataType::nullable(TypeKind::Double));
         let mut result = self.call("/", vec![m2, denominator], span)?;
         if name.starts_with("STDDEV") {
             let half = ScalarExpr::Literal {
@@ -505,6 +507,7 @@ impl<'a> Binder<'a> {
             expr: Box::new(result),
             data_type,
             try_cast: false,
+            implicit: false,
         })
     }
 
@@ -849,6 +852,7 @@ pub(super) fn coerce(expr: ScalarExpr, target: &DataType) -> ScalarExpr {
         expr: Box::new(expr),
         data_type: target.with_nullable(nullable),
         try_cast: false,
+        implicit: false,
     }
 }
 

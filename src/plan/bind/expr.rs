@@ -316,6 +316,7 @@ impl<'a> Binder<'a> {
                     expr: Box::new(value),
                     data_type: target,
                     try_cast,
+                    implicit: false,
                 })
             }
             // `MAP[k, v, …]` arrives from the dialect as `MAP` prefixing an array literal.
@@ -936,7 +937,25 @@ impl<'a> Binder<'a> {
         let args = args
             .into_iter()
             .zip(&signature.args)
-            .map(|(a, t)| coerce(a, t))
+            .map(|(a, t)| {
+                // (Only a cast `coerce` adds: an operand already of the type keeps its own.)
+                let widening = a.data_type().kind != t.kind
+                    && implicit_widening(name, &a.data_type().kind, &t.kind);
+                match coerce(a, t) {
+                    ScalarExpr::Cast {
+                        expr,
+                        data_type,
+                        try_cast,
+                        ..
+                    } if widening => ScalarExpr::Cast {
+                        expr,
+                        data_type,
+                        try_cast,
+                        implicit: true,
+                    },
+                    other => other,
+                }
+            })
             .collect();
         Ok(ScalarExpr::Call {
             function,
@@ -944,6 +963,24 @@ impl<'a> Binder<'a> {
             data_type,
         })
     }
+}
+
+/// Whether `function` widening an operand from `from` to `to` is a cast Calcite does not
+/// write: numeric operands of arithmetic and of ordering comparisons (`=` and `<>` cast
+/// to the common type, as Calcite's plans show: `=(CAST($0):BIGINT, $3)`).
+fn implicit_widening(function: &str, from: &TypeKind, to: &TypeKind) -> bool {
+    let numeric = |k: &TypeKind| {
+        k.is_integer()
+            || matches!(
+                k,
+                TypeKind::Decimal { .. } | TypeKind::Float | TypeKind::Double
+            )
+    };
+    matches!(
+        function,
+        "+" | "-" | "*" | "/" | "%" | "<" | "<=" | ">" | ">="
+    ) && numeric(from)
+        && numeric(to)
 }
 
 /// How deep a bound expression may nest. The evaluator and EXPLAIN recurse once per level

@@ -229,6 +229,7 @@ pub(super) fn cast_to_interval(
         expr: Box::new(value),
         data_type: target,
         try_cast,
+        implicit: false,
     })
 }
 

@@ -230,6 +230,7 @@ impl<'a> Binder<'a> {
             expr: Box::new(quotient),
             data_type,
             try_cast: false,
+            implicit: false,
         })
     }
 

@@ -512,6 +512,7 @@ pub(super) fn common_key_types(l: ScalarExpr, r: ScalarExpr) -> (ScalarExpr, Sca
             expr: Box::new(e),
             data_type,
             try_cast: false,
+            implicit: false,
         }
     };
     (cast(l), cast(r))

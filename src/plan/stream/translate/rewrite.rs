@@ -115,6 +115,7 @@ pub(super) fn materialized(input: StreamPlan) -> StreamPlan {
                     expr: Box::new(column),
                     data_type: field.data_type.clone(),
                     try_cast: false,
+                    implicit: false,
                 },
                 None => column,
             }
