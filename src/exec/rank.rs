@@ -317,10 +317,11 @@ impl RankOperator {
     }
 
     /// Whether changes are per position (`-U`/`+U` of the row a rank held), as Flink's Top-N
-    /// emits them with the rank in the output or a range after an offset; else rows that
+    /// emits them with the rank in the output, a range after an offset, or a range of one
+    /// rank (whose rank number Flink's plan turns into a constant above); else rows that
     /// left the range are deleted and rows that entered it inserted.
     fn positional(&self) -> bool {
-        self.with_rank || self.range.0 > 1
+        self.with_rank || self.range.0 > 1 || self.range.0 == self.range.1
     }
 
     /// Forgets partitions not written for `ttl` milliseconds (streaming only; 0: never).

@@ -798,9 +798,6 @@ pub(super) fn ranked(calc: &LogicalCalc, over: &LogicalOver) -> Result<StreamPla
                 let window = (tvf.window.clone(), start, end, time_type);
                 return window_rank(calc, over, input, window, (first, last), rest);
             }
-            if over.partition.len() >= 2 {
-                return Err(unsupported_over(over));
-            }
         }
         // Over a window aggregate partitioned by its window's bounds: a window Top-N too.
         if over.function == RankFunction::RowNumber
@@ -1038,12 +1035,18 @@ pub(super) fn top_n(
         }
         _ => None,
     };
-    // A deduplication's rank is the literal 1, in the Calc above (as Flink's plan has it).
+    // A deduplication's rank is the literal 1, and any rank kept within one rank that
+    // rank, in the Calc above (Flink's ConstantRankNumberColumnRemoveRule).
+    let constant = match bound {
+        _ if deduplicate.is_some() => Some(1),
+        Some((first, last)) if first == last && first >= 1 => Some(first),
+        _ => None,
+    };
     let one = ScalarExpr::Literal {
-        value: Value::Int(1),
+        value: Value::Int(constant.unwrap_or(1)),
         data_type: DataType::not_null(TypeKind::BigInt),
     };
-    let exprs: Vec<ScalarExpr> = if deduplicate.is_some() {
+    let exprs: Vec<ScalarExpr> = if constant.is_some() {
         let rank_is_one = |e: &ScalarExpr| {
             e.map_columns(&mut |i, data_type| {
                 if i == rank {
@@ -1065,10 +1068,14 @@ pub(super) fn top_n(
     if with_rank {
         fields.push(Field::new("w0$o0", DataType::not_null(TypeKind::BigInt)));
     }
+    // Calcite keeps partition keys as a set: in column order, once each.
+    let mut partition = over.partition.clone();
+    partition.sort_unstable();
+    partition.dedup();
     let rank_node = StreamPlan::Rank(StreamRank {
         input: Box::new(input),
         function: over.function,
-        partition: over.partition.clone(),
+        partition,
         order: over.order.clone(),
         range: bound.map(|(first, last)| (first.max(1) as u64, last.max(0) as u64)),
         with_rank,
@@ -1077,11 +1084,31 @@ pub(super) fn top_n(
         sort: false,
         schema: Schema::new(fields),
     });
+    // The query's Calc only picking columns is one Calcite removes before the constant rank
+    // comes above: the Calc then bears the Rank's names (`1:BIGINT AS w0$o0`).
+    let mut schema = calc.schema.clone();
+    if constant.is_some()
+        && rest.is_empty()
+        && calc
+            .exprs
+            .iter()
+            .all(|e| matches!(e, ScalarExpr::Column { .. }))
+    {
+        for (e, f) in calc.exprs.iter().zip(&mut schema.fields) {
+            if let ScalarExpr::Column { index, .. } = e {
+                f.name = if *index == rank {
+                    "w0$o0".to_string()
+                } else {
+                    over.schema.fields[*index].name.clone()
+                };
+            }
+        }
+    }
     Ok(StreamPlan::Calc(StreamCalc {
         input: Box::new(rank_node),
         filter: rest.into_iter().reduce(and),
         exprs,
-        schema: calc.schema.clone(),
+        schema,
     }))
 }
 
