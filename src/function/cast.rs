@@ -53,6 +53,21 @@ pub fn cast(
     ctx: &EvalContext,
     try_cast: bool,
 ) -> Result<ArrayRef, EvalError> {
+    cast_in(array, from, to, ctx, try_cast, false)
+}
+
+/// `cast`; `nested`: the values are elements of an ARRAY, MAP or ROW being cast, which
+/// Flink casts through its TimestampData (a TIMESTAMP to precision 0–2 drops the last digits
+/// of its epoch milliseconds toward zero: 1969-12-31 23:59:59.4 becomes 1970-01-01 00:00:00,
+/// where a TIMESTAMP alone is floored to 23:59:59).
+fn cast_in(
+    array: &ArrayRef,
+    from: &DataType,
+    to: &DataType,
+    ctx: &EvalContext,
+    try_cast: bool,
+    nested: bool,
+) -> Result<ArrayRef, EvalError> {
     if from.kind == to.kind {
         return Ok(array.clone());
     }
@@ -117,7 +132,14 @@ pub fn cast(
                     (true, false) => ctx.zone.to_local(value),
                     _ => value,
                 };
-                b.append_value(truncate_to_precision(converted, *p));
+                b.append_value(if nested && *p < 3 {
+                    let unit = 10i64.pow(3 - u32::from(*p));
+                    // Epoch milliseconds (floored, as TimestampData holds them), their last
+                    // digits dropped toward zero.
+                    converted.div_euclid(1_000_000) / unit * unit * 1_000_000
+                } else {
+                    truncate_to_precision(converted, *p)
+                });
             }
             let out = b.finish();
             if ltz_out {
@@ -199,7 +221,7 @@ pub fn cast(
                         }
                         None => c.clone(),
                     };
-                    cast(&c, f, t, ctx, try_cast)
+                    cast_in(&c, f, t, ctx, try_cast, true)
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             let fields: Vec<_> = to_fields
@@ -214,8 +236,8 @@ pub fn cast(
         (Map(from_key, from_value), Map(to_key, to_value)) => {
             // Cast keys and values as columns and keep the maps' shape.
             let map = array.as_map();
-            let keys = cast(map.keys(), from_key, to_key, ctx, try_cast)?;
-            let values = cast(map.values(), from_value, to_value, ctx, try_cast)?;
+            let keys = cast_in(map.keys(), from_key, to_key, ctx, try_cast, true)?;
+            let values = cast_in(map.values(), from_value, to_value, ctx, try_cast, true)?;
             let ArrowType::Map(entries, sorted) = to.to_arrow() else {
                 return Err(EvalError::Internal(format!("MAP typed as {}", to.kind)));
             };
@@ -241,7 +263,7 @@ pub fn cast(
         (Array(from_element), Array(to_element)) => {
             // Cast the elements as one column and keep the lists' shape.
             let list = array.as_list::<i32>();
-            let values = cast(list.values(), from_element, to_element, ctx, try_cast)?;
+            let values = cast_in(list.values(), from_element, to_element, ctx, try_cast, true)?;
             Arc::new(
                 arrow_array::ListArray::try_new(
                     Arc::new(to_element.to_arrow_field("element")),

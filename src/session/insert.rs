@@ -2,9 +2,7 @@
 //! what the sink refuses, checked before the job is submitted.
 
 use super::result::SinkTarget;
-use super::{
-    NOT_NULL_ENFORCER, PlannedInsert, Session, StatementError, StatementResult, position_error,
-};
+use super::{PlannedInsert, Session, StatementError, StatementResult, position_error};
 use crate::catalog::CatalogEntry;
 use crate::exec::not_null::NotNullEnforcer;
 use crate::plan::bind::Binder;
@@ -81,20 +79,7 @@ impl Session {
             .map(|(i, f)| (i, f.name.clone()))
             .collect();
         if !not_null.is_empty() {
-            let drop = match self
-                .options
-                .get(NOT_NULL_ENFORCER)
-                .map(|v| v.to_ascii_uppercase())
-            {
-                None => false,
-                Some(v) if v == "ERROR" => false,
-                Some(v) if v == "DROP" => true,
-                Some(v) => {
-                    return Err(StatementError::Job(format!(
-                        "Could not parse value '{v}' for key '{NOT_NULL_ENFORCER}': expected one of [ERROR, DROP]"
-                    )));
-                }
-            };
+            let drop = self.not_null_enforcer_drops()?;
             graph.push_before_sink(&|| Box::new(NotNullEnforcer::new(not_null.clone(), drop)));
         }
         // What the sink refuses, and its options, are checked before the job is

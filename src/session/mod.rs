@@ -543,10 +543,29 @@ impl Session {
     ) -> Result<PlannedQuery, StatementError> {
         self.wait_for_writers(&plan.scanned_tables());
         let ctx = self.eval_context();
-        let graph = build_job(plan, &ctx, &self.job_options()?)?;
+        let mut graph = build_job(plan, &ctx, &self.job_options()?)?;
+        let schema = result_schema(plan, result);
+        // Flink's collect sink enforces NOT NULL as a table sink does: a NULL in a NOT NULL
+        // result column (a DECIMAL cast that overflows) fails the query.
+        let not_null: Vec<(usize, String)> = schema
+            .fields
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| !f.data_type.nullable)
+            .map(|(i, f)| (i, f.name.clone()))
+            .collect();
+        if !not_null.is_empty() {
+            let drop = self.not_null_enforcer_drops()?;
+            graph.push_before_sink(&|| {
+                Box::new(crate::exec::not_null::NotNullEnforcer::new(
+                    not_null.clone(),
+                    drop,
+                ))
+            });
+        }
         Ok(PlannedQuery {
             graph,
-            schema: result_schema(plan, result),
+            schema,
             zone: ctx.zone,
             run_options: RunOptions {
                 ordered: self.batch_mode(),
@@ -554,6 +573,23 @@ impl Session {
                 ..RunOptions::default()
             },
         })
+    }
+
+    /// `table.exec.sink.not-null-enforcer`: whether a row with a NULL in a NOT NULL column
+    /// is dropped (DROP) rather than failing the job (ERROR, the default).
+    fn not_null_enforcer_drops(&self) -> Result<bool, StatementError> {
+        match self
+            .options
+            .get(NOT_NULL_ENFORCER)
+            .map(|v| v.to_ascii_uppercase())
+        {
+            None => Ok(false),
+            Some(v) if v == "ERROR" => Ok(false),
+            Some(v) if v == "DROP" => Ok(true),
+            Some(v) => Err(StatementError::Job(format!(
+                "Could not parse value '{v}' for key '{NOT_NULL_ENFORCER}': expected one of [ERROR, DROP]"
+            ))),
+        }
     }
 
     /// A `SET` option's value, as set.

@@ -576,7 +576,7 @@ impl<'a> Binder<'a> {
             // Flink folds constant expressions while planning: a constant division by zero
             // fails there; with a runtime operand it fails (or gives ±Infinity/NaN for
             // DOUBLE) when it runs.
-            if (name == "/" || name == "%") && matches!(acc, ScalarExpr::Literal { .. }) {
+            if (name == "/" || name == "%") && acc.is_constant() {
                 check_constant_zero(&r, right.span())?;
             }
             let left = acc_placeholder(&mut acc);
@@ -1070,6 +1070,19 @@ pub(super) fn case(
 }
 
 pub(super) fn check_constant_zero(divisor: &ScalarExpr, span: Span) -> Result<(), SqlError> {
+    // A numeric cast of a zero is a zero (`CAST(0 AS DOUBLE)`).
+    let mut divisor = divisor;
+    while let ScalarExpr::Cast {
+        expr, data_type, ..
+    } = divisor
+        && (data_type.kind.is_integer()
+            || matches!(
+                data_type.kind,
+                TypeKind::Decimal { .. } | TypeKind::Float | TypeKind::Double
+            ))
+    {
+        divisor = expr;
+    }
     let zero = match divisor {
         ScalarExpr::Literal {
             value: Value::Int(0) | Value::Decimal(0),
