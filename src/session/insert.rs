@@ -106,4 +106,52 @@ impl Session {
         factory.validate(&request)?;
         Ok(StatementResult::Insert(PlannedInsert { graph, target }))
     }
+
+    /// `CREATE TABLE t WITH (…) AS SELECT …`: a table of the query's columns (their names and
+    /// types, time attributes plain), and the INSERT job filling it. A query or sink that
+    /// cannot be planned leaves no table behind.
+    pub(super) fn create_table_as(
+        &mut self,
+        parsed: &ParsedStatement,
+        create: &crate::sql::ast::CreateTable,
+        query: &sqlparser::ast::Query,
+    ) -> Result<StatementResult, StatementError> {
+        let name = session_object_name(&create.name).map_err(|m| position_error(parsed, m))?;
+        if !self.is_new(&name, create.temporary, create.if_not_exists, parsed)? {
+            return Ok(StatementResult::Done);
+        }
+        let plan = crate::plan::bind::output_names(
+            Binder::new(&self.catalog, &parsed.hints).bind_query(query)?,
+        );
+        let mut table = create.clone();
+        table.columns = plan
+            .schema()
+            .fields
+            .iter()
+            .map(|f| crate::sql::ast::ColumnDef {
+                name: f.name.clone(),
+                kind: crate::sql::ast::ColumnKind::Physical(f.data_type.clone()),
+                comment: None,
+                position: Default::default(),
+            })
+            .collect();
+        let def = Binder::new(&self.catalog, &parsed.hints).bind_create_table(&table)?;
+        self.catalog.insert(
+            name.clone(),
+            CatalogEntry::Table(std::sync::Arc::new(def)),
+            create.temporary,
+        );
+        let insert = Insert {
+            table: create.name.clone(),
+            static_partitions: Vec::new(),
+            columns: Vec::new(),
+            overwrite: false,
+            query: Box::new(query.clone()),
+        };
+        let planned = self.insert(parsed, &insert);
+        if planned.is_err() {
+            self.catalog.remove(&name, create.temporary);
+        }
+        planned
+    }
 }

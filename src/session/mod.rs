@@ -298,13 +298,7 @@ impl Session {
             Statement::CreateTable(create) => {
                 let name =
                     session_object_name(&create.name).map_err(|m| position_error(parsed, m))?;
-                if self.is_new(
-                    &name,
-                    create.temporary,
-                    create.if_not_exists,
-                    "table",
-                    parsed,
-                )? {
+                if self.is_new(&name, create.temporary, create.if_not_exists, parsed)? {
                     let merged;
                     let create = match &create.like {
                         Some(like) => {
@@ -323,16 +317,11 @@ impl Session {
                 }
                 Ok(StatementResult::Done)
             }
+            Statement::CreateTableAs { table, query } => self.create_table_as(parsed, table, query),
             Statement::CreateView(create) => {
                 let name =
                     session_object_name(&create.name).map_err(|m| position_error(parsed, m))?;
-                if self.is_new(
-                    &name,
-                    create.temporary,
-                    create.if_not_exists,
-                    "view",
-                    parsed,
-                )? {
+                if self.is_new(&name, create.temporary, create.if_not_exists, parsed)? {
                     let view = self.define_view(create, parsed)?;
                     self.catalog
                         .insert(name, CatalogEntry::View(Arc::new(view)), create.temporary);
@@ -474,7 +463,6 @@ impl Session {
         name: &str,
         temporary: bool,
         if_not_exists: bool,
-        what: &str,
         parsed: &ParsedStatement,
     ) -> Result<bool, StatementError> {
         match (
@@ -483,9 +471,18 @@ impl Session {
         ) {
             (false, _) => Ok(true),
             (true, true) => Ok(false),
+            // Flink's messages (a view's name clashes as a table's does).
+            (true, false) if temporary => Err(position_error(
+                parsed,
+                format!(
+                    "Temporary table '`default_catalog`.`default_database`.`{name}`' already exists"
+                ),
+            )),
             (true, false) => Err(position_error(
                 parsed,
-                format!("{what} '{name}' already exists"),
+                format!(
+                    "Could not execute CreateTable in path `default_catalog`.`default_database`.`{name}`"
+                ),
             )),
         }
     }

@@ -17,6 +17,12 @@ pub struct Position {
 #[derive(Debug, Clone)]
 pub enum Statement {
     CreateTable(CreateTable),
+    /// `CREATE TABLE t WITH (…) AS SELECT …`: the table takes the query's columns, and an
+    /// INSERT job fills it.
+    CreateTableAs {
+        table: CreateTable,
+        query: Box<Query>,
+    },
     CreateView(CreateView),
     Drop(Drop),
     /// `SET 'key' = 'value'`, or `SET` alone (key `None`) to list the options.

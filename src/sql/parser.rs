@@ -467,11 +467,11 @@ impl StatementParser<'_, '_> {
     fn create_table(&mut self, temporary: bool) -> Result<Statement, ParserError> {
         let if_not_exists = self.keywords(&["IF", "NOT", "EXISTS"]);
         let name = self.parser.parse_object_name(false)?;
-        if self.keyword("AS") {
-            let at = self.parser.get_current_token().span;
-            return Err(error_at(at, "CREATE TABLE … AS is not supported yet"));
-        }
         let mut table = CreateTable::named(name, temporary, if_not_exists);
+        if self.keyword("AS") {
+            let query = self.parser.parse_query()?;
+            return Ok(Statement::CreateTableAs { table, query });
+        }
         // The column list is optional when a LIKE clause gives the columns.
         if self.parser.consume_token(&Token::LParen) {
             loop {
@@ -504,6 +504,19 @@ impl StatementParser<'_, '_> {
         }
         if self.keyword("WITH") {
             table.options = self.options()?;
+        }
+        if self.peek_word(0).as_deref() == Some("AS") {
+            let at = self.parser.peek_token_ref().span;
+            if !table.columns.is_empty() || table.watermark.is_some() || table.primary_key.is_some()
+            {
+                return Err(error_at(
+                    at,
+                    "CREATE TABLE … AS SELECT with a column list, watermark or primary key is not supported yet",
+                ));
+            }
+            self.parser.next_token();
+            let query = self.parser.parse_query()?;
+            return Ok(Statement::CreateTableAs { table, query });
         }
         if self.peek_word(0).as_deref() == Some("LIKE") {
             table.like = Some(self.table_like()?);
