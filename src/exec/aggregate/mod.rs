@@ -1,5 +1,6 @@
 //! Columnar accumulators for the built-in aggregate functions (COUNT, SUM, MIN, MAX, AVG,
-//! FIRST_VALUE, LAST_VALUE, LISTAGG, and the M2 under STDDEV/VAR), one file per family.
+//! FIRST_VALUE, LAST_VALUE, LISTAGG, the M2 under STDDEV/VAR, and ROW_NUMBER, RANK and
+//! DENSE_RANK as OVER aggregates), one file per family.
 //!
 //! An accumulator holds the state of one [`AggregateCall`] for many groups at once, in typed
 //! vectors indexed by a *slot* (`u32`) the operator hands out (DataFusion's
