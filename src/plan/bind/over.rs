@@ -29,12 +29,25 @@ pub(super) struct OverAggregation {
     calls: Vec<OverCall>,
 }
 
-/// A bound window: partition keys, the time attribute ordering it, its frame.
-#[derive(Debug, Clone, PartialEq)]
+/// Calcite's refusal of a frame written for a ranking function.
+pub(super) const RANKING_FRAME_REFUSED: &str =
+    "ROW/RANGE not allowed with RANK, DENSE_RANK or ROW_NUMBER functions";
+
+/// A bound window: partition keys, the time attribute ordering it, its frame, and whether
+/// the frame was written (in the call's window or the named one it refers to).
+#[derive(Debug, Clone)]
 struct OverWindow {
     partition: Vec<usize>,
     order: usize,
     frame: OverFrame,
+    written_frame: bool,
+}
+
+/// Two calls share a window when they partition, order and frame alike (however written).
+impl PartialEq for OverWindow {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.partition, self.order, &self.frame) == (&other.partition, other.order, &other.frame)
+    }
 }
 
 impl OverAggregation {
@@ -129,12 +142,8 @@ impl<'a> Binder<'a> {
         ) {
             // Calcite's frames of the ranking functions: ROWS for ROW_NUMBER, RANGE for the
             // others, both from the partition's first row; none may be written.
-            if matches!(&f.over, Some(ast::WindowType::WindowSpec(spec)) if spec.window_frame.is_some())
-            {
-                return Err(error(
-                    span,
-                    "ROW/RANGE not allowed with RANK, DENSE_RANK or ROW_NUMBER functions",
-                ));
+            if window.written_frame {
+                return Err(error(span, RANKING_FRAME_REFUSED));
             }
             window.frame.rows = function == AggregateFunction::RowNumber;
             let over = self.over_aggregation.as_mut().expect("called with one");
@@ -302,6 +311,7 @@ impl<'a> Binder<'a> {
             partition,
             order: order_column,
             frame,
+            written_frame: spec.window_frame.is_some(),
         })
     }
 

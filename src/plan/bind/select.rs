@@ -552,10 +552,7 @@ impl<'a> Binder<'a> {
             None => unreachable!("an OVER call"),
         };
         if spec.window_frame.is_some() {
-            return Err(error(
-                span,
-                format!("a window frame is not allowed with {name}"),
-            ));
+            return Err(error(span, super::over::RANKING_FRAME_REFUSED));
         }
         let column = |binder: &mut Binder, e: &Expr| -> Result<usize, SqlError> {
             match binder.bind_expr(e, scope)? {
