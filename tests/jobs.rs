@@ -208,11 +208,20 @@ fn a_scripts_query_sees_what_its_earlier_insert_wrote() {
              INSERT INTO files SELECT id FROM src;
              INSERT INTO shown SELECT id FROM src WHERE id <= 3;
              SET 'execution.runtime-mode' = 'batch';
-             SELECT COUNT(*) AS c, SUM(id) AS s FROM files;",
+             SELECT COUNT(*) AS c, SUM(id) AS s FROM files;
+             SET 'execution.runtime-mode' = 'streaming';
+             INSERT INTO files SELECT id FROM src;
+             SET 'execution.runtime-mode' = 'batch';
+             CREATE TABLE same_files (id BIGINT) WITH ('connector' = 'filesystem',
+               'path' = 'file://{}/', 'format' = 'csv');
+             SELECT COUNT(*) AS c2, SUM(id) AS s2 FROM same_files;",
+            dir.join("files").display(),
             dir.join("files").display()
         ),
     );
     assert!(out.contains("| 5000 | 12502500 |"), "{out}");
+    // A table over the same directory waits for the job that writes it through another.
+    assert!(out.contains("| 10000 | 25005000 |"), "{out}");
     assert!(session.wait_for_jobs().is_empty());
     let shown = String::from_utf8(printed.lock().unwrap().clone()).unwrap();
     let mut rows: Vec<&str> = shown.lines().collect();

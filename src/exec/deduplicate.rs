@@ -31,7 +31,7 @@ use super::state::key_group::GroupBuffers;
 use super::state::keyed::Keyed;
 use super::state::ttl::StateTtl;
 use crate::exec::error::ExecError;
-use crate::exec::operator::{Operator, OperatorContext, Output};
+use crate::exec::operator::{Operator, OperatorContext, Output, PIECE_ROWS};
 use crate::types::chunk::{RowKind, StreamChunk, chunk_of_rows};
 
 /// A key's kept row (keep-last; keep-first on event time until emitted) and its event time.
@@ -97,13 +97,13 @@ impl DeduplicateOperator {
 
     /// Keep-first on event time: row `row` of key `key` at `time` is kept if it is the
     /// key's first or earlier than the one kept (and the key has emitted nothing yet).
-    fn offer_first(&mut self, key: u32, new: bool, time: i64, row: Box<[u8]>) {
+    fn offer_first(&mut self, key: u32, new: bool, time: i64, row: &[u8]) {
         let kept = self.keyed.keys.value_mut(key);
         if kept.emitted || (!new && time >= kept.time) {
             return;
         }
         kept.time = time;
-        kept.row = row;
+        kept.row = row.into();
         self.timers.insert((time, key));
     }
 
@@ -215,7 +215,7 @@ impl Operator for DeduplicateOperator {
                     }
                     continue;
                 }
-                self.offer_first(key, new, time, rows.row(i).as_ref().into());
+                self.offer_first(key, new, time, rows.row(i).as_ref());
                 continue;
             }
             let kept = self.keyed.keys.value_mut(key);
@@ -274,6 +274,12 @@ impl Operator for DeduplicateOperator {
                 }
                 kept.emitted = true;
                 emitted.push((RowKind::Insert, std::mem::take(&mut kept.row)));
+                if emitted.len() == PIECE_ROWS {
+                    let piece = std::mem::take(&mut emitted);
+                    if let Some(chunk) = chunk_of_rows(&self.rows, self.schema.clone(), piece)? {
+                        out.emit(chunk)?;
+                    }
+                }
             }
             if let Some(chunk) = chunk_of_rows(&self.rows, self.schema.clone(), emitted)? {
                 out.emit(chunk)?;

@@ -15,6 +15,11 @@ pub enum WatermarkStatus {
     Idle,
 }
 
+/// At most this many rows in one emitted chunk, for an operator whose one input row or
+/// watermark can release an unbounded number of rows (a HOP over a long size, a watermark
+/// firing a million timers).
+pub const PIECE_ROWS: usize = 64 * 1024;
+
 /// Where an operator puts what it emits.
 pub trait Output {
     fn emit(&mut self, chunk: StreamChunk) -> Result<(), ExecError>;

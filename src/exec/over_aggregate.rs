@@ -14,6 +14,11 @@
 //! - ROWS `n` PRECEDING: late as RANGE; each row adds itself and, once `n + 1` rows are in,
 //!   takes the oldest back. (As in Flink, a bounded frame drops every row at or before 1970.)
 //!
+//! Batch mode (a bounded input ordered by its rowtime): every row waits for the end of input
+//! and none is late (NULL times first, times before 1970 in bounded frames too); partitions
+//! leave in key order, then time, as Flink's sort-based batch OverAggregate emits them, and
+//! RANK and DENSE_RANK are the real ranks.
+//!
 //! Processing time: rows leave at once — UNBOUNDED adds each row, ROWS `n` takes back the
 //! oldest beyond `n + 1`, RANGE adds a chunk's rows of a key together after taking back
 //! those older than now − offset, and forgets a key quiet for 1.5 × offset.
@@ -21,7 +26,8 @@
 //! Each partition key's accumulators sit in one slot of the call's [`GroupsAccumulator`]
 //! (the key's id); bounded frames use accumulators that take rows back. Rows wait and stay
 //! as `arrow-row` bytes. State is snapshotted per key group with each key's pending timers;
-//! the late-row count is instance state.
+//! the late-row count and the watermark are instance state. A watermark firing many timers
+//! emits its rows in chunks of at most [`PIECE_ROWS`].
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -31,6 +37,7 @@ use arrow_schema::SchemaRef;
 use arrow_select::concat::concat;
 use arrow_select::take::take;
 
+use super::aggregate::ranking::RankingAccumulator;
 use super::aggregate::{
     GroupsAccumulator, StateReader, create_accumulator_for, put_bytes, put_i64, put_u32,
 };
@@ -39,7 +46,7 @@ use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_conve
 use super::state::key_group::KeyGroupRange;
 use super::state::key_table::KeyTable;
 use crate::exec::error::ExecError;
-use crate::exec::operator::{Operator, OperatorContext, Output};
+use crate::exec::operator::{Operator, OperatorContext, Output, PIECE_ROWS};
 use crate::exec::time_column::timestamp_column;
 use crate::plan::aggregate::AggregateCall;
 use crate::types::chunk::StreamChunk;
@@ -51,6 +58,17 @@ pub struct Frame {
     pub rows: bool,
     /// `None`: UNBOUNDED PRECEDING; else the row count (ROWS) or milliseconds (RANGE).
     pub preceding: Option<i64>,
+}
+
+/// What orders the rows, and so when they leave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OverTime {
+    /// A rowtime in streaming mode: rows wait for the watermark, late ones are dropped.
+    Rowtime,
+    /// A proctime: rows leave as they come.
+    Proctime,
+    /// A rowtime in batch mode: rows wait for the end of input, none is late.
+    Batch,
 }
 
 /// One partition key's state.
@@ -83,7 +101,7 @@ pub struct OverAggregateOperator {
     output: SchemaRef,
     keys_encoder: Option<KeyEncoder>,
     order: usize,
-    rowtime: bool,
+    time: OverTime,
     frame: Frame,
     accumulators: Vec<Box<dyn GroupsAccumulator>>,
     rows: RowConverter,
@@ -95,24 +113,29 @@ pub struct OverAggregateOperator {
     late: LateRows,
     key_groups: KeyGroupRange,
     ctx: OperatorContext,
+    /// Scratch: the slot of each row an update or retraction hands the accumulators.
+    slots: Vec<u32>,
 }
 
 impl OverAggregateOperator {
-    /// `partition`, `order`: input columns; `rowtime`: the order column is a rowtime (else
-    /// a proctime); `calls` over input columns.
+    /// `partition`, `order`: input columns; `time`: what the order column is; `calls` over
+    /// input columns.
     pub fn new(
         input: SchemaRef,
         output: SchemaRef,
         partition: Vec<usize>,
         order: usize,
-        rowtime: bool,
+        time: OverTime,
         frame: Frame,
         calls: Vec<AggregateCall>,
     ) -> Result<Self, ExecError> {
         let bounded = frame.preceding.is_some();
         let accumulators = calls
             .iter()
-            .map(|call| create_accumulator_for(call, &input, bounded))
+            .map(|call| match RankingAccumulator::batch(call.function) {
+                Some(ranks) if time == OverTime::Batch => Ok(Box::new(ranks) as _),
+                _ => create_accumulator_for(call, &input, bounded),
+            })
             .collect::<Result<_, _>>()?;
         let ctx = OperatorContext::default();
         Ok(OverAggregateOperator {
@@ -121,7 +144,7 @@ impl OverAggregateOperator {
             input,
             output,
             order,
-            rowtime,
+            time,
             frame,
             accumulators,
             keys: KeyTable::new(ctx.max_parallelism),
@@ -130,6 +153,7 @@ impl OverAggregateOperator {
             late: LateRows::default(),
             key_groups: ctx.key_groups,
             ctx,
+            slots: Vec::new(),
         })
     }
 
@@ -141,6 +165,11 @@ impl OverAggregateOperator {
             }
         }
         key
+    }
+
+    /// Rows wait for time to pass them (all but processing time).
+    fn waits(&self) -> bool {
+        self.time != OverTime::Proctime
     }
 
     /// Forgets a key and its accumulators.
@@ -162,9 +191,10 @@ impl OverAggregateOperator {
     }
 
     fn update(&mut self, batch: &RecordBatch, rows: &[u32], key: u32) -> Result<(), ExecError> {
-        let slots = vec![key; rows.len()];
+        self.slots.clear();
+        self.slots.resize(rows.len(), key);
         for a in &mut self.accumulators {
-            a.update(batch, rows, &slots)?;
+            a.update(batch, rows, &self.slots)?;
         }
         Ok(())
     }
@@ -175,9 +205,10 @@ impl OverAggregateOperator {
         }
         let batch = self.batch_of(rows.iter())?;
         let indices: Vec<u32> = (0..rows.len() as u32).collect();
-        let slots = vec![key; rows.len()];
+        self.slots.clear();
+        self.slots.resize(rows.len(), key);
         for a in &mut self.accumulators {
-            a.retract(&batch, &indices, &slots)?;
+            a.retract(&batch, &indices, &self.slots)?;
         }
         Ok(())
     }
@@ -255,16 +286,41 @@ impl OverAggregateOperator {
             Some(after) => self.timers.split_off(&(after, 0)),
             None => BTreeSet::new(),
         };
-        let fired = std::mem::replace(&mut self.timers, rest);
-        if fired.is_empty() {
-            return Ok(());
+        let mut fired: Vec<(i64, u32)> = std::mem::replace(&mut self.timers, rest)
+            .into_iter()
+            .collect();
+        if self.time == OverTime::Batch {
+            // Partition by partition, as a sort by key, then time, gives them.
+            let keys = &self.keys;
+            let bytes = |key: u32| {
+                if keys.is_live(key) {
+                    keys.bytes(key)
+                } else {
+                    &[]
+                }
+            };
+            fired.sort_by(|a, b| bytes(a.1).cmp(bytes(b.1)).then(a.0.cmp(&b.0)));
         }
         if self.frame.preceding.is_none() {
-            return self.fire_unbounded(fired, out);
+            // In pieces of at most PIECE_ROWS rows (or one step's, if more).
+            let (mut piece, mut rows) = (Vec::new(), 0);
+            for (time, key) in fired {
+                let step = self.keys.value(key).rows.get(&time).map_or(0, Vec::len);
+                if rows + step > PIECE_ROWS && !piece.is_empty() {
+                    self.fire_unbounded(std::mem::take(&mut piece), out)?;
+                    rows = 0;
+                }
+                rows += step;
+                piece.push((time, key));
+            }
+            return self.fire_unbounded(piece, out);
         }
         let mut gathered = Gathered::default();
         for (time, key) in fired {
             self.fire(key, time, &mut gathered)?;
+            if gathered.rows.len() >= PIECE_ROWS {
+                self.emit(std::mem::take(&mut gathered), out)?;
+            }
         }
         self.emit(gathered, out)
     }
@@ -272,10 +328,10 @@ impl OverAggregateOperator {
     /// UNBOUNDED frames, many timers at once: their rows converted once, and the steps
     /// (RANGE: a key's rows of one time; ROWS: one row) taken in rounds, the `r`-th step of
     /// every key in round `r`, each round one update and one evaluation of all its keys. Rows
-    /// leave in order of time, then key, as one timer at a time would emit them.
+    /// leave in the order of `fired`, as one timer at a time would emit them.
     fn fire_unbounded(
         &mut self,
-        fired: BTreeSet<(i64, u32)>,
+        fired: Vec<(i64, u32)>,
         out: &mut dyn Output,
     ) -> Result<(), ExecError> {
         let mut rows: Vec<Box<[u8]>> = Vec::new();
@@ -495,28 +551,30 @@ impl Operator for OverAggregateOperator {
             .as_ref()
             .map(|e| e.encode(batch))
             .transpose()?;
-        if !self.rowtime {
+        if self.time == OverTime::Proctime {
             return self.process_now(batch, keys.as_ref(), out);
         }
         let times = timestamp_column(batch, self.order, "an over aggregate's time")?.clone();
         let rows = self.rows.convert_columns(batch.columns())?;
         for i in 0..batch.num_rows() {
-            // A NULL rowtime (batch mode only) orders first.
+            // A NULL time orders first: kept in batch mode, late in streaming (behind every
+            // watermark and fired time).
             let time = if times.is_valid(i) {
                 times.value(i).div_euclid(1_000_000)
             } else {
                 i64::MIN
             };
             let bytes = key_bytes(keys.as_ref(), i);
-            let late = match self.frame.preceding {
-                None => time <= self.watermark,
-                Some(_) => {
-                    self.keys
-                        .find(bytes)
-                        .map_or(0, |k| self.keys.value(k).last_fired)
-                        >= time
-                }
-            };
+            let late = self.time == OverTime::Rowtime
+                && match self.frame.preceding {
+                    None => time <= self.watermark,
+                    Some(_) => {
+                        self.keys
+                            .find(bytes)
+                            .map_or(0, |k| self.keys.value(k).last_fired)
+                            >= time
+                    }
+                };
             if late {
                 self.late.add();
                 continue;
@@ -536,7 +594,7 @@ impl Operator for OverAggregateOperator {
     }
 
     fn on_watermark(&mut self, watermark: i64, out: &mut dyn Output) -> Result<(), ExecError> {
-        if self.rowtime && watermark > self.watermark {
+        if self.waits() && watermark > self.watermark {
             self.watermark = watermark;
             self.fire_until(watermark, out)?;
         }
@@ -544,7 +602,7 @@ impl Operator for OverAggregateOperator {
     }
 
     fn next_processing_time(&self) -> Option<i64> {
-        if self.rowtime {
+        if self.waits() {
             return None;
         }
         self.timers.first().map(|&(time, _)| time)
@@ -553,7 +611,7 @@ impl Operator for OverAggregateOperator {
     /// Processing time: RANGE bounded keys quiet past their cleanup time are forgotten.
     fn on_processing_time(&mut self, now: i64, _out: &mut dyn Output) -> Result<(), ExecError> {
         while let Some(&(time, key)) = self.timers.first() {
-            if self.rowtime || time > now {
+            if self.waits() || time > now {
                 break;
             }
             self.timers.pop_first();
@@ -567,7 +625,7 @@ impl Operator for OverAggregateOperator {
 
     /// The end of input fires what waits (a bounded input's final watermark does it first).
     fn finish(&mut self, out: &mut dyn Output) -> Result<(), ExecError> {
-        if self.rowtime {
+        if self.waits() {
             self.fire_until(i64::MAX, out)?;
         }
         Ok(())

@@ -45,14 +45,14 @@ fn call(function: AggregateFunction, data_type: DataType) -> AggregateCall {
     }
 }
 
-fn unopened(frame: Frame, rowtime: bool) -> OverAggregateOperator {
+fn unopened(frame: Frame, time: OverTime) -> OverAggregateOperator {
     let runtime = crate::types::chunk::runtime_schema;
     OverAggregateOperator::new(
         runtime(&input()),
         runtime(&output()),
         vec![0],
         2,
-        rowtime,
+        time,
         frame,
         vec![
             call(
@@ -67,7 +67,7 @@ fn unopened(frame: Frame, rowtime: bool) -> OverAggregateOperator {
 }
 
 fn run(frame: Frame, script: &str) -> String {
-    let mut op = unopened(frame, true);
+    let mut op = unopened(frame, OverTime::Rowtime);
     op.open(&OperatorContext::default()).unwrap();
     run_script_on(&mut op, &[&input()], &output(), script).unwrap()
 }
@@ -112,7 +112,7 @@ fn unbounded_range_shares_values_within_a_time_and_drops_rows_behind_the_waterma
         rows: false,
         preceding: None,
     };
-    let mut op = unopened(frame, true);
+    let mut op = unopened(frame, OverTime::Rowtime);
     op.open(&OperatorContext::default()).unwrap();
     let out = run_script_on(&mut op, &[&input()], &output(), ROWS).unwrap();
     assert_eq!(
@@ -180,7 +180,7 @@ fn processing_time_rows_leave_at_once() {
         rows: true,
         preceding: Some(1),
     };
-    let mut op = unopened(frame, false);
+    let mut op = unopened(frame, OverTime::Proctime);
     op.open(&OperatorContext::default()).unwrap();
     let out = run_script_on(
         &mut op,
@@ -230,7 +230,7 @@ fn restored_equals_uninterrupted() {
     ];
     for (rows, preceding) in frames {
         let frame = Frame { rows, preceding };
-        let build = || Box::new(unopened(frame, true)) as Box<dyn Operator>;
+        let build = || Box::new(unopened(frame, OverTime::Rowtime)) as Box<dyn Operator>;
         let check = RestoreCheck {
             build: &build,
             inputs: &[&input()],
@@ -296,5 +296,158 @@ fn unbounded_rounds_equal_the_brute_force() {
                 assert_eq!(got, expected, "rows {rows_frame}, seed {seed}");
             }
         }
+    }
+}
+
+/// Batch mode: nothing is late (a NULL time first, times before 1970 kept by a bounded
+/// frame), partitions leave in key order, and RANK / DENSE_RANK are true ranks — Flink
+/// 2.3's batch results for the same rows (tests/slt/batch/over_aggregate.slt has them too).
+#[test]
+fn batch_ranks_truly_and_drops_nothing() {
+    // ROW_NUMBER's frame is ROWS, RANK's and DENSE_RANK's RANGE: one operator each.
+    let ranked = |functions: &[AggregateFunction]| {
+        let mut fields = input().fields;
+        for f in functions {
+            fields.push(crate::types::Field::new(
+                f.name(),
+                DataType::not_null(TypeKind::BigInt),
+            ));
+        }
+        let output = Schema::new(fields);
+        let calls = functions
+            .iter()
+            .map(|&function| AggregateCall {
+                function,
+                args: vec![],
+                distinct: false,
+                filter: None,
+                data_type: DataType::not_null(TypeKind::BigInt),
+                name: String::new(),
+            })
+            .collect();
+        let runtime = crate::types::chunk::runtime_schema;
+        let frame = Frame {
+            rows: functions == [AggregateFunction::RowNumber],
+            preceding: None,
+        };
+        let mut op = OverAggregateOperator::new(
+            runtime(&input()),
+            runtime(&output),
+            vec![0],
+            2,
+            OverTime::Batch,
+            frame,
+            calls,
+        )
+        .unwrap();
+        op.open(&OperatorContext::default()).unwrap();
+        let out = run_script_on(
+            &mut op,
+            &[&input()],
+            &output,
+            "+I 2 | 1 | 2024-01-01 10:00:01
+             +I 2 | 2 | 2024-01-01 10:00:02
+             +I 2 | 3 | 2024-01-01 10:00:02
+             +I 2 | 4 | NULL
+             +I 1 | 5 | 1969-12-31 23:59:59
+             +I 1 | 6 | 2024-01-01 10:00:03
+             +I 2 | 7 | 2024-01-01 10:00:03
+             +I 1 | 8 | 1969-12-31 23:59:59
+             WM MAX",
+        )
+        .unwrap();
+        assert_eq!(op.late_rows(), 0);
+        out.lines()
+            .filter(|l| l.starts_with("+I"))
+            .map(|l| {
+                let f: Vec<&str> = l.split('|').map(str::trim).collect();
+                format!("{}: {}", f[1], f[3..].join(" "))
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        ranked(&[AggregateFunction::RowNumber]),
+        [
+            "5: 1", "8: 2", "6: 3", "4: 1", "1: 2", "2: 3", "3: 4", "7: 5"
+        ]
+    );
+    assert_eq!(
+        ranked(&[AggregateFunction::Rank, AggregateFunction::DenseRank]),
+        [
+            "5: 1 1", "8: 1 1", "6: 3 2", "4: 1 1", "1: 2 2", "2: 3 3", "3: 3 3", "7: 5 4"
+        ]
+    );
+
+    // A bounded frame keeps rows before 1970 (streaming drops them, as Flink does).
+    let frame = Frame {
+        rows: true,
+        preceding: Some(1),
+    };
+    let mut op = unopened(frame, OverTime::Batch);
+    op.open(&OperatorContext::default()).unwrap();
+    let out = run_script_on(
+        &mut op,
+        &[&input()],
+        &output(),
+        "+I 1 | 5 | 1969-12-31 23:59:59
+         +I 1 | 8 | 1969-12-31 23:59:59
+         +I 1 | 6 | 2024-01-01 10:00:03
+         WM MAX",
+    )
+    .unwrap();
+    assert_eq!(values(&out), ["5: 1 5 5", "8: 2 13 5", "6: 2 14 6"]);
+}
+
+/// Counts the rows of each emitted chunk.
+#[derive(Default)]
+struct ChunkSizes(Vec<usize>);
+
+impl Output for ChunkSizes {
+    fn emit(&mut self, chunk: StreamChunk) -> Result<(), ExecError> {
+        self.0.push(chunk.num_rows());
+        Ok(())
+    }
+    fn emit_watermark(&mut self, _: i64) -> Result<(), ExecError> {
+        Ok(())
+    }
+    fn emit_watermark_status(
+        &mut self,
+        _: crate::exec::operator::WatermarkStatus,
+    ) -> Result<(), ExecError> {
+        Ok(())
+    }
+}
+
+/// A watermark that releases more rows than a chunk holds emits them in pieces, every row
+/// once, for unbounded and bounded frames.
+#[test]
+fn a_watermark_releasing_many_rows_emits_pieces() {
+    use arrow_array::{Int32Array, TimestampNanosecondArray};
+    use std::sync::Arc;
+    let n = PIECE_ROWS * 2 + 10;
+    let runtime = crate::types::chunk::runtime_schema(&input());
+    let batch = RecordBatch::try_new(
+        runtime,
+        vec![
+            Arc::new(Int32Array::from_iter_values(
+                (0..n as i32).map(|i| i % 1000),
+            )),
+            Arc::new(Int32Array::from_iter_values(0..n as i32)),
+            Arc::new(TimestampNanosecondArray::from_iter_values(
+                (0..n as i64).map(|i| (1_700_000_000_000 + i / 7) * 1_000_000),
+            )),
+        ],
+    )
+    .unwrap();
+    for (rows, preceding) in [(false, None), (true, None), (true, Some(3))] {
+        let mut op = unopened(Frame { rows, preceding }, OverTime::Rowtime);
+        op.open(&OperatorContext::default()).unwrap();
+        let mut sizes = ChunkSizes::default();
+        op.process(0, StreamChunk::inserts(batch.clone()), &mut sizes)
+            .unwrap();
+        op.on_watermark(i64::MAX - 1, &mut sizes).unwrap();
+        assert!(sizes.0.len() >= 3, "{:?}", sizes.0);
+        assert!(sizes.0.iter().all(|&s| s <= PIECE_ROWS), "{:?}", sizes.0);
+        assert_eq!(sizes.0.iter().sum::<usize>(), n);
     }
 }

@@ -8,7 +8,7 @@
 //!
 //! In batch mode (`final_only`) nothing is emitted until the input ends; then each partition's
 //! rows in range are emitted with their rank, computed by ROW_NUMBER, RANK or DENSE_RANK (a
-//! range of everything when the query keeps every rank, as a batch OVER does).
+//! range of everything when the query keeps every rank, as a batch OVER not ordered by time does).
 //!
 //! Rows are kept as `arrow-row` bytes: the order key (whose bytes sort as the ORDER BY asks,
 //! directions and NULL places included) followed by the row's other columns (neither the

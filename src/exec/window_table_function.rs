@@ -14,7 +14,7 @@ use arrow_select::take::take;
 
 use super::window_assigner::{WindowClock, windows_of};
 use crate::exec::error::ExecError;
-use crate::exec::operator::{Operator, Output};
+use crate::exec::operator::{Operator, Output, PIECE_ROWS};
 use crate::exec::time_column::rowtime_column;
 use crate::plan::aggregate::GroupWindow;
 use crate::types::TimeAttribute;
@@ -48,10 +48,6 @@ struct Piece {
     ends: Vec<i64>,
     window_times: Vec<i64>,
 }
-
-/// At most this many output rows per chunk: a row of a HOP or CUMULATE with a long size
-/// over a short slide lands in millions of windows.
-const PIECE_ROWS: usize = 64 * 1024;
 
 impl WindowTableFunctionOperator {
     /// Emits `piece`'s rows: its input rows of `batch` with their windows appended.

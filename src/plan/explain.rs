@@ -40,6 +40,27 @@ fn infix(name: &str) -> bool {
     )
 }
 
+/// A DECIMAL literal's unscaled value at the scale of the DECIMAL `data_type` it is cast
+/// to, when that scale is no smaller and the value fits.
+fn decimal_literal_as(expr: &ScalarExpr, data_type: &DataType) -> Option<i128> {
+    let (
+        ScalarExpr::Literal {
+            value: Value::Decimal(unscaled),
+            data_type:
+                DataType {
+                    kind: TypeKind::Decimal { scale: from, .. },
+                    ..
+                },
+        },
+        TypeKind::Decimal { scale: to, .. },
+    ) = (expr, &data_type.kind)
+    else {
+        return None;
+    };
+    let up = u32::from(to.checked_sub(*from)?);
+    unscaled.checked_mul(10i128.checked_pow(up)?)
+}
+
 fn write_expr(out: &mut String, expr: &ScalarExpr, names: &[String], spelling: Spelling) {
     match expr {
         ScalarExpr::Column { index, .. } => match spelling {
@@ -115,28 +136,8 @@ fn write_expr(out: &mut String, expr: &ScalarExpr, names: &[String], spelling: S
             data_type,
             try_cast: false,
             implicit: false,
-        } if matches!(
-            (expr.as_ref(), &data_type.kind),
-            (
-                ScalarExpr::Literal { value: Value::Decimal(_), data_type: DataType { kind: TypeKind::Decimal { scale: from, .. }, .. } },
-                TypeKind::Decimal { scale: to, .. },
-            ) if to >= from
-        ) =>
-        {
-            let (
-                ScalarExpr::Literal {
-                    value: Value::Decimal(unscaled),
-                    data_type: from,
-                },
-                TypeKind::Decimal { scale: to, .. },
-            ) = (expr.as_ref(), &data_type.kind)
-            else {
-                unreachable!("checked by the guard")
-            };
-            let TypeKind::Decimal { scale: from, .. } = from.kind else {
-                unreachable!("checked by the guard")
-            };
-            let rescaled = unscaled * 10i128.pow(u32::from(*to - from));
+        } if decimal_literal_as(expr, data_type).is_some() => {
+            let rescaled = decimal_literal_as(expr, data_type).expect("checked by the guard");
             // The abstract syntax tree leaves out the type its operand implies.
             let spelling = match spelling {
                 Spelling::Ast => Spelling::Execution,

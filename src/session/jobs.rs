@@ -15,6 +15,7 @@ use std::thread::JoinHandle;
 
 use super::result::PlannedInsert;
 use super::{Session, StatementError, StatementResult};
+use crate::catalog::CatalogEntry;
 use crate::runtime::checkpoint::{SavepointRequest, StopRequest};
 use crate::types::time::format_timestamp;
 
@@ -259,14 +260,31 @@ impl Session {
     }
 
     /// Waits for the running jobs that write one of `tables` (a script's statement reads
-    /// what its earlier INSERTs wrote), before the statement's job is built (a directory is
-    /// listed then).
+    /// what its earlier INSERTs wrote), or a table stored where one of them is (two
+    /// filesystem tables over one path), before the statement's job is built (a directory
+    /// is listed then).
     pub(super) fn wait_for_writers(&self, tables: &[String]) {
         if !self.background.as_ref().is_some_and(|b| b.in_order) {
             return;
         }
+        let store = |table: &str| -> String {
+            let path = match self.catalog.get(table) {
+                Some(CatalogEntry::Table(t)) if t.option("connector") == Some("filesystem") => {
+                    t.option("path")
+                }
+                _ => None,
+            };
+            match path {
+                Some(p) => {
+                    let p = p.strip_prefix("file://").unwrap_or(p);
+                    format!("path {}", p.trim_end_matches('/'))
+                }
+                None => format!("table {table}"),
+            }
+        };
+        let read: Vec<String> = tables.iter().map(|t| store(t)).collect();
         for job in &self.jobs.list {
-            if tables.contains(&job.table) {
+            if tables.contains(&job.table) || read.contains(&store(&job.table)) {
                 while job.status() == JobStatus::Running {
                     std::thread::sleep(std::time::Duration::from_millis(5));
                 }

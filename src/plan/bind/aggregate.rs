@@ -917,9 +917,6 @@ pub(super) fn place(
     Ok(placed)
 }
 
-/// A window property's type and time attribute: start and end are wall-clock timestamps;
-/// the rowtime has the type of the window's time column (nullable, as Flink derives it); the
-/// proctime is `TIMESTAMP_LTZ(3)`.
 /// The slot below of a window aggregate's `window_time` key: the aggregate groups a
 /// windowing TVF's rows (`input`) by its `window_start` and `window_end`, and by its
 /// `window_time`. `None` otherwise.
@@ -938,6 +935,9 @@ fn window_aggregate_time(input: &LogicalPlan, aggregation: &Aggregation) -> Opti
     key_of(columns.start + 2)
 }
 
+/// A window property's type and time attribute: start and end are wall-clock timestamps;
+/// the rowtime has the type of the window's time column (nullable, as Flink derives it); the
+/// proctime is `TIMESTAMP_LTZ(3)`.
 pub(super) fn property_type(
     property: WindowProperty,
     window: &GroupWindow,

@@ -4,7 +4,8 @@
 //! exchange on the partition keys (all to one instance without keys); it emits its input's
 //! columns, then the rank when the query reads it, and updates them as ranks change
 //! (`exec/rank.rs` runs it). In batch mode it also computes RANK and DENSE_RANK, and every
-//! rank when no filter bounds them (a batch OVER).
+//! rank when no filter bounds them (a batch OVER ordered by other than a time attribute;
+//! one ordered by time is an `OverAggregate`, as in streaming).
 
 use super::{ChangelogMode, StreamPlan};
 use crate::plan::explain::Spelling;
@@ -18,7 +19,7 @@ pub struct StreamRank {
     /// Input columns.
     pub partition: Vec<usize>,
     pub order: Vec<OrderKey>,
-    /// First and last rank kept; `None`: every rank (only a batch OVER has no bound).
+    /// First and last rank kept; `None`: every rank (only a batch OVER not ordered by time has no bound).
     pub range: Option<(u64, u64)>,
     /// Whether the rank is an output column (the last).
     pub with_rank: bool,

@@ -98,13 +98,18 @@ pub(super) fn over_aggregate(
         rows: o.frame.rows,
         preceding: o.frame.preceding,
     };
+    let time = match (o.rowtime(), ctx.batch_mode) {
+        (false, _) => OverTime::Proctime,
+        (true, false) => OverTime::Rowtime,
+        (true, true) => OverTime::Batch,
+    };
     keyed_task(built, graph, "OverAggregate", &|| {
         Ok(Box::new(OverAggregateOperator::new(
             input.clone(),
             output.clone(),
             o.partition.clone(),
             o.order,
-            o.rowtime(),
+            time,
             frame,
             o.calls.clone(),
         )?))

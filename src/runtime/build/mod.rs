@@ -35,7 +35,7 @@ use crate::exec::interval_join::IntervalJoinOperator;
 use crate::exec::join::JoinOperator;
 use crate::exec::limit::LimitOperator;
 use crate::exec::operator::Operator;
-use crate::exec::over_aggregate::{Frame, OverAggregateOperator};
+use crate::exec::over_aggregate::{Frame, OverAggregateOperator, OverTime};
 use crate::exec::rank::RankOperator;
 use crate::exec::semi_anti_join::SemiAntiJoinOperator;
 use crate::exec::session_window_table_function::SessionWindowTableFunctionOperator;
