@@ -9,6 +9,7 @@ pub mod aggregate;
 pub mod calc;
 pub mod changelog_kinds;
 pub mod changelog_normalize;
+pub mod correlate;
 pub mod deduplicate;
 pub mod drop_update_before;
 pub mod error;

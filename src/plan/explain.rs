@@ -317,6 +317,42 @@ fn calcite_type(data_type: &DataType) -> String {
     text
 }
 
+/// A row type as Calcite writes it whole (`RecordType(INTEGER id, VARCHAR(2147483647)
+/// ARRAY tags, (VARCHAR(2147483647), INTEGER) MAP m, RecordType:peek_no_expand(INTEGER a)
+/// ARRAY rs, INTEGER NOT NULL ORDINALITY)`).
+pub fn calcite_row_type(schema: &crate::types::Schema) -> String {
+    let fields: Vec<String> = schema
+        .fields
+        .iter()
+        .map(|f| format!("{} {}", calcite_full_type(&f.data_type), f.name))
+        .collect();
+    format!("RecordType({})", fields.join(", "))
+}
+
+/// A type with its nested types and nullability, as Calcite's `getFullTypeString`.
+fn calcite_full_type(data_type: &DataType) -> String {
+    let mut text = match &data_type.kind {
+        TypeKind::Array(element) => format!("{} ARRAY", calcite_full_type(element)),
+        TypeKind::Map(key, value) => format!(
+            "({}, {}) MAP",
+            calcite_full_type(key),
+            calcite_full_type(value)
+        ),
+        TypeKind::Row(fields) => {
+            let fields: Vec<String> = fields
+                .iter()
+                .map(|(name, t)| format!("{} {name}", calcite_full_type(t)))
+                .collect();
+            format!("RecordType:peek_no_expand({})", fields.join(", "))
+        }
+        other => calcite_type_name(other),
+    };
+    if !data_type.nullable {
+        text.push_str(" NOT NULL");
+    }
+    text
+}
+
 /// Calcite's name of a type (`INTEGER`, `TIMESTAMP_WITH_LOCAL_TIME_ZONE(3)`).
 pub fn calcite_type_name(kind: &TypeKind) -> String {
     match kind {

@@ -6,7 +6,7 @@ use super::aggregate::{AggregateCall, GroupWindow, GroupWindowKind, WindowProper
 use super::explain::{Spelling, TreeWriter, calcite_type_name, expr_text};
 use super::expr::ScalarExpr;
 use crate::catalog::TableDef;
-use crate::types::{Schema, TimeAttribute};
+use crate::types::{DataType, Field, Schema, TimeAttribute, TypeKind};
 
 #[derive(Debug, Clone)]
 pub enum LogicalPlan {
@@ -35,6 +35,10 @@ pub enum LogicalPlan {
     OverAggregate(LogicalOverAggregate),
     /// A join of two inputs: the left's columns, then the right's.
     Join(LogicalJoin),
+    /// `CROSS JOIN UNNEST(array)` / `LEFT JOIN UNNEST(array) ON TRUE`: each input row once
+    /// per element of an array (or map, or array of rows) computed from it, with the
+    /// element's columns appended.
+    Unnest(LogicalUnnest),
     /// `ORDER BY … [LIMIT n] [OFFSET m]` (or a LIMIT alone) over a query's rows.
     Sort(LogicalSort),
 }
@@ -121,6 +125,120 @@ pub struct LogicalJoin {
     /// A STATE_TTL hint's TTL for the left and the right input's state.
     pub state_ttl: [Option<TtlHint>; 2],
     pub schema: Schema,
+}
+
+/// What an UNNEST makes of each element: an array's element, a map's key and value, or an
+/// array of rows' fields, then its position from 1 `WITH ORDINALITY`.
+#[derive(Debug, Clone)]
+pub struct LogicalUnnest {
+    pub input: Box<LogicalPlan>,
+    /// The collection, over the input's columns.
+    pub collection: ScalarExpr,
+    pub with_ordinality: bool,
+    /// Inner (a row with an empty or NULL collection leaves nothing) or Left (it leaves once,
+    /// with NULL elements).
+    pub join_type: JoinType,
+    /// Calcite's correlation id (`$cor3`), drawn from the session as Flink's planner does.
+    pub correlation: u32,
+    /// The input's columns, then the element's as named by the query.
+    pub schema: Schema,
+}
+
+impl LogicalUnnest {
+    /// The element's columns (and the ordinality) an UNNEST of `collection` makes, named as
+    /// Calcite's table function names them (`f0`; a row's fields; `EXPR$0` and `ORDINALITY`
+    /// with the ordinality), or `None` if it is no collection.
+    pub fn element_fields(collection: &DataType, with_ordinality: bool) -> Option<Vec<Field>> {
+        let mut fields = match &collection.kind {
+            TypeKind::Array(element) => match &element.kind {
+                TypeKind::Row(row) => row
+                    .iter()
+                    .map(|(name, t)| {
+                        let mut t = t.clone();
+                        t.nullable |= element.nullable;
+                        Field::new(name, t)
+                    })
+                    .collect(),
+                _ => vec![Field::new("f0", element.as_ref().clone())],
+            },
+            TypeKind::Map(key, value) => vec![
+                Field::new("f0", key.as_ref().clone()),
+                Field::new("f1", value.as_ref().clone()),
+            ],
+            _ => return None,
+        };
+        if with_ordinality {
+            if fields.len() == 1 && fields[0].name == "f0" {
+                fields[0].name = "EXPR$0".into();
+            }
+            fields.push(Field::new("ORDINALITY", DataType::not_null(TypeKind::Int)));
+        }
+        Some(fields)
+    }
+}
+
+impl LogicalUnnest {
+    /// Calcite's tree: the correlate over the input and, for its right side, the element
+    /// columns projected from an `Uncollect` of the collection read through the correlation.
+    fn ast_into(&self, tree: &mut TreeWriter, prefix: &mut Vec<bool>) {
+        let cor = format!("$cor{}", self.correlation);
+        let input = self.input.schema();
+        let mut required = vec![false; input.len()];
+        self.collection.mark_columns(&mut required);
+        let required: Vec<String> = (0..input.len())
+            .filter(|&i| required[i])
+            .map(|i| i.to_string())
+            .collect();
+        tree.line(
+            prefix,
+            &format!(
+                "LogicalCorrelate(correlation=[{cor}], joinType=[{}], requiredColumns=[{{{}}}])",
+                self.join_type.calcite_name(),
+                required.join(", ")
+            ),
+        );
+        prefix.push(false);
+        self.input.ast_into(tree, prefix);
+        prefix.pop();
+        prefix.push(true);
+        let elements: Vec<String> = self.schema.fields[input.len()..]
+            .iter()
+            .enumerate()
+            .map(|(i, f)| format!("{}=[${i}]", f.name))
+            .collect();
+        tree.line(prefix, &format!("LogicalProject({})", elements.join(", ")));
+        prefix.push(true);
+        tree.line(
+            prefix,
+            if self.with_ordinality {
+                "Uncollect(withOrdinality=[true])"
+            } else {
+                "Uncollect"
+            },
+        );
+        prefix.push(true);
+        let names: Vec<String> = input
+            .fields
+            .iter()
+            .map(|f| format!("{cor}.{}", f.name))
+            .collect();
+        let name = match &self.collection {
+            ScalarExpr::Column { index, .. } => input.fields[*index].name.clone(),
+            _ => "EXPR$0".into(),
+        };
+        tree.line(
+            prefix,
+            &format!(
+                "LogicalProject({name}=[{}])",
+                expr_text(&self.collection, &names, Spelling::Ast)
+            ),
+        );
+        prefix.push(true);
+        tree.line(prefix, "LogicalValues(tuples=[[{ 0 }]])");
+        for _ in 0..4 {
+            prefix.pop();
+        }
+    }
 }
 
 /// The ranking functions of an OVER clause.
@@ -560,6 +678,7 @@ impl LogicalPlan {
             LogicalPlan::Over(o) => &o.schema,
             LogicalPlan::OverAggregate(o) => &o.schema,
             LogicalPlan::Join(j) => &j.schema,
+            LogicalPlan::Unnest(u) => &u.schema,
             LogicalPlan::Sort(n) => &n.schema,
         }
     }
@@ -787,6 +906,7 @@ impl LogicalPlan {
                 j.right.ast_into(tree, prefix);
                 prefix.pop();
             }
+            LogicalPlan::Unnest(u) => u.ast_into(tree, prefix),
             LogicalPlan::WatermarkAssigner(w) => {
                 tree.line(
                     prefix,

@@ -2,7 +2,6 @@
 
 use super::{Session, StatementError, StatementResult, position_error};
 use crate::catalog::CatalogEntry;
-use crate::plan::bind::Binder;
 use crate::sql::ast::{AlterTableAction, CreateView, ParsedStatement};
 use crate::sql::parser::session_object_name;
 use sqlparser::ast::ObjectName;
@@ -68,7 +67,7 @@ impl Session {
                 // Column changes rebuild the table from its definition and bind it again,
                 // so computed column types and the watermark are checked anew.
                 let create = crate::catalog::ddl::alter_columns(&table, action, parsed.position)?;
-                altered = Binder::new(&self.catalog, &parsed.hints).bind_create_table(&create)?;
+                altered = self.binder(&parsed.hints).bind_create_table(&create)?;
             }
         }
         self.catalog

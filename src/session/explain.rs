@@ -4,7 +4,7 @@
 
 use super::{Session, StatementError, StatementResult, position_error};
 use crate::catalog::CatalogEntry;
-use crate::plan::bind::{Binder, output_names};
+use crate::plan::bind::output_names;
 use crate::plan::explain::Spelling;
 use crate::plan::logical::LogicalPlan;
 use crate::plan::stream::changelog::RootConsumer;
@@ -22,7 +22,7 @@ impl Session {
         statement: &Statement,
         changelog_mode: &bool,
     ) -> Result<StatementResult, StatementError> {
-        let binder = || Binder::new(&self.catalog, &parsed.hints);
+        let binder = || self.binder(&parsed.hints);
         let mut state = None;
         let (ast, plan) = match statement {
             Statement::Query(q) => {

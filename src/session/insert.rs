@@ -5,7 +5,6 @@ use super::result::SinkTarget;
 use super::{PlannedInsert, Session, StatementError, StatementResult, position_error};
 use crate::catalog::CatalogEntry;
 use crate::exec::not_null::NotNullEnforcer;
-use crate::plan::bind::Binder;
 use crate::plan::stream::translate::translate_insert;
 use crate::runtime::build::build_job;
 use crate::sql::SqlError;
@@ -29,7 +28,8 @@ impl Session {
                 ));
             }
         };
-        let table = Binder::new(&self.catalog, &parsed.hints)
+        let table = self
+            .binder(&parsed.hints)
             .sink_table(&table, sqlparser::ast::Spanned::span(&insert.table))?;
         // `PARTITION (k = 'v')` names columns the query then does not provide.
         let physical = table.physical_schema();
@@ -51,7 +51,7 @@ impl Session {
             }
         }
         let factory = crate::connector::registry::sink(&table)?;
-        let (plan, metadata) = Binder::new(&self.catalog, &parsed.hints).bind_insert_into(
+        let (plan, metadata) = self.binder(&parsed.hints).bind_insert_into(
             &insert.query,
             &table,
             &insert.columns,
@@ -120,9 +120,7 @@ impl Session {
         if !self.is_new(&name, create.temporary, create.if_not_exists, parsed)? {
             return Ok(StatementResult::Done);
         }
-        let plan = crate::plan::bind::output_names(
-            Binder::new(&self.catalog, &parsed.hints).bind_query(query)?,
-        );
+        let plan = crate::plan::bind::output_names(self.binder(&parsed.hints).bind_query(query)?);
         let mut table = create.clone();
         table.columns = plan
             .schema()
@@ -135,7 +133,7 @@ impl Session {
                 position: Default::default(),
             })
             .collect();
-        let def = Binder::new(&self.catalog, &parsed.hints).bind_create_table(&table)?;
+        let def = self.binder(&parsed.hints).bind_create_table(&table)?;
         self.catalog.insert(
             name.clone(),
             CatalogEntry::Table(std::sync::Arc::new(def)),

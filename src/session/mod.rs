@@ -71,6 +71,8 @@ impl From<crate::connector::ConnectorError> for StatementError {
 
 pub struct Session {
     catalog: Catalog,
+    /// Calcite's correlation ids, drawn for the session's life as Flink's planner does.
+    correlations: std::cell::Cell<u32>,
     options: BTreeMap<String, String>,
     clock: Arc<dyn Clock>,
     host_zone: SessionZone,
@@ -92,9 +94,15 @@ impl Default for Session {
 }
 
 impl Session {
+    /// A binder over the session's catalog, drawing correlation ids from the session.
+    fn binder<'s>(&'s self, hints: &'s [crate::sql::ast::TableHint]) -> Binder<'s> {
+        Binder::new(&self.catalog, hints).with_correlations(&self.correlations)
+    }
+
     pub fn new(clock: Arc<dyn Clock>) -> Self {
         Session {
             catalog: Catalog::default(),
+            correlations: std::cell::Cell::new(0),
             options: BTreeMap::new(),
             clock,
             host_zone: SessionZone::system(),
@@ -307,8 +315,7 @@ impl Session {
                         }
                         None => create,
                     };
-                    let table =
-                        Binder::new(&self.catalog, &parsed.hints).bind_create_table(create)?;
+                    let table = self.binder(&parsed.hints).bind_create_table(create)?;
                     self.catalog.insert(
                         name,
                         CatalogEntry::Table(Arc::new(table)),
@@ -494,7 +501,7 @@ impl Session {
         create: &CreateView,
         parsed: &ParsedStatement,
     ) -> Result<ViewDef, StatementError> {
-        let plan = Binder::new(&self.catalog, &parsed.hints).bind_query(&create.query)?;
+        let plan = self.binder(&parsed.hints).bind_query(&create.query)?;
         let input = plan.schema();
         if !create.columns.is_empty() && create.columns.len() != input.len() {
             let names: Vec<&str> = input.fields.iter().map(|f| f.name.as_str()).collect();
@@ -644,7 +651,7 @@ impl Session {
         query: &sqlparser::ast::Query,
         parsed: &ParsedStatement,
     ) -> Result<(StreamPlan, Schema), StatementError> {
-        let plan = Binder::new(&self.catalog, &parsed.hints).bind_query(query)?;
+        let plan = self.binder(&parsed.hints).bind_query(query)?;
         let logical = output_names(plan);
         let plan = translate(&logical, &self.planner_options(), RootConsumer::Retractions)
             .map_err(SqlError::from)?;

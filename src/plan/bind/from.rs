@@ -8,6 +8,7 @@ use sqlparser::ast::{self, Expr, Spanned, TableFactor};
 use sqlparser::tokenizer::Span;
 
 use super::super::expr::ScalarExpr;
+use super::unnest::UnnestItem;
 use crate::catalog::{CatalogEntry, ColumnSource, TableDef};
 use crate::sql::SqlError;
 use crate::sql::ast::TableHint;
@@ -23,10 +24,30 @@ impl<'a> Binder<'a> {
     ) -> Result<(LogicalPlan, Vec<ScopeColumn>), SqlError> {
         let mut bound: Option<(LogicalPlan, Vec<ScopeColumn>)> = None;
         for item in from {
-            let mut side = self.bind_table_factor(&item.relation)?;
+            // An UNNEST after a comma reads the items before it.
+            let mut side = match UnnestItem::of(&item.relation) {
+                Some(unnest) => self.bind_unnest(bound.take(), &unnest, JoinType::Inner)?,
+                None => self.bind_table_factor(&item.relation)?,
+            };
             for join in &item.joins {
-                let right = self.bind_table_factor(&join.relation)?;
-                side = self.bind_join(side, right, join)?;
+                side = match UnnestItem::of(&join.relation) {
+                    Some(unnest) => {
+                        let (join_type, on) = unnest_join_type(join)?;
+                        let (plan, scope) = self.bind_unnest(Some(side), &unnest, join_type)?;
+                        match on {
+                            // An inner join's condition filters the joined rows.
+                            Some(on) => {
+                                let condition = self.bind_expr(on, &scope)?;
+                                (filtered(plan, &scope, Some(condition)), scope)
+                            }
+                            None => (plan, scope),
+                        }
+                    }
+                    None => {
+                        let right = self.bind_table_factor(&join.relation)?;
+                        self.bind_join(side, right, join)?
+                    }
+                };
             }
             bound = Some(match bound {
                 None => side,
@@ -117,6 +138,7 @@ impl<'a> Binder<'a> {
                         return Err(view_cycle(&self.expanding, &table_name));
                     }
                     let mut binder = Binder::new(self.catalog, &[]);
+                    binder.correlations = self.correlations;
                     binder.expanding = self.expanding.clone();
                     binder.expanding.push((table_name.clone(), name.span()));
                     let plan = binder.bind_query(&view.query)?;
@@ -380,4 +402,32 @@ pub(super) fn with_provided_rowtime(mut plan: LogicalPlan, table: &TableDef) -> 
         }
     }
     plan
+}
+
+/// The join of an UNNEST with what comes before it: CROSS JOIN, INNER JOIN with its
+/// condition (unless TRUE), or LEFT JOIN ON TRUE.
+fn unnest_join_type(join: &ast::Join) -> Result<(JoinType, Option<&Expr>), SqlError> {
+    use ast::{JoinConstraint, JoinOperator};
+    let span = join.relation.span();
+    let (join_type, constraint) = match &join.join_operator {
+        JoinOperator::CrossJoin(JoinConstraint::None) => return Ok((JoinType::Inner, None)),
+        JoinOperator::Join(c) | JoinOperator::Inner(c) => (JoinType::Inner, c),
+        JoinOperator::Left(c) | JoinOperator::LeftOuter(c) => (JoinType::Left, c),
+        _ => {
+            return Err(error(
+                span,
+                "an UNNEST joins by CROSS JOIN, or by INNER or LEFT JOIN ON TRUE",
+            ));
+        }
+    };
+    match constraint {
+        JoinConstraint::On(Expr::Value(v)) if matches!(v.value, ast::Value::Boolean(true)) => {
+            Ok((join_type, None))
+        }
+        JoinConstraint::On(on) if join_type == JoinType::Inner => Ok((join_type, Some(on))),
+        _ => Err(error(
+            span,
+            "an UNNEST joined by LEFT JOIN takes the condition ON TRUE only",
+        )),
+    }
 }

@@ -31,6 +31,7 @@ mod literal;
 mod over;
 mod query;
 mod select;
+mod unnest;
 mod window_tvf;
 use aggregate::*;
 pub use expr::MAX_EXPR_DEPTH;
@@ -74,6 +75,10 @@ pub struct Binder<'a> {
     /// The STATE_TTL hint of the SELECT being bound: each name with its TTL, and whether an
     /// input of a join or the aggregate took it.
     state_ttl: Vec<(String, TtlHint, bool)>,
+    /// Calcite's correlation ids (an UNNEST's `$cor0`): the session's counter, as Flink's
+    /// planner draws them for the session's life, else this binder's own.
+    correlations: Option<&'a std::cell::Cell<u32>>,
+    own_correlations: u32,
 }
 
 /// Column indices that stand, in expressions bound over a GROUP BY's input, for the
@@ -181,6 +186,28 @@ impl<'a> Binder<'a> {
             over_column: None,
             over_aggregation: None,
             state_ttl: Vec::new(),
+            correlations: None,
+            own_correlations: 0,
+        }
+    }
+
+    /// Draws correlation ids from `counter` (the session's).
+    pub fn with_correlations(mut self, counter: &'a std::cell::Cell<u32>) -> Self {
+        self.correlations = Some(counter);
+        self
+    }
+
+    fn next_correlation(&mut self) -> u32 {
+        match self.correlations {
+            Some(counter) => {
+                let id = counter.get();
+                counter.set(id + 1);
+                id
+            }
+            None => {
+                self.own_correlations += 1;
+                self.own_correlations - 1
+            }
         }
     }
 }

@@ -123,6 +123,10 @@ fn require(plan: &mut StreamPlan, before: bool) {
         }
         StreamPlan::Exchange(n) => require(&mut n.input, before),
         StreamPlan::Expand(n) => require(&mut n.input, before),
+        StreamPlan::Correlate(n) => {
+            let filters = n.condition.is_some() && n.input.changelog_mode().retracts();
+            require(&mut n.input, before || filters)
+        }
         StreamPlan::Sink(n) => require(&mut n.input, before),
         StreamPlan::WatermarkAssigner(n) => require(&mut n.input, before),
         StreamPlan::Union(n) => {

@@ -7,6 +7,7 @@
 pub mod calc;
 pub mod changelog;
 pub mod changelog_normalize;
+pub mod correlate;
 pub mod drop_update_before;
 pub mod exchange;
 pub mod expand;
@@ -34,6 +35,7 @@ pub mod window_table_function;
 
 use calc::StreamCalc;
 use changelog_normalize::StreamChangelogNormalize;
+use correlate::StreamCorrelate;
 use drop_update_before::StreamDropUpdateBefore;
 use exchange::{Distribution, StreamExchange};
 use expand::StreamExpand;
@@ -106,6 +108,7 @@ pub enum StreamPlan {
     Values(StreamValues),
     Calc(StreamCalc),
     Expand(StreamExpand),
+    Correlate(StreamCorrelate),
     WatermarkAssigner(StreamWatermarkAssigner),
     Union(StreamUnion),
     Exchange(StreamExchange),
@@ -197,6 +200,7 @@ impl StreamPlan {
             StreamPlan::Values(n) => &n.schema,
             StreamPlan::Calc(n) => &n.schema,
             StreamPlan::Expand(n) => &n.schema,
+            StreamPlan::Correlate(n) => &n.schema,
             StreamPlan::WatermarkAssigner(n) => &n.schema,
             StreamPlan::Union(n) => &n.schema,
             StreamPlan::Exchange(n) => &n.schema,
@@ -243,7 +247,9 @@ impl StreamPlan {
                 }
             }
             // A Calc may drop or move its input's key columns.
-            StreamPlan::Calc(_) | StreamPlan::Expand(_) => Distribution::Any,
+            StreamPlan::Calc(_) | StreamPlan::Expand(_) | StreamPlan::Correlate(_) => {
+                Distribution::Any
+            }
             StreamPlan::WindowDeduplicate(n) => n.input.distribution(),
             StreamPlan::WindowRank(n) => n.input.distribution(),
             StreamPlan::Rank(n) => n.input.distribution(),
@@ -297,6 +303,7 @@ impl StreamPlan {
                 .unwrap_or(ChangelogMode::INSERT_ONLY),
             StreamPlan::Calc(n) => n.input.changelog_mode(),
             StreamPlan::Expand(n) => n.input.changelog_mode(),
+            StreamPlan::Correlate(n) => n.input.changelog_mode(),
             StreamPlan::WatermarkAssigner(n) => n.input.changelog_mode(),
             StreamPlan::Exchange(n) => n.input.changelog_mode(),
             StreamPlan::Sink(n) => n.input.changelog_mode(),
@@ -323,6 +330,7 @@ impl StreamPlan {
             StreamPlan::TableSourceScan(_) | StreamPlan::Values(_) => Vec::new(),
             StreamPlan::Calc(n) => vec![&n.input],
             StreamPlan::Expand(n) => vec![&n.input],
+            StreamPlan::Correlate(n) => vec![&n.input],
             StreamPlan::WatermarkAssigner(n) => vec![&n.input],
             StreamPlan::Union(n) => n.inputs.iter().collect(),
             StreamPlan::Exchange(n) => vec![&n.input],
@@ -352,6 +360,7 @@ impl StreamPlan {
             StreamPlan::TableSourceScan(_) | StreamPlan::Values(_) => Vec::new(),
             StreamPlan::Calc(n) => vec![&mut n.input],
             StreamPlan::Expand(n) => vec![&mut n.input],
+            StreamPlan::Correlate(n) => vec![&mut n.input],
             StreamPlan::WatermarkAssigner(n) => vec![&mut n.input],
             StreamPlan::Union(n) => n.inputs.iter_mut().collect(),
             StreamPlan::Exchange(n) => vec![&mut n.input],
@@ -470,6 +479,7 @@ impl StreamPlan {
                 StreamPlan::Calc(n) => &n.input,
                 StreamPlan::Exchange(n) => &n.input,
                 StreamPlan::Expand(n) => &n.input,
+                StreamPlan::Correlate(n) => &n.input,
                 StreamPlan::WatermarkAssigner(n) => &n.input,
                 _ => break,
             };
@@ -488,6 +498,7 @@ impl StreamPlan {
             StreamPlan::Values(n) => n.explain(spelling),
             StreamPlan::Calc(n) => n.explain(spelling),
             StreamPlan::Expand(n) => n.explain(),
+            StreamPlan::Correlate(n) => n.explain(),
             StreamPlan::WatermarkAssigner(n) => match n.pushed_into() {
                 Some(scan) => scan.explain(offered, Some(&n.watermark_text(spelling))),
                 None => n.explain(spelling),

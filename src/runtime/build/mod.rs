@@ -25,6 +25,7 @@ use crate::connector::source::values::ValuesSplit;
 use crate::exec::calc::CalcOperator;
 use crate::exec::changelog_kinds::ChangelogKindsOperator;
 use crate::exec::changelog_normalize::ChangelogNormalizeOperator;
+use crate::exec::correlate::CorrelateOperator;
 use crate::exec::deduplicate::DeduplicateOperator;
 use crate::exec::drop_update_before::DropUpdateBeforeOperator;
 use crate::exec::error::ExecError;
@@ -56,6 +57,7 @@ use crate::plan::logical::RankFunction;
 use crate::plan::stream::StreamPlan;
 use crate::plan::stream::calc::StreamCalc;
 use crate::plan::stream::changelog_normalize::StreamChangelogNormalize;
+use crate::plan::stream::correlate::StreamCorrelate;
 use crate::plan::stream::drop_update_before::StreamDropUpdateBefore;
 use crate::plan::stream::exchange::Distribution;
 use crate::plan::stream::exchange::StreamExchange;
@@ -268,6 +270,7 @@ fn build_node(
         )),
         StreamPlan::Calc(c) => stateless::calc(c, ctx, options, graph, groups),
         StreamPlan::Expand(x) => stateless::expand(x, ctx, options, graph, groups),
+        StreamPlan::Correlate(c) => stateless::correlate(c, ctx, options, graph, groups),
         StreamPlan::DropUpdateBefore(d) => stateless::drop_update_before(d, ctx, options, graph, groups),
         StreamPlan::ChangelogNormalize(n) => aggregate::changelog_normalize(n, ctx, options, graph, groups),
         // A batch job has no watermark but the final one, as in Flink: no row of a bounded

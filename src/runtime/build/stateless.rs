@@ -1,5 +1,5 @@
-//! The stateless nodes: Calc, Expand, dropping `-U`, exchanges and UNION ALL, fused into
-//! the chains below them.
+//! The stateless nodes: Calc, Expand, Correlate (UNNEST), dropping `-U`, exchanges and UNION ALL,
+//! fused into the chains below them.
 
 use super::*;
 
@@ -10,7 +10,17 @@ pub(super) fn calc(
     graph: &mut JobGraph,
     groups: &mut BuildState,
 ) -> Result<Built, BuildError> {
-    let mut built = build(&c.input, ctx, options, graph, groups)?;
+    // A correlate below fills only the columns this Calc reads.
+    let mut built = match c.input.as_ref() {
+        StreamPlan::Correlate(k) => {
+            let mut read = vec![false; k.schema.len()];
+            for e in c.exprs.iter().chain(&c.filter) {
+                e.mark_columns(&mut read);
+            }
+            correlate_reading(k, Some(read), ctx, options, graph, groups)?
+        }
+        _ => build(&c.input, ctx, options, graph, groups)?,
+    };
     let schema = runtime_schema(&c.schema);
     built.push(graph, &|| {
         Box::new(CalcOperator::new(
@@ -36,6 +46,48 @@ pub(super) fn expand(
         Box::new(ExpandOperator::new(
             x.projects.clone(),
             schema.clone(),
+            ctx.clone(),
+        ))
+    });
+    Ok(built)
+}
+
+pub(super) fn correlate(
+    c: &StreamCorrelate,
+    ctx: &EvalContext,
+    options: &JobOptions,
+    graph: &mut JobGraph,
+    groups: &mut BuildState,
+) -> Result<Built, BuildError> {
+    correlate_reading(c, None, ctx, options, graph, groups)
+}
+
+/// A correlate whose consumer reads only the columns `read` (all when `None`): the input
+/// columns it does not read are left NULL, not repeated per element.
+fn correlate_reading(
+    c: &StreamCorrelate,
+    read: Option<Vec<bool>>,
+    ctx: &EvalContext,
+    options: &JobOptions,
+    graph: &mut JobGraph,
+    groups: &mut BuildState,
+) -> Result<Built, BuildError> {
+    let mut built = build(&c.input, ctx, options, graph, groups)?;
+    let input_width = c.input.schema().len();
+    let mut schema = c.schema.clone();
+    let read = read.unwrap_or_else(|| vec![true; schema.len()]);
+    for (field, &read) in schema.fields.iter_mut().zip(&read).take(input_width) {
+        field.data_type.nullable |= !read;
+    }
+    let schema = runtime_schema(&schema);
+    built.push(graph, &|| {
+        Box::new(CorrelateOperator::new(
+            c.collection.clone(),
+            c.with_ordinality,
+            c.join_type == JoinType::Left,
+            c.condition.clone(),
+            schema.clone(),
+            read[..input_width].to_vec(),
             ctx.clone(),
         ))
     });

@@ -22,10 +22,39 @@ use crate::plan::aggregate::GroupWindowKind;
 use crate::plan::aggregate::WindowProperty;
 use crate::plan::aggregate::{AggregateCall, AggregateFunction};
 use crate::plan::expr::ScalarExpr;
-use crate::plan::logical::{LogicalAggregate, LogicalCalc, LogicalOver, LogicalPlan, RankFunction};
+use crate::plan::logical::{
+    JoinType, LogicalAggregate, LogicalCalc, LogicalOver, LogicalPlan, LogicalUnnest, RankFunction,
+};
+use crate::plan::stream::correlate::StreamCorrelate;
 use crate::types::Field;
 use crate::types::value::Value;
 use crate::types::{DataType, Schema, TimeAttribute, TypeKind};
+
+/// An UNNEST's correlate, with `condition` over the element's columns.
+fn correlate(u: &LogicalUnnest, condition: Option<ScalarExpr>) -> Result<StreamPlan, PlanError> {
+    let input = convert(&u.input)?;
+    let mut elements = LogicalUnnest::element_fields(u.collection.data_type(), u.with_ordinality)
+        .ok_or_else(|| PlanError::Unsupported {
+        message: format!("UNNEST of {}", u.collection.data_type().kind),
+        line: 0,
+        column: 0,
+    })?;
+    for field in &mut elements {
+        // The function's row type has a nullable ordinality (the query's is NOT NULL).
+        field.data_type.nullable |= u.join_type == JoinType::Left || field.name == "ORDINALITY";
+    }
+    let mut fields = input.schema().fields.clone();
+    fields.extend(elements);
+    Ok(StreamPlan::Correlate(StreamCorrelate {
+        input: Box::new(input),
+        collection: u.collection.clone(),
+        with_ordinality: u.with_ordinality,
+        join_type: u.join_type,
+        condition,
+        correlation: u.correlation,
+        schema: Schema::new(fields),
+    }))
+}
 
 /// One stream node per logical node, Calcs merged where they meet.
 pub(super) fn convert(plan: &LogicalPlan) -> Result<StreamPlan, PlanError> {
@@ -90,6 +119,57 @@ pub(super) fn convert(plan: &LogicalPlan) -> Result<StreamPlan, PlanError> {
             StreamPlan::Calc(merge(calc))
         }
         LogicalPlan::Join(j) => join(j, Vec::new())?.0,
+        // A WHERE over an inner UNNEST: what reads only the element goes into the correlate.
+        LogicalPlan::Calc(c)
+            if c.filter.is_some()
+                && matches!(c.input.as_ref(), LogicalPlan::Unnest(u) if u.join_type == JoinType::Inner) =>
+        {
+            let LogicalPlan::Unnest(u) = c.input.as_ref() else {
+                unreachable!("checked by the guard")
+            };
+            // Conjuncts over the input's columns alone go below, over the element's alone
+            // into the correlate; the others stay.
+            let width = u.input.schema().len();
+            let (mut below, mut inside, mut above) = (Vec::new(), Vec::new(), Vec::new());
+            for e in c.filter.as_ref().map(conjuncts).unwrap_or_default() {
+                let mut used = vec![false; u.schema.len()];
+                e.mark_columns(&mut used);
+                match (used[..width].contains(&true), used[width..].contains(&true)) {
+                    (_, false) => below.push(e),
+                    (false, true) => inside.push(e),
+                    (true, true) => above.push(e),
+                }
+            }
+            let mut u = u.clone();
+            if let Some(filter) = below.into_iter().reduce(and) {
+                let input = u.input.clone();
+                *u.input = LogicalPlan::Calc(LogicalCalc {
+                    exprs: (0..width)
+                        .map(|index| ScalarExpr::Column {
+                            index,
+                            data_type: input.schema().fields[index].data_type.clone(),
+                        })
+                        .collect(),
+                    schema: input.schema().clone(),
+                    input,
+                    filter: Some(filter),
+                });
+            }
+            let inside = inside.into_iter().reduce(and).map(|e| {
+                e.map_columns(&mut |i, data_type| ScalarExpr::Column {
+                    index: i - width,
+                    data_type: data_type.clone(),
+                })
+            });
+            let calc = StreamCalc {
+                input: Box::new(correlate(&u, inside)?),
+                filter: above.into_iter().reduce(and),
+                exprs: c.exprs.clone(),
+                schema: c.schema.clone(),
+            };
+            StreamPlan::Calc(merge(calc))
+        }
+        LogicalPlan::Unnest(u) => correlate(u, None)?,
         LogicalPlan::Sort(n) => sort(n)?,
         LogicalPlan::Calc(c) => {
             let calc = StreamCalc {

@@ -210,6 +210,14 @@ pub(super) fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Optio
             };
             (StreamPlan::Expand(expand), positions(&keep, needed.len()))
         }
+        // Flink's correlate keeps every input column.
+        StreamPlan::Correlate(mut c) => {
+            let all = vec![true; c.input.schema().len()];
+            let (input, _) = prune(*c.input, &all);
+            c.input = Box::new(input);
+            let width = c.schema.len();
+            (StreamPlan::Correlate(c), identity(width))
+        }
         StreamPlan::WatermarkAssigner(w) => {
             let mut used = needed.to_vec();
             used[w.rowtime] = true;

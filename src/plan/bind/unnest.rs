@@ -1,0 +1,158 @@
+//! `UNNEST`: `FROM t CROSS JOIN UNNEST(t.tags) [WITH ORDINALITY] AS u(tag [, pos])`, `FROM t,
+//! UNNEST(…)`, `LEFT JOIN UNNEST(…) ON TRUE`, and `FROM UNNEST(ARRAY[…])` alone — the
+//! collection bound against the columns before it (a correlation, as Calcite's).
+
+use sqlparser::ast::{self, Expr, FunctionArg, FunctionArgExpr, Spanned, TableFactor};
+use sqlparser::tokenizer::Span;
+
+use super::*;
+use crate::sql::parser::object_name_last;
+
+/// An UNNEST in a FROM clause, however the parser gave it.
+pub(super) struct UnnestItem<'f> {
+    collections: Vec<&'f Expr>,
+    with_ordinality: bool,
+    alias: Option<&'f ast::TableAlias>,
+    span: Span,
+}
+
+impl<'f> UnnestItem<'f> {
+    /// `factor` if it is an UNNEST.
+    pub(super) fn of(factor: &'f TableFactor) -> Option<Self> {
+        match factor {
+            TableFactor::UNNEST {
+                alias,
+                array_exprs,
+                with_offset: false,
+                with_ordinality,
+                ..
+            } => Some(UnnestItem {
+                collections: array_exprs.iter().collect(),
+                with_ordinality: *with_ordinality,
+                alias: alias.as_ref(),
+                span: factor.span(),
+            }),
+            TableFactor::Table {
+                name,
+                alias,
+                args: Some(args),
+                with_ordinality,
+                ..
+            } if object_name_last(name).eq_ignore_ascii_case("UNNEST") => {
+                let collections = args
+                    .args
+                    .iter()
+                    .map(|a| match a {
+                        FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e),
+                        _ => None,
+                    })
+                    .collect::<Option<Vec<_>>>()?;
+                Some(UnnestItem {
+                    collections,
+                    with_ordinality: *with_ordinality,
+                    alias: alias.as_ref(),
+                    span: factor.span(),
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+impl<'a> Binder<'a> {
+    /// `left` joined (`join_type`: inner or left) with the UNNEST of a collection computed
+    /// from its rows; `None` for `left`: an UNNEST alone in its FROM clause.
+    pub(super) fn bind_unnest(
+        &mut self,
+        left: Option<(LogicalPlan, Vec<ScopeColumn>)>,
+        item: &UnnestItem<'_>,
+        join_type: JoinType,
+    ) -> Result<(LogicalPlan, Vec<ScopeColumn>), SqlError> {
+        // Calcite draws a correlation id only when the UNNEST reads a table before it.
+        let correlation = match left {
+            Some(_) => self.next_correlation(),
+            None => 0,
+        };
+        let (input, scope) = match left {
+            Some(left) => left,
+            None => scoped(
+                LogicalPlan::Values(LogicalValues {
+                    rows: vec![vec![]],
+                    schema: Schema::new(vec![]),
+                }),
+                None,
+            ),
+        };
+        let [collection] = item.collections[..] else {
+            return Err(error(
+                item.span,
+                "UNNEST of several collections at once is not supported yet",
+            ));
+        };
+        let bound = self.bind_expr(collection, &scope)?;
+        let Some(mut elements) =
+            LogicalUnnest::element_fields(bound.data_type(), item.with_ordinality)
+        else {
+            return Err(error(
+                item.span,
+                format!(
+                    "Cannot apply 'UNNEST' to arguments of type 'UNNEST(<{}>)'. Supported form(s): 'UNNEST(<MULTISET>)'\n'UNNEST(<ARRAY>)'\n'UNNEST(<MAP>)'",
+                    crate::plan::explain::calcite_type_name(&bound.data_type().kind)
+                ),
+            ));
+        };
+        // Calcite's names of the query's columns: an element is EXPR$0, a map's KEY and VALUE.
+        let defaults: Vec<String> = match &bound.data_type().kind {
+            TypeKind::Map(..) => vec!["KEY".into(), "VALUE".into()],
+            TypeKind::Array(e) if matches!(e.kind, TypeKind::Row(_)) => {
+                elements.iter().map(|f| f.name.clone()).collect()
+            }
+            _ => vec!["EXPR$0".into()],
+        };
+        for (field, name) in elements.iter_mut().zip(defaults) {
+            field.name = name;
+        }
+        if let Some(alias) = item.alias.filter(|a| !a.columns.is_empty()) {
+            if alias.columns.len() != elements.len() {
+                return Err(error(
+                    alias.name.span,
+                    format!(
+                        "List of column aliases must have same degree as table; table has {} columns {}, whereas alias list has {} columns",
+                        elements.len(),
+                        elements
+                            .iter()
+                            .map(|f| format!("('{}')", f.name))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        alias.columns.len()
+                    ),
+                ));
+            }
+            for (field, name) in elements.iter_mut().zip(&alias.columns) {
+                field.name = name.name.value.clone();
+            }
+        }
+        if join_type == JoinType::Left {
+            for field in &mut elements {
+                field.data_type.nullable = true;
+            }
+        }
+        let qualifier = item.alias.map(|a| a.name.value.clone());
+        let mut out_scope = scope;
+        out_scope.extend(elements.iter().map(|f| ScopeColumn {
+            qualifier: qualifier.clone(),
+            field: f.clone(),
+        }));
+        let mut fields = input.schema().fields.clone();
+        fields.extend(elements);
+        let plan = LogicalPlan::Unnest(LogicalUnnest {
+            input: Box::new(input),
+            collection: bound,
+            with_ordinality: item.with_ordinality,
+            join_type,
+            correlation,
+            schema: Schema::new(fields),
+        });
+        Ok((plan, out_scope))
+    }
+}
