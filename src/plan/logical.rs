@@ -124,6 +124,9 @@ pub struct LogicalJoin {
     pub temporal: Option<(usize, (u64, u64))>,
     /// A STATE_TTL hint's TTL for the left and the right input's state.
     pub state_ttl: [Option<TtlHint>; 2],
+    /// The right side is a scalar subquery's one row (Calcite's `$SCALAR_QUERY` in the
+    /// abstract syntax tree, where the join is not a node).
+    pub scalar_query: bool,
     pub schema: Schema,
 }
 
@@ -603,6 +606,39 @@ impl LogicalAggregate {
     }
 }
 
+/// Below a chain of scalar-subquery joins: the outer input, and how Calcite writes each
+/// column of the chain's output (`$0`, …, then `$SCALAR_QUERY({…})` per subquery, its plan
+/// indented as `RelOptUtil.toString` writes it).
+fn scalar_queries(plan: &LogicalPlan) -> Option<(&LogicalPlan, Vec<String>)> {
+    let mut queries = Vec::new();
+    let mut base = plan;
+    while let LogicalPlan::Join(j) = base
+        && j.scalar_query
+    {
+        queries.push(j.right.as_ref());
+        base = &j.left;
+    }
+    if queries.is_empty() {
+        return None;
+    }
+    let mut names: Vec<String> = (0..base.schema().len()).map(|i| format!("${i}")).collect();
+    for query in queries.into_iter().rev() {
+        let lines: Vec<String> = query
+            .explain_ast()
+            .lines()
+            .map(|line| {
+                let marks = line
+                    .chars()
+                    .take_while(|c| matches!(c, ' ' | ':' | '+' | '-'))
+                    .count();
+                format!("{}{}", "  ".repeat(marks / 3), &line[marks..])
+            })
+            .collect();
+        names.push(format!("$SCALAR_QUERY({{\n{}\n}})", lines.join("\n")));
+    }
+    Some((base, names))
+}
+
 impl LogicalCalc {
     /// `LogicalProject` (over a `LogicalFilter`); `names`: how to write the input columns
     /// (empty: `$i`); `window`: the column of the project shown as a group window call.
@@ -719,6 +755,15 @@ impl LogicalPlan {
                     &format!("LogicalValues(tuples=[[{}]])", rows.join(", ")),
                 )
             }
+            // Scalar subqueries are calls in the expressions that read them.
+            LogicalPlan::Calc(c) if scalar_queries(&c.input).is_some() => {
+                let (base, names) = scalar_queries(&c.input).expect("checked by the guard");
+                let calc = LogicalCalc {
+                    input: Box::new(base.clone()),
+                    ..c.clone()
+                };
+                calc.ast_into(tree, prefix, &names, None)
+            }
             // Column names given to VALUES are the Values' own in Calcite's tree.
             LogicalPlan::Calc(c) if c.renames_values() => c.input.ast_into(tree, prefix),
             // Calcite has no project over an aggregate that passes its columns through.
@@ -773,6 +818,12 @@ impl LogicalPlan {
                         (call.position, format!("${f}({})", args.join(", ")))
                     });
                 match a.input.as_ref() {
+                    // Calcite leaves out an empty project (COUNT(*) alone).
+                    LogicalPlan::Calc(below)
+                        if below.exprs.is_empty() && below.filter.is_none() =>
+                    {
+                        below.input.ast_into(tree, prefix)
+                    }
                     LogicalPlan::Calc(below) => below.ast_into(tree, prefix, &[], window),
                     other => other.ast_into(tree, prefix),
                 }

@@ -502,7 +502,8 @@ impl<'a> Binder<'a> {
                     "TABLE arguments are only allowed in table function calls",
                 ))
             }
-            Expr::Subquery(_) | Expr::Exists { .. } => Err(error(
+            Expr::Subquery(query) => self.bind_scalar_subquery(query),
+            Expr::Exists { .. } => Err(error(
                 span,
                 "subqueries in expressions are not supported yet",
             )),

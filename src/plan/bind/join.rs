@@ -236,6 +236,7 @@ pub(super) fn joined(
         condition,
         temporal: keeps_time.flatten(),
         state_ttl: [None, None],
+        scalar_query: false,
         schema: Schema::new(fields),
     });
     (plan, scope)

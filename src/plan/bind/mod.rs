@@ -30,6 +30,7 @@ mod join;
 mod literal;
 mod over;
 mod query;
+mod scalar_subquery;
 mod select;
 mod unnest;
 mod window_tvf;
@@ -79,6 +80,8 @@ pub struct Binder<'a> {
     /// planner draws them for the session's life, else this binder's own.
     correlations: Option<&'a std::cell::Cell<u32>>,
     own_correlations: u32,
+    /// The scalar subqueries of the SELECT whose WHERE or SELECT list is binding.
+    scalar_subqueries: Option<scalar_subquery::ScalarSubqueries>,
 }
 
 /// Column indices that stand, in expressions bound over a GROUP BY's input, for the
@@ -188,6 +191,7 @@ impl<'a> Binder<'a> {
             state_ttl: Vec::new(),
             correlations: None,
             own_correlations: 0,
+            scalar_subqueries: None,
         }
     }
 

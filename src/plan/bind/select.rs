@@ -155,10 +155,20 @@ impl<'a> Binder<'a> {
             }
             None => select,
         };
+        // Scalar subqueries met from here to the SELECT list's end join the input then.
+        let outer_subqueries = self
+            .scalar_subqueries
+            .replace(scalar_subquery::ScalarSubqueries::new(scope.len()));
         self.no_aggregates_in = Some("WHERE");
         let filter = self.bind_where(select, &scope);
         self.no_aggregates_in = None;
-        let filter = filter?;
+        let filter = match filter {
+            Ok(filter) => filter,
+            Err(e) => {
+                self.scalar_subqueries = outer_subqueries;
+                return Err(e);
+            }
+        };
         let input_attrs: Vec<Option<TimeAttribute>> =
             scope.iter().map(|c| c.field.time_attribute).collect();
         self.no_aggregates_in = Some("GROUP BY");
@@ -181,7 +191,12 @@ impl<'a> Binder<'a> {
                 &select.named_window,
             ));
         }
+        if let Some(s) = self.scalar_subqueries.as_mut() {
+            s.selecting();
+        }
         let items = self.bind_select_items(select, &scope, &input_attrs);
+        let subqueries =
+            std::mem::replace(&mut self.scalar_subqueries, outer_subqueries).unwrap_or_default();
         let over_aggregation = std::mem::replace(&mut self.over_aggregation, outer_over);
         let having = match (&items, &select.having) {
             (Ok(_), Some(having)) => Some(self.bind_expr(having, &scope).map(|e| (e, having))),
@@ -190,8 +205,31 @@ impl<'a> Binder<'a> {
         .transpose();
         let aggregation = self.aggregation.take().expect("set above");
         let over = self.over_column.take();
-        let (exprs, fields) = items?;
+        let (exprs, mut fields) = items?;
         let having = having?;
+        // The input joined with the scalar subqueries' rows (a regular join: time
+        // attributes do not pass it).
+        let (input, scope) = if subqueries.is_empty() {
+            (input, scope)
+        } else {
+            let aggregating =
+                !group_items.is_empty() || !aggregation.calls.is_empty() || having.is_some();
+            if aggregating
+                || over.is_some()
+                || over_aggregation
+                    .as_ref()
+                    .is_some_and(|o| o.first_call().is_some())
+            {
+                return Err(error(
+                    select.span(),
+                    "scalar subqueries in an aggregating or OVER query are not supported yet",
+                ));
+            }
+            for f in &mut fields {
+                f.time_attribute = None;
+            }
+            subqueries.join(input, scope)
+        };
         let over_call = over_aggregation.as_ref().and_then(|o| o.first_call());
         if let (Some(span), false) = (
             over_call,
@@ -476,6 +514,7 @@ impl<'a> Binder<'a> {
             condition,
             temporal: None,
             state_ttl: [None, None],
+            scalar_query: false,
             schema: Schema::new(kept.iter().map(|c| c.field.clone()).collect()),
         });
         Ok((plan, kept))

@@ -10,7 +10,7 @@ use super::super::{PlanError, StreamPlan};
 use super::*;
 use crate::plan::aggregate::WindowProperty;
 use crate::plan::expr::ScalarExpr;
-use crate::plan::logical::{JoinType, LogicalJoin, LogicalPlan};
+use crate::plan::logical::{JoinType, LogicalCalc, LogicalJoin, LogicalPlan};
 use crate::types::Field;
 use crate::types::value::Value;
 use crate::types::{DataType, Schema, TimeAttribute, TypeKind};
@@ -40,7 +40,7 @@ pub(super) fn join(
     j: &LogicalJoin,
     above: Vec<ScalarExpr>,
 ) -> Result<(StreamPlan, Vec<ScalarExpr>), PlanError> {
-    let left = convert(&j.left)?;
+    let mut left = convert(&j.left)?;
     let right = convert(&j.right)?;
     let nl = left.schema().len();
     let nr = right.schema().len();
@@ -90,6 +90,25 @@ pub(super) fn join(
             _ if in_on || inner => conditions.push(c),
             _ => remaining.push(c),
         }
+    }
+    // Scalar subqueries' joins, one over another: a filter on the lower one's columns goes
+    // into it, as Calcite's FilterJoinRule takes it down the chain.
+    if j.scalar_query
+        && !left_filters.is_empty()
+        && matches!(j.left.as_ref(), LogicalPlan::Join(below) if below.scalar_query)
+    {
+        let below = LogicalPlan::Calc(LogicalCalc {
+            exprs: (0..nl)
+                .map(|index| ScalarExpr::Column {
+                    index,
+                    data_type: j.left.schema().fields[index].data_type.clone(),
+                })
+                .collect(),
+            schema: j.left.schema().clone(),
+            input: j.left.clone(),
+            filter: std::mem::take(&mut left_filters).into_iter().reduce(and),
+        });
+        left = convert(&below)?;
     }
     // Keys: equalities of a left operand and a right one.
     let mut left_exprs: Vec<(ScalarExpr, String)> = (0..nl)

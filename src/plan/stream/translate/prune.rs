@@ -854,7 +854,20 @@ pub(super) fn prune_group_aggregate(mut agg: StreamGroupAggregate) -> StreamGrou
             used[arg] = true;
         }
     }
+    let nothing_read = !used.contains(&true);
     let (mut input, remap) = prune(*agg.input, &used);
+    // COUNT(*) alone reads no column: the empty Calc left below goes (Calcite removes the
+    // empty project; the scan keeps the one column it must read).
+    if nothing_read
+        && let StreamPlan::Calc(calc) = &input
+        && calc.filter.is_none()
+        && calc.exprs.is_empty()
+    {
+        let StreamPlan::Calc(calc) = input else {
+            unreachable!("matched above")
+        };
+        input = *calc.input;
+    }
     let mut moved: Vec<usize> = (0..input.schema().len()).collect();
     // A Calc that only picks columns of an updating input merges into the aggregate, which
     // reads them where they are (Flink's AggregateProjectMergeRule); over an insert-only
