@@ -35,6 +35,11 @@ impl ScalarSubqueries {
         self.joined.is_empty()
     }
 
+    /// Whether the SELECT list reads one (else only the WHERE does).
+    pub(super) fn in_select_list(&self) -> bool {
+        self.joined.iter().any(|(_, in_select)| *in_select)
+    }
+
     /// `input` (of columns `scope`) joined with each subquery's row, in the order they were
     /// met: the columns the bound expressions read. The WHERE stays above (the translation
     /// takes its conjuncts into the joins, as Calcite's FilterJoinRule).

@@ -214,15 +214,16 @@ impl<'a> Binder<'a> {
         } else {
             let aggregating =
                 !group_items.is_empty() || !aggregation.calls.is_empty() || having.is_some();
-            if aggregating
-                || over.is_some()
+            // The WHERE's subqueries join below an aggregate or OVER; the SELECT list's
+            // would have to join above it.
+            let over_calls = over.is_some()
                 || over_aggregation
                     .as_ref()
-                    .is_some_and(|o| o.first_call().is_some())
-            {
+                    .is_some_and(|o| o.first_call().is_some());
+            if subqueries.in_select_list() && (aggregating || over_calls) {
                 return Err(error(
                     select.span(),
-                    "scalar subqueries in an aggregating or OVER query are not supported yet",
+                    "scalar subqueries in the SELECT list of an aggregating or OVER query are not supported yet",
                 ));
             }
             for f in &mut fields {
