@@ -818,9 +818,19 @@ impl LogicalPlan {
                         (call.position, format!("${f}({})", args.join(", ")))
                     });
                 match a.input.as_ref() {
-                    // Calcite leaves out an empty project (COUNT(*) alone).
+                    // Calcite leaves out an empty project (COUNT(*) alone) and one that
+                    // passes every column through as it is.
                     LogicalPlan::Calc(below)
-                        if below.exprs.is_empty() && below.filter.is_none() =>
+                        if below.filter.is_none()
+                            && window.is_none()
+                            && (below.exprs.is_empty()
+                                || (below.passes_columns_through()
+                                    && below.schema.fields.iter().map(|f| &f.name).eq(below
+                                        .input
+                                        .schema()
+                                        .fields
+                                        .iter()
+                                        .map(|f| &f.name)))) =>
                     {
                         below.input.ast_into(tree, prefix)
                     }

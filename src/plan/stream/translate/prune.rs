@@ -278,11 +278,39 @@ pub(super) fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Optio
             exchange.input = Box::new(input);
             (StreamPlan::Exchange(exchange), remap)
         }
-        StreamPlan::GroupAggregate(agg) => {
+        // Calls nobody reads go (Calcite's ProjectAggregate pruning), but for a global
+        // aggregate, whose row they make.
+        StreamPlan::GroupAggregate(mut agg) => {
             let n = agg.schema.len();
+            let keys = agg.grouping.len();
+            let keep: Vec<usize> = (0..n).filter(|&i| i < keys || needed[i]).collect();
+            if keys == 0 || keep.len() == n {
+                return (
+                    StreamPlan::GroupAggregate(prune_group_aggregate(agg, &[])),
+                    identity(n),
+                );
+            }
+            // Flink prunes the calls after the columns below: what a dropped call read is
+            // still read.
+            let dropped: Vec<usize> = (keys..n)
+                .filter(|&i| !needed[i])
+                .flat_map(|i| {
+                    let call = &agg.aggregates[i - keys];
+                    call.args
+                        .iter()
+                        .chain(&call.filter)
+                        .copied()
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            agg.aggregates = keep[keys..]
+                .iter()
+                .map(|&i| agg.aggregates[i - keys].clone())
+                .collect();
+            agg.schema = select(&agg.schema, &keep);
             (
-                StreamPlan::GroupAggregate(prune_group_aggregate(agg)),
-                identity(n),
+                StreamPlan::GroupAggregate(prune_group_aggregate(agg, &dropped)),
+                positions(&keep, n),
             )
         }
         StreamPlan::GroupWindowAggregate(agg) => {
@@ -844,8 +872,15 @@ pub(super) fn prune_group_window_aggregate(
 }
 
 /// A group aggregate over the input columns it reads, with the exchange its keys call for.
-pub(super) fn prune_group_aggregate(mut agg: StreamGroupAggregate) -> StreamGroupAggregate {
+/// `also_read`: input columns kept for the plan's sake though no call reads them.
+pub(super) fn prune_group_aggregate(
+    mut agg: StreamGroupAggregate,
+    also_read: &[usize],
+) -> StreamGroupAggregate {
     let mut used = vec![false; agg.input.schema().len()];
+    for &c in also_read {
+        used[c] = true;
+    }
     for &k in &agg.grouping {
         used[k] = true;
     }
@@ -869,14 +904,12 @@ pub(super) fn prune_group_aggregate(mut agg: StreamGroupAggregate) -> StreamGrou
         input = *calc.input;
     }
     let mut moved: Vec<usize> = (0..input.schema().len()).collect();
-    // A Calc that only picks columns of an updating input merges into the aggregate, which
-    // reads them where they are (Flink's AggregateProjectMergeRule); over an insert-only
-    // input it stays, as Flink's plan keeps it above the scan, and above a changelog
-    // normalization (which the projection cannot pass).
+    // A Calc that only picks columns of an aggregate below merges into this one, which
+    // reads them where they are (Flink's AggregateProjectMergeRule); over anything else
+    // (a scan, a join, a changelog normalization) it stays, as in Flink's plans.
     if let StreamPlan::Calc(calc) = &input
         && calc.filter.is_none()
-        && calc.input.changelog_mode().retracts()
-        && !matches!(calc.input.as_ref(), StreamPlan::ChangelogNormalize(_))
+        && matches!(calc.input.as_ref(), StreamPlan::GroupAggregate(_))
         && let Some(columns) = calc
             .exprs
             .iter()
