@@ -834,6 +834,36 @@ impl LogicalPlan {
                     {
                         below.input.ast_into(tree, prefix)
                     }
+                    // A WHERE with scalar subqueries: Calcite's filter over the outer input,
+                    // with no project when it passes that input's columns through.
+                    LogicalPlan::Calc(below) if scalar_queries(&below.input).is_some() => {
+                        let (base, names) =
+                            scalar_queries(&below.input).expect("checked by the guard");
+                        let width = base.schema().len();
+                        let passes = below.exprs.len() == width
+                            && below.exprs.iter().enumerate().all(
+                                |(i, e)| matches!(e, ScalarExpr::Column { index, .. } if *index == i),
+                            );
+                        match &below.filter {
+                            Some(filter) if passes && window.is_none() => {
+                                tree.line(
+                                    prefix,
+                                    &format!(
+                                        "LogicalFilter(condition=[{}])",
+                                        expr_text(filter, &names, Spelling::Ast)
+                                    ),
+                                );
+                                prefix.push(true);
+                                base.ast_into(tree, prefix);
+                                prefix.pop();
+                            }
+                            _ => LogicalCalc {
+                                input: Box::new(base.clone()),
+                                ..below.clone()
+                            }
+                            .ast_into(tree, prefix, &names, window),
+                        }
+                    }
                     LogicalPlan::Calc(below) => below.ast_into(tree, prefix, &[], window),
                     other => other.ast_into(tree, prefix),
                 }
