@@ -32,6 +32,9 @@ pub enum AggregateFunction {
     RowNumber,
     Rank,
     DenseRank,
+    /// The one value of a group (Calcite's `SINGLE_VALUE` under a scalar subquery that may
+    /// have more than one row); a second row fails the job.
+    SingleValue,
 }
 
 impl AggregateFunction {
@@ -51,6 +54,7 @@ impl AggregateFunction {
             AggregateFunction::RowNumber => "ROW_NUMBER",
             AggregateFunction::Rank => "RANK",
             AggregateFunction::DenseRank => "DENSE_RANK",
+            AggregateFunction::SingleValue => "SINGLE_VALUE",
             AggregateFunction::WelfordM2 => "$WELFORD_M2$1",
         }
     }

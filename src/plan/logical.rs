@@ -623,6 +623,17 @@ fn scalar_queries(plan: &LogicalPlan) -> Option<(&LogicalPlan, Vec<String>)> {
     }
     let mut names: Vec<String> = (0..base.schema().len()).map(|i| format!("${i}")).collect();
     for query in queries.into_iter().rev() {
+        // The SINGLE_VALUE the removal of the subquery adds is not in Calcite's tree yet.
+        let query = match query {
+            LogicalPlan::Aggregate(a)
+                if a.aggregates.len() == 1
+                    && a.aggregates[0].function
+                        == crate::plan::aggregate::AggregateFunction::SingleValue =>
+            {
+                a.input.as_ref()
+            }
+            other => other,
+        };
         let lines: Vec<String> = query
             .explain_ast()
             .lines()

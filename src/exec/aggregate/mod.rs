@@ -23,6 +23,7 @@ pub mod count;
 pub mod distinct;
 pub mod min_max;
 pub mod ranking;
+pub mod single_value;
 pub mod sum;
 pub mod welford;
 
@@ -144,6 +145,12 @@ pub fn create_accumulator_for(
     ) {
         return Ok(Box::<ranking::RankingAccumulator>::default());
     }
+    if call.function == AggregateFunction::SingleValue {
+        let (column, argument) = argument(0)?;
+        return Ok(Box::new(single_value::SingleValueAccumulator::new(
+            column, &argument,
+        )?));
+    }
     if call.function == AggregateFunction::Count {
         if call.distinct && !call.args.is_empty() {
             return Ok(Box::new(count::CountDistinctAccumulator::new(
@@ -230,7 +237,8 @@ pub fn create_accumulator_for(
         | AggregateFunction::ListAgg
         | AggregateFunction::RowNumber
         | AggregateFunction::Rank
-        | AggregateFunction::DenseRank => unreachable!("handled above"),
+        | AggregateFunction::DenseRank
+        | AggregateFunction::SingleValue => unreachable!("handled above"),
         // Read off the grouping set's number by the planner, never accumulated.
         AggregateFunction::Grouping | AggregateFunction::GroupingId => None,
         AggregateFunction::Min | AggregateFunction::Max if retracts => {

@@ -2,7 +2,8 @@
 //! not correlated with the outer query, as Calcite removes them: the subquery's one row
 //! joined to the outer rows — an inner join when it is met in the WHERE (whose condition the
 //! join then takes), a left join when met in the SELECT list (a subquery without rows gives
-//! NULL). The subquery must compute a global aggregate, which has one row.
+//! NULL). A subquery that is no global aggregate (which has one row) gets Calcite's
+//! SINGLE_VALUE aggregate over its rows, which fails the job on a second row.
 
 use sqlparser::ast::{Query, Spanned};
 
@@ -128,11 +129,6 @@ impl<'a> Binder<'a> {
                     fields.join(", ")
                 ),
             ))
-        } else if !is_one_row(&plan) {
-            Err(error(
-                span,
-                "a scalar subquery that is not a global aggregate (Flink's SINGLE_VALUE) is not supported yet",
-            ))
         } else {
             Ok(())
         };
@@ -140,6 +136,12 @@ impl<'a> Binder<'a> {
             self.scalar_subqueries = Some(subqueries);
             return Err(e);
         }
+        // Rows that may be many: Calcite's SINGLE_VALUE over them (a second row fails).
+        let plan = if is_one_row(&plan) {
+            plan
+        } else {
+            single_value(plan, span)
+        };
         let mut data_type = plan.schema().fields[0].data_type.clone();
         let in_select = subqueries.in_select;
         let index = subqueries.base + subqueries.joined.len();
@@ -150,6 +152,32 @@ impl<'a> Binder<'a> {
         self.scalar_subqueries = Some(subqueries);
         Ok(ScalarExpr::Column { index, data_type })
     }
+}
+
+/// A global SINGLE_VALUE aggregate of `plan`'s one column (`$f0`).
+fn single_value(plan: LogicalPlan, span: sqlparser::tokenizer::Span) -> LogicalPlan {
+    let mut data_type = plan.schema().fields[0].data_type.clone();
+    data_type.nullable = true;
+    let call = crate::plan::aggregate::AggregateCall {
+        function: crate::plan::aggregate::AggregateFunction::SingleValue,
+        args: vec![0],
+        distinct: false,
+        filter: None,
+        data_type: data_type.clone(),
+        name: "$f0".into(),
+    };
+    LogicalPlan::Aggregate(LogicalAggregate {
+        input: Box::new(plan),
+        grouping: Vec::new(),
+        window: None,
+        window_call: None,
+        aggregates: vec![call],
+        properties: Vec::new(),
+        schema: Schema::new(vec![Field::new("$f0", data_type)]),
+        position: (span.start.line, span.start.column),
+        state_ttl: None,
+        grouping_sets: Vec::new(),
+    })
 }
 
 /// Whether `plan` has exactly one row: a global aggregate, under Calcs that filter nothing.

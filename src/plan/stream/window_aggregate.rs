@@ -38,6 +38,7 @@ fn accumulators(call: &AggregateCall, j: usize) -> Vec<String> {
         AggregateFunction::LastValue => &["last_value"],
         AggregateFunction::ListAgg => &["listagg"],
         AggregateFunction::WelfordM2 => &["$welford_m2$1"],
+        AggregateFunction::SingleValue => &["single_value"],
         AggregateFunction::Grouping
         | AggregateFunction::GroupingId
         | AggregateFunction::RowNumber
