@@ -634,6 +634,11 @@ fn scalar_queries(plan: &LogicalPlan) -> Option<(&LogicalPlan, Vec<String>)> {
             }
             other => other,
         };
+        // A correlated subquery's keys come first (decorrelated; Calcite's tree shows the
+        // correlation instead).
+        for _ in 1..query.schema().len() {
+            names.push(format!("${}", names.len()));
+        }
         let lines: Vec<String> = query
             .explain_ast()
             .lines()

@@ -3,27 +3,33 @@
 //! joined to the outer rows — an inner join when it is met in the WHERE (whose condition the
 //! join then takes), a left join when met in the SELECT list (a subquery without rows gives
 //! NULL). A subquery that is no global aggregate (which has one row) gets Calcite's
-//! SINGLE_VALUE aggregate over its rows, which fails the job on a second row.
+//! SINGLE_VALUE aggregate over its rows, which fails the job on a second row. One correlated
+//! with the outer query by equalities in its WHERE is decorrelated (`bind_correlated`).
 
 use sqlparser::ast::{Query, Spanned};
 
 use super::*;
+use crate::plan::stream::translate::and;
 
 /// The scalar subqueries met while one SELECT's WHERE and SELECT list bind.
 #[derive(Default)]
 pub(super) struct ScalarSubqueries {
-    /// Columns of the SELECT's input: the subqueries' columns come after them.
-    base: usize,
+    /// The SELECT's input columns: the subqueries' columns come after them.
+    scope: Vec<ScopeColumn>,
+    /// The columns so far: the input's and the subqueries' met.
+    width: usize,
     /// Whether the SELECT list is binding (else the WHERE).
     in_select: bool,
-    /// Each subquery's plan, and whether the SELECT list reads it.
-    joined: Vec<(LogicalPlan, bool)>,
+    /// Each subquery's plan, whether the SELECT list reads it, and the condition joining it
+    /// (a correlated one's keys, over the columns so far).
+    joined: Vec<(LogicalPlan, bool, Option<ScalarExpr>)>,
 }
 
 impl ScalarSubqueries {
-    pub(super) fn new(base: usize) -> Self {
+    pub(super) fn new(scope: &[ScopeColumn]) -> Self {
         ScalarSubqueries {
-            base,
+            scope: scope.to_vec(),
+            width: scope.len(),
             ..ScalarSubqueries::default()
         }
     }
@@ -38,7 +44,7 @@ impl ScalarSubqueries {
 
     /// Whether the SELECT list reads one (else only the WHERE does).
     pub(super) fn in_select_list(&self) -> bool {
-        self.joined.iter().any(|(_, in_select)| *in_select)
+        self.joined.iter().any(|(_, in_select, _)| *in_select)
     }
 
     /// `input` (of columns `scope`) joined with each subquery's row, in the order they were
@@ -50,14 +56,15 @@ impl ScalarSubqueries {
         scope: Vec<ScopeColumn>,
     ) -> (LogicalPlan, Vec<ScopeColumn>) {
         let mut bound = (input, scope);
-        for (plan, in_select) in self.joined {
+        for (plan, in_select, condition) in self.joined {
             let right_scope = scope_of(plan.schema(), None);
             let join_type = if in_select {
                 JoinType::Left
             } else {
                 JoinType::Inner
             };
-            bound = joined(bound, (plan, right_scope), join_type, true_literal(), None);
+            let condition = condition.unwrap_or_else(true_literal);
+            bound = joined(bound, (plan, right_scope), join_type, condition, None);
             if let LogicalPlan::Join(j) = &mut bound.0 {
                 j.scalar_query = true;
             }
@@ -93,16 +100,87 @@ impl<'a> Binder<'a> {
         ) = saved;
         let plan = match bound {
             Ok(plan) => plan,
-            // The outer query's columns are not in the subquery's scope.
+            // The outer query's columns are not in the subquery's scope: a correlation.
             Err(e) if e.message.contains("not found") => {
+                let saved = (
+                    self.aggregation.take(),
+                    self.over_column.take(),
+                    self.over_aggregation.take(),
+                    self.no_aggregates_in.take(),
+                );
+                let correlated = self.bind_correlated(query, &subqueries);
+                (
+                    self.aggregation,
+                    self.over_column,
+                    self.over_aggregation,
+                    self.no_aggregates_in,
+                ) = saved;
+                let (plan, keys, count) = match correlated {
+                    Ok(Some(found)) => found,
+                    Ok(None) => {
+                        self.scalar_subqueries = Some(subqueries);
+                        return Err(error(
+                            span,
+                            format!(
+                                "scalar subqueries correlated with the outer query other than by equalities (inner = outer) in their WHERE are not supported yet ({})",
+                                e.message
+                            ),
+                        ));
+                    }
+                    Err(e) => {
+                        self.scalar_subqueries = Some(subqueries);
+                        return Err(e);
+                    }
+                };
+                let start = subqueries.width;
+                let mut conditions = Vec::new();
+                for (i, outer) in keys.into_iter().enumerate() {
+                    let key = ScalarExpr::Column {
+                        index: start + i,
+                        data_type: plan.schema().fields[i].data_type.clone(),
+                    };
+                    match self.call("=", vec![outer, key], span) {
+                        Ok(c) => conditions.push(c),
+                        Err(e) => {
+                            self.scalar_subqueries = Some(subqueries);
+                            return Err(e);
+                        }
+                    }
+                }
+                let value_at = start + plan.schema().len() - 1;
+                let mut data_type = plan
+                    .schema()
+                    .fields
+                    .last()
+                    .expect("a value")
+                    .data_type
+                    .clone();
+                data_type.nullable = true;
+                let in_select = subqueries.in_select;
+                subqueries.width += plan.schema().len();
+                subqueries
+                    .joined
+                    .push((plan, in_select, conditions.into_iter().reduce(and)));
                 self.scalar_subqueries = Some(subqueries);
-                return Err(error(
-                    span,
-                    format!(
-                        "scalar subqueries correlated with the outer query are not supported yet ({})",
-                        e.message
-                    ),
-                ));
+                let value = ScalarExpr::Column {
+                    index: value_at,
+                    data_type: data_type.clone(),
+                };
+                // A group without rows counts 0, not NULL (Calcite's CASE over the join).
+                if count {
+                    let zero = ScalarExpr::Literal {
+                        value: crate::types::value::Value::Int(0),
+                        data_type: DataType::not_null(TypeKind::BigInt),
+                    };
+                    let missing = self.call("IS NULL", vec![value.clone()], span)?;
+                    data_type.nullable = false;
+                    return Ok(ScalarExpr::Case {
+                        branches: vec![(missing, zero)],
+                        otherwise: Some(Box::new(value)),
+                        data_type,
+                    });
+                }
+                return Ok(value);
             }
             Err(e) => {
                 self.scalar_subqueries = Some(subqueries);
@@ -144,13 +222,119 @@ impl<'a> Binder<'a> {
         };
         let mut data_type = plan.schema().fields[0].data_type.clone();
         let in_select = subqueries.in_select;
-        let index = subqueries.base + subqueries.joined.len();
+        let index = subqueries.width;
         if in_select {
             data_type.nullable = true;
         }
-        subqueries.joined.push((plan, in_select));
+        subqueries.width += 1;
+        subqueries.joined.push((plan, in_select, None));
         self.scalar_subqueries = Some(subqueries);
         Ok(ScalarExpr::Column { index, data_type })
+    }
+}
+
+impl<'a> Binder<'a> {
+    /// A subquery correlated by equalities of its columns with the outer query's in its
+    /// WHERE (`SELECT MAX(x) FROM w WHERE w.k = v.id AND …`), decorrelated as Calcite does:
+    /// its aggregate grouped by those columns (NULL keys left out), its plan's columns the
+    /// keys then the value; with the outer side of each equality, and whether the value is a
+    /// COUNT (0 for a missing group). `None`: another shape.
+    #[allow(clippy::type_complexity)]
+    fn bind_correlated(
+        &mut self,
+        query: &Query,
+        subqueries: &ScalarSubqueries,
+    ) -> Result<Option<(LogicalPlan, Vec<ScalarExpr>, bool)>, SqlError> {
+        use sqlparser::ast::{BinaryOperator, GroupByExpr, SelectItem, SetExpr};
+        let SetExpr::Select(sub) = query.body.as_ref() else {
+            return Ok(None);
+        };
+        let plain_group =
+            matches!(&sub.group_by, GroupByExpr::Expressions(e, m) if e.is_empty() && m.is_empty());
+        let [item] = sub.projection.as_slice() else {
+            return Ok(None);
+        };
+        if query.order_by.is_some()
+            || query.limit_clause.is_some()
+            || query.with.is_some()
+            || !plain_group
+            || sub.having.is_some()
+            || sub.distinct.is_some()
+            || sub.from.is_empty()
+        {
+            return Ok(None);
+        }
+        let Some(selection) = &sub.selection else {
+            return Ok(None);
+        };
+        let (_, inner_scope) = self.bind_from(&sub.from)?;
+        let mut conjuncts = Vec::new();
+        flatten_and(selection, &mut conjuncts);
+        let (mut inner, mut keys, mut outer) = (Vec::new(), Vec::new(), Vec::new());
+        for c in conjuncts {
+            if self.bind_expr(c, &inner_scope).is_ok() {
+                inner.push(c.clone());
+                continue;
+            }
+            let Expr::BinaryOp {
+                left,
+                op: BinaryOperator::Eq,
+                right,
+            } = c
+            else {
+                return Ok(None);
+            };
+            let sides = [(left, right), (right, left)];
+            let Some((key, other)) = sides.into_iter().find_map(|(a, b)| {
+                let key = self.bind_expr(a, &inner_scope).ok()?;
+                let other = self.bind_expr(b, &subqueries.scope).ok()?;
+                Some(((a.as_ref().clone(), key), other))
+            }) else {
+                return Ok(None);
+            };
+            keys.push(key.0);
+            outer.push(other);
+        }
+        if keys.is_empty() {
+            return Ok(None);
+        }
+        // The decorrelated query: grouped by the keys, which may not be NULL.
+        let mut filters = inner;
+        filters.extend(keys.iter().map(|k| Expr::IsNotNull(Box::new(k.clone()))));
+        let selection = filters.into_iter().reduce(|a, b| Expr::BinaryOp {
+            left: Box::new(a),
+            op: BinaryOperator::And,
+            right: Box::new(b),
+        });
+        let mut projection: Vec<SelectItem> = keys
+            .iter()
+            .map(|k| SelectItem::UnnamedExpr(k.clone()))
+            .collect();
+        // The value keeps the name it has alone (`EXPR$0`, not its place after the keys).
+        projection.push(match item {
+            SelectItem::UnnamedExpr(e) => SelectItem::ExprWithAlias {
+                expr: e.clone(),
+                alias: sqlparser::ast::Ident::new("EXPR$0"),
+            },
+            other => other.clone(),
+        });
+        let decorrelated = sqlparser::ast::Select {
+            projection,
+            selection,
+            group_by: GroupByExpr::Expressions(keys.clone(), Vec::new()),
+            ..sub.as_ref().clone()
+        };
+        let rewritten = Query {
+            body: Box::new(SetExpr::Select(Box::new(decorrelated))),
+            ..query.clone()
+        };
+        let plan = self.bind_query(&rewritten)?;
+        let count = matches!(
+            item,
+            SelectItem::UnnamedExpr(Expr::Function(f)) | SelectItem::ExprWithAlias { expr: Expr::Function(f), .. }
+                if crate::sql::parser::object_name_last(&f.name).eq_ignore_ascii_case("COUNT")
+        );
+        Ok(Some((plan, outer, count)))
     }
 }
 

@@ -158,7 +158,7 @@ impl<'a> Binder<'a> {
         // Scalar subqueries met from here to the SELECT list's end join the input then.
         let outer_subqueries = self
             .scalar_subqueries
-            .replace(scalar_subquery::ScalarSubqueries::new(scope.len()));
+            .replace(scalar_subquery::ScalarSubqueries::new(&scope));
         self.no_aggregates_in = Some("WHERE");
         let filter = self.bind_where(select, &scope);
         self.no_aggregates_in = None;
