@@ -6,6 +6,7 @@ use arrow_array::builder::{Int32Builder, ListBuilder};
 use arrow_array::{Int32Array, RecordBatch};
 
 use super::*;
+use crate::exec::test_harness::Chunks;
 use crate::types::chunk::runtime_schema;
 use crate::types::{DataType, Field, Schema, TypeKind};
 
@@ -67,16 +68,16 @@ fn chunk(rows: &[(i32, Option<Vec<i32>>)], kinds: Vec<RowKind>) -> StreamChunk {
     }
 }
 
-/// Records `(kind, k, x, n)` per row and each chunk's size.
-#[derive(Default)]
-struct Rows {
-    rows: Vec<(RowKind, i32, Option<i32>, Option<i32>)>,
-    chunks: Vec<usize>,
-}
-
-impl Output for Rows {
-    fn emit(&mut self, chunk: StreamChunk) -> Result<(), ExecError> {
-        self.chunks.push(chunk.num_rows());
+/// What `operator` emits for `input`: `(kind, k, x, n)` per row, and each chunk's size.
+#[allow(clippy::type_complexity)]
+fn run(
+    mut operator: CorrelateOperator,
+    input: StreamChunk,
+) -> (Vec<(RowKind, i32, Option<i32>, Option<i32>)>, Vec<usize>) {
+    let mut out = Chunks::default();
+    operator.process(0, input, &mut out).unwrap();
+    let mut rows = Vec::new();
+    for chunk in &out.0 {
         let b = &chunk.batch;
         let int = |c: usize| {
             b.column(c)
@@ -86,20 +87,10 @@ impl Output for Rows {
         let (k, x, n) = (int(0), int(2), int(3));
         for r in 0..b.num_rows() {
             let value = |a: &Int32Array| a.is_valid(r).then(|| a.value(r));
-            self.rows
-                .push((chunk.kind(r), k.value(r), value(&x), value(&n)));
+            rows.push((chunk.kind(r), k.value(r), value(&x), value(&n)));
         }
-        Ok(())
     }
-    fn emit_watermark(&mut self, _: i64) -> Result<(), ExecError> {
-        Ok(())
-    }
-    fn emit_watermark_status(
-        &mut self,
-        _: crate::exec::operator::WatermarkStatus,
-    ) -> Result<(), ExecError> {
-        Ok(())
-    }
+    (rows, out.sizes())
 }
 
 #[test]
@@ -116,20 +107,18 @@ fn elements_carry_their_rows_kind_and_a_left_correlate_pads_empty_collections() 
             vec![Insert, UpdateBefore, UpdateAfter, Delete],
         )
     };
-    let mut inner = Rows::default();
-    operator(false).process(0, input(), &mut inner).unwrap();
+    let (inner, _) = run(operator(false), input());
     assert_eq!(
-        inner.rows,
+        inner,
         [
             (Insert, 1, Some(10), Some(1)),
             (Insert, 1, Some(20), Some(2)),
             (Delete, 4, Some(40), Some(1)),
         ]
     );
-    let mut left = Rows::default();
-    operator(true).process(0, input(), &mut left).unwrap();
+    let (left, _) = run(operator(true), input());
     assert_eq!(
-        left.rows,
+        left,
         [
             (Insert, 1, Some(10), Some(1)),
             (Insert, 1, Some(20), Some(2)),
@@ -145,24 +134,20 @@ fn elements_carry_their_rows_kind_and_a_left_correlate_pads_empty_collections() 
 fn a_long_collection_leaves_in_pieces() {
     let n = PIECE_ROWS * 2 + 5;
     let xs: Vec<i32> = (0..n as i32).collect();
-    let mut out = Rows::default();
-    operator(false)
-        .process(
-            0,
-            chunk(
-                &[(7, Some(xs)), (8, Some(vec![1]))],
-                vec![RowKind::Insert; 2],
-            ),
-            &mut out,
-        )
-        .unwrap();
-    assert_eq!(out.chunks, [PIECE_ROWS, PIECE_ROWS, 6]);
-    assert_eq!(out.rows.len(), n + 1);
+    let (rows, chunks) = run(
+        operator(false),
+        chunk(
+            &[(7, Some(xs)), (8, Some(vec![1]))],
+            vec![RowKind::Insert; 2],
+        ),
+    );
+    assert_eq!(chunks, [PIECE_ROWS, PIECE_ROWS, 6]);
+    assert_eq!(rows.len(), n + 1);
     assert!(
-        out.rows[..n]
+        rows[..n]
             .iter()
             .enumerate()
             .all(|(i, r)| r.1 == 7 && r.2 == Some(i as i32) && r.3 == Some(i as i32 + 1))
     );
-    assert_eq!(out.rows[n], (RowKind::Insert, 8, Some(1), Some(1)));
+    assert_eq!(rows[n], (RowKind::Insert, 8, Some(1), Some(1)));
 }

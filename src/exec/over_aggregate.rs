@@ -551,7 +551,7 @@ impl Operator for OverAggregateOperator {
             .as_ref()
             .map(|e| e.encode(batch))
             .transpose()?;
-        if self.time == OverTime::Proctime {
+        if !self.waits() {
             return self.process_now(batch, keys.as_ref(), out);
         }
         let times = timestamp_column(batch, self.order, "an over aggregate's time")?.clone();

@@ -4,7 +4,9 @@
 //! quiet key, processing time, and restored == uninterrupted. The expected values of the
 //! first three are Flink 2.3's for the same rows (per-row watermarks one second behind).
 use super::*;
-use crate::exec::test_harness::{RestoreCheck, ScriptRng, clock_text, run_script_on, schema};
+use crate::exec::test_harness::{
+    Chunks, RestoreCheck, ScriptRng, clock_text, run_script_on, schema,
+};
 use crate::plan::aggregate::AggregateFunction;
 use crate::types::{DataType, Schema, TypeKind};
 
@@ -398,26 +400,6 @@ fn batch_ranks_truly_and_drops_nothing() {
     assert_eq!(values(&out), ["5: 1 5 5", "8: 2 13 5", "6: 2 14 6"]);
 }
 
-/// Counts the rows of each emitted chunk.
-#[derive(Default)]
-struct ChunkSizes(Vec<usize>);
-
-impl Output for ChunkSizes {
-    fn emit(&mut self, chunk: StreamChunk) -> Result<(), ExecError> {
-        self.0.push(chunk.num_rows());
-        Ok(())
-    }
-    fn emit_watermark(&mut self, _: i64) -> Result<(), ExecError> {
-        Ok(())
-    }
-    fn emit_watermark_status(
-        &mut self,
-        _: crate::exec::operator::WatermarkStatus,
-    ) -> Result<(), ExecError> {
-        Ok(())
-    }
-}
-
 /// A watermark that releases more rows than a chunk holds emits them in pieces, every row
 /// once, for unbounded and bounded frames.
 #[test]
@@ -442,12 +424,13 @@ fn a_watermark_releasing_many_rows_emits_pieces() {
     for (rows, preceding) in [(false, None), (true, None), (true, Some(3))] {
         let mut op = unopened(Frame { rows, preceding }, OverTime::Rowtime);
         op.open(&OperatorContext::default()).unwrap();
-        let mut sizes = ChunkSizes::default();
-        op.process(0, StreamChunk::inserts(batch.clone()), &mut sizes)
+        let mut out = Chunks::default();
+        op.process(0, StreamChunk::inserts(batch.clone()), &mut out)
             .unwrap();
-        op.on_watermark(i64::MAX - 1, &mut sizes).unwrap();
-        assert!(sizes.0.len() >= 3, "{:?}", sizes.0);
-        assert!(sizes.0.iter().all(|&s| s <= PIECE_ROWS), "{:?}", sizes.0);
-        assert_eq!(sizes.0.iter().sum::<usize>(), n);
+        op.on_watermark(i64::MAX - 1, &mut out).unwrap();
+        let sizes = out.sizes();
+        assert!(sizes.len() >= 3, "{sizes:?}");
+        assert!(sizes.iter().all(|&s| s <= PIECE_ROWS), "{sizes:?}");
+        assert_eq!(sizes.iter().sum::<usize>(), n);
     }
 }

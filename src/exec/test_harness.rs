@@ -50,6 +50,33 @@ pub fn chunk(schema: &Schema, text: &str) -> StreamChunk {
     }
 }
 
+/// Keeps the chunks an operator emits, as they are (watermarks left out): for tests of
+/// chunk sizes or of values text does not show.
+#[derive(Default)]
+pub struct Chunks(pub Vec<StreamChunk>);
+
+impl Chunks {
+    /// Each chunk's row count.
+    pub fn sizes(&self) -> Vec<usize> {
+        self.0.iter().map(StreamChunk::num_rows).collect()
+    }
+}
+
+impl Output for Chunks {
+    fn emit(&mut self, chunk: StreamChunk) -> Result<(), ExecError> {
+        self.0.push(chunk);
+        Ok(())
+    }
+
+    fn emit_watermark(&mut self, _: i64) -> Result<(), ExecError> {
+        Ok(())
+    }
+
+    fn emit_watermark_status(&mut self, _: WatermarkStatus) -> Result<(), ExecError> {
+        Ok(())
+    }
+}
+
 /// Records what an operator emits as text lines.
 pub struct Recorder {
     types: Vec<DataType>,

@@ -150,8 +150,12 @@ pub struct LogicalUnnest {
 impl LogicalUnnest {
     /// The element's columns (and the ordinality) an UNNEST of `collection` makes, named as
     /// Calcite's table function names them (`f0`; a row's fields; `EXPR$0` and `ORDINALITY`
-    /// with the ordinality), or `None` if it is no collection.
-    pub fn element_fields(collection: &DataType, with_ordinality: bool) -> Option<Vec<Field>> {
+    /// with the ordinality), all nullable for a `left` one, or `None` if it is no collection.
+    pub fn element_fields(
+        collection: &DataType,
+        with_ordinality: bool,
+        left: bool,
+    ) -> Option<Vec<Field>> {
         let mut fields = match &collection.kind {
             TypeKind::Array(element) => match &element.kind {
                 TypeKind::Row(row) => row
@@ -175,6 +179,9 @@ impl LogicalUnnest {
                 fields[0].name = "EXPR$0".into();
             }
             fields.push(Field::new("ORDINALITY", DataType::not_null(TypeKind::Int)));
+        }
+        for field in &mut fields {
+            field.data_type.nullable |= left;
         }
         Some(fields)
     }

@@ -220,7 +220,7 @@ fn human_bytes(bytes: u64) -> String {
 }
 
 /// A directory option's path: a local path, or a `file://` URI.
-fn local_path(text: &str) -> PathBuf {
+pub(super) fn local_path(text: &str) -> PathBuf {
     PathBuf::from(text.strip_prefix("file://").unwrap_or(text))
 }
 

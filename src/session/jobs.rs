@@ -267,24 +267,18 @@ impl Session {
         if !self.background.as_ref().is_some_and(|b| b.in_order) {
             return;
         }
-        let store = |table: &str| -> String {
-            let path = match self.catalog.get(table) {
-                Some(CatalogEntry::Table(t)) if t.option("connector") == Some("filesystem") => {
-                    t.option("path")
-                }
-                _ => None,
-            };
-            match path {
-                Some(p) => {
-                    let p = p.strip_prefix("file://").unwrap_or(p);
-                    format!("path {}", p.trim_end_matches('/'))
-                }
-                None => format!("table {table}"),
+        // A filesystem table's directory (Path equality ignores a trailing slash).
+        let path_of = |table: &str| match self.catalog.get(table) {
+            Some(CatalogEntry::Table(t)) if t.option("connector") == Some("filesystem") => {
+                t.option("path").map(super::checkpoint::local_path)
             }
+            _ => None,
         };
-        let read: Vec<String> = tables.iter().map(|t| store(t)).collect();
+        let read: Vec<_> = tables.iter().filter_map(|t| path_of(t)).collect();
         for job in &self.jobs.list {
-            if tables.contains(&job.table) || read.contains(&store(&job.table)) {
+            if tables.contains(&job.table)
+                || path_of(&job.table).is_some_and(|path| read.contains(&path))
+            {
                 while job.status() == JobStatus::Running {
                     std::thread::sleep(std::time::Duration::from_millis(5));
                 }

@@ -7,7 +7,7 @@ use arrow_array::{ArrayRef, RecordBatch};
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::DataType as ArrowType;
 
-use super::{GroupsAccumulator, StateReader, put_bytes, put_i64};
+use super::{GroupsAccumulator, StateReader, grow, put_bytes, put_i64};
 use crate::exec::error::ExecError;
 use crate::function::EvalError;
 
@@ -35,9 +35,7 @@ impl SingleValueAccumulator {
 
 impl GroupsAccumulator for SingleValueAccumulator {
     fn resize(&mut self, slots: usize) {
-        if self.slots.len() < slots {
-            self.slots.resize(slots, (0, Box::default()));
-        }
+        grow(&mut self.slots, slots, (0, Box::default()));
     }
 
     fn update(

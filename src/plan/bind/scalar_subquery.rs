@@ -42,6 +42,18 @@ impl ScalarSubqueries {
         self.joined.is_empty()
     }
 
+    /// Joins `plan` (keys, then the value; `condition` on the keys, for a correlated one)
+    /// and gives the value's column: NULL where the join may leave it missing.
+    fn push(&mut self, plan: LogicalPlan, condition: Option<ScalarExpr>) -> ScalarExpr {
+        let width = plan.schema().len();
+        let mut data_type = plan.schema().fields[width - 1].data_type.clone();
+        data_type.nullable |= self.in_select || condition.is_some();
+        let index = self.width + width - 1;
+        self.width += width;
+        self.joined.push((plan, self.in_select, condition));
+        ScalarExpr::Column { index, data_type }
+    }
+
     /// Whether the SELECT list reads one (else only the WHERE does).
     pub(super) fn in_select_list(&self) -> bool {
         self.joined.iter().any(|(_, in_select, _)| *in_select)
@@ -77,160 +89,121 @@ impl<'a> Binder<'a> {
     /// A scalar subquery met in an expression: its column among those the SELECT's input
     /// will have once joined with it.
     pub(super) fn bind_scalar_subquery(&mut self, query: &Query) -> Result<ScalarExpr, SqlError> {
-        let span = query.span();
         let Some(mut subqueries) = self.scalar_subqueries.take() else {
             return Err(error(
-                span,
+                query.span(),
                 "subqueries are supported in a WHERE clause and a SELECT list only (for now)",
             ));
         };
-        // The subquery binds a SELECT of its own: the outer one's state waits.
+        let bound = self.scalar_subquery_into(query, &mut subqueries);
+        self.scalar_subqueries = Some(subqueries);
+        bound
+    }
+
+    /// [`Binder::bind_scalar_subquery`] with the SELECT's subqueries at hand.
+    fn scalar_subquery_into(
+        &mut self,
+        query: &Query,
+        subqueries: &mut ScalarSubqueries,
+    ) -> Result<ScalarExpr, SqlError> {
+        let span = query.span();
+        let (plan, condition, count) = match self.in_own_select(|b| b.bind_query(query)) {
+            Ok(plan) => {
+                if plan.schema().len() != 1 {
+                    return Err(not_one_column(&plan, span));
+                }
+                // Rows that may be many: Calcite's SINGLE_VALUE over them (a second row
+                // fails).
+                let plan = if is_one_row(&plan) {
+                    plan
+                } else {
+                    single_value(plan, span)
+                };
+                (plan, None, false)
+            }
+            // The outer query's columns are not in the subquery's scope: a correlation.
+            Err(e) if e.message.contains("not found") => {
+                let correlated = self.in_own_select(|b| b.bind_correlated(query, subqueries))?;
+                let Some((plan, keys, count)) = correlated else {
+                    return Err(error(
+                        span,
+                        format!(
+                            "scalar subqueries correlated with the outer query other than by equalities (inner = outer) in their WHERE are not supported yet ({})",
+                            e.message
+                        ),
+                    ));
+                };
+                let mut conditions = Vec::new();
+                for (i, outer) in keys.into_iter().enumerate() {
+                    let key = ScalarExpr::Column {
+                        index: subqueries.width + i,
+                        data_type: plan.schema().fields[i].data_type.clone(),
+                    };
+                    conditions.push(self.call("=", vec![outer, key], span)?);
+                }
+                (plan, conditions.into_iter().reduce(and), count)
+            }
+            Err(e) => return Err(e),
+        };
+        let value = subqueries.push(plan, condition);
+        // A group without rows counts 0, not NULL (Calcite's CASE over the join).
+        if count {
+            let zero = ScalarExpr::Literal {
+                value: crate::types::value::Value::Int(0),
+                data_type: DataType::not_null(TypeKind::BigInt),
+            };
+            let missing = self.call("IS NULL", vec![value.clone()], span)?;
+            let mut data_type = value.data_type().clone();
+            data_type.nullable = false;
+            return Ok(ScalarExpr::Case {
+                branches: vec![(missing, zero)],
+                otherwise: Some(Box::new(value)),
+                data_type,
+            });
+        }
+        Ok(value)
+    }
+
+    /// Runs `f` as a SELECT of its own: the state of the SELECT being bound waits.
+    fn in_own_select<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
         let saved = (
             self.aggregation.take(),
             self.over_column.take(),
             self.over_aggregation.take(),
             self.no_aggregates_in.take(),
         );
-        let bound = self.bind_query(query);
+        let out = f(self);
         (
             self.aggregation,
             self.over_column,
             self.over_aggregation,
             self.no_aggregates_in,
         ) = saved;
-        let plan = match bound {
-            Ok(plan) => plan,
-            // The outer query's columns are not in the subquery's scope: a correlation.
-            Err(e) if e.message.contains("not found") => {
-                let saved = (
-                    self.aggregation.take(),
-                    self.over_column.take(),
-                    self.over_aggregation.take(),
-                    self.no_aggregates_in.take(),
-                );
-                let correlated = self.bind_correlated(query, &subqueries);
-                (
-                    self.aggregation,
-                    self.over_column,
-                    self.over_aggregation,
-                    self.no_aggregates_in,
-                ) = saved;
-                let (plan, keys, count) = match correlated {
-                    Ok(Some(found)) => found,
-                    Ok(None) => {
-                        self.scalar_subqueries = Some(subqueries);
-                        return Err(error(
-                            span,
-                            format!(
-                                "scalar subqueries correlated with the outer query other than by equalities (inner = outer) in their WHERE are not supported yet ({})",
-                                e.message
-                            ),
-                        ));
-                    }
-                    Err(e) => {
-                        self.scalar_subqueries = Some(subqueries);
-                        return Err(e);
-                    }
-                };
-                let start = subqueries.width;
-                let mut conditions = Vec::new();
-                for (i, outer) in keys.into_iter().enumerate() {
-                    let key = ScalarExpr::Column {
-                        index: start + i,
-                        data_type: plan.schema().fields[i].data_type.clone(),
-                    };
-                    match self.call("=", vec![outer, key], span) {
-                        Ok(c) => conditions.push(c),
-                        Err(e) => {
-                            self.scalar_subqueries = Some(subqueries);
-                            return Err(e);
-                        }
-                    }
-                }
-                let value_at = start + plan.schema().len() - 1;
-                let mut data_type = plan
-                    .schema()
-                    .fields
-                    .last()
-                    .expect("a value")
-                    .data_type
-                    .clone();
-                data_type.nullable = true;
-                let in_select = subqueries.in_select;
-                subqueries.width += plan.schema().len();
-                subqueries
-                    .joined
-                    .push((plan, in_select, conditions.into_iter().reduce(and)));
-                self.scalar_subqueries = Some(subqueries);
-                let value = ScalarExpr::Column {
-                    index: value_at,
-                    data_type: data_type.clone(),
-                };
-                // A group without rows counts 0, not NULL (Calcite's CASE over the join).
-                if count {
-                    let zero = ScalarExpr::Literal {
-                        value: crate::types::value::Value::Int(0),
-                        data_type: DataType::not_null(TypeKind::BigInt),
-                    };
-                    let missing = self.call("IS NULL", vec![value.clone()], span)?;
-                    data_type.nullable = false;
-                    return Ok(ScalarExpr::Case {
-                        branches: vec![(missing, zero)],
-                        otherwise: Some(Box::new(value)),
-                        data_type,
-                    });
-                }
-                return Ok(value);
-            }
-            Err(e) => {
-                self.scalar_subqueries = Some(subqueries);
-                return Err(e);
-            }
-        };
-        let checked = if plan.schema().len() != 1 {
-            let fields: Vec<String> = plan
-                .schema()
-                .fields
-                .iter()
-                .map(|f| {
-                    format!(
-                        "{} {}",
-                        crate::plan::explain::calcite_type_name(&f.data_type.kind),
-                        f.name.to_uppercase()
-                    )
-                })
-                .collect();
-            Err(error(
-                span,
-                format!(
-                    "Cannot apply '$SCALAR_QUERY' to arguments of type '$SCALAR_QUERY(<RECORDTYPE({})>)'. Supported form(s): '$SCALAR_QUERY(<RECORDTYPE(SINGLE FIELD)>)'",
-                    fields.join(", ")
-                ),
-            ))
-        } else {
-            Ok(())
-        };
-        if let Err(e) = checked {
-            self.scalar_subqueries = Some(subqueries);
-            return Err(e);
-        }
-        // Rows that may be many: Calcite's SINGLE_VALUE over them (a second row fails).
-        let plan = if is_one_row(&plan) {
-            plan
-        } else {
-            single_value(plan, span)
-        };
-        let mut data_type = plan.schema().fields[0].data_type.clone();
-        let in_select = subqueries.in_select;
-        let index = subqueries.width;
-        if in_select {
-            data_type.nullable = true;
-        }
-        subqueries.width += 1;
-        subqueries.joined.push((plan, in_select, None));
-        self.scalar_subqueries = Some(subqueries);
-        Ok(ScalarExpr::Column { index, data_type })
+        out
     }
+}
+
+/// Calcite's refusal of a scalar subquery of several columns.
+fn not_one_column(plan: &LogicalPlan, span: sqlparser::tokenizer::Span) -> SqlError {
+    let fields: Vec<String> = plan
+        .schema()
+        .fields
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {}",
+                crate::plan::explain::calcite_type_name(&f.data_type.kind),
+                f.name.to_uppercase()
+            )
+        })
+        .collect();
+    error(
+        span,
+        format!(
+            "Cannot apply '$SCALAR_QUERY' to arguments of type '$SCALAR_QUERY(<RECORDTYPE({})>)'. Supported form(s): '$SCALAR_QUERY(<RECORDTYPE(SINGLE FIELD)>)'",
+            fields.join(", ")
+        ),
+    )
 }
 
 impl<'a> Binder<'a> {
@@ -246,24 +219,12 @@ impl<'a> Binder<'a> {
         subqueries: &ScalarSubqueries,
     ) -> Result<Option<(LogicalPlan, Vec<ScalarExpr>, bool)>, SqlError> {
         use sqlparser::ast::{BinaryOperator, GroupByExpr, SelectItem, SetExpr};
-        let SetExpr::Select(sub) = query.body.as_ref() else {
+        let Some(sub) = super::select::plain_subquery(query) else {
             return Ok(None);
         };
-        let plain_group =
-            matches!(&sub.group_by, GroupByExpr::Expressions(e, m) if e.is_empty() && m.is_empty());
         let [item] = sub.projection.as_slice() else {
             return Ok(None);
         };
-        if query.order_by.is_some()
-            || query.limit_clause.is_some()
-            || query.with.is_some()
-            || !plain_group
-            || sub.having.is_some()
-            || sub.distinct.is_some()
-            || sub.from.is_empty()
-        {
-            return Ok(None);
-        }
         let Some(selection) = &sub.selection else {
             return Ok(None);
         };
@@ -322,7 +283,7 @@ impl<'a> Binder<'a> {
             projection,
             selection,
             group_by: GroupByExpr::Expressions(keys.clone(), Vec::new()),
-            ..sub.as_ref().clone()
+            ..sub.clone()
         };
         let rewritten = Query {
             body: Box::new(SetExpr::Select(Box::new(decorrelated))),

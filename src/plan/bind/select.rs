@@ -404,21 +404,9 @@ impl<'a> Binder<'a> {
                 "this form of subquery (only SELECT … FROM … [WHERE …]) is not supported yet",
             )
         };
-        let SetExpr::Select(sub) = query.body.as_ref() else {
+        let Some(sub) = plain_subquery(query) else {
             return Err(unsupported());
         };
-        let plain_group =
-            matches!(&sub.group_by, GroupByExpr::Expressions(e, m) if e.is_empty() && m.is_empty());
-        if query.order_by.is_some()
-            || query.limit_clause.is_some()
-            || query.with.is_some()
-            || !plain_group
-            || sub.having.is_some()
-            || sub.distinct.is_some()
-            || sub.from.is_empty()
-        {
-            return Err(unsupported());
-        }
         let (right, right_scope) = self.bind_from(&sub.from)?;
         let nl = scope.len();
         let nr = right_scope.len();
@@ -830,4 +818,22 @@ fn has_aggregate_over(e: &Expr) -> bool {
         }
         _ => false,
     }
+}
+
+/// `query`'s SELECT when it is a plain `SELECT … FROM … [WHERE …]`: no GROUP BY, HAVING,
+/// DISTINCT, ORDER BY, LIMIT or WITH (the subqueries decorrelated into joins).
+pub(super) fn plain_subquery(query: &Query) -> Option<&Select> {
+    let SetExpr::Select(sub) = query.body.as_ref() else {
+        return None;
+    };
+    let plain_group =
+        matches!(&sub.group_by, GroupByExpr::Expressions(e, m) if e.is_empty() && m.is_empty());
+    let plain = query.order_by.is_none()
+        && query.limit_clause.is_none()
+        && query.with.is_none()
+        && plain_group
+        && sub.having.is_none()
+        && sub.distinct.is_none()
+        && !sub.from.is_empty();
+    plain.then_some(sub.as_ref())
 }

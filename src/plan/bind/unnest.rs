@@ -90,9 +90,11 @@ impl<'a> Binder<'a> {
             ));
         };
         let bound = self.bind_expr(collection, &scope)?;
-        let Some(mut elements) =
-            LogicalUnnest::element_fields(bound.data_type(), item.with_ordinality)
-        else {
+        let Some(mut elements) = LogicalUnnest::element_fields(
+            bound.data_type(),
+            item.with_ordinality,
+            join_type == JoinType::Left,
+        ) else {
             return Err(error(
                 item.span,
                 format!(
@@ -130,11 +132,6 @@ impl<'a> Binder<'a> {
             }
             for (field, name) in elements.iter_mut().zip(&alias.columns) {
                 field.name = name.name.value.clone();
-            }
-        }
-        if join_type == JoinType::Left {
-            for field in &mut elements {
-                field.data_type.nullable = true;
             }
         }
         let qualifier = item.alias.map(|a| a.name.value.clone());

@@ -33,15 +33,17 @@ use crate::types::{DataType, Schema, TimeAttribute, TypeKind};
 /// An UNNEST's correlate, with `condition` over the element's columns.
 fn correlate(u: &LogicalUnnest, condition: Option<ScalarExpr>) -> Result<StreamPlan, PlanError> {
     let input = convert(&u.input)?;
-    let mut elements = LogicalUnnest::element_fields(u.collection.data_type(), u.with_ordinality)
-        .ok_or_else(|| PlanError::Unsupported {
-        message: format!("UNNEST of {}", u.collection.data_type().kind),
-        line: 0,
-        column: 0,
-    })?;
-    for field in &mut elements {
-        // The function's row type has a nullable ordinality (the query's is NOT NULL).
-        field.data_type.nullable |= u.join_type == JoinType::Left || field.name == "ORDINALITY";
+    let left = u.join_type == JoinType::Left;
+    let mut elements =
+        LogicalUnnest::element_fields(u.collection.data_type(), u.with_ordinality, left)
+            .ok_or_else(|| PlanError::Unsupported {
+                message: format!("UNNEST of {}", u.collection.data_type().kind),
+                line: 0,
+                column: 0,
+            })?;
+    // The function's row type has a nullable ordinality (the query's is NOT NULL).
+    if let Some(ordinality) = elements.last_mut().filter(|_| u.with_ordinality) {
+        ordinality.data_type.nullable = true;
     }
     let mut fields = input.schema().fields.clone();
     fields.extend(elements);
