@@ -3,6 +3,7 @@
 //! mode's final rows; restored == uninterrupted.
 
 use super::*;
+use crate::exec::state::join_side::INDEXED_LIST;
 use crate::exec::test_harness::{Recorder, chunk, run_script_on, schema};
 use crate::plan::expr::ScalarExpr;
 use crate::types::{DataType, Schema, TypeKind};
@@ -309,4 +310,48 @@ fn each_side_keeps_its_own_state_ttl() {
     op.on_processing_time(10_000, &mut out).unwrap();
     assert!(op.state.all_records(0).next().is_none());
     assert_eq!(op.state.all_records(1).count(), 2);
+}
+
+#[test]
+fn a_key_with_many_distinct_rows_counts_copies_through_its_index() {
+    // One key holding far more distinct rows than a list is walked for: copies are counted
+    // and retracted through the index, whatever order the list's records were moved into.
+    let mut op = operator(JoinType::Inner, None, false);
+    let mut held = std::collections::BTreeMap::<u32, u32>::new();
+    let mut script = String::from("@0\n");
+    let mut seed = 17u64;
+    for _ in 0..2_000 {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let value = (seed >> 33) as u32 % 60;
+        let retract = (seed >> 20) % 3 == 0;
+        match held.get_mut(&value) {
+            Some(n) if retract => {
+                script.push_str(&format!("-D 1 | v{value}\n"));
+                *n -= 1;
+                if *n == 0 {
+                    held.remove(&value);
+                }
+            }
+            _ if retract => {}
+            _ => {
+                script.push_str(&format!("+I 1 | v{value}\n"));
+                *held.entry(value).or_insert(0) += 1;
+            }
+        }
+    }
+    assert!(held.len() > INDEXED_LIST, "the key's list is indexed");
+    run(&mut op, &script);
+    let mut got: Vec<String> = run(&mut op, "@1\n+I 1 | x")
+        .lines()
+        .map(str::to_string)
+        .collect();
+    got.sort();
+    let mut want: Vec<String> = held
+        .iter()
+        .flat_map(|(v, &n)| (0..n).map(move |_| format!("+I 1 | v{v} | 1 | x")))
+        .collect();
+    want.sort();
+    assert_eq!(got, want);
 }

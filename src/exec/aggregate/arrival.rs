@@ -10,11 +10,12 @@
 //! functions keep the list as well). Values are `arrow-row` bytes of the argument, with an
 //! arrival number so that merged session windows keep their order.
 
+use super::encoded::EncodedArguments;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
-use arrow_row::{RowConverter, Rows, SortField};
+use arrow_row::SortField;
 use arrow_schema::DataType as ArrowType;
 
 use super::count::for_each_counted;
@@ -37,7 +38,7 @@ pub struct ArrivalAccumulator {
     filter: Option<usize>,
     /// Whether every value is kept (LISTAGG, or a retracting input).
     keep_all: bool,
-    converter: RowConverter,
+    encoded: EncodedArguments,
     /// Per slot, its values with their arrival numbers, in arrival order.
     values: Vec<Vec<(u64, Box<[u8]>)>>,
     /// Per slot, LISTAGG's separator (the last one seen).
@@ -60,30 +61,27 @@ impl ArrivalAccumulator {
             separator,
             filter,
             keep_all: retracts || kind == Arrival::ListAgg,
-            converter: RowConverter::new(vec![SortField::new(arg_type.clone())])?,
+            encoded: EncodedArguments::new(vec![SortField::new(arg_type.clone())])?,
             values: Vec::new(),
             separators: Vec::new(),
             arrivals: 0,
         })
     }
 
-    /// The batch's values encoded, and the (row, slot) pairs the FILTER lets through whose
-    /// value is not NULL (the rows a COUNT of the argument would count).
+    /// The (row, slot) pairs the FILTER lets through whose value is not NULL (the rows a
+    /// COUNT of the argument would count).
     fn picked(
         &self,
         batch: &RecordBatch,
         rows: &[u32],
         slots: &[u32],
-    ) -> Result<(Rows, Vec<(usize, usize)>), ExecError> {
+    ) -> Result<Vec<(usize, usize)>, ExecError> {
         let column = batch.column(self.column).clone();
-        let encoded = self
-            .converter
-            .convert_columns(std::slice::from_ref(&column))?;
         let mut picked = Vec::new();
         for_each_counted(batch, self.filter, &[column], rows, slots, |row, slot| {
             picked.push((row, slot))
         })?;
-        Ok((encoded, picked))
+        Ok(picked)
     }
 }
 
@@ -99,7 +97,10 @@ impl GroupsAccumulator for ArrivalAccumulator {
         rows: &[u32],
         slots: &[u32],
     ) -> Result<(), ExecError> {
-        let (encoded, picked) = self.picked(batch, rows, slots)?;
+        let picked = self.picked(batch, rows, slots)?;
+        let encoded = self
+            .encoded
+            .encode(std::slice::from_ref(batch.column(self.column)))?;
         let separators =
             match self.separator {
                 Some(c) => Some(batch.column(c).as_string_opt::<i32>().cloned().ok_or_else(
@@ -134,7 +135,10 @@ impl GroupsAccumulator for ArrivalAccumulator {
         rows: &[u32],
         slots: &[u32],
     ) -> Result<(), ExecError> {
-        let (encoded, picked) = self.picked(batch, rows, slots)?;
+        let picked = self.picked(batch, rows, slots)?;
+        let encoded = self
+            .encoded
+            .encode(std::slice::from_ref(batch.column(self.column)))?;
         for (row, slot) in picked {
             let value = encoded.row(row);
             let kept = &mut self.values[slot];
@@ -162,7 +166,8 @@ impl GroupsAccumulator for ArrivalAccumulator {
     }
 
     fn evaluate(&self, slots: &[u32]) -> Result<ArrayRef, ExecError> {
-        let parser = self.converter.parser();
+        let converter = self.encoded.converter();
+        let parser = converter.parser();
         if self.kind == Arrival::ListAgg {
             let mut texts: Vec<Option<String>> = Vec::with_capacity(slots.len());
             for &slot in slots {
@@ -171,9 +176,7 @@ impl GroupsAccumulator for ArrivalAccumulator {
                     texts.push(None);
                     continue;
                 }
-                let decoded = self
-                    .converter
-                    .convert_rows(kept.iter().map(|(_, v)| parser.parse(v)))?;
+                let decoded = converter.convert_rows(kept.iter().map(|(_, v)| parser.parse(v)))?;
                 let strings = decoded[0]
                     .as_string_opt::<i32>()
                     .ok_or_else(|| ExecError::Internal("LISTAGG of a non-string".into()))?;
@@ -196,8 +199,7 @@ impl GroupsAccumulator for ArrivalAccumulator {
             })
             .collect();
         let present: Vec<&[u8]> = picked.iter().flatten().copied().collect();
-        let decoded = self
-            .converter
+        let decoded = converter
             .convert_rows(present.iter().map(|v| parser.parse(v)))?
             .remove(0);
         let mut next = 0u32;

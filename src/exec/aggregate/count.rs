@@ -1,10 +1,11 @@
 //! COUNT(*), COUNT(x, …) and COUNT(DISTINCT x, …): `BIGINT NOT NULL`, 0 for a group that
 //! counted nothing.
 
+use super::encoded::EncodedArguments;
 use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch};
-use arrow_row::{RowConverter, SortField};
+use arrow_row::SortField;
 use arrow_schema::Schema as ArrowSchema;
 use hashbrown::HashMap;
 
@@ -132,7 +133,7 @@ impl FrozenSlots for FrozenCounts {
 pub struct CountDistinctAccumulator {
     args: Vec<usize>,
     filter: Option<usize>,
-    converter: RowConverter,
+    encoded: EncodedArguments,
     sets: Vec<HashMap<Box<[u8]>, u64>>,
 }
 
@@ -149,7 +150,7 @@ impl CountDistinctAccumulator {
         Ok(CountDistinctAccumulator {
             args,
             filter,
-            converter: RowConverter::new(fields)?,
+            encoded: EncodedArguments::new(fields)?,
             sets: Vec::new(),
         })
     }
@@ -169,7 +170,7 @@ impl GroupsAccumulator for CountDistinctAccumulator {
         slots: &[u32],
     ) -> Result<(), ExecError> {
         let columns = columns_of(batch, &self.args);
-        let values = self.converter.convert_columns(&columns)?;
+        let values = self.encoded.encode(&columns)?;
         let sets = &mut self.sets;
         for_each_counted(batch, self.filter, &columns, rows, slots, |row, slot| {
             let value = values.row(row);
@@ -190,7 +191,7 @@ impl GroupsAccumulator for CountDistinctAccumulator {
         slots: &[u32],
     ) -> Result<(), ExecError> {
         let columns = columns_of(batch, &self.args);
-        let values = self.converter.convert_columns(&columns)?;
+        let values = self.encoded.encode(&columns)?;
         let sets = &mut self.sets;
         for_each_counted(batch, self.filter, &columns, rows, slots, |row, slot| {
             let set = &mut sets[slot];

@@ -6,10 +6,11 @@
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, new_null_array};
-use arrow_row::{RowConverter, SortField};
+use arrow_row::SortField;
 use arrow_schema::SchemaRef;
 use hashbrown::HashSet;
 
+use super::encoded::EncodedArguments;
 use super::{GroupsAccumulator, StateReader, filter_column, passes, put_bytes, put_u32};
 use crate::exec::error::ExecError;
 
@@ -20,7 +21,7 @@ pub struct DistinctAccumulator {
     column: usize,
     filter: Option<usize>,
     input: SchemaRef,
-    converter: RowConverter,
+    encoded: EncodedArguments,
     seen: Vec<HashSet<Box<[u8]>>>,
     /// The rows and slots that reach `inner`, reused from batch to batch.
     rows: Vec<u32>,
@@ -34,7 +35,7 @@ impl DistinctAccumulator {
         column: usize,
         filter: Option<usize>,
     ) -> Result<Self, ExecError> {
-        let converter = RowConverter::new(vec![SortField::new(
+        let encoded = EncodedArguments::new(vec![SortField::new(
             input.field(column).data_type().clone(),
         )])?;
         Ok(DistinctAccumulator {
@@ -42,7 +43,7 @@ impl DistinctAccumulator {
             column,
             filter,
             input,
-            converter,
+            encoded,
             seen: Vec::new(),
             rows: Vec::new(),
             slots: Vec::new(),
@@ -66,9 +67,7 @@ impl GroupsAccumulator for DistinctAccumulator {
     ) -> Result<(), ExecError> {
         let filter = filter_column(batch, self.filter)?;
         let column = batch.column(self.column);
-        let values = self
-            .converter
-            .convert_columns(std::slice::from_ref(column))?;
+        let values = self.encoded.encode(std::slice::from_ref(column))?;
         self.rows.clear();
         self.slots.clear();
         for (&row, &slot) in rows.iter().zip(slots) {
@@ -99,10 +98,9 @@ impl GroupsAccumulator for DistinctAccumulator {
         }
         // The values only `from` had, as a batch of the input's shape (the other columns
         // NULL), into `into`'s plain accumulator.
-        let parser = self.converter.parser();
-        let decoded = self
-            .converter
-            .convert_rows(new.iter().map(|v| parser.parse(v)));
+        let converter = self.encoded.converter();
+        let parser = converter.parser();
+        let decoded = converter.convert_rows(new.iter().map(|v| parser.parse(v)));
         let Ok(mut decoded) = decoded else {
             return;
         };

@@ -336,7 +336,7 @@ pub struct RetractMinMax {
     filter: Option<usize>,
     max: bool,
     argument: ArrowType,
-    converter: arrow_row::RowConverter,
+    encoded: super::encoded::EncodedArguments,
     values: Vec<std::collections::BTreeMap<Box<[u8]>, u64>>,
 }
 
@@ -351,7 +351,7 @@ impl RetractMinMax {
             column,
             filter,
             max,
-            converter: arrow_row::RowConverter::new(vec![arrow_row::SortField::new(
+            encoded: super::encoded::EncodedArguments::new(vec![arrow_row::SortField::new(
                 argument.clone(),
             )])?,
             argument,
@@ -369,9 +369,7 @@ impl RetractMinMax {
     ) -> Result<(), ExecError> {
         let filter = filter_column(batch, self.filter)?;
         let column = batch.column(self.column);
-        let encoded = self
-            .converter
-            .convert_columns(std::slice::from_ref(column))?;
+        let encoded = self.encoded.encode(std::slice::from_ref(column))?;
         for (&row, &slot) in rows.iter().zip(slots) {
             let row = row as usize;
             if passes(filter, row) && column.is_valid(row) {
@@ -431,10 +429,9 @@ impl GroupsAccumulator for RetractMinMax {
 
     fn evaluate(&self, slots: &[u32]) -> Result<ArrayRef, ExecError> {
         // A group without values gives NULL: the encoding of a NULL argument.
-        let null = self
-            .converter
-            .convert_columns(&[arrow_array::new_null_array(&self.argument, 1)])?;
-        let parser = self.converter.parser();
+        let converter = self.encoded.converter();
+        let null = converter.convert_columns(&[arrow_array::new_null_array(&self.argument, 1)])?;
+        let parser = converter.parser();
         let rows: Vec<arrow_row::Row<'_>> = slots
             .iter()
             .map(|&s| {
@@ -450,7 +447,7 @@ impl GroupsAccumulator for RetractMinMax {
                 }
             })
             .collect();
-        let mut columns = self.converter.convert_rows(rows)?;
+        let mut columns = converter.convert_rows(rows)?;
         Ok(columns.remove(0))
     }
 

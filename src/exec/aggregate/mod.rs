@@ -21,6 +21,7 @@ pub mod arrival;
 pub mod avg;
 pub mod count;
 pub mod distinct;
+pub mod encoded;
 pub mod min_max;
 pub mod ranking;
 pub mod single_value;

@@ -3,8 +3,9 @@
 //! than one row; a second row fails the job with Flink's message. A retraction takes the row
 //! back. Values are kept as `arrow-row` bytes of the argument (NULL included).
 
+use super::encoded::EncodedArguments;
 use arrow_array::{ArrayRef, RecordBatch};
-use arrow_row::{RowConverter, SortField};
+use arrow_row::SortField;
 use arrow_schema::DataType as ArrowType;
 
 use super::{GroupsAccumulator, StateReader, grow, put_bytes, put_i64};
@@ -17,7 +18,7 @@ const MORE_THAN_ONE: &str = "SingleValueAggFunction received more than one eleme
 pub struct SingleValueAccumulator {
     column: usize,
     argument: ArrowType,
-    converter: RowConverter,
+    encoded: EncodedArguments,
     /// Per slot: its rows, and the value's bytes (empty without rows).
     slots: Vec<(i64, Box<[u8]>)>,
 }
@@ -27,7 +28,7 @@ impl SingleValueAccumulator {
         Ok(SingleValueAccumulator {
             column,
             argument: argument.clone(),
-            converter: RowConverter::new(vec![SortField::new(argument.clone())])?,
+            encoded: EncodedArguments::new(vec![SortField::new(argument.clone())])?,
             slots: Vec::new(),
         })
     }
@@ -45,8 +46,8 @@ impl GroupsAccumulator for SingleValueAccumulator {
         slots: &[u32],
     ) -> Result<(), ExecError> {
         let encoded = self
-            .converter
-            .convert_columns(&[batch.column(self.column).clone()])?;
+            .encoded
+            .encode(std::slice::from_ref(batch.column(self.column)))?;
         for (&row, &slot) in rows.iter().zip(slots) {
             let (count, value) = &mut self.slots[slot as usize];
             if *count >= 1 {
@@ -90,10 +91,9 @@ impl GroupsAccumulator for SingleValueAccumulator {
             return Err(EvalError::Invalid(MORE_THAN_ONE.into()).into());
         }
         // A slot without rows is NULL: the encoding of a NULL value stands for it.
-        let null = self
-            .converter
-            .convert_columns(&[arrow_array::new_null_array(&self.argument, 1)])?;
-        let parser = self.converter.parser();
+        let converter = self.encoded.converter();
+        let null = converter.convert_columns(&[arrow_array::new_null_array(&self.argument, 1)])?;
+        let parser = converter.parser();
         let rows = slots.iter().map(|&s| {
             let (count, value) = &self.slots[s as usize];
             if *count == 0 {
@@ -102,7 +102,7 @@ impl GroupsAccumulator for SingleValueAccumulator {
                 parser.parse(value)
             }
         });
-        let mut columns = self.converter.convert_rows(rows)?;
+        let mut columns = converter.convert_rows(rows)?;
         Ok(columns.remove(0))
     }
 

@@ -18,7 +18,9 @@
 //! `exec/join.rs` and `exec/semi_anti_join.rs` keep their inputs here; they and the window
 //! join evaluate residual conditions over pairs of rows with [`verdicts_in_rounds`].
 
-use hashbrown::HashMap;
+use std::hash::BuildHasher;
+
+use hashbrown::{HashMap, HashTable};
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -42,6 +44,9 @@ use crate::types::chunk::batch_with_rows;
 
 /// Pairs whose residual is evaluated at once.
 const ROUND: usize = 16 * 1024;
+
+/// A key's list of records longer than this is indexed by its rows' hashes.
+pub(crate) const INDEXED_LIST: usize = 16;
 
 /// A pair of stored rows (whole-row bytes): the left's and the right's, `None` for a side
 /// padded with NULLs.
@@ -246,6 +251,11 @@ pub(crate) struct Side {
     singles: IdStore,
     /// The records of keys holding more, by key id; their rows in `stored`.
     lists: HashMap<u32, Vec<Record>>,
+    /// For keys with a long list: each record's place in it, by the hash of its row, so that
+    /// finding a row (to count another copy of it) does not walk the list — a key holding
+    /// many distinct rows (a window's bounds as the join key) would cost its length per row.
+    index: HashMap<u32, HashTable<(u64, u32)>>,
+    hasher: hashbrown::DefaultHashBuilder,
     stored: RowStore,
     /// Per row, how many rows of the other side it joins with (kept once one does).
     associations: ByHandle<u32>,
@@ -294,6 +304,8 @@ impl Side {
             holds: Vec::new(),
             singles: IdStore::default(),
             lists: HashMap::new(),
+            index: HashMap::new(),
+            hasher: Default::default(),
             stored: RowStore::default(),
             associations: ByHandle::default(),
             written: ByHandle::default(),
@@ -396,6 +408,14 @@ impl Side {
 
     /// The record under key `id` whose row is `row` (stored bytes), and its place.
     fn find(&self, id: u32, row: &[u8]) -> Option<(usize, Record)> {
+        if let Some(table) = self.index.get(&id) {
+            let list = &self.lists[&id];
+            let hash = self.hasher.hash_one(row);
+            let &(_, at) = table.find(hash, |&(h, at)| {
+                h == hash && self.bytes(list[at as usize].row) == row
+            })?;
+            return Some((at as usize, list[at as usize]));
+        }
         let records = self.records(id);
         let at = records.iter().position(|r| self.bytes(r.row) == row)?;
         Some((at, records.get(at)))
@@ -443,7 +463,35 @@ impl Side {
                 self.set_holds(id, Holds::List);
             }
         }
+        self.index_last(id);
         handle
+    }
+
+    /// Indexes the last record of key `id`'s list, or the whole list when it has just grown
+    /// long enough.
+    fn index_last(&mut self, id: u32) {
+        let list = &self.lists[&id];
+        if list.len() < INDEXED_LIST {
+            return;
+        }
+        let hash_of = |r: &Record| match split(r.row) {
+            (true, k) => self.hasher.hash_one(self.singles.get(k as u32)),
+            (false, _) => self.hasher.hash_one(self.stored.get(r.row)),
+        };
+        match self.index.get_mut(&id) {
+            Some(table) => {
+                let at = list.len() - 1;
+                table.insert_unique(hash_of(&list[at]), (hash_of(&list[at]), at as u32), |e| e.0);
+            }
+            None => {
+                let mut table = HashTable::with_capacity(list.len());
+                for (at, record) in list.iter().enumerate() {
+                    let hash = hash_of(record);
+                    table.insert_unique(hash, (hash, at as u32), |e| e.0);
+                }
+                self.index.insert(id, table);
+            }
+        }
     }
 
     /// Sets the count of record `at` under key `id` (at least 1).
@@ -468,6 +516,7 @@ impl Side {
             }
             Holds::List => {
                 let mut list = self.lists.remove(&id).expect("a listed key");
+                self.index.remove(&id);
                 let kept: Vec<bool> = list.iter().map(|r| keep(self, r)).collect();
                 let mut kept = kept.into_iter();
                 list.retain(|r| {
@@ -480,7 +529,11 @@ impl Side {
                 if list.is_empty() {
                     self.set_holds(id, Holds::Nothing);
                 } else {
+                    let long = list.len() >= INDEXED_LIST;
                     self.lists.insert(id, list);
+                    if long {
+                        self.index_last(id);
+                    }
                 }
             }
         }
@@ -492,11 +545,27 @@ impl Side {
             Holds::Nothing => {}
             Holds::Single => self.set_holds(id, Holds::Nothing),
             Holds::List => {
+                if let Some(table) = self.index.get_mut(&id) {
+                    // The removed record's entry goes; the last record's takes its place.
+                    let list = &self.lists[&id];
+                    let hash = self.hasher.hash_one(self.stored.get(list[at].row));
+                    if let Ok(entry) = table.find_entry(hash, |e| e.1 == at as u32) {
+                        entry.remove();
+                    }
+                    let last = list.len() - 1;
+                    if at != last {
+                        let hash = self.hasher.hash_one(self.stored.get(list[last].row));
+                        if let Some(entry) = table.find_mut(hash, |e| e.1 == last as u32) {
+                            entry.1 = at as u32;
+                        }
+                    }
+                }
                 let list = self.lists.get_mut(&id).expect("a listed key");
                 let record = list.swap_remove(at);
                 self.stored.remove(record.row);
                 if list.is_empty() {
                     self.lists.remove(&id);
+                    self.index.remove(&id);
                     self.set_holds(id, Holds::Nothing);
                 }
             }
