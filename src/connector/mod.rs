@@ -18,6 +18,23 @@ use arrow_array::RecordBatch;
 #[error("{0}")]
 pub struct ConnectorError(pub String);
 
+/// Flink's error for options a connector or format does not take (`FactoryUtil`'s
+/// validation), listing those it does.
+pub fn unsupported_options(
+    identifier: &str,
+    mut unsupported: Vec<&str>,
+    supported: &[impl AsRef<str>],
+) -> ConnectorError {
+    unsupported.sort_unstable();
+    let mut supported: Vec<&str> = supported.iter().map(AsRef::as_ref).collect();
+    supported.sort_unstable();
+    ConnectorError(format!(
+        "Unsupported options found for '{identifier}'.\n\nUnsupported options:\n\n{}\n\nSupported options:\n\n{}",
+        unsupported.join("\n"),
+        supported.join("\n")
+    ))
+}
+
 /// Turns text lines into batches (one per `flush`).
 ///
 /// The sources hand over many lines at once, straight from their read buffers, so that the

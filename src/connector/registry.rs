@@ -16,6 +16,7 @@ use super::source::datagen::DatagenFactory;
 use super::source::filesystem::FilesystemFactory;
 use super::source::jdbc::JdbcSourceFactory;
 use super::source::kafka::KafkaFactory;
+use super::source::nexmark::NexmarkFactory;
 use super::source::socket::SocketFactory;
 use crate::catalog::TableDef;
 use crate::clock::Clock;
@@ -31,6 +32,8 @@ pub struct ScanRequest<'a> {
     pub physical: &'a Schema,
     /// The metadata keys read, in the order their columns follow the physical ones.
     pub metadata: &'a [String],
+    /// `parallelism.default`, which a generating source's splits follow.
+    pub parallelism: u32,
 }
 
 pub trait SourceFactory: Sync {
@@ -126,6 +129,7 @@ pub trait SinkFactory: Sync {
 
 const SOURCES: &[&dyn SourceFactory] = &[
     &DatagenFactory,
+    &NexmarkFactory,
     &FilesystemFactory,
     &SocketFactory,
     &JdbcSourceFactory,

@@ -325,7 +325,7 @@ fn a_key_with_many_distinct_rows_counts_copies_through_its_index() {
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         let value = (seed >> 33) as u32 % 60;
-        let retract = (seed >> 20) % 3 == 0;
+        let retract = (seed >> 20).is_multiple_of(3);
         match held.get_mut(&value) {
             Some(n) if retract => {
                 script.push_str(&format!("-D 1 | v{value}\n"));

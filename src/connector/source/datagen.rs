@@ -102,14 +102,7 @@ fn unsupported_options(
             supported.push(format!("fields.{}.{o}", field.name));
         }
     }
-    supported.sort();
-    let mut unsupported: Vec<&str> = unsupported.to_vec();
-    unsupported.sort_unstable();
-    ConnectorError(format!(
-        "Unsupported options found for 'datagen'.\n\nUnsupported options:\n\n{}\n\nSupported options:\n\n{}",
-        unsupported.join("\n"),
-        supported.join("\n")
-    ))
+    crate::connector::unsupported_options("datagen", unsupported.to_vec(), &supported)
 }
 
 impl DatagenSplit {

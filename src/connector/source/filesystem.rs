@@ -75,7 +75,7 @@ pub fn check_options(options: &[(String, String)]) -> Result<(), ConnectorError>
         .iter()
         .find(|(k, _)| k == "format")
         .map(|(_, v)| format!("{v}."));
-    let mut unsupported: Vec<&str> = options
+    let unsupported: Vec<&str> = options
         .iter()
         .map(|(k, _)| k.as_str())
         .filter(|k| {
@@ -85,12 +85,11 @@ pub fn check_options(options: &[(String, String)]) -> Result<(), ConnectorError>
     if unsupported.is_empty() {
         return Ok(());
     }
-    unsupported.sort_unstable();
-    Err(ConnectorError(format!(
-        "Unsupported options found for 'filesystem'.\n\nUnsupported options:\n\n{}\n\nSupported options:\n\n{}",
-        unsupported.join("\n"),
-        FILESYSTEM_OPTIONS.join("\n")
-    )))
+    Err(crate::connector::unsupported_options(
+        "filesystem",
+        unsupported,
+        FILESYSTEM_OPTIONS,
+    ))
 }
 
 pub fn list_files(path: &str) -> Result<Vec<PathBuf>, ConnectorError> {

@@ -4,6 +4,7 @@ pub mod datagen;
 pub mod filesystem;
 pub mod jdbc;
 pub mod kafka;
+pub mod nexmark;
 pub mod socket;
 pub mod split;
 pub mod stream;

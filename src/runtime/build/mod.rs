@@ -317,7 +317,7 @@ fn build_node(
         StreamPlan::OverAggregate(o) => aggregate::over_aggregate(o, ctx, options, graph, groups),
         StreamPlan::Limit(l) => rank::limit(l, ctx, options, graph, groups),
         StreamPlan::Union(u) => stateless::union(u, ctx, options, graph, groups),
-        StreamPlan::TableSourceScan(scan) => source::table_source_scan(scan, ctx, graph),
+        StreamPlan::TableSourceScan(scan) => source::table_source_scan(scan, ctx, options, graph),
     }
 }
 

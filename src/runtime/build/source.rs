@@ -28,9 +28,11 @@ pub(super) fn watermark_assigner(
 pub(super) fn table_source_scan(
     scan: &StreamTableSourceScan,
     ctx: &EvalContext,
+    options: &JobOptions,
     graph: &mut JobGraph,
 ) -> Result<Built, BuildError> {
-    let mut built = Built::Splits(scan_pipelines(scan, ctx)?, graph.source_uids_here());
+    let pipelines = scan_pipelines(scan, ctx, options.parallelism)?;
+    let mut built = Built::Splits(pipelines, graph.source_uids_here());
     // A changelog format's rows carry their kinds in a last column (after the metadata).
     if scan.reads_changelog() {
         if !scan.table.partition_keys.is_empty() {
@@ -164,6 +166,7 @@ pub(super) fn needs_exact_watermarks(plan: &StreamPlan) -> bool {
 pub(super) fn scan_pipelines(
     scan: &StreamTableSourceScan,
     ctx: &EvalContext,
+    parallelism: u32,
 ) -> Result<Vec<Pipeline>, BuildError> {
     let table = &scan.table;
     // A stream a program provides (`api::StreamTableEnvironment`): one unbounded split.
@@ -191,6 +194,7 @@ pub(super) fn scan_pipelines(
                 table,
                 physical: &physical,
                 metadata: &scan.metadata,
+                parallelism,
             },
             ctx,
         )
