@@ -133,15 +133,15 @@ impl NexmarkSplit {
             match kind {
                 EventKind::Person => {
                     model.person(id, time, &mut self.rng, pools, &mut self.person);
-                    batch.push_person(&self.person, pools);
+                    batch.push_person(k as usize, &self.person, pools);
                 }
                 EventKind::Auction => {
                     model.auction(id, n, time, &mut self.rng, pools, &mut self.auction);
-                    batch.push_auction(&self.auction, pools);
+                    batch.push_auction(k as usize, &self.auction, pools);
                 }
                 EventKind::Bid => {
                     model.bid(id, time, &mut self.rng, pools, &mut self.bid);
-                    batch.push_bid(&self.bid, pools);
+                    batch.push_bid(k as usize, &self.bid, pools);
                 }
             }
             batch.kinds.push(kind);
@@ -234,7 +234,9 @@ impl SourceSplit for NexmarkSplit {
     }
 }
 
-/// A string column being built: offsets and bytes.
+/// A string column being built: the bytes of its rows in order, and where each row's
+/// end is (set for the rows that hold a value; a NULL row's is its predecessor's, filled in
+/// at the end so that a NULL costs nothing while the batch is built).
 struct Strings {
     offsets: Vec<i32>,
     bytes: Vec<u8>,
@@ -242,20 +244,24 @@ struct Strings {
 
 impl Strings {
     fn new(rows: usize, bytes_per_row: usize) -> Self {
-        let mut offsets = Vec::with_capacity(rows + 1);
-        offsets.push(0);
         Strings {
-            offsets,
+            offsets: vec![0; rows + 1],
             bytes: Vec::with_capacity(rows * bytes_per_row),
         }
     }
 
-    fn push(&mut self, value: &[u8]) {
+    /// Sets row `row`'s value; rows are set in increasing order.
+    fn set(&mut self, row: usize, value: &[u8]) {
         self.bytes.extend_from_slice(value);
-        self.offsets.push(self.bytes.len() as i32);
+        self.offsets[row + 1] = self.bytes.len() as i32;
     }
 
-    fn finish(self, nulls: &Option<NullBuffer>) -> Result<ArrayRef, ExecError> {
+    fn finish(mut self, valid: &[bool], nulls: &Option<NullBuffer>) -> Result<ArrayRef, ExecError> {
+        for (row, &valid) in valid.iter().enumerate() {
+            if !valid {
+                self.offsets[row + 1] = self.offsets[row];
+            }
+        }
         let offsets = OffsetBuffer::new(ScalarBuffer::from(self.offsets));
         Ok(Arc::new(StringArray::try_new(
             offsets,
@@ -266,7 +272,7 @@ impl Strings {
 }
 
 /// The rows of one ROW column: which rows hold one, and each field's values (a default
-/// where the row is NULL).
+/// where the row is NULL), set by row.
 struct RowColumn {
     /// Whether the table reads the column (otherwise nothing is appended).
     wanted: bool,
@@ -281,29 +287,18 @@ impl RowColumn {
         let rows = if wanted { rows } else { 0 };
         RowColumn {
             wanted,
-            valid: Vec::with_capacity(rows),
-            longs: (0..longs).map(|_| Vec::with_capacity(rows)).collect(),
+            valid: vec![false; rows],
+            longs: (0..longs).map(|_| vec![0; rows]).collect(),
             strings: strings.iter().map(|&b| Strings::new(rows, b)).collect(),
-            times: (0..times).map(|_| Vec::with_capacity(rows)).collect(),
+            times: (0..times).map(|_| vec![0; rows]).collect(),
         }
-    }
-
-    fn push_null(&mut self) {
-        if !self.wanted {
-            return;
-        }
-        self.valid.push(false);
-        self.longs.iter_mut().for_each(|c| c.push(0));
-        self.strings.iter_mut().for_each(|c| c.push(b""));
-        self.times.iter_mut().for_each(|c| c.push(0));
     }
 
     /// The struct column, its fields in the declared order: `layout` says for each field
     /// which of the long, string and time vectors holds it.
     fn finish(&mut self, fields: &Fields, layout: &[Slot]) -> Result<ArrayRef, ExecError> {
-        let nulls = Some(NullBuffer::new(BooleanBuffer::from(std::mem::take(
-            &mut self.valid,
-        ))));
+        let valid = std::mem::take(&mut self.valid);
+        let nulls = Some(NullBuffer::new(BooleanBuffer::from(valid.as_slice())));
         let mut longs = std::mem::take(&mut self.longs)
             .into_iter()
             .map(Some)
@@ -325,8 +320,10 @@ impl RowColumn {
                 )),
                 Slot::String(i) => strings[i]
                     .take()
-                    .unwrap_or_else(|| Strings::new(0, 0))
-                    .finish(&nulls)?,
+                    .ok_or_else(|| {
+                        ExecError::Internal("nexmark: a string field read twice".into())
+                    })?
+                    .finish(&valid, &nulls)?,
                 Slot::Time(i) => Arc::new(TimestampNanosecondArray::new(
                     ScalarBuffer::from(
                         times[i]
@@ -408,58 +405,52 @@ impl Columns {
         }
     }
 
-    fn push_person(&mut self, p: &PersonOut, pools: &Pools) {
-        self.auction.push_null();
-        self.bid.push_null();
+    fn push_person(&mut self, row: usize, p: &PersonOut, pools: &Pools) {
         let c = &mut self.person;
         if !c.wanted {
             return;
         }
-        c.valid.push(true);
-        c.longs[0].push(p.id);
+        c.valid[row] = true;
+        c.longs[0][row] = p.id;
         let (name, rest) = p.text.split_at(p.name);
         let (email, card) = rest.split_at(p.email);
-        c.strings[0].push(name);
-        c.strings[1].push(email);
-        c.strings[2].push(card);
-        c.strings[3].push(p.city.as_bytes());
-        c.strings[4].push(p.state.as_bytes());
-        c.times[0].push(p.time);
-        c.strings[5].push(&pools.extra[p.extra.0..p.extra.0 + p.extra.1]);
+        c.strings[0].set(row, name);
+        c.strings[1].set(row, email);
+        c.strings[2].set(row, card);
+        c.strings[3].set(row, p.city.as_bytes());
+        c.strings[4].set(row, p.state.as_bytes());
+        c.times[0][row] = p.time;
+        c.strings[5].set(row, &pools.extra[p.extra.0..p.extra.0 + p.extra.1]);
     }
 
-    fn push_auction(&mut self, a: &AuctionOut, pools: &Pools) {
-        self.person.push_null();
-        self.bid.push_null();
+    fn push_auction(&mut self, row: usize, a: &AuctionOut, pools: &Pools) {
         let c = &mut self.auction;
         if !c.wanted {
             return;
         }
-        c.valid.push(true);
+        c.valid[row] = true;
         let (item, description) = a.text.split_at(a.item_name);
-        c.longs[0].push(a.id);
-        c.strings[0].push(item);
-        c.strings[1].push(description);
-        c.longs[1].push(a.initial_bid);
-        c.longs[2].push(a.reserve);
-        c.times[0].push(a.time);
-        c.times[1].push(a.expires);
-        c.longs[3].push(a.seller);
-        c.longs[4].push(a.category);
-        c.strings[2].push(&pools.extra[a.extra.0..a.extra.0 + a.extra.1]);
+        c.longs[0][row] = a.id;
+        c.strings[0].set(row, item);
+        c.strings[1].set(row, description);
+        c.longs[1][row] = a.initial_bid;
+        c.longs[2][row] = a.reserve;
+        c.times[0][row] = a.time;
+        c.times[1][row] = a.expires;
+        c.longs[3][row] = a.seller;
+        c.longs[4][row] = a.category;
+        c.strings[2].set(row, &pools.extra[a.extra.0..a.extra.0 + a.extra.1]);
     }
 
-    fn push_bid(&mut self, b: &BidOut, pools: &Pools) {
-        self.person.push_null();
-        self.auction.push_null();
+    fn push_bid(&mut self, row: usize, b: &BidOut, pools: &Pools) {
         let c = &mut self.bid;
         if !c.wanted {
             return;
         }
-        c.valid.push(true);
-        c.longs[0].push(b.auction);
-        c.longs[1].push(b.bidder);
-        c.longs[2].push(b.price);
+        c.valid[row] = true;
+        c.longs[0][row] = b.auction;
+        c.longs[1][row] = b.bidder;
+        c.longs[2][row] = b.price;
         let (channel, url) = match b.channel {
             Channel::Hot(i) => (HOT_CHANNELS[i], pools.hot_urls[i].as_str()),
             Channel::Other(i) => (
@@ -467,10 +458,10 @@ impl Columns {
                 pools.channel_urls[i].as_str(),
             ),
         };
-        c.strings[0].push(channel.as_bytes());
-        c.strings[1].push(url.as_bytes());
-        c.times[0].push(b.time);
-        c.strings[2].push(&pools.extra[b.extra.0..b.extra.0 + b.extra.1]);
+        c.strings[0].set(row, channel.as_bytes());
+        c.strings[1].set(row, url.as_bytes());
+        c.times[0][row] = b.time;
+        c.strings[2].set(row, &pools.extra[b.extra.0..b.extra.0 + b.extra.1]);
     }
 
     fn finish(
