@@ -59,6 +59,19 @@ impl StreamTableEnvironment {
         Ok(())
     }
 
+    /// Registers a scalar function written in Rust as the temporary system function
+    /// `name` (Flink's `createTemporarySystemFunction`): SQL calls it by name, before any
+    /// built-in of that name, and a script's `CREATE FUNCTION name AS '…'` leaves it in
+    /// place, so a Flink script that declares its Java function runs unchanged.
+    pub fn create_temporary_function(
+        &mut self,
+        name: &str,
+        function: impl crate::function::user::ScalarFunction + 'static,
+    ) -> Result<(), ApiError> {
+        self.session.register_function(name, Arc::new(function))?;
+        Ok(())
+    }
+
     /// Runs a script of statements (DDL, SET, DESC, SHOW, …; queries print as the SQL
     /// client prints them) and returns what they printed.
     pub fn execute_sql(&mut self, script: &str) -> Result<String, ApiError> {

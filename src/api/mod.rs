@@ -44,6 +44,8 @@ mod expression;
 mod from_data_stream;
 mod table_result;
 
+pub use crate::function::Signature;
+pub use crate::function::user::ScalarFunction;
 pub use data_stream::{DataStream, StreamWriter};
 pub use environment::StreamTableEnvironment;
 pub use expression::{Expression, col};

@@ -220,9 +220,27 @@ pub enum CatalogEntry {
 pub struct Catalog {
     permanent: BTreeMap<String, CatalogEntry>,
     temporary: BTreeMap<String, CatalogEntry>,
+    /// Temporary system functions a program registered, by upper-case name.
+    functions: BTreeMap<String, &'static crate::function::FunctionDef>,
 }
 
 impl Catalog {
+    /// Registers a temporary system function (replacing one of the same name).
+    pub fn register_function(&mut self, function: &'static crate::function::FunctionDef) {
+        self.functions
+            .insert(function.name.to_uppercase(), function);
+    }
+
+    /// The registered function called `name` (case-insensitive).
+    pub fn function(&self, name: &str) -> Option<&'static crate::function::FunctionDef> {
+        self.functions.get(&name.to_uppercase()).copied()
+    }
+
+    /// The registered functions' names.
+    pub fn function_names(&self) -> impl Iterator<Item = &str> {
+        self.functions.keys().map(String::as_str)
+    }
+
     /// The object a query sees: the temporary one when both exist.
     pub fn get(&self, name: &str) -> Option<&CatalogEntry> {
         self.temporary

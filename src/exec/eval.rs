@@ -66,7 +66,7 @@ fn evaluate_nested(
                 .iter()
                 .map(|a| evaluate(a, batch, ctx))
                 .collect::<Result<Vec<_>, _>>()?;
-            (function.kernel)(&args, &ctx.with_rows(n), data_type)
+            function.evaluate(&args, &ctx.with_rows(n), data_type)
         }
         ScalarExpr::Cast {
             expr,

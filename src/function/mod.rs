@@ -25,6 +25,7 @@ macro_rules! def {
             resolve: $resolve,
             kernel: $kernel,
             evaluation: $eval,
+            user: None,
         }
     };
 }
@@ -38,6 +39,7 @@ pub mod math;
 pub mod operator;
 pub mod string;
 pub mod temporal;
+pub mod user;
 
 use std::sync::Arc;
 
@@ -86,6 +88,8 @@ pub struct FunctionDef {
     pub resolve: Resolver,
     pub kernel: Kernel,
     pub evaluation: Evaluation,
+    /// A function a program registered (`user.rs`): it types and computes its calls itself.
+    pub user: Option<user::UserFunction>,
 }
 
 /// What kernels may read besides their arguments.

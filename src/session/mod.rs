@@ -30,9 +30,10 @@ use crate::runtime::graph::JobGraph;
 use crate::runtime::run::{self, RunOptions};
 use crate::sql::SqlError;
 use crate::sql::ast::{CreateView, ObjectKind, ParsedStatement, Statement};
-use crate::sql::parser::session_object_name;
+use crate::sql::parser::{object_name_last, session_object_name};
 use crate::types::Schema;
 use crate::types::time::SessionZone;
+use sqlparser::ast::ObjectName;
 
 pub use jobs::{Background, DML_SYNC};
 pub use options::*;
@@ -335,6 +336,13 @@ impl Session {
                 }
                 Ok(StatementResult::Done)
             }
+            Statement::CreateFunction {
+                name,
+                class,
+                language,
+                system,
+                if_not_exists,
+            } => self.create_function(parsed, name, class, language, *system, *if_not_exists),
             Statement::Drop(drop) => {
                 let name =
                     session_object_name(&drop.name).map_err(|m| position_error(parsed, m))?;
@@ -607,6 +615,67 @@ impl Session {
 impl Session {
     /// Registers a table made by the program (`fromDataStream`) as a temporary object, as
     /// Flink's `createTemporaryView` does.
+    /// Registers `function`, written in Rust, as the temporary system function `name`:
+    /// SQL calls it by name before any built-in of that name, as Flink resolves a temporary
+    /// system function first.
+    pub fn register_function(
+        &mut self,
+        name: &str,
+        function: Arc<dyn crate::function::user::ScalarFunction>,
+    ) -> Result<(), StatementError> {
+        let valid = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+        if !valid {
+            return Err(StatementError::Job(format!(
+                "'{name}' is not a function name: letters, digits and '_', not starting with a digit"
+            )));
+        }
+        if self.catalog.function(name).is_some() {
+            return Err(StatementError::Job(format!(
+                "Could not register temporary system function. A function named '{name}' does already exist."
+            )));
+        }
+        self.catalog
+            .register_function(crate::function::user::define(name, function));
+        Ok(())
+    }
+
+    /// `CREATE FUNCTION name AS 'class'`: a JVM class cannot run here. A function the program
+    /// registered under that name (in Rust) serves its calls — Flink too resolves a temporary
+    /// system function before a catalog function — so a script written for Flink runs
+    /// unchanged once the program provides the function.
+    fn create_function(
+        &mut self,
+        parsed: &ParsedStatement,
+        name: &ObjectName,
+        class: &str,
+        language: &str,
+        system: bool,
+        if_not_exists: bool,
+    ) -> Result<StatementResult, StatementError> {
+        let name = object_name_last(name);
+        if self.catalog.function(&name).is_some() {
+            if system && !if_not_exists {
+                return Err(position_error(
+                    parsed,
+                    format!(
+                        "Could not register temporary system function. A function named '{name}' does already exist."
+                    ),
+                ));
+            }
+            return Ok(StatementResult::Done);
+        }
+        Err(position_error(
+            parsed,
+            format!(
+                "cannot create function '{name}' from the {language} class '{class}': Tideline runs no JVM or Python code.\nRegister a Rust implementation under this name with StreamTableEnvironment::create_temporary_function; calls to '{name}' then find it, and this statement leaves it in place."
+            ),
+        ))
+    }
+
     pub fn register_temporary_table(
         &mut self,
         table: crate::catalog::TableDef,

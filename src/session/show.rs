@@ -49,11 +49,18 @@ impl Session {
         if let Some(db) = database {
             show_database(db, "FUNCTIONS").map_err(|m| position_error(parsed, m))?;
         }
-        // The session has no user-defined functions.
-        let names = crate::function::names()
-            .into_iter()
-            .filter(|_| !user_only)
-            .map(str::to_string);
+        // Flink lists user functions in lower case.
+        let mut names: Vec<String> = self
+            .catalog
+            .function_names()
+            .map(str::to_lowercase)
+            .collect();
+        if !user_only {
+            names.extend(crate::function::names().into_iter().map(str::to_string));
+            names.sort_unstable();
+            names.dedup();
+        }
+        let names = names.into_iter();
         let rows = show_filter(like.as_ref(), names)
             .map_err(|m| position_error(parsed, m))?
             .into_iter()

@@ -24,6 +24,16 @@ pub enum Statement {
         query: Box<Query>,
     },
     CreateView(CreateView),
+    /// `CREATE [TEMPORARY [SYSTEM]] FUNCTION [IF NOT EXISTS] name AS 'class' [LANGUAGE …]
+    /// [USING JAR …]`: a function from a JVM (or Python) class.
+    CreateFunction {
+        name: ObjectName,
+        class: String,
+        /// `JAVA` unless written.
+        language: String,
+        system: bool,
+        if_not_exists: bool,
+    },
     Drop(Drop),
     /// `SET 'key' = 'value'`, or `SET` alone (key `None`) to list the options.
     Set {
@@ -45,7 +55,8 @@ pub enum Statement {
         database: Option<ObjectName>,
         like: Option<ShowLike>,
     },
-    /// `SHOW [USER] FUNCTIONS [[NOT] LIKE '…']`; the session has no user functions.
+    /// `SHOW [USER] FUNCTIONS [[NOT] LIKE '…']`: the built-ins and the functions a program
+    /// registered (`USER`: those only).
     ShowFunctions {
         user_only: bool,
         database: Option<ObjectName>,

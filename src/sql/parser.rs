@@ -425,7 +425,19 @@ impl StatementParser<'_, '_> {
                 ))
             })?;
         let temporary = self.keyword("TEMPORARY");
-        if self.keyword("TABLE") {
+        let system = temporary && self.keyword("SYSTEM");
+        if self.keyword("FUNCTION") {
+            self.create_function(system)
+        } else if system {
+            let found = self.parser.peek_token_ref().clone();
+            Err(error_at(
+                found.span,
+                format!(
+                    "expected FUNCTION after CREATE TEMPORARY SYSTEM, found {}",
+                    found.token
+                ),
+            ))
+        } else if self.keyword("TABLE") {
             self.create_table(temporary)
         } else if self.keyword("VIEW") {
             let if_not_exists = self.keywords(&["IF", "NOT", "EXISTS"]);
@@ -459,9 +471,40 @@ impl StatementParser<'_, '_> {
             let found = self.parser.peek_token_ref().clone();
             Err(error_at(
                 found.span,
-                format!("expected TABLE or VIEW after CREATE, found {}", found.token),
+                format!(
+                    "expected TABLE, VIEW or FUNCTION after CREATE, found {}",
+                    found.token
+                ),
             ))
         }
+    }
+
+    fn create_function(&mut self, system: bool) -> Result<Statement, ParserError> {
+        let if_not_exists = self.keywords(&["IF", "NOT", "EXISTS"]);
+        let name = self.parser.parse_object_name(false)?;
+        self.expect_keyword("AS")?;
+        let class = self.parser.parse_literal_string()?;
+        let language = if self.keyword("LANGUAGE") {
+            self.parser.parse_identifier()?.value.to_uppercase()
+        } else {
+            "JAVA".to_string()
+        };
+        if self.keyword("USING") {
+            loop {
+                self.expect_keyword("JAR")?;
+                self.parser.parse_literal_string()?;
+                if !self.parser.consume_token(&Token::Comma) {
+                    break;
+                }
+            }
+        }
+        Ok(Statement::CreateFunction {
+            name,
+            class,
+            language,
+            system,
+            if_not_exists,
+        })
     }
 
     fn create_table(&mut self, temporary: bool) -> Result<Statement, ParserError> {

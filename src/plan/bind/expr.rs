@@ -892,7 +892,11 @@ impl<'a> Binder<'a> {
         args: Vec<ScalarExpr>,
         span: Span,
     ) -> Result<ScalarExpr, SqlError> {
-        let function = function::lookup(name).ok_or_else(|| {
+        let function = self
+            .catalog
+            .function(name)
+            .or_else(|| function::lookup(name));
+        let function = function.ok_or_else(|| {
             let shown: Vec<String> = args
                 .iter()
                 .map(|a| a.data_type().kind.to_string())
@@ -906,7 +910,13 @@ impl<'a> Binder<'a> {
             )
         })?;
         let types: Vec<DataType> = args.iter().map(|a| a.data_type().clone()).collect();
-        let signature = (function.resolve)(&types).map_err(|m| {
+        // A registered function is named as registered (built-ins as the call spells them).
+        let name = if function.user.is_some() {
+            function.name
+        } else {
+            name
+        };
+        let signature = function.signature(&types).map_err(|m| {
             // Flink's (Calcite's) wording, then what exactly is wrong.
             let shown: Vec<String> = types.iter().map(|t| format!("<{}>", t.kind)).collect();
             error(

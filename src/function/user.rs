@@ -1,0 +1,107 @@
+//! Functions a program registers (Flink's user-defined scalar functions, written in Rust):
+//! `StreamTableEnvironment::create_temporary_function` makes one a temporary system
+//! function of the session, which SQL calls by name before the built-ins (as Flink resolves a
+//! temporary system function first). A registered function gets a [`FunctionDef`] like a
+//! built-in's, so plans, EXPLAIN and evaluation treat its calls as any other call; the
+//! definition lives as long as the program (one per registration).
+
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef};
+
+use super::{EvalContext, EvalError, Evaluation, FunctionDef, Signature};
+use crate::types::DataType;
+
+/// A scalar function computed a column at a time.
+pub trait ScalarFunction: Send + Sync {
+    /// The types the call's arguments are cast to and the type it returns, for the types it
+    /// is called with (Flink's type inference); an error refuses the call, its message shown
+    /// after Flink's "Cannot apply" line.
+    fn signature(&self, args: &[DataType]) -> Result<Signature, String>;
+
+    /// The results of one batch: `args` holds one array per argument, each `rows` long and
+    /// of the signature's type; the result must be `rows` long and of the return type. An
+    /// error fails the job with its message.
+    fn eval(&self, args: &[ArrayRef], rows: usize) -> Result<ArrayRef, String>;
+
+    /// Whether the same arguments always give the same result (Flink's `isDeterministic`).
+    fn deterministic(&self) -> bool {
+        true
+    }
+}
+
+/// A registered function, as a [`FunctionDef`] holds it.
+#[derive(Clone)]
+pub struct UserFunction(pub Arc<dyn ScalarFunction>);
+
+impl std::fmt::Debug for UserFunction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("UserFunction")
+    }
+}
+
+/// The definition of a function registered as `name` (lower-cased, as Flink normalizes a
+/// function's name, and as EXPLAIN shows its calls).
+pub fn define(name: &str, function: Arc<dyn ScalarFunction>) -> &'static FunctionDef {
+    let evaluation = if function.deterministic() {
+        Evaluation::Deterministic
+    } else {
+        Evaluation::NonDeterministic
+    };
+    Box::leak(Box::new(FunctionDef {
+        name: Box::leak(name.to_lowercase().into_boxed_str()),
+        resolve: |_| Err("a registered function types its calls itself".into()),
+        kernel: |_, _, _| {
+            Err(EvalError::Internal(
+                "a registered function computes itself".into(),
+            ))
+        },
+        evaluation,
+        user: Some(UserFunction(function)),
+    }))
+}
+
+impl FunctionDef {
+    /// How a call with arguments of `types` is typed.
+    pub fn signature(&self, types: &[DataType]) -> Result<Signature, String> {
+        match &self.user {
+            Some(user) => user.0.signature(types),
+            None => (self.resolve)(types),
+        }
+    }
+
+    /// The call's results over argument arrays of the batch's length.
+    pub fn evaluate(
+        &self,
+        args: &[ArrayRef],
+        ctx: &EvalContext,
+        return_type: &DataType,
+    ) -> Result<ArrayRef, EvalError> {
+        let Some(user) = &self.user else {
+            return (self.kernel)(args, ctx, return_type);
+        };
+        let rows = ctx.num_rows;
+        let result = user
+            .0
+            .eval(args, rows)
+            .map_err(|m| EvalError::Invalid(format!("{}: {m}", self.name)))?;
+        // A wrong result would be wrong rows downstream: it fails the job, naming the function.
+        let expected = return_type.to_arrow();
+        if result.len() != rows || result.data_type() != &expected {
+            return Err(EvalError::Invalid(format!(
+                "function {} returned {} values of Arrow type {} for {rows} rows of {} ({expected})",
+                self.name,
+                result.len(),
+                result.data_type(),
+                return_type.kind
+            )));
+        }
+        if !return_type.nullable && result.null_count() > 0 {
+            return Err(EvalError::Invalid(format!(
+                "function {} returned NULL, but its return type is {} NOT NULL",
+                self.name, return_type.kind
+            )));
+        }
+        Ok(result)
+    }
+}

@@ -1,0 +1,220 @@
+//! Scalar functions written in Rust and registered through the embedded API (issue 23
+//! item 7): typed by their own signature with the binder's casts, computed a batch at a
+//! time, shown in plans by their lower-case name; `CREATE FUNCTION … AS '<java class>'`
+//! refused unless the program registered the name; wrong results fail the job by name.
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{ArrayRef, Int64Array};
+use tideline::api::{ScalarFunction, Signature, StreamTableEnvironment};
+use tideline::types::{DataType, TypeKind};
+
+/// Nexmark's `count_char(text, char)`: how many times the character occurs in the text.
+struct CountChar;
+
+impl ScalarFunction for CountChar {
+    fn signature(&self, args: &[DataType]) -> Result<Signature, String> {
+        if args.len() != 2 || !args.iter().all(|a| a.kind.is_string()) {
+            return Err("count_char takes two strings".into());
+        }
+        Ok(Signature::new(
+            vec![DataType::string(), DataType::string()],
+            DataType::nullable(TypeKind::BigInt),
+        ))
+    }
+
+    fn eval(&self, args: &[ArrayRef], _rows: usize) -> Result<ArrayRef, String> {
+        let (text, needle) = (args[0].as_string::<i32>(), args[1].as_string::<i32>());
+        let counts: Int64Array = text
+            .iter()
+            .zip(needle.iter())
+            .map(|(t, n)| {
+                let c = n?.chars().next()?;
+                Some(t?.chars().filter(|&x| x == c).count() as i64)
+            })
+            .collect();
+        Ok(Arc::new(counts))
+    }
+}
+
+/// Returns an INT column where it promised BIGINT.
+struct Liar;
+
+impl ScalarFunction for Liar {
+    fn signature(&self, _args: &[DataType]) -> Result<Signature, String> {
+        Ok(Signature::new(vec![], DataType::nullable(TypeKind::BigInt)))
+    }
+
+    fn eval(&self, _args: &[ArrayRef], rows: usize) -> Result<ArrayRef, String> {
+        Ok(Arc::new(arrow_array::Int32Array::from(vec![1; rows])))
+    }
+}
+
+/// Fails on a negative argument with its own message.
+struct Checked;
+
+impl ScalarFunction for Checked {
+    fn signature(&self, args: &[DataType]) -> Result<Signature, String> {
+        let nullable = args.iter().any(|a| a.nullable);
+        Ok(Signature::new(
+            vec![DataType {
+                kind: TypeKind::BigInt,
+                nullable,
+            }],
+            DataType {
+                kind: TypeKind::BigInt,
+                nullable,
+            },
+        ))
+    }
+
+    fn eval(&self, args: &[ArrayRef], _rows: usize) -> Result<ArrayRef, String> {
+        let values = args[0].as_primitive::<arrow_array::types::Int64Type>();
+        if values.iter().flatten().any(|v| v < 0) {
+            return Err("negative input".into());
+        }
+        Ok(args[0].clone())
+    }
+}
+
+fn env() -> StreamTableEnvironment {
+    let mut env = StreamTableEnvironment::new();
+    env.create_temporary_function("count_char", CountChar)
+        .unwrap();
+    env.execute_sql(
+        "SET 'sql-client.execution.result-mode' = 'tableau';
+         SET 'execution.runtime-mode' = 'batch';
+         CREATE TEMPORARY VIEW t(s, n) AS VALUES ('abcabc', 1), ('xyz', -2), (CAST(NULL AS STRING), 3);",
+    )
+    .unwrap();
+    env
+}
+
+#[test]
+fn a_registered_function_is_called_by_name_in_any_case() {
+    let mut env = env();
+    let out = env
+        .execute_sql("SELECT s, count_char(s, 'c') AS c, COUNT_CHAR(s, 'x') AS x FROM t;")
+        .unwrap();
+    assert_eq!(
+        out,
+        "\
++--------+--------+--------+
+|      s |      c |      x |
++--------+--------+--------+
+| abcabc |      2 |      0 |
+|    xyz |      0 |      1 |
+| <NULL> | <NULL> | <NULL> |
++--------+--------+--------+
+3 rows in set
+"
+    );
+}
+
+#[test]
+fn a_flink_scripts_create_function_leaves_the_registered_one_in_place() {
+    let mut env = env();
+    env.execute_sql("CREATE FUNCTION count_char AS 'com.github.nexmark.flink.udf.CountChar';")
+        .unwrap();
+    let out = env
+        .execute_sql("SELECT SUM(count_char(s, 'a')) FROM t;")
+        .unwrap();
+    assert!(out.contains("|      2 |"), "{out}");
+    // Without a registered implementation, the class cannot run here: a clear refusal.
+    let err = env
+        .execute_sql("CREATE FUNCTION other AS 'com.example.Other' LANGUAGE SCALA;")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("cannot create function 'other' from the SCALA class 'com.example.Other'")
+            && err.contains("create_temporary_function"),
+        "{err}"
+    );
+    let err = env
+        .execute_sql("CREATE TEMPORARY SYSTEM FUNCTION count_char AS 'x.Y';")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("A function named 'count_char' does already exist."),
+        "{err}"
+    );
+}
+
+#[test]
+fn calls_are_typed_by_the_functions_signature() {
+    let mut env = env();
+    env.create_temporary_function("checked", Checked).unwrap();
+    // An INT argument is cast to the BIGINT the signature asks for.
+    let out = env
+        .execute_sql("SELECT checked(n) FROM t WHERE n > 0;")
+        .unwrap();
+    assert!(
+        out.contains("|      1 |") && out.contains("|      3 |"),
+        "{out}"
+    );
+    let err = env
+        .execute_sql("SELECT count_char(n, 'c') FROM t;")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("Cannot apply 'count_char'") && err.contains("count_char takes two strings"),
+        "{err}"
+    );
+    let plan = env
+        .execute_sql("EXPLAIN SELECT count_char(s, 'c') FROM t;")
+        .unwrap();
+    assert!(plan.contains("count_char(s, 'c')"), "{plan}");
+    let listed = env.execute_sql("SHOW USER FUNCTIONS;").unwrap();
+    assert!(
+        listed.contains(" checked |")
+            && listed.contains(" count_char |")
+            && !listed.contains(" upper |"),
+        "{listed}"
+    );
+}
+
+#[test]
+fn a_wrong_result_or_a_failure_fails_the_job_naming_the_function() {
+    let mut env = env();
+    env.create_temporary_function("liar", Liar).unwrap();
+    env.create_temporary_function("checked", Checked).unwrap();
+    let err = env
+        .execute_sql("SELECT liar() FROM t;")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("function liar returned 3 values of Arrow type Int32"),
+        "{err}"
+    );
+    let err = env
+        .execute_sql("SELECT checked(n) FROM t;")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("checked: negative input"), "{err}");
+    let err = env
+        .create_temporary_function("count_char", CountChar)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("does already exist"), "{err}");
+    assert!(env.create_temporary_function("1abc", Liar).is_err());
+}
+
+#[test]
+fn a_registered_function_runs_in_a_streaming_job_at_parallelism_two() {
+    let mut env = env();
+    let out = env
+        .execute_sql(
+            "SET 'execution.runtime-mode' = 'streaming';
+             SET 'parallelism.default' = '2';
+             CREATE TABLE gen (s STRING) WITH ('connector' = 'datagen', 'number-of-rows' = '50000', 'fields.s.length' = '20');
+             SELECT COUNT(*) AS n, SUM(count_char(s, 'a')) >= 0 AS ok FROM gen;",
+        )
+        .unwrap();
+    let last = out
+        .lines()
+        .rev()
+        .find(|l| l.contains("| +U") || l.contains("| +I"))
+        .unwrap_or("");
+    assert!(last.contains("50000") && last.contains("TRUE"), "{out}");
+}
