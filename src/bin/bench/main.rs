@@ -1,4 +1,5 @@
-//! Throughput benchmarks: `cargo run --release --bin bench`.
+//! Throughput benchmarks: `cargo run --release --bin bench`; the Nexmark benchmark with
+//! `cargo run --release --bin bench -- nexmark` (`nexmark.rs`).
 //!
 //! `BENCH_ONLY=json` runs only the workloads whose name holds `json` (and the baseline).
 //! Each workload is timed in the same run as a baseline, datagen → blackhole (generation and
@@ -24,6 +25,8 @@
 //! 11. Kafka, when `TIDELINE_KAFKA_BOOTSTRAP` names a broker (`scripts/kafka-broker.sh`):
 //!     datagen → a topic in JSON (4 fields), and the topic read back → blackhole. The CPU
 //!     is this process's (Tideline's and librdkafka's threads), not the broker's.
+
+mod nexmark;
 
 use std::io::Write;
 use std::time::Instant;
@@ -293,6 +296,10 @@ fn measure(session: &mut Session, sql: &str, what: &str, rows: u64) -> f64 {
 fn main() {
     // A child of `peak_of`: one script, then its peak memory, and out.
     let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("nexmark") {
+        nexmark::main(&args[2..]);
+        return;
+    }
     if let [_, flag, sql] = &args[..]
         && flag == "--script"
     {
