@@ -13,9 +13,12 @@
 //! Rows are kept as `arrow-row` bytes: the order key (whose bytes sort as the ORDER BY asks,
 //! directions and NULL places included) followed by the row's other columns (neither the
 //! partition key, which the partition's key holds, nor the ORDER BY columns, which the order
-//! key holds), so ties in the order key fall to the other columns in schema order, as they
-//! would to the whole row, and the result never depends on arrival order. Emitted rows are
-//! put together again from the partition's key, the order key and the rest.
+//! key holds). Over an insert-only stream a row's arrival number comes between the two, so
+//! that ties in the order key rank in arrival order, a later row after the earlier ones, as
+//! Flink's Top-N lists a sort key's rows; over a retracting stream (where a retraction must
+//! find its row by its values) and in batch mode ties fall to the other columns in schema
+//! order. Emitted rows are put together again from the partition's key, the order key and
+//! the rest.
 //!
 //! State is snapshotted per key group: for each partition, its key and its rows with counts.
 
@@ -35,6 +38,9 @@ use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, OperatorContext, Output};
 use crate::plan::logical::{OrderKey, RankFunction};
 use crate::types::chunk::{RowKind, StreamChunk, batch_with_rows};
+
+/// The bytes of a row's arrival number (big-endian, so that numbers sort as bytes).
+const ARRIVAL_BYTES: usize = 8;
 
 pub struct RankOperator {
     output: SchemaRef,
@@ -59,6 +65,9 @@ pub struct RankOperator {
     partitions: Partitions,
     /// Whether the input retracts rows (then every row is kept: any may come back).
     retracting: bool,
+    /// Over an insert-only stream, the arrival number of the next row (ties rank in arrival
+    /// order); `None` otherwise.
+    arrival: Option<u64>,
     /// Per partition, when it was last written (processing time, milliseconds).
     written: WrittenAt,
     ctx: OperatorContext,
@@ -176,6 +185,7 @@ impl RankOperator {
             // many.
             partitions: Partitions::new(!retracting && !final_only && range.1 <= 64),
             retracting,
+            arrival: (!retracting && !final_only).then_some(0),
             written: WrittenAt::default(),
             ctx,
             update_before,
@@ -365,13 +375,19 @@ impl RankOperator {
                 .iter()
                 .map(|c| parser.parse(&c.row.entry[..c.row.order_len as usize])),
         )?;
+        // (After an arrival number, when rows have one.)
+        let skip = if self.arrival.is_some() {
+            ARRIVAL_BYTES
+        } else {
+            0
+        };
         let rests = match &self.rest {
             Some(rest) => {
                 let parser = rest.parser();
                 rest.convert_rows(
                     changes
                         .iter()
-                        .map(|c| parser.parse(&c.row.entry[c.row.order_len as usize..])),
+                        .map(|c| parser.parse(&c.row.entry[c.row.order_len as usize + skip..])),
                 )?
             }
             None => Vec::new(),
@@ -470,12 +486,20 @@ impl Operator for RankOperator {
             && chunk.is_insert_only()
             && !self.retracting;
         let last = self.range.1;
+        let mut numbered = Vec::new();
         for i in 0..batch.num_rows() {
             let bytes = key_bytes(keys.as_ref(), i);
             let p = self.partition(bytes);
             let order_bytes = order.row(i);
             let order_bytes = order_bytes.as_ref();
-            let row_bytes: &[u8] = rows.as_ref().map_or(&[], |r| r.row(i).data());
+            let mut row_bytes: &[u8] = rows.as_ref().map_or(&[], |r| r.row(i).data());
+            if let Some(next) = &mut self.arrival {
+                numbered.clear();
+                numbered.extend_from_slice(&next.to_be_bytes());
+                numbered.extend_from_slice(row_bytes);
+                *next += 1;
+                row_bytes = &numbered;
+            }
             let partition = self.partitions.get(p);
             let full = append_fast && partition.total() >= last;
             if full && partition.at_or_after_last(order_bytes, row_bytes) {
@@ -596,6 +620,11 @@ impl Operator for RankOperator {
                 let order = input.bytes()?;
                 let row = input.bytes()?;
                 let count = input.i64()? as u64;
+                if let Some(next) = &mut self.arrival
+                    && let Some(number) = row.first_chunk::<ARRIVAL_BYTES>()
+                {
+                    *next = (*next).max(u64::from_be_bytes(*number) + 1);
+                }
                 self.partitions.add(p, order, row, count);
             }
         }
