@@ -68,6 +68,12 @@ pub trait SourceFactory: Sync {
         false
     }
 
+    /// Whether a processing-time temporal join can look the table up (Flink's
+    /// `LookupTableSource`): its splits then give the whole table when the job starts.
+    fn supports_lookup(&self) -> bool {
+        false
+    }
+
     /// The splits reading the table, each checked (its options, its format) now and opened
     /// when first read.
     fn splits(
@@ -148,6 +154,10 @@ const SINKS: &[&dyn SinkFactory] = &[
 /// The source factory of `table`'s connector.
 pub fn source(table: &TableDef) -> Result<&'static dyn SourceFactory, ConnectorError> {
     let connector = table.option("connector").unwrap_or_default();
+    // Flink's legacy descriptor (`connector.type`) over files.
+    if connector.is_empty() && table.option("connector.type") == Some("filesystem") {
+        return Ok(&super::source::legacy_filesystem::LegacyFilesystemFactory);
+    }
     if connector.is_empty() {
         return Err(ConnectorError(format!(
             "table '{}' has no 'connector' option",
@@ -202,6 +212,8 @@ pub struct SourceAbilities {
     pub upsert: bool,
     /// The source computes the watermark itself (`SupportsWatermarkPushDown`).
     pub watermarks: bool,
+    /// A processing-time temporal join can look the table up (`LookupTableSource`).
+    pub lookup: bool,
 }
 
 /// The abilities of `table`'s source; none for a connector that has no source (its scan
@@ -215,5 +227,6 @@ pub fn source_abilities(table: &TableDef) -> SourceAbilities {
         metadata: factory.map_or_else(Vec::new, |f| f.metadata_keys()),
         upsert: factory.is_some_and(|f| f.emits_upserts()),
         watermarks: factory.is_some_and(|f| f.pushes_watermarks()),
+        lookup: factory.is_some_and(|f| f.supports_lookup()),
     }
 }

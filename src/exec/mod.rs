@@ -20,6 +20,7 @@ pub mod group_window_aggregate;
 pub mod interval_join;
 pub mod join;
 pub mod limit;
+pub mod lookup_join;
 pub mod not_null;
 pub mod operator;
 pub mod over_aggregate;

@@ -265,7 +265,13 @@ fn ties_over_inserts_rank_in_arrival_order() {
     )
     .unwrap();
     op.open(&OperatorContext::default()).unwrap();
-    let got = run_script(&mut op, &input, &output, "+I b | 5\n+I a | 5\n+I c | 5\n+I d | 7").unwrap();
+    let got = run_script(
+        &mut op,
+        &input,
+        &output,
+        "+I b | 5\n+I a | 5\n+I c | 5\n+I d | 7",
+    )
+    .unwrap();
     assert_eq!(
         got,
         "+I b | 5 | 1\n+I a | 5 | 2\n-U b | 5 | 1\n+U d | 7 | 1\n-U a | 5 | 2\n+U b | 5 | 2"

@@ -4,6 +4,7 @@ pub mod datagen;
 pub mod filesystem;
 pub mod jdbc;
 pub mod kafka;
+pub mod legacy_filesystem;
 pub mod nexmark;
 pub mod socket;
 pub mod split;

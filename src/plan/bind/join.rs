@@ -43,7 +43,7 @@ impl<'a> Binder<'a> {
                 version: Some(version),
                 ..
             } => Some((
-                self.bind_period(version, &left.1)?,
+                self.bind_period(version, &left.1, &right.0)?,
                 (span.start.line, span.start.column),
             )),
             _ => None,
@@ -125,12 +125,14 @@ impl<'a> Binder<'a> {
         ))
     }
 
-    /// `FOR SYSTEM_TIME AS OF left.rowtime`: the left's column, which must be its rowtime
-    /// (Flink runs a processing-time temporal join only against a lookup source).
+    /// `FOR SYSTEM_TIME AS OF left.time`: the left's column, its rowtime (an event-time
+    /// temporal join), or its proctime when the right is a table that can be looked up (a
+    /// lookup join; Flink runs a processing-time temporal join against a lookup source only).
     pub(super) fn bind_period(
         &mut self,
         version: &ast::TableVersion,
         left: &[ScopeColumn],
+        right: &LogicalPlan,
     ) -> Result<usize, SqlError> {
         let ast::TableVersion::ForSystemTimeAsOf(period) = version else {
             return Err(error(
@@ -154,6 +156,7 @@ impl<'a> Binder<'a> {
         match bound {
             ScalarExpr::Column { index, .. } => match left[index].field.time_attribute {
                 Some(TimeAttribute::Rowtime) => Ok(index),
+                Some(TimeAttribute::Proctime) if looked_up(right) => Ok(index),
                 Some(TimeAttribute::Proctime) => Err(error(
                     period.span(),
                     "Processing-time temporal join is not supported yet.",
@@ -168,6 +171,16 @@ impl<'a> Binder<'a> {
                 "Temporal table join currently only supports 'FOR SYSTEM_TIME AS OF' left table's time attribute field",
             )),
         }
+    }
+}
+
+/// Whether `plan` scans a table whose source can be looked up (through the projects a
+/// table's columns bind to).
+fn looked_up(plan: &LogicalPlan) -> bool {
+    match plan {
+        LogicalPlan::Scan(scan) => crate::connector::registry::source_abilities(&scan.table).lookup,
+        LogicalPlan::Calc(c) if c.filter.is_none() => looked_up(&c.input),
+        _ => false,
     }
 }
 

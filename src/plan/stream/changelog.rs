@@ -127,6 +127,10 @@ fn require(plan: &mut StreamPlan, before: bool) {
             let filters = n.condition.is_some() && n.input.changelog_mode().retracts();
             require(&mut n.input, before || filters)
         }
+        StreamPlan::LookupJoin(n) => {
+            let filters = n.residual.is_some() && n.input.changelog_mode().retracts();
+            require(&mut n.input, before || filters)
+        }
         StreamPlan::Sink(n) => require(&mut n.input, before),
         StreamPlan::WatermarkAssigner(n) => require(&mut n.input, before),
         StreamPlan::Union(n) => {

@@ -16,6 +16,7 @@ pub mod group_window_aggregate;
 pub mod interval_join;
 pub mod join;
 pub mod limit;
+pub mod lookup_join;
 pub mod over_aggregate;
 pub mod rank;
 pub mod sink;
@@ -44,6 +45,7 @@ use group_window_aggregate::StreamGroupWindowAggregate;
 use interval_join::StreamIntervalJoin;
 use join::StreamJoin;
 use limit::StreamLimit;
+use lookup_join::StreamLookupJoin;
 use over_aggregate::StreamOverAggregate;
 use rank::StreamRank;
 use sink::StreamSink;
@@ -123,6 +125,7 @@ pub enum StreamPlan {
     IntervalJoin(StreamIntervalJoin),
     WindowJoin(StreamWindowJoin),
     TemporalJoin(StreamTemporalJoin),
+    LookupJoin(StreamLookupJoin),
     Limit(StreamLimit),
     TemporalSort(StreamTemporalSort),
     OverAggregate(StreamOverAggregate),
@@ -215,6 +218,7 @@ impl StreamPlan {
             StreamPlan::IntervalJoin(n) => &n.schema,
             StreamPlan::WindowJoin(n) => &n.schema,
             StreamPlan::TemporalJoin(n) => &n.schema,
+            StreamPlan::LookupJoin(n) => &n.schema,
             StreamPlan::Limit(n) => &n.schema,
             StreamPlan::TemporalSort(n) => &n.schema,
             StreamPlan::OverAggregate(n) => &n.schema,
@@ -247,9 +251,10 @@ impl StreamPlan {
                 }
             }
             // A Calc may drop or move its input's key columns.
-            StreamPlan::Calc(_) | StreamPlan::Expand(_) | StreamPlan::Correlate(_) => {
-                Distribution::Any
-            }
+            StreamPlan::Calc(_)
+            | StreamPlan::Expand(_)
+            | StreamPlan::Correlate(_)
+            | StreamPlan::LookupJoin(_) => Distribution::Any,
             StreamPlan::WindowDeduplicate(n) => n.input.distribution(),
             StreamPlan::WindowRank(n) => n.input.distribution(),
             StreamPlan::Rank(n) => n.input.distribution(),
@@ -304,6 +309,7 @@ impl StreamPlan {
             StreamPlan::Calc(n) => n.input.changelog_mode(),
             StreamPlan::Expand(n) => n.input.changelog_mode(),
             StreamPlan::Correlate(n) => n.input.changelog_mode(),
+            StreamPlan::LookupJoin(n) => n.input.changelog_mode(),
             StreamPlan::WatermarkAssigner(n) => n.input.changelog_mode(),
             StreamPlan::Exchange(n) => n.input.changelog_mode(),
             StreamPlan::Sink(n) => n.input.changelog_mode(),
@@ -331,6 +337,7 @@ impl StreamPlan {
             StreamPlan::Calc(n) => vec![&n.input],
             StreamPlan::Expand(n) => vec![&n.input],
             StreamPlan::Correlate(n) => vec![&n.input],
+            StreamPlan::LookupJoin(n) => vec![&n.input],
             StreamPlan::WatermarkAssigner(n) => vec![&n.input],
             StreamPlan::Union(n) => n.inputs.iter().collect(),
             StreamPlan::Exchange(n) => vec![&n.input],
@@ -361,6 +368,7 @@ impl StreamPlan {
             StreamPlan::Calc(n) => vec![&mut n.input],
             StreamPlan::Expand(n) => vec![&mut n.input],
             StreamPlan::Correlate(n) => vec![&mut n.input],
+            StreamPlan::LookupJoin(n) => vec![&mut n.input],
             StreamPlan::WatermarkAssigner(n) => vec![&mut n.input],
             StreamPlan::Union(n) => n.inputs.iter_mut().collect(),
             StreamPlan::Exchange(n) => vec![&mut n.input],
@@ -480,6 +488,7 @@ impl StreamPlan {
                 StreamPlan::Exchange(n) => &n.input,
                 StreamPlan::Expand(n) => &n.input,
                 StreamPlan::Correlate(n) => &n.input,
+                StreamPlan::LookupJoin(n) => &n.input,
                 StreamPlan::WatermarkAssigner(n) => &n.input,
                 _ => break,
             };
@@ -517,6 +526,7 @@ impl StreamPlan {
             StreamPlan::IntervalJoin(n) => n.explain(spelling),
             StreamPlan::WindowJoin(n) => n.explain(spelling),
             StreamPlan::TemporalJoin(n) => n.explain(spelling),
+            StreamPlan::LookupJoin(n) => n.explain(spelling),
             StreamPlan::Limit(n) => n.explain(),
             StreamPlan::TemporalSort(n) => n.explain(),
             StreamPlan::OverAggregate(n) => n.explain(),

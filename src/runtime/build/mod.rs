@@ -11,7 +11,7 @@ mod source;
 mod stateless;
 mod window;
 
-use crate::types::chunk::runtime_schema;
+use crate::types::chunk::{batch_with_rows, runtime_schema};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -35,6 +35,7 @@ use crate::exec::group_window_aggregate::GroupWindowAggregateOperator;
 use crate::exec::interval_join::IntervalJoinOperator;
 use crate::exec::join::JoinOperator;
 use crate::exec::limit::LimitOperator;
+use crate::exec::lookup_join::{LookupJoinOperator, LookupTable};
 use crate::exec::operator::Operator;
 use crate::exec::over_aggregate::{Frame, OverAggregateOperator, OverTime};
 use crate::exec::rank::RankOperator;
@@ -67,6 +68,7 @@ use crate::plan::stream::group_window_aggregate::StreamGroupWindowAggregate;
 use crate::plan::stream::interval_join::StreamIntervalJoin;
 use crate::plan::stream::join::StreamJoin;
 use crate::plan::stream::limit::StreamLimit;
+use crate::plan::stream::lookup_join::StreamLookupJoin;
 use crate::plan::stream::over_aggregate::StreamOverAggregate;
 use crate::plan::stream::rank::StreamRank;
 use crate::plan::stream::table_source_scan::StreamTableSourceScan;
@@ -271,6 +273,7 @@ fn build_node(
         StreamPlan::Calc(c) => stateless::calc(c, ctx, options, graph, groups),
         StreamPlan::Expand(x) => stateless::expand(x, ctx, options, graph, groups),
         StreamPlan::Correlate(c) => stateless::correlate(c, ctx, options, graph, groups),
+        StreamPlan::LookupJoin(j) => stateless::lookup_join(j, ctx, options, graph, groups),
         StreamPlan::DropUpdateBefore(d) => stateless::drop_update_before(d, ctx, options, graph, groups),
         StreamPlan::ChangelogNormalize(n) => aggregate::changelog_normalize(n, ctx, options, graph, groups),
         // A batch job has no watermark but the final one, as in Flink: no row of a bounded

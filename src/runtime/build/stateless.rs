@@ -1,5 +1,5 @@
-//! The stateless nodes: Calc, Expand, Correlate (UNNEST), dropping `-U`, exchanges and UNION ALL,
-//! fused into the chains below them.
+//! The stateless nodes: Calc, Expand, Correlate (UNNEST), lookup joins, dropping `-U`,
+//! exchanges and UNION ALL, fused into the chains below them.
 
 use super::*;
 
@@ -48,6 +48,48 @@ pub(super) fn expand(
             schema.clone(),
             ctx.clone(),
         ))
+    });
+    Ok(built)
+}
+
+/// A lookup join: the table read whole now (once, shared by the chains), then an operator
+/// in each chain of the input.
+pub(super) fn lookup_join(
+    j: &StreamLookupJoin,
+    ctx: &EvalContext,
+    options: &JobOptions,
+    graph: &mut JobGraph,
+    groups: &mut BuildState,
+) -> Result<Built, BuildError> {
+    let mut built = build(&j.input, ctx, options, graph, groups)?;
+    let schema = runtime_schema(&j.table.schema);
+    let mut batches = Vec::new();
+    for mut pipeline in source::scan_pipelines(&j.table, ctx, 1)? {
+        while let Some(batch) = pipeline.split.next_batch().map_err(BuildError::operator)? {
+            batches.push(
+                batch_with_rows(schema.clone(), batch.columns().to_vec(), batch.num_rows())
+                    .map_err(BuildError::operator)?,
+            );
+        }
+    }
+    let rows =
+        arrow_select::concat::concat_batches(&schema, &batches).map_err(BuildError::operator)?;
+    let table = Arc::new(LookupTable::new(rows, &j.right_keys).map_err(BuildError::operator)?);
+    let output = runtime_schema(&j.schema);
+    // The key types were encoded when the table was indexed: an operator can be made.
+    let make = || {
+        LookupJoinOperator::new(
+            table.clone(),
+            j.left_keys.clone(),
+            j.join_type == JoinType::Left,
+            j.residual.clone(),
+            output.clone(),
+            ctx.clone(),
+        )
+    };
+    make().map_err(BuildError::operator)?;
+    built.push(graph, &|| {
+        Box::new(make().expect("the lookup table's key types encode"))
     });
     Ok(built)
 }

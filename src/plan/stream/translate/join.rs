@@ -4,6 +4,7 @@
 use super::super::calc::StreamCalc;
 use super::super::interval_join::{StreamIntervalJoin, window_bounds};
 use super::super::join::StreamJoin;
+use super::super::lookup_join::StreamLookupJoin;
 use super::super::temporal_join::StreamTemporalJoin;
 use super::super::window_join::{StreamWindowJoin, WindowedInput};
 use super::super::{PlanError, StreamPlan};
@@ -275,7 +276,21 @@ pub(super) fn join(
         }
     }
     let width = schema.len();
-    let plan = if let Some((left_time, position)) = j.temporal {
+    let proctime = j.temporal.is_some_and(|(left_time, _)| {
+        left.schema().fields[left_time].time_attribute == Some(TimeAttribute::Proctime)
+    });
+    let plan = if let (true, Some((_, position))) = (proctime, j.temporal) {
+        StreamPlan::LookupJoin(lookup_join(
+            left,
+            right,
+            j.join_type,
+            left_keys,
+            right_keys,
+            residual,
+            schema,
+            position,
+        )?)
+    } else if let Some((left_time, position)) = j.temporal {
         StreamPlan::TemporalJoin(temporal_join(
             left,
             right,
@@ -435,6 +450,46 @@ pub(super) fn window_equalities(
     windows[0]
         .same_windows(&windows[1])
         .then(|| (windows, vec![start.0, end.0]))
+}
+
+/// A processing-time temporal join against a table that can be looked up (the binder let
+/// only those through): the table's columns as declared, joined on key equalities.
+#[allow(clippy::too_many_arguments)]
+fn lookup_join(
+    left: StreamPlan,
+    right: StreamPlan,
+    join_type: JoinType,
+    left_keys: Vec<usize>,
+    right_keys: Vec<usize>,
+    residual: Vec<ScalarExpr>,
+    schema: Schema,
+    (line, column): (u64, u64),
+) -> Result<StreamLookupJoin, PlanError> {
+    let refused = |message: String| PlanError::Refused {
+        message,
+        line,
+        column,
+    };
+    let StreamPlan::TableSourceScan(table) = right else {
+        return Err(refused(
+            "Processing-time temporal join is not supported yet: a lookup join reads the table's columns as declared (a condition or a computed key on the table's side is not supported).".into(),
+        ));
+    };
+    if left_keys.is_empty() {
+        return Err(refused(format!(
+            "Temporal table join requires an equality condition on fields of table [default_catalog.default_database.{}].",
+            table.table.name
+        )));
+    }
+    Ok(StreamLookupJoin {
+        input: Box::new(left),
+        table,
+        join_type,
+        left_keys,
+        right_keys,
+        residual: residual.into_iter().reduce(and),
+        schema,
+    })
 }
 
 /// An event-time temporal join, checked as Flink's rules check it: a versioned right — a primary key the key equalities cover, and a rowtime.

@@ -10,6 +10,7 @@ use super::super::group_aggregate::StreamGroupAggregate;
 use super::super::group_window_aggregate::StreamGroupWindowAggregate;
 use super::super::interval_join::{StreamIntervalJoin, WindowBounds};
 use super::super::join::StreamJoin;
+use super::super::lookup_join::StreamLookupJoin;
 use super::super::temporal_join::StreamTemporalJoin;
 use super::super::union::StreamUnion;
 use super::super::watermark_assigner::StreamWatermarkAssigner;
@@ -210,6 +211,7 @@ pub(super) fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Optio
             };
             (StreamPlan::Expand(expand), positions(&keep, needed.len()))
         }
+        StreamPlan::LookupJoin(j) => prune_lookup_join(j, needed),
         // Flink's correlate keeps every input column.
         StreamPlan::Correlate(mut c) => {
             let all = vec![true; c.input.schema().len()];
@@ -766,6 +768,44 @@ pub(super) fn prune_window_join(
 
 /// A temporal join over the input columns it and its consumer read (both time columns and
 /// the right's primary key among them), time attributes kept.
+/// A lookup join reads of its input what its output, its keys and its residual read; the
+/// table keeps every column (it is read whole).
+fn prune_lookup_join(j: StreamLookupJoin, needed: &[bool]) -> (StreamPlan, Vec<Option<usize>>) {
+    let nl = j.input.schema().len();
+    let width = j.schema.len();
+    let mut read = needed.to_vec();
+    if let Some(residual) = &j.residual {
+        residual.mark_columns(&mut read);
+    }
+    let mut used = read[..nl].to_vec();
+    for &k in &j.left_keys {
+        used[k] = true;
+    }
+    let (input, input_remap) = prune(*j.input, &used);
+    let nl2 = input.schema().len();
+    let remap: Vec<Option<usize>> = (0..width)
+        .map(|i| {
+            if i < nl {
+                input_remap[i]
+            } else {
+                Some(nl2 + i - nl)
+            }
+        })
+        .collect();
+    let join = StreamLookupJoin {
+        residual: j.residual.as_ref().map(|e| remapped(e, &remap)),
+        left_keys: j
+            .left_keys
+            .iter()
+            .map(|&k| input_remap[k].unwrap_or(k))
+            .collect(),
+        schema: join_schema(input.schema(), &j.table.schema, j.join_type, true),
+        input: Box::new(input),
+        ..j
+    };
+    (StreamPlan::LookupJoin(join), remap)
+}
+
 pub(super) fn prune_temporal_join(
     j: StreamTemporalJoin,
     needed: &[bool],

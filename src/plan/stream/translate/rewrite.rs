@@ -39,8 +39,11 @@ pub(super) fn merge(outer: StreamCalc) -> StreamCalc {
     for e in outer.exprs.iter().chain(&outer.filter) {
         e.for_each_column(&mut |i| reads[i] += 1);
     }
+    // (A ROW's field is as cheap as a column: Calcite's field access, merged by Flink.)
     let repeated = inner.exprs.iter().zip(&reads).any(|(e, &n)| {
-        n > 1 && !matches!(e, ScalarExpr::Column { .. } | ScalarExpr::Literal { .. })
+        n > 1
+            && !matches!(e, ScalarExpr::Column { .. } | ScalarExpr::Literal { .. })
+            && !matches!(e, ScalarExpr::Field { expr, .. } if matches!(**expr, ScalarExpr::Column { .. }))
     });
     if repeated {
         return outer;
