@@ -15,7 +15,8 @@ What it does, in one command (`python3 bench/nexmark/compare.py --events 100000 
    Streaming mode, parallelism 1, 'table.local-time-zone' = 'UTC'.
 3. Runs both engines (Tideline: target/release/tideline -f; Flink: ../shared/flink/run-flink.sh),
    reduces each printed changelog (+I/+U add a row, -U/-D remove one copy) to its final multiset of
-   rows and compares them. Prints a per-query table and writes <workdir>/report.md and report.json.
+   rows and compares them. A changelog with +U but no -U (Flink prints q9 as an upsert stream) is
+   reduced by the query's key (UPSERT_KEYS). q23 also runs as q23_quoted, `dateTime` quoted. Prints a per-query table and writes <workdir>/report.md and report.json.
 
 Everything (events, scripts, outputs, report) stays under --workdir (/tmp/nexmark-compare).
 
@@ -266,25 +267,28 @@ def source_ddl(data_dir):
 );"""
 
 
-def query_sql(name):
+def query_sql(name, sink='print'):
+    """The query's statements with its sink's connector set to `sink` ('print' to compare rows,
+    'blackhole' to measure cost: bench/nexmark/cpu.py)."""
     q = strip_comments(open(os.path.join(QUERIES, VARIANTS.get(name, name) + '.sql')).read()).strip()
     if name == 'q23_quoted':
         q = re.sub(r'\b([A-Za-z]+)\.dateTime\b', r'\1.`dateTime`', q)
     if name == 'q10':
-        # partitioned filesystem sink -> print, same columns
+        # partitioned filesystem sink -> `sink`, same columns
         q = re.sub(r"\)\s*PARTITIONED BY \(dt, hm\) WITH \(.*?\);",
-                   ") WITH (\n  'connector' = 'print'\n);", q, flags=re.S)
-    q, k = re.subn(r"'connector'\s*=\s*'blackhole'", "'connector' = 'print'", q)
-    if name != 'q10' and k != 1:
-        raise ValueError(f'{name}: expected one blackhole sink, found {k}')
-    if "'print'" not in q:
-        raise ValueError(f'{name}: no print sink after rewriting')
+                   f") WITH (\n  'connector' = '{sink}'\n);", q, flags=re.S)
+    else:
+        q, k = re.subn(r"'connector'\s*=\s*'blackhole'", f"'connector' = '{sink}'", q)
+        if k != 1:
+            raise ValueError(f'{name}: expected one blackhole sink, found {k}')
+    if f"'{sink}'" not in q:
+        raise ValueError(f'{name}: no {sink} sink after rewriting')
     if not q.endswith(';'):
         q += ';'
     return q
 
 
-def build_script(name, data_dir, engine):
+def build_script(name, data_dir, engine, sink='print'):
     views = open(os.path.join(QUERIES, 'ddl_views.sql')).read().replace('${NEXMARK_TABLE}', 'datagen')
     return f"""-- {name} for {engine}, written by bench/nexmark/compare.py
 SET 'table.local-time-zone' = 'UTC';
@@ -295,7 +299,7 @@ SET 'execution.runtime-mode' = 'streaming';
 
 {views.strip()}
 
-{query_sql(name)}
+{query_sql(name, sink)}
 """
 
 
@@ -303,12 +307,16 @@ SET 'execution.runtime-mode' = 'streaming';
 # 3. running and comparing
 # ---------------------------------------------------------------------------------------------
 
-def run(cmd, timeout):
-    t0 = time.time()
+def wait_for_binary(path):
     for attempt in range(30):
-        if os.path.exists(cmd[0]):
+        if os.path.exists(path):
             break
         time.sleep(20)  # the binary may be briefly missing during a rebuild
+
+
+def run(cmd, timeout):
+    t0 = time.time()
+    wait_for_binary(cmd[0])
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
                            text=True, errors='replace')

@@ -241,15 +241,13 @@ fn a_restored_partition_keeps_its_ttl_write_time() {
     assert_eq!(out.take(), "+I c | 7 | 1");
 }
 
-#[test]
-fn ties_over_inserts_rank_in_arrival_order() {
-    // Flink lists a sort key's rows as they came: a later row with the same price ranks
-    // after the earlier ones, whatever its other columns (Nexmark q19).
+/// A ROW_NUMBER Top-N of `range` over an insert-only input, by `last` descending, the rank
+/// in the output.
+fn insert_only_top(range: (u64, u64)) -> RankOperator {
     let input = actions();
-    let output = with_rank(&input);
     let mut op = RankOperator::new(
         Arc::new(crate::types::chunk::runtime_schema(&input).as_ref().clone()),
-        crate::types::chunk::runtime_schema(&output),
+        crate::types::chunk::runtime_schema(&with_rank(&input)),
         vec![],
         &[OrderKey {
             column: 1,
@@ -257,7 +255,7 @@ fn ties_over_inserts_rank_in_arrival_order() {
             nulls_first: false,
         }],
         RankFunction::RowNumber,
-        (1, 2),
+        range,
         true,
         true,
         false,
@@ -265,6 +263,15 @@ fn ties_over_inserts_rank_in_arrival_order() {
     )
     .unwrap();
     op.open(&OperatorContext::default()).unwrap();
+    op
+}
+
+#[test]
+fn ties_over_inserts_rank_in_arrival_order() {
+    // Flink lists a sort key's rows as they came: a later row with the same value ranks
+    // after the earlier ones, whatever its other columns (Nexmark q19).
+    let (input, output) = (actions(), with_rank(&actions()));
+    let mut op = insert_only_top((1, 2));
     let got = run_script(
         &mut op,
         &input,
@@ -277,24 +284,7 @@ fn ties_over_inserts_rank_in_arrival_order() {
         "+I b | 5 | 1\n+I a | 5 | 2\n-U b | 5 | 1\n+U d | 7 | 1\n-U a | 5 | 2\n+U b | 5 | 2"
     );
     // Restored, later rows still come after the restored ones.
-    let mut restored = RankOperator::new(
-        Arc::new(crate::types::chunk::runtime_schema(&input).as_ref().clone()),
-        crate::types::chunk::runtime_schema(&output),
-        vec![],
-        &[OrderKey {
-            column: 1,
-            descending: true,
-            nulls_first: false,
-        }],
-        RankFunction::RowNumber,
-        (1, 3),
-        true,
-        true,
-        false,
-        false,
-    )
-    .unwrap();
-    restored.open(&OperatorContext::default()).unwrap();
+    let mut restored = insert_only_top((1, 3));
     for (group, state) in op.snapshot() {
         restored.restore(group, &state).unwrap();
     }
