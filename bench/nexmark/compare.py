@@ -42,7 +42,7 @@ DEFAULT_FLINK = os.path.join(SHARED, 'flink', 'run-flink.sh')
 
 # Queries not compared, and why.
 SKIP = {
-    'q6': 'Flink 2.3 refuses the query as written (Column 'rownum' not found in any table), as Tideline does',
+    'q6': "Flink 2.3 refuses the query as written (Column 'rownum' not found in any table), as Tideline does",
     'q12': 'processing-time window: nondeterministic',
     'q13': 'legacy lookup/side-input connector',
     'q14': 'Java UDF (count_char)',

@@ -21,7 +21,8 @@ One command (`python3 bench/nexmark/cpu.py --events 1000000 [--only q5] [--repea
    other processes were quiet (the least, if none was); --only q5 --pool adds runs to a query's
    earlier ones.
 4. Prints and writes the table (events/CPU-s per engine, ratio Tideline/Flink, geometric mean
-   of the ratios) to --results (bench/RESULTS.md) and raw figures to <workdir>/cpu-<config>.json.
+   of the ratios) to --results (bench/RESULTS.md; notes below its KEEP_MARK line are kept) and
+   every run's figures to <workdir>/cpu-<config>.json (--report rewrites the table from them).
 
 Before each run it waits (up to --quiet-wait s) until the machine is quiet (other processes
 use < --quiet of its CPUs), and records how much CPU other processes used during the run.
@@ -179,6 +180,8 @@ def write_head(src_dir, dst_dir, n):
 
 
 GIT_HEAD = '?'
+# In --results, what follows this line (notes written by hand) is kept when the table is rewritten.
+KEEP_MARK = '<!-- cpu.py writes everything above this line; what follows is kept when it rewrites the file -->'
 BINARIES = set()  # the Tideline binaries run (a rebuild during a run would mix versions)
 
 
@@ -314,7 +317,7 @@ def results_md(results, args, command):
         f'- Events: {args.events:,} (Nexmark generator: rate {args.rate}/s of event time, seed '
         f'{args.seed}, base time {args.base_time}); tiny input for start-up: the first {args.small:,}',
         '- Runs per measurement: ' + runs_text(results) + ' (median of the undisturbed runs kept)',
-        f'- Tideline: git HEAD at the start `{GIT_HEAD}`; binary target/release/tideline built '
+        f'- Tideline: git HEAD when measured `{GIT_HEAD}`; binary target/release/tideline built '
         + ' and '.join(sorted(BINARIES)) + (' (**rebuilt during the run**)' if len(BINARIES) > 1 else ''),
         '',
     ]
@@ -414,21 +417,33 @@ def main():
         old = json.load(open(raw))
         prev = {r['query']: r for r in old.get('results', [])}
         commands = old.get('commands', []) + ([] if args.report else commands)
+        if args.report:  # the settings of the runs, not of this command
+            GIT_HEAD = old.get('git_head', GIT_HEAD)
+            args.quiet = old.get('quiet', args.quiet)
+            args.quiet_wait = old.get('quiet_wait', args.quiet_wait)
         BINARIES.update(old.get('binaries', []))
 
     def save():
         results = sorted(prev.values(), key=lambda r: compare.qorder(r['query']))
         for r in results:
-            if 'skipped' not in r:
+            if 'skipped' in r:
+                r['skipped'] = SKIP.get(r['query'], r['skipped'])
+            else:
                 summarize(r, args)
         with open(raw, 'w') as f:
             json.dump({'events': args.events, 'small': args.small, 'rate': args.rate, 'seed': args.seed,
                        'commands': commands, 'git_head': GIT_HEAD, 'binaries': sorted(BINARIES),
+                       'quiet': args.quiet, 'quiet_wait': args.quiet_wait,
                        'results': results}, f, indent=1)
         text, _ = results_md(results, args, commands)
         if args.results:
+            kept = ''
+            if os.path.exists(args.results):
+                old_text = open(args.results).read()
+                if KEEP_MARK in old_text:
+                    kept = old_text[old_text.index(KEEP_MARK) + len(KEEP_MARK):]
             with open(args.results, 'w') as f:
-                f.write(text)
+                f.write(text + '\n' + KEEP_MARK + kept)
         return text
 
     for name in names:
