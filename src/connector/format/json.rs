@@ -113,21 +113,12 @@ impl JsonFormat {
             format: self.clone(),
             schema: schema.clone(),
             zone: zone.clone(),
-            columns: new_columns(schema, self.text_dialect()),
-            raw_names: schema
+            columns: schema
                 .fields
                 .iter()
-                .map(|f| !f.name.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20))
+                .map(|f| ColumnValues::new(&f.data_type, self.text_dialect()))
                 .collect(),
-            spans: Vec::new(),
-            by_name: (schema.len() > NAME_SCAN_LIMIT).then(|| {
-                let mut map = HashMap::new();
-                // A repeated column name: the first column takes the member.
-                for (i, f) in schema.fields.iter().enumerate().rev() {
-                    map.insert(f.name.clone(), i);
-                }
-                map
-            }),
+            members: Members::new(schema.fields.iter().map(|f| f.name.as_str())),
             lines: Vec::new(),
             skipped: 0,
             scratch: String::new(),
@@ -135,7 +126,7 @@ impl JsonFormat {
     }
 }
 
-/// Where one column's values wait for the end of the batch.
+/// Where one column's (or one nested field's) values wait for the end of the batch.
 #[derive(Debug)]
 enum ColumnValues {
     /// A scalar column: each row's text, parsed by the shared text parser at the end of the
@@ -144,11 +135,216 @@ enum ColumnValues {
         text: TextColumn,
         error: Option<(usize, String)>,
     },
-    /// ARRAY, MAP, ROW and BYTES columns: each row's value as a tree.
+    /// A ROW: its fields' values, each kept as a column of its own, and which rows are
+    /// objects. A nested object is scanned as the line's object is, without a tree.
+    Row(Box<RowValues>),
+    /// ARRAY, MAP and BYTES columns: each row's value as a tree.
     Tree(Vec<Node<'static>>),
 }
 
-/// A top-level member's value in the current line: its byte span and kind.
+#[derive(Debug)]
+struct RowValues {
+    fields: Vec<ColumnValues>,
+    members: Members,
+    valid: Vec<bool>,
+    /// The first row whose value was neither an object nor null.
+    error: Option<(usize, String)>,
+}
+
+impl ColumnValues {
+    fn new(ty: &DataType, dialect: TextDialect) -> ColumnValues {
+        match &ty.kind {
+            TypeKind::Row(fields) => ColumnValues::Row(Box::new(RowValues {
+                fields: fields
+                    .iter()
+                    .map(|(_, fty)| ColumnValues::new(fty, dialect))
+                    .collect(),
+                members: Members::new(fields.iter().map(|(name, _)| name.as_str())),
+                valid: Vec::new(),
+                error: None,
+            })),
+            TypeKind::Array(_)
+            | TypeKind::Map(..)
+            | TypeKind::Binary(_)
+            | TypeKind::VarBinary(_) => ColumnValues::Tree(Vec::new()),
+            _ => ColumnValues::Text {
+                text: TextColumn::new(ty, dialect),
+                error: None,
+            },
+        }
+    }
+
+    /// Bytes of text held by the largest scalar column within.
+    fn bytes(&self) -> usize {
+        match self {
+            ColumnValues::Text { text, .. } => text.bytes(),
+            ColumnValues::Row(row) => row
+                .fields
+                .iter()
+                .map(ColumnValues::bytes)
+                .max()
+                .unwrap_or(0),
+            ColumnValues::Tree(_) => 0,
+        }
+    }
+
+    /// Adds row `row`'s value: the member of `text` at `span` (`None`: no member).
+    fn push(
+        &mut self,
+        ty: &DataType,
+        text: &str,
+        span: Option<Span>,
+        row: usize,
+        scratch: &mut String,
+    ) {
+        match self {
+            ColumnValues::Tree(values) => values.push(match span {
+                None => Node::Null,
+                Some(span) => parse_span(text, span).into_owned(),
+            }),
+            ColumnValues::Text {
+                text: column,
+                error,
+            } => {
+                let Some(span) = span else {
+                    column.push(None);
+                    return;
+                };
+                let raw = &text[span.start..span.end];
+                match span.kind {
+                    Kind::Null => column.push(None),
+                    Kind::Bool => column.push(Some(raw)),
+                    Kind::Number => column.push(Some(&number_text(raw, ty))),
+                    Kind::String if !span.escaped => column.push(raw.get(1..raw.len() - 1)),
+                    Kind::String => {
+                        scratch.clear();
+                        // The line's scan has checked the string already.
+                        match Scanner::new(raw).string_into(scratch) {
+                            Ok(()) => column.push(Some(scratch)),
+                            Err(_) => column.push(None),
+                        }
+                    }
+                    Kind::Array | Kind::Object if ty.kind.is_string() => {
+                        scratch.clear();
+                        parse_span(text, span).write_compact(scratch);
+                        column.push(Some(scratch));
+                    }
+                    Kind::Array | Kind::Object => {
+                        if error.is_none() {
+                            *error = Some((
+                                row,
+                                format!(
+                                    "expected a {} value but was {}",
+                                    ty.kind,
+                                    span.kind.describe()
+                                ),
+                            ));
+                        }
+                        column.push(None);
+                    }
+                }
+            }
+            ColumnValues::Row(values) => {
+                let TypeKind::Row(fields) = &ty.kind else {
+                    unreachable!("a ROW column's values are kept for a ROW type");
+                };
+                let RowValues {
+                    fields: columns,
+                    members,
+                    valid,
+                    error,
+                } = &mut **values;
+                let object = match span {
+                    Some(span) if span.kind == Kind::Object => {
+                        let object = &text[span.start..span.end];
+                        // The line's scan has checked the object's syntax already.
+                        match members.scan(&mut Scanner::new(object)) {
+                            Ok(()) => Some(object),
+                            Err(e) => {
+                                error.get_or_insert((row, e));
+                                None
+                            }
+                        }
+                    }
+                    None => None,
+                    Some(span) => {
+                        if span.kind != Kind::Null {
+                            error.get_or_insert((
+                                row,
+                                format!("expected an object but was {}", span.kind.describe()),
+                            ));
+                        }
+                        None
+                    }
+                };
+                valid.push(object.is_some());
+                for (i, (column, (_, fty))) in columns.iter_mut().zip(fields).enumerate() {
+                    match object {
+                        Some(object) => column.push(fty, object, members.spans[i], row, scratch),
+                        None => column.push(fty, "", None, row, scratch),
+                    }
+                }
+            }
+        }
+    }
+
+    /// The values so far as an array of `ty`, leaving the column empty, and the first row
+    /// whose value did not convert (with the message).
+    fn finish(
+        &mut self,
+        conv: &Converter<'_>,
+        ty: &DataType,
+    ) -> Result<(ArrayRef, Option<(usize, String)>), String> {
+        Ok(match self {
+            ColumnValues::Tree(values) => {
+                let values = std::mem::take(values);
+                let refs: Vec<&Node<'static>> = values.iter().collect();
+                let (array, errors) = conv.column(&refs, ty);
+                (array, errors.into_iter().min_by_key(|e| e.0))
+            }
+            ColumnValues::Text { text, error } => {
+                let error = error.take();
+                let (array, errors) =
+                    text.finish(|strings| parse_column_as(strings, ty, conv.zone, conv.dialect))?;
+                (array, first_of(errors.into_iter().next(), error))
+            }
+            ColumnValues::Row(values) => {
+                let TypeKind::Row(fields) = &ty.kind else {
+                    unreachable!("a ROW column's values are kept for a ROW type");
+                };
+                let mut first = values.error.take();
+                let valid = {
+                    let capacity = values.valid.len();
+                    std::mem::replace(&mut values.valid, Vec::with_capacity(capacity))
+                };
+                let n = valid.len();
+                let mut arrays = Vec::with_capacity(fields.len());
+                for (column, (_, fty)) in values.fields.iter_mut().zip(fields) {
+                    let (array, error) = column.finish(conv, fty)?;
+                    first = first_of(first, error);
+                    arrays.push(array);
+                }
+                let ArrowType::Struct(arrow_fields) = ty.to_arrow() else {
+                    unreachable!("a ROW type is an Arrow struct");
+                };
+                let built = StructArray::try_new(arrow_fields, arrays, nulls(valid))
+                    .map(|s| Arc::new(s) as ArrayRef);
+                let (array, errors) = finish(built, ty, n, Vec::new());
+                (array, first_of(first, errors.into_iter().next()))
+            }
+        })
+    }
+}
+
+/// The earlier of two rows' errors.
+fn first_of(a: Option<(usize, String)>, b: Option<(usize, String)>) -> Option<(usize, String)> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(if b.0 < a.0 { b } else { a }),
+        (a, b) => a.or(b),
+    }
+}
+
+/// A member's value in the object being scanned: its byte span and kind.
 #[derive(Debug, Clone, Copy)]
 struct Span {
     start: usize,
@@ -158,27 +354,18 @@ struct Span {
     escaped: bool,
 }
 
-/// Turns JSON lines into batches.
-///
-/// A line's top-level object is scanned once ([`Scanner`]); a member of a scalar column goes
-/// straight into that column's text, a nested one becomes a tree, and an unknown member is
-/// only checked.
+/// The names an object's members are looked up by (the columns of the line, or the fields of
+/// a nested ROW), and where each one's value was in the object scanned last.
 #[derive(Debug)]
-pub struct JsonDecoder {
-    format: JsonFormat,
-    schema: Schema,
-    zone: SessionZone,
-    columns: Vec<ColumnValues>,
-    /// Each column's value in the line being decoded (a repeated name: the last one).
-    spans: Vec<Option<Span>>,
-    /// Per column, whether its name has no character JSON must escape (then a member name
-    /// written without escapes is the column's when its raw text is the name).
-    raw_names: Vec<bool>,
-    /// Column index by name, for schemas too wide to scan the names.
+struct Members {
+    names: Vec<String>,
+    /// Per name, whether it has no character JSON must escape (then a member name written
+    /// without escapes is this one when its raw text is the name).
+    raw: Vec<bool>,
+    /// Index by name, for objects too wide to scan the names.
     by_name: Option<HashMap<String, usize>>,
-    lines: Vec<u64>,
-    skipped: u64,
-    scratch: String,
+    /// Each name's value in the object scanned last (a repeated name: the last one).
+    spans: Vec<Option<Span>>,
 }
 
 /// Whether two member names are equal, compared in line: names are short, and a call to
@@ -187,38 +374,126 @@ fn same_name(a: &str, b: &str) -> bool {
     a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
 }
 
-/// Schemas up to this many columns find a member's column by comparing names in order.
+/// Objects up to this many names find a member's name by comparing names in order.
 const NAME_SCAN_LIMIT: usize = 16;
 
-/// Whether values of `ty` wait as trees rather than text.
-fn is_tree_type(ty: &DataType) -> bool {
+impl Members {
+    fn new<'a>(names: impl Iterator<Item = &'a str>) -> Members {
+        let names: Vec<String> = names.map(str::to_string).collect();
+        Members {
+            raw: names
+                .iter()
+                .map(|n| !n.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20))
+                .collect(),
+            by_name: (names.len() > NAME_SCAN_LIMIT).then(|| {
+                let mut map = HashMap::new();
+                // A repeated name: the first one takes the member.
+                for (i, name) in names.iter().enumerate().rev() {
+                    map.insert(name.clone(), i);
+                }
+                map
+            }),
+            spans: vec![None; names.len()],
+            names,
+        }
+    }
+
+    fn index_of(&self, name: &str) -> Option<usize> {
+        match &self.by_name {
+            Some(map) => map.get(name).copied(),
+            None => self.names.iter().position(|n| same_name(n, name)),
+        }
+    }
+
+    /// Scans the object at the scanner's position (its `{` next), noting the span of each
+    /// name's member in `spans`.
+    fn scan(&mut self, scanner: &mut Scanner<'_>) -> Result<(), String> {
+        self.spans.fill(None);
+        let syntax = |e: SyntaxError| format!("malformed json: {e}");
+        scanner.expect(b'{', "expected `{`").map_err(syntax)?;
+        scanner.skip_whitespace();
+        if scanner.eat(b'}') {
+            return Ok(());
+        }
+        let mut next = 0;
+        loop {
+            scanner.skip_whitespace();
+            if scanner.peek() != Some(b'"') {
+                return Err(syntax(scanner.error("expected a member name")));
+            }
+            // Members mostly come in the names' order: first try the name after the last,
+            // compared in place (when written without escapes, its raw text is the name).
+            let j = if self.raw.get(next).copied().unwrap_or(false)
+                && scanner.eat_quoted(self.names[next].as_bytes())
+            {
+                Some(next)
+            } else {
+                let unescaped;
+                let name = match scanner.plain_string() {
+                    Some(name) => name,
+                    None => {
+                        unescaped = scanner.string().map_err(syntax)?;
+                        &*unescaped
+                    }
+                };
+                match self.names.get(next) {
+                    Some(n) if same_name(n, name) => Some(next),
+                    _ => self.index_of(name),
+                }
+            };
+            scanner.expect(b':', "expected `:`").map_err(syntax)?;
+            scanner.skip_whitespace();
+            let start = scanner.position();
+            let (kind, escaped) = if scanner.peek() != Some(b'"') {
+                (scanner.skip_value(1).map_err(syntax)?, false)
+            } else {
+                (Kind::String, scanner.skip_string().map_err(syntax)?)
+            };
+            if let Some(j) = j {
+                next = j + 1;
+                self.spans[j] = Some(Span {
+                    start,
+                    end: scanner.position(),
+                    kind,
+                    escaped,
+                });
+            }
+            scanner.skip_whitespace();
+            if scanner.eat(b',') {
+                continue;
+            }
+            if scanner.eat(b'}') {
+                return Ok(());
+            }
+            return Err(syntax(scanner.error("expected `,` or `}`")));
+        }
+    }
+}
+
+/// Turns JSON lines into batches.
+///
+/// A line's top-level object is scanned once ([`Members::scan`]); a member of a scalar column
+/// goes straight into that column's text, a nested object into its fields' columns the same
+/// way, an array or map becomes a tree, and an unknown member is only checked.
+#[derive(Debug)]
+pub struct JsonDecoder {
+    format: JsonFormat,
+    schema: Schema,
+    zone: SessionZone,
+    columns: Vec<ColumnValues>,
+    members: Members,
+    lines: Vec<u64>,
+    skipped: u64,
+    scratch: String,
+}
+
+/// Whether a column of `ty` needs its value's tree to check `json.fail-on-missing-field`.
+fn is_nested_type(ty: &DataType) -> bool {
     matches!(
         ty.kind,
-        TypeKind::Array(_)
-            | TypeKind::Map(..)
-            | TypeKind::Row(_)
-            | TypeKind::Binary(_)
-            | TypeKind::VarBinary(_)
+        TypeKind::Array(_) | TypeKind::Map(..) | TypeKind::Row(_)
     )
 }
-
-fn new_columns(schema: &Schema, dialect: TextDialect) -> Vec<ColumnValues> {
-    schema
-        .fields
-        .iter()
-        .map(|f| {
-            if is_tree_type(&f.data_type) {
-                ColumnValues::Tree(Vec::new())
-            } else {
-                ColumnValues::Text {
-                    text: TextColumn::new(&f.data_type, dialect),
-                    error: None,
-                }
-            }
-        })
-        .collect()
-}
-
 impl JsonDecoder {
     /// Lines skipped so far because they were not JSON objects (with `json.ignore-parse-errors`).
     /// Records never span lines in this format.
@@ -238,25 +513,10 @@ impl JsonDecoder {
     pub fn buffered_bytes(&self) -> usize {
         self.columns
             .iter()
-            .map(|c| match c {
-                ColumnValues::Text { text, .. } => text.bytes(),
-                ColumnValues::Tree(_) => 0,
-            })
+            .map(ColumnValues::bytes)
             .max()
             .unwrap_or(0)
     }
-
-    fn column_of(&self, name: &str) -> Option<usize> {
-        match &self.by_name {
-            Some(map) => map.get(name).copied(),
-            None => self
-                .schema
-                .fields
-                .iter()
-                .position(|f| same_name(&f.name, name)),
-        }
-    }
-
     /// Adds the lines of `text`, as [`crate::connector::LineDecoder::decode`] describes.
     pub fn push_lines(
         &mut self,
@@ -287,77 +547,20 @@ impl JsonDecoder {
             self.check_missing(line, line_number)?;
         }
         let row = self.lines.len();
-        let scratch = &mut self.scratch;
         for ((column, span), field) in self
             .columns
             .iter_mut()
-            .zip(&self.spans)
+            .zip(&self.members.spans)
             .zip(&self.schema.fields)
         {
-            let span = *span;
-            let ty = &field.data_type;
-            match column {
-                ColumnValues::Tree(values) => {
-                    let node = match span {
-                        None => Node::Null,
-                        Some(span) => parse_span(line, span).into_owned(),
-                    };
-                    values.push(node);
-                }
-                ColumnValues::Text { text, error } => {
-                    let Some(span) = span else {
-                        text.push(None);
-                        continue;
-                    };
-                    let raw = &line[span.start..span.end];
-                    match span.kind {
-                        Kind::Null => text.push(None),
-                        Kind::Bool | Kind::Number => {
-                            let value = if span.kind == Kind::Number {
-                                number_text(raw, ty)
-                            } else {
-                                Cow::Borrowed(raw)
-                            };
-                            text.push(Some(&value));
-                        }
-                        Kind::String if !span.escaped => {
-                            text.push(raw.get(1..raw.len() - 1));
-                        }
-                        Kind::String => match parse_span(line, span) {
-                            Node::String(s) => text.push(Some(&s)),
-                            _ => text.push(None),
-                        },
-                        Kind::Array | Kind::Object => {
-                            if ty.kind.is_string() {
-                                scratch.clear();
-                                parse_span(line, span).write_compact(scratch);
-                                text.push(Some(scratch));
-                            } else {
-                                if error.is_none() {
-                                    *error = Some((
-                                        row,
-                                        format!(
-                                            "expected a {} value but was {}",
-                                            ty.kind,
-                                            span.kind.describe()
-                                        ),
-                                    ));
-                                }
-                                text.push(None);
-                            }
-                        }
-                    }
-                }
-            }
+            column.push(&field.data_type, line, *span, row, &mut self.scratch);
         }
         self.lines.push(line_number);
         Ok(())
     }
 
-    /// Scans a line's object, noting the span of each column's member in `self.spans`.
+    /// Scans a line's object, noting the span of each column's member.
     fn scan_object(&mut self, scanner: &mut Scanner<'_>) -> Result<(), String> {
-        self.spans.clear();
-        self.spans.resize(self.columns.len(), None);
         let syntax = |e: SyntaxError| format!("malformed json: {e}");
         if scanner.peek() != Some(b'{') {
             let kind = scanner.skip_value(0).map_err(syntax)?;
@@ -367,76 +570,16 @@ impl JsonDecoder {
                 kind.describe()
             ));
         }
-        scanner.eat(b'{');
-        scanner.skip_whitespace();
-        let mut next = 0;
-        if !scanner.eat(b'}') {
-            loop {
-                scanner.skip_whitespace();
-                if scanner.peek() != Some(b'"') {
-                    return Err(syntax(scanner.error("expected a member name")));
-                }
-                // Members mostly come in the schema's order: first try the column after the
-                // last, its name compared in place (when written without escapes, its raw
-                // text is the name).
-                let j = if self.raw_names.get(next).copied().unwrap_or(false)
-                    && scanner.eat_quoted(self.schema.fields[next].name.as_bytes())
-                {
-                    Some(next)
-                } else {
-                    let unescaped;
-                    let name = match scanner.plain_string() {
-                        Some(name) => name,
-                        None => {
-                            unescaped = scanner.string().map_err(syntax)?;
-                            &*unescaped
-                        }
-                    };
-                    match self.schema.fields.get(next) {
-                        Some(f) if same_name(&f.name, name) => Some(next),
-                        _ => self.column_of(name),
-                    }
-                };
-                scanner.expect(b':', "expected `:`").map_err(syntax)?;
-                scanner.skip_whitespace();
-                let start = scanner.position();
-                let (kind, escaped) = if scanner.peek() != Some(b'"') {
-                    (scanner.skip_value(1).map_err(syntax)?, false)
-                } else if scanner.plain_string().is_some() {
-                    (Kind::String, false)
-                } else {
-                    let text = scanner.string().map_err(syntax)?;
-                    (Kind::String, matches!(text, Cow::Owned(_)))
-                };
-                if let Some(j) = j {
-                    next = j + 1;
-                    self.spans[j] = Some(Span {
-                        start,
-                        end: scanner.position(),
-                        kind,
-                        escaped,
-                    });
-                }
-                scanner.skip_whitespace();
-                if scanner.eat(b',') {
-                    continue;
-                }
-                if scanner.eat(b'}') {
-                    break;
-                }
-                return Err(syntax(scanner.error("expected `,` or `}`")));
-            }
-        }
+        self.members.scan(scanner)?;
         scanner.expect_end().map_err(syntax)
     }
-
     /// `json.fail-on-missing-field`: every column's member, and every field of nested rows.
     fn check_missing(&self, line: &str, line_number: u64) -> Result<(), FormatError> {
-        for (f, span) in self.schema.fields.iter().zip(&self.spans) {
+        for (f, span) in self.schema.fields.iter().zip(&self.members.spans) {
             let missing = match span {
                 None => Some(f.name.clone()),
                 // Nested rows are checked too, as Flink's converters do.
-                Some(span) if is_tree_type(&f.data_type) => {
+                Some(span) if is_nested_type(&f.data_type) => {
                     missing_nested_field(&parse_span(line, *span), &f.data_type)
                         .map(|path| format!("{}.{path}", f.name))
                 }
@@ -505,32 +648,14 @@ impl JsonDecoder {
     ) -> Result<Vec<ArrayRef>, FormatError> {
         let mut arrays = Vec::with_capacity(columns.len());
         for (values, field) in columns.iter_mut().zip(&self.schema.fields) {
-            let (array, first_error) = match values {
-                ColumnValues::Tree(values) => {
-                    let values = std::mem::take(values);
-                    let refs: Vec<&Node<'static>> = values.iter().collect();
-                    let (array, errors) = conv.column(&refs, &field.data_type);
-                    (array, errors.into_iter().min_by_key(|e| e.0))
-                }
-                ColumnValues::Text { text, error } => {
-                    let error = error.take();
-                    let (array, errors) = text
-                        .finish(|strings| {
-                            parse_column_as(strings, &field.data_type, conv.zone, conv.dialect)
-                        })
-                        .map_err(|message| FormatError {
-                            line: lines.first().copied().unwrap_or(0),
-                            column: Some(field.name.clone()),
-                            message,
-                        })?;
-                    let first = errors.into_iter().next();
-                    let first = match (first, error) {
-                        (Some(a), Some(b)) => Some(if b.0 < a.0 { b } else { a }),
-                        (a, b) => a.or(b),
-                    };
-                    (array, first)
-                }
-            };
+            let (array, first_error) =
+                values
+                    .finish(conv, &field.data_type)
+                    .map_err(|message| FormatError {
+                        line: lines.first().copied().unwrap_or(0),
+                        column: Some(field.name.clone()),
+                        message,
+                    })?;
             if let Some((row, message)) = first_error
                 && !self.format.ignore_parse_errors
             {
@@ -1085,7 +1210,98 @@ mod tests {
         );
     }
 
+    /// JSON text of a value for the ROW of `nested_rows_scan_as_their_trees_convert`: null,
+    /// a scalar or array where an object belongs, or an object whose members come in any
+    /// order, repeated, escaped, unknown, and of the wrong kinds.
+    fn row_value() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let scalar = prop_oneof![
+            Just("null".to_string()),
+            Just("true".to_string()),
+            (-3i64..3).prop_map(|n| n.to_string()),
+            Just("2.5".to_string()),
+            Just("1e40".to_string()),
+            Just("\"7\"".to_string()),
+            Just("\"x\\u00e9\\n\"".to_string()),
+            Just("\"2024-01-01 00:00:00.5\"".to_string()),
+            Just("\"not a time\"".to_string()),
+            Just("[1, null, \"2\"]".to_string()),
+            Just("[]".to_string()),
+        ];
+        let inner = prop_oneof![
+            scalar.clone(),
+            proptest::collection::vec(
+                (
+                    prop_oneof![Just("x"), Just("t"), Just("\\u0078"), Just("y")],
+                    scalar.clone()
+                ),
+                0..4,
+            )
+            .prop_map(|members| object(&members)),
+        ];
+        let member = prop_oneof![
+            (Just("a"), scalar.clone()),
+            (Just("s"), scalar.clone()),
+            (Just("arr"), scalar.clone()),
+            (Just("inner"), inner),
+            (Just("\\u0061"), scalar.clone()),
+            (Just("zz"), scalar.clone()),
+        ];
+        prop_oneof![
+            scalar,
+            proptest::collection::vec(member, 0..6).prop_map(|members| object(&members)),
+        ]
+    }
+
+    fn object(members: &[(&str, String)]) -> String {
+        let members: Vec<String> = members
+            .iter()
+            .map(|(name, value)| format!("\"{name}\": {value}"))
+            .collect();
+        format!("{{{}}}", members.join(", "))
+    }
+
     proptest::proptest! {
+        /// A nested ROW decoded by scanning its object gives the array (and the first error)
+        /// that converting its value's tree gives.
+        #[test]
+        fn nested_rows_scan_as_their_trees_convert(values in proptest::collection::vec(row_value(), 1..8)) {
+            use proptest::prop_assert_eq;
+            let inner = DataType::nullable(TypeKind::Row(vec![
+                ("x".into(), DataType::nullable(TypeKind::BigInt)),
+                ("t".into(), DataType::nullable(TypeKind::Timestamp(3))),
+            ]));
+            let ty = DataType::nullable(TypeKind::Row(vec![
+                ("a".into(), DataType::nullable(TypeKind::Int)),
+                ("s".into(), DataType::string()),
+                ("inner".into(), inner),
+                ("arr".into(), DataType::nullable(TypeKind::Array(Box::new(DataType::nullable(TypeKind::Int))))),
+            ]));
+            let s = Schema::new(vec![Field::new("r", ty.clone())]);
+            let f = JsonFormat::from_options(&HashMap::new()).unwrap();
+            let zone = SessionZone::utc();
+            let mut d = f.decoder(&s, &zone).unwrap();
+            let mut trees = Vec::new();
+            for (n, v) in values.iter().enumerate() {
+                d.push_line(&format!("{{\"r\": {v}}}"), n as u64 + 1).unwrap();
+                trees.push(Scanner::new(v).parse_value(1).unwrap());
+            }
+            let conv = Converter { zone: &zone, dialect: f.text_dialect() };
+            let refs: Vec<&Node<'_>> = trees.iter().collect();
+            let (expected, errors) = conv.column(&refs, &ty);
+            match d.finish_batch() {
+                Ok(batch) => {
+                    proptest::prop_assert!(errors.is_empty(), "{:?}", errors);
+                    prop_assert_eq!(batch.column(0).to_data(), expected.to_data());
+                }
+                Err(e) => {
+                    let (row, message) = errors.into_iter().min_by_key(|e| e.0).expect("an error");
+                    prop_assert_eq!(e.line, row as u64 + 1);
+                    prop_assert_eq!(e.message, message);
+                }
+            }
+        }
+
         #[test]
         fn random_lines_never_panic(lines in proptest::collection::vec("\\PC{0,40}|[{}\\[\\]\":,0-9a-z.\\- ]{0,40}", 1..6)) {
             let s = schema();

@@ -272,8 +272,7 @@ impl<'a> Scanner<'a> {
         Ok(())
     }
 
-    /// Checks the value at the cursor and moves past it, building nothing but the text of
-    /// strings that hold escapes. `depth` counts the enclosing arrays and objects.
+    /// Checks the value at the cursor and moves past it, building nothing. `depth` counts the enclosing arrays and objects.
     pub fn skip_value(&mut self, depth: usize) -> Result<Kind, SyntaxError> {
         self.skip_whitespace();
         match self.peek() {
@@ -289,7 +288,7 @@ impl<'a> Scanner<'a> {
                     if self.peek() != Some(b'"') {
                         return Err(self.error("expected a member name"));
                     }
-                    self.string()?;
+                    self.skip_string()?;
                     self.expect(b':', "expected `:`")?;
                     self.skip_value(depth + 1)?;
                     self.skip_whitespace();
@@ -321,7 +320,7 @@ impl<'a> Scanner<'a> {
                     return Err(self.error("expected `,` or `]`"));
                 }
             }
-            Some(b'"') => self.string().map(|_| Kind::String),
+            Some(b'"') => self.skip_string().map(|_| Kind::String),
             Some(b'n') => self.word(b"null").map(|()| Kind::Null),
             Some(b't') => self.word(b"true").map(|()| Kind::Bool),
             Some(b'f') => self.word(b"false").map(|()| Kind::Bool),
@@ -495,6 +494,32 @@ impl<'a> Scanner<'a> {
     fn escaped_string(&mut self, start: usize) -> Result<Cow<'a, str>, SyntaxError> {
         let mut out = String::with_capacity(self.pos - start + 16);
         out.push_str(&self.text[start..self.pos]);
+        self.unescape(&mut out)?;
+        Ok(Cow::Owned(out))
+    }
+
+    /// Checks the string at the cursor and moves past it; whether it holds an escape (then
+    /// its text is not its bytes between the quotes). Builds nothing.
+    pub fn skip_string(&mut self) -> Result<bool, SyntaxError> {
+        self.pos += 1;
+        self.pos = string_stop(self.bytes, self.pos);
+        if self.bytes.get(self.pos) == Some(&b'"') {
+            self.pos += 1;
+            return Ok(false);
+        }
+        self.unescape(&mut ())?;
+        Ok(true)
+    }
+
+    /// Appends the text of the string at the cursor to `out`, moving past it.
+    pub fn string_into(&mut self, out: &mut String) -> Result<(), SyntaxError> {
+        self.pos += 1;
+        self.unescape(out)
+    }
+
+    /// Reads the rest of a string from the cursor (inside the quotes) up to and past its
+    /// closing quote, appending its text to `out`.
+    fn unescape(&mut self, out: &mut impl Unescaped) -> Result<(), SyntaxError> {
         loop {
             let run = self.pos;
             self.pos = string_stop(self.bytes, self.pos);
@@ -503,7 +528,7 @@ impl<'a> Scanner<'a> {
                 None => return Err(self.error("unterminated string")),
                 Some(b'"') => {
                     self.pos += 1;
-                    return Ok(Cow::Owned(out));
+                    return Ok(());
                 }
                 Some(b'\\') => {
                     self.pos += 1;
@@ -566,6 +591,29 @@ impl<'a> Scanner<'a> {
         self.pos += 4;
         Ok(v)
     }
+}
+
+/// Where [`Scanner::unescape`] puts a string's text: a `String`, or nowhere (`()`, to check
+/// a string without building it).
+trait Unescaped {
+    fn push_str(&mut self, s: &str);
+    fn push(&mut self, c: char);
+}
+
+impl Unescaped for String {
+    fn push_str(&mut self, s: &str) {
+        String::push_str(self, s);
+    }
+
+    fn push(&mut self, c: char) {
+        String::push(self, c);
+    }
+}
+
+impl Unescaped for () {
+    fn push_str(&mut self, _: &str) {}
+
+    fn push(&mut self, _: char) {}
 }
 
 /// Adds a member; a repeated name replaces the value where the name first appeared.
