@@ -118,7 +118,13 @@ impl JsonFormat {
                 .iter()
                 .map(|f| ColumnValues::new(&f.data_type, self.text_dialect()))
                 .collect(),
-            members: Members::new(schema.fields.iter().map(|f| f.name.as_str())),
+            members: Members::new(
+                &schema
+                    .fields
+                    .iter()
+                    .map(|f| (f.name.as_str(), &f.data_type))
+                    .collect::<Vec<_>>(),
+            ),
             lines: Vec::new(),
             skipped: 0,
             scratch: String::new(),
@@ -136,7 +142,7 @@ enum ColumnValues {
         error: Option<(usize, String)>,
     },
     /// A ROW: its fields' values, each kept as a column of its own, and which rows are
-    /// objects. A nested object is scanned as the line's object is, without a tree.
+    /// objects. A nested object is scanned with the line's object, without a tree.
     Row(Box<RowValues>),
     /// ARRAY, MAP and BYTES columns: each row's value as a tree.
     Tree(Vec<Node<'static>>),
@@ -145,7 +151,6 @@ enum ColumnValues {
 #[derive(Debug)]
 struct RowValues {
     fields: Vec<ColumnValues>,
-    members: Members,
     valid: Vec<bool>,
     /// The first row whose value was neither an object nor null.
     error: Option<(usize, String)>,
@@ -159,7 +164,6 @@ impl ColumnValues {
                     .iter()
                     .map(|(_, fty)| ColumnValues::new(fty, dialect))
                     .collect(),
-                members: Members::new(fields.iter().map(|(name, _)| name.as_str())),
                 valid: Vec::new(),
                 error: None,
             })),
@@ -188,12 +192,14 @@ impl ColumnValues {
         }
     }
 
-    /// Adds row `row`'s value: the member of `text` at `span` (`None`: no member).
+    /// Adds row `row`'s value: the member of `text` at `span` (`None`: no member); a ROW's
+    /// fields are those `nested` found when the line was scanned.
     fn push(
         &mut self,
         ty: &DataType,
         text: &str,
         span: Option<Span>,
+        nested: Option<&Members>,
         row: usize,
         scratch: &mut String,
     ) {
@@ -250,22 +256,12 @@ impl ColumnValues {
                 };
                 let RowValues {
                     fields: columns,
-                    members,
                     valid,
                     error,
                 } = &mut **values;
-                let object = match span {
-                    Some(span) if span.kind == Kind::Object => {
-                        let object = &text[span.start..span.end];
-                        // The line's scan has checked the object's syntax already.
-                        match members.scan(&mut Scanner::new(object)) {
-                            Ok(()) => Some(object),
-                            Err(e) => {
-                                error.get_or_insert((row, e));
-                                None
-                            }
-                        }
-                    }
+                let members = match span {
+                    // The line's scan noted the object's members.
+                    Some(span) if span.kind == Kind::Object => nested,
                     None => None,
                     Some(span) => {
                         if span.kind != Kind::Null {
@@ -277,11 +273,14 @@ impl ColumnValues {
                         None
                     }
                 };
-                valid.push(object.is_some());
+                valid.push(members.is_some());
                 for (i, (column, (_, fty))) in columns.iter_mut().zip(fields).enumerate() {
-                    match object {
-                        Some(object) => column.push(fty, object, members.spans[i], row, scratch),
-                        None => column.push(fty, "", None, row, scratch),
+                    match members {
+                        Some(m) => {
+                            let inner = m.nested[i].as_deref();
+                            column.push(fty, text, m.spans[i], inner, row, scratch)
+                        }
+                        None => column.push(fty, "", None, None, row, scratch),
                     }
                 }
             }
@@ -366,6 +365,9 @@ struct Members {
     by_name: Option<HashMap<String, usize>>,
     /// Each name's value in the object scanned last (a repeated name: the last one).
     spans: Vec<Option<Span>>,
+    /// Per name of a ROW, the members of its object, scanned with this one (its value's
+    /// span is then an object's).
+    nested: Vec<Option<Box<Members>>>,
 }
 
 /// Whether two member names are equal, compared in line: names are short, and a call to
@@ -378,9 +380,25 @@ fn same_name(a: &str, b: &str) -> bool {
 const NAME_SCAN_LIMIT: usize = 16;
 
 impl Members {
-    fn new<'a>(names: impl Iterator<Item = &'a str>) -> Members {
-        let names: Vec<String> = names.map(str::to_string).collect();
+    /// The members of an object holding `fields` (names and types).
+    fn new(fields: &[(&str, &DataType)]) -> Members {
+        let (names, nested): (Vec<String>, Vec<Option<Box<Members>>>) = fields
+            .iter()
+            .map(|(name, ty)| {
+                let nested = match &ty.kind {
+                    TypeKind::Row(fields) => Some(Box::new(Members::new(
+                        &fields
+                            .iter()
+                            .map(|(name, ty)| (name.as_str(), ty))
+                            .collect::<Vec<_>>(),
+                    ))),
+                    _ => None,
+                };
+                (name.to_string(), nested)
+            })
+            .unzip();
         Members {
+            nested,
             raw: names
                 .iter()
                 .map(|n| !n.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20))
@@ -405,11 +423,13 @@ impl Members {
         }
     }
 
-    /// Scans the object at the scanner's position (its `{` next), noting the span of each
-    /// name's member in `spans`.
-    fn scan(&mut self, scanner: &mut Scanner<'_>) -> Result<(), String> {
+    /// Scans the object at the scanner's position (its `{` next; `depth`: the arrays and
+    /// objects around it), noting the span of each name's member in `spans`, and the members
+    /// of a ROW's object in its `nested` members.
+    fn scan(&mut self, scanner: &mut Scanner<'_>, depth: usize) -> Result<(), String> {
         self.spans.fill(None);
         let syntax = |e: SyntaxError| format!("malformed json: {e}");
+        scanner.nested(depth).map_err(syntax)?;
         scanner.expect(b'{', "expected `{`").map_err(syntax)?;
         scanner.skip_whitespace();
         if scanner.eat(b'}') {
@@ -444,10 +464,14 @@ impl Members {
             scanner.expect(b':', "expected `:`").map_err(syntax)?;
             scanner.skip_whitespace();
             let start = scanner.position();
-            let (kind, escaped) = if scanner.peek() != Some(b'"') {
-                (scanner.skip_value(1).map_err(syntax)?, false)
-            } else {
-                (Kind::String, scanner.skip_string().map_err(syntax)?)
+            let nested = j.and_then(|j| self.nested[j].as_deref_mut());
+            let (kind, escaped) = match (scanner.peek(), nested) {
+                (Some(b'"'), _) => (Kind::String, scanner.skip_string().map_err(syntax)?),
+                (Some(b'{'), Some(nested)) => {
+                    nested.scan(scanner, depth + 1)?;
+                    (Kind::Object, false)
+                }
+                _ => (scanner.skip_value(depth + 1).map_err(syntax)?, false),
             };
             if let Some(j) = j {
                 next = j + 1;
@@ -547,13 +571,17 @@ impl JsonDecoder {
             self.check_missing(line, line_number)?;
         }
         let row = self.lines.len();
-        for ((column, span), field) in self
-            .columns
-            .iter_mut()
-            .zip(&self.members.spans)
-            .zip(&self.schema.fields)
-        {
-            column.push(&field.data_type, line, *span, row, &mut self.scratch);
+        let members = &self.members;
+        for (i, (column, field)) in self.columns.iter_mut().zip(&self.schema.fields).enumerate() {
+            let nested = members.nested[i].as_deref();
+            column.push(
+                &field.data_type,
+                line,
+                members.spans[i],
+                nested,
+                row,
+                &mut self.scratch,
+            );
         }
         self.lines.push(line_number);
         Ok(())
@@ -570,7 +598,7 @@ impl JsonDecoder {
                 kind.describe()
             ));
         }
-        self.members.scan(scanner)?;
+        self.members.scan(scanner, 0)?;
         scanner.expect_end().map_err(syntax)
     }
     /// `json.fail-on-missing-field`: every column's member, and every field of nested rows.

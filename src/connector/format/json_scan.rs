@@ -394,7 +394,7 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    fn nested(&self, depth: usize) -> Result<(), SyntaxError> {
+    pub fn nested(&self, depth: usize) -> Result<(), SyntaxError> {
         if depth >= MAX_DEPTH {
             return Err(self.error("nesting too deep"));
         }
