@@ -2,9 +2,10 @@
 //!
 //! Sources are groups of splits, each split read on a thread with its fused stateless
 //! operators. Tasks are vertices after an exchange: `instances` parallel copies of one
-//! operator chain, each owning a range of key groups. Every source group and task feeds
-//! exactly one consumer (a task or the sink) through an [`Edge`]; a union is a consumer with
-//! several input edges.
+//! operator chain, each owning a range of key groups. Every task feeds exactly one consumer
+//! (a task or the sink) through an [`Edge`]; a union is a consumer with several input edges.
+//! A source group feeds one consumer, or, when a sub-plan is reused, one per branch: each
+//! branch has its own stateless operators after the group's and its own edge.
 
 use arrow_schema::SchemaRef;
 
@@ -47,6 +48,20 @@ impl Default for JobGraph {
 pub struct SourceUids {
     pub scan: NodeUid,
     pub chain: Vec<NodeUid>,
+    /// Per branch (see `Pipeline::branches`), the uids of its operators.
+    pub branches: Vec<Vec<NodeUid>>,
+}
+
+impl SourceUids {
+    /// The uids of every operator a split runs: its chain's, then each branch's in turn (the
+    /// order its checkpointed state lists them in).
+    pub fn all(&self) -> Vec<NodeUid> {
+        let mut all = self.chain.clone();
+        for branch in &self.branches {
+            all.extend(branch.iter().cloned());
+        }
+        all
+    }
 }
 
 impl Default for SourceUids {
@@ -55,6 +70,7 @@ impl Default for SourceUids {
         SourceUids {
             scan: NodeUid::unnamed(),
             chain: Vec::new(),
+            branches: Vec::new(),
         }
     }
 }
@@ -82,6 +98,8 @@ pub struct Edge {
 pub enum Upstream {
     /// A source group (an index into `JobGraph::sources`); each split is one channel.
     Source(usize),
+    /// A branch of a source group that several consumers read; each split is one channel.
+    Branch { source: usize, branch: usize },
     /// A task (an index into `JobGraph::tasks`); each instance is one channel.
     Task(usize),
 }
@@ -107,6 +125,50 @@ impl JobGraph {
         Upstream::Source(self.sources.len() - 1)
     }
 
+    /// Adds a branch to every split of source group `source` (one more consumer reads it),
+    /// returning its upstream.
+    pub fn add_branch(&mut self, source: usize) -> Upstream {
+        for p in &mut self.sources[source] {
+            p.branches.push(Vec::new());
+        }
+        let uids = &mut self.source_uids[source];
+        uids.branches.push(Vec::new());
+        Upstream::Branch {
+            source,
+            branch: uids.branches.len() - 1,
+        }
+    }
+
+    /// Appends a stateless operator to the chains of `upstream` (every split of a source
+    /// group or branch, every instance of a task), made for the plan node of `uid`.
+    pub fn push_to(
+        &mut self,
+        upstream: Upstream,
+        uid: NodeUid,
+        make: &dyn Fn() -> Box<dyn Operator>,
+    ) {
+        match upstream {
+            Upstream::Source(s) => {
+                for p in &mut self.sources[s] {
+                    p.operators.push(make());
+                }
+                self.source_uids[s].chain.push(uid);
+            }
+            Upstream::Branch { source, branch } => {
+                for p in &mut self.sources[source] {
+                    p.branches[branch].push(make());
+                }
+                self.source_uids[source].branches[branch].push(uid);
+            }
+            Upstream::Task(t) => {
+                for chain in &mut self.tasks[t].instances {
+                    chain.push(make());
+                }
+                self.tasks[t].uids.push(uid);
+            }
+        }
+    }
+
     /// Adds a task, returning its index.
     pub fn add_task(&mut self, task: TaskVertex) -> usize {
         self.tasks.push(task);
@@ -117,28 +179,16 @@ impl JobGraph {
     /// checks, such as the NOT NULL enforcer).
     pub fn push_before_sink(&mut self, make: &dyn Fn() -> Box<dyn Operator>) {
         let uid = self.sink_uid.clone().unwrap_or_else(NodeUid::unnamed);
-        for edge in &self.sink_inputs {
-            match edge.from {
-                Upstream::Source(s) => {
-                    for p in &mut self.sources[s] {
-                        p.operators.push(make());
-                    }
-                    self.source_uids[s].chain.push(uid.clone());
-                }
-                Upstream::Task(t) => {
-                    for chain in &mut self.tasks[t].instances {
-                        chain.push(make());
-                    }
-                    self.tasks[t].uids.push(uid.clone());
-                }
-            }
+        let upstreams: Vec<Upstream> = self.sink_inputs.iter().map(|e| e.from).collect();
+        for upstream in upstreams {
+            self.push_to(upstream, uid.clone(), make);
         }
     }
 
     /// How many channels an upstream feeds its consumer with.
     pub fn width(&self, upstream: Upstream) -> usize {
         match upstream {
-            Upstream::Source(s) => self.sources[s].len(),
+            Upstream::Source(s) | Upstream::Branch { source: s, .. } => self.sources[s].len(),
             Upstream::Task(t) => self.tasks[t].instances.len(),
         }
     }

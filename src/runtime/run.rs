@@ -25,16 +25,17 @@ use super::checkpoint::barrier::{BarrierAligner, Received};
 use super::checkpoint::coordinator::{CheckpointHandle, CoordinatorRun, QueuedSplits};
 use super::checkpoint::storage::GraphUids;
 use super::checkpoint::{
-    CheckpointConfig, Participant, ParticipantState, RestoredState, SplitSnapshot, SplitStatus,
-    StopRequest, snapshot_chain,
+    CheckpointConfig, OperatorSnapshot, Participant, ParticipantState, RestoredState,
+    SplitSnapshot, SplitStatus, StopRequest,
 };
+use super::fork::{Fork, SplitOutput};
 use super::graph::{Edge, JobGraph, Partitioning, Upstream};
 use super::task::Task;
 use crate::clock::{Clock, SystemClock};
 use crate::connector::sink::Sink;
 use crate::connector::source::split::{Pipeline, SplitEvent};
 use crate::exec::error::ExecError;
-use crate::exec::operator::{OperatorContext, Output, WatermarkStatus};
+use crate::exec::operator::{Operator, OperatorContext, Output, WatermarkStatus};
 use crate::types::chunk::StreamChunk;
 
 /// How long the sink waits for a message before it looks at the stop flag and wakes the sink.
@@ -227,7 +228,7 @@ struct SplitCheckpoints {
 /// its position and its chain's state: the rows before the barrier are exactly those read.
 fn run_split(
     mut pipeline: Pipeline,
-    mut out: Router,
+    mut out: SplitOutput,
     job: &JobState,
     clock: &Arc<dyn Clock>,
     mut checkpoints: SplitCheckpoints,
@@ -250,12 +251,16 @@ fn run_split(
     }
     let mut chain = Chain::new(std::mem::take(&mut pipeline.operators));
     chain.open(&ctx)?;
+    out.open(&ctx)?;
     if let Some(restored) = checkpoints.restore.take() {
         match restored.status {
             // A finished split returned above.
             SplitStatus::Finished | SplitStatus::Pending => {}
             SplitStatus::Running => {
-                for (op, state) in chain.operators_mut().iter_mut().zip(&restored.chain) {
+                let mut operators: Vec<&mut Box<dyn Operator>> =
+                    chain.operators_mut().iter_mut().collect();
+                operators.extend(out.operators_mut());
+                for (op, state) in operators.into_iter().zip(&restored.chain) {
                     for (group, bytes) in &state.keyed {
                         op.restore(*group, bytes)?;
                     }
@@ -300,13 +305,16 @@ fn run_split(
                 chain.on_watermark(i64::MAX, &mut out)?;
             }
             let (watermark, status) = out.last_sent();
+            let mut operators: Vec<&dyn Operator> =
+                chain.operators().iter().map(|op| op.as_ref()).collect();
+            operators.extend(out.operators());
             let state = SplitSnapshot {
                 name: pipeline.split.describe(),
                 status: SplitStatus::Running,
                 position: pipeline.split.position(),
                 watermark,
                 idle: status == WatermarkStatus::Idle,
-                chain: snapshot_chain(chain.operators()),
+                chain: operators.into_iter().map(OperatorSnapshot::of).collect(),
             };
             if let Some(position) = &state.position {
                 acked.push_back((id, position.clone()));
@@ -328,6 +336,7 @@ fn run_split(
             std::thread::sleep(Duration::from_millis(ms.clamp(1, 50) as u64));
             chain.on_input_active();
             chain.on_processing_time(ctx.now_millis(), &mut out)?;
+            out.on_processing_time(ctx.now_millis())?;
             continue;
         }
         match pipeline.split.next()? {
@@ -340,6 +349,7 @@ fn run_split(
             SplitEvent::End => {
                 chain.on_watermark(i64::MAX, &mut out)?;
                 chain.finish(&mut out)?;
+                out.finish()?;
                 if let Some((handle, participant)) = &checkpoints.handle {
                     let state = SplitSnapshot::without_state(
                         pipeline.split.describe(),
@@ -352,6 +362,7 @@ fn run_split(
         }
         // Operators whose processing time has come (the chain calls only those).
         chain.on_processing_time(ctx.now_millis(), &mut out)?;
+        out.on_processing_time(ctx.now_millis())?;
     }
     Err(ExecError::Cancelled)
 }
@@ -359,7 +370,7 @@ fn run_split(
 /// A bounded split waiting for a worker.
 struct Queued {
     pipeline: Pipeline,
-    router: Router,
+    router: SplitOutput,
     checkpoints: SplitCheckpoints,
 }
 
@@ -595,20 +606,42 @@ pub fn run(
                     r.splits.get(&key).cloned()
                 }),
             };
-            let router = match target {
-                Some(target) => Router::new(
+            let router_to = |target: &Target| {
+                Router::new(
                     target.senders.clone(),
                     &target.partitioning,
                     target.first_channel + i as u32,
                     i,
                     max_parallelism,
-                )?,
-                None => {
-                    let sender = split_senders[s]
-                        .pop_front()
-                        .ok_or_else(|| ExecError::Internal("a source feeds nothing".into()))?;
-                    Router::new(vec![sender], &Partitioning::Global, 0, 0, max_parallelism)?
+                )
+            };
+            let mut pipeline = pipeline;
+            let router = if !pipeline.branches.is_empty() {
+                let mut branches = Vec::new();
+                for (b, operators) in std::mem::take(&mut pipeline.branches)
+                    .into_iter()
+                    .enumerate()
+                {
+                    let upstream = Upstream::Branch {
+                        source: s,
+                        branch: b,
+                    };
+                    let target = target_of(upstream, &targets)
+                        .map(|t| &targets[t].1)
+                        .ok_or_else(|| ExecError::Internal("a branch feeds nothing".into()))?;
+                    branches.push((operators, router_to(target)?));
                 }
+                SplitOutput::Fork(Fork::new(branches))
+            } else {
+                SplitOutput::One(match target {
+                    Some(target) => router_to(target)?,
+                    None => {
+                        let sender = split_senders[s]
+                            .pop_front()
+                            .ok_or_else(|| ExecError::Internal("a source feeds nothing".into()))?;
+                        Router::new(vec![sender], &Partitioning::Global, 0, 0, max_parallelism)?
+                    }
+                })
             };
             if pipeline.split.is_bounded() {
                 queued.push_back(Queued {
@@ -933,6 +966,7 @@ mod tests {
     #[test]
     fn a_panicking_split_fails_the_job() {
         let pipelines = vec![Pipeline {
+            branches: Vec::new(),
             split: Box::new(Exploding),
             operators: vec![],
         }];
@@ -988,6 +1022,7 @@ mod tests {
         // The first split is the slowest, and more batches than the channel holds wait behind it.
         let pipelines: Vec<Pipeline> = (0..4)
             .map(|id| Pipeline {
+                branches: Vec::new(),
                 split: Box::new(Numbered {
                     id,
                     batches: CHANNEL_BOUND + 3,
@@ -1048,6 +1083,7 @@ mod tests {
 
     fn pipeline(split: impl SourceSplit + 'static) -> Pipeline {
         Pipeline {
+            branches: Vec::new(),
             split: Box::new(split),
             operators: vec![],
         }
@@ -1340,6 +1376,7 @@ mod task_tests {
     #[test]
     fn a_hash_exchange_feeds_each_key_to_its_instance_with_the_minimum_watermark() {
         let split = |first: i32| Pipeline {
+            branches: Vec::new(),
             split: Box::new(Ids {
                 next: first,
                 rows: 100,
@@ -1500,6 +1537,7 @@ mod task_tests {
         for idles in [false, true] {
             let seen = Arc::new(Mutex::new(Vec::new()));
             let quiet = Pipeline {
+                branches: Vec::new(),
                 split: Box::new(Quiet),
                 operators: if idles {
                     vec![Box::new(GoesIdle(false))]
@@ -1509,6 +1547,7 @@ mod task_tests {
             };
             // One batch, then quiet too (but never idle).
             let busy = Pipeline {
+                branches: Vec::new(),
                 split: Box::new(OneBatchThenQuiet(false)),
                 operators: vec![Box::new(WatermarkAtMax)],
             };
@@ -1640,6 +1679,7 @@ mod task_tests {
                 }) as Box<dyn Operator>
             };
             let slow = Pipeline {
+                branches: Vec::new(),
                 split: Box::new(Timed {
                     split: 0,
                     next: 0,
@@ -1649,6 +1689,7 @@ mod task_tests {
                 operators: vec![assigner()],
             };
             let fast = Pipeline {
+                branches: Vec::new(),
                 split: Box::new(Timed {
                     split: 1,
                     next: 3_600,
@@ -1827,6 +1868,7 @@ mod idleness_tests {
     fn a_backpressured_split_is_not_idle() {
         let late = Arc::new(AtomicUsize::new(0));
         let busy = Pipeline {
+            branches: Vec::new(),
             split: Box::new(InOrder {
                 split: 0,
                 next: 0,
@@ -1838,6 +1880,7 @@ mod idleness_tests {
             operators: vec![assigner(40)],
         };
         let ahead = Pipeline {
+            branches: Vec::new(),
             split: Box::new(InOrder {
                 split: 1,
                 next: 1_000_000,
@@ -1941,6 +1984,7 @@ mod idleness_tests {
         let mut graph = JobGraph::default();
         let source = graph.add_source(
             vec![Pipeline {
+                branches: Vec::new(),
                 split: Box::new(Quiet),
                 operators: vec![Box::new(Ticks(0))],
             }],

@@ -652,6 +652,7 @@ impl SourceFactory for DatagenFactory {
         ctx: &EvalContext,
     ) -> Result<Vec<Pipeline>, ConnectorError> {
         Ok(vec![Pipeline {
+            branches: Vec::new(),
             split: Box::new(DatagenSplit::new(
                 scan.physical,
                 &scan.table.options,

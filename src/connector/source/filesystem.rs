@@ -696,6 +696,7 @@ impl SourceFactory for FilesystemFactory {
                 })
             };
             pipelines.push(Pipeline {
+                branches: Vec::new(),
                 split: Box::new(DeferredSplit::new(name, open).replayable()),
                 operators: vec![],
             });

@@ -57,6 +57,7 @@ impl SourceFactory for JdbcSourceFactory {
             JdbcSplit::open(server, schema).map(|s| Box::new(s) as Box<dyn SourceSplit>)
         });
         Ok(vec![Pipeline {
+            branches: Vec::new(),
             split: Box::new(split),
             operators: Vec::new(),
         }])

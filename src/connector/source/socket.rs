@@ -335,6 +335,7 @@ impl SourceFactory for SocketFactory {
         let new_decoder: DecoderFactory =
             Box::new(move || new_decoder(&options, &physical, &zone).map_err(|e| e.0));
         Ok(vec![Pipeline {
+            branches: Vec::new(),
             split: Box::new(connect(&table.options, new_decoder)?),
             operators: vec![],
         }])

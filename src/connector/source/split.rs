@@ -214,4 +214,8 @@ impl SourceSplit for DeferredSplit {
 pub struct Pipeline {
     pub split: Box<dyn SourceSplit>,
     pub operators: Vec<Box<dyn Operator>>,
+    /// When several consumers read the split (a reused sub-plan): each one's own stateless
+    /// operators, which the rows leaving `operators` pass through in turn. Empty: the
+    /// split has one consumer, fed by `operators`.
+    pub branches: Vec<Vec<Box<dyn Operator>>>,
 }

@@ -19,6 +19,7 @@ pub mod limit;
 pub mod lookup_join;
 pub mod over_aggregate;
 pub mod rank;
+pub mod reuse;
 pub mod sink;
 pub mod table_source_scan;
 pub mod temporal_join;

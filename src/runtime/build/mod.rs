@@ -71,6 +71,7 @@ use crate::plan::stream::limit::StreamLimit;
 use crate::plan::stream::lookup_join::StreamLookupJoin;
 use crate::plan::stream::over_aggregate::StreamOverAggregate;
 use crate::plan::stream::rank::StreamRank;
+use crate::plan::stream::reuse::{Reuse, SubPlan};
 use crate::plan::stream::table_source_scan::StreamTableSourceScan;
 use crate::plan::stream::temporal_join::StreamTemporalJoin;
 use crate::plan::stream::temporal_sort::StreamTemporalSort;
@@ -141,6 +142,9 @@ enum Built {
     /// Splits, and the uids of their scan and of the operators their chains hold.
     Splits(Vec<Pipeline>, SourceUids),
     Task(usize),
+    /// A branch of a source group that several consumers read (a reused sub-plan): its
+    /// chains can still take stateless operators.
+    Branch(Upstream),
     Union(Vec<Built>),
 }
 
@@ -155,14 +159,8 @@ impl Built {
                 }
                 uids.chain.push(graph.building_uid());
             }
-            Built::Task(t) => {
-                let uid = graph.building_uid();
-                let task = &mut graph.tasks[*t];
-                for chain in &mut task.instances {
-                    chain.push(make());
-                }
-                task.uids.push(uid);
-            }
+            Built::Task(t) => graph.push_to(Upstream::Task(*t), graph.building_uid(), make),
+            Built::Branch(upstream) => graph.push_to(*upstream, graph.building_uid(), make),
             Built::Union(inputs) => {
                 for input in inputs {
                     input.push(graph, make);
@@ -193,6 +191,11 @@ impl Built {
                 from: Upstream::Task(t),
                 partitioning: partitioning.clone(),
             }),
+            Built::Branch(from) => out.push(Edge {
+                input,
+                from,
+                partitioning: partitioning.clone(),
+            }),
             Built::Union(inputs) => {
                 for built in inputs {
                     built.edges(graph, input, partitioning, out);
@@ -220,6 +223,8 @@ pub fn build_job(
     let mut groups = BuildState {
         alignment: HashMap::new(),
         uids: uids_by_node(plan),
+        reuse: Reuse::of(plan),
+        shared: HashMap::new(),
     };
     graph.sink_uid = groups.uids.get(&(plan as *const StreamPlan)).cloned();
     let built = build(plan, ctx, options, &mut graph, &mut groups)?;
@@ -230,13 +235,22 @@ pub fn build_job(
 }
 
 /// What building a job keeps beside the graph: the alignment groups, by
-/// `scan.watermark.alignment.group` name, and every plan node's uid.
+/// `scan.watermark.alignment.group` name, every plan node's uid, the plan's reused
+/// sub-plans, and the source group each one built so far became (`None`: it is not read
+/// by splits alone, and is built again for each consumer).
 struct BuildState {
     alignment: HashMap<String, Arc<AlignmentGroup>>,
     uids: HashMap<*const StreamPlan, NodeUid>,
+    reuse: Reuse,
+    shared: HashMap<SubPlan, Option<usize>>,
 }
 
 /// Builds `plan`: the operators made for it carry its uid.
+///
+/// A sub-plan the plan holds more than once (two views of one table) is read once when
+/// splits and their stateless operators make it: the first consumer builds it, and each
+/// consumer gets a branch of it. Batch jobs build it for each consumer: their sink takes one
+/// input after the other (`RunOptions::ordered`), which one reader cannot feed.
 fn build(
     plan: &StreamPlan,
     ctx: &EvalContext,
@@ -244,11 +258,34 @@ fn build(
     graph: &mut JobGraph,
     groups: &mut BuildState,
 ) -> Result<Built, BuildError> {
+    let reused = (!ctx.batch_mode)
+        .then(|| groups.reuse.reused(plan))
+        .flatten();
+    if let Some(source) = reused.and_then(|sub| groups.shared.get(&sub).copied().flatten()) {
+        return Ok(Built::Branch(graph.add_branch(source)));
+    }
     let uid = groups.uids.get(&(plan as *const StreamPlan)).cloned();
     let outer = std::mem::replace(&mut graph.building, uid);
     let built = build_node(plan, ctx, options, graph, groups);
     graph.building = outer;
-    built
+    let Some(sub) = reused else {
+        return built;
+    };
+    match built? {
+        Built::Splits(pipelines, uids) => {
+            let Upstream::Source(source) = graph.add_source(pipelines, uids) else {
+                return Err(BuildError::Internal(
+                    "a source group is not a source".into(),
+                ));
+            };
+            groups.shared.insert(sub, Some(source));
+            Ok(Built::Branch(graph.add_branch(source)))
+        }
+        other => {
+            groups.shared.insert(sub, None);
+            Ok(other)
+        }
+    }
 }
 
 fn build_node(
@@ -261,6 +298,7 @@ fn build_node(
     match plan {
         StreamPlan::Values(v) => Ok(Built::Splits(
             vec![Pipeline {
+                branches: Vec::new(),
                 split: Box::new(ValuesSplit::new(
                     v.rows.clone(),
                     runtime_schema(&v.schema),
@@ -335,6 +373,7 @@ impl JobGraph {
         SourceUids {
             scan: self.building_uid(),
             chain: Vec::new(),
+            branches: Vec::new(),
         }
     }
 }

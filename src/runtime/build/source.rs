@@ -224,6 +224,7 @@ fn provided_stream_pipelines(
         .open(runtime_schema(&scan.source_schema))
         .map_err(ConnectorError)?;
     Ok(vec![Pipeline {
+        branches: Vec::new(),
         split: Box::new(split),
         operators: vec![],
     }])

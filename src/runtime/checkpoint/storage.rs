@@ -287,7 +287,12 @@ pub fn write_checkpoint(
                 }));
             }
             (Participant::Split { group, index }, ParticipantState::Split(split)) => {
-                let uids = graph.sources.get(*group).map_or(&[][..], |u| &u.chain);
+                let uids = graph
+                    .sources
+                    .get(*group)
+                    .map(|u| u.all())
+                    .unwrap_or_default();
+                let uids = uids.as_slice();
                 let mut w = SegmentWriter::create(dir.join(format!("split-{group}-{index}")))?;
                 let position = match &split.position {
                     Some(bytes) => w.segment(bytes)?,

@@ -659,6 +659,7 @@ fn splits(scan: &ScanRequest, ctx: &EvalContext) -> Result<Vec<Pipeline>, Connec
         };
         let split = DeferredSplit::new(name, open).replayable();
         pipelines.push(Pipeline {
+            branches: Vec::new(),
             split: Box::new(if range.stop.is_some() {
                 split
             } else {

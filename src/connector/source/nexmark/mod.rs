@@ -348,6 +348,7 @@ impl SourceFactory for NexmarkFactory {
             .ranges(splits)
             .into_iter()
             .map(|range| Pipeline {
+                branches: Vec::new(),
                 split: Box::new(NexmarkSplit::new(
                     model.clone(),
                     pools.clone(),
