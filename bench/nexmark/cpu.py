@@ -205,9 +205,15 @@ def engine_cmd(engine, script, args):
 
 
 def measure_query(name, args, dirs, work, earlier=None):
-    """Measure one query on both engines; earlier: its previous result, whose runs are kept too."""
+    """Measure one query on the engines of --engine; earlier: its previous result, whose runs
+    are kept with --pool, and are the figures of an engine not measured again."""
     res = {'query': name}
     for engine in ENGINES:
+        if engine not in args.engine:
+            res[engine] = dict((earlier or {}).get(engine, {}))
+            continue
+        if not args.pool:
+            earlier = {k: v for k, v in (earlier or {}).items() if k != engine}
         e = res[engine] = {}
         for size, data_dir in dirs.items():
             script = os.path.join(work, 'scripts', f'{name}.{engine}.{size}.sql')
@@ -383,6 +389,8 @@ def main():
     ap.add_argument('--quiet', type=float, default=0.25,
                     help='wait before a run until other processes use less than this share of the CPUs')
     ap.add_argument('--quiet-wait', type=int, default=900, help='seconds to wait for that at most')
+    ap.add_argument('--engine', action='append', default=[], choices=ENGINES,
+                    help='measure only this engine (repeatable); the other keeps its earlier runs')
     ap.add_argument('--pool', action='store_true',
                     help="with --only: add the new runs to the query's earlier runs (least CPU of all kept)")
     ap.add_argument('--report', action='store_true',
@@ -413,7 +421,8 @@ def main():
     prev, commands = {}, [command]
     if args.report:
         names = []
-    if (only or args.report) and os.path.exists(raw):
+    args.engine = args.engine or list(ENGINES)
+    if (only or args.report or len(args.engine) < len(ENGINES)) and os.path.exists(raw):
         old = json.load(open(raw))
         prev = {r['query']: r for r in old.get('results', [])}
         commands = old.get('commands', []) + ([] if args.report else commands)
@@ -450,7 +459,7 @@ def main():
         if name in SKIP:
             prev[name] = {'query': name, 'skipped': SKIP[name]}
             continue
-        r = measure_query(name, args, dirs, work, prev.get(name) if args.pool else None)
+        r = measure_query(name, args, dirs, work, prev.get(name))
         rt, rf = r['tideline'].get('events_per_cpu_s'), r['flink'].get('events_per_cpu_s')
         print(f"  {name}: Flink {fmt_rate(rf)} events/CPU-s, Tideline {fmt_rate(rt)} events/CPU-s"
               + (f", ratio {r['ratio']:.1f}x" if r['ratio'] else ''), flush=True)

@@ -21,7 +21,9 @@
 //! State is snapshotted per key group: for each key, its bytes, its row count and every
 //! accumulator's state.
 
-use arrow_array::{Array, ArrayRef, RecordBatch, UInt32Array};
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, UInt32Array};
 use arrow_ord::ord::{DynComparator, make_comparator};
 use arrow_schema::{Schema as ArrowSchema, SchemaRef, SortOptions};
 
@@ -367,10 +369,10 @@ impl GroupAggregateOperator {
             self.apply(batch, &round)?;
             self.touch(&round);
             let after = self.results(&slots)?;
-            let comparators: Vec<DynComparator> = before
+            let comparators: Vec<Changed<'_>> = before
                 .iter()
                 .zip(&after)
-                .map(|(b, a)| make_comparator(b.as_ref(), a.as_ref(), SortOptions::default()))
+                .map(|(b, a)| Changed::new(b.as_ref(), a.as_ref()))
                 .collect::<Result<_, _>>()?;
             let (before_at, after_at) = (results.len(), results.len() + 1);
             for (i, r) in round.iter().enumerate() {
@@ -387,7 +389,7 @@ impl GroupAggregateOperator {
                 match (was, is) {
                     (false, true) => emit(RowKind::Insert, after_at),
                     (true, true) => {
-                        let changed = comparators.iter().any(|c| c(i, i).is_ne());
+                        let changed = comparators.iter().any(|c| c.at(i));
                         if changed {
                             if self.update_before {
                                 emit(RowKind::UpdateBefore, before_at);
@@ -435,6 +437,39 @@ impl GroupAggregateOperator {
             batch: output,
             kinds: Some(emitted.into_iter().map(|e| e.kind).collect()),
         })
+    }
+}
+
+/// Whether a group's result changed in a round: row `i` of the results before it against row
+/// `i` of those after. BIGINT results (counts, most sums) compare in place; other types
+/// through Arrow's comparator, which costs an allocation and type checks per round.
+enum Changed<'a> {
+    BigInt(&'a Int64Array, &'a Int64Array),
+    Any(DynComparator),
+}
+
+impl<'a> Changed<'a> {
+    fn new(before: &'a dyn Array, after: &'a dyn Array) -> Result<Self, ExecError> {
+        if let (Some(b), Some(a)) = (
+            before.as_primitive_opt::<Int64Type>(),
+            after.as_primitive_opt::<Int64Type>(),
+        ) {
+            return Ok(Changed::BigInt(b, a));
+        }
+        Ok(Changed::Any(make_comparator(
+            before,
+            after,
+            SortOptions::default(),
+        )?))
+    }
+
+    fn at(&self, i: usize) -> bool {
+        match self {
+            Changed::BigInt(b, a) => {
+                b.is_valid(i) != a.is_valid(i) || (b.is_valid(i) && b.value(i) != a.value(i))
+            }
+            Changed::Any(compare) => compare(i, i).is_ne(),
+        }
     }
 }
 

@@ -540,9 +540,33 @@ impl StreamPlan {
     /// The optimized physical plan (`changelog_mode`: with each node's changelog mode, as
     /// `EXPLAIN CHANGELOG_MODE` prints it) or, with [`Spelling::Execution`], the optimized
     /// execution plan.
+    /// The plan as EXPLAIN prints it. The execution plan marks reused sub-plans as Flink's
+    /// does (see [`ReuseMarks`]).
     pub fn explain(&self, spelling: Spelling, changelog_mode: bool) -> String {
+        let mut marks = ReuseMarks::default();
+        if spelling == Spelling::Execution {
+            marks.mode = MarkMode::Count;
+            marks.next_id = 1;
+            let mut counted = TreeWriter::new();
+            self.explain_into(
+                &mut counted,
+                &mut Vec::new(),
+                spelling,
+                false,
+                None,
+                &mut marks,
+            );
+            marks.mode = MarkMode::Print;
+        }
         let mut tree = TreeWriter::new();
-        self.explain_into(&mut tree, &mut Vec::new(), spelling, changelog_mode, None);
+        self.explain_into(
+            &mut tree,
+            &mut Vec::new(),
+            spelling,
+            changelog_mode,
+            None,
+            &mut marks,
+        );
         tree.finish()
     }
 
@@ -553,6 +577,7 @@ impl StreamPlan {
         spelling: Spelling,
         changelog_mode: bool,
         offered: Option<&str>,
+        marks: &mut ReuseMarks,
     ) {
         // Flink's plan has no Calc that only renames an aggregate's columns (the names come
         // back at the result).
@@ -571,7 +596,50 @@ impl StreamPlan {
         {
             return calc
                 .input
-                .explain_into(tree, prefix, spelling, changelog_mode, offered);
+                .explain_into(tree, prefix, spelling, changelog_mode, offered, marks);
+        }
+        let mut reuse_id = None;
+        if marks.mode != MarkMode::Off && !matches!(self, StreamPlan::Sink(_)) {
+            // The sub-plan as printed (with the filter offered to its scan), and its types.
+            let mut text = TreeWriter::new();
+            self.explain_into(
+                &mut text,
+                &mut Vec::new(),
+                spelling,
+                false,
+                offered,
+                &mut ReuseMarks::default(),
+            );
+            let mut digest = text.finish();
+            for f in &self.schema().fields {
+                digest.push_str(&f.describe_type());
+                digest.push(',');
+            }
+            let next = marks.next_id;
+            let entry = marks.seen.entry(digest).or_default();
+            match marks.mode {
+                MarkMode::Count => {
+                    entry.count += 1;
+                    if entry.count == 2 {
+                        entry.id = Some(next);
+                        marks.next_id += 1;
+                    }
+                    if entry.count > 1 {
+                        return;
+                    }
+                }
+                MarkMode::Print => {
+                    if let Some(id) = entry.id {
+                        if entry.printed {
+                            tree.line(prefix, &format!("Reused(reference_id=[{id}])"));
+                            return;
+                        }
+                        entry.printed = true;
+                        reuse_id = Some(id);
+                    }
+                }
+                MarkMode::Off => {}
+            }
         }
         let mut line = self.line(spelling, offered);
         if changelog_mode {
@@ -582,6 +650,9 @@ impl StreamPlan {
             } else {
                 line.push_str(&format!("(changelogMode=[{mode}])"));
             }
+        }
+        if let Some(id) = reuse_id {
+            line.push_str(&format!("(reuse_id=[{id}])"));
         }
         tree.line(prefix, &line);
         // A watermark pushed into the scan: the scan's line was this node's.
@@ -612,7 +683,7 @@ impl StreamPlan {
             prefix.push(true);
             exchange
                 .input
-                .explain_into(tree, prefix, spelling, changelog_mode, None);
+                .explain_into(tree, prefix, spelling, changelog_mode, None, marks);
             prefix.truncate(prefix.len() - 3);
             return;
         }
@@ -627,10 +698,44 @@ impl StreamPlan {
         let inputs = self.inputs();
         for (i, input) in inputs.iter().enumerate() {
             prefix.push(i + 1 == inputs.len());
-            input.explain_into(tree, prefix, spelling, changelog_mode, offer.as_deref());
+            input.explain_into(
+                tree,
+                prefix,
+                spelling,
+                changelog_mode,
+                offer.as_deref(),
+                marks,
+            );
             prefix.pop();
         }
     }
+}
+
+/// Flink's reuse marks in the execution plan: a sub-plan printed more than once (the highest
+/// node of a repeated subtree, its EXPLAIN text and types alike) is printed in full the first
+/// time with `(reuse_id=[n])`, and as `Reused(reference_id=[n])` after. A first walk in the
+/// printing order counts the sub-plans, not entering one already met, and numbers each when
+/// it is met the second time (so the numbers follow the second meetings, as Flink's do).
+#[derive(Debug, Default)]
+struct ReuseMarks {
+    mode: MarkMode,
+    seen: std::collections::HashMap<String, Seen>,
+    next_id: usize,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum MarkMode {
+    #[default]
+    Off,
+    Count,
+    Print,
+}
+
+#[derive(Debug, Default)]
+struct Seen {
+    count: usize,
+    id: Option<usize>,
+    printed: bool,
 }
 
 /// Column names of a schema, comma-separated, as node attributes list them.
