@@ -430,7 +430,8 @@ def main():
             GIT_HEAD = old.get('git_head', GIT_HEAD)
             args.quiet = old.get('quiet', args.quiet)
             args.quiet_wait = old.get('quiet_wait', args.quiet_wait)
-        BINARIES.update(old.get('binaries', []))
+        if args.pool or args.report or 'tideline' not in args.engine:
+            BINARIES.update(old.get('binaries', []))
 
     def save():
         results = sorted(prev.values(), key=lambda r: compare.qorder(r['query']))
