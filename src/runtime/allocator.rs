@@ -11,18 +11,17 @@
 //! memory is what the state holds (docs/design/0007).
 //!
 //! Only those large blocks ask for transparent huge pages. mimalloc is built without them
-//! (its `no_thp` feature): where the kernel compacts memory to find a huge page for a fault
-//! (`defrag` = `madvise`), the per-batch buffers mimalloc recycles cost up to a second of
-//! system time per million Nexmark events, and varied tenfold from run to run.
+//! (its `no_thp` feature): it advised its own arenas as huge pages, and where the kernel
+//! compacts memory to find a huge page for a fault (`defrag` = `madvise`), the per-batch
+//! buffers it recycles cost up to a second of system time per million Nexmark events, varying
+//! tenfold from run to run (docs/design/0007).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Once;
 
-/// Blocks of this size and up come from the C library; a per-batch column buffer is smaller
-/// (8192 rows of 400-byte strings are 3 MiB: as a block of its own, advised as huge pages,
-/// it cost a compaction and a 2 MiB clearing per fault on every batch), a keyed operator's
-/// state vector reaches it at a few million keys.
-pub const LARGE: usize = 16 << 20;
+/// Blocks of this size and up come from the C library; a per-batch column buffer is mostly
+/// smaller, a keyed operator's state vector reaches it at about half a million keys.
+pub const LARGE: usize = 1 << 20;
 
 pub struct Allocator;
 
