@@ -361,9 +361,11 @@ impl GroupAggregateOperator {
                 .collect();
             let slots: Vec<u32> = round.iter().map(|r| r.key).collect();
             // (A group emptied by the last round was freed since, but then its row here
-            // finds it empty and reads only the results after.)
+            // finds it empty and reads only the results after.) The results it starts from
+            // are then the last ones kept, not kept again.
+            let same_keys = !results.is_empty() && slots == last_slots;
             let before = match results.last() {
-                Some(after) if slots == last_slots => after.clone(),
+                Some(after) if same_keys => after.clone(),
                 _ => self.results(&slots)?,
             };
             self.apply(batch, &round)?;
@@ -374,7 +376,12 @@ impl GroupAggregateOperator {
                 .zip(&after)
                 .map(|(b, a)| Changed::new(b.as_ref(), a.as_ref()))
                 .collect::<Result<_, _>>()?;
-            let (before_at, after_at) = (results.len(), results.len() + 1);
+            let before_at = if same_keys {
+                results.len() - 1
+            } else {
+                results.len()
+            };
+            let after_at = before_at + 1;
             for (i, r) in round.iter().enumerate() {
                 let was = counts_before[i] > 0;
                 let is = self.rows.get(r.key as usize) > 0;
@@ -407,7 +414,9 @@ impl GroupAggregateOperator {
                     }
                 }
             }
-            results.push(before);
+            if !same_keys {
+                results.push(before);
+            }
             results.push(after);
             last_slots = slots;
         }
