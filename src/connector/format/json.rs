@@ -156,6 +156,53 @@ struct RowValues {
     error: Option<(usize, String)>,
 }
 
+impl RowValues {
+    /// [`ColumnValues::push`] for a ROW (out of line: it recurses into the fields).
+    #[inline(never)]
+    fn push(
+        &mut self,
+        ty: &DataType,
+        text: &str,
+        span: Option<Span>,
+        nested: Option<&Members>,
+        row: usize,
+        scratch: &mut String,
+    ) {
+        let TypeKind::Row(fields) = &ty.kind else {
+            unreachable!("a ROW column's values are kept for a ROW type");
+        };
+        let RowValues {
+            fields: columns,
+            valid,
+            error,
+        } = self;
+        let members = match span {
+            // The line's scan noted the object's members.
+            Some(span) if span.kind == Kind::Object => nested,
+            None => None,
+            Some(span) => {
+                if span.kind != Kind::Null {
+                    error.get_or_insert((
+                        row,
+                        format!("expected an object but was {}", span.kind.describe()),
+                    ));
+                }
+                None
+            }
+        };
+        valid.push(members.is_some());
+        for (i, (column, (_, fty))) in columns.iter_mut().zip(fields).enumerate() {
+            match members {
+                Some(m) => {
+                    let inner = m.nested[i].as_deref();
+                    column.push(fty, text, m.spans[i], inner, row, scratch)
+                }
+                None => column.push(fty, "", None, None, row, scratch),
+            }
+        }
+    }
+}
+
 impl ColumnValues {
     fn new(ty: &DataType, dialect: TextDialect) -> ColumnValues {
         match &ty.kind {
@@ -194,6 +241,7 @@ impl ColumnValues {
 
     /// Adds row `row`'s value: the member of `text` at `span` (`None`: no member); a ROW's
     /// fields are those `nested` found when the line was scanned.
+    #[inline]
     fn push(
         &mut self,
         ty: &DataType,
@@ -250,40 +298,7 @@ impl ColumnValues {
                     }
                 }
             }
-            ColumnValues::Row(values) => {
-                let TypeKind::Row(fields) = &ty.kind else {
-                    unreachable!("a ROW column's values are kept for a ROW type");
-                };
-                let RowValues {
-                    fields: columns,
-                    valid,
-                    error,
-                } = &mut **values;
-                let members = match span {
-                    // The line's scan noted the object's members.
-                    Some(span) if span.kind == Kind::Object => nested,
-                    None => None,
-                    Some(span) => {
-                        if span.kind != Kind::Null {
-                            error.get_or_insert((
-                                row,
-                                format!("expected an object but was {}", span.kind.describe()),
-                            ));
-                        }
-                        None
-                    }
-                };
-                valid.push(members.is_some());
-                for (i, (column, (_, fty))) in columns.iter_mut().zip(fields).enumerate() {
-                    match members {
-                        Some(m) => {
-                            let inner = m.nested[i].as_deref();
-                            column.push(fty, text, m.spans[i], inner, row, scratch)
-                        }
-                        None => column.push(fty, "", None, None, row, scratch),
-                    }
-                }
-            }
+            ColumnValues::Row(values) => values.push(ty, text, span, nested, row, scratch),
         }
     }
 
@@ -426,6 +441,7 @@ impl Members {
     /// Scans the object at the scanner's position (its `{` next; `depth`: the arrays and
     /// objects around it), noting the span of each name's member in `spans`, and the members
     /// of a ROW's object in its `nested` members.
+    #[inline]
     fn scan(&mut self, scanner: &mut Scanner<'_>, depth: usize) -> Result<(), String> {
         self.spans.fill(None);
         let syntax = |e: SyntaxError| format!("malformed json: {e}");
@@ -464,7 +480,7 @@ impl Members {
             scanner.expect(b':', "expected `:`").map_err(syntax)?;
             scanner.skip_whitespace();
             let start = scanner.position();
-            let nested = j.and_then(|j| self.nested[j].as_deref_mut());
+            let nested = j.and_then(|j| self.nested.get_mut(j)?.as_deref_mut());
             let (kind, escaped) = match (scanner.peek(), nested) {
                 (Some(b'"'), _) => (Kind::String, scanner.skip_string().map_err(syntax)?),
                 (Some(b'{'), Some(nested)) => {

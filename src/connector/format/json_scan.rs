@@ -231,6 +231,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// Skips JSON whitespace.
+    #[inline]
     pub fn skip_whitespace(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.pos) {
             self.pos += 1;
@@ -243,6 +244,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// Consumes `byte` after optional whitespace, or fails with `message`.
+    #[inline]
     pub fn expect(&mut self, byte: u8, message: &'static str) -> Result<(), SyntaxError> {
         self.skip_whitespace();
         if self.peek() == Some(byte) {
@@ -254,6 +256,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// Consumes the next byte if it is `byte`.
+    #[inline]
     pub fn eat(&mut self, byte: u8) -> bool {
         if self.peek() == Some(byte) {
             self.pos += 1;
@@ -500,6 +503,7 @@ impl<'a> Scanner<'a> {
 
     /// Checks the string at the cursor and moves past it; whether it holds an escape (then
     /// its text is not its bytes between the quotes). Builds nothing.
+    #[inline]
     pub fn skip_string(&mut self) -> Result<bool, SyntaxError> {
         self.pos += 1;
         self.pos = string_stop(self.bytes, self.pos);
@@ -507,6 +511,12 @@ impl<'a> Scanner<'a> {
             self.pos += 1;
             return Ok(false);
         }
+        self.skip_escaped()
+    }
+
+    /// The rest of a string that [`Scanner::skip_string`] found an escape (or an error) in.
+    #[cold]
+    fn skip_escaped(&mut self) -> Result<bool, SyntaxError> {
         self.unescape(&mut ())?;
         Ok(true)
     }
