@@ -3,7 +3,7 @@
 //! same (and, for scans, the table's options, which a hint may change without changing the
 //! line). The builder reads such a sub-plan once and feeds every consumer from it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use sha2::{Digest, Sha256};
 
@@ -19,7 +19,7 @@ pub struct Reuse {
     digests: HashMap<*const StreamPlan, SubPlan>,
     /// Sub-plans that occur more than once, and not only inside a larger sub-plan that
     /// does (Flink's reused node: the highest one of a repeated subtree).
-    reused: HashMap<SubPlan, usize>,
+    reused: HashSet<SubPlan>,
 }
 
 impl Reuse {
@@ -31,13 +31,13 @@ impl Reuse {
         for (node, _) in &parents {
             *counts.entry(*node).or_insert(0) += 1;
         }
-        let mut reused = HashMap::new();
+        let mut reused = HashSet::new();
         for (node, parent) in &parents {
             let count = counts[node];
             // Reused at this node when some occurrence's parent is not itself repeated as
             // often (then the repetition starts here).
             if count > 1 && parent.is_none_or(|p| counts[&p] < count) {
-                reused.insert(*node, count);
+                reused.insert(*node);
             }
         }
         Reuse { digests, reused }
@@ -46,7 +46,7 @@ impl Reuse {
     /// The sub-plan `node` is, when it is a reused one.
     pub fn reused(&self, node: &StreamPlan) -> Option<SubPlan> {
         let digest = self.digests.get(&(node as *const StreamPlan))?;
-        self.reused.contains_key(digest).then_some(*digest)
+        self.reused.contains(digest).then_some(*digest)
     }
 }
 
