@@ -555,8 +555,10 @@ impl<'a> StateReader<'a> {
     /// A native value written by [`put_native`].
     pub fn native<N: arrow_buffer::ArrowNativeType>(&mut self) -> Result<N, ExecError> {
         let bytes = self.take(std::mem::size_of::<N>())?;
-        // A copy into an aligned buffer, then read as N; only restores come here.
-        Ok(arrow_buffer::Buffer::from_slice_ref(bytes).typed_data::<N>()[0])
+        // SAFETY: `bytes` holds exactly `size_of::<N>()` bytes, and `ArrowNativeType` is
+        // sealed to plain numbers (integers, floats, intervals, i256) for which any bit
+        // pattern is a value; an unaligned read copies them out of the state file.
+        Ok(unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast::<N>()) })
     }
 }
 

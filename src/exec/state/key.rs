@@ -110,3 +110,46 @@ pub fn null_row(
     }
     Ok(rows.convert_columns(&nulls)?.row(0).as_ref().into())
 }
+
+/// Whether two keys' bytes are equal. Most keys are a few to 16 bytes (a BIGINT's is 9):
+/// compared as two overlapping words, inline, instead of through a `memcmp` call, which
+/// dominated the key table's probes.
+#[inline(always)]
+pub fn same_key(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if (8..=16).contains(&n) {
+        let word =
+            |s: &[u8], at: usize| u64::from_ne_bytes(s[at..at + 8].try_into().unwrap_or([0; 8]));
+        return word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8);
+    }
+    if (4..8).contains(&n) {
+        let word =
+            |s: &[u8], at: usize| u32::from_ne_bytes(s[at..at + 4].try_into().unwrap_or([0; 4]));
+        return word(a, 0) == word(b, 0) && word(a, n - 4) == word(b, n - 4);
+    }
+    a == b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_key;
+
+    #[test]
+    fn keys_differing_in_any_byte_or_length_are_not_the_same() {
+        for n in 0..40usize {
+            let a: Vec<u8> = (0..n as u8).collect();
+            assert!(same_key(&a, &a.clone()), "{n} bytes");
+            for at in 0..n {
+                let mut b = a.clone();
+                b[at] ^= 0x80;
+                assert!(!same_key(&a, &b), "{n} bytes, byte {at}");
+            }
+            let mut longer = a.clone();
+            longer.push(0);
+            assert!(!same_key(&a, &longer), "{n} bytes against {}", n + 1);
+        }
+    }
+}

@@ -9,9 +9,11 @@
 
 use std::hash::BuildHasher;
 
+use hashbrown::hash_table::Entry;
 use hashbrown::{DefaultHashBuilder, HashTable};
 
 use super::byte_store::{ByteStore, FrozenByteStore};
+use super::key::same_key;
 use super::key_group::key_group_of;
 use super::pages::{FrozenBits, PagedBits};
 
@@ -67,7 +69,7 @@ impl<V: Default> KeyTable<V> {
     pub fn find(&self, bytes: &[u8]) -> Option<u32> {
         let hash = self.hasher.hash_one(bytes);
         self.ids
-            .find(hash, |&id| self.keys.get(id) == bytes)
+            .find(hash, |&id| same_key(self.keys.get(id), bytes))
             .copied()
     }
 
@@ -75,7 +77,7 @@ impl<V: Default> KeyTable<V> {
     pub fn intern(&mut self, bytes: &[u8]) -> (u32, bool) {
         let hash = self.hasher.hash_one(bytes);
         let keys = &self.keys;
-        if let Some(&id) = self.ids.find(hash, |&id| keys.get(id) == bytes) {
+        if let Some(&id) = self.ids.find(hash, |&id| same_key(keys.get(id), bytes)) {
             return (id, false);
         }
         let ids = self.values.len();
@@ -152,15 +154,16 @@ impl<V: Default> KeyTable<V> {
             }
             for &(hash, id) in &sorted[..hashed.len()] {
                 let bytes = keys.get(id);
-                if self
-                    .ids
-                    .find(hash, |&other| keys.get(other) == bytes)
-                    .is_some()
-                {
-                    return Err(id);
+                match self.ids.entry(
+                    hash,
+                    |&other| same_key(keys.get(other), bytes),
+                    |&id| hasher.hash_one(keys.get(id)),
+                ) {
+                    Entry::Occupied(_) => return Err(id),
+                    Entry::Vacant(slot) => {
+                        slot.insert(id);
+                    }
                 }
-                self.ids
-                    .insert_unique(hash, id, |&id| hasher.hash_one(keys.get(id)));
             }
         }
         Ok(())
