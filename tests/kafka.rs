@@ -2,7 +2,8 @@
 //! tests/support/kafka.rs says where it comes from): bounded reads of partitioned topics in
 //! each format equal what was written, the startup and bounded modes, malformed records, a
 //! window aggregate over a topic equal to the same over a file, per-partition watermarks
-//! with an idle partition, and the errors for a missing topic or broker.
+//! with an idle partition, checkpoints taken while it is idle, and the errors for a missing
+//! topic or broker.
 
 use std::io::Write;
 use std::sync::mpsc::{Receiver, Sender, channel};
@@ -727,6 +728,102 @@ fn a_topic_read_killed_and_restored_commits_every_record_exactly_once() {
     ids.sort_unstable();
     assert_eq!(ids.len() as u64, rows, "records lost or repeated");
     assert_eq!(ids, (0..rows).collect::<Vec<u64>>());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Checkpoints taken while a partition is idle (docs/design/0008 §10): partition 1 has no
+/// record while the job is killed and restored three times (its split waits, idle after
+/// `scan.watermark.idle-timeout`, and must still take every barrier), partition 0 moves the
+/// windows on; the last run finds partition 1's one record and both bounds. Every window is
+/// committed once, with the sums of an uninterrupted run.
+#[test]
+fn checkpoints_while_a_partition_is_idle_restore_every_window_once() {
+    let Some(server) = bootstrap() else { return };
+    let topic = topic_name("idle-recovery");
+    create_topic(&server, &topic, 2);
+    // Partition 0 ('fixed' at parallelism 1): ids 0.., one millisecond apart.
+    let rows = 1_000_000u64;
+    ok(&format!(
+        "CREATE TABLE g (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '1000000000', \
+         'number-of-rows' = '{rows}', 'fields.id.kind' = 'sequence', 'fields.id.start' = '0', \
+         'fields.id.end' = '{}');\n{}\
+         INSERT INTO k SELECT id, id FROM g;",
+        rows - 1,
+        table(
+            "k",
+            "id BIGINT, ms BIGINT",
+            &server,
+            &topic,
+            "'format' = 'csv', 'sink.partitioner' = 'fixed'"
+        )
+    ));
+    let late = 2_000_000u64;
+    let dir = recovery_support::workdir("kafka-idle");
+    let checkpoints = dir.join("chk");
+    let out = dir.join("out");
+    let query = format!(
+        "{}CREATE TABLE out (first_id BIGINT, n BIGINT, s BIGINT) WITH \
+         ('connector' = 'filesystem', 'path' = '{}', 'format' = 'csv');\n\
+         INSERT INTO out SELECT MIN(id), COUNT(*), SUM(id) FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), \
+         INTERVAL '10' SECOND)) GROUP BY window_start, window_end;\n",
+        table(
+            "src",
+            "id BIGINT, ms BIGINT, ts AS TO_TIMESTAMP_LTZ(ms, 3), WATERMARK FOR ts AS ts",
+            &server,
+            &topic,
+            &format!(
+                "'format' = 'csv', 'scan.startup.mode' = 'earliest-offset', 'scan.watermark.idle-timeout' = '200 ms', \
+                 'scan.bounded.mode' = 'specific-offsets', \
+                 'scan.bounded.specific-offsets' = 'partition:0,offset:{rows};partition:1,offset:1'"
+            )
+        ),
+        out.display()
+    );
+    let mut rng = recovery_support::Lcg(71);
+    let mut restore_from: Option<std::path::PathBuf> = None;
+    for (run, parallelism) in [1, 2, 1, 2].into_iter().enumerate() {
+        let mut settings = format!(
+            "SET 'execution.checkpointing.interval' = '100 ms';\n\
+             SET 'execution.checkpointing.dir' = '{}';\nSET 'parallelism.default' = '{parallelism}';\n",
+            checkpoints.display()
+        );
+        if let Some(path) = &restore_from {
+            settings += &format!(
+                "SET 'execution.state-recovery.path' = '{}';\n",
+                path.display()
+            );
+        }
+        if run == 3 {
+            // Partition 1's record comes only now: the killed runs never read it.
+            let line = format!("{rows},{late}");
+            produce(&server, &topic, &[(1, None, Some(line.as_str()), 0)]);
+            recovery_support::run(&dir, &settings, &query, None);
+            break;
+        }
+        let before = restore_from.clone();
+        let ready = || {
+            recovery_support::newest_checkpoint(&checkpoints)
+                .is_some_and(|c| Some(&c) != before.as_ref())
+        };
+        let extra = Duration::from_millis(rng.next(600));
+        recovery_support::run(&dir, &settings, &query, Some((&ready, extra)));
+        let newest = recovery_support::newest_checkpoint(&checkpoints);
+        assert!(
+            newest.is_some() && newest != restore_from,
+            "run {run} completed no checkpoint"
+        );
+        restore_from = newest;
+    }
+    let mut expected: Vec<String> = (0..rows / 10_000)
+        .map(|w| {
+            let first = w * 10_000;
+            let sum: u64 = (first..first + 10_000).sum();
+            format!("{first},10000,{sum}")
+        })
+        .collect();
+    expected.push(format!("{rows},1,{rows}"));
+    expected.sort();
+    assert_eq!(recovery_support::committed_lines(&out), expected);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
