@@ -36,7 +36,7 @@ use super::state::key_table::FrozenKeys;
 use super::state::keyed::Keyed;
 use super::state::ttl::{FrozenWrittenAt, NEVER_WRITTEN, StateTtl, WrittenAt};
 use crate::exec::error::ExecError;
-use crate::exec::operator::{FrozenState, Operator, OperatorContext, Output, PartSink};
+use crate::exec::operator::{FrozenState, GroupParts, Operator, OperatorContext, Output, PartSink};
 use crate::plan::aggregate::AggregateCall;
 use crate::types::chunk::{RowKind, StreamChunk, batch_with_rows};
 
@@ -621,37 +621,23 @@ struct FrozenGroups {
     accumulators: Vec<Box<dyn FrozenSlots>>,
 }
 
-/// The bytes a key group's part reaches before it is handed to the writer: the keys are read
-/// once, in id order (sequentially, where reading them key group by key group would jump
-/// through the whole state for each), into a buffer per key group, each written out as a
-/// part when it fills.
-const PART_BYTES: usize = 256 * 1024;
-
 impl FrozenState for FrozenGroups {
     /// Per key group, in parts: for each key in id order, its bytes, its row count, when it
     /// was written and every accumulator's state.
     fn write(&self, out: &mut PartSink<'_>) -> Result<(), ExecError> {
-        let mut parts: Vec<Vec<u8>> = vec![Vec::new(); self.keys.max_parallelism() as usize];
+        let mut parts = GroupParts::new(self.keys.max_parallelism(), out);
         for id in self.keys.ids() {
             let group = self.keys.key_group(id);
-            let bytes = &mut parts[group as usize];
+            let bytes = parts.group(group);
             put_bytes(bytes, self.keys.bytes(id));
             put_i64(bytes, self.rows.get(id as usize));
             put_i64(bytes, self.written.get(id as usize));
             for a in &self.accumulators {
                 a.write_slot(id, bytes);
             }
-            if bytes.len() >= PART_BYTES {
-                out(group, bytes)?;
-                bytes.clear();
-            }
+            parts.written(group)?;
         }
-        for (group, bytes) in parts.iter().enumerate() {
-            if !bytes.is_empty() {
-                out(group as u32, bytes)?;
-            }
-        }
-        Ok(())
+        parts.finish()
     }
 }
 

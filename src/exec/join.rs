@@ -31,7 +31,7 @@ use super::state::key::key_bytes;
 use super::state::key_group::KeyGroupRange;
 use super::state::ttl::StateTtl;
 use crate::exec::error::ExecError;
-use crate::exec::operator::{Operator, OperatorContext, Output};
+use crate::exec::operator::{FrozenState, Operator, OperatorContext, Output};
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
 use crate::plan::logical::JoinType;
@@ -432,6 +432,11 @@ impl Operator for JoinOperator {
     /// associations, when written).
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
         self.state.snapshot()
+    }
+
+    /// The state's pages shared with the checkpoint's writer (docs/design/0008 §7).
+    fn freeze(&self) -> Option<Box<dyn FrozenState>> {
+        Some(Box::new(self.state.freeze()))
     }
 
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {

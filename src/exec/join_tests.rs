@@ -235,6 +235,51 @@ fn restored_state_continues_as_uninterrupted() {
     assert!(!uninterrupted.is_empty());
 }
 
+/// At every cut, from 1 or 2 instances to 1 or 2: the state frozen at the cut, while the
+/// operator goes on writing into the pages it shares, restores into operators that go on as
+/// the uninterrupted one (single rows, a row there twice, lists long enough to be indexed,
+/// removals, outer sides' matches).
+#[test]
+fn frozen_at_every_cut_restores_as_uninterrupted() {
+    let build = || Box::new(operator(JoinType::Full, None, false)) as Box<dyn Operator>;
+    let (l, r, o) = (left(), right(), output());
+    let many: String = (0..INDEXED_LIST + 2)
+        .map(|i| format!("+I 5 | m{i}\n"))
+        .collect();
+    let script = format!(
+        "+I 1 | a
+         +I 2 | b
+         +I 1 | a
+         @1
+         +I 1 | x
+         +I 3 | y
+         -D 1 | x
+         +I 2 | z
+         {many}
+         @0
+         -D 1 | a
+         +I 4 | c
+         +I 5 | p
+         -D 2 | b
+         @1
+         +I 4 | w
+         +I 4 | w
+         -D 5 | m3
+         -D 3 | y
+         @0
+         -D 1 | a
+         -D 5 | p"
+    );
+    crate::exec::test_harness::RestoreCheck {
+        build: &build,
+        inputs: &[&l, &r],
+        output: &o,
+        keys: Some(&[vec![0], vec![0]]),
+        exact_order: false,
+    }
+    .check(&script);
+}
+
 #[test]
 fn many_matches_are_emitted_in_rounds() {
     let mut op = operator(JoinType::Inner, None, false);

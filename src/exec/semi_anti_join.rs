@@ -24,7 +24,7 @@ use super::state::key::key_bytes;
 use super::state::key_group::KeyGroupRange;
 use super::state::ttl::StateTtl;
 use crate::exec::error::ExecError;
-use crate::exec::operator::{Operator, OperatorContext, Output};
+use crate::exec::operator::{FrozenState, Operator, OperatorContext, Output};
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
 use crate::types::chunk::{RowKind, StreamChunk, batch_with_rows};
@@ -292,6 +292,11 @@ impl Operator for SemiAntiJoinOperator {
     /// matches.
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
         self.state.snapshot()
+    }
+
+    /// The state's pages shared with the checkpoint's writer (docs/design/0008 §7).
+    fn freeze(&self) -> Option<Box<dyn FrozenState>> {
+        Some(Box::new(self.state.freeze()))
     }
 
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {

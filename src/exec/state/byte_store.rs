@@ -178,6 +178,12 @@ impl RowStore {
     pub fn capacity(&self) -> usize {
         self.len
     }
+
+    /// A read-only view of the strings as they are now (docs/design/0008 §7): a string
+    /// stored before it reads back by its id.
+    pub fn freeze(&self) -> FrozenByteStore {
+        self.strings.freeze()
+    }
 }
 
 /// Strings by an id the owner gives (a key's id), any id at any time: an id never set reads
@@ -220,6 +226,31 @@ impl IdStore {
         self.strings.set(id as u32, self.len, string);
         if id == self.len {
             self.len += 1;
+        }
+    }
+
+    /// A read-only view of the strings as they are now (docs/design/0008 §7).
+    pub fn freeze(&self) -> FrozenIdStore {
+        FrozenIdStore {
+            strings: self.strings.freeze(),
+            len: self.len,
+        }
+    }
+}
+
+/// An [`IdStore`] as it was when frozen.
+pub struct FrozenIdStore {
+    strings: FrozenByteStore,
+    len: usize,
+}
+
+impl FrozenIdStore {
+    /// String `id` as [`IdStore::get`] gave it at the freeze.
+    pub fn get(&self, id: u32) -> &[u8] {
+        if (id as usize) < self.len {
+            self.strings.get(id)
+        } else {
+            &[]
         }
     }
 }

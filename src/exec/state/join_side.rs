@@ -29,15 +29,15 @@ use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_row::{RowConverter, Rows};
 use arrow_schema::SchemaRef;
 
-use super::byte_store::{IdStore, RowStore};
+use super::byte_store::{FrozenByteStore, FrozenIdStore, IdStore, RowStore};
 use super::key::{KeyEncoder, null_row, optional_encoder, whole_row_converter};
-use super::key_group::GroupBuffers;
-use super::key_table::KeyTable;
+use super::key_table::{FrozenKeys, KeyTable};
+use super::pages::{FrozenVec, PagedVec};
 use super::ttl::StateTtl;
 use crate::exec::aggregate::{StateReader, put_bytes, put_i64, put_u32};
 use crate::exec::error::ExecError;
 use crate::exec::eval::evaluate;
-use crate::exec::operator::OperatorContext;
+use crate::exec::operator::{FrozenState, GroupParts, OperatorContext, PartSink};
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
 use crate::types::chunk::batch_with_rows;
@@ -187,11 +187,26 @@ enum Holds {
     List = 2,
 }
 
-/// A value per row handle: single rows' by key id, the row store's by row id.
+/// A value per row handle: single rows' by key id, the row store's by row id. In pages, so
+/// that a checkpoint can freeze them.
 #[derive(Default)]
 struct ByHandle<T> {
-    single: Vec<T>,
-    stored: Vec<T>,
+    single: PagedVec<T>,
+    stored: PagedVec<T>,
+}
+
+/// A [`ByHandle`] as it was when frozen.
+struct FrozenByHandle<T> {
+    single: FrozenVec<T>,
+    stored: FrozenVec<T>,
+}
+
+impl<T: Copy + Default> FrozenByHandle<T> {
+    fn get(&self, handle: u32) -> T {
+        let (single, at) = split(handle);
+        let values = if single { &self.single } else { &self.stored };
+        values.get(at).copied().unwrap_or_default()
+    }
 }
 
 /// Whether a handle names a single row, and its index among the single rows (a key id) or
@@ -219,9 +234,37 @@ impl<T: Copy + Default + PartialEq> ByHandle<T> {
             if value == T::default() {
                 return;
             }
-            values.resize((at + 1).next_power_of_two(), T::default());
+            values.grow(at + 1, T::default());
         }
         values[at] = value;
+    }
+
+    fn freeze(&self) -> FrozenByHandle<T> {
+        FrozenByHandle {
+            single: self.single.freeze(),
+            stored: self.stored.freeze(),
+        }
+    }
+}
+
+/// What key `id` holds, from its word of two-bit marks (`None`: beyond them, nothing).
+fn holds_of(word: Option<u64>, id: u32) -> Holds {
+    match word.map_or(0, |w| w >> (id % 32 * 2) & 3) {
+        0 => Holds::Nothing,
+        1 => Holds::Single,
+        _ => Holds::List,
+    }
+}
+
+/// The records under key `id`, which holds `holds`; its list (if any) in `lists`.
+fn records_of(holds: Holds, id: u32, lists: &HashMap<u32, Vec<Record>>) -> Records<'_> {
+    match holds {
+        Holds::Nothing => Records::Many(&[]),
+        Holds::Single => Records::One(Record {
+            row: id | SINGLE,
+            count: 1,
+        }),
+        Holds::List => Records::Many(&lists[&id]),
     }
 }
 
@@ -246,7 +289,7 @@ pub(crate) struct Side {
     null_rest: Box<[u8]>,
     pub outer: bool,
     /// Two bits per key id: what the side holds under the key.
-    holds: Vec<u64>,
+    holds: PagedVec<u64>,
     /// The rows of keys holding one row once, by key id.
     singles: IdStore,
     /// The records of keys holding more, by key id; their rows in `stored`.
@@ -301,7 +344,7 @@ impl Side {
             sources,
             null_rest,
             outer,
-            holds: Vec::new(),
+            holds: PagedVec::new(),
             singles: IdStore::default(),
             lists: HashMap::new(),
             index: HashMap::new(),
@@ -378,32 +421,20 @@ impl Side {
     }
 
     fn holds(&self, id: u32) -> Holds {
-        let (word, shift) = (id as usize / 32, id % 32 * 2);
-        match self.holds.get(word).map_or(0, |w| w >> shift & 3) {
-            0 => Holds::Nothing,
-            1 => Holds::Single,
-            _ => Holds::List,
-        }
+        holds_of(self.holds.get(id as usize / 32).copied(), id)
     }
 
     fn set_holds(&mut self, id: u32, holds: Holds) {
         let (word, shift) = (id as usize / 32, id % 32 * 2);
         if word >= self.holds.len() {
-            self.holds.resize((word + 1).next_power_of_two(), 0);
+            self.holds.grow(word + 1, 0);
         }
         self.holds[word] = self.holds[word] & !(3 << shift) | (holds as u64) << shift;
     }
 
     /// The records under key `id`.
     fn records(&self, id: u32) -> Records<'_> {
-        match self.holds(id) {
-            Holds::Nothing => Records::Many(&[]),
-            Holds::Single => Records::One(Record {
-                row: id | SINGLE,
-                count: 1,
-            }),
-            Holds::List => Records::Many(&self.lists[&id]),
-        }
+        records_of(self.holds(id), id, &self.lists)
     }
 
     /// The record under key `id` whose row is `row` (stored bytes), and its place.
@@ -682,32 +713,32 @@ impl JoinState {
         }
     }
 
-    /// Per key group: for each side (a byte), each key with its rows (stored bytes, count,
-    /// associations, when written).
+    /// Per key group: for each key and side holding rows under it, the side (a byte), the
+    /// key and its rows (stored bytes, count, associations, when written); what
+    /// [`FrozenJoin`] writes.
     pub fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
-        let mut groups = GroupBuffers::default();
-        for (s, side) in self.sides.iter().enumerate() {
-            for (id, key) in self.keys.iter() {
-                let records = side.records(id);
-                if records.is_empty() {
-                    continue;
-                }
-                let out = groups.group(key.key_group());
-                out.push(s as u8);
-                put_bytes(out, key.bytes);
-                put_u32(out, records.len() as u32);
-                for record in records.iter() {
-                    put_bytes(out, side.bytes(record.row));
-                    put_u32(out, record.count);
-                    put_u32(out, side.associations(record.row));
-                    put_i64(out, side.written.get(record.row));
-                }
-            }
-        }
-        groups.into_snapshot()
+        self.freeze()
+            .to_snapshot()
+            .expect("writing into memory does not fail")
     }
 
-    /// Reads back one key group of what [`JoinState::snapshot`] wrote.
+    /// Both sides' state as it is now, for a checkpoint's writer (docs/design/0008 §7):
+    /// their pages shared, the lists of keys holding several rows copied.
+    pub fn freeze(&self) -> FrozenJoin {
+        FrozenJoin {
+            keys: self.keys.freeze(),
+            sides: [&self.sides[0], &self.sides[1]].map(|side| FrozenSide {
+                holds: side.holds.freeze(),
+                singles: side.singles.freeze(),
+                lists: side.lists.clone(),
+                stored: side.stored.freeze(),
+                associations: side.associations.freeze(),
+                written: side.written.freeze(),
+            }),
+        }
+    }
+
+    /// Reads back one key group of what [`JoinState::snapshot`] (or [`FrozenJoin`]) wrote.
     pub fn restore(&mut self, state: &[u8]) -> Result<(), ExecError> {
         let mut input = StateReader::new(state);
         while !input.is_empty() {
@@ -731,6 +762,66 @@ impl JoinState {
             }
         }
         Ok(())
+    }
+}
+
+/// One side of a join's state as it was at a barrier.
+struct FrozenSide {
+    holds: FrozenVec<u64>,
+    singles: FrozenIdStore,
+    lists: HashMap<u32, Vec<Record>>,
+    stored: FrozenByteStore,
+    associations: FrozenByHandle<u32>,
+    written: FrozenByHandle<i64>,
+}
+
+impl FrozenSide {
+    fn records(&self, id: u32) -> Records<'_> {
+        records_of(
+            holds_of(self.holds.get(id as usize / 32).copied(), id),
+            id,
+            &self.lists,
+        )
+    }
+
+    fn bytes(&self, row: u32) -> &[u8] {
+        match split(row) {
+            (true, id) => self.singles.get(id as u32),
+            (false, _) => self.stored.get(row),
+        }
+    }
+}
+
+/// A join's state as it was at a barrier ([`JoinState::freeze`]).
+pub(crate) struct FrozenJoin {
+    keys: FrozenKeys,
+    sides: [FrozenSide; 2],
+}
+
+impl FrozenState for FrozenJoin {
+    fn write(&self, out: &mut PartSink<'_>) -> Result<(), ExecError> {
+        let mut parts = GroupParts::new(self.keys.max_parallelism(), out);
+        for id in self.keys.ids() {
+            let group = self.keys.key_group(id);
+            for (s, side) in self.sides.iter().enumerate() {
+                let records = side.records(id);
+                if records.is_empty() {
+                    continue;
+                }
+                let bytes = parts.group(group);
+                bytes.push(s as u8);
+                put_bytes(bytes, self.keys.bytes(id));
+                put_u32(bytes, records.len() as u32);
+                for record in records.iter() {
+                    put_bytes(bytes, side.bytes(record.row));
+                    put_u32(bytes, record.count);
+                    put_u32(bytes, side.associations.get(record.row));
+                    put_i64(bytes, side.written.get(record.row));
+                }
+            }
+            parts.written(group)?;
+        }
+        parts.finish()
     }
 }
 
