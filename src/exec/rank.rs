@@ -31,11 +31,12 @@ use arrow_schema::SchemaRef;
 use super::aggregate::{StateReader, put_bytes, put_i64, put_u32};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder, order_converter};
 use super::state::key_group::GroupBuffers;
+use super::state::key_table::FrozenKeys;
 use super::state::keyed::Keyed;
-use super::state::sorted_rows::{Evicted, Partitions, SortedRows};
-use super::state::ttl::{NEVER_WRITTEN, StateTtl, WrittenAt};
+use super::state::sorted_rows::{Evicted, FrozenPacked, Partitions, SortedRows};
+use super::state::ttl::{FrozenWrittenAt, NEVER_WRITTEN, StateTtl, WrittenAt};
 use crate::exec::error::ExecError;
-use crate::exec::operator::{Operator, OperatorContext, Output};
+use crate::exec::operator::{FrozenState, GroupParts, Operator, OperatorContext, Output, PartSink};
 use crate::plan::logical::{OrderKey, RankFunction};
 use crate::types::chunk::{RowKind, StreamChunk, batch_with_rows};
 
@@ -590,21 +591,28 @@ impl Operator for RankOperator {
         self.emit(changes, out)
     }
 
+    /// Per key group: for each partition, its key's bytes, when it was written and its rows
+    /// (order key, row, count); what [`FrozenRank`] writes.
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
         let mut groups = GroupBuffers::default();
         for (id, key) in self.keyed.keys.iter() {
             let out = groups.group(key.key_group());
             put_bytes(out, key.bytes);
             put_i64(out, self.written.get(id as usize).unwrap_or(NEVER_WRITTEN));
-            let rows = self.partitions.get(id as usize);
-            put_u32(out, rows.len() as u32);
-            for (order, row, count) in rows.iter() {
-                put_bytes(out, order);
-                put_bytes(out, row);
-                put_i64(out, count as i64);
-            }
+            put_rows(out, self.partitions.get(id as usize));
         }
         groups.into_snapshot()
+    }
+
+    /// Packed partitions (a Top-N over inserts) are frozen; B-trees are written at the
+    /// barrier.
+    fn freeze(&self) -> Option<Box<dyn FrozenState>> {
+        let partitions = self.partitions.freeze()?;
+        Some(Box::new(FrozenRank {
+            keys: self.keyed.keys.freeze(),
+            written: self.written.freeze(),
+            partitions,
+        }))
     }
 
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {
@@ -629,6 +637,39 @@ impl Operator for RankOperator {
             }
         }
         Ok(())
+    }
+}
+
+/// A partition's rows as a snapshot holds them: how many, then each one's order key, bytes
+/// and count.
+fn put_rows(out: &mut Vec<u8>, rows: SortedRows<'_>) {
+    put_u32(out, rows.len() as u32);
+    for (order, row, count) in rows.iter() {
+        put_bytes(out, order);
+        put_bytes(out, row);
+        put_i64(out, count as i64);
+    }
+}
+
+/// A ranking operator's packed partitions as they were at a barrier.
+struct FrozenRank {
+    keys: FrozenKeys,
+    written: FrozenWrittenAt,
+    partitions: FrozenPacked,
+}
+
+impl FrozenState for FrozenRank {
+    fn write(&self, out: &mut PartSink<'_>) -> Result<(), ExecError> {
+        let mut parts = GroupParts::new(self.keys.max_parallelism(), out);
+        for id in self.keys.ids() {
+            let group = self.keys.key_group(id);
+            let bytes = parts.group(group);
+            put_bytes(bytes, self.keys.bytes(id));
+            put_i64(bytes, self.written.get(id as usize));
+            put_rows(bytes, self.partitions.get(id as usize));
+            parts.written(group)?;
+        }
+        parts.finish()
     }
 }
 

@@ -291,3 +291,52 @@ fn ties_over_inserts_rank_in_arrival_order() {
     let got = run_script(&mut restored, &input, &output, "+I a0 | 5").unwrap();
     assert_eq!(got, "+I a0 | 5 | 3");
 }
+
+/// At every cut, from 1 or 2 instances to 1 or 2: a Top-2 per user restores as it would
+/// have gone on, over inserts (packed partitions, frozen at the cut while the operator goes
+/// on writing) and over retractions (B-trees, written at the cut).
+#[test]
+fn top_two_per_user_restores_at_every_cut() {
+    for retracting in [false, true] {
+        let input = actions();
+        let output = with_rank(&input);
+        let build = || {
+            Box::new(
+                RankOperator::new(
+                    Arc::new(crate::types::chunk::runtime_schema(&input).as_ref().clone()),
+                    crate::types::chunk::runtime_schema(&output),
+                    vec![0],
+                    &[OrderKey {
+                        column: 1,
+                        descending: false,
+                        nulls_first: true,
+                    }],
+                    RankFunction::RowNumber,
+                    (1, 2),
+                    true,
+                    true,
+                    retracting,
+                    false,
+                )
+                .unwrap(),
+            ) as Box<dyn Operator>
+        };
+        let retractions = if retracting {
+            "-D a | 3\n-D b | 1\n"
+        } else {
+            ""
+        };
+        let script = format!(
+            "+I a | 5\n+I b | 4\n+I a | 3\n+I c | 9\n+I a | 4\n+I b | 1\n{retractions}\
+             +I b | 2\n+I c | 8\n+I a | 1\n+I c | 7\n+I d | 6"
+        );
+        crate::exec::test_harness::RestoreCheck {
+            build: &build,
+            inputs: &[&input],
+            output: &output,
+            keys: Some(&[vec![0]]),
+            exact_order: true,
+        }
+        .check(&script);
+    }
+}

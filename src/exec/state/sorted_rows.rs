@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use super::byte_store::IdStore;
+use super::byte_store::{FrozenIdStore, IdStore};
 
 /// A big partition: its entries (bytes to order key's length and count), and how many rows
 /// they hold together.
@@ -326,6 +326,16 @@ impl PackedStore {
     }
 }
 
+/// Packed partitions as they were when frozen ([`Partitions::freeze`]).
+pub struct FrozenPacked(FrozenIdStore);
+
+impl FrozenPacked {
+    /// Partition `p`'s rows at the freeze.
+    pub fn get(&self, p: usize) -> SortedRows<'_> {
+        SortedRows::Few(Packed(self.0.get(p as u32)))
+    }
+}
+
 /// The partitions of a ranking operator by id.
 pub enum Partitions {
     /// Small bounded partitions.
@@ -340,6 +350,15 @@ impl Partitions {
             Partitions::Few(PackedStore::default())
         } else {
             Partitions::Many(Vec::new())
+        }
+    }
+
+    /// The packed partitions as they are now, for a checkpoint's writer (docs/design/0008
+    /// §7); `None` for B-trees, which are written at the barrier.
+    pub fn freeze(&self) -> Option<FrozenPacked> {
+        match self {
+            Partitions::Few(store) => Some(FrozenPacked(store.strings.freeze())),
+            Partitions::Many(_) => None,
         }
     }
 
