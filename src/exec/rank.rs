@@ -644,11 +644,11 @@ impl Operator for RankOperator {
 /// and count.
 fn put_rows(out: &mut Vec<u8>, rows: SortedRows<'_>) {
     put_u32(out, rows.len() as u32);
-    for (order, row, count) in rows.iter() {
+    rows.for_each(|(order, row, count)| {
         put_bytes(out, order);
         put_bytes(out, row);
         put_i64(out, count as i64);
-    }
+    });
 }
 
 /// A ranking operator's packed partitions as they were at a barrier.

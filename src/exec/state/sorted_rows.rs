@@ -271,6 +271,21 @@ impl<'a> SortedRows<'a> {
         last.is_some_and(|last| (order, row) >= last)
     }
 
+    /// Calls `f` with each row in order (as [`iter`](Self::iter) gives them, without its
+    /// boxed iterator: a checkpoint writes every partition).
+    pub fn for_each(self, mut f: impl FnMut(RowRef<'a>)) {
+        match self {
+            SortedRows::Few(p) => p.slots().for_each(|s| {
+                let (order, row) = s.bytes.split_at(s.order_len);
+                f((order, row, u64::from(s.count)))
+            }),
+            SortedRows::Many(m) => m.entries.iter().for_each(|(k, &(order_len, count))| {
+                let (order, row) = k.split_at(order_len as usize);
+                f((order, row, count))
+            }),
+        }
+    }
+
     /// The rows in order.
     pub fn iter(self) -> Box<dyn Iterator<Item = RowRef<'a>> + 'a> {
         match self {
