@@ -468,8 +468,13 @@ impl<'a> Scanner<'a> {
     /// Consumes `"name"` when the string at the cursor is exactly `name` without escapes.
     pub fn eat_quoted(&mut self, name: &[u8]) -> bool {
         let end = self.pos + 1 + name.len();
+        // Compared byte by byte in line: member names are short, and a `memcmp` call per
+        // member cost more than the comparison.
         if self.bytes.get(self.pos) == Some(&b'"')
-            && self.bytes.get(self.pos + 1..end) == Some(name)
+            && self
+                .bytes
+                .get(self.pos + 1..end)
+                .is_some_and(|raw| raw.iter().zip(name).all(|(a, b)| a == b))
             && self.bytes.get(end) == Some(&b'"')
         {
             self.pos = end + 1;
