@@ -36,7 +36,7 @@ use super::state::key_table::FrozenKeys;
 use super::state::keyed::Keyed;
 use super::state::ttl::{FrozenWrittenAt, NEVER_WRITTEN, StateTtl, WrittenAt};
 use crate::exec::error::ExecError;
-use crate::exec::operator::{FrozenState, GroupParts, Operator, OperatorContext, Output, PartSink};
+use crate::exec::operator::{FrozenState, Operator, OperatorContext, Output, PartSink};
 use crate::plan::aggregate::AggregateCall;
 use crate::types::chunk::{RowKind, StreamChunk, batch_with_rows};
 
@@ -625,19 +625,14 @@ impl FrozenState for FrozenGroups {
     /// Per key group, in parts: for each key in id order, its bytes, its row count, when it
     /// was written and every accumulator's state.
     fn write(&self, out: &mut PartSink<'_>) -> Result<(), ExecError> {
-        let mut parts = GroupParts::new(self.keys.max_parallelism(), out);
-        for id in self.keys.ids() {
-            let group = self.keys.key_group(id);
-            let bytes = parts.group(group);
-            put_bytes(bytes, self.keys.bytes(id));
+        self.keys.write_each(out, |id, key, bytes| {
+            put_bytes(bytes, key);
             put_i64(bytes, self.rows.get(id as usize));
             put_i64(bytes, self.written.get(id as usize));
             for a in &self.accumulators {
                 a.write_slot(id, bytes);
             }
-            parts.written(group)?;
-        }
-        parts.finish()
+        })
     }
 }
 

@@ -182,52 +182,6 @@ pub trait Operator: Send {
 /// Where a [`FrozenState`] hands each part of a key group's state.
 pub type PartSink<'a> = dyn FnMut(u32, &[u8]) -> Result<(), ExecError> + 'a;
 
-/// The bytes a key group's part reaches before it is handed to the writer.
-const PART_BYTES: usize = 256 * 1024;
-
-/// A frozen state's key groups on their way to a [`PartSink`]: keys are read once, in id
-/// order (sequentially, where reading them key group by key group would jump through the
-/// whole state for each), into a buffer per key group, each handed over as a part when it
-/// fills.
-pub struct GroupParts<'a, 'b> {
-    parts: Vec<Vec<u8>>,
-    out: &'a mut PartSink<'b>,
-}
-
-impl<'a, 'b> GroupParts<'a, 'b> {
-    pub fn new(max_parallelism: u32, out: &'a mut PartSink<'b>) -> Self {
-        GroupParts {
-            parts: vec![Vec::new(); max_parallelism as usize],
-            out,
-        }
-    }
-
-    /// Key group `group`'s buffer, to append to; [`written`](Self::written) after.
-    pub fn group(&mut self, group: u32) -> &mut Vec<u8> {
-        &mut self.parts[group as usize]
-    }
-
-    /// Hands group `group`'s buffer over once it holds a part's worth.
-    pub fn written(&mut self, group: u32) -> Result<(), ExecError> {
-        let bytes = &mut self.parts[group as usize];
-        if bytes.len() >= PART_BYTES {
-            (self.out)(group, bytes)?;
-            bytes.clear();
-        }
-        Ok(())
-    }
-
-    /// Hands over what every buffer still holds.
-    pub fn finish(self) -> Result<(), ExecError> {
-        for (group, bytes) in self.parts.iter().enumerate() {
-            if !bytes.is_empty() {
-                (self.out)(group as u32, bytes)?;
-            }
-        }
-        Ok(())
-    }
-}
-
 /// An operator's keyed state as it was at a barrier ([`Operator::freeze`]).
 pub trait FrozenState: Send + Sync {
     /// Gives the state key group by key group, one part at a time: a key group's state may

@@ -36,7 +36,7 @@ use super::state::keyed::Keyed;
 use super::state::sorted_rows::{Evicted, FrozenPacked, Partitions, SortedRows};
 use super::state::ttl::{FrozenWrittenAt, NEVER_WRITTEN, StateTtl, WrittenAt};
 use crate::exec::error::ExecError;
-use crate::exec::operator::{FrozenState, GroupParts, Operator, OperatorContext, Output, PartSink};
+use crate::exec::operator::{FrozenState, Operator, OperatorContext, Output, PartSink};
 use crate::plan::logical::{OrderKey, RankFunction};
 use crate::types::chunk::{RowKind, StreamChunk, batch_with_rows};
 
@@ -660,16 +660,11 @@ struct FrozenRank {
 
 impl FrozenState for FrozenRank {
     fn write(&self, out: &mut PartSink<'_>) -> Result<(), ExecError> {
-        let mut parts = GroupParts::new(self.keys.max_parallelism(), out);
-        for id in self.keys.ids() {
-            let group = self.keys.key_group(id);
-            let bytes = parts.group(group);
-            put_bytes(bytes, self.keys.bytes(id));
+        self.keys.write_each(out, |id, key, bytes| {
+            put_bytes(bytes, key);
             put_i64(bytes, self.written.get(id as usize));
             put_rows(bytes, self.partitions.get(id as usize));
-            parts.written(group)?;
-        }
-        parts.finish()
+        })
     }
 }
 

@@ -37,7 +37,7 @@ use super::ttl::StateTtl;
 use crate::exec::aggregate::{StateReader, put_bytes, put_i64, put_u32};
 use crate::exec::error::ExecError;
 use crate::exec::eval::evaluate;
-use crate::exec::operator::{FrozenState, GroupParts, OperatorContext, PartSink};
+use crate::exec::operator::{FrozenState, OperatorContext, PartSink};
 use crate::function::EvalContext;
 use crate::plan::expr::ScalarExpr;
 use crate::types::chunk::batch_with_rows;
@@ -800,17 +800,14 @@ pub(crate) struct FrozenJoin {
 
 impl FrozenState for FrozenJoin {
     fn write(&self, out: &mut PartSink<'_>) -> Result<(), ExecError> {
-        let mut parts = GroupParts::new(self.keys.max_parallelism(), out);
-        for id in self.keys.ids() {
-            let group = self.keys.key_group(id);
+        self.keys.write_each(out, |id, key, bytes| {
             for (s, side) in self.sides.iter().enumerate() {
                 let records = side.records(id);
                 if records.is_empty() {
                     continue;
                 }
-                let bytes = parts.group(group);
                 bytes.push(s as u8);
-                put_bytes(bytes, self.keys.bytes(id));
+                put_bytes(bytes, key);
                 put_u32(bytes, records.len() as u32);
                 for record in records.iter() {
                     put_bytes(bytes, side.bytes(record.row));
@@ -819,9 +816,7 @@ impl FrozenState for FrozenJoin {
                     put_i64(bytes, side.written.get(record.row));
                 }
             }
-            parts.written(group)?;
-        }
-        parts.finish()
+        })
     }
 }
 

@@ -16,6 +16,8 @@ use super::byte_store::{ByteStore, FrozenByteStore};
 use super::key::same_key;
 use super::key_group::key_group_of;
 use super::pages::{FrozenBits, PagedBits};
+use crate::exec::error::ExecError;
+use crate::exec::operator::PartSink;
 
 pub struct KeyTable<V> {
     ids: HashTable<u32>,
@@ -282,6 +284,68 @@ impl FrozenKeys {
     /// Key groups: `0..max_parallelism`.
     pub fn max_parallelism(&self) -> u32 {
         self.max_parallelism
+    }
+
+    /// Writes a frozen state key group by key group: `each` appends live key `id`'s state
+    /// (given its bytes) to its key group's buffer, the keys read once in id order.
+    pub fn write_each(
+        &self,
+        out: &mut PartSink<'_>,
+        mut each: impl FnMut(u32, &[u8], &mut Vec<u8>),
+    ) -> Result<(), ExecError> {
+        let mut parts = GroupParts::new(self.max_parallelism, out);
+        for id in self.ids() {
+            let group = self.key_group(id);
+            each(id, self.bytes(id), parts.group(group));
+            parts.written(group)?;
+        }
+        parts.finish()
+    }
+}
+
+/// The bytes a key group's part reaches before it is handed to the writer.
+const PART_BYTES: usize = 256 * 1024;
+
+/// A frozen state's key groups on their way to a [`PartSink`]: keys are read once, in id
+/// order (sequentially, where reading them key group by key group would jump through the
+/// whole state for each), into a buffer per key group, each handed over as a part when it
+/// fills.
+struct GroupParts<'a, 'b> {
+    parts: Vec<Vec<u8>>,
+    out: &'a mut PartSink<'b>,
+}
+
+impl<'a, 'b> GroupParts<'a, 'b> {
+    fn new(max_parallelism: u32, out: &'a mut PartSink<'b>) -> Self {
+        GroupParts {
+            parts: vec![Vec::new(); max_parallelism as usize],
+            out,
+        }
+    }
+
+    /// Key group `group`'s buffer, to append to; [`written`](Self::written) after.
+    fn group(&mut self, group: u32) -> &mut Vec<u8> {
+        &mut self.parts[group as usize]
+    }
+
+    /// Hands group `group`'s buffer over once it holds a part's worth.
+    fn written(&mut self, group: u32) -> Result<(), ExecError> {
+        let bytes = &mut self.parts[group as usize];
+        if bytes.len() >= PART_BYTES {
+            (self.out)(group, bytes)?;
+            bytes.clear();
+        }
+        Ok(())
+    }
+
+    /// Hands over what every buffer still holds.
+    fn finish(self) -> Result<(), ExecError> {
+        for (group, bytes) in self.parts.iter().enumerate() {
+            if !bytes.is_empty() {
+                (self.out)(group as u32, bytes)?;
+            }
+        }
+        Ok(())
     }
 }
 
