@@ -12,9 +12,10 @@
 //!   event time a row wins when its time is at or after the kept row's, so a tie goes to the
 //!   later arrival and an earlier row changes nothing.
 //!
-//! Each key keeps one row, as `arrow-row` bytes of all its columns (keep-first keeps none: a
-//! key seen is enough; on event time, its row until it is emitted). State is snapshotted per
-//! key group; on event time keep-first's watermark and late-row count are instance state.
+//! Each key keeps one row, as `arrow-row` bytes of all its columns (keep-first on processing
+//! time keeps none: a key seen is enough), in pages by key id with its time, write time and
+//! emitted flag, which a checkpoint freezes. State is snapshotted per key group; on event
+//! time keep-first's watermark and late-row count are instance state.
 
 use std::collections::BTreeSet;
 
@@ -25,24 +26,103 @@ use arrow_row::RowConverter;
 use arrow_schema::SchemaRef;
 
 use super::aggregate::{StateReader, put_bytes, put_i64};
+use super::state::byte_store::{FrozenIdStore, IdStore};
 use super::state::instance::{INSTANCE_STATE_VERSION, LateRows, finished, instance_part};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder, whole_row_converter};
-use super::state::key_group::GroupBuffers;
+use super::state::key_table::FrozenKeys;
 use super::state::keyed::Keyed;
+use super::state::pages::{FrozenBits, FrozenVec, PagedBits, PagedVec};
 use super::state::ttl::StateTtl;
 use crate::exec::error::ExecError;
-use crate::exec::operator::{Operator, OperatorContext, Output, PIECE_ROWS};
+use crate::exec::operator::{FrozenState, Operator, OperatorContext, Output, PIECE_ROWS, PartSink};
 use crate::types::chunk::{RowKind, StreamChunk, chunk_of_rows};
 
-/// A key's kept row (keep-last; keep-first on event time until emitted) and its event time.
+/// Per key id: its kept row (keep-last; keep-first on event time) and that row's event
+/// time, when the key was last written, and whether its row was emitted. On pages, so that
+/// a checkpoint freezes them (docs/design/0008 §7).
 #[derive(Default)]
 struct Kept {
-    time: i64,
-    row: Box<[u8]>,
-    /// When the key was last written (processing time, milliseconds), for the state TTL.
-    written: i64,
-    /// Keep-first on event time: the row has been emitted (later rows are ignored).
-    emitted: bool,
+    times: PagedVec<i64>,
+    rows: IdStore,
+    /// When each key was last written (processing time, milliseconds), for the state TTL.
+    written: PagedVec<i64>,
+    /// Keep-first on event time: the key's row has been emitted (later rows are ignored).
+    emitted: PagedBits,
+}
+
+impl Kept {
+    /// Key `id` is new (or new again): no time, written at `now`, not emitted. Its row is
+    /// set before it is read.
+    fn reset(&mut self, id: u32, now: i64) {
+        let i = id as usize;
+        self.times.grow(i + 1, 0);
+        self.written.grow(i + 1, 0);
+        self.emitted.grow(i + 1);
+        self.times[i] = 0;
+        self.written[i] = now;
+        self.emitted.set(i, false);
+    }
+
+    fn time(&self, id: u32) -> i64 {
+        self.times[id as usize]
+    }
+
+    fn written(&self, id: u32) -> i64 {
+        self.written[id as usize]
+    }
+
+    fn emitted(&self, id: u32) -> bool {
+        self.emitted.get(id as usize)
+    }
+
+    fn keep(&mut self, id: u32, time: i64, row: &[u8]) {
+        self.times[id as usize] = time;
+        self.rows.set(id, row);
+    }
+
+    fn freeze(&self) -> FrozenKept {
+        FrozenKept {
+            times: self.times.freeze(),
+            rows: self.rows.freeze(),
+            written: self.written.freeze(),
+            emitted: self.emitted.freeze(),
+        }
+    }
+}
+
+/// [`Kept`] as it was at a barrier.
+struct FrozenKept {
+    times: FrozenVec<i64>,
+    rows: FrozenIdStore,
+    written: FrozenVec<i64>,
+    emitted: FrozenBits,
+}
+
+/// A deduplication's keyed state as it was at a barrier.
+struct FrozenDeduplicate {
+    keys: FrozenKeys,
+    kept: FrozenKept,
+    /// Keep-first on event time: each key's emitted flag is written too.
+    waits: bool,
+}
+
+impl FrozenState for FrozenDeduplicate {
+    /// Per key group: each key's bytes, its row's time and bytes, and when it was last
+    /// written (so that the state TTL goes on from where it was); keep-first on event time
+    /// adds whether the row was emitted.
+    fn write(&self, out: &mut PartSink<'_>) -> Result<(), ExecError> {
+        let kept = &self.kept;
+        self.keys.write_each(out, |id, key, bytes| {
+            let i = id as usize;
+            put_bytes(bytes, key);
+            put_i64(bytes, kept.times[i]);
+            put_bytes(bytes, kept.rows.get(id));
+            put_i64(bytes, kept.written[i]);
+            if self.waits {
+                bytes.push(u8::from(kept.emitted.get(i)));
+            }
+        })
+    }
 }
 
 pub struct DeduplicateOperator {
@@ -54,7 +134,8 @@ pub struct DeduplicateOperator {
     update_before: bool,
     encoder: Option<KeyEncoder>,
     rows: RowConverter,
-    keyed: Keyed<Kept>,
+    keyed: Keyed<()>,
+    kept: Kept,
     /// Keep-first on event time: the kept rows waiting for the watermark, (time, key).
     timers: BTreeSet<(i64, u32)>,
     watermark: i64,
@@ -83,11 +164,20 @@ impl DeduplicateOperator {
             encoder,
             rows,
             keyed: Keyed::new(),
+            kept: Kept::default(),
             timers: BTreeSet::new(),
             watermark: i64::MIN,
             late: LateRows::default(),
             ctx,
         })
+    }
+
+    fn frozen(&self) -> FrozenDeduplicate {
+        FrozenDeduplicate {
+            keys: self.keyed.keys.freeze(),
+            kept: self.kept.freeze(),
+            waits: self.waits_for_watermark(),
+        }
     }
 
     /// Keep-first on event time (else every row is handled as it comes).
@@ -98,12 +188,10 @@ impl DeduplicateOperator {
     /// Keep-first on event time: row `row` of key `key` at `time` is kept if it is the
     /// key's first or earlier than the one kept (and the key has emitted nothing yet).
     fn offer_first(&mut self, key: u32, new: bool, time: i64, row: &[u8]) {
-        let kept = self.keyed.keys.value_mut(key);
-        if kept.emitted || (!new && time >= kept.time) {
+        if self.kept.emitted(key) || (!new && time >= self.kept.time(key)) {
             return;
         }
-        kept.time = time;
-        kept.row = row.into();
+        self.kept.keep(key, time, row);
         self.timers.insert((time, key));
     }
 
@@ -131,9 +219,10 @@ impl Operator for DeduplicateOperator {
         if self.keyed.ttl.sweep_due(now) {
             let ttl = self.keyed.ttl;
             let waits = self.waits_for_watermark();
-            self.keyed
-                .keys
-                .retain(|kept| (waits && !kept.emitted) || !ttl.expired(kept.written, now));
+            let kept = &self.kept;
+            self.keyed.keys.retain(|id, _| {
+                (waits && !kept.emitted(id)) || !ttl.expired(kept.written(id), now)
+            });
         }
         Ok(())
     }
@@ -175,20 +264,13 @@ impl Operator for DeduplicateOperator {
             // An expired key is new again, whether or not a sweep has freed it yet.
             // (A row waiting for the watermark is not expired: Flink's TTL spares state
             // its timers still need.)
-            let waiting = |kept: &Kept| waits && !kept.emitted;
-            if !new
-                && !waiting(self.keyed.keys.value(key))
-                && self
-                    .keyed
-                    .ttl
-                    .expired(self.keyed.keys.value(key).written, now)
-            {
-                *self.keyed.keys.value_mut(key) = Kept::default();
-                new = true;
+            if !new {
+                let waiting = waits && !self.kept.emitted(key);
+                new = !waiting && self.keyed.ttl.expired(self.kept.written(key), now);
             }
             // Flink writes a key's state when it keeps a row: keep-first only its first.
             if new {
-                self.keyed.keys.value_mut(key).written = now;
+                self.kept.reset(key, now);
             }
             if !self.keep_last && times.is_none() {
                 if new {
@@ -218,21 +300,19 @@ impl Operator for DeduplicateOperator {
                 self.offer_first(key, new, time, rows.row(i).as_ref());
                 continue;
             }
-            let kept = self.keyed.keys.value_mut(key);
-            if !new && time < kept.time {
+            if !new && time < self.kept.time(key) {
                 continue;
             }
-            let row: Box<[u8]> = rows.row(i).as_ref().into();
-            let old = std::mem::replace(&mut kept.row, row.clone());
-            kept.time = time;
+            let row = rows.row(i);
             if new {
-                emitted.push((RowKind::Insert, row));
+                emitted.push((RowKind::Insert, row.as_ref().into()));
             } else {
                 if self.update_before {
-                    emitted.push((RowKind::UpdateBefore, old));
+                    emitted.push((RowKind::UpdateBefore, self.kept.rows.get(key).into()));
                 }
-                emitted.push((RowKind::UpdateAfter, row));
+                emitted.push((RowKind::UpdateAfter, row.as_ref().into()));
             }
+            self.kept.keep(key, time, row.as_ref());
         }
         if !firsts.is_empty() {
             let indices = arrow_array::UInt32Array::from(firsts);
@@ -268,12 +348,11 @@ impl Operator for DeduplicateOperator {
                 if !self.keyed.keys.is_live(key) {
                     continue;
                 }
-                let kept = self.keyed.keys.value_mut(key);
-                if kept.emitted || kept.time > time {
+                if self.kept.emitted(key) || self.kept.time(key) > time {
                     continue;
                 }
-                kept.emitted = true;
-                emitted.push((RowKind::Insert, std::mem::take(&mut kept.row)));
+                self.kept.emitted.set(key as usize, true);
+                emitted.push((RowKind::Insert, self.kept.rows.get(key).into()));
                 if emitted.len() == PIECE_ROWS {
                     let piece = std::mem::take(&mut emitted);
                     if let Some(chunk) = chunk_of_rows(&self.rows, self.schema.clone(), piece)? {
@@ -292,22 +371,15 @@ impl Operator for DeduplicateOperator {
         self.late.count()
     }
 
-    /// Per key group: each key's bytes, its row's time and bytes, and when it was last
-    /// written (so that the state TTL goes on from where it was); keep-first on event time
-    /// adds whether the row was emitted.
+    /// Per key group: what [`FrozenDeduplicate`] writes.
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
-        let mut groups = GroupBuffers::default();
-        for (_, key) in self.keyed.keys.iter() {
-            let out = groups.group(key.key_group());
-            put_bytes(out, key.bytes);
-            put_i64(out, key.value.time);
-            put_bytes(out, &key.value.row);
-            put_i64(out, key.value.written);
-            if self.waits_for_watermark() {
-                out.push(u8::from(key.value.emitted));
-            }
-        }
-        groups.into_snapshot()
+        self.frozen()
+            .to_snapshot()
+            .expect("writing into memory does not fail")
+    }
+
+    fn freeze(&self) -> Option<Box<dyn FrozenState>> {
+        Some(Box::new(self.frozen()))
     }
 
     /// Keep-first on event time: the late-row count and the watermark (a kept row at the
@@ -346,7 +418,7 @@ impl Operator for DeduplicateOperator {
         while !input.is_empty() {
             let (key, _) = self.keyed.keys.intern(input.bytes()?);
             let time = input.i64()?;
-            let row = input.bytes()?.into();
+            let row = input.bytes()?;
             let written = input.i64()?;
             let emitted = match (self.waits_for_watermark(), input.is_empty()) {
                 (false, _) => false,
@@ -368,12 +440,9 @@ impl Operator for DeduplicateOperator {
             if self.waits_for_watermark() && !emitted {
                 self.timers.insert((time, key));
             }
-            *self.keyed.keys.value_mut(key) = Kept {
-                time,
-                row,
-                written,
-                emitted,
-            };
+            self.kept.reset(key, written);
+            self.kept.keep(key, time, row);
+            self.kept.emitted.set(key as usize, emitted);
         }
         Ok(())
     }

@@ -218,3 +218,43 @@ fn keep_first_on_event_time_restored_equals_uninterrupted() {
          WM MAX",
     );
 }
+
+/// Keep-last (event and processing time) and keep-first on processing time, restored at
+/// every cut from one or two instances to one or two: the state frozen at the cut while the
+/// operator goes on writing into its pages gives what the uninterrupted run gives (rows of
+/// several widths, so the kept rows change form on the way).
+#[test]
+fn every_mode_frozen_at_every_cut_restores_as_uninterrupted() {
+    for (keep_last, rowtime) in [(true, Some(2)), (true, None), (false, None)] {
+        let build = || {
+            Box::new(
+                DeduplicateOperator::new(
+                    crate::types::chunk::runtime_schema(&clicks()),
+                    vec![0],
+                    keep_last,
+                    rowtime,
+                    true,
+                )
+                .unwrap(),
+            ) as Box<dyn Operator>
+        };
+        crate::exec::test_harness::RestoreCheck {
+            build: &build,
+            inputs: &[&clicks()],
+            output: &clicks(),
+            keys: Some(&[vec![0]]),
+            exact_order: false,
+        }
+        .check(
+            "+I a | 1 | 1970-01-01 00:00:01
+             +I b | 2 | 1970-01-01 00:00:02
+             +I a | 3 | 1970-01-01 00:00:00.500
+             +I ccc | 4 | 1970-01-01 00:00:03
+             +I b | 5 | 1970-01-01 00:00:02
+             +I a | 6 | 1970-01-01 00:00:04
+             +I ccc | 7 | 1970-01-01 00:00:01
+             +I dddd | 8 | 1970-01-01 00:00:05
+             +I b | 9 | 1970-01-01 00:00:06",
+        );
+    }
+}

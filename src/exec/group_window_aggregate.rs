@@ -443,7 +443,7 @@ impl GroupWindowAggregateOperator {
                 closed[slot as usize] = true;
             }
             self.fixed.retain(|_, &mut slot| !closed[slot as usize]);
-            self.keys.retain(|windows| !windows.is_empty());
+            self.keys.retain(|_, windows| !windows.is_empty());
         }
         if due.is_empty() {
             return Ok(());

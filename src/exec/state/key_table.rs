@@ -207,10 +207,10 @@ impl<V: Default> KeyTable<V> {
 
     /// Forgets every live key whose value `keep` refuses, in one pass over the table (cheaper
     /// than a probe per key when many go at once).
-    pub fn retain(&mut self, mut keep: impl FnMut(&V) -> bool) {
+    pub fn retain(&mut self, mut keep: impl FnMut(u32, &V) -> bool) {
         let (values, live, free) = (&self.values, &mut self.live, &mut self.free);
         self.ids.retain(|&mut id| {
-            if keep(&values[id as usize]) {
+            if keep(id, &values[id as usize]) {
                 return true;
             }
             live.set(id as usize, false);
@@ -369,7 +369,7 @@ mod tests {
         assert_eq!(*table.value(c), 0, "a reused id starts from the default");
         assert_eq!(table.key_group(c), key_group_of(b"c", 128));
         *table.value_mut(b) = 1;
-        table.retain(|&v| v == 0);
+        table.retain(|_, &v| v == 0);
         assert_eq!(table.find(b"b"), None);
         assert_eq!(table.find(b"c"), Some(c));
         assert_eq!(table.len(), 1);
