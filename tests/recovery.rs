@@ -261,6 +261,35 @@ fn a_top_n_into_debezium_files_leaves_the_uninterrupted_table() {
     assert_eq!(applied(&committed_lines(&out)), golden);
 }
 
+/// Deduplication keeping the last row (updates) and the first row on event time (rows
+/// waiting for the watermark), over 1,000 keys, killed at random moments and restored at
+/// 1/2/1: the committed changes apply to the uninterrupted run's table.
+#[test]
+fn a_deduplication_into_debezium_files_leaves_the_uninterrupted_table() {
+    for (order, name) in [("DESC", "dedup-last"), ("ASC", "dedup-first")] {
+        let query = |out: &Path| {
+            tables(6_000, 3_000)
+                + &format!(
+                    "CREATE TABLE out (g BIGINT, id BIGINT) WITH ('connector' = 'filesystem', \
+                     'path' = '{}', 'format' = 'debezium-json', 'sink.rolling-policy.file-size' = '4kb');\n",
+                    out.display()
+                )
+                + &format!(
+                    "INSERT INTO out SELECT g, id FROM (SELECT g, id, ROW_NUMBER() OVER \
+                     (PARTITION BY g ORDER BY ts {order}) AS rn FROM (SELECT MOD(id, 1000) AS g, id, ts FROM a \
+                     UNION ALL SELECT MOD(id, 1000) AS g, id, ts FROM b)) WHERE rn = 1;\n"
+                )
+        };
+        let golden_dir = workdir(&format!("golden-{name}"));
+        run(&golden_dir, "", &query(&golden_dir.join("out")), None);
+        let golden = applied(&committed_lines(&golden_dir.join("out")));
+        assert_eq!(golden.len(), 1_000, "{name}");
+        let out = workdir(&format!("{name}-out")).join("out");
+        killed_and_restored(name, &query(&out), 29, &[1, 2, 1]);
+        assert_eq!(applied(&committed_lines(&out)), golden, "{name}");
+    }
+}
+
 #[test]
 fn a_join_into_files_commits_every_match_exactly_once() {
     let out = workdir("join-out").join("out");
