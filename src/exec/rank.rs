@@ -30,10 +30,9 @@ use arrow_schema::SchemaRef;
 
 use super::aggregate::{StateReader, put_bytes, put_i64, put_u32};
 use super::state::key::{KeyEncoder, key_bytes, optional_encoder, order_converter};
-use super::state::key_group::GroupBuffers;
 use super::state::key_table::FrozenKeys;
 use super::state::keyed::Keyed;
-use super::state::sorted_rows::{Evicted, FrozenPacked, Partitions, SortedRows};
+use super::state::sorted_rows::{Evicted, FrozenPartitions, Partitions, SortedRows};
 use super::state::ttl::{FrozenWrittenAt, NEVER_WRITTEN, StateTtl, WrittenAt};
 use crate::exec::error::ExecError;
 use crate::exec::operator::{FrozenState, Operator, OperatorContext, Output, PartSink};
@@ -126,6 +125,15 @@ struct Change {
 }
 
 impl RankOperator {
+    /// The partitions, their keys and write times as they are now (docs/design/0008 §7).
+    fn frozen(&self) -> FrozenRank {
+        FrozenRank {
+            keys: self.keyed.keys.freeze(),
+            written: self.written.freeze(),
+            partitions: self.partitions.freeze(),
+        }
+    }
+
     /// Ranks of `function` over rows of `input` by `partition` and `order`, keeping ranks
     /// `range`; `output` is the input's columns, then the rank when `with_rank`;
     /// `update_before`: a changed rank's old row is retracted first; `retracting`: the input
@@ -594,25 +602,13 @@ impl Operator for RankOperator {
     /// Per key group: for each partition, its key's bytes, when it was written and its rows
     /// (order key, row, count); what [`FrozenRank`] writes.
     fn snapshot(&self) -> Vec<(u32, Vec<u8>)> {
-        let mut groups = GroupBuffers::default();
-        for (id, key) in self.keyed.keys.iter() {
-            let out = groups.group(key.key_group());
-            put_bytes(out, key.bytes);
-            put_i64(out, self.written.get(id as usize).unwrap_or(NEVER_WRITTEN));
-            put_rows(out, self.partitions.get(id as usize));
-        }
-        groups.into_snapshot()
+        self.frozen()
+            .to_snapshot()
+            .expect("writing into memory does not fail")
     }
 
-    /// Packed partitions (a Top-N over inserts) are frozen; B-trees are written at the
-    /// barrier.
     fn freeze(&self) -> Option<Box<dyn FrozenState>> {
-        let partitions = self.partitions.freeze()?;
-        Some(Box::new(FrozenRank {
-            keys: self.keyed.keys.freeze(),
-            written: self.written.freeze(),
-            partitions,
-        }))
+        Some(Box::new(self.frozen()))
     }
 
     fn restore(&mut self, key_group: u32, state: &[u8]) -> Result<(), ExecError> {
@@ -651,11 +647,11 @@ fn put_rows(out: &mut Vec<u8>, rows: SortedRows<'_>) {
     });
 }
 
-/// A ranking operator's packed partitions as they were at a barrier.
+/// A ranking operator's partitions as they were at a barrier.
 struct FrozenRank {
     keys: FrozenKeys,
     written: FrozenWrittenAt,
-    partitions: FrozenPacked,
+    partitions: FrozenPartitions,
 }
 
 impl FrozenState for FrozenRank {

@@ -14,11 +14,14 @@
 
 use std::collections::BTreeMap;
 
+use std::sync::Arc;
+
 use super::byte_store::{FrozenIdStore, IdStore};
+use super::pages::{FrozenVec, PagedVec};
 
 /// A big partition: its entries (bytes to order key's length and count), and how many rows
 /// they hold together.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Many {
     entries: BTreeMap<Box<[u8]>, (u32, u64)>,
     total: u64,
@@ -341,13 +344,22 @@ impl PackedStore {
     }
 }
 
-/// Packed partitions as they were when frozen ([`Partitions::freeze`]).
-pub struct FrozenPacked(FrozenIdStore);
+/// Partitions as they were when frozen ([`Partitions::freeze`]).
+pub enum FrozenPartitions {
+    Few(FrozenIdStore),
+    Many(FrozenVec<Arc<Many>>),
+}
 
-impl FrozenPacked {
+impl FrozenPartitions {
     /// Partition `p`'s rows at the freeze.
     pub fn get(&self, p: usize) -> SortedRows<'_> {
-        SortedRows::Few(Packed(self.0.get(p as u32)))
+        match self {
+            FrozenPartitions::Few(strings) => SortedRows::Few(Packed(strings.get(p as u32))),
+            FrozenPartitions::Many(many) => match many.get(p) {
+                Some(m) => SortedRows::Many(m),
+                None => SortedRows::Few(Packed(&[])),
+            },
+        }
     }
 }
 
@@ -355,7 +367,9 @@ impl FrozenPacked {
 pub enum Partitions {
     /// Small bounded partitions.
     Few(PackedStore),
-    Many(Vec<Many>),
+    /// A B-tree per partition, behind an `Arc` in pages: a checkpoint freezes the pages, and
+    /// the first write into a partition a frozen view still shares copies that partition.
+    Many(PagedVec<Arc<Many>>),
 }
 
 impl Partitions {
@@ -364,16 +378,15 @@ impl Partitions {
         if few {
             Partitions::Few(PackedStore::default())
         } else {
-            Partitions::Many(Vec::new())
+            Partitions::Many(PagedVec::new())
         }
     }
 
-    /// The packed partitions as they are now, for a checkpoint's writer (docs/design/0008
-    /// §7); `None` for B-trees, which are written at the barrier.
-    pub fn freeze(&self) -> Option<FrozenPacked> {
+    /// The partitions as they are now, for a checkpoint's writer (docs/design/0008 §7).
+    pub fn freeze(&self) -> FrozenPartitions {
         match self {
-            Partitions::Few(store) => Some(FrozenPacked(store.strings.freeze())),
-            Partitions::Many(_) => None,
+            Partitions::Few(store) => FrozenPartitions::Few(store.strings.freeze()),
+            Partitions::Many(many) => FrozenPartitions::Many(many.freeze()),
         }
     }
 
@@ -389,12 +402,13 @@ impl Partitions {
         }
     }
 
-    /// Partition `p` of the B-tree form, made (empty) when it was not.
-    fn many(many: &mut Vec<Many>, p: usize) -> &mut Many {
+    /// Partition `p` of the B-tree form, to write: made (empty) when it was not, copied
+    /// when a frozen view shares it.
+    fn many(many: &mut PagedVec<Arc<Many>>, p: usize) -> &mut Many {
         if many.len() <= p {
-            many.resize_with(p + 1, Many::default);
+            many.grow(p + 1, Arc::default());
         }
-        &mut many[p]
+        Arc::make_mut(&mut many[p])
     }
 
     /// Empties partition `p`.
@@ -403,7 +417,7 @@ impl Partitions {
             Partitions::Few(store) => store.set(p, &[]),
             Partitions::Many(many) => {
                 if let Some(m) = many.get_mut(p) {
-                    *m = Many::default();
+                    *m = Arc::default();
                 }
             }
         }
@@ -515,9 +529,10 @@ impl Partitions {
                 true
             }
             Partitions::Many(many) => {
-                let Some(m) = many.get_mut(p) else {
+                if p >= many.len() {
                     return false;
-                };
+                }
+                let m = Self::many(many, p);
                 let key = joined(order, row);
                 match m.entries.get_mut(&key) {
                     Some((_, count)) => {
@@ -547,9 +562,10 @@ impl Partitions {
                 }
             }
             Partitions::Many(many) => {
-                let Some(m) = many.get_mut(p) else {
+                if p >= many.len() {
                     return;
-                };
+                }
+                let m = Self::many(many, p);
                 if let Some(mut tail) = m.entries.last_entry() {
                     if tail.get().1 > 1 {
                         tail.get_mut().1 -= 1;
