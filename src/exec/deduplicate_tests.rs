@@ -181,51 +181,19 @@ fn keep_first_on_event_time_waits_for_the_watermark_and_inserts_only() {
     assert_eq!(op.late_rows(), 1);
 }
 
-/// Keep-first on event time restored at every cut (waiting rows, emitted keys, the
-/// watermark) equals the uninterrupted run, at one and two instances.
-#[test]
-fn keep_first_on_event_time_restored_equals_uninterrupted() {
-    let build = || {
-        Box::new(
-            DeduplicateOperator::new(
-                crate::types::chunk::runtime_schema(&clicks()),
-                vec![0],
-                false,
-                Some(2),
-                true,
-            )
-            .unwrap(),
-        ) as Box<dyn Operator>
-    };
-    let check = crate::exec::test_harness::RestoreCheck {
-        build: &build,
-        inputs: &[&clicks()],
-        output: &clicks(),
-        keys: Some(&[vec![0]]),
-        exact_order: false,
-    };
-    check.check(
-        "+I a | 1 | 1970-01-01 00:00:01
-         +I b | 2 | 1970-01-01 00:00:02
-         +I a | 3 | 1970-01-01 00:00:00.500
-         WM 1000
-         +I a | 4 | 1970-01-01 00:00:03
-         +I b | 5 | 1970-01-01 00:00:01.500
-         +I c | 6 | 1970-01-01 00:00:00.900
-         +I c | 7 | 1970-01-01 00:00:04
-         WM 3000
-         +I c | 8 | 1970-01-01 00:00:05
-         WM MAX",
-    );
-}
-
-/// Keep-last (event and processing time) and keep-first on processing time, restored at
-/// every cut from one or two instances to one or two: the state frozen at the cut while the
-/// operator goes on writing into its pages gives what the uninterrupted run gives (rows of
-/// several widths, so the kept rows change form on the way).
+/// Every mode (keep-first and keep-last, on event and processing time), restored at every
+/// cut from one or two instances to one or two: the state frozen at the cut while the
+/// operator goes on writing into its pages gives what the uninterrupted run gives — rows
+/// waiting for the watermark, late rows, the replayed watermark firing nothing again, and
+/// rows of several widths, so that the kept rows change form on the way.
 #[test]
 fn every_mode_frozen_at_every_cut_restores_as_uninterrupted() {
-    for (keep_last, rowtime) in [(true, Some(2)), (true, None), (false, None)] {
+    for (keep_last, rowtime) in [
+        (false, Some(2)),
+        (true, Some(2)),
+        (true, None),
+        (false, None),
+    ] {
         let build = || {
             Box::new(
                 DeduplicateOperator::new(
@@ -249,12 +217,15 @@ fn every_mode_frozen_at_every_cut_restores_as_uninterrupted() {
             "+I a | 1 | 1970-01-01 00:00:01
              +I b | 2 | 1970-01-01 00:00:02
              +I a | 3 | 1970-01-01 00:00:00.500
-             +I ccc | 4 | 1970-01-01 00:00:03
-             +I b | 5 | 1970-01-01 00:00:02
-             +I a | 6 | 1970-01-01 00:00:04
-             +I ccc | 7 | 1970-01-01 00:00:01
-             +I dddd | 8 | 1970-01-01 00:00:05
-             +I b | 9 | 1970-01-01 00:00:06",
+             WM 1000
+             +I a | 4 | 1970-01-01 00:00:03
+             +I b | 5 | 1970-01-01 00:00:01.500
+             +I ccc | 6 | 1970-01-01 00:00:00.900
+             +I ccc | 7 | 1970-01-01 00:00:04
+             WM 3000
+             +I ccc | 8 | 1970-01-01 00:00:05
+             +I dddd | 9 | 1970-01-01 00:00:06
+             WM MAX",
         );
     }
 }
