@@ -60,28 +60,31 @@ impl SplitOutput {
         }
     }
 
-    /// The branches' operators, branch after branch (after the split's own chain in a
-    /// checkpoint, as `SourceUids::all` lists their uids).
-    pub fn operators(&self) -> Vec<&dyn Operator> {
-        match self {
-            SplitOutput::One(_) => Vec::new(),
-            SplitOutput::Fork(f) => f
-                .branches
-                .iter()
-                .flat_map(|(c, _)| c.operators().iter().map(|op| op.as_ref()))
-                .collect(),
+    /// Every operator the split runs: its own chain's, then each branch's in turn — the
+    /// order its checkpointed state lists them in (as `SourceUids::all` lists their uids).
+    pub fn checkpointed<'a>(&'a self, chain: &'a Chain) -> Vec<&'a dyn Operator> {
+        let mut operators: Vec<&dyn Operator> =
+            chain.operators().iter().map(|op| op.as_ref()).collect();
+        if let SplitOutput::Fork(f) = self {
+            for (c, _) in &f.branches {
+                operators.extend(c.operators().iter().map(|op| op.as_ref()));
+            }
         }
+        operators
     }
 
-    pub fn operators_mut(&mut self) -> Vec<&mut Box<dyn Operator>> {
-        match self {
-            SplitOutput::One(_) => Vec::new(),
-            SplitOutput::Fork(f) => f
-                .branches
-                .iter_mut()
-                .flat_map(|(c, _)| c.operators_mut().iter_mut())
-                .collect(),
+    /// [`checkpointed`](Self::checkpointed), to restore.
+    pub fn checkpointed_mut<'a>(
+        &'a mut self,
+        chain: &'a mut Chain,
+    ) -> Vec<&'a mut Box<dyn Operator>> {
+        let mut operators: Vec<&mut Box<dyn Operator>> = chain.operators_mut().iter_mut().collect();
+        if let SplitOutput::Fork(f) = self {
+            for (c, _) in &mut f.branches {
+                operators.extend(c.operators_mut().iter_mut());
+            }
         }
+        operators
     }
 
     /// Calls the branches' operators whose processing time has come.

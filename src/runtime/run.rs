@@ -35,7 +35,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::connector::sink::Sink;
 use crate::connector::source::split::{Pipeline, SplitEvent};
 use crate::exec::error::ExecError;
-use crate::exec::operator::{Operator, OperatorContext, Output, WatermarkStatus};
+use crate::exec::operator::{OperatorContext, Output, WatermarkStatus};
 use crate::types::chunk::StreamChunk;
 
 /// How long the sink waits for a message before it looks at the stop flag and wakes the sink.
@@ -257,9 +257,7 @@ fn run_split(
             // A finished split returned above.
             SplitStatus::Finished | SplitStatus::Pending => {}
             SplitStatus::Running => {
-                let mut operators: Vec<&mut Box<dyn Operator>> =
-                    chain.operators_mut().iter_mut().collect();
-                operators.extend(out.operators_mut());
+                let operators = out.checkpointed_mut(&mut chain);
                 for (op, state) in operators.into_iter().zip(&restored.chain) {
                     for (group, bytes) in &state.keyed {
                         op.restore(*group, bytes)?;
@@ -305,9 +303,7 @@ fn run_split(
                 chain.on_watermark(i64::MAX, &mut out)?;
             }
             let (watermark, status) = out.last_sent();
-            let mut operators: Vec<&dyn Operator> =
-                chain.operators().iter().map(|op| op.as_ref()).collect();
-            operators.extend(out.operators());
+            let operators = out.checkpointed(&chain);
             let state = SplitSnapshot {
                 name: pipeline.split.describe(),
                 status: SplitStatus::Running,
