@@ -539,9 +539,7 @@ impl StreamPlan {
 
     /// The optimized physical plan (`changelog_mode`: with each node's changelog mode, as
     /// `EXPLAIN CHANGELOG_MODE` prints it) or, with [`Spelling::Execution`], the optimized
-    /// execution plan.
-    /// The plan as EXPLAIN prints it. The execution plan marks reused sub-plans as Flink's
-    /// does (see [`ReuseMarks`]).
+    /// execution plan, which marks reused sub-plans as Flink's does (see [`ReuseMarks`]).
     pub fn explain(&self, spelling: Spelling, changelog_mode: bool) -> String {
         let mut marks = ReuseMarks::default();
         if spelling == Spelling::Execution {
