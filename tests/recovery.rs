@@ -239,26 +239,45 @@ fn applied(lines: &[String]) -> Vec<String> {
     out
 }
 
+/// A debezium-json file sink named `out` of `columns` writing into `path`.
+fn debezium_sink(columns: &str, path: &Path) -> String {
+    format!(
+        "CREATE TABLE out ({columns}) WITH ('connector' = 'filesystem', 'path' = '{}', \
+         'format' = 'debezium-json', 'sink.rolling-policy.file-size' = '4kb');\n",
+        path.display()
+    )
+}
+
+/// The table the changes of `query` (given its output directory) leave in its committed
+/// files: run uninterrupted, then killed at random moments and restored at `parallelisms`.
+fn uninterrupted_and_restored_tables(
+    name: &str,
+    query: &dyn Fn(&Path) -> String,
+    seed: u64,
+    parallelisms: &[u32],
+) -> (Vec<String>, Vec<String>) {
+    let golden = workdir(&format!("golden-{name}")).join("out");
+    run(golden.parent().unwrap(), "", &query(&golden), None);
+    let out = workdir(&format!("{name}-out")).join("out");
+    killed_and_restored(name, &query(&out), seed, parallelisms);
+    (
+        applied(&committed_lines(&golden)),
+        applied(&committed_lines(&out)),
+    )
+}
+
 #[test]
 fn a_top_n_into_debezium_files_leaves_the_uninterrupted_table() {
     let query = |out: &Path| {
         tables(6_000, 3_000)
-            + &format!(
-                "CREATE TABLE out (k INT, id BIGINT, rn BIGINT) WITH ('connector' = 'filesystem', \
-                 'path' = '{}', 'format' = 'debezium-json', 'sink.rolling-policy.file-size' = '4kb');\n",
-                out.display()
-            )
+            + &debezium_sink("k INT, id BIGINT, rn BIGINT", out)
             + "INSERT INTO out SELECT k, id, rn FROM (SELECT k, id, ROW_NUMBER() OVER \
                (PARTITION BY k ORDER BY id DESC) AS rn FROM (SELECT * FROM a UNION ALL SELECT * FROM b)) \
                WHERE rn <= 2;\n"
     };
-    let golden_dir = workdir("golden-topn");
-    run(&golden_dir, "", &query(&golden_dir.join("out")), None);
-    let golden = applied(&committed_lines(&golden_dir.join("out")));
+    let (golden, restored) = uninterrupted_and_restored_tables("topn", &query, 13, &[1, 2, 1]);
     assert_eq!(golden.len(), 18, "{golden:?}");
-    let out = workdir("topn-out").join("out");
-    killed_and_restored("topn", &query(&out), 13, &[1, 2, 1]);
-    assert_eq!(applied(&committed_lines(&out)), golden);
+    assert_eq!(restored, golden);
 }
 
 /// Deduplication keeping the last row (updates) and the first row on event time (rows
@@ -269,24 +288,16 @@ fn a_deduplication_into_debezium_files_leaves_the_uninterrupted_table() {
     for (order, name) in [("DESC", "dedup-last"), ("ASC", "dedup-first")] {
         let query = |out: &Path| {
             tables(6_000, 3_000)
-                + &format!(
-                    "CREATE TABLE out (g BIGINT, id BIGINT) WITH ('connector' = 'filesystem', \
-                     'path' = '{}', 'format' = 'debezium-json', 'sink.rolling-policy.file-size' = '4kb');\n",
-                    out.display()
-                )
+                + &debezium_sink("g BIGINT, id BIGINT", out)
                 + &format!(
                     "INSERT INTO out SELECT g, id FROM (SELECT g, id, ROW_NUMBER() OVER \
                      (PARTITION BY g ORDER BY ts {order}) AS rn FROM (SELECT MOD(id, 1000) AS g, id, ts FROM a \
                      UNION ALL SELECT MOD(id, 1000) AS g, id, ts FROM b)) WHERE rn = 1;\n"
                 )
         };
-        let golden_dir = workdir(&format!("golden-{name}"));
-        run(&golden_dir, "", &query(&golden_dir.join("out")), None);
-        let golden = applied(&committed_lines(&golden_dir.join("out")));
+        let (golden, restored) = uninterrupted_and_restored_tables(name, &query, 29, &[1, 2, 1]);
         assert_eq!(golden.len(), 1_000, "{name}");
-        let out = workdir(&format!("{name}-out")).join("out");
-        killed_and_restored(name, &query(&out), 29, &[1, 2, 1]);
-        assert_eq!(applied(&committed_lines(&out)), golden, "{name}");
+        assert_eq!(restored, golden, "{name}");
     }
 }
 
