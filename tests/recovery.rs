@@ -39,6 +39,16 @@ fn tables(rows: u64, rate: u64) -> String {
     table("a", (1, 6)) + &table("b", (4, 9))
 }
 
+/// A file sink named `out` of `columns` writing `format` into `path`, rolling its part
+/// files at `rolls_at` (small, so that checkpoints meet parts being rolled).
+fn file_sink(columns: &str, format: &str, rolls_at: &str, path: &Path) -> String {
+    format!(
+        "CREATE TABLE out ({columns}) WITH ('connector' = 'filesystem', 'path' = '{}', \
+         'format' = '{format}', 'sink.rolling-policy.file-size' = '{rolls_at}');\n",
+        path.display()
+    )
+}
+
 /// The last value printed for each key (the first column), over the runs in order.
 fn final_values(outputs: &[String]) -> BTreeMap<String, String> {
     let mut last = BTreeMap::new();
@@ -180,11 +190,7 @@ fn a_pass_through_into_files_commits_every_row_exactly_once() {
         let out = workdir(&format!("files-{seed}")).join("out");
         // Small parts that roll often, so that barriers meet rolled and open parts alike.
         let query = tables(6_000, 3_000)
-            + &format!(
-                "CREATE TABLE out (id BIGINT, k INT) WITH ('connector' = 'filesystem', 'path' = '{}', \
-                 'format' = 'csv', 'sink.rolling-policy.file-size' = '2kb');\n",
-                out.display()
-            )
+            + &file_sink("id BIGINT, k INT", "csv", "2kb", &out)
             + "INSERT INTO out SELECT id, k FROM a UNION ALL SELECT id + 1000000, k FROM b;\n";
         killed_and_restarted(
             &format!("files-run-{seed}"),
@@ -239,15 +245,6 @@ fn applied(lines: &[String]) -> Vec<String> {
     out
 }
 
-/// A debezium-json file sink named `out` of `columns` writing into `path`.
-fn debezium_sink(columns: &str, path: &Path) -> String {
-    format!(
-        "CREATE TABLE out ({columns}) WITH ('connector' = 'filesystem', 'path' = '{}', \
-         'format' = 'debezium-json', 'sink.rolling-policy.file-size' = '4kb');\n",
-        path.display()
-    )
-}
-
 /// The table the changes of `query` (given its output directory) leave in its committed
 /// files: run uninterrupted, then killed at random moments and restored at `parallelisms`.
 fn uninterrupted_and_restored_tables(
@@ -270,7 +267,7 @@ fn uninterrupted_and_restored_tables(
 fn a_top_n_into_debezium_files_leaves_the_uninterrupted_table() {
     let query = |out: &Path| {
         tables(6_000, 3_000)
-            + &debezium_sink("k INT, id BIGINT, rn BIGINT", out)
+            + &file_sink("k INT, id BIGINT, rn BIGINT", "debezium-json", "4kb", out)
             + "INSERT INTO out SELECT k, id, rn FROM (SELECT k, id, ROW_NUMBER() OVER \
                (PARTITION BY k ORDER BY id DESC) AS rn FROM (SELECT * FROM a UNION ALL SELECT * FROM b)) \
                WHERE rn <= 2;\n"
@@ -288,7 +285,7 @@ fn a_deduplication_into_debezium_files_leaves_the_uninterrupted_table() {
     for (order, name) in [("DESC", "dedup-last"), ("ASC", "dedup-first")] {
         let query = |out: &Path| {
             tables(6_000, 3_000)
-                + &debezium_sink("g BIGINT, id BIGINT", out)
+                + &file_sink("g BIGINT, id BIGINT", "debezium-json", "4kb", out)
                 + &format!(
                     "INSERT INTO out SELECT g, id FROM (SELECT g, id, ROW_NUMBER() OVER \
                      (PARTITION BY g ORDER BY ts {order}) AS rn FROM (SELECT MOD(id, 1000) AS g, id, ts FROM a \
@@ -305,11 +302,7 @@ fn a_deduplication_into_debezium_files_leaves_the_uninterrupted_table() {
 fn a_join_into_files_commits_every_match_exactly_once() {
     let out = workdir("join-out").join("out");
     let query = tables(6_000, 3_000)
-        + &format!(
-            "CREATE TABLE out (id BIGINT, ka INT, kb INT) WITH ('connector' = 'filesystem', \
-             'path' = '{}', 'format' = 'csv', 'sink.rolling-policy.file-size' = '2kb');\n",
-            out.display()
-        )
+        + &file_sink("id BIGINT, ka INT, kb INT", "csv", "2kb", &out)
         + "INSERT INTO out SELECT a.id, a.k, b.k FROM a JOIN b ON a.id = b.id;\n";
     killed_and_restored("join", &query, 17, &[2, 1, 2]);
     let mut ids: Vec<u64> = committed_lines(&out)
@@ -327,11 +320,7 @@ fn a_source_read_once_for_two_consumers_commits_every_match_exactly_once() {
     // the checkpoint's position, or matches would be lost or doubled.
     let out = workdir("fork-out").join("out");
     let query = tables(6_000, 3_000)
-        + &format!(
-            "CREATE TABLE out (id BIGINT, ka INT, kb INT) WITH ('connector' = 'filesystem', \
-             'path' = '{}', 'format' = 'csv', 'sink.rolling-policy.file-size' = '2kb');\n",
-            out.display()
-        )
+        + &file_sink("id BIGINT, ka INT, kb INT", "csv", "2kb", &out)
         + "INSERT INTO out SELECT x.id, x.k, y.k FROM (SELECT id, k FROM a WHERE MOD(id, 2) = 0) x \
            JOIN (SELECT id, k + 100 AS k FROM a) y ON x.id = y.id;\n";
     killed_and_restored("fork", &query, 19, &[2, 1, 2]);
@@ -358,11 +347,7 @@ fn sigterm_takes_a_final_checkpoint_that_a_restart_goes_on_from() {
     let out = dir.join("out");
     let checkpoints = dir.join("chk");
     let query = tables(6_000, 3_000)
-        + &format!(
-            "CREATE TABLE out (id BIGINT, k INT) WITH ('connector' = 'filesystem', 'path' = '{}', \
-             'format' = 'csv', 'sink.rolling-policy.file-size' = '2kb');\n",
-            out.display()
-        )
+        + &file_sink("id BIGINT, k INT", "csv", "2kb", &out)
         + "INSERT INTO out SELECT id, k FROM a UNION ALL SELECT id + 1000000, k FROM b;\n";
     // No periodic checkpoint would come within the run: only the signal's.
     let settings = format!(
