@@ -42,8 +42,13 @@ fn tables(rows: u64, rate: u64) -> String {
 /// A file sink named `out` of `columns` writing `format` into `path`, rolling its part
 /// files at `rolls_at` (small, so that checkpoints meet parts being rolled).
 fn file_sink(columns: &str, format: &str, rolls_at: &str, path: &Path) -> String {
+    named_file_sink("out", columns, format, rolls_at, path)
+}
+
+/// [`file_sink`] named `name`.
+fn named_file_sink(name: &str, columns: &str, format: &str, rolls_at: &str, path: &Path) -> String {
     format!(
-        "CREATE TABLE out ({columns}) WITH ('connector' = 'filesystem', 'path' = '{}', \
+        "CREATE TABLE {name} ({columns}) WITH ('connector' = 'filesystem', 'path' = '{}', \
          'format' = '{format}', 'sink.rolling-policy.file-size' = '{rolls_at}');\n",
         path.display()
     )
@@ -339,6 +344,34 @@ fn a_source_read_once_for_two_consumers_commits_every_match_exactly_once() {
     let ids: Vec<u64> = rows.iter().map(|r| r.0).collect();
     assert_eq!(ids, (1..=3_000).map(|i| i * 2).collect::<Vec<u64>>());
     assert!(rows.iter().all(|&(_, ka, kb)| kb == ka + 100), "{rows:?}");
+}
+
+#[test]
+fn a_statement_set_commits_each_sink_exactly_once() {
+    // Two INSERTs as one job: table `a` is read once for both (a fork across the sinks),
+    // each sink stages its own parts, and a checkpoint holds both sinks' states.
+    let dir = workdir("set-out");
+    let (pass, joined) = (dir.join("pass"), dir.join("joined"));
+    let query = tables(6_000, 3_000)
+        + &named_file_sink("pass", "id BIGINT, k INT", "csv", "2kb", &pass)
+        + &named_file_sink("joined", "id BIGINT, ka INT, kb INT", "csv", "2kb", &joined)
+        + "EXECUTE STATEMENT SET BEGIN\n\
+           INSERT INTO pass SELECT id, k FROM a;\n\
+           INSERT INTO joined SELECT a.id, a.k, b.k FROM a JOIN b ON a.id = b.id;\n\
+           END;\n";
+    killed_and_restored("set", &query, 23, &[1, 2, 1]);
+    let ids = |out: &Path| {
+        let mut ids: Vec<u64> = committed_lines(out)
+            .iter()
+            .map(|l| l.split(',').next().unwrap().parse().unwrap())
+            .collect();
+        ids.sort_unstable();
+        ids
+    };
+    let all: Vec<u64> = (1..=6_000).collect();
+    assert_eq!(ids(&pass), all, "the pass-through sink");
+    assert_eq!(ids(&joined), all, "the join's sink");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

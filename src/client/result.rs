@@ -26,7 +26,7 @@ pub fn execute(
             print_rows(out, &header, rows, None)
         }
         StatementResult::Explain(text) => write!(out, "{text}").map_err(write_failed),
-        StatementResult::Query(query) => run_query(session, query, out),
+        StatementResult::Query(query) => run_query(session, *query, out),
         StatementResult::Insert(insert) => {
             writeln!(
                 out,

@@ -4,6 +4,8 @@
 //! operators. Tasks are vertices after an exchange: `instances` parallel copies of one
 //! operator chain, each owning a range of key groups. Every task feeds exactly one consumer
 //! (a task or the sink) through an [`Edge`]; a union is a consumer with several input edges.
+//! The sink is the job's sinks: one per INSERT of a statement set, each edge marked with the
+//! sink it feeds.
 //! A source group feeds one consumer, or, when a sub-plan is reused, one per branch: each
 //! branch has its own stateless operators after the group's and its own edge.
 
@@ -18,12 +20,12 @@ pub struct JobGraph {
     /// Per source group, its uids (every split of a group has the same chain).
     pub source_uids: Vec<SourceUids>,
     pub tasks: Vec<TaskVertex>,
-    /// What the sink reads.
+    /// What the sinks read (each edge's `input` is the sink it feeds).
     pub sink_inputs: Vec<Edge>,
     /// `pipeline.max-parallelism`: the number of key groups keyed state and hash edges use.
     pub max_parallelism: u32,
-    /// The sink's uid (its plan node's), which its checkpointed state is matched by.
-    pub sink_uid: Option<NodeUid>,
+    /// Per sink, its uid (its plan node's).
+    pub sink_uids: Vec<NodeUid>,
     /// While the graph is built: the uid of the node whose operators are being added.
     pub(crate) building: Option<NodeUid>,
 }
@@ -33,7 +35,7 @@ impl Default for JobGraph {
         JobGraph {
             sources: Vec::new(),
             source_uids: Vec::new(),
-            sink_uid: None,
+            sink_uids: Vec::new(),
             building: None,
             tasks: Vec::new(),
             sink_inputs: Vec::new(),
@@ -88,7 +90,8 @@ pub struct TaskVertex {
 
 /// Where an upstream's rows go, and how they are spread over the consumer's instances.
 pub struct Edge {
-    /// Which input of the consumer the rows are (0 unless it has two, as a join does).
+    /// Which input of the consumer the rows are (0 unless it has two, as a join does, or
+    /// is one of several sinks).
     pub input: usize,
     pub from: Upstream,
     pub partitioning: Partitioning,
@@ -175,11 +178,20 @@ impl JobGraph {
         self.tasks.len() - 1
     }
 
-    /// Appends a stateless operator to every chain that feeds the sink (a sink's own
+    /// Appends a stateless operator to every chain that feeds sink `sink` (a sink's own
     /// checks, such as the NOT NULL enforcer).
-    pub fn push_before_sink(&mut self, make: &dyn Fn() -> Box<dyn Operator>) {
-        let uid = self.sink_uid.clone().unwrap_or_else(NodeUid::unnamed);
-        let upstreams: Vec<Upstream> = self.sink_inputs.iter().map(|e| e.from).collect();
+    pub fn push_before_sink(&mut self, sink: usize, make: &dyn Fn() -> Box<dyn Operator>) {
+        let uid = self
+            .sink_uids
+            .get(sink)
+            .cloned()
+            .unwrap_or_else(NodeUid::unnamed);
+        let upstreams: Vec<Upstream> = self
+            .sink_inputs
+            .iter()
+            .filter(|e| e.input == sink)
+            .map(|e| e.from)
+            .collect();
         for upstream in upstreams {
             self.push_to(upstream, uid.clone(), make);
         }

@@ -36,6 +36,7 @@ use crate::connector::sink::Sink;
 use crate::connector::source::split::{Pipeline, SplitEvent};
 use crate::exec::error::ExecError;
 use crate::exec::operator::{OperatorContext, Output, WatermarkStatus};
+use crate::runtime::sinks::JobSinks;
 use crate::types::chunk::StreamChunk;
 
 /// How long the sink waits for a message before it looks at the stop flag and wakes the sink.
@@ -411,11 +412,11 @@ struct Target {
     first_channel: u32,
 }
 
-/// The consumer side of the sink: one queue for every channel, or in ordered runs one per
-/// channel, drained in turn.
+/// The consumer side of the sinks: one queue for every channel (with the sink of each
+/// channel), or in ordered runs one per channel, drained in turn (with its sink).
 enum SinkInput {
-    Shared(Receiver<Envelope>),
-    InOrder(VecDeque<Receiver<Envelope>>),
+    Shared(Receiver<Envelope>, Vec<usize>),
+    InOrder(VecDeque<(Receiver<Envelope>, usize)>),
 }
 
 /// Runs `graph` to completion (or to the first failure, or until `cancel` is set: the
@@ -428,6 +429,23 @@ pub fn run(
     cancel: Arc<AtomicBool>,
     options: &RunOptions,
 ) -> Result<(), ExecError> {
+    run_sinks(graph, &mut [sink], cancel, options)
+}
+
+/// [`run`] for a job of several sinks (a statement set): `sinks[i]` takes the rows of the
+/// sink edges whose `input` is `i`.
+pub fn run_sinks(
+    graph: JobGraph,
+    sinks: &mut [&mut dyn Sink],
+    cancel: Arc<AtomicBool>,
+    options: &RunOptions,
+) -> Result<(), ExecError> {
+    let mut sinks = JobSinks::new(sinks);
+    if graph.sink_inputs.iter().any(|e| e.input >= sinks.count()) {
+        return Err(ExecError::Internal(
+            "the job feeds a sink it was not given".into(),
+        ));
+    }
     let job = Arc::new(JobState {
         stop: AtomicBool::new(false),
         cancel,
@@ -436,7 +454,7 @@ pub fn run(
     });
     // What the sink staged for the restored checkpoint is committed before anything runs.
     if let Some(state) = options.restore.as_ref().and_then(|r| r.sink.as_ref()) {
-        sink.restore(state)?;
+        sinks.restore(state)?;
     }
     let max_parallelism = graph.max_parallelism;
     let mut handles = Vec::new();
@@ -472,14 +490,14 @@ pub fn run(
             for _ in 0..graph.width(edge.from) {
                 let (tx, rx) = sync_channel(CHANNEL_BOUND);
                 split_senders[s].push_back(tx);
-                receivers.push_back(rx);
+                receivers.push_back((rx, edge.input));
             }
         }
         SinkInput::InOrder(receivers)
     } else {
         let (tx, rx) = sync_channel(CHANNEL_BOUND);
-        connect(&graph, &graph.sink_inputs, &[tx], &mut targets);
-        SinkInput::Shared(rx)
+        let sink_of_channel = connect(&graph, &graph.sink_inputs, &[tx], &mut targets);
+        SinkInput::Shared(rx, sink_of_channel)
     };
     let target_of = |upstream: Upstream, targets: &[(Upstream, Target)]| {
         targets.iter().position(|(u, _)| *u == upstream)
@@ -518,7 +536,6 @@ pub fn run(
                     .map(|t| (t.name.clone(), t.uids.clone()))
                     .collect(),
                 sources: graph.source_uids.clone(),
-                sink: graph.sink_uid.clone(),
                 max_parallelism,
             };
             let first = options.restore.as_ref().map_or(1, |r| r.checkpoint + 1);
@@ -701,7 +718,7 @@ pub fn run(
     }
     drop(queue);
 
-    let result = drive_sink(sink_input, sink_channels, sink, &job, handle);
+    let result = drive_sink(sink_input, sink_channels, &mut sinks, &job, handle);
     over.store(true, Ordering::Relaxed);
     if result.is_err() {
         job.stop.store(true, Ordering::SeqCst);
@@ -714,7 +731,7 @@ pub fn run(
     match result {
         Err(ExecError::Cancelled) => Err(job.take_failure().unwrap_or(ExecError::Cancelled)),
         Err(e) => Err(e),
-        Ok(()) => sink.finish(),
+        Ok(()) => sinks.finish(),
     }
 }
 
@@ -741,11 +758,18 @@ fn connect(
     input_of_channel
 }
 
-/// What the sink does with a message: writes a chunk, counts an end.
-fn sink_message(sink: &mut dyn Sink, job: &JobState, message: Message, ended: &mut usize) {
+/// What the sinks do with a message on a channel of sink `sink`: write a chunk, count an
+/// end.
+fn sink_message(
+    sinks: &mut JobSinks,
+    sink: usize,
+    job: &JobState,
+    message: Message,
+    ended: &mut usize,
+) {
     match message {
         Message::Chunk(chunk) => {
-            if let Err(e) = sink.write(chunk) {
+            if let Err(e) = sinks.get(sink).and_then(|s| s.write(chunk)) {
                 job.fail(e);
             }
         }
@@ -763,13 +787,15 @@ fn sink_message(sink: &mut dyn Sink, job: &JobState, message: Message, ended: &m
 fn drive_sink(
     input: SinkInput,
     channels: usize,
-    sink: &mut dyn Sink,
+    sinks: &mut JobSinks,
     job: &JobState,
     checkpoints: Option<CheckpointHandle>,
 ) -> Result<(), ExecError> {
-    let (mut queues, in_order) = match input {
-        SinkInput::Shared(rx) => (VecDeque::from([rx]), false),
-        SinkInput::InOrder(receivers) => (receivers, true),
+    let (mut queues, sink_of_channel, in_order) = match input {
+        SinkInput::Shared(rx, sink_of_channel) => {
+            (VecDeque::from([(rx, 0)]), sink_of_channel, false)
+        }
+        SinkInput::InOrder(receivers) => (receivers, Vec::new(), true),
     };
     let mut ended = 0;
     let mut aligner = BarrierAligner::new(channels);
@@ -785,14 +811,14 @@ fn drive_sink(
             let completed = handle.completed();
             if completed > committed {
                 committed = completed;
-                if let Err(e) = sink.commit(completed) {
+                if let Err(e) = sinks.commit(completed) {
                     job.fail(e);
                 }
             }
         }
         if woken.elapsed() >= POLL_INTERVAL {
             woken = std::time::Instant::now();
-            if let Err(e) = sink.on_idle() {
+            if let Err(e) = sinks.on_idle() {
                 job.fail(e);
             }
         }
@@ -800,14 +826,19 @@ fn drive_sink(
             // A final checkpoint completed just before the job stopped commits.
             if let Some(handle) = &checkpoints
                 && handle.completed() > committed
-                && let Err(e) = sink.commit(handle.completed())
+                && let Err(e) = sinks.commit(handle.completed())
             {
                 job.fail(e);
             }
-            'drain: for rx in &queues {
-                while let Ok(Envelope { message, .. }) = rx.try_recv() {
+            'drain: for (rx, queue_sink) in &queues {
+                while let Ok(Envelope { channel, message }) = rx.try_recv() {
+                    let sink = if in_order {
+                        *queue_sink
+                    } else {
+                        sink_of_channel.get(channel as usize).copied().unwrap_or(0)
+                    };
                     if let Message::Chunk(chunk) = message
-                        && sink.write(chunk).is_err()
+                        && sinks.get(sink).and_then(|s| s.write(chunk)).is_err()
                     {
                         break 'drain;
                     }
@@ -815,7 +846,7 @@ fn drive_sink(
             }
             break Err(job.stop_reason());
         }
-        let Some(rx) = queues.front() else {
+        let Some((rx, queue_sink)) = queues.front() else {
             break Err(ExecError::Internal("a split stopped without ending".into()));
         };
         match rx.recv_timeout(POLL_INTERVAL) {
@@ -824,16 +855,17 @@ fn drive_sink(
                 if in_order {
                     // A batch job: no barriers; each queue is one channel, drained in turn.
                     let end = matches!(message, Message::End);
-                    sink_message(sink, job, message, &mut ended);
+                    sink_message(sinks, *queue_sink, job, message, &mut ended);
                     if end {
                         queues.pop_front();
                     }
                     continue;
                 }
+                let sink_of = |channel: usize| sink_of_channel.get(channel).copied().unwrap_or(0);
                 let aligned = match aligner.receive(channel, message) {
                     Received::Process(message) => {
                         let end = matches!(message, Message::End);
-                        sink_message(sink, job, message, &mut ended);
+                        sink_message(sinks, sink_of(channel), job, message, &mut ended);
                         match end.then(|| aligner.check()) {
                             Some(Received::Aligned(id)) => Some(id),
                             _ => None,
@@ -845,19 +877,19 @@ fn drive_sink(
                 if let Some(id) = aligned {
                     if let Some(handle) = &checkpoints {
                         if handle.drains(id)
-                            && let Err(e) = sink.end_input()
+                            && let Err(e) = sinks.end_input()
                         {
                             job.fail(e);
                         }
-                        match sink.pre_commit(id) {
+                        match sinks.pre_commit(id) {
                             Ok(state) => {
                                 handle.ack(id, Participant::Sink, ParticipantState::Sink(state))
                             }
                             Err(e) => job.fail(e),
                         }
                     }
-                    for (_, message) in aligner.release() {
-                        sink_message(sink, job, message, &mut ended);
+                    for (channel, message) in aligner.release() {
+                        sink_message(sinks, sink_of(channel), job, message, &mut ended);
                     }
                 }
             }

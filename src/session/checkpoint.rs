@@ -61,12 +61,16 @@ impl Session {
             .ok_or(SAVEPOINT_DIR[0])
     }
 
-    /// An INSERT job's name: `pipeline.name`, or Flink's `insert-into_<table's full name>`.
-    pub(super) fn job_name(&self, table: &str) -> String {
-        self.options
-            .get(PIPELINE_NAME)
-            .cloned()
-            .unwrap_or_else(|| format!("insert-into_default_catalog.default_database.{table}"))
+    /// An INSERT job's name: `pipeline.name`, or Flink's `insert-into_<table's full name>`
+    /// (the names of a statement set's tables after one another, comma-separated).
+    pub(super) fn job_name(&self, tables: &[&str]) -> String {
+        self.options.get(PIPELINE_NAME).cloned().unwrap_or_else(|| {
+            let names: Vec<String> = tables
+                .iter()
+                .map(|t| format!("default_catalog.default_database.{t}"))
+                .collect();
+            format!("insert-into_{}", names.join(","))
+        })
     }
 
     /// Checkpointing for the INSERT job `job_id` named `job_name`, when
@@ -164,7 +168,7 @@ impl Session {
         table: &str,
         plan: &crate::plan::stream::StreamPlan,
     ) -> Result<Option<String>, StatementError> {
-        let job_name = self.job_name(table);
+        let job_name = self.job_name(&[table]);
         let Some(config) = self.checkpoint_config("", &job_name)? else {
             return Ok(None);
         };
@@ -177,10 +181,14 @@ impl Session {
             return Ok(Some(text));
         };
         let sizes = crate::runtime::checkpoint::storage::operator_sizes(&path)?;
-        let uids: std::collections::HashSet<String> = crate::plan::stream::uid::operator_uids(plan)
-            .iter()
-            .map(|u| u.uid.to_string())
-            .collect();
+        // The job's uids: those of the plan it runs, after scan reuse (`build_sinks`).
+        let mut executed = [plan.clone()];
+        crate::plan::stream::scan_reuse::reuse_scans(&mut executed);
+        let uids: std::collections::HashSet<String> =
+            crate::plan::stream::uid::operator_uids(&executed[0])
+                .iter()
+                .map(|u| u.uid.to_string())
+                .collect();
         text += &format!("{}\n", path.display());
         if sizes.is_empty() {
             text += "no operator holds state\n";

@@ -1,15 +1,26 @@
 //! `INSERT INTO`: static partitions, the NOT NULL enforcer spliced before the sink, and
-//! what the sink refuses, checked before the job is submitted.
+//! what the sink refuses, checked before the job is submitted; the job of one INSERT or of
+//! a statement set's.
 
 use super::result::SinkTarget;
 use super::{PlannedInsert, Session, StatementError, StatementResult, position_error};
 use crate::catalog::CatalogEntry;
 use crate::exec::not_null::NotNullEnforcer;
+use crate::plan::stream::StreamPlan;
 use crate::plan::stream::translate::translate_insert;
-use crate::runtime::build::build_job;
+use crate::runtime::build::build_sinks;
 use crate::sql::SqlError;
-use crate::sql::ast::{Insert, ParsedStatement};
+use crate::sql::ast::{Insert, ParsedStatement, Statement};
 use crate::sql::parser::session_object_name;
+
+/// An INSERT planned and checked against its sink, before its job is built (alone, or
+/// with the other INSERTs of a statement set).
+pub(super) struct InsertPlan {
+    stream: StreamPlan,
+    target: SinkTarget,
+    /// The sink's NOT NULL columns (position and name), which Flink's enforcer checks.
+    not_null: Vec<(usize, String)>,
+}
 
 impl Session {
     /// An INSERT, planned and checked against its sink, ready to submit.
@@ -18,6 +29,77 @@ impl Session {
         parsed: &ParsedStatement,
         insert: &Insert,
     ) -> Result<StatementResult, StatementError> {
+        let plan = self.plan_insert(parsed, insert)?;
+        self.insert_job(vec![plan])
+    }
+
+    /// The job of `plans` (one INSERT, or a statement set's): one graph reading what they
+    /// share once, a sink per INSERT.
+    pub(super) fn insert_job(
+        &self,
+        plans: Vec<InsertPlan>,
+    ) -> Result<StatementResult, StatementError> {
+        let mut scanned = Vec::new();
+        for plan in &plans {
+            scanned.extend(plan.stream.scanned_tables());
+        }
+        self.wait_for_writers(&scanned);
+        let ctx = self.eval_context();
+        let streams: Vec<&StreamPlan> = plans.iter().map(|p| &p.stream).collect();
+        let mut graph = build_sinks(&streams, &ctx, &self.job_options()?)?;
+        let mut targets = Vec::new();
+        for (sink, plan) in plans.into_iter().enumerate() {
+            if !plan.not_null.is_empty() {
+                let drop = self.not_null_enforcer_drops()?;
+                let not_null = plan.not_null;
+                graph.push_before_sink(sink, &|| {
+                    Box::new(NotNullEnforcer::new(not_null.clone(), drop))
+                });
+            }
+            targets.push(plan.target);
+        }
+        Ok(StatementResult::Insert(PlannedInsert { graph, targets }))
+    }
+
+    /// A statement while `BEGIN STATEMENT SET` is open: an INSERT joins the set, `END`
+    /// submits it (nothing when it is empty), anything else is refused, as Flink's SQL
+    /// gateway refuses it.
+    pub(super) fn in_statement_set(
+        &mut self,
+        parsed: &ParsedStatement,
+    ) -> Result<StatementResult, StatementError> {
+        match &parsed.statement {
+            Statement::Insert(insert) => {
+                let plan = self.plan_insert(parsed, insert)?;
+                self.statement_set.get_or_insert_with(Vec::new).push(plan);
+                Ok(StatementResult::Done)
+            }
+            Statement::CreateTableAs { table, query } => {
+                if let Some(plan) = self.plan_create_table_as(parsed, table, query)? {
+                    self.statement_set.get_or_insert_with(Vec::new).push(plan);
+                }
+                Ok(StatementResult::Done)
+            }
+            Statement::EndStatementSet => {
+                let plans = self.statement_set.take().unwrap_or_default();
+                if plans.is_empty() {
+                    return Ok(StatementResult::Done);
+                }
+                self.insert_job(plans)
+            }
+            _ => Err(position_error(
+                parsed,
+                "Only 'INSERT/CREATE TABLE AS' statement is allowed in Statement Set or use 'END' statement to submit Statement Set.",
+            )),
+        }
+    }
+
+    /// An INSERT, planned and checked against its sink.
+    pub(super) fn plan_insert(
+        &self,
+        parsed: &ParsedStatement,
+        insert: &Insert,
+    ) -> Result<InsertPlan, StatementError> {
         let name = session_object_name(&insert.table).map_err(|m| position_error(parsed, m))?;
         let table = match self.catalog.get(&name) {
             Some(CatalogEntry::Table(t)) => t.clone(),
@@ -59,11 +141,8 @@ impl Session {
             &factory.writable_metadata(),
         )?;
         let sink_schema = plan.schema().clone();
-        let ctx = self.eval_context();
         let stream =
             translate_insert(&plan, &name, &self.planner_options()).map_err(SqlError::from)?;
-        self.wait_for_writers(&stream.scanned_tables());
-        let mut graph = build_job(&stream, &ctx, &self.job_options()?)?;
         // NULLs bound for NOT NULL sink columns: Flink's enforcer.
         let not_null: Vec<(usize, String)> = sink_schema
             .fields
@@ -78,10 +157,6 @@ impl Session {
             })
             .map(|(i, f)| (i, f.name.clone()))
             .collect();
-        if !not_null.is_empty() {
-            let drop = self.not_null_enforcer_drops()?;
-            graph.push_before_sink(&|| Box::new(NotNullEnforcer::new(not_null.clone(), drop)));
-        }
         // What the sink refuses, and its options, are checked before the job is
         // submitted.
         let target = SinkTarget {
@@ -104,21 +179,39 @@ impl Session {
             return Err(position_error(parsed, message));
         }
         factory.validate(&request)?;
-        Ok(StatementResult::Insert(PlannedInsert { graph, target }))
+        Ok(InsertPlan {
+            stream,
+            target,
+            not_null,
+        })
     }
 
     /// `CREATE TABLE t WITH (…) AS SELECT …`: a table of the query's columns (their names and
-    /// types, time attributes plain), and the INSERT job filling it. A query or sink that
-    /// cannot be planned leaves no table behind.
+    /// types, time attributes plain), and the INSERT job filling it.
     pub(super) fn create_table_as(
         &mut self,
         parsed: &ParsedStatement,
         create: &crate::sql::ast::CreateTable,
         query: &sqlparser::ast::Query,
     ) -> Result<StatementResult, StatementError> {
+        match self.plan_create_table_as(parsed, create, query)? {
+            Some(plan) => self.insert_job(vec![plan]),
+            None => Ok(StatementResult::Done),
+        }
+    }
+
+    /// The table of a `CREATE TABLE … AS SELECT`, created, and its INSERT planned; `None`
+    /// when the table exists and IF NOT EXISTS was written. A query or sink that cannot be
+    /// planned leaves no table behind.
+    fn plan_create_table_as(
+        &mut self,
+        parsed: &ParsedStatement,
+        create: &crate::sql::ast::CreateTable,
+        query: &sqlparser::ast::Query,
+    ) -> Result<Option<InsertPlan>, StatementError> {
         let name = session_object_name(&create.name).map_err(|m| position_error(parsed, m))?;
         if !self.is_new(&name, create.temporary, create.if_not_exists, parsed)? {
-            return Ok(StatementResult::Done);
+            return Ok(None);
         }
         let plan = crate::plan::bind::output_names(self.binder(&parsed.hints).bind_query(query)?);
         let mut table = create.clone();
@@ -146,10 +239,10 @@ impl Session {
             overwrite: false,
             query: Box::new(query.clone()),
         };
-        let planned = self.insert(parsed, &insert);
+        let planned = self.plan_insert(parsed, &insert);
         if planned.is_err() {
             self.catalog.remove(&name, create.temporary);
         }
-        planned
+        planned.map(Some)
     }
 }

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use super::result::PlannedInsert;
+use super::result::{PlannedInsert, run_into, table_names};
 use super::{Session, StatementError, StatementResult};
 use crate::catalog::CatalogEntry;
 use crate::runtime::checkpoint::{SavepointRequest, StopRequest};
@@ -64,8 +64,8 @@ struct Job {
     name: String,
     /// When it was submitted (the session clock's nanoseconds).
     started: i64,
-    /// The table its INSERT writes.
-    table: String,
+    /// The tables its INSERTs write.
+    tables: Vec<String>,
     checkpointing: bool,
     cancel: Arc<AtomicBool>,
     stop: Arc<StopRequest>,
@@ -113,8 +113,8 @@ impl Session {
                 "this client runs no job in the background".into(),
             ));
         };
-        let PlannedInsert { graph, target } = insert;
-        let launch = self.launch(&graph, &target.name)?;
+        let PlannedInsert { graph, targets } = insert;
+        let launch = self.launch(&graph, &table_names(&targets))?;
         let checkpointing = launch.options.checkpoint.is_some();
         let request_batch = self.batch_mode();
         let clock = self.clock.clone();
@@ -124,7 +124,11 @@ impl Session {
             status: Mutex::new(JobStatus::Running),
             failure: Mutex::new(None),
         });
-        let (id, name, table) = (launch.id.clone(), launch.name.clone(), target.name.clone());
+        let (id, name) = (launch.id.clone(), launch.name.clone());
+        let tables: Vec<String> = table_names(&targets)
+            .into_iter()
+            .map(String::from)
+            .collect();
         let thread = {
             let (cancel, shared) = (cancel.clone(), shared.clone());
             std::thread::Builder::new()
@@ -132,16 +136,15 @@ impl Session {
                 .spawn(move || {
                     let id = launch.id.clone();
                     let mut out = (background.output)();
-                    let request = target.request(request_batch, clock, checkpointing);
-                    let result = target
-                        .factory
-                        .create(&request, &mut *out)
-                        .map_err(|e| StatementError::Job(e.0))
-                        .and_then(|mut sink| {
-                            launch
-                                .run(graph, sink.as_mut(), cancel.clone())
-                                .map_err(StatementError::from)
-                        });
+                    let result = run_into(
+                        launch,
+                        graph,
+                        &targets,
+                        request_batch,
+                        clock,
+                        &mut *out,
+                        cancel.clone(),
+                    );
                     let _ = out.flush();
                     let status = match &result {
                         Ok(()) => JobStatus::Finished,
@@ -164,7 +167,7 @@ impl Session {
             id: id.clone(),
             name,
             started: self.clock.now_nanos(),
-            table,
+            tables,
             checkpointing,
             cancel,
             stop,
@@ -276,9 +279,10 @@ impl Session {
         };
         let read: Vec<_> = tables.iter().filter_map(|t| path_of(t)).collect();
         for job in &self.jobs.list {
-            if tables.contains(&job.table)
-                || path_of(&job.table).is_some_and(|path| read.contains(&path))
-            {
+            let writes = |table: &String| {
+                tables.contains(table) || path_of(table).is_some_and(|path| read.contains(&path))
+            };
+            if job.tables.iter().any(writes) {
                 while job.status() == JobStatus::Running {
                     std::thread::sleep(std::time::Duration::from_millis(5));
                 }

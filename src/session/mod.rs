@@ -86,6 +86,8 @@ pub struct Session {
     /// them there.
     pub background: Option<Background>,
     jobs: jobs::Jobs,
+    /// The INSERTs gathered since `BEGIN STATEMENT SET`, while one is open.
+    statement_set: Option<Vec<insert::InsertPlan>>,
 }
 
 impl Default for Session {
@@ -111,6 +113,7 @@ impl Session {
             resume: false,
             background: None,
             jobs: jobs::Jobs::default(),
+            statement_set: None,
         }
     }
 
@@ -133,9 +136,13 @@ impl Session {
 
     /// An INSERT's job into `table`, ready to run: its id and name, its checkpoints when
     /// they are on, and the checkpoint `execution.state-recovery.path` names when it is set.
-    pub(super) fn launch(&self, graph: &JobGraph, table: &str) -> Result<Launch, StatementError> {
+    pub(super) fn launch(
+        &self,
+        graph: &JobGraph,
+        tables: &[&str],
+    ) -> Result<Launch, StatementError> {
         let id = new_job_id();
-        let name = self.job_name(table);
+        let name = self.job_name(tables);
         let checkpoint = self.checkpoint_config(&id, &name)?;
         let restore = self.restore_state(graph, checkpoint.as_ref())?;
         if let Some(config) = &checkpoint {
@@ -276,6 +283,9 @@ impl Session {
                 parsed,
                 "Invalid time zone. The value should be a Time Zone Database (TZDB) ID such as 'America/Los_Angeles' to include daylight saving time. Fixed offsets are supported using 'GMT-03:00' or 'GMT+03:00'. Or use 'UTC' without time zone and daylight saving time.",
             ));
+        }
+        if self.statement_set.is_some() {
+            return self.in_statement_set(parsed);
         }
         match &parsed.statement {
             Statement::Set { key: None, .. } => {
@@ -451,9 +461,26 @@ impl Session {
             } => self.explain(parsed, statement, changelog_mode),
             Statement::Query(query) => {
                 let (plan, names) = self.plan_select(query, parsed)?;
-                Ok(StatementResult::Query(self.planned_query(&plan, &names)?))
+                Ok(StatementResult::Query(Box::new(
+                    self.planned_query(&plan, &names)?,
+                )))
             }
             Statement::Insert(insert) => self.insert(parsed, insert),
+            Statement::StatementSet(inserts) => {
+                let plans = inserts
+                    .iter()
+                    .map(|insert| self.plan_insert(parsed, insert))
+                    .collect::<Result<Vec<_>, _>>()?;
+                self.insert_job(plans)
+            }
+            Statement::BeginStatementSet => {
+                self.statement_set = Some(Vec::new());
+                Ok(StatementResult::Done)
+            }
+            Statement::EndStatementSet => Err(position_error(
+                parsed,
+                "No Statement Set to submit. 'END' statement should be used after 'BEGIN STATEMENT SET'.",
+            )),
             Statement::ShowJobs => Ok(self.show_jobs(None)),
             Statement::DescribeJob(id) => match self.show_jobs(Some(id)) {
                 StatementResult::Rows { rows, .. } if rows.is_empty() => Err(position_error(
@@ -568,7 +595,7 @@ impl Session {
             .collect();
         if !not_null.is_empty() {
             let drop = self.not_null_enforcer_drops()?;
-            graph.push_before_sink(&|| {
+            graph.push_before_sink(0, &|| {
                 Box::new(crate::exec::not_null::NotNullEnforcer::new(
                     not_null.clone(),
                     drop,
@@ -767,15 +794,15 @@ pub(super) struct Launch {
 }
 
 impl Launch {
-    /// Runs the job into `sink` until it ends or `cancel` is set; a job with checkpoints
-    /// that stopped before its end says where a restart can go on from.
+    /// Runs the job into its sinks (one per INSERT) until it ends or `cancel` is set; a job
+    /// with checkpoints that stopped before its end says where a restart can go on from.
     pub(super) fn run(
         self,
         graph: JobGraph,
-        sink: &mut dyn Sink,
+        sinks: &mut [&mut dyn Sink],
         cancel: Arc<AtomicBool>,
     ) -> Result<(), ExecError> {
-        let result = run::run(graph, sink, cancel, &self.options);
+        let result = run::run_sinks(graph, sinks, cancel, &self.options);
         report_late_rows(&self.options);
         if result.is_err()
             && let Some(config) = &self.options.checkpoint

@@ -1,12 +1,16 @@
 //! What a statement results in: done, a listing, a plan's text, or a job ready to run.
 
+use std::cell::RefCell;
 use std::io::Write;
+use std::rc::Rc;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
-use super::{Session, StatementError};
+use super::{Launch, Session, StatementError};
 use crate::catalog::TableDef;
 use crate::clock::Clock;
 use crate::connector::registry::{SinkFactory, SinkRequest};
+use crate::connector::sink::Sink;
 use crate::runtime::graph::JobGraph;
 use crate::runtime::run::RunOptions;
 use crate::types::Schema;
@@ -24,7 +28,7 @@ pub enum StatementResult {
     /// `EXPLAIN`'s text.
     Explain(String),
     /// A `SELECT`, planned and built, for the caller to run with a sink of its own.
-    Query(PlannedQuery),
+    Query(Box<PlannedQuery>),
     /// An `INSERT`, checked against its sink, ready to submit.
     Insert(PlannedInsert),
 }
@@ -46,10 +50,10 @@ pub struct PlannedQuery {
     pub run_options: RunOptions,
 }
 
-/// An INSERT's job and the sink it writes to.
+/// An INSERT's job and the sink it writes to (a statement set's: one per INSERT).
 pub struct PlannedInsert {
     pub(super) graph: JobGraph,
-    pub(super) target: SinkTarget,
+    pub(super) targets: Vec<SinkTarget>,
 }
 
 /// What an INSERT's sink is made from.
@@ -91,19 +95,71 @@ impl SinkTarget {
 }
 
 impl PlannedInsert {
-    /// Runs the job into the table's sink, which writes to `out` where it prints (the print
-    /// connector).
+    /// Runs the job into the tables' sinks, which write to `out` where they print (the
+    /// print connector).
     pub fn run(self, session: &Session, out: &mut dyn Write) -> Result<(), StatementError> {
-        let PlannedInsert { graph, target } = self;
-        let launch = session.launch(&graph, &target.name)?;
-        let checkpointing = launch.options.checkpoint.is_some();
-        let request = target.request(session.batch_mode(), session.clock.clone(), checkpointing);
-        let mut sink = target.factory.create(&request, out)?;
-        Ok(launch.run(graph, sink.as_mut(), session.cancel.clone())?)
+        let PlannedInsert { graph, targets } = self;
+        let launch = session.launch(&graph, &table_names(&targets))?;
+        run_into(
+            launch,
+            graph,
+            &targets,
+            session.batch_mode(),
+            session.clock.clone(),
+            out,
+            session.cancel.clone(),
+        )
+    }
+}
+
+/// The names of the tables `targets` write.
+pub(super) fn table_names(targets: &[SinkTarget]) -> Vec<&str> {
+    targets.iter().map(|t| t.name.as_str()).collect()
+}
+
+/// Creates the sinks of `targets`, each printing to `out`, and runs `launch`'s job into them.
+pub(super) fn run_into(
+    launch: Launch,
+    graph: JobGraph,
+    targets: &[SinkTarget],
+    batch: bool,
+    clock: Arc<dyn Clock>,
+    out: &mut dyn Write,
+    cancel: Arc<AtomicBool>,
+) -> Result<(), StatementError> {
+    let checkpointing = launch.options.checkpoint.is_some();
+    let shared = SharedOut(Rc::new(RefCell::new(out)));
+    let mut outs: Vec<SharedOut> = targets.iter().map(|_| shared.clone()).collect();
+    let requests: Vec<SinkRequest> = targets
+        .iter()
+        .map(|t| t.request(batch, clock.clone(), checkpointing))
+        .collect();
+    let mut sinks = Vec::new();
+    for ((target, request), out) in targets.iter().zip(&requests).zip(outs.iter_mut()) {
+        sinks.push(target.factory.create(request, out)?);
+    }
+    let mut sinks: Vec<&mut dyn Sink> = sinks
+        .iter_mut()
+        .map(|s| &mut **s as &mut dyn Sink)
+        .collect();
+    Ok(launch.run(graph, &mut sinks, cancel)?)
+}
+
+/// The client's output, written by each sink of a job (a statement set's print sinks print
+/// to the same place). The sinks run on one thread, one call at a time.
+#[derive(Clone)]
+struct SharedOut<'o>(Rc<RefCell<&'o mut dyn Write>>);
+
+impl Write for SharedOut<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().write(buf)
     }
 
-    /// The table the INSERT writes.
-    pub fn table(&self) -> &str {
-        &self.target.name
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.0.borrow_mut().write_all(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.borrow_mut().flush()
     }
 }

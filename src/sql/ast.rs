@@ -85,6 +85,13 @@ pub enum Statement {
         like: Option<ShowLike>,
     },
     /// `EXPLAIN [CHANGELOG_MODE] stmt`; `changelog_mode` adds each node's changelog mode.
+    /// `EXECUTE STATEMENT SET BEGIN INSERT …; INSERT …; END`: the INSERTs as one job.
+    StatementSet(Vec<Insert>),
+    /// The SQL client's `BEGIN STATEMENT SET`: the INSERTs that follow are gathered until
+    /// `END` submits them as one job.
+    BeginStatementSet,
+    /// `END` of a `BEGIN STATEMENT SET`.
+    EndStatementSet,
     Explain {
         statement: Box<Statement>,
         changelog_mode: bool,

@@ -394,12 +394,41 @@ impl StatementParser<'_, '_> {
                         }
                     }
                 }
+                let statement = if self.keywords(&["STATEMENT", "SET"]) {
+                    self.statement_set()?
+                } else {
+                    self.statement_body()?
+                };
                 Ok(Statement::Explain {
-                    statement: Box::new(self.statement_body()?),
+                    statement: Box::new(statement),
                     changelog_mode,
                 })
             }
             "INSERT" => self.insert(),
+            "EXECUTE" => {
+                self.parser.next_token();
+                if self.keywords(&["STATEMENT", "SET"]) {
+                    self.statement_set()
+                } else if self.peek_word(0).as_deref() == Some("INSERT") {
+                    self.insert()
+                } else {
+                    let found = self.parser.peek_token_ref().clone();
+                    Err(error_at(
+                        found.span,
+                        format!("expected STATEMENT SET or INSERT, found {}", found.token),
+                    ))
+                }
+            }
+            "BEGIN" => {
+                self.parser.next_token();
+                self.expect_keyword("STATEMENT")?;
+                self.expect_keyword("SET")?;
+                Ok(Statement::BeginStatementSet)
+            }
+            "END" => {
+                self.parser.next_token();
+                Ok(Statement::EndStatementSet)
+            }
             "ALTER" => self.alter(),
             "USE" => {
                 self.parser.next_token();
@@ -1133,7 +1162,40 @@ impl StatementParser<'_, '_> {
         Ok(scratch.columns)
     }
 
+    /// A statement set's body, after `STATEMENT SET`: `BEGIN`, INSERTs each ended by `;`,
+    /// `END`.
+    fn statement_set(&mut self) -> Result<Statement, ParserError> {
+        self.expect_keyword("BEGIN")?;
+        let mut inserts = Vec::new();
+        loop {
+            if !inserts.is_empty() && self.keyword("END") {
+                return Ok(Statement::StatementSet(inserts));
+            }
+            if self.peek_word(0).as_deref() != Some("INSERT") {
+                let found = self.parser.peek_token_ref().clone();
+                let expected = if inserts.is_empty() {
+                    "INSERT"
+                } else {
+                    "INSERT or END"
+                };
+                return Err(error_at(
+                    found.span,
+                    format!(
+                        "expected {expected} in a statement set, found {}",
+                        found.token
+                    ),
+                ));
+            }
+            inserts.push(self.insert_body()?);
+            self.parser.expect_token(&Token::SemiColon)?;
+        }
+    }
+
     fn insert(&mut self) -> Result<Statement, ParserError> {
+        Ok(Statement::Insert(self.insert_body()?))
+    }
+
+    fn insert_body(&mut self) -> Result<Insert, ParserError> {
         self.parser.next_token();
         let overwrite = if self.keyword("OVERWRITE") {
             true
@@ -1165,13 +1227,13 @@ impl StatementParser<'_, '_> {
             self.parser.expect_token(&Token::RParen)?;
         }
         let query = self.parser.parse_query()?;
-        Ok(Statement::Insert(Insert {
+        Ok(Insert {
             table,
             static_partitions,
             columns,
             overwrite,
             query,
-        }))
+        })
     }
 }
 

@@ -20,6 +20,7 @@ pub mod lookup_join;
 pub mod over_aggregate;
 pub mod rank;
 pub mod reuse;
+pub mod scan_reuse;
 pub mod sink;
 pub mod table_source_scan;
 pub mod temporal_join;
@@ -541,31 +542,48 @@ impl StreamPlan {
     /// `EXPLAIN CHANGELOG_MODE` prints it) or, with [`Spelling::Execution`], the optimized
     /// execution plan, which marks reused sub-plans as Flink's does (see [`ReuseMarks`]).
     pub fn explain(&self, spelling: Spelling, changelog_mode: bool) -> String {
+        StreamPlan::explain_all(&[self], spelling, changelog_mode)
+    }
+
+    /// [`StreamPlan::explain`] of several sink plans run as one job (a statement set's), one
+    /// after another with a blank line between, reuse marks counted over them all.
+    pub fn explain_all(plans: &[&StreamPlan], spelling: Spelling, changelog_mode: bool) -> String {
         let mut marks = ReuseMarks::default();
         if spelling == Spelling::Execution {
             marks.mode = MarkMode::Count;
             marks.next_id = 1;
-            let mut counted = TreeWriter::new();
-            self.explain_into(
-                &mut counted,
+            for plan in plans {
+                let mut counted = TreeWriter::new();
+                plan.explain_into(
+                    &mut counted,
+                    &mut Vec::new(),
+                    spelling,
+                    false,
+                    None,
+                    &mut marks,
+                );
+            }
+            marks.mode = if plans.len() > 1 {
+                MarkMode::PrintBlocks
+            } else {
+                MarkMode::Print
+            };
+        }
+        let mut trees = Vec::new();
+        for plan in plans {
+            let mut tree = TreeWriter::new();
+            plan.explain_into(
+                &mut tree,
                 &mut Vec::new(),
                 spelling,
-                false,
+                changelog_mode,
                 None,
                 &mut marks,
             );
-            marks.mode = MarkMode::Print;
+            trees.append(&mut marks.blocks);
+            trees.push(tree.finish());
         }
-        let mut tree = TreeWriter::new();
-        self.explain_into(
-            &mut tree,
-            &mut Vec::new(),
-            spelling,
-            changelog_mode,
-            None,
-            &mut marks,
-        );
-        tree.finish()
+        trees.join("\n")
     }
 
     fn explain_into(
@@ -614,7 +632,7 @@ impl StreamPlan {
                 digest.push(',');
             }
             let next = marks.next_id;
-            let entry = marks.seen.entry(digest).or_default();
+            let entry = marks.seen.entry(digest.clone()).or_default();
             match marks.mode {
                 MarkMode::Count => {
                     entry.count += 1;
@@ -634,6 +652,34 @@ impl StreamPlan {
                         }
                         entry.printed = true;
                         reuse_id = Some(id);
+                    }
+                }
+                MarkMode::PrintBlocks => {
+                    let (id, printed) = (entry.id, entry.printed);
+                    if let Some(id) = id {
+                        if marks.block_root.as_ref() == Some(&digest) {
+                            // The root of the block being printed.
+                            marks.block_root = None;
+                            reuse_id = Some(id);
+                        } else {
+                            if !printed {
+                                entry.printed = true;
+                                let mut block = TreeWriter::new();
+                                let outer = marks.block_root.replace(digest);
+                                self.explain_into(
+                                    &mut block,
+                                    &mut Vec::new(),
+                                    spelling,
+                                    changelog_mode,
+                                    offered,
+                                    marks,
+                                );
+                                marks.block_root = outer;
+                                marks.blocks.push(block.finish());
+                            }
+                            tree.line(prefix, &format!("Reused(reference_id=[{id}])"));
+                            return;
+                        }
                     }
                 }
                 MarkMode::Off => {}
@@ -714,11 +760,19 @@ impl StreamPlan {
 /// time with `(reuse_id=[n])`, and as `Reused(reference_id=[n])` after. A first walk in the
 /// printing order counts the sub-plans, not entering one already met, and numbers each when
 /// it is met the second time (so the numbers follow the second meetings, as Flink's do).
+///
+/// Several sink plans (a statement set's) print as Flink's DAG: each reused sub-plan as a
+/// tree of its own (`MarkMode::PrintBlocks`), before the first tree that reads it, and
+/// `Reused(reference_id=[n])` wherever it is read.
 #[derive(Debug, Default)]
 struct ReuseMarks {
     mode: MarkMode,
     seen: std::collections::HashMap<String, Seen>,
     next_id: usize,
+    /// The trees of reused sub-plans printed so far, inner ones first.
+    blocks: Vec<String>,
+    /// The digest of the reused sub-plan whose own tree is being printed.
+    block_root: Option<String>,
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -727,6 +781,7 @@ enum MarkMode {
     Off,
     Count,
     Print,
+    PrintBlocks,
 }
 
 #[derive(Debug, Default)]

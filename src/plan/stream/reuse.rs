@@ -23,10 +23,13 @@ pub struct Reuse {
 }
 
 impl Reuse {
-    pub fn of(plan: &StreamPlan) -> Reuse {
+    /// The reused sub-plans of `plans` (one per sink of a job), within and across them.
+    pub fn of(plans: &[&StreamPlan]) -> Reuse {
         let mut digests = HashMap::new();
         let mut parents: Vec<(SubPlan, Option<SubPlan>)> = Vec::new();
-        digest(plan, &mut digests, &mut parents);
+        for plan in plans {
+            digest(plan, &mut digests, &mut parents);
+        }
         let mut counts: HashMap<SubPlan, usize> = HashMap::new();
         for (node, _) in &parents {
             *counts.entry(*node).or_insert(0) += 1;

@@ -54,13 +54,18 @@ pub fn operator_uids(plan: &StreamPlan) -> Vec<NodeUid> {
     out
 }
 
-/// The uid of every node of `plan`, by the node's address: the builder gives the operators
-/// it makes for a node the node's uid.
-pub fn uids_by_node(plan: &StreamPlan) -> HashMap<*const StreamPlan, NodeUid> {
+/// The uid of every node of `plans` (one per sink of a job), by the node's address: the
+/// builder gives the operators it makes for a node the node's uid. The plans are walked in
+/// turn as one, so that two INSERTs of a statement set scanning one table give their scans
+/// two uids; the first plan's uids are those it has alone.
+pub fn uids_by_node(plans: &[&StreamPlan]) -> HashMap<*const StreamPlan, NodeUid> {
     let mut out = HashMap::new();
-    walk(plan, &mut HashMap::new(), &mut |node, uid| {
-        out.insert(node as *const StreamPlan, uid);
-    });
+    let mut seen = HashMap::new();
+    for plan in plans {
+        walk(plan, &mut seen, &mut |node, uid| {
+            out.insert(node as *const StreamPlan, uid);
+        });
+    }
     out
 }
 

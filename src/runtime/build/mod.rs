@@ -72,6 +72,7 @@ use crate::plan::stream::lookup_join::StreamLookupJoin;
 use crate::plan::stream::over_aggregate::StreamOverAggregate;
 use crate::plan::stream::rank::StreamRank;
 use crate::plan::stream::reuse::{Reuse, SubPlan};
+use crate::plan::stream::scan_reuse::reuse_scans;
 use crate::plan::stream::table_source_scan::StreamTableSourceScan;
 use crate::plan::stream::temporal_join::StreamTemporalJoin;
 use crate::plan::stream::temporal_sort::StreamTemporalSort;
@@ -212,24 +213,46 @@ pub fn build_job(
     ctx: &EvalContext,
     options: &JobOptions,
 ) -> Result<JobGraph, BuildError> {
+    build_sinks(&[plan], ctx, options)
+}
+
+/// The job graph of several sink plans (a statement set's INSERTs) run as one job: a
+/// sub-plan two of them hold (a scan of one table) is read once, as within one plan, and
+/// each plan's rows go to its own sink (the sink edges' `input`). Scans of one table that
+/// differ in their columns alone are first made one (Flink's scan reuse), in streaming
+/// mode, where the builder shares sub-plans.
+pub fn build_sinks(
+    plans: &[&StreamPlan],
+    ctx: &EvalContext,
+    options: &JobOptions,
+) -> Result<JobGraph, BuildError> {
+    let mut owned: Vec<StreamPlan> = plans.iter().map(|p| (*p).clone()).collect();
+    if !ctx.batch_mode {
+        reuse_scans(&mut owned);
+    }
+    let plans: Vec<&StreamPlan> = owned.iter().collect();
+    let plans = plans.as_slice();
     let mut graph = JobGraph {
         max_parallelism: options.max_parallelism,
         ..JobGraph::default()
     };
     let options = &JobOptions {
-        exact_watermarks: source::needs_exact_watermarks(plan),
+        exact_watermarks: plans.iter().any(|p| source::needs_exact_watermarks(p)),
         ..options.clone()
     };
     let mut groups = BuildState {
         alignment: HashMap::new(),
-        uids: uids_by_node(plan),
-        reuse: Reuse::of(plan),
+        uids: uids_by_node(plans),
+        reuse: Reuse::of(plans),
         shared: HashMap::new(),
     };
-    graph.sink_uid = groups.uids.get(&(plan as *const StreamPlan)).cloned();
-    let built = build(plan, ctx, options, &mut graph, &mut groups)?;
     let mut sink_inputs = Vec::new();
-    built.edges(&mut graph, 0, &Partitioning::Global, &mut sink_inputs);
+    for (sink, plan) in plans.iter().enumerate() {
+        let uid = groups.uids.get(&(*plan as *const StreamPlan)).cloned();
+        graph.sink_uids.push(uid.unwrap_or_else(NodeUid::unnamed));
+        let built = build(plan, ctx, options, &mut graph, &mut groups)?;
+        built.edges(&mut graph, sink, &Partitioning::Global, &mut sink_inputs);
+    }
     graph.sink_inputs = sink_inputs;
     Ok(graph)
 }

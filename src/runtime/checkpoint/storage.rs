@@ -143,7 +143,6 @@ pub struct GraphUids {
     /// Per task vertex, its name and the uids of its chain.
     pub tasks: Vec<(String, Vec<NodeUid>)>,
     pub sources: Vec<SourceUids>,
-    pub sink: Option<NodeUid>,
     pub max_parallelism: u32,
 }
 
