@@ -183,6 +183,11 @@ impl Session {
                 .options
                 .get(CDC_EVENTS_DUPLICATE)
                 .is_some_and(|v| v.eq_ignore_ascii_case("true")),
+            emit_fire: [EARLY_FIRE, LATE_FIRE].into_iter().find(|key| {
+                self.options
+                    .get(*key)
+                    .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+            }),
         }
     }
 

@@ -13,6 +13,9 @@ pub const IDLE_TIMEOUT: &str = "table.exec.source.idle-timeout";
 /// Idle state retention of the operators that keep state per key (0: for ever).
 pub const STATE_TTL: &str = "table.exec.state.ttl";
 pub const CDC_EVENTS_DUPLICATE: &str = "table.exec.source.cdc-events-duplicate";
+/// Early and late firing of group windows (refused when on, `refuse_emit_strategy`).
+pub const EARLY_FIRE: &str = "table.exec.emit.early-fire.enabled";
+pub const LATE_FIRE: &str = "table.exec.emit.late-fire.enabled";
 pub const MAX_PARALLELISM: &str = "pipeline.max-parallelism";
 pub const RESULT_MODE: &str = "sql-client.execution.result-mode";
 /// The SQL client's column cap.

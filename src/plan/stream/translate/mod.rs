@@ -34,6 +34,9 @@ pub fn translate(
     let mut plan = convert(plan)?;
     normalize_changelogs(&mut plan, options.cdc_events_duplicate);
     refuse_updating_over_input(&plan)?;
+    if let Some(key) = options.emit_fire {
+        refuse_emit_strategy(&plan, key)?;
+    }
     let all = vec![true; plan.schema().len()];
     let mut plan = prune(plan, &all).0;
     infer_update_kinds(&mut plan, root);
@@ -62,4 +65,33 @@ pub struct PlannerOptions {
     /// `table.exec.source.cdc-events-duplicate`: a changelog source with a primary key may
     /// repeat events, so its rows are normalized by key.
     pub cdc_events_duplicate: bool,
+    /// The first of `table.exec.emit.early-fire.enabled` and `…late-fire.enabled` that is
+    /// `true`, if any.
+    pub emit_fire: Option<&'static str>,
+}
+
+/// Early or late firing asked for (`table.exec.emit.early-fire.enabled` / `late-fire.enabled`):
+/// Flink refuses it on window TVF aggregates, with its message. Its legacy group windows fire
+/// early and late, which Tideline does not do yet: refused by name rather than run without
+/// the firings (the late rows Flink would fire would be dropped).
+fn refuse_emit_strategy(plan: &StreamPlan, key: &str) -> Result<(), PlanError> {
+    let refused = |message: String| PlanError::Refused {
+        message,
+        line: 0,
+        column: 0,
+    };
+    match plan {
+        StreamPlan::WindowAggregate(_) => return Err(refused(
+            "Currently, window table function based aggregate doesn't support early-fire and late-fire configuration 'table.exec.emit.early-fire.enabled' and 'table.exec.emit.late-fire.enabled'.".into(),
+        )),
+        StreamPlan::GroupWindowAggregate(_) => {
+            return Err(refused(format!(
+                "'{key}' = 'true': early and late firing of group windows is not supported yet (Tideline fires each window once, when the watermark passes its end)"
+            )));
+        }
+        _ => {}
+    }
+    plan.inputs()
+        .into_iter()
+        .try_for_each(|input| refuse_emit_strategy(input, key))
 }
