@@ -26,6 +26,16 @@
 //! `TimeWindowUtil.toEpochMillsForTimer` (the first instant after a skipped hour, the later
 //! of a repeated one). On TIMESTAMP the zone plays no part.
 //!
+//! With an emit strategy (`table.exec.emit.*`, Flink's `WindowEmitStrategy`; never over
+//! sessions or TVFs, which Flink refuses) a window fires more than once: early, before its
+//! end, on every row or a processing-time delay after a row (Flink's `ElementTriggers.every`
+//! and `ProcessingTimeTriggers.every`); on time, as above; and late, for rows up to the
+//! allowed lateness after its end, which keeps it until then. Its first firing is an insert,
+//! each later one that changes its aggregates an update (`-U` when the consumer asks, then
+//! `+U`); the last emitted values are kept per window to tell (Flink's `previousState`). A row
+//! that fires its window at once flushes the batch's pending rows first, so that each row's
+//! firing sees exactly the rows before it, as Flink's per-row trigger does.
+//!
 //! State is keyed by the key's bytes and snapshotted per key group; `open` must come before
 //! `restore` (it says which key groups the instance owns and whether the zone observes DST,
 //! which restored trigger times depend on). The late-row count is instance state.
@@ -39,7 +49,9 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::types::TimestampNanosecondType;
 use arrow_array::{Array, ArrayRef, PrimitiveArray, RecordBatch};
+use arrow_row::{RowConverter, SortField};
 use arrow_schema::{Schema as ArrowSchema, SchemaRef};
+use arrow_select::interleave::interleave;
 use hashbrown::HashMap;
 
 use super::aggregate::{
@@ -56,8 +68,9 @@ use crate::clock::Clock;
 use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, OperatorContext, Output};
 use crate::plan::aggregate::{AggregateCall, GroupWindow, GroupWindowKind, WindowProperty};
+use crate::plan::stream::group_window_aggregate::EmitStrategy;
 use crate::types::TimeAttribute;
-use crate::types::chunk::{StreamChunk, batch_with_rows};
+use crate::types::chunk::{RowKind, StreamChunk, batch_with_rows};
 use crate::types::time::SessionZone;
 
 const NANOS_PER_MILLI: i64 = 1_000_000;
@@ -69,6 +82,11 @@ struct Window {
     start: i64,
     end: i64,
     trigger: i64,
+    /// Where its entry in `timers` is: its trigger time, or with an emit strategy its cleanup
+    /// time (trigger + lateness) once it fired or if it opened late.
+    timer: i64,
+    /// It fired on time (an emit strategy keeps it for late rows after that).
+    fired: bool,
     /// Rows accumulated less rows retracted (kept only over a retracting input): a window
     /// left with none emits nothing.
     rows: i64,
@@ -107,6 +125,36 @@ pub struct GroupWindowAggregateOperator {
     /// Over a retracting input: whether the row being assigned takes its row back.
     retract_row: bool,
     retracting: bool,
+    /// Early and late firings, when the plan asks for them.
+    emit: Option<Emit>,
+}
+
+impl Emit {
+    /// Drops the pending delayed firing of `slot`, if any.
+    fn cancel_firing(&mut self, slot: u32) {
+        if let Some(at) = self.next_firing[slot as usize].take()
+            && let Some(slots) = self.firings.get_mut(&at)
+        {
+            slots.retain(|&s| s != slot);
+            if slots.is_empty() {
+                self.firings.remove(&at);
+            }
+        }
+    }
+}
+
+/// What an emit strategy keeps beside the windows: per slot the aggregates it emitted last
+/// (`arrow-row` bytes) and its pending processing-time firing; those firings by time; and
+/// the slots the row being assigned went to.
+struct Emit {
+    strategy: EmitStrategy,
+    /// Whether an update emits `-U` before `+U`.
+    update_before: bool,
+    converter: RowConverter,
+    previous: Vec<Option<Box<[u8]>>>,
+    next_firing: Vec<Option<i64>>,
+    firings: BTreeMap<i64, Vec<u32>>,
+    assigned: Vec<u32>,
 }
 
 impl GroupWindowAggregateOperator {
@@ -160,7 +208,39 @@ impl GroupWindowAggregateOperator {
             pending: PendingRows::new(retracting),
             retract_row: false,
             retracting,
+            emit: None,
         })
+    }
+
+    /// The operator with Flink's emit strategy `strategy` (see the module's documentation);
+    /// `update_before`: updates emit their old row first.
+    pub fn with_emit(
+        mut self,
+        strategy: EmitStrategy,
+        update_before: bool,
+    ) -> Result<Self, ExecError> {
+        let first = self.encoder.as_ref().map_or(0, |_| {
+            self.output.fields().len() - self.accumulators.len() - self.properties.len()
+        });
+        let fields = self.output.fields()[first..first + self.accumulators.len()]
+            .iter()
+            .map(|f| SortField::new(f.data_type().clone()))
+            .collect();
+        self.emit = Some(Emit {
+            strategy,
+            update_before,
+            converter: RowConverter::new(fields)?,
+            previous: vec![None; self.slots.len()],
+            next_firing: vec![None; self.slots.len()],
+            firings: BTreeMap::new(),
+            assigned: Vec::new(),
+        });
+        Ok(self)
+    }
+
+    /// How long after its end a fired window takes late rows (ms).
+    fn lateness(&self) -> i64 {
+        self.emit.as_ref().map_or(0, |e| e.strategy.allow_lateness)
     }
 
     fn is_rowtime(&self) -> bool {
@@ -190,8 +270,9 @@ impl GroupWindowAggregateOperator {
         )
     }
 
+    /// Whether a window firing at `trigger` takes no more rows (its cleanup time passed).
     fn is_late(&self, trigger: i64) -> bool {
-        self.is_rowtime() && trigger <= self.watermark
+        self.is_rowtime() && trigger.saturating_add(self.lateness()) <= self.watermark
     }
 
     /// The id of a live key.
@@ -205,11 +286,21 @@ impl GroupWindowAggregateOperator {
 
     /// A new window of `key`, with its slot and timer.
     fn open_window(&mut self, key: u32, start: i64, end: i64) -> u32 {
+        let trigger = self.trigger_time(end);
+        // A window opening late (within the lateness) never fires on time: only its rows
+        // fire it, and it goes at its cleanup time.
+        let timer = if self.emit.is_some() && self.is_rowtime() && trigger <= self.watermark {
+            trigger.saturating_add(self.lateness())
+        } else {
+            trigger
+        };
         let window = Window {
             key,
             start,
             end,
-            trigger: self.trigger_time(end),
+            trigger,
+            timer,
+            fired: false,
             rows: 0,
         };
         let slot = match self.free_slots.pop() {
@@ -223,11 +314,15 @@ impl GroupWindowAggregateOperator {
                 for a in &mut self.accumulators {
                     a.resize(slots);
                 }
+                if let Some(emit) = &mut self.emit {
+                    emit.previous.resize(slots, None);
+                    emit.next_firing.resize(slots, None);
+                }
                 (slots - 1) as u32
             }
         };
         self.keys.value_mut(key).push(slot);
-        self.timers.entry(window.trigger).or_default().push(slot);
+        self.timers.entry(window.timer).or_default().push(slot);
         if self.uses_fixed_map() {
             self.fixed.insert((key, end), slot);
         }
@@ -250,7 +345,11 @@ impl GroupWindowAggregateOperator {
     fn close_window(&mut self, slot: u32, fired: bool, in_bulk: bool) {
         let window = self.slots[slot as usize];
         if !fired {
-            self.remove_timer(window.trigger, slot);
+            self.remove_timer(window.timer, slot);
+        }
+        if let Some(emit) = &mut self.emit {
+            emit.previous[slot as usize] = None;
+            emit.cancel_firing(slot);
         }
         if !in_bulk && self.uses_fixed_map() {
             self.fixed.remove(&(window.key, window.end));
@@ -282,6 +381,142 @@ impl GroupWindowAggregateOperator {
             clock: self.clock.as_ref(),
         }
         .batch(keys, slots, bounds)
+    }
+
+    /// The rows of windows `slots` (by their keys and bounds) with aggregate values `aggregates`.
+    fn rows_of(&self, slots: &[u32], aggregates: Vec<ArrayRef>) -> Result<RecordBatch, ExecError> {
+        let bounds: Vec<(i64, i64)> = slots
+            .iter()
+            .map(|&s| (self.slots[s as usize].start, self.slots[s as usize].end))
+            .collect();
+        WindowRows {
+            encoder: self.encoder.as_ref(),
+            accumulators: &self.accumulators,
+            properties: &self.properties,
+            output: &self.output,
+            window_clock: &self.window_clock,
+            clock: self.clock.as_ref(),
+        }
+        .batch_of(
+            slots
+                .iter()
+                .map(|&s| self.keys.bytes(self.slots[s as usize].key)),
+            aggregates,
+            slots.len(),
+            &bounds,
+        )
+    }
+
+    /// Fires windows `slots` under the emit strategy: each emits its aggregates as an insert
+    /// the first time, and as an update (`-U` old, `+U` new) when they changed since.
+    fn emit_updates(&mut self, slots: &[u32], out: &mut dyn Output) -> Result<(), ExecError> {
+        if slots.is_empty() {
+            return Ok(());
+        }
+        let aggregates = self
+            .accumulators
+            .iter()
+            .map(|a| a.evaluate(slots))
+            .collect::<Result<Vec<_>, _>>()?;
+        let Some(emit) = &mut self.emit else {
+            return Err(ExecError::Internal(
+                "a window fired as updates without an emit strategy".into(),
+            ));
+        };
+        let rows = emit.converter.convert_columns(&aggregates)?;
+        let mut kinds = Vec::new();
+        let mut picks: Vec<(usize, usize)> = Vec::new();
+        let (mut old_slots, mut old_rows) = (Vec::new(), Vec::new());
+        for (i, &slot) in slots.iter().enumerate() {
+            let row = rows.row(i);
+            let previous = &mut emit.previous[slot as usize];
+            match previous {
+                Some(p) if p.as_ref() == row.data() => continue,
+                Some(p) => {
+                    if emit.update_before {
+                        picks.push((1, old_slots.len()));
+                        kinds.push(RowKind::UpdateBefore);
+                        old_slots.push(slot);
+                        old_rows.push(p.clone());
+                    }
+                    kinds.push(RowKind::UpdateAfter);
+                }
+                None => kinds.push(RowKind::Insert),
+            }
+            picks.push((0, i));
+            *previous = Some(row.data().into());
+        }
+        if kinds.is_empty() {
+            return Ok(());
+        }
+        let parser = emit.converter.parser();
+        let old_aggregates = emit
+            .converter
+            .convert_rows(old_rows.iter().map(|r| parser.parse(r)))?;
+        let new = self.rows_of(slots, aggregates)?;
+        let old = self.rows_of(&old_slots, old_aggregates)?;
+        let columns = (0..new.num_columns())
+            .map(|c| interleave(&[new.column(c).as_ref(), old.column(c).as_ref()], &picks))
+            .collect::<Result<Vec<_>, _>>()?;
+        let batch = batch_with_rows(self.output.clone(), columns, kinds.len())?;
+        out.emit(StreamChunk {
+            batch,
+            kinds: Some(kinds),
+        })
+    }
+
+    /// The windows the row just assigned went to that fire at once (Flink's element
+    /// trigger: no delay, or a window late that never fired); the others with a delayed
+    /// trigger get a processing-time firing `delay` from `now` unless one is pending.
+    fn fired_by_row(&mut self, now: i64) -> Vec<u32> {
+        let rowtime = self.is_rowtime();
+        let watermark = self.watermark;
+        let Some(emit) = &mut self.emit else {
+            return Vec::new();
+        };
+        let mut at_once = Vec::new();
+        for &slot in &emit.assigned {
+            let w = &self.slots[slot as usize];
+            let delay = if !rowtime {
+                emit.strategy.early
+            } else if w.fired {
+                emit.strategy.late
+            } else if w.trigger <= watermark {
+                Some(0)
+            } else {
+                emit.strategy.early
+            };
+            match delay {
+                Some(0) => at_once.push(slot),
+                Some(d) if emit.next_firing[slot as usize].is_none() => {
+                    let at = now.saturating_add(d);
+                    emit.next_firing[slot as usize] = Some(at);
+                    emit.firings.entry(at).or_default().push(slot);
+                }
+                _ => {}
+            }
+        }
+        emit.assigned.clear();
+        at_once
+    }
+
+    /// Fires the windows whose delayed (processing-time) firing is due at `now`.
+    fn fire_delayed(&mut self, now: i64, out: &mut dyn Output) -> Result<(), ExecError> {
+        let Some(emit) = &mut self.emit else {
+            return Ok(());
+        };
+        let later = emit.firings.split_off(&now.saturating_add(1));
+        let due = std::mem::replace(&mut emit.firings, later);
+        let mut slots = Vec::new();
+        for (at, list) in due {
+            for slot in list {
+                if emit.next_firing[slot as usize] == Some(at) {
+                    emit.next_firing[slot as usize] = None;
+                    slots.push(slot);
+                }
+            }
+        }
+        self.emit_updates(&slots, out)
     }
 
     /// Hands this batch's pending (row, slot) pairs to the accumulators.
@@ -328,6 +563,9 @@ impl GroupWindowAggregateOperator {
                 && !self.is_late(self.slots[slot as usize].trigger)
             {
                 self.pending.push(row, slot, self.retract_row);
+                if let Some(emit) = &mut self.emit {
+                    emit.assigned.push(slot);
+                }
                 assigned += 1;
             }
         }
@@ -383,11 +621,12 @@ impl GroupWindowAggregateOperator {
                     }
                 }
                 let old = self.slots[target as usize];
-                self.remove_timer(old.trigger, target);
+                self.remove_timer(old.timer, target);
                 self.slots[target as usize] = Window {
                     start,
                     end,
                     trigger,
+                    timer: trigger,
                     ..old
                 };
                 self.timers.entry(trigger).or_default().push(target);
@@ -408,6 +647,9 @@ impl GroupWindowAggregateOperator {
         };
         if fired.is_empty() {
             return Ok(());
+        }
+        if self.emit.is_some() {
+            return self.fire_with_emit(fired, progress, out);
         }
         let mut due: Vec<u32> = fired.into_values().flatten().collect();
         due.sort_by(|&a, &b| {
@@ -449,6 +691,71 @@ impl GroupWindowAggregateOperator {
             return Ok(());
         }
         out.emit(StreamChunk::inserts(batch))
+    }
+}
+
+impl GroupWindowAggregateOperator {
+    /// [`fire`] under an emit strategy: a window due at its trigger time fires (an insert, or
+    /// an update if an early firing emitted before), and stays for late rows until its
+    /// cleanup time if it has a lateness; one due at its cleanup time goes without a row.
+    ///
+    /// [`fire`]: GroupWindowAggregateOperator::fire
+    fn fire_with_emit(
+        &mut self,
+        due: BTreeMap<i64, Vec<u32>>,
+        progress: i64,
+        out: &mut dyn Output,
+    ) -> Result<(), ExecError> {
+        let mut firing = Vec::new();
+        let mut closing = Vec::new();
+        for (at, slots) in due {
+            for slot in slots {
+                let w = &self.slots[slot as usize];
+                if w.fired || at != w.trigger {
+                    closing.push(slot);
+                } else {
+                    firing.push(slot);
+                }
+            }
+        }
+        firing.sort_by(|&a, &b| {
+            let (wa, wb) = (&self.slots[a as usize], &self.slots[b as usize]);
+            (wa.trigger, &self.keys.bytes(wa.key), wa.start).cmp(&(
+                wb.trigger,
+                &self.keys.bytes(wb.key),
+                wb.start,
+            ))
+        });
+        let lateness = self.lateness();
+        let rowtime = self.is_rowtime();
+        let mut kept = Vec::new();
+        for &slot in &firing {
+            let w = &mut self.slots[slot as usize];
+            w.fired = true;
+            let cleanup = w.trigger.saturating_add(lateness);
+            if rowtime && lateness > 0 && cleanup > progress {
+                w.timer = cleanup;
+                kept.push((cleanup, slot));
+            } else {
+                closing.push(slot);
+            }
+            // Its early firing, if pending, is over (Flink clears the early trigger).
+            if let Some(emit) = &mut self.emit {
+                emit.cancel_firing(slot);
+            }
+        }
+        // Over a retracting input a window whose rows were all taken back emits nothing.
+        if self.retracting {
+            firing.retain(|&s| self.slots[s as usize].rows > 0);
+        }
+        self.emit_updates(&firing, out)?;
+        for slot in closing {
+            self.close_window(slot, true, false);
+        }
+        for (at, slot) in kept {
+            self.timers.entry(at).or_default().push(slot);
+        }
+        Ok(())
     }
 }
 
@@ -564,13 +871,27 @@ impl WindowRows<'_> {
         slots: &[u32],
         bounds: &[(i64, i64)],
     ) -> Result<RecordBatch, ExecError> {
+        let aggregates = self
+            .accumulators
+            .iter()
+            .map(|a| a.evaluate(slots))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.batch_of(keys, aggregates, slots.len(), bounds)
+    }
+
+    /// The same rows (`rows` of them) with the aggregate values `aggregates` given.
+    pub fn batch_of<'k>(
+        &self,
+        keys: impl Iterator<Item = &'k [u8]>,
+        aggregates: Vec<ArrayRef>,
+        rows: usize,
+        bounds: &[(i64, i64)],
+    ) -> Result<RecordBatch, ExecError> {
         let mut columns: Vec<ArrayRef> = match self.encoder {
             Some(encoder) => encoder.decode(keys)?,
             None => Vec::new(),
         };
-        for a in self.accumulators {
-            columns.push(a.evaluate(slots)?);
-        }
+        columns.extend(aggregates);
         let now = self.clock.now_nanos().div_euclid(NANOS_PER_MILLI);
         let first = columns.len();
         columns.extend(property_columns(
@@ -581,7 +902,7 @@ impl WindowRows<'_> {
             self.window_clock,
             now,
         ));
-        Ok(batch_with_rows(self.output.clone(), columns, slots.len())?)
+        Ok(batch_with_rows(self.output.clone(), columns, rows)?)
     }
 }
 
@@ -646,7 +967,7 @@ impl Operator for GroupWindowAggregateOperator {
         &mut self,
         _input: usize,
         chunk: StreamChunk,
-        _out: &mut dyn Output,
+        out: &mut dyn Output,
     ) -> Result<(), ExecError> {
         if !self.retracting && !chunk.is_insert_only() {
             return Err(ExecError::Internal(
@@ -709,6 +1030,13 @@ impl Operator for GroupWindowAggregateOperator {
             if !assigned && rowtime {
                 self.late_rows.add();
             }
+            if self.emit.is_some() {
+                let at_once = self.fired_by_row(self.clock.now_nanos().div_euclid(NANOS_PER_MILLI));
+                if !at_once.is_empty() {
+                    self.flush(batch)?;
+                    self.emit_updates(&at_once, out)?;
+                }
+            }
             previous = Some((row, key));
         }
         self.flush(batch)
@@ -725,13 +1053,19 @@ impl Operator for GroupWindowAggregateOperator {
     }
 
     fn next_processing_time(&self) -> Option<i64> {
+        let delayed = self
+            .emit
+            .as_ref()
+            .and_then(|e| e.firings.first_key_value().map(|(&t, _)| t));
         if self.is_rowtime() {
-            return None;
+            return delayed;
         }
-        self.timers.first_key_value().map(|(&t, _)| t)
+        let on_time = self.timers.first_key_value().map(|(&t, _)| t);
+        delayed.into_iter().chain(on_time).min()
     }
 
     fn on_processing_time(&mut self, now: i64, out: &mut dyn Output) -> Result<(), ExecError> {
+        self.fire_delayed(now, out)?;
         if self.is_rowtime() {
             return Ok(());
         }
@@ -754,6 +1088,18 @@ impl Operator for GroupWindowAggregateOperator {
                 for a in &self.accumulators {
                     a.write_slot(slot, out);
                 }
+                if let Some(emit) = &self.emit {
+                    put_i64(out, w.timer);
+                    out.push(u8::from(w.fired));
+                    put_i64(out, emit.next_firing[slot as usize].unwrap_or(i64::MIN));
+                    match &emit.previous[slot as usize] {
+                        Some(p) => {
+                            out.push(1);
+                            put_bytes(out, p);
+                        }
+                        None => out.push(0),
+                    }
+                }
             }
         }
         groups.into_snapshot()
@@ -772,6 +1118,27 @@ impl Operator for GroupWindowAggregateOperator {
                 self.slots[slot as usize].rows = input.i64()?;
                 for a in &mut self.accumulators {
                     a.read_slot(slot, &mut input)?;
+                }
+                if self.emit.is_some() {
+                    let timer = input.i64()?;
+                    let fired = input.u8()? != 0;
+                    let next_firing = input.i64()?;
+                    let previous = match input.u8()? {
+                        0 => None,
+                        _ => Some(Box::<[u8]>::from(input.bytes()?)),
+                    };
+                    let w = self.slots[slot as usize];
+                    self.remove_timer(w.timer, slot);
+                    self.timers.entry(timer).or_default().push(slot);
+                    self.slots[slot as usize].timer = timer;
+                    self.slots[slot as usize].fired = fired;
+                    if let Some(emit) = &mut self.emit {
+                        emit.previous[slot as usize] = previous;
+                        if next_firing != i64::MIN {
+                            emit.next_firing[slot as usize] = Some(next_firing);
+                            emit.firings.entry(next_firing).or_default().push(slot);
+                        }
+                    }
                 }
             }
         }

@@ -45,6 +45,8 @@ struct Spec {
     zone: &'static str,
     /// The input retracts rows.
     retracting: bool,
+    /// An emit strategy, and whether updates emit `-U`.
+    emit: Option<(EmitStrategy, bool)>,
 }
 
 impl Spec {
@@ -59,6 +61,7 @@ impl Spec {
             properties: Vec::new(),
             zone: "UTC",
             retracting: false,
+            emit: None,
         }
     }
 
@@ -112,6 +115,9 @@ impl Spec {
             self.retracting,
         )
         .unwrap();
+        if let Some((strategy, update_before)) = self.emit {
+            op = op.with_emit(strategy, update_before).unwrap();
+        }
         op.open(ctx).unwrap();
         op
     }
@@ -1057,4 +1063,287 @@ fn corrupt_state_is_an_error() {
         &keyed,
         op.snapshot_instance().as_deref(),
     );
+}
+
+fn values_at() -> Schema {
+    schema(&[("v", TypeKind::Int), ("ts", TypeKind::Timestamp(3))])
+}
+
+/// COUNT(*) and SUM(v) per 10-second window with the emit strategy `strategy`.
+fn emitting(strategy: EmitStrategy, kind: GroupWindowKind) -> Spec {
+    let mut spec = Spec::new(values_at(), kind, 1);
+    spec.aggregates = vec![
+        count_star(),
+        call(AggregateFunction::Sum, &[0], TypeKind::Int),
+    ];
+    spec.properties = vec![WindowProperty::Start];
+    spec.emit = Some((strategy, true));
+    spec
+}
+
+/// The rows of the oracle's late-firing case, each followed by the watermark it raises.
+const LATE_ROWS: &str = "+I 1 | 2024-01-01 00:00:01
+     WM 2024-01-01 00:00:01
+     +I 2 | 2024-01-01 00:00:03
+     WM 2024-01-01 00:00:03
+     +I 3 | 2024-01-01 00:00:12
+     WM 2024-01-01 00:00:12
+     +I 4 | 2024-01-01 00:00:04
+     +I 5 | 2024-01-01 00:00:25
+     WM 2024-01-01 00:00:25
+     +I 6 | 2024-01-01 00:00:05
+     +I 7 | 2024-01-01 00:00:14
+     +I 8 | 2024-01-01 00:00:41
+     WM 2024-01-01 00:00:41
+     +I 9 | 2024-01-01 00:00:02
+     WM MAX";
+
+fn without_watermarks(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.starts_with("WM"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Flink 2.3's rows for `table.exec.emit.late-fire.enabled` with no delay and 20 s of
+/// lateness: a fired window takes late rows until 20 s after its end, each an update; a row
+/// later than that is dropped (and counted).
+#[test]
+fn late_firing_updates_a_fired_window_until_its_lateness_passes() {
+    let strategy = EmitStrategy {
+        early: None,
+        late: Some(0),
+        allow_lateness: 20_000,
+    };
+    let spec = emitting(strategy, GroupWindowKind::Tumble { size: 10_000 });
+    let mut op = spec.build();
+    let out = run_script(&mut op, &spec.input, &spec.output(), LATE_ROWS).unwrap();
+    assert_eq!(
+        without_watermarks(&out),
+        "+I 2 | 3 | 2024-01-01 00:00:00.000
+-U 2 | 3 | 2024-01-01 00:00:00.000
++U 3 | 7 | 2024-01-01 00:00:00.000
++I 1 | 3 | 2024-01-01 00:00:10.000
+-U 3 | 7 | 2024-01-01 00:00:00.000
++U 4 | 13 | 2024-01-01 00:00:00.000
+-U 1 | 3 | 2024-01-01 00:00:10.000
++U 2 | 10 | 2024-01-01 00:00:10.000
++I 1 | 5 | 2024-01-01 00:00:20.000
++I 1 | 8 | 2024-01-01 00:00:40.000"
+    );
+    assert_eq!(op.late_rows(), 1);
+    // Without `-U` (an upsert consumer), updates are `+U` alone.
+    let mut spec = spec;
+    spec.emit = Some((strategy, false));
+    let out = spec.run(LATE_ROWS);
+    assert!(!out.contains("-U") && out.contains("+U 4 | 13"), "{out}");
+}
+
+/// Flink 2.3's rows for early firing with no delay: every row fires its window (an insert,
+/// then updates); the on-time firing emits nothing when nothing changed since.
+#[test]
+fn early_firing_without_delay_fires_on_every_row() {
+    let strategy = EmitStrategy {
+        early: Some(0),
+        late: None,
+        allow_lateness: 0,
+    };
+    let spec = emitting(strategy, GroupWindowKind::Tumble { size: 10_000 });
+    let out = spec.run(LATE_ROWS);
+    assert_eq!(
+        without_watermarks(&out),
+        "+I 1 | 1 | 2024-01-01 00:00:00.000
+-U 1 | 1 | 2024-01-01 00:00:00.000
++U 2 | 3 | 2024-01-01 00:00:00.000
++I 1 | 3 | 2024-01-01 00:00:10.000
++I 1 | 5 | 2024-01-01 00:00:20.000
++I 1 | 8 | 2024-01-01 00:00:40.000"
+    );
+}
+
+/// A delay fires a window on the processing-time clock, `delay` after the first row since
+/// its last delayed firing; the on-time firing then emits only what changed.
+#[test]
+fn delayed_early_firing_waits_for_the_clock() {
+    let strategy = EmitStrategy {
+        early: Some(1_000),
+        late: None,
+        allow_lateness: 0,
+    };
+    let spec = emitting(strategy, GroupWindowKind::Tumble { size: 10_000 });
+    let clock = ManualClock::new(0);
+    let ctx = OperatorContext::instance(0, 1, DEFAULT_MAX_PARALLELISM, clock.clone());
+    let mut op = spec.build_at(&ctx);
+    let output = spec.output();
+    let run = |op: &mut GroupWindowAggregateOperator, script: &str| {
+        run_script(op, &spec.input, &output, script).unwrap()
+    };
+    assert_eq!(run(&mut op, "+I 1 | 1970-01-01 00:00:01"), "");
+    assert_eq!(op.next_processing_time(), Some(1_000));
+    clock.set(500 * NANOS_PER_MILLI);
+    // A second row before the firing waits for the same one.
+    assert_eq!(run(&mut op, "+I 2 | 1970-01-01 00:00:02"), "");
+    assert_eq!(op.next_processing_time(), Some(1_000));
+    assert_eq!(
+        run(&mut op, "PT 1000"),
+        "+I 2 | 3 | 1970-01-01 00:00:00.000"
+    );
+    assert_eq!(op.next_processing_time(), None);
+    clock.set(1_200 * NANOS_PER_MILLI);
+    assert_eq!(run(&mut op, "+I 4 | 1970-01-01 00:00:03"), "");
+    assert_eq!(op.next_processing_time(), Some(2_200));
+    // On time before the delayed firing: the update, and the pending firing is dropped.
+    assert_eq!(
+        run(&mut op, "WM 1970-01-01 00:00:10"),
+        "-U 2 | 3 | 1970-01-01 00:00:00.000\n+U 3 | 7 | 1970-01-01 00:00:00.000\nWM 10000"
+    );
+    assert_eq!(op.next_processing_time(), None);
+    assert_eq!(run(&mut op, "PT 2200\nWM MAX"), "WM 9223372036854775807");
+}
+
+/// HOP with early and late firing (Flink 2.3's rows): a row fires each of its windows, the
+/// newest first, as Flink's sliding assigner lists them.
+#[test]
+fn hop_fires_each_window_of_a_row_newest_first() {
+    let strategy = EmitStrategy {
+        early: Some(0),
+        late: Some(0),
+        allow_lateness: 15_000,
+    };
+    let spec = emitting(
+        strategy,
+        GroupWindowKind::Hop {
+            slide: 5_000,
+            size: 10_000,
+        },
+    );
+    let out = spec.run(LATE_ROWS);
+    assert_eq!(
+        without_watermarks(&out),
+        "+I 1 | 1 | 2024-01-01 00:00:00.000
++I 1 | 1 | 2023-12-31 23:59:55.000
+-U 1 | 1 | 2024-01-01 00:00:00.000
++U 2 | 3 | 2024-01-01 00:00:00.000
+-U 1 | 1 | 2023-12-31 23:59:55.000
++U 2 | 3 | 2023-12-31 23:59:55.000
++I 1 | 3 | 2024-01-01 00:00:10.000
++I 1 | 3 | 2024-01-01 00:00:05.000
+-U 2 | 3 | 2024-01-01 00:00:00.000
++U 3 | 7 | 2024-01-01 00:00:00.000
+-U 2 | 3 | 2023-12-31 23:59:55.000
++U 3 | 7 | 2023-12-31 23:59:55.000
++I 1 | 5 | 2024-01-01 00:00:25.000
++I 1 | 5 | 2024-01-01 00:00:20.000
+-U 1 | 3 | 2024-01-01 00:00:05.000
++U 2 | 9 | 2024-01-01 00:00:05.000
+-U 1 | 3 | 2024-01-01 00:00:10.000
++U 2 | 10 | 2024-01-01 00:00:10.000
+-U 2 | 9 | 2024-01-01 00:00:05.000
++U 3 | 16 | 2024-01-01 00:00:05.000
++I 1 | 8 | 2024-01-01 00:00:40.000
++I 1 | 8 | 2024-01-01 00:00:35.000"
+    );
+}
+
+/// Restored at every point of the late-firing case, the operator goes on as the
+/// uninterrupted one: fired windows keep their lateness and their last emitted values.
+#[test]
+fn restored_emitting_windows_go_on_as_uninterrupted() {
+    let strategy = EmitStrategy {
+        early: Some(0),
+        late: Some(0),
+        allow_lateness: 20_000,
+    };
+    let spec = emitting(strategy, GroupWindowKind::Tumble { size: 10_000 });
+    let lines: Vec<&str> = LATE_ROWS.lines().map(str::trim).collect();
+    let expected = without_watermarks(&spec.run(LATE_ROWS));
+    for cut in 1..lines.len() {
+        let mut before = spec.build();
+        let head = run_script(
+            &mut before,
+            &spec.input,
+            &spec.output(),
+            &lines[..cut].join("\n"),
+        )
+        .unwrap();
+        let mut after = spec.build();
+        for (group, state) in before.snapshot() {
+            after.restore(group, &state).unwrap();
+        }
+        // The restored job's first watermark is the one the snapshot saw.
+        let last_watermark = lines[..cut]
+            .iter()
+            .rev()
+            .find(|l| l.starts_with("WM"))
+            .map(|l| format!("{l}\n"))
+            .unwrap_or_default();
+        let tail = run_script(
+            &mut after,
+            &spec.input,
+            &spec.output(),
+            &format!("{last_watermark}{}", lines[cut..].join("\n")),
+        )
+        .unwrap();
+        let restored = [without_watermarks(&head), without_watermarks(&tail)]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert_eq!(restored, expected, "restored after line {cut}");
+    }
+}
+
+/// A proctime window fires early on every row and on time on the clock (emitting only a
+/// change); it has no late phase and goes when it fires.
+#[test]
+fn proctime_windows_fire_early_then_on_time() {
+    let input = schema(&[("k", TypeKind::VarChar(10)), ("v", TypeKind::Int)]);
+    let mut spec = Spec::new(input, GroupWindowKind::Tumble { size: 10_000 }, 2);
+    spec.attribute = TimeAttribute::Proctime;
+    spec.grouping = vec![0];
+    spec.aggregates = vec![call(AggregateFunction::Sum, &[1], TypeKind::Int)];
+    spec.emit = Some((
+        EmitStrategy {
+            early: Some(0),
+            late: Some(0),
+            allow_lateness: 0,
+        },
+        true,
+    ));
+    let clock = ManualClock::new(12_000 * NANOS_PER_MILLI);
+    let ctx = OperatorContext::instance(0, 1, DEFAULT_MAX_PARALLELISM, clock.clone());
+    let input = crate::types::chunk::runtime_schema(&spec.input);
+    let mut op = GroupWindowAggregateOperator::new(
+        &input,
+        vec![0],
+        GroupWindow {
+            kind: spec.kind,
+            time_column: 2,
+            time_attribute: TimeAttribute::Proctime,
+            time_type: DataType::not_null(TypeKind::TimestampLtz(3)),
+            offset: 0,
+        },
+        spec.aggregates.clone(),
+        Vec::new(),
+        crate::types::chunk::runtime_schema(&spec.output()),
+        SessionZone::utc(),
+        false,
+    )
+    .unwrap()
+    .with_emit(spec.emit.unwrap().0, true)
+    .unwrap();
+    op.open(&ctx).unwrap();
+    let output = spec.output();
+    let run = |op: &mut GroupWindowAggregateOperator, script: &str| {
+        run_script(op, &spec.input, &output, script).unwrap()
+    };
+    assert_eq!(
+        run(&mut op, "+I a | 1\n+I b | 2\n+I a | 4"),
+        "+I a | 1\n+I b | 2\n-U a | 1\n+U a | 5"
+    );
+    assert_eq!(op.next_processing_time(), Some(19_999));
+    assert_eq!(run(&mut op, "PT 19999"), "");
+    clock.set(21_000 * NANOS_PER_MILLI);
+    assert_eq!(run(&mut op, "+I a | 8"), "+I a | 8");
+    assert_eq!(op.next_processing_time(), Some(29_999));
 }

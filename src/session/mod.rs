@@ -22,7 +22,7 @@ use crate::exec::error::ExecError;
 use crate::function::EvalContext;
 use crate::plan::bind::{Binder, output_names, repeated_name};
 use crate::plan::stream::changelog::RootConsumer;
-use crate::plan::stream::translate::PlannerOptions;
+use crate::plan::stream::translate::{EmitOptions, PlannerOptions};
 use crate::plan::stream::{StreamPlan, translate};
 use crate::runtime::build::{JobOptions, build_job};
 use crate::runtime::checkpoint::coordinator::new_job_id;
@@ -183,11 +183,33 @@ impl Session {
                 .options
                 .get(CDC_EVENTS_DUPLICATE)
                 .is_some_and(|v| v.eq_ignore_ascii_case("true")),
-            emit_fire: [EARLY_FIRE, LATE_FIRE].into_iter().find(|key| {
-                self.options
-                    .get(*key)
-                    .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
-            }),
+            emit: self.emit_options(),
+        }
+    }
+
+    /// The `table.exec.emit.*` options (a delay that does not parse is no delay, which the
+    /// planner refuses with Flink's message).
+    fn emit_options(&self) -> EmitOptions {
+        // Flink's batch windows have no emit strategy.
+        if self.batch_mode() {
+            return EmitOptions::default();
+        }
+        let millis = |key: &str| {
+            self.options
+                .get(key)
+                .and_then(|v| crate::types::option_value::parse_duration(v))
+                .map(|nanos| nanos / 1_000_000)
+        };
+        let enabled = |key: &str| {
+            self.options
+                .get(key)
+                .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+        };
+        EmitOptions {
+            early: enabled(EARLY_FIRE).then(|| millis(EARLY_FIRE_DELAY)),
+            late: enabled(LATE_FIRE).then(|| millis(LATE_FIRE_DELAY)),
+            allow_lateness: millis(ALLOW_LATENESS),
+            state_ttl: millis(STATE_TTL).unwrap_or(0),
         }
     }
 

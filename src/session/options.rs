@@ -13,9 +13,13 @@ pub const IDLE_TIMEOUT: &str = "table.exec.source.idle-timeout";
 /// Idle state retention of the operators that keep state per key (0: for ever).
 pub const STATE_TTL: &str = "table.exec.state.ttl";
 pub const CDC_EVENTS_DUPLICATE: &str = "table.exec.source.cdc-events-duplicate";
-/// Early and late firing of group windows (refused when on, `refuse_emit_strategy`).
+/// Early and late firing of group windows (Flink's emit strategy), their delays, and how
+/// late a row may be for a fired window.
 pub const EARLY_FIRE: &str = "table.exec.emit.early-fire.enabled";
+pub const EARLY_FIRE_DELAY: &str = "table.exec.emit.early-fire.delay";
 pub const LATE_FIRE: &str = "table.exec.emit.late-fire.enabled";
+pub const LATE_FIRE_DELAY: &str = "table.exec.emit.late-fire.delay";
+pub const ALLOW_LATENESS: &str = "table.exec.emit.allow-lateness";
 pub const MAX_PARALLELISM: &str = "pipeline.max-parallelism";
 pub const RESULT_MODE: &str = "sql-client.execution.result-mode";
 /// The SQL client's column cap.

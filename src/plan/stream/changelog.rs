@@ -140,6 +140,7 @@ fn require(plan: &mut StreamPlan, before: bool) {
         }
         // A group window over updates takes the old rows back (Flink's legacy windows do).
         StreamPlan::GroupWindowAggregate(n) => {
+            n.update_before = before;
             let retracts = n.input.changelog_mode().retracts();
             require(&mut n.input, retracts)
         }

@@ -2,7 +2,7 @@
 //! `SESSION`), keyed by the GROUP BY keys. Its input arrives through an exchange on the keys
 //! (all to one instance without keys); it emits one row per key and window when the window
 //! fires: the keys, the aggregates, then the window properties (`exec/group_window_aggregate.rs`
-//! runs it).
+//! runs it) — or, with early or late firings ([`EmitStrategy`]), an insert and then updates.
 
 use super::StreamPlan;
 use crate::plan::aggregate::{
@@ -24,6 +24,53 @@ pub struct StreamGroupWindowAggregate {
     pub properties: Vec<WindowProperty>,
     /// The keys, the aggregates, then the properties.
     pub schema: Schema,
+    /// Early and late firings (Flink's `WindowEmitStrategy`), from the session's
+    /// `table.exec.emit.*` options; none by default.
+    pub emit: EmitStrategy,
+    /// Whether an update emits its old row first (`-U`), as the consumer asks (changelog
+    /// inference); only with an emit strategy.
+    pub update_before: bool,
+}
+
+/// Flink's emit strategy of a legacy group window: early firings before the window's end and
+/// late firings for rows up to `allow_lateness` (ms) after it, each after a delay in ms (0:
+/// on every row, Flink's "no delay"). With either, a window emits its first result as an
+/// insert and each changed one after as an update.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EmitStrategy {
+    pub early: Option<i64>,
+    pub late: Option<i64>,
+    pub allow_lateness: i64,
+}
+
+impl EmitStrategy {
+    pub fn is_set(&self) -> bool {
+        self.early.is_some() || self.late.is_some()
+    }
+
+    /// Whether a window of `time` fires more than once (a proctime window has no late rows).
+    pub fn produces_updates(&self, time: TimeAttribute) -> bool {
+        self.early.is_some() || (time == TimeAttribute::Rowtime && self.late.is_some())
+    }
+
+    /// Flink's text: `early no delay, late delay 2000 millisecond`.
+    fn text(&self) -> String {
+        let delay = |d: i64| {
+            if d == 0 {
+                "no delay".to_string()
+            } else {
+                format!("delay {d} millisecond")
+            }
+        };
+        let mut parts = Vec::new();
+        if let Some(d) = self.early {
+            parts.push(format!("early {}", delay(d)));
+        }
+        if let Some(d) = self.late {
+            parts.push(format!("late {}", delay(d)));
+        }
+        parts.join(", ")
+    }
 }
 
 /// The name Flink gives a window property's column.
@@ -94,6 +141,22 @@ impl StreamGroupWindowAggregate {
             select.push(format!("{function}('w$) AS {}", property_name(p)));
         }
         attributes.push(format!("select=[{}]", select.join(", ")));
+        if self.emit.is_set() {
+            attributes.push(format!("emit=[{}]", self.emit.text()));
+        }
         format!("GroupWindowAggregate({})", attributes.join(", "))
+    }
+
+    /// Insert-only, unless its emit strategy fires windows more than once.
+    pub fn changelog_mode(&self) -> super::ChangelogMode {
+        if !self.emit.produces_updates(self.window.time_attribute) {
+            return super::ChangelogMode::INSERT_ONLY;
+        }
+        super::ChangelogMode {
+            insert: true,
+            update_before: self.update_before,
+            update_after: true,
+            delete: false,
+        }
     }
 }

@@ -296,9 +296,9 @@ impl StreamPlan {
             StreamPlan::OverAggregate(n) => n.changelog_mode(),
             StreamPlan::DropUpdateBefore(n) => n.changelog_mode(),
             StreamPlan::ChangelogNormalize(n) => n.changelog_mode(),
+            StreamPlan::GroupWindowAggregate(n) => n.changelog_mode(),
             // Windows emit final rows; they take insert-only input.
-            StreamPlan::GroupWindowAggregate(_)
-            | StreamPlan::WindowTableFunction(_)
+            StreamPlan::WindowTableFunction(_)
             | StreamPlan::WindowAggregate(_)
             | StreamPlan::WindowDeduplicate(_)
             | StreamPlan::WindowRank(_) => ChangelogMode::INSERT_ONLY,
@@ -687,7 +687,12 @@ impl StreamPlan {
         }
         let mut line = self.line(spelling, offered);
         if changelog_mode {
-            let mode = self.changelog_mode().text();
+            // A sink emits nothing downstream: Flink prints NONE.
+            let mode = if matches!(self, StreamPlan::Sink(_)) {
+                "NONE".to_string()
+            } else {
+                self.changelog_mode().text()
+            };
             if line.ends_with(')') {
                 line.pop();
                 line.push_str(&format!(", changelogMode=[{mode}])"));

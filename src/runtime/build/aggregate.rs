@@ -77,9 +77,14 @@ pub(super) fn window_aggregate(
                 &input, grouping, window, aggregates, properties, output, zone, retracting,
             )?)
         } else {
-            Box::new(GroupWindowAggregateOperator::new(
+            let operator = GroupWindowAggregateOperator::new(
                 &input, grouping, window, aggregates, properties, output, zone, retracting,
-            )?)
+            )?;
+            if g.emit.is_set() && !ctx.batch_mode {
+                Box::new(operator.with_emit(g.emit, g.update_before)?)
+            } else {
+                Box::new(operator)
+            }
         })
     })
 }

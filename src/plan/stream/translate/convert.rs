@@ -380,6 +380,8 @@ pub(super) fn window_aggregate(a: &LogicalAggregate) -> Option<Result<StreamPlan
         aggregates: a.aggregates.clone(),
         properties: window_properties,
         schema: Schema::new(fields),
+        emit: Default::default(),
+        update_before: true,
     };
     // The logical aggregate's columns: grouping items in order, then the aggregates.
     let first_property = keys.len() + a.aggregates.len();
@@ -488,6 +490,8 @@ pub(super) fn group_window_aggregate(a: &LogicalAggregate) -> Result<StreamPlan,
             aggregates: a.aggregates.clone(),
             properties: a.properties.clone(),
             schema,
+            emit: Default::default(),
+            update_before: true,
         },
     ))
 }

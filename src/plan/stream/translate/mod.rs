@@ -33,10 +33,10 @@ pub fn translate(
 ) -> Result<StreamPlan, PlanError> {
     let mut plan = convert(plan)?;
     normalize_changelogs(&mut plan, options.cdc_events_duplicate);
-    refuse_updating_over_input(&plan)?;
-    if let Some(key) = options.emit_fire {
-        refuse_emit_strategy(&plan, key)?;
+    if options.emit.early.is_some() || options.emit.late.is_some() {
+        apply_emit_strategy(&mut plan, &options.emit)?;
     }
+    refuse_updating_over_input(&plan)?;
     let all = vec![true; plan.schema().len()];
     let mut plan = prune(plan, &all).0;
     infer_update_kinds(&mut plan, root);
@@ -65,33 +65,73 @@ pub struct PlannerOptions {
     /// `table.exec.source.cdc-events-duplicate`: a changelog source with a primary key may
     /// repeat events, so its rows are normalized by key.
     pub cdc_events_duplicate: bool,
-    /// The first of `table.exec.emit.early-fire.enabled` and `…late-fire.enabled` that is
-    /// `true`, if any.
-    pub emit_fire: Option<&'static str>,
+    /// The `table.exec.emit.*` options of group windows.
+    pub emit: EmitOptions,
 }
 
-/// Early or late firing asked for (`table.exec.emit.early-fire.enabled` / `late-fire.enabled`):
-/// Flink refuses it on window TVF aggregates, with its message. Its legacy group windows fire
-/// early and late, which Tideline does not do yet: refused by name rather than run without
-/// the firings (the late rows Flink would fire would be dropped).
-fn refuse_emit_strategy(plan: &StreamPlan, key: &str) -> Result<(), PlanError> {
-    let refused = |message: String| PlanError::Refused {
-        message,
+/// The session's `table.exec.emit.*` options as set: early and late firing (`None`: off;
+/// `Some(None)`: on without a valid delay), `allow-lateness`, and `table.exec.state.ttl`
+/// (Flink's lateness when `allow-lateness` is not set), in ms.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EmitOptions {
+    pub early: Option<Option<i64>>,
+    pub late: Option<Option<i64>>,
+    pub allow_lateness: Option<i64>,
+    pub state_ttl: i64,
+}
+
+/// Gives each group window the session's emit strategy, checked as Flink's
+/// `WindowEmitStrategy` checks it (its messages). Flink refuses early and late firing on
+/// window TVF aggregates.
+fn apply_emit_strategy(plan: &mut StreamPlan, options: &EmitOptions) -> Result<(), PlanError> {
+    let refused = |message: &str| PlanError::Refused {
+        message: message.to_string(),
         line: 0,
         column: 0,
     };
     match plan {
-        StreamPlan::WindowAggregate(_) => return Err(refused(
-            "Currently, window table function based aggregate doesn't support early-fire and late-fire configuration 'table.exec.emit.early-fire.enabled' and 'table.exec.emit.late-fire.enabled'.".into(),
-        )),
-        StreamPlan::GroupWindowAggregate(_) => {
-            return Err(refused(format!(
-                "'{key}' = 'true': early and late firing of group windows is not supported yet (Tideline fires each window once, when the watermark passes its end)"
-            )));
+        StreamPlan::WindowAggregate(_) => {
+            return Err(refused(
+                "Currently, window table function based aggregate doesn't support early-fire and late-fire configuration 'table.exec.emit.early-fire.enabled' and 'table.exec.emit.late-fire.enabled'.",
+            ));
+        }
+        StreamPlan::GroupWindowAggregate(n) => {
+            if matches!(
+                n.window.kind,
+                crate::plan::aggregate::GroupWindowKind::Session { .. }
+            ) {
+                return Err(refused(
+                    "Session window doesn't support EMIT strategy currently.",
+                ));
+            }
+            let rowtime = n.window.time_attribute == crate::types::TimeAttribute::Rowtime;
+            let lateness = options.allow_lateness.unwrap_or(options.state_ttl);
+            if rowtime && options.late.is_some() && lateness <= 0 {
+                return Err(refused(
+                    "The 'AFTER WATERMARK' emit strategy requires set 'allow-lateness' or 'minIdleStateRetentionTime' in table config.",
+                ));
+            }
+            let delay = |setting: Option<Option<i64>>, which: &str| match setting {
+                None => Ok(None),
+                Some(Some(d)) if d >= 0 => Ok(Some(d)),
+                Some(_) => Err(refused(&format!(
+                    "{which}-fire delay should not be null or negative value whenenable {}-fire emit strategy.",
+                    which.to_ascii_lowercase()
+                ))),
+            };
+            n.emit = super::group_window_aggregate::EmitStrategy {
+                early: delay(options.early, "Early")?,
+                late: delay(options.late, "Late")?,
+                allow_lateness: if rowtime && options.late.is_some() {
+                    lateness
+                } else {
+                    0
+                },
+            };
         }
         _ => {}
     }
-    plan.inputs()
+    plan.inputs_mut()
         .into_iter()
-        .try_for_each(|input| refuse_emit_strategy(input, key))
+        .try_for_each(|input| apply_emit_strategy(input, options))
 }
