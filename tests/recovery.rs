@@ -126,6 +126,24 @@ fn a_window_aggregate_killed_and_restored_loses_no_window() {
 }
 
 #[test]
+fn an_early_firing_group_window_killed_and_restored_ends_as_uninterrupted() {
+    // Every row fires its window early (an update each); a restored window must go on from
+    // its state and the values it emitted last, so that its final value is the
+    // uninterrupted run's.
+    let query = "SET 'table.exec.emit.early-fire.enabled' = 'true';\n\
+                 SET 'table.exec.emit.early-fire.delay' = '0 s';\n"
+        .to_string()
+        + &tables(6_000, 3_000)
+        + "CREATE TABLE out (w STRING, c BIGINT, s BIGINT) WITH ('connector' = 'print');\n"
+        + "INSERT INTO out SELECT CONCAT(CAST(k AS STRING), '@', CAST(TUMBLE_START(ts, INTERVAL '1' SECOND) AS STRING)), \
+           COUNT(*), SUM(id) FROM (SELECT * FROM a UNION ALL SELECT * FROM b) GROUP BY k, TUMBLE(ts, INTERVAL '1' SECOND);\n";
+    let golden = final_values(&[run(&workdir("golden-early"), "", &query, None)]);
+    assert!(golden.len() >= 6 * 9, "{golden:?}");
+    let outputs = killed_and_restored("early", &query, 5, &[2, 1, 2]);
+    assert_eq!(final_values(&outputs), golden);
+}
+
+#[test]
 fn a_half_written_or_altered_checkpoint_is_refused_before_any_row() {
     let dir = workdir("corrupt");
     let checkpoints = dir.join("chk");
