@@ -677,18 +677,28 @@ fn check_json_type(name: &str, t: &DataType) -> Result<(), String> {
 }
 
 fn resolve_json_string(args: &[DataType]) -> Result<Signature, String> {
-    let [value] = args else {
-        return Err("JSON_STRING expects one argument".into());
-    };
-    check_json_type("JSON_STRING", value)?;
-    Ok(Signature::new(
-        vec![typed(value)],
-        string_type(value.nullable),
-    ))
+    match args {
+        [value] => {
+            check_json_type("JSON_STRING", value)?;
+            Ok(Signature::new(
+                vec![typed(value)],
+                string_type(value.nullable),
+            ))
+        }
+        // A JSON_OBJECT or JSON_ARRAY call's text, JSON already (see `sql/json.rs`).
+        [value, nested] => Ok(Signature::new(
+            vec![value.clone(), nested.clone()],
+            string_type(value.nullable),
+        )),
+        _ => Err("JSON_STRING expects one argument".into()),
+    }
 }
 
 fn json_string(args: &[ArrayRef], ctx: &EvalContext, _: &DataType) -> Result<ArrayRef, EvalError> {
     let value = &args[0];
+    if args.len() == 2 {
+        return Ok(value.clone());
+    }
     let ty = DataType::nullable(TypeKind::from_arrow(value.data_type()));
     let writer = value_writer();
     let mut b = StringBuilder::with_capacity(ctx.num_rows, 0);

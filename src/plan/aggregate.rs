@@ -35,6 +35,16 @@ pub enum AggregateFunction {
     /// The one value of a group (Calcite's `SINGLE_VALUE` under a scalar subquery that may
     /// have more than one row); a second row fails the job.
     SingleValue,
+    /// `JSON_ARRAYAGG(v [ABSENT | NULL ON NULL])`: the values' JSON texts (its argument is
+    /// `JSON_STRING(v)`) in arrival order, NULLs left out or written as `null`.
+    JsonArrayAgg {
+        null_on_null: bool,
+    },
+    /// `JSON_OBJECTAGG(k VALUE v [NULL | ABSENT ON NULL])`: an object of key and JSON text
+    /// pairs, keys in order; a key twice in a group fails the job.
+    JsonObjectAgg {
+        null_on_null: bool,
+    },
 }
 
 impl AggregateFunction {
@@ -56,6 +66,16 @@ impl AggregateFunction {
             AggregateFunction::DenseRank => "DENSE_RANK",
             AggregateFunction::SingleValue => "SINGLE_VALUE",
             AggregateFunction::WelfordM2 => "$WELFORD_M2$1",
+            AggregateFunction::JsonArrayAgg {
+                null_on_null: false,
+            } => "JSON_ARRAYAGG_ABSENT_ON_NULL",
+            AggregateFunction::JsonArrayAgg { null_on_null: true } => "JSON_ARRAYAGG_NULL_ON_NULL",
+            AggregateFunction::JsonObjectAgg {
+                null_on_null: false,
+            } => "JSON_OBJECTAGG_ABSENT_ON_NULL",
+            AggregateFunction::JsonObjectAgg { null_on_null: true } => {
+                "JSON_OBJECTAGG_NULL_ON_NULL"
+            }
         }
     }
 }

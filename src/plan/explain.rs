@@ -94,6 +94,43 @@ fn write_expr(out: &mut String, expr: &ScalarExpr, names: &[String], spelling: S
                 let _ = write!(out, " {name}");
                 return;
             }
+            // The JSON constructors' ON NULL clause is Calcite's flag; the arguments that
+            // mark nested constructors are the parser's own (`sql/json.rs`).
+            if matches!(name, "JSON_OBJECT" | "JSON_ARRAY")
+                && let Some((
+                    ScalarExpr::Literal {
+                        value: Value::String(mode),
+                        ..
+                    },
+                    rest,
+                )) = args.split_first()
+            {
+                let flag = format!("{mode}_ON_NULL");
+                let _ = write!(out, "{name}(");
+                if spelling == Spelling::Execution {
+                    out.push_str(&flag);
+                } else {
+                    let _ = write!(out, "FLAG({flag})");
+                }
+                let stride = if name == "JSON_OBJECT" { 3 } else { 2 };
+                for member in rest.chunks(stride) {
+                    for (i, arg) in member.iter().enumerate() {
+                        // JSON_OBJECT: key, nested, value; JSON_ARRAY: nested, value.
+                        if (stride == 3 && i == 1) || (stride == 2 && i == 0) {
+                            continue;
+                        }
+                        out.push_str(", ");
+                        write_expr(out, arg, names, spelling);
+                    }
+                }
+                out.push(')');
+                return;
+            }
+            // JSON_STRING's second argument only marks a JSON constructor's text.
+            let args = match (name, &args[..]) {
+                ("JSON_STRING", [value, _]) => std::slice::from_ref(value),
+                _ => args,
+            };
             let _ = write!(out, "{name}(");
             write_list(out, args, ", ", names, spelling);
             out.push(')');

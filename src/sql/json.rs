@@ -11,6 +11,9 @@
 //! JSON_EXISTS(json, path, on_error)
 //! JSON_OBJECT(on_null, key1, nested1, value1, …)      nested: whether the value is itself a
 //! JSON_ARRAY(on_null, nested1, value1, …)             JSON_OBJECT/JSON_ARRAY call
+//! JSON_STRING(value [, TRUE])                         TRUE: value is such a call
+//! JSON_ARRAYAGG_<ABSENT|NULL>_ON_NULL(JSON_STRING(value))
+//! JSON_OBJECTAGG_<NULL|ABSENT>_ON_NULL(key, JSON_STRING(value))
 //! ```
 //!
 //! The behaviours (`'NULL'`, `'ERROR'`, `'DEFAULT'`, `'EMPTY ARRAY'`, …) are string literals;
@@ -39,12 +42,32 @@ pub fn parse_json_call(parser: &mut Parser) -> Option<Result<Expr, ParserError>>
         "JSON_EXISTS" => json_exists,
         "JSON_OBJECT" => json_object,
         "JSON_ARRAY" => json_array,
+        "JSON_STRING" => json_string,
+        "JSON_ARRAYAGG" => json_arrayagg,
+        "JSON_OBJECTAGG" => json_objectagg,
         _ => return None,
     };
     parser.next_token();
     parser.next_token();
     Some(parse(parser).and_then(|args| {
         parser.expect_token(&Token::RParen)?;
+        // The aggregates are named by their ON NULL behaviour, as Flink's plans name them.
+        let name = match (name.as_str(), &args[..]) {
+            ("JSON_ARRAYAGG" | "JSON_OBJECTAGG", [Expr::Value(mode), ..]) => {
+                let mode = match &mode.value {
+                    Value::SingleQuotedString(m) => m.clone(),
+                    _ => String::new(),
+                };
+                format!("{name}_{mode}_ON_NULL")
+            }
+            _ => name,
+        };
+        let args = match name.as_str() {
+            n if n.starts_with("JSON_ARRAYAGG") || n.starts_with("JSON_OBJECTAGG") => {
+                args.into_iter().skip(1).collect()
+            }
+            _ => args,
+        };
         Ok(call(&name, args))
     }))
 }
@@ -278,6 +301,48 @@ fn json_object(parser: &mut Parser) -> Result<Vec<Expr>, ParserError> {
     let mut args = vec![text(mode.unwrap_or("NULL"))];
     args.extend(pairs);
     Ok(args)
+}
+
+/// JSON_STRING(value): a JSON_OBJECT or JSON_ARRAY call's text is JSON already, which a
+/// second argument `TRUE` says (Flink's code generation looks at the operand the same way).
+fn json_string(parser: &mut Parser) -> Result<Vec<Expr>, ParserError> {
+    let value = parser.parse_expr()?;
+    if is_json_constructor(&value) {
+        return Ok(vec![value, boolean(true)]);
+    }
+    Ok(vec![value])
+}
+
+/// A JSON aggregate's value, as Flink's `WrapJsonAggFunctionArgumentsRule` hands it over: its
+/// JSON text (`JSON_STRING`, raw for a nested constructor).
+fn json_text(value: Expr) -> Expr {
+    let nested = is_json_constructor(&value);
+    let mut args = vec![value];
+    if nested {
+        args.push(boolean(true));
+    }
+    call("JSON_STRING", args)
+}
+
+/// JSON_ARRAYAGG(value [NULL | ABSENT ON NULL]): `(mode, JSON_STRING(value))`; ABSENT by
+/// default.
+fn json_arrayagg(parser: &mut Parser) -> Result<Vec<Expr>, ParserError> {
+    let value = parser.parse_expr()?;
+    let mode = on_null(parser).unwrap_or("ABSENT");
+    Ok(vec![text(mode), json_text(value)])
+}
+
+/// JSON_OBJECTAGG([KEY] key VALUE value [NULL | ABSENT ON NULL]): `(mode, key,
+/// JSON_STRING(value))`; NULL by default.
+fn json_objectagg(parser: &mut Parser) -> Result<Vec<Expr>, ParserError> {
+    word(parser, "KEY");
+    let key = parser.parse_expr()?;
+    if !word(parser, "VALUE") {
+        return Err(expected(parser, "VALUE"));
+    }
+    let value = parser.parse_expr()?;
+    let mode = on_null(parser).unwrap_or("NULL");
+    Ok(vec![text(mode), key, json_text(value)])
 }
 
 fn json_array(parser: &mut Parser) -> Result<Vec<Expr>, ParserError> {

@@ -714,6 +714,40 @@ impl Writer<'_> {
                 }
                 self.push(")");
             }
+            ("JSON_STRING", [value, _nested]) => {
+                self.push("`JSON_STRING`(");
+                self.expr(value, 0, 0);
+                self.push(")");
+            }
+            // A JSON aggregate's value is wrapped in JSON_STRING by the parser (`sql/json.rs`).
+            (
+                "JSON_ARRAYAGG_ABSENT_ON_NULL"
+                | "JSON_ARRAYAGG_NULL_ON_NULL"
+                | "JSON_OBJECTAGG_ABSENT_ON_NULL"
+                | "JSON_OBJECTAGG_NULL_ON_NULL",
+                [.., Expr::Function(wrapped)],
+            ) => {
+                let (function, mode) = name
+                    .trim_end_matches("_ON_NULL")
+                    .rsplit_once('_')
+                    .unwrap_or((name.as_str(), "NULL"));
+                self.push(function);
+                self.push("(");
+                if let [key, _] = args.as_slice() {
+                    self.push("KEY ");
+                    self.expr(key, 0, 0);
+                    self.push(" VALUE ");
+                }
+                if let FunctionArguments::List(list) = &wrapped.args
+                    && let Some(FunctionArg::Unnamed(FunctionArgExpr::Expr(value))) =
+                        list.args.first()
+                {
+                    self.expr(value, 0, 0);
+                }
+                self.push(" ");
+                self.push(mode);
+                self.push(" ON NULL)");
+            }
             ("NULLIF", [a, b]) => {
                 self.push("CASE WHEN ");
                 self.binary(a, "=", b, prec::COMPARISON, 0, 0);

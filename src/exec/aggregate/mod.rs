@@ -22,6 +22,7 @@ pub mod avg;
 pub mod count;
 pub mod distinct;
 pub mod encoded;
+pub mod json_agg;
 pub mod min_max;
 pub mod ranking;
 pub mod single_value;
@@ -152,6 +153,23 @@ pub fn create_accumulator_for(
             column, &argument,
         )?));
     }
+    if let AggregateFunction::JsonArrayAgg { null_on_null } = call.function {
+        let (column, _) = argument(0)?;
+        return Ok(Box::new(json_agg::JsonArrayAggAccumulator::new(
+            column,
+            filter,
+            null_on_null,
+        )));
+    }
+    if let AggregateFunction::JsonObjectAgg { null_on_null } = call.function {
+        let ((key, _), (value, _)) = (argument(0)?, argument(1)?);
+        return Ok(Box::new(json_agg::JsonObjectAggAccumulator::new(
+            key,
+            value,
+            filter,
+            null_on_null,
+        )));
+    }
     if call.function == AggregateFunction::Count {
         if call.distinct && !call.args.is_empty() {
             return Ok(Box::new(count::CountDistinctAccumulator::new(
@@ -239,7 +257,9 @@ pub fn create_accumulator_for(
         | AggregateFunction::RowNumber
         | AggregateFunction::Rank
         | AggregateFunction::DenseRank
-        | AggregateFunction::SingleValue => unreachable!("handled above"),
+        | AggregateFunction::SingleValue
+        | AggregateFunction::JsonArrayAgg { .. }
+        | AggregateFunction::JsonObjectAgg { .. } => unreachable!("handled above"),
         // Read off the grouping set's number by the planner, never accumulated.
         AggregateFunction::Grouping | AggregateFunction::GroupingId => None,
         AggregateFunction::Min | AggregateFunction::Max if retracts => {

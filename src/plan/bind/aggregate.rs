@@ -384,6 +384,16 @@ impl<'a> Binder<'a> {
             "FIRST_VALUE" => AggregateFunction::FirstValue,
             "LAST_VALUE" => AggregateFunction::LastValue,
             "LISTAGG" => AggregateFunction::ListAgg,
+            "JSON_ARRAYAGG_ABSENT_ON_NULL" => AggregateFunction::JsonArrayAgg {
+                null_on_null: false,
+            },
+            "JSON_ARRAYAGG_NULL_ON_NULL" => AggregateFunction::JsonArrayAgg { null_on_null: true },
+            "JSON_OBJECTAGG_ABSENT_ON_NULL" => AggregateFunction::JsonObjectAgg {
+                null_on_null: false,
+            },
+            "JSON_OBJECTAGG_NULL_ON_NULL" => {
+                AggregateFunction::JsonObjectAgg { null_on_null: true }
+            }
             "STDDEV_POP" | "STDDEV_SAMP" | "STDDEV" | "VAR_POP" | "VAR_SAMP" | "VARIANCE" => {
                 AggregateFunction::WelfordM2
             }
@@ -821,6 +831,10 @@ pub(super) const AGGREGATES: &[&str] = &[
     "VARIANCE",
     "COLLECT",
     "LISTAGG",
+    "JSON_ARRAYAGG_ABSENT_ON_NULL",
+    "JSON_ARRAYAGG_NULL_ON_NULL",
+    "JSON_OBJECTAGG_ABSENT_ON_NULL",
+    "JSON_OBJECTAGG_NULL_ON_NULL",
     "GROUPING",
     "GROUPING_ID",
     "FIRST_VALUE",
@@ -972,6 +986,27 @@ pub(super) fn aggregate_type(
 ) -> Result<DataType, String> {
     if function == AggregateFunction::Count {
         return Ok(DataType::not_null(TypeKind::BigInt));
+    }
+    // The JSON aggregates: a STRING NOT NULL of their values' JSON texts (and string keys).
+    if let AggregateFunction::JsonArrayAgg { .. } | AggregateFunction::JsonObjectAgg { .. } =
+        function
+    {
+        let string = |t: &DataType| matches!(t.kind, TypeKind::Char(_) | TypeKind::VarChar(_));
+        let expected = if matches!(function, AggregateFunction::JsonObjectAgg { .. }) {
+            2
+        } else {
+            1
+        };
+        if args.len() != expected || !args.iter().all(string) {
+            return Err(format!(
+                "Invalid function call:\n{name}({})",
+                args.iter()
+                    .map(|a| a.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        return Ok(DataType::not_null(TypeKind::VarChar(i32::MAX as u32)));
     }
     // LISTAGG(x [, separator]) of strings, typed as its argument (Calcite's).
     if function == AggregateFunction::ListAgg {

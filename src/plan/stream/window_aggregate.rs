@@ -39,6 +39,8 @@ fn accumulators(call: &AggregateCall, j: usize) -> Vec<String> {
         AggregateFunction::ListAgg => &["listagg"],
         AggregateFunction::WelfordM2 => &["$welford_m2$1"],
         AggregateFunction::SingleValue => &["single_value"],
+        AggregateFunction::JsonArrayAgg { .. } => &["json_arrayagg"],
+        AggregateFunction::JsonObjectAgg { .. } => &["json_objectagg"],
         AggregateFunction::Grouping
         | AggregateFunction::GroupingId
         | AggregateFunction::RowNumber
