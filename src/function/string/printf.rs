@@ -89,6 +89,8 @@ struct Spec {
     space: bool,
     zero: bool,
     group: bool,
+    /// `(`: a negative number in parentheses.
+    paren: bool,
     width: usize,
     precision: Option<usize>,
     conversion: char,
@@ -117,6 +119,7 @@ fn parse_spec(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Option<Sp
         space: false,
         zero: false,
         group: false,
+        paren: false,
         width: 0,
         precision: None,
         conversion: ' ',
@@ -129,6 +132,7 @@ fn parse_spec(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Option<Sp
                 ' ' => spec.space = true,
                 '0' => spec.zero = true,
                 ',' => spec.group = true,
+                '(' => spec.paren = true,
                 _ => break,
             }
             chars.next();
@@ -165,6 +169,10 @@ fn parse_spec(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Option<Sp
     spec.conversion = chars.next()?;
     // Java's conversions; only some have an upper-case form.
     if !"bBhHsScCdoxXeEfgGaA".contains(spec.conversion) {
+        return None;
+    }
+    // Java takes `(` for decimal integers and floating point only.
+    if spec.paren && !"deEfgG".contains(spec.conversion) {
         return None;
     }
     // Wider or more precise than this is a runaway format; NULL rather than gigabytes.
@@ -309,7 +317,9 @@ fn convert(spec: &Spec, arg: &Arg) -> Option<String> {
             } else {
                 digits
             };
-            let sign = if *v < 0 {
+            let sign = if *v < 0 && spec.paren {
+                "("
+            } else if *v < 0 {
                 "-"
             } else if spec.plus {
                 "+"
@@ -318,11 +328,14 @@ fn convert(spec: &Spec, arg: &Arg) -> Option<String> {
             } else {
                 ""
             };
-            let pad = spec.width.saturating_sub(sign.len() + digits.len());
+            let close = if sign == "(" { ")" } else { "" };
+            let pad = spec
+                .width
+                .saturating_sub(sign.len() + digits.len() + close.len());
             if spec.zero && !spec.left {
-                format!("{sign}{}{digits}", "0".repeat(pad))
+                format!("{sign}{}{digits}{close}", "0".repeat(pad))
             } else {
-                format!("{sign}{digits}")
+                format!("{sign}{digits}{close}")
             }
         }
         ('x' | 'o', Arg::Int(v, bits)) => {
@@ -383,9 +396,14 @@ fn convert(spec: &Spec, arg: &Arg) -> Option<String> {
             if spec.plus && *v >= 0.0 {
                 s.insert(0, '+');
             }
+            if spec.paren
+                && let Some(magnitude) = s.strip_prefix('-')
+            {
+                s = format!("({magnitude})");
+            }
             let pad = spec.width.saturating_sub(s.len());
             if spec.zero && !spec.left {
-                let at = usize::from(s.starts_with(['-', '+']));
+                let at = usize::from(s.starts_with(['-', '+', '(']));
                 s.insert_str(at, &"0".repeat(pad));
             }
             s
