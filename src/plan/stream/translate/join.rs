@@ -42,7 +42,7 @@ pub(super) fn join(
     above: Vec<ScalarExpr>,
 ) -> Result<(StreamPlan, Vec<ScalarExpr>), PlanError> {
     let mut left = convert(&j.left)?;
-    let right = convert(&j.right)?;
+    let mut right = convert(&j.right)?;
     let nl = left.schema().len();
     let nr = right.schema().len();
     let (mut left_filters, mut right_filters) = (Vec::new(), Vec::new());
@@ -92,24 +92,32 @@ pub(super) fn join(
             _ => remaining.push(c),
         }
     }
-    // Scalar subqueries' joins, one over another: a filter on the lower one's columns goes
-    // into it, as Calcite's FilterJoinRule takes it down the chain.
-    if j.scalar_query
-        && !left_filters.is_empty()
-        && matches!(j.left.as_ref(), LogicalPlan::Join(below) if below.scalar_query)
-    {
-        let below = LogicalPlan::Calc(LogicalCalc {
-            exprs: (0..nl)
+    // A side that is itself a join takes the filters on it in turn (into its own inputs
+    // where it can), as Calcite's FilterJoinRule takes them down a chain of joins.
+    let into_join = |side: &LogicalPlan, filters: &mut Vec<ScalarExpr>| {
+        if filters.is_empty()
+            || !matches!(side, LogicalPlan::Join(below) if below.temporal.is_none())
+        {
+            return None;
+        }
+        let n = side.schema().len();
+        Some(convert(&LogicalPlan::Calc(LogicalCalc {
+            exprs: (0..n)
                 .map(|index| ScalarExpr::Column {
                     index,
-                    data_type: j.left.schema().fields[index].data_type.clone(),
+                    data_type: side.schema().fields[index].data_type.clone(),
                 })
                 .collect(),
-            schema: j.left.schema().clone(),
-            input: j.left.clone(),
-            filter: std::mem::take(&mut left_filters).into_iter().reduce(and),
-        });
-        left = convert(&below)?;
+            schema: side.schema().clone(),
+            input: Box::new(side.clone()),
+            filter: std::mem::take(filters).into_iter().reduce(and),
+        })))
+    };
+    if let Some(below) = into_join(&j.left, &mut left_filters) {
+        left = below?;
+    }
+    if let Some(below) = into_join(&j.right, &mut right_filters) {
+        right = below?;
     }
     // Keys: equalities of a left operand and a right one.
     let mut left_exprs: Vec<(ScalarExpr, String)> = (0..nl)
@@ -250,10 +258,10 @@ pub(super) fn join(
                 left_keys.push(l);
                 right_keys.push(r);
                 if let Some(function) = equals {
-                    // A temporal join prints the equality as written (Calcite keeps it in
-                    // the correlate's filter); a regular join left operand first.
+                    // Calcite keeps an equality as written; Flink's window join rebuilds
+                    // its condition from the keys, the left operand first.
                     let mut args = vec![column(l), column(nl2 + r)];
-                    if swapped && (j.temporal.is_some() || !j.join_type.keeps_right()) {
+                    if swapped && windowed.is_none() {
                         args.reverse();
                     }
                     printed.push(ScalarExpr::Call {
