@@ -391,6 +391,47 @@ fn calcite_full_type(data_type: &DataType) -> String {
 }
 
 /// Calcite's name of a type (`INTEGER`, `TIMESTAMP_WITH_LOCAL_TIME_ZONE(3)`).
+/// An argument's type as Calcite's "No match found for function signature" names it: a
+/// scalar type's family (`<NUMERIC>`, `<CHARACTER>`, …), a composite type's text without
+/// nullability (`<INTEGER ARRAY>`, `<(CHAR(1), INTEGER) MAP>`).
+pub fn calcite_signature_type(data_type: &DataType) -> String {
+    fn text(kind: &TypeKind) -> String {
+        match kind {
+            TypeKind::Array(element) => format!("{} ARRAY", text(&element.kind)),
+            TypeKind::Map(key, value) => {
+                format!("({}, {}) MAP", text(&key.kind), text(&value.kind))
+            }
+            TypeKind::Row(fields) => {
+                let fields: Vec<String> = fields
+                    .iter()
+                    .map(|(name, t)| format!("{} {name}", text(&t.kind)))
+                    .collect();
+                format!("RecordType:peek_no_expand({})", fields.join(", "))
+            }
+            other => calcite_type_name(other),
+        }
+    }
+    match &data_type.kind {
+        TypeKind::TinyInt
+        | TypeKind::SmallInt
+        | TypeKind::Int
+        | TypeKind::BigInt
+        | TypeKind::Float
+        | TypeKind::Double
+        | TypeKind::Decimal { .. } => "NUMERIC".into(),
+        TypeKind::Char(_) | TypeKind::VarChar(_) => "CHARACTER".into(),
+        TypeKind::Binary(_) | TypeKind::VarBinary(_) => "BINARY".into(),
+        TypeKind::Boolean => "BOOLEAN".into(),
+        TypeKind::Date => "DATE".into(),
+        TypeKind::Time(_) => "TIME".into(),
+        TypeKind::Timestamp(_) | TypeKind::TimestampLtz(_) => "TIMESTAMP".into(),
+        TypeKind::IntervalDayTime => "INTERVAL_DAY_TIME".into(),
+        TypeKind::IntervalYearMonth => "INTERVAL_YEAR_MONTH".into(),
+        TypeKind::Null => "NULL".into(),
+        other => text(other),
+    }
+}
+
 pub fn calcite_type_name(kind: &TypeKind) -> String {
     match kind {
         TypeKind::Int => "INTEGER".into(),

@@ -899,7 +899,12 @@ impl<'a> Binder<'a> {
         let function = function.ok_or_else(|| {
             let shown: Vec<String> = args
                 .iter()
-                .map(|a| a.data_type().kind.to_string())
+                .map(|a| {
+                    format!(
+                        "<{}>",
+                        crate::plan::explain::calcite_signature_type(a.data_type())
+                    )
+                })
                 .collect();
             error(
                 span,
