@@ -72,6 +72,18 @@ impl StreamTableEnvironment {
         Ok(())
     }
 
+    /// Registers a table function written in Rust as the temporary system function `name`:
+    /// `FROM t, LATERAL TABLE(name(…)) [AS] u(a, b)`, `[LEFT] JOIN LATERAL TABLE(…) ON TRUE`.
+    pub fn create_temporary_table_function(
+        &mut self,
+        name: &str,
+        function: impl crate::function::user::TableFunction + 'static,
+    ) -> Result<(), ApiError> {
+        self.session
+            .register_table_function(name, Arc::new(function))?;
+        Ok(())
+    }
+
     /// Runs a script of statements (DDL, SET, DESC, SHOW, …; queries print as the SQL
     /// client prints them) and returns what they printed.
     pub fn execute_sql(&mut self, script: &str) -> Result<String, ApiError> {

@@ -222,6 +222,8 @@ pub struct Catalog {
     temporary: BTreeMap<String, CatalogEntry>,
     /// Temporary system functions a program registered, by upper-case name.
     functions: BTreeMap<String, &'static crate::function::FunctionDef>,
+    /// Table functions a program registered, by upper-case name.
+    table_functions: BTreeMap<String, crate::function::user::UserTableFunction>,
 }
 
 impl Catalog {
@@ -229,6 +231,17 @@ impl Catalog {
     pub fn register_function(&mut self, function: &'static crate::function::FunctionDef) {
         self.functions
             .insert(function.name.to_uppercase(), function);
+    }
+
+    /// Registers a table function (replacing one of the same name).
+    pub fn register_table_function(&mut self, function: crate::function::user::UserTableFunction) {
+        self.table_functions
+            .insert(function.name.to_uppercase(), function);
+    }
+
+    /// The registered table function called `name` (case-insensitive).
+    pub fn table_function(&self, name: &str) -> Option<&crate::function::user::UserTableFunction> {
+        self.table_functions.get(&name.to_uppercase())
     }
 
     /// The registered function called `name` (case-insensitive).

@@ -1,7 +1,9 @@
 //! `CorrelateOperator`: an UNNEST's rows — each input row once per element of its
 //! collection (an array, a map's entries, an array of rows' fields), the element's columns
 //! and its ordinality appended, each with the input row's kind; a left correlate keeps a row
-//! whose collection is empty or NULL once, with NULL elements. A condition over the element's
+//! whose collection is empty or NULL once, with NULL elements. A table function's rows
+//! (`LATERAL TABLE`) join their input rows the same way, the function called once a batch;
+//! rows that break its promise (out of order, of other types) fail the job by its name. A condition over the element's
 //! columns drops the rows it does not hold. An input column its consumer does not read is
 //! left NULL rather than repeated per element. Stateless; a row of a long collection emits
 //! its elements in chunks of at most [`PIECE_ROWS`].
@@ -20,12 +22,13 @@ use arrow_select::take::take;
 use super::eval::evaluate;
 use crate::exec::error::ExecError;
 use crate::exec::operator::{Operator, Output, PIECE_ROWS};
-use crate::function::EvalContext;
+use crate::function::{EvalContext, EvalError};
 use crate::plan::expr::ScalarExpr;
+use crate::plan::logical::Generator;
 use crate::types::chunk::{RowKind, StreamChunk, batch_with_rows};
 
 pub struct CorrelateOperator {
-    collection: ScalarExpr,
+    generator: Generator,
     with_ordinality: bool,
     /// A row without elements is kept once (a left correlate).
     keeps_empty: bool,
@@ -41,7 +44,7 @@ pub struct CorrelateOperator {
 
 impl CorrelateOperator {
     pub fn new(
-        collection: ScalarExpr,
+        generator: Generator,
         with_ordinality: bool,
         keeps_empty: bool,
         condition: Option<ScalarExpr>,
@@ -53,7 +56,7 @@ impl CorrelateOperator {
             schema.fields()[read.len()..].to_vec(),
         ));
         CorrelateOperator {
-            collection,
+            generator,
             with_ordinality,
             keeps_empty,
             condition,
@@ -101,6 +104,11 @@ impl CorrelateOperator {
                     element_columns.push(with_nulls_of(child, row.nulls())?);
                 }
             }
+            Elements::Columns(columns) => {
+                for column in columns {
+                    element_columns.push(take(column.as_ref(), &element_at, None)?);
+                }
+            }
         }
         if self.with_ordinality {
             element_columns.push(Arc::new(Int32Array::from(rows.ordinality.clone())));
@@ -145,6 +153,111 @@ impl CorrelateOperator {
 enum Elements {
     Scalar(ArrayRef),
     Fields(ArrayRef),
+    /// A table function's columns.
+    Columns(Vec<ArrayRef>),
+}
+
+impl CorrelateOperator {
+    /// Each input row's range of elements, and the elements.
+    fn elements(&self, batch: &RecordBatch) -> Result<(Vec<(u32, u32)>, Elements), ExecError> {
+        let (function, args) = match &self.generator {
+            Generator::Unnest(collection) => return unnest(collection, batch, &self.ctx),
+            Generator::Function { function, args } => (function, args),
+        };
+        let rows = batch.num_rows();
+        let args = args
+            .iter()
+            .map(|a| evaluate(a, batch, &self.ctx))
+            .collect::<Result<Vec<_>, _>>()?;
+        let made = function
+            .function
+            .eval(&args, rows)
+            .map_err(|m| ExecError::Eval(EvalError::Invalid(format!("{}: {m}", function.name))))?;
+        let broken = |what: String| {
+            ExecError::Eval(EvalError::Invalid(format!(
+                "table function {} {what}",
+                function.name
+            )))
+        };
+        let expected = &self.element_schema.fields()
+            [..made.columns.len().min(self.element_schema.fields().len())];
+        if made.columns.len() != self.element_schema.fields().len() {
+            return Err(broken(format!(
+                "returned {} columns, not the {} of its signature",
+                made.columns.len(),
+                self.element_schema.fields().len()
+            )));
+        }
+        for (column, field) in made.columns.iter().zip(expected) {
+            if column.len() != made.input_rows.len() || column.data_type() != field.data_type() {
+                return Err(broken(format!(
+                    "returned a column of {} {} values for {} rows of {}",
+                    column.len(),
+                    column.data_type(),
+                    made.input_rows.len(),
+                    field.data_type()
+                )));
+            }
+        }
+        let mut ranges = vec![(0u32, 0u32); rows];
+        let mut previous = 0u32;
+        for (i, &row) in made.input_rows.iter().enumerate() {
+            if row < previous || row as usize >= rows {
+                return Err(broken(format!(
+                    "returned input row {row} after row {previous} of {rows}: rows go in input order"
+                )));
+            }
+            previous = row;
+            let range = &mut ranges[row as usize];
+            if range.0 == range.1 {
+                *range = (i as u32, i as u32);
+            }
+            range.1 = i as u32 + 1;
+        }
+        Ok((ranges, Elements::Columns(made.columns)))
+    }
+}
+
+/// Each row's range of elements of an UNNEST's collection (none for a NULL one), and the
+/// elements.
+fn unnest(
+    collection: &ScalarExpr,
+    batch: &RecordBatch,
+    ctx: &EvalContext,
+) -> Result<(Vec<(u32, u32)>, Elements), ExecError> {
+    let collections = evaluate(collection, batch, ctx)?;
+    let (offsets, elements): (&[i32], Elements) = match collections.data_type() {
+        ArrowType::List(_) => {
+            let list = collections.as_list::<i32>();
+            let values = list.values().clone();
+            let elements = if matches!(values.data_type(), ArrowType::Struct(_)) {
+                Elements::Fields(values)
+            } else {
+                Elements::Scalar(values)
+            };
+            (list.value_offsets(), elements)
+        }
+        ArrowType::Map(_, _) => {
+            let map = collections.as_map();
+            let entries: ArrayRef = Arc::new(map.entries().clone());
+            (map.value_offsets(), Elements::Fields(entries))
+        }
+        other => {
+            return Err(ExecError::Internal(format!(
+                "an UNNEST of {other}, not a collection"
+            )));
+        }
+    };
+    let ranges = (0..batch.num_rows())
+        .map(|row| {
+            if collections.is_valid(row) {
+                (offsets[row] as u32, offsets[row + 1] as u32)
+            } else {
+                (0, 0)
+            }
+        })
+        .collect();
+    Ok((ranges, elements))
 }
 
 /// Output rows being gathered.
@@ -185,37 +298,10 @@ impl Operator for CorrelateOperator {
         if batch.num_rows() == 0 {
             return Ok(());
         }
-        let collections = evaluate(&self.collection, batch, &self.ctx)?;
-        let (offsets, elements): (&[i32], Elements) = match collections.data_type() {
-            ArrowType::List(_) => {
-                let list = collections.as_list::<i32>();
-                let values = list.values().clone();
-                let elements = if matches!(values.data_type(), ArrowType::Struct(_)) {
-                    Elements::Fields(values)
-                } else {
-                    Elements::Scalar(values)
-                };
-                (list.value_offsets(), elements)
-            }
-            ArrowType::Map(_, _) => {
-                let map = collections.as_map();
-                let entries: ArrayRef = Arc::new(map.entries().clone());
-                (map.value_offsets(), Elements::Fields(entries))
-            }
-            other => {
-                return Err(ExecError::Internal(format!(
-                    "an UNNEST of {other}, not a collection"
-                )));
-            }
-        };
+        let (ranges, elements) = self.elements(batch)?;
         let kinds = chunk.kinds.as_deref();
         let mut piece = Piece::default();
-        for row in 0..batch.num_rows() {
-            let (start, end) = if collections.is_valid(row) {
-                (offsets[row] as u32, offsets[row + 1] as u32)
-            } else {
-                (0, 0)
-            };
+        for (row, &(start, end)) in ranges.iter().enumerate() {
             if start == end && self.keeps_empty {
                 piece.input.push(row as u32);
                 piece.element.push(None);

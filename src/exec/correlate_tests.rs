@@ -30,7 +30,7 @@ fn operator(keeps_empty: bool) -> CorrelateOperator {
         data_type: input_schema().fields[1].data_type.clone(),
     };
     CorrelateOperator::new(
-        collection,
+        crate::plan::logical::Generator::Unnest(collection),
         true,
         keeps_empty,
         None,

@@ -30,6 +30,46 @@ pub trait ScalarFunction: Send + Sync {
     }
 }
 
+/// A table function computed a batch at a time (Flink's user-defined table function): each
+/// input row gives zero or more rows of the function's columns, which `LATERAL TABLE(f(…))`
+/// joins with it.
+pub trait TableFunction: Send + Sync {
+    /// The types the call's arguments are cast to and the columns each result row has, for
+    /// the types it is called with; an error refuses the call.
+    fn signature(&self, args: &[DataType]) -> Result<TableSignature, String>;
+
+    /// The rows of one batch: `args` holds one array per argument, each `rows` long. The
+    /// result lists, for each row it makes, the input row it belongs to (in input order)
+    /// and the columns of all of them. An error fails the job with its message.
+    fn eval(&self, args: &[ArrayRef], rows: usize) -> Result<TableRows, String>;
+}
+
+/// A table function's typing for one call: its arguments' types and its columns.
+pub struct TableSignature {
+    pub args: Vec<DataType>,
+    pub columns: Vec<crate::types::Field>,
+}
+
+/// The rows a table function made for a batch: per row its input row (non-decreasing),
+/// and one array per column.
+pub struct TableRows {
+    pub input_rows: Vec<u32>,
+    pub columns: Vec<ArrayRef>,
+}
+
+/// A registered table function with its name (lower-cased, as plans show it).
+#[derive(Clone)]
+pub struct UserTableFunction {
+    pub name: String,
+    pub function: Arc<dyn TableFunction>,
+}
+
+impl std::fmt::Debug for UserTableFunction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "UserTableFunction({})", self.name)
+    }
+}
+
 /// A registered function, as a [`FunctionDef`] holds it.
 #[derive(Clone)]
 pub struct UserFunction(pub Arc<dyn ScalarFunction>);

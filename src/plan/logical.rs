@@ -130,13 +130,77 @@ pub struct LogicalJoin {
     pub schema: Schema,
 }
 
+/// What a correlate joins each input row with.
+#[derive(Debug, Clone)]
+pub enum Generator {
+    /// The elements of an UNNEST's collection, computed over the input's columns.
+    Unnest(ScalarExpr),
+    /// The rows of a registered table function (`LATERAL TABLE(f(…))`), its arguments over
+    /// the input's columns.
+    Function {
+        function: crate::function::user::UserTableFunction,
+        args: Vec<ScalarExpr>,
+    },
+}
+
+impl Generator {
+    /// Marks the input columns it reads.
+    pub fn mark_columns(&self, used: &mut [bool]) {
+        match self {
+            Generator::Unnest(collection) => collection.mark_columns(used),
+            Generator::Function { args, .. } => {
+                for a in args {
+                    a.mark_columns(used);
+                }
+            }
+        }
+    }
+
+    /// Its arguments remapped by `f` (a column's new position).
+    pub fn map_columns(&self, f: &mut dyn FnMut(usize, &DataType) -> ScalarExpr) -> Generator {
+        match self {
+            Generator::Unnest(c) => Generator::Unnest(c.map_columns(f)),
+            Generator::Function { function, args } => Generator::Function {
+                function: function.clone(),
+                args: args.iter().map(|a| a.map_columns(f)).collect(),
+            },
+        }
+    }
+
+    /// The call as plans print it (`$UNNEST_ROWS$1(tags)`, `split(s)`), its columns named
+    /// by `names`.
+    pub fn invocation(
+        &self,
+        with_ordinality: bool,
+        names: &[String],
+        spelling: Spelling,
+    ) -> String {
+        match self {
+            Generator::Unnest(collection) => {
+                let function = if with_ordinality {
+                    "$UNNEST_ROWS_WITH_ORDINALITY$1"
+                } else {
+                    "$UNNEST_ROWS$1"
+                };
+                format!("{function}({})", expr_text(collection, names, spelling))
+            }
+            Generator::Function { function, args } => {
+                let args: Vec<String> =
+                    args.iter().map(|a| expr_text(a, names, spelling)).collect();
+                format!("{}({})", function.name, args.join(", "))
+            }
+        }
+    }
+}
+
 /// What an UNNEST makes of each element: an array's element, a map's key and value, or an
-/// array of rows' fields, then its position from 1 `WITH ORDINALITY`.
+/// array of rows' fields, then its position from 1 `WITH ORDINALITY`; or what a table
+/// function makes of each row (`LATERAL TABLE`).
 #[derive(Debug, Clone)]
 pub struct LogicalUnnest {
     pub input: Box<LogicalPlan>,
-    /// The collection, over the input's columns.
-    pub collection: ScalarExpr,
+    /// The collection, or the table function's call.
+    pub generator: Generator,
     pub with_ordinality: bool,
     /// Inner (a row with an empty or NULL collection leaves nothing) or Left (it leaves once,
     /// with NULL elements).
@@ -194,7 +258,7 @@ impl LogicalUnnest {
         let cor = format!("$cor{}", self.correlation);
         let input = self.input.schema();
         let mut required = vec![false; input.len()];
-        self.collection.mark_columns(&mut required);
+        self.generator.mark_columns(&mut required);
         let required: Vec<String> = (0..input.len())
             .filter(|&i| required[i])
             .map(|i| i.to_string())
@@ -211,6 +275,28 @@ impl LogicalUnnest {
         self.input.ast_into(tree, prefix);
         prefix.pop();
         prefix.push(true);
+        let names: Vec<String> = input
+            .fields
+            .iter()
+            .map(|f| format!("{cor}.{}", f.name))
+            .collect();
+        let collection = match &self.generator {
+            Generator::Unnest(collection) => collection,
+            // Calcite's scan of the function's rows.
+            function @ Generator::Function { .. } => {
+                let columns = Schema::new(self.schema.fields[input.len()..].to_vec());
+                tree.line(
+                    prefix,
+                    &format!(
+                        "LogicalTableFunctionScan(invocation=[{}], rowType=[{}])",
+                        function.invocation(false, &names, Spelling::Ast),
+                        crate::plan::explain::calcite_row_type(&columns)
+                    ),
+                );
+                prefix.pop();
+                return;
+            }
+        };
         let elements: Vec<String> = self.schema.fields[input.len()..]
             .iter()
             .enumerate()
@@ -227,12 +313,7 @@ impl LogicalUnnest {
             },
         );
         prefix.push(true);
-        let names: Vec<String> = input
-            .fields
-            .iter()
-            .map(|f| format!("{cor}.{}", f.name))
-            .collect();
-        let name = match &self.collection {
+        let name = match collection {
             ScalarExpr::Column { index, .. } => input.fields[*index].name.clone(),
             _ => "EXPR$0".into(),
         };
@@ -240,7 +321,7 @@ impl LogicalUnnest {
             prefix,
             &format!(
                 "LogicalProject({name}=[{}])",
-                expr_text(&self.collection, &names, Spelling::Ast)
+                expr_text(collection, &names, Spelling::Ast)
             ),
         );
         prefix.push(true);

@@ -677,6 +677,30 @@ impl Session {
         name: &str,
         function: Arc<dyn crate::function::user::ScalarFunction>,
     ) -> Result<(), StatementError> {
+        self.check_new_function(name)?;
+        self.catalog
+            .register_function(crate::function::user::define(name, function));
+        Ok(())
+    }
+
+    /// Registers a table function written in Rust under `name`, which `LATERAL TABLE(name(…))`
+    /// calls.
+    pub fn register_table_function(
+        &mut self,
+        name: &str,
+        function: Arc<dyn crate::function::user::TableFunction>,
+    ) -> Result<(), StatementError> {
+        self.check_new_function(name)?;
+        self.catalog
+            .register_table_function(crate::function::user::UserTableFunction {
+                name: name.to_lowercase(),
+                function,
+            });
+        Ok(())
+    }
+
+    /// A name a program may register a function under: a valid one, not taken.
+    fn check_new_function(&self, name: &str) -> Result<(), StatementError> {
         let valid = name
             .chars()
             .next()
@@ -687,13 +711,11 @@ impl Session {
                 "'{name}' is not a function name: letters, digits and '_', not starting with a digit"
             )));
         }
-        if self.catalog.function(name).is_some() {
+        if self.catalog.function(name).is_some() || self.catalog.table_function(name).is_some() {
             return Err(StatementError::Job(format!(
                 "Could not register temporary system function. A function named '{name}' does already exist."
             )));
         }
-        self.catalog
-            .register_function(crate::function::user::define(name, function));
         Ok(())
     }
 

@@ -8,7 +8,7 @@ use sqlparser::ast::{self, Expr, Spanned, TableFactor};
 use sqlparser::tokenizer::Span;
 
 use super::super::expr::ScalarExpr;
-use super::unnest::UnnestItem;
+use super::unnest::{LateralTable, UnnestItem};
 use crate::catalog::{CatalogEntry, ColumnSource, TableDef};
 use crate::sql::SqlError;
 use crate::sql::ast::TableHint;
@@ -24,12 +24,27 @@ impl<'a> Binder<'a> {
     ) -> Result<(LogicalPlan, Vec<ScopeColumn>), SqlError> {
         let mut bound: Option<(LogicalPlan, Vec<ScopeColumn>)> = None;
         for item in from {
-            // An UNNEST after a comma reads the items before it.
-            let mut side = match UnnestItem::of(&item.relation) {
-                Some(unnest) => self.bind_unnest(bound.take(), &unnest, JoinType::Inner)?,
-                None => self.bind_table_factor(&item.relation)?,
+            // An UNNEST or LATERAL TABLE after a comma reads the items before it.
+            let mut side = if let Some(unnest) = UnnestItem::of(&item.relation) {
+                self.bind_unnest(bound.take(), &unnest, JoinType::Inner)?
+            } else if let Some(lateral) = LateralTable::of(&item.relation) {
+                self.bind_lateral_table(bound.take(), &lateral, JoinType::Inner)?
+            } else {
+                self.bind_table_factor(&item.relation)?
             };
             for join in &item.joins {
+                if let Some(lateral) = LateralTable::of(&join.relation) {
+                    let (join_type, on) = unnest_join_type(join)?;
+                    let (plan, scope) = self.bind_lateral_table(Some(side), &lateral, join_type)?;
+                    side = match on {
+                        Some(on) => {
+                            let condition = self.bind_expr(on, &scope)?;
+                            (filtered(plan, &scope, Some(condition)), scope)
+                        }
+                        None => (plan, scope),
+                    };
+                    continue;
+                }
                 side = match UnnestItem::of(&join.relation) {
                     Some(unnest) => {
                         let (join_type, on) = unnest_join_type(join)?;

@@ -1,11 +1,14 @@
 //! `UNNEST`: `FROM t CROSS JOIN UNNEST(t.tags) [WITH ORDINALITY] AS u(tag [, pos])`, `FROM t,
 //! UNNEST(…)`, `LEFT JOIN UNNEST(…) ON TRUE`, and `FROM UNNEST(ARRAY[…])` alone — the
-//! collection bound against the columns before it (a correlation, as Calcite's).
+//! collection bound against the columns before it (a correlation, as Calcite's). And a
+//! registered table function, `FROM t, LATERAL TABLE(f(t.s)) [AS] u(a, b)` or `[LEFT] JOIN
+//! LATERAL TABLE(…) ON TRUE`, correlated the same way.
 
 use sqlparser::ast::{self, Expr, FunctionArg, FunctionArgExpr, Spanned, TableFactor};
 use sqlparser::tokenizer::Span;
 
 use super::*;
+use crate::plan::logical::Generator;
 use crate::sql::parser::object_name_last;
 
 /// An UNNEST in a FROM clause, however the parser gave it.
@@ -59,7 +62,154 @@ impl<'f> UnnestItem<'f> {
     }
 }
 
+/// A `LATERAL TABLE(f(…))` in a FROM clause.
+pub(super) struct LateralTable<'f> {
+    call: &'f ast::Function,
+    alias: Option<&'f ast::TableAlias>,
+    span: Span,
+}
+
+impl<'f> LateralTable<'f> {
+    /// `factor` if it is a LATERAL TABLE.
+    pub(super) fn of(factor: &'f TableFactor) -> Option<Self> {
+        let TableFactor::Function {
+            lateral: true,
+            name,
+            args,
+            alias,
+            ..
+        } = factor
+        else {
+            return None;
+        };
+        if !object_name_last(name).eq_ignore_ascii_case("TABLE") {
+            return None;
+        }
+        match args.as_slice() {
+            [FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Function(call)))] => {
+                Some(LateralTable {
+                    call,
+                    alias: alias.as_ref(),
+                    span: factor.span(),
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
 impl<'a> Binder<'a> {
+    /// `left` joined (`join_type`: inner or left) with the rows a registered table function
+    /// makes of each of its rows.
+    pub(super) fn bind_lateral_table(
+        &mut self,
+        left: Option<(LogicalPlan, Vec<ScopeColumn>)>,
+        item: &LateralTable<'_>,
+        join_type: JoinType,
+    ) -> Result<(LogicalPlan, Vec<ScopeColumn>), SqlError> {
+        let Some((input, scope)) = left else {
+            return Err(error(
+                item.span,
+                "LATERAL TABLE reads the tables before it in its FROM clause: there are none",
+            ));
+        };
+        let name = object_name_last(&item.call.name);
+        let mut args = Vec::new();
+        if let ast::FunctionArguments::List(list) = &item.call.args {
+            for arg in &list.args {
+                let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = arg else {
+                    return Err(error(
+                        item.span,
+                        "a table function takes positional arguments",
+                    ));
+                };
+                args.push(self.bind_expr(e, &scope)?);
+            }
+        }
+        let types: Vec<DataType> = args.iter().map(|a| a.data_type().clone()).collect();
+        let shown = || {
+            types
+                .iter()
+                .map(|t| format!("<{}>", crate::plan::explain::calcite_signature_type(t)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let Some(function) = self.catalog.table_function(&name).cloned() else {
+            return Err(error(
+                item.span,
+                format!("No match found for function signature {name}({})", shown()),
+            ));
+        };
+        let signature = function.function.signature(&types).map_err(|m| {
+            error(
+                item.span,
+                format!(
+                    "Cannot apply '{name}' to arguments of type '{name}({})': {m}",
+                    shown()
+                ),
+            )
+        })?;
+        if signature.args.len() != args.len() {
+            return Err(error(
+                item.span,
+                format!(
+                    "table function {name} typed {} arguments for a call with {}",
+                    signature.args.len(),
+                    args.len()
+                ),
+            ));
+        }
+        let args: Vec<ScalarExpr> = args
+            .into_iter()
+            .zip(&signature.args)
+            .map(|(a, t)| super::aggregate::coerce(a, t))
+            .collect();
+        let mut columns = signature.columns;
+        if join_type == JoinType::Left {
+            for c in &mut columns {
+                c.data_type.nullable = true;
+            }
+        }
+        if let Some(alias) = item.alias.filter(|a| !a.columns.is_empty()) {
+            if alias.columns.len() != columns.len() {
+                return Err(error(
+                    alias.name.span,
+                    format!(
+                        "List of column aliases must have same degree as table; table has {} columns {}, whereas alias list has {} columns",
+                        columns.len(),
+                        columns
+                            .iter()
+                            .map(|f| format!("('{}')", f.name))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        alias.columns.len()
+                    ),
+                ));
+            }
+            for (field, name) in columns.iter_mut().zip(&alias.columns) {
+                field.name = name.name.value.clone();
+            }
+        }
+        let correlation = self.next_correlation();
+        let qualifier = item.alias.map(|a| a.name.value.clone());
+        let mut out_scope = scope;
+        out_scope.extend(columns.iter().map(|f| ScopeColumn {
+            qualifier: qualifier.clone(),
+            field: f.clone(),
+        }));
+        let mut fields = input.schema().fields.clone();
+        fields.extend(columns);
+        let plan = LogicalPlan::Unnest(LogicalUnnest {
+            input: Box::new(input),
+            generator: Generator::Function { function, args },
+            with_ordinality: false,
+            join_type,
+            correlation,
+            schema: Schema::new(fields),
+        });
+        Ok((plan, out_scope))
+    }
+
     /// `left` joined (`join_type`: inner or left) with the UNNEST of a collection computed
     /// from its rows; `None` for `left`: an UNNEST alone in its FROM clause.
     pub(super) fn bind_unnest(
@@ -144,7 +294,7 @@ impl<'a> Binder<'a> {
         fields.extend(elements);
         let plan = LogicalPlan::Unnest(LogicalUnnest {
             input: Box::new(input),
-            collection: bound,
+            generator: Generator::Unnest(bound),
             with_ordinality: item.with_ordinality,
             join_type,
             correlation,

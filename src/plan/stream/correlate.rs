@@ -9,14 +9,14 @@
 use super::StreamPlan;
 use crate::plan::explain::{Spelling, calcite_row_type, expr_text};
 use crate::plan::expr::ScalarExpr;
-use crate::plan::logical::JoinType;
+use crate::plan::logical::{Generator, JoinType};
 use crate::types::Schema;
 
 #[derive(Debug, Clone)]
 pub struct StreamCorrelate {
     pub input: Box<StreamPlan>,
-    /// The collection, over the input's columns.
-    pub collection: ScalarExpr,
+    /// The collection or the table function's call, over the input's columns.
+    pub generator: Generator,
     pub with_ordinality: bool,
     /// Inner or left.
     pub join_type: JoinType,
@@ -39,15 +39,9 @@ impl StreamCorrelate {
             .iter()
             .map(|f| format!("$cor{}.{}", self.correlation, f.name))
             .collect();
-        let function = if self.with_ordinality {
-            "$UNNEST_ROWS_WITH_ORDINALITY$1"
-        } else {
-            "$UNNEST_ROWS$1"
-        };
-        let invocation = format!(
-            "{function}({})",
-            expr_text(&self.collection, &names, Spelling::Physical)
-        );
+        let invocation =
+            self.generator
+                .invocation(self.with_ordinality, &names, Spelling::Physical);
         let select: Vec<&str> = self.schema.fields.iter().map(|f| f.name.as_str()).collect();
         let mut attributes = vec![
             format!("invocation=[{invocation}]"),

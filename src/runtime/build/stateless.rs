@@ -124,7 +124,7 @@ fn correlate_reading(
     let schema = runtime_schema(&schema);
     built.push(graph, &|| {
         Box::new(CorrelateOperator::new(
-            c.collection.clone(),
+            c.generator.clone(),
             c.with_ordinality,
             c.join_type == JoinType::Left,
             c.condition.clone(),

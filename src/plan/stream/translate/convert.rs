@@ -23,7 +23,8 @@ use crate::plan::aggregate::WindowProperty;
 use crate::plan::aggregate::{AggregateCall, AggregateFunction};
 use crate::plan::expr::ScalarExpr;
 use crate::plan::logical::{
-    JoinType, LogicalAggregate, LogicalCalc, LogicalOver, LogicalPlan, LogicalUnnest, RankFunction,
+    Generator, JoinType, LogicalAggregate, LogicalCalc, LogicalOver, LogicalPlan, LogicalUnnest,
+    RankFunction,
 };
 use crate::plan::stream::correlate::StreamCorrelate;
 use crate::types::Field;
@@ -34,13 +35,18 @@ use crate::types::{DataType, Schema, TimeAttribute, TypeKind};
 fn correlate(u: &LogicalUnnest, condition: Option<ScalarExpr>) -> Result<StreamPlan, PlanError> {
     let input = convert(&u.input)?;
     let left = u.join_type == JoinType::Left;
-    let mut elements =
-        LogicalUnnest::element_fields(u.collection.data_type(), u.with_ordinality, left)
-            .ok_or_else(|| PlanError::Unsupported {
-                message: format!("UNNEST of {}", u.collection.data_type().kind),
-                line: 0,
-                column: 0,
-            })?;
+    let mut elements = match &u.generator {
+        Generator::Unnest(collection) => {
+            LogicalUnnest::element_fields(collection.data_type(), u.with_ordinality, left)
+                .ok_or_else(|| PlanError::Unsupported {
+                    message: format!("UNNEST of {}", collection.data_type().kind),
+                    line: 0,
+                    column: 0,
+                })?
+        }
+        // The function's columns, as the query names them.
+        Generator::Function { .. } => u.schema.fields[u.input.schema().len()..].to_vec(),
+    };
     // The function's row type has a nullable ordinality (the query's is NOT NULL).
     if let Some(ordinality) = elements.last_mut().filter(|_| u.with_ordinality) {
         ordinality.data_type.nullable = true;
@@ -49,7 +55,7 @@ fn correlate(u: &LogicalUnnest, condition: Option<ScalarExpr>) -> Result<StreamP
     fields.extend(elements);
     Ok(StreamPlan::Correlate(StreamCorrelate {
         input: Box::new(input),
-        collection: u.collection.clone(),
+        generator: u.generator.clone(),
         with_ordinality: u.with_ordinality,
         join_type: u.join_type,
         condition,
