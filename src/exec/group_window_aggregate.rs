@@ -637,6 +637,18 @@ impl GroupWindowAggregateOperator {
         Ok(true)
     }
 
+    /// Sorts windows in the order they fire: by trigger time, then key bytes, then start.
+    fn in_firing_order(&self, slots: &mut [u32]) {
+        slots.sort_by(|&a, &b| {
+            let (wa, wb) = (&self.slots[a as usize], &self.slots[b as usize]);
+            (wa.trigger, &self.keys.bytes(wa.key), wa.start).cmp(&(
+                wb.trigger,
+                &self.keys.bytes(wb.key),
+                wb.start,
+            ))
+        });
+    }
+
     /// Fires every window whose trigger time is at or before `progress`.
     fn fire(&mut self, progress: i64, out: &mut dyn Output) -> Result<(), ExecError> {
         let fired = if progress == i64::MAX {
@@ -652,14 +664,7 @@ impl GroupWindowAggregateOperator {
             return self.fire_with_emit(fired, progress, out);
         }
         let mut due: Vec<u32> = fired.into_values().flatten().collect();
-        due.sort_by(|&a, &b| {
-            let (wa, wb) = (&self.slots[a as usize], &self.slots[b as usize]);
-            (wa.trigger, &self.keys.bytes(wa.key), wa.start).cmp(&(
-                wb.trigger,
-                &self.keys.bytes(wb.key),
-                wb.start,
-            ))
-        });
+        self.in_firing_order(&mut due);
         // Over a retracting input a window whose rows were all taken back emits nothing.
         let closing = due.clone();
         if self.retracting {
@@ -718,14 +723,7 @@ impl GroupWindowAggregateOperator {
                 }
             }
         }
-        firing.sort_by(|&a, &b| {
-            let (wa, wb) = (&self.slots[a as usize], &self.slots[b as usize]);
-            (wa.trigger, &self.keys.bytes(wa.key), wa.start).cmp(&(
-                wb.trigger,
-                &self.keys.bytes(wb.key),
-                wb.start,
-            ))
-        });
+        self.in_firing_order(&mut firing);
         let lateness = self.lateness();
         let rowtime = self.is_rowtime();
         let mut kept = Vec::new();

@@ -62,6 +62,33 @@ impl<'f> UnnestItem<'f> {
     }
 }
 
+/// The columns a correlate adds, renamed by its alias's column list (`AS u(a, b)`) when it
+/// has one, which must name them all (Calcite's message).
+fn renamed_by_alias_list(columns: &mut [Field], alias: &ast::TableAlias) -> Result<(), SqlError> {
+    if alias.columns.is_empty() {
+        return Ok(());
+    }
+    if alias.columns.len() != columns.len() {
+        return Err(error(
+            alias.name.span,
+            format!(
+                "List of column aliases must have same degree as table; table has {} columns {}, whereas alias list has {} columns",
+                columns.len(),
+                columns
+                    .iter()
+                    .map(|f| format!("('{}')", f.name))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                alias.columns.len()
+            ),
+        ));
+    }
+    for (field, name) in columns.iter_mut().zip(&alias.columns) {
+        field.name = name.name.value.clone();
+    }
+    Ok(())
+}
+
 /// A `LATERAL TABLE(f(…))` in a FROM clause.
 pub(super) struct LateralTable<'f> {
     call: &'f ast::Function,
@@ -170,25 +197,8 @@ impl<'a> Binder<'a> {
                 c.data_type.nullable = true;
             }
         }
-        if let Some(alias) = item.alias.filter(|a| !a.columns.is_empty()) {
-            if alias.columns.len() != columns.len() {
-                return Err(error(
-                    alias.name.span,
-                    format!(
-                        "List of column aliases must have same degree as table; table has {} columns {}, whereas alias list has {} columns",
-                        columns.len(),
-                        columns
-                            .iter()
-                            .map(|f| format!("('{}')", f.name))
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                        alias.columns.len()
-                    ),
-                ));
-            }
-            for (field, name) in columns.iter_mut().zip(&alias.columns) {
-                field.name = name.name.value.clone();
-            }
+        if let Some(alias) = item.alias {
+            renamed_by_alias_list(&mut columns, alias)?;
         }
         let correlation = self.next_correlation();
         let qualifier = item.alias.map(|a| a.name.value.clone());
@@ -264,25 +274,8 @@ impl<'a> Binder<'a> {
         for (field, name) in elements.iter_mut().zip(defaults) {
             field.name = name;
         }
-        if let Some(alias) = item.alias.filter(|a| !a.columns.is_empty()) {
-            if alias.columns.len() != elements.len() {
-                return Err(error(
-                    alias.name.span,
-                    format!(
-                        "List of column aliases must have same degree as table; table has {} columns {}, whereas alias list has {} columns",
-                        elements.len(),
-                        elements
-                            .iter()
-                            .map(|f| format!("('{}')", f.name))
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                        alias.columns.len()
-                    ),
-                ));
-            }
-            for (field, name) in elements.iter_mut().zip(&alias.columns) {
-                field.name = name.name.value.clone();
-            }
+        if let Some(alias) = item.alias {
+            renamed_by_alias_list(&mut elements, alias)?;
         }
         let qualifier = item.alias.map(|a| a.name.value.clone());
         let mut out_scope = scope;
