@@ -2,7 +2,8 @@
 //! (issue 23 items 6 and 7): typed by their own signature with the binder's casts, computed a
 //! batch at a time, shown in plans by their lower-case name; `CREATE FUNCTION … AS '<java
 //! class>'` refused unless the program registered the name; wrong results fail the job by
-//! name. A table function is joined with its rows by `LATERAL TABLE`.
+//! name. A table function is joined with its rows by `LATERAL TABLE`; an aggregate function
+//! is called as any aggregate, its state checkpointed through its own bytes.
 
 use std::sync::Arc;
 
@@ -10,6 +11,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, Int64Array};
 use tideline::api::{
     ScalarFunction, Signature, StreamTableEnvironment, TableFunction, TableRows, TableSignature,
+    UserAccumulator, UserAggregateFunction,
 };
 use tideline::types::{DataType, Field, TypeKind};
 
@@ -418,4 +420,164 @@ fn a_table_function_runs_in_a_streaming_job_at_parallelism_two() {
         .find(|l| l.contains("| +U") || l.contains("| +I"))
         .unwrap_or("");
     assert!(last.contains("40000") && last.contains("20000"), "{out}");
+}
+
+/// `sum_sq(x)`: the sum of the squares of a BIGINT, NULLs skipped; NULL for a group without
+/// values. Takes retractions.
+struct SumOfSquares;
+
+#[derive(Default)]
+struct SumOfSquaresState {
+    sums: Vec<i64>,
+    counts: Vec<i64>,
+}
+
+impl UserAggregateFunction for SumOfSquares {
+    fn signature(&self, args: &[DataType]) -> Result<Signature, String> {
+        if args.len() != 1 || !args[0].kind.is_integer() {
+            return Err("sum_sq takes one integer".into());
+        }
+        Ok(Signature::new(
+            vec![DataType::nullable(TypeKind::BigInt)],
+            DataType::nullable(TypeKind::BigInt),
+        ))
+    }
+
+    fn accumulator(&self) -> Box<dyn UserAccumulator> {
+        Box::new(SumOfSquaresState::default())
+    }
+
+    fn takes_retractions(&self) -> bool {
+        true
+    }
+}
+
+impl SumOfSquaresState {
+    fn add(&mut self, args: &[ArrayRef], rows: &[u32], groups: &[u32], sign: i64) {
+        let x = args[0].as_primitive::<arrow_array::types::Int64Type>();
+        for (&row, &group) in rows.iter().zip(groups) {
+            if x.is_valid(row as usize) {
+                let v = x.value(row as usize);
+                self.sums[group as usize] += sign * v * v;
+                self.counts[group as usize] += sign;
+            }
+        }
+    }
+}
+
+impl UserAccumulator for SumOfSquaresState {
+    fn resize(&mut self, groups: usize) {
+        self.sums.resize(groups, 0);
+        self.counts.resize(groups, 0);
+    }
+    fn update(&mut self, args: &[ArrayRef], rows: &[u32], groups: &[u32]) -> Result<(), String> {
+        self.add(args, rows, groups, 1);
+        Ok(())
+    }
+    fn retract(&mut self, args: &[ArrayRef], rows: &[u32], groups: &[u32]) -> Result<(), String> {
+        self.add(args, rows, groups, -1);
+        Ok(())
+    }
+    fn merge(&mut self, into: u32, from: u32) {
+        self.sums[into as usize] += self.sums[from as usize];
+        self.counts[into as usize] += self.counts[from as usize];
+    }
+    fn evaluate(&self, groups: &[u32]) -> Result<ArrayRef, String> {
+        Ok(Arc::new(Int64Array::from_iter(groups.iter().map(|&g| {
+            (self.counts[g as usize] > 0).then_some(self.sums[g as usize])
+        }))))
+    }
+    fn free(&mut self, group: u32) {
+        self.sums[group as usize] = 0;
+        self.counts[group as usize] = 0;
+    }
+    fn save(&self, group: u32) -> Vec<u8> {
+        let mut out = self.sums[group as usize].to_le_bytes().to_vec();
+        out.extend(self.counts[group as usize].to_le_bytes());
+        out
+    }
+    fn load(&mut self, group: u32, state: &[u8]) -> Result<(), String> {
+        let bytes: [u8; 16] = state.try_into().map_err(|_| "not 16 bytes".to_string())?;
+        self.sums[group as usize] = i64::from_le_bytes(bytes[..8].try_into().unwrap());
+        self.counts[group as usize] = i64::from_le_bytes(bytes[8..].try_into().unwrap());
+        Ok(())
+    }
+}
+
+fn aggregate_env() -> StreamTableEnvironment {
+    let mut env = env();
+    env.create_temporary_aggregate_function("sum_sq", SumOfSquares)
+        .unwrap();
+    env.execute_sql(
+        "CREATE TEMPORARY VIEW v(k, x) AS VALUES ('a', 1), ('a', 2), ('b', 3), ('b', CAST(NULL AS INT)), ('c', CAST(NULL AS INT)), ('a', 2);",
+    )
+    .unwrap();
+    env
+}
+
+#[test]
+fn an_aggregate_function_groups_filters_and_counts_distinct_values() {
+    let mut env = aggregate_env();
+    let out = env
+        .execute_sql(
+            "SELECT k, sum_sq(x) AS s, SUM_SQ(DISTINCT x) AS d, sum_sq(x) FILTER (WHERE x > 1) AS f FROM v GROUP BY k;",
+        )
+        .unwrap();
+    assert_eq!(
+        out,
+        "\
++---+--------+--------+--------+
+| k |      s |      d |      f |
++---+--------+--------+--------+
+| a |      9 |      5 |      8 |
+| b |      9 |      9 |      9 |
+| c | <NULL> | <NULL> | <NULL> |
++---+--------+--------+--------+
+3 rows in set
+"
+    );
+    let plan = env
+        .execute_sql("EXPLAIN SELECT k, sum_sq(x) FROM v GROUP BY k;")
+        .unwrap();
+    assert!(
+        plan.contains("sum_sq($1)") || plan.contains("sum_sq(x)"),
+        "{plan}"
+    );
+    let err = env
+        .execute_sql("SELECT sum_sq(k) FROM v;")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("Cannot apply 'sum_sq'") && err.contains("sum_sq takes one integer"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_aggregate_function_takes_updates_back_and_runs_in_windows() {
+    let mut env = aggregate_env();
+    // Over an updating input (a GROUP BY's results): each update retracts the old value.
+    let out = env
+        .execute_sql(
+            "SET 'execution.runtime-mode' = 'streaming';
+             SET 'parallelism.default' = '2';
+             SELECT sum_sq(c) AS s FROM (SELECT k, COUNT(*) AS c FROM v GROUP BY k);",
+        )
+        .unwrap();
+    let last = out
+        .lines()
+        .rev()
+        .find(|l| l.contains("| +U") || l.contains("| +I"))
+        .unwrap_or("");
+    // Final counts a=3, b=2, c=1: 9 + 4 + 1.
+    assert!(last.contains(" 14 |"), "{out}");
+    let out = env
+        .execute_sql(
+            "CREATE TABLE gen (id BIGINT, ts AS TO_TIMESTAMP_LTZ(id, 3), WATERMARK FOR ts AS ts) WITH ('connector' = 'datagen', 'number-of-rows' = '3000', 'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '3000');
+             SELECT TUMBLE_START(ts, INTERVAL '1' SECOND) AS w, sum_sq(MOD(id, 10)) AS s, COUNT(*) AS n FROM gen GROUP BY TUMBLE(ts, INTERVAL '1' SECOND);",
+        )
+        .unwrap();
+    // Each full second holds 1,000 ids: 100 of each last digit, 100 * (0 + 1 + … + 81).
+    let full = out.lines().filter(|l| l.contains(" 28500 |")).count();
+    assert_eq!(full, 3, "{out}");
 }

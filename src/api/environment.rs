@@ -84,6 +84,18 @@ impl StreamTableEnvironment {
         Ok(())
     }
 
+    /// Registers an aggregate function written in Rust as the temporary system function
+    /// `name`, which SQL calls as any aggregate.
+    pub fn create_temporary_aggregate_function(
+        &mut self,
+        name: &str,
+        function: impl crate::function::user::UserAggregateFunction + 'static,
+    ) -> Result<(), ApiError> {
+        self.session
+            .register_aggregate_function(name, Arc::new(function))?;
+        Ok(())
+    }
+
     /// Runs a script of statements (DDL, SET, DESC, SHOW, …; queries print as the SQL
     /// client prints them) and returns what they printed.
     pub fn execute_sql(&mut self, script: &str) -> Result<String, ApiError> {

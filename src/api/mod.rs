@@ -45,7 +45,10 @@ mod from_data_stream;
 mod table_result;
 
 pub use crate::function::Signature;
-pub use crate::function::user::{ScalarFunction, TableFunction, TableRows, TableSignature};
+pub use crate::function::user::{
+    ScalarFunction, TableFunction, TableRows, TableSignature, UserAccumulator,
+    UserAggregateFunction,
+};
 pub use data_stream::{DataStream, StreamWriter};
 pub use environment::StreamTableEnvironment;
 pub use expression::{Expression, col};

@@ -224,6 +224,8 @@ pub struct Catalog {
     functions: BTreeMap<String, &'static crate::function::FunctionDef>,
     /// Table functions a program registered, by upper-case name.
     table_functions: BTreeMap<String, crate::function::user::UserTableFunction>,
+    /// Aggregate functions a program registered, by upper-case name.
+    aggregate_functions: BTreeMap<String, crate::function::user::UserAggregateRef>,
 }
 
 impl Catalog {
@@ -242,6 +244,23 @@ impl Catalog {
     /// The registered table function called `name` (case-insensitive).
     pub fn table_function(&self, name: &str) -> Option<&crate::function::user::UserTableFunction> {
         self.table_functions.get(&name.to_uppercase())
+    }
+
+    /// Registers an aggregate function (replacing one of the same name).
+    pub fn register_aggregate_function(
+        &mut self,
+        function: crate::function::user::UserAggregateRef,
+    ) {
+        self.aggregate_functions
+            .insert(function.0.name.to_uppercase(), function);
+    }
+
+    /// The registered aggregate function called `name` (case-insensitive).
+    pub fn aggregate_function(
+        &self,
+        name: &str,
+    ) -> Option<crate::function::user::UserAggregateRef> {
+        self.aggregate_functions.get(&name.to_uppercase()).copied()
     }
 
     /// The registered function called `name` (case-insensitive).

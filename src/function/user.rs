@@ -70,6 +70,92 @@ impl std::fmt::Debug for UserTableFunction {
     }
 }
 
+/// An aggregate function written in Rust (Flink's user-defined aggregate function): its
+/// typing, and an accumulator per aggregate call that holds the state of many groups at once.
+pub trait UserAggregateFunction: Send + Sync {
+    /// The types the call's arguments are cast to and its result type, for the types it is
+    /// called with; an error refuses the call.
+    fn signature(&self, args: &[DataType]) -> Result<Signature, String>;
+
+    /// A new, empty accumulator.
+    fn accumulator(&self) -> Box<dyn UserAccumulator>;
+
+    /// Whether its accumulators take rows back ([`UserAccumulator::retract`]), which an
+    /// updating input needs (Flink's `retract` method).
+    fn takes_retractions(&self) -> bool {
+        false
+    }
+}
+
+/// The state of one aggregate call for many groups, each a number from 0 the operator hands
+/// out (Flink's accumulator, one per group, kept side by side).
+pub trait UserAccumulator: Send {
+    /// Makes room for groups `0..groups`, new ones empty.
+    fn resize(&mut self, groups: usize);
+    /// Adds row `rows[i]` (of `args`, one array per argument, of the signature's types) to
+    /// group `groups[i]`, for every `i`.
+    fn update(&mut self, args: &[ArrayRef], rows: &[u32], groups: &[u32]) -> Result<(), String>;
+    /// Takes those rows back out (only if the function takes retractions).
+    fn retract(
+        &mut self,
+        _args: &[ArrayRef],
+        _rows: &[u32],
+        _groups: &[u32],
+    ) -> Result<(), String> {
+        Err("it takes no retractions".into())
+    }
+    /// Folds group `from` into `into` (merged session windows).
+    fn merge(&mut self, into: u32, from: u32);
+    /// The results of `groups`, in that order, of the signature's result type.
+    fn evaluate(&self, groups: &[u32]) -> Result<ArrayRef, String>;
+    /// Empties `group` for reuse.
+    fn free(&mut self, group: u32);
+    /// `group`'s state for a checkpoint.
+    fn save(&self, group: u32) -> Vec<u8>;
+    /// Reads back into the empty `group` what [`UserAccumulator::save`] gave.
+    fn load(&mut self, group: u32, state: &[u8]) -> Result<(), String>;
+}
+
+/// A registered aggregate function with its name (lower-cased, as plans show it).
+pub struct UserAggregate {
+    pub name: &'static str,
+    pub function: Arc<dyn UserAggregateFunction>,
+}
+
+/// A registered aggregate function as a plan's aggregate calls name it: compared by identity.
+#[derive(Clone, Copy)]
+pub struct UserAggregateRef(pub &'static UserAggregate);
+
+impl UserAggregateRef {
+    /// Registers `function` as `name` for the program's life (as scalar functions are).
+    pub fn define(name: &str, function: Arc<dyn UserAggregateFunction>) -> Self {
+        UserAggregateRef(Box::leak(Box::new(UserAggregate {
+            name: Box::leak(name.to_lowercase().into_boxed_str()),
+            function,
+        })))
+    }
+}
+
+impl PartialEq for UserAggregateRef {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+
+impl Eq for UserAggregateRef {}
+
+impl std::hash::Hash for UserAggregateRef {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        std::ptr::hash(self.0, state)
+    }
+}
+
+impl std::fmt::Debug for UserAggregateRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "UserAggregate({})", self.0.name)
+    }
+}
+
 /// A registered function, as a [`FunctionDef`] holds it.
 #[derive(Clone)]
 pub struct UserFunction(pub Arc<dyn ScalarFunction>);

@@ -45,6 +45,8 @@ pub enum AggregateFunction {
     JsonObjectAgg {
         null_on_null: bool,
     },
+    /// An aggregate function a program registered (written in Rust).
+    User(crate::function::user::UserAggregateRef),
 }
 
 impl AggregateFunction {
@@ -76,6 +78,7 @@ impl AggregateFunction {
             AggregateFunction::JsonObjectAgg { null_on_null: true } => {
                 "JSON_OBJECTAGG_NULL_ON_NULL"
             }
+            AggregateFunction::User(u) => u.0.name,
         }
     }
 }

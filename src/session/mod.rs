@@ -699,6 +699,21 @@ impl Session {
         Ok(())
     }
 
+    /// Registers an aggregate function written in Rust under `name`, which SQL calls as any
+    /// aggregate (GROUP BY and group windows; not in OVER yet).
+    pub fn register_aggregate_function(
+        &mut self,
+        name: &str,
+        function: Arc<dyn crate::function::user::UserAggregateFunction>,
+    ) -> Result<(), StatementError> {
+        self.check_new_function(name)?;
+        self.catalog
+            .register_aggregate_function(crate::function::user::UserAggregateRef::define(
+                name, function,
+            ));
+        Ok(())
+    }
+
     /// A name a program may register a function under: a valid one, not taken.
     fn check_new_function(&self, name: &str) -> Result<(), StatementError> {
         let valid = name
@@ -711,7 +726,10 @@ impl Session {
                 "'{name}' is not a function name: letters, digits and '_', not starting with a digit"
             )));
         }
-        if self.catalog.function(name).is_some() || self.catalog.table_function(name).is_some() {
+        if self.catalog.function(name).is_some()
+            || self.catalog.table_function(name).is_some()
+            || self.catalog.aggregate_function(name).is_some()
+        {
             return Err(StatementError::Job(format!(
                 "Could not register temporary system function. A function named '{name}' does already exist."
             )));

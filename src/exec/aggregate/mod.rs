@@ -27,6 +27,7 @@ pub mod min_max;
 pub mod ranking;
 pub mod single_value;
 pub mod sum;
+pub mod user;
 pub mod welford;
 
 use arrow_array::cast::AsArray;
@@ -189,10 +190,21 @@ pub fn create_accumulator_for(
             call.function.name()
         )));
     }
+    if call.distinct && matches!(call.function, AggregateFunction::User(_)) && call.args.len() != 1
+    {
+        return Err(ExecError::Internal(format!(
+            "{}(DISTINCT …) of {} arguments is not supported yet",
+            call.function.name(),
+            call.args.len()
+        )));
+    }
     if call.distinct
         && matches!(
             call.function,
-            AggregateFunction::Sum | AggregateFunction::Avg | AggregateFunction::WelfordM2
+            AggregateFunction::Sum
+                | AggregateFunction::Avg
+                | AggregateFunction::WelfordM2
+                | AggregateFunction::User(_)
         )
     {
         let plain = AggregateCall {
@@ -214,6 +226,16 @@ pub fn create_accumulator_for(
         AggregateFunction::ListAgg => Some(arrival::Arrival::ListAgg),
         _ => None,
     };
+    // After DISTINCT, which wraps it above; its arguments are its own affair.
+    if let AggregateFunction::User(function) = call.function {
+        return Ok(Box::new(user::UserAggregateAccumulator::new(
+            function,
+            call.args.clone(),
+            filter,
+            result,
+            retracts,
+        )?));
+    }
     if let Some(kind) = arrival {
         let (column, arg_type) = argument(0)?;
         return Ok(Box::new(arrival::ArrivalAccumulator::new(
@@ -259,7 +281,8 @@ pub fn create_accumulator_for(
         | AggregateFunction::DenseRank
         | AggregateFunction::SingleValue
         | AggregateFunction::JsonArrayAgg { .. }
-        | AggregateFunction::JsonObjectAgg { .. } => unreachable!("handled above"),
+        | AggregateFunction::JsonObjectAgg { .. }
+        | AggregateFunction::User(_) => unreachable!("handled above"),
         // Read off the grouping set's number by the planner, never accumulated.
         AggregateFunction::Grouping | AggregateFunction::GroupingId => None,
         AggregateFunction::Min | AggregateFunction::Max if retracts => {

@@ -397,12 +397,15 @@ impl<'a> Binder<'a> {
             "STDDEV_POP" | "STDDEV_SAMP" | "STDDEV" | "VAR_POP" | "VAR_SAMP" | "VARIANCE" => {
                 AggregateFunction::WelfordM2
             }
-            _ => {
-                return Err(error(
-                    span,
-                    format!("aggregate function {name} is not supported yet"),
-                ));
-            }
+            _ => match self.catalog.aggregate_function(name) {
+                Some(function) => AggregateFunction::User(function),
+                None => {
+                    return Err(error(
+                        span,
+                        format!("aggregate function {name} is not supported yet"),
+                    ));
+                }
+            },
         };
         let aggregation = self
             .aggregation
@@ -431,8 +434,45 @@ impl<'a> Binder<'a> {
         let (args, filter) = bound?;
         let arg_types: Vec<DataType> = args.iter().map(|a| a.data_type().clone()).collect();
         let grouped = !aggregation.keys.is_empty() || aggregation.window.is_some();
-        let data_type =
-            aggregate_type(function, name, &arg_types, grouped).map_err(|m| error(span, m))?;
+        let (args, data_type) = match function {
+            // A registered function types its calls itself; its arguments are cast to it.
+            AggregateFunction::User(user) => {
+                let signature = user.0.function.signature(&arg_types).map_err(|m| {
+                    let shown: Vec<String> =
+                        arg_types.iter().map(|t| format!("<{}>", t.kind)).collect();
+                    error(
+                        span,
+                        format!(
+                            "Cannot apply '{}' to arguments of type '{}({})': {m}",
+                            user.0.name,
+                            user.0.name,
+                            shown.join(", ")
+                        ),
+                    )
+                })?;
+                if signature.args.len() != args.len() {
+                    return Err(error(
+                        span,
+                        format!(
+                            "aggregate function {} typed {} arguments for a call with {}",
+                            user.0.name,
+                            signature.args.len(),
+                            args.len()
+                        ),
+                    ));
+                }
+                let args = args
+                    .into_iter()
+                    .zip(&signature.args)
+                    .map(|(a, t)| coerce(a, t))
+                    .collect();
+                (args, signature.return_type)
+            }
+            _ => (
+                args,
+                aggregate_type(function, name, &arg_types, grouped).map_err(|m| error(span, m))?,
+            ),
+        };
         // COUNT of values that cannot be NULL counts rows, and Calcite writes it `COUNT(*)`.
         let counts_rows = !distinct && arg_types.iter().all(|t| !t.nullable);
         let args = if function == AggregateFunction::Count && counts_rows {

@@ -713,7 +713,7 @@ impl<'a> Binder<'a> {
                 format!("OVER windows ({name} … OVER) are not supported yet"),
             ));
         }
-        if AGGREGATES.contains(&name.as_str()) {
+        if AGGREGATES.contains(&name.as_str()) || self.catalog.aggregate_function(&name).is_some() {
             if let Some(clause) = self.no_aggregates_in {
                 return Err(error(
                     span,

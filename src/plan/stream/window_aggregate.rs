@@ -26,6 +26,9 @@ pub struct StreamWindowAggregate {
 /// The names of an aggregate's accumulator fields in Flink's local phase (`count1$0`,
 /// `sum$1`, AVG's `sum$2, count$2`).
 fn accumulators(call: &AggregateCall, j: usize) -> Vec<String> {
+    if let AggregateFunction::User(function) = call.function {
+        return vec![format!("{}${j}", function.0.name)];
+    }
     let names: &[&str] = match call.function {
         AggregateFunction::Count if call.args.is_empty() => &["count1"],
         AggregateFunction::Count => &["count"],
@@ -41,6 +44,7 @@ fn accumulators(call: &AggregateCall, j: usize) -> Vec<String> {
         AggregateFunction::SingleValue => &["single_value"],
         AggregateFunction::JsonArrayAgg { .. } => &["json_arrayagg"],
         AggregateFunction::JsonObjectAgg { .. } => &["json_objectagg"],
+        AggregateFunction::User(_) => &[],
         AggregateFunction::Grouping
         | AggregateFunction::GroupingId
         | AggregateFunction::RowNumber
