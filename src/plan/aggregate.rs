@@ -47,6 +47,11 @@ pub enum AggregateFunction {
     },
     /// An aggregate function a program registered (written in Rust).
     User(crate::function::user::UserAggregateRef),
+    /// `LAG(x [, offset])` OVER a window from the partition's first row: the value `offset`
+    /// rows before (1 when not written, which plans then do not print).
+    Lag {
+        offset: Option<u32>,
+    },
 }
 
 impl AggregateFunction {
@@ -79,6 +84,7 @@ impl AggregateFunction {
                 "JSON_OBJECTAGG_NULL_ON_NULL"
             }
             AggregateFunction::User(u) => u.0.name,
+            AggregateFunction::Lag { .. } => "LAG",
         }
     }
 }
@@ -95,7 +101,14 @@ pub fn call_text(
     let args = if call.args.is_empty() {
         "*".to_string()
     } else {
-        let args: Vec<String> = call.args.iter().map(|&a| name(a)).collect();
+        let mut args: Vec<String> = call.args.iter().map(|&a| name(a)).collect();
+        // LAG's offset is a constant of the call, printed as written.
+        if let AggregateFunction::Lag {
+            offset: Some(offset),
+        } = call.function
+        {
+            args.push(offset.to_string());
+        }
         args.join(", ")
     };
     let distinct = if call.distinct { "DISTINCT " } else { "" };

@@ -450,11 +450,17 @@ impl LogicalOverAggregate {
     /// BY $2 NULLS FIRST ROWS 1 PRECEDING)`.
     pub fn call_text(&self, i: usize) -> String {
         let call = &self.calls[i];
-        let args: Vec<String> = call
+        let mut args: Vec<String> = call
             .args
             .iter()
             .map(|a| expr_text(a, &[], Spelling::Ast))
             .collect();
+        if let super::aggregate::AggregateFunction::Lag {
+            offset: Some(offset),
+        } = call.function
+        {
+            args.push(offset.to_string());
+        }
         let distinct = if call.distinct { "DISTINCT " } else { "" };
         let mut window = Vec::new();
         if !self.partition.is_empty() {

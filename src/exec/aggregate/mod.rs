@@ -23,6 +23,7 @@ pub mod count;
 pub mod distinct;
 pub mod encoded;
 pub mod json_agg;
+pub mod lag;
 pub mod min_max;
 pub mod ranking;
 pub mod single_value;
@@ -226,6 +227,14 @@ pub fn create_accumulator_for(
         AggregateFunction::ListAgg => Some(arrival::Arrival::ListAgg),
         _ => None,
     };
+    if let AggregateFunction::Lag { offset } = call.function {
+        let (column, arg_type) = argument(0)?;
+        return Ok(Box::new(lag::LagAccumulator::new(
+            column,
+            offset.unwrap_or(1),
+            &arg_type,
+        )?));
+    }
     // After DISTINCT, which wraps it above; its arguments are its own affair.
     if let AggregateFunction::User(function) = call.function {
         return Ok(Box::new(user::UserAggregateAccumulator::new(
@@ -282,7 +291,8 @@ pub fn create_accumulator_for(
         | AggregateFunction::SingleValue
         | AggregateFunction::JsonArrayAgg { .. }
         | AggregateFunction::JsonObjectAgg { .. }
-        | AggregateFunction::User(_) => unreachable!("handled above"),
+        | AggregateFunction::User(_)
+        | AggregateFunction::Lag { .. } => unreachable!("handled above"),
         // Read off the grouping set's number by the planner, never accumulated.
         AggregateFunction::Grouping | AggregateFunction::GroupingId => None,
         AggregateFunction::Min | AggregateFunction::Max if retracts => {

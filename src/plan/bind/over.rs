@@ -131,6 +131,13 @@ impl<'a> Binder<'a> {
             "ROW_NUMBER" => AggregateFunction::RowNumber,
             "RANK" => AggregateFunction::Rank,
             "DENSE_RANK" => AggregateFunction::DenseRank,
+            "LAG" => return self.bind_lag(f, scope, span),
+            "LEAD" => {
+                return Err(error(
+                    span,
+                    "LEAD Function is not supported in stream mode.",
+                ));
+            }
             _ => {
                 return Err(error(span, format!("{name} … OVER is not supported yet")));
             }
@@ -241,6 +248,71 @@ impl<'a> Binder<'a> {
             try_cast: false,
             implicit: false,
         })
+    }
+
+    /// `LAG(x [, offset])` OVER a window without a written frame (Calcite's, as for the
+    /// ranking functions: RANGE from the partition's first row).
+    fn bind_lag(
+        &mut self,
+        f: &ast::Function,
+        scope: &[ScopeColumn],
+        span: Span,
+    ) -> Result<ScalarExpr, SqlError> {
+        let mut window = self.bind_over_window(f, scope, span)?;
+        if window.written_frame {
+            return Err(error(span, RANKING_FRAME_REFUSED));
+        }
+        window.frame.rows = false;
+        window.frame.preceding = None;
+        let list = match &f.args {
+            FunctionArguments::List(list) => list.args.as_slice(),
+            _ => &[][..],
+        };
+        let offset = match list.get(1) {
+            None => None,
+            Some(ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e))) => {
+                match self.bind_expr(e, scope)? {
+                    ScalarExpr::Literal {
+                        value: Value::Int(n),
+                        ..
+                    } if (0..=i64::from(u32::MAX)).contains(&n) => Some(n as u32),
+                    _ => {
+                        return Err(error(
+                            span,
+                            "LAG's offset must be a non-negative integer literal",
+                        ));
+                    }
+                }
+            }
+            Some(_) => return Err(error(span, "LAG takes positional arguments")),
+        };
+        if list.len() > 2 {
+            return Err(error(span, "LAG with a default value is not supported yet"));
+        }
+        let Some(first) = list.first() else {
+            return Err(error(
+                span,
+                "Invalid number of arguments to function 'LAG'. Was expecting 1 arguments",
+            ));
+        };
+        let (args, _) =
+            self.bind_aggregate_arguments(std::slice::from_ref(first), None, "LAG", scope, span)?;
+        let data_type = DataType {
+            nullable: true,
+            ..args[0].data_type().clone()
+        };
+        let over = self.over_aggregation.as_mut().expect("called with one");
+        match &over.window {
+            None => over.window = Some((window, span)),
+            Some((first, _)) if *first != window => return Err(error(span, ONE_WINDOW)),
+            Some(_) => {}
+        }
+        Ok(over.add(OverCall {
+            function: AggregateFunction::Lag { offset },
+            args,
+            distinct: false,
+            data_type,
+        }))
     }
 
     /// The window of an OVER call (its own or a named one) with Flink's streaming checks.

@@ -44,7 +44,7 @@ fn accumulators(call: &AggregateCall, j: usize) -> Vec<String> {
         AggregateFunction::SingleValue => &["single_value"],
         AggregateFunction::JsonArrayAgg { .. } => &["json_arrayagg"],
         AggregateFunction::JsonObjectAgg { .. } => &["json_objectagg"],
-        AggregateFunction::User(_) => &[],
+        AggregateFunction::User(_) | AggregateFunction::Lag { .. } => &[],
         AggregateFunction::Grouping
         | AggregateFunction::GroupingId
         | AggregateFunction::RowNumber

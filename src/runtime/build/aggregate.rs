@@ -108,6 +108,20 @@ pub(super) fn over_aggregate(
         (true, false) => OverTime::Rowtime,
         (true, true) => OverTime::Batch,
     };
+    // Flink's batch LAG lags row by row where rows share their time; this operator's lags
+    // by time, as Flink's streaming one does: refused rather than different.
+    if time == OverTime::Batch
+        && o.calls.iter().any(|c| {
+            matches!(
+                c.function,
+                crate::plan::aggregate::AggregateFunction::Lag { .. }
+            )
+        })
+    {
+        return Err(BuildError::Unsupported(
+            "LAG … OVER in batch mode is not supported yet (Flink's batch LAG takes the previous row even among rows of the same time; Tideline's, the streaming one's, does not)".into(),
+        ));
+    }
     keyed_task(built, graph, "OverAggregate", &|| {
         Ok(Box::new(OverAggregateOperator::new(
             input.clone(),
