@@ -173,7 +173,10 @@ impl Session {
         factory
             .check(&request)
             .map_err(|message| position_error(parsed, message))?;
-        if !factory.accepts_updates(&request)
+        // A batch job's updating operators (aggregates, joins, Top-N) emit final rows only,
+        // which any sink takes, as Flink's batch planner plans them.
+        if !self.batch_mode()
+            && !factory.accepts_updates(&request)
             && let Some(message) = stream.append_only_refusal(&target.name)
         {
             return Err(position_error(parsed, message));
