@@ -581,3 +581,28 @@ fn an_aggregate_function_takes_updates_back_and_runs_in_windows() {
     let full = out.lines().filter(|l| l.contains(" 28500 |")).count();
     assert_eq!(full, 3, "{out}");
 }
+
+#[test]
+fn an_aggregate_function_runs_over_bounded_and_unbounded_over_windows() {
+    let mut env = aggregate_env();
+    let out = env
+        .execute_sql(
+            "SET 'execution.runtime-mode' = 'streaming';
+             SET 'pipeline.auto-watermark-interval' = '0 ms';
+             CREATE TABLE seq (id BIGINT, ts AS TO_TIMESTAMP_LTZ(id, 3), WATERMARK FOR ts AS ts) WITH ('connector' = 'datagen', 'number-of-rows' = '5', 'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '5');
+             SELECT id, sum_sq(id) OVER (ORDER BY ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS two, sum_sq(id) OVER (ORDER BY ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS again FROM seq;",
+        )
+        .unwrap();
+    // The last two ids' squares: 1, 1 + 4, 4 + 9, 9 + 16, 16 + 25.
+    for (id, two) in [(1, 1), (2, 5), (3, 13), (4, 25), (5, 41)] {
+        let row = format!("| +I | {id:>20} | {two:>20} | {two:>20} |");
+        assert!(out.contains(&row), "{row}\n{out}");
+    }
+    let out = env
+        .execute_sql("SELECT id, sum_sq(id) OVER (ORDER BY ts) AS running FROM seq;")
+        .unwrap();
+    assert!(
+        out.contains("|                    5 |                   55 |"),
+        "{out}"
+    );
+}

@@ -700,7 +700,7 @@ impl Session {
     }
 
     /// Registers an aggregate function written in Rust under `name`, which SQL calls as any
-    /// aggregate (GROUP BY and group windows; not in OVER yet).
+    /// aggregate (GROUP BY, group windows, OVER).
     pub fn register_aggregate_function(
         &mut self,
         name: &str,

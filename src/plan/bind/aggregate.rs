@@ -436,38 +436,7 @@ impl<'a> Binder<'a> {
         let grouped = !aggregation.keys.is_empty() || aggregation.window.is_some();
         let (args, data_type) = match function {
             // A registered function types its calls itself; its arguments are cast to it.
-            AggregateFunction::User(user) => {
-                let signature = user.0.function.signature(&arg_types).map_err(|m| {
-                    let shown: Vec<String> =
-                        arg_types.iter().map(|t| format!("<{}>", t.kind)).collect();
-                    error(
-                        span,
-                        format!(
-                            "Cannot apply '{}' to arguments of type '{}({})': {m}",
-                            user.0.name,
-                            user.0.name,
-                            shown.join(", ")
-                        ),
-                    )
-                })?;
-                if signature.args.len() != args.len() {
-                    return Err(error(
-                        span,
-                        format!(
-                            "aggregate function {} typed {} arguments for a call with {}",
-                            user.0.name,
-                            signature.args.len(),
-                            args.len()
-                        ),
-                    ));
-                }
-                let args = args
-                    .into_iter()
-                    .zip(&signature.args)
-                    .map(|(a, t)| coerce(a, t))
-                    .collect();
-                (args, signature.return_type)
-            }
+            AggregateFunction::User(user) => user_call_types(user, args, span)?,
             _ => (
                 args,
                 aggregate_type(function, name, &arg_types, grouped).map_err(|m| error(span, m))?,
@@ -886,6 +855,43 @@ pub(super) const AGGREGATES: &[&str] = &[
     "LEAD",
     "LAG",
 ];
+
+/// A registered aggregate function's call: its arguments cast to the types its signature
+/// asks for, and its result type; its refusal in Flink's words, then its own.
+pub(super) fn user_call_types(
+    user: crate::function::user::UserAggregateRef,
+    args: Vec<ScalarExpr>,
+    span: Span,
+) -> Result<(Vec<ScalarExpr>, DataType), SqlError> {
+    let name = user.0.name;
+    let arg_types: Vec<DataType> = args.iter().map(|a| a.data_type().clone()).collect();
+    let signature = user.0.function.signature(&arg_types).map_err(|m| {
+        let shown: Vec<String> = arg_types.iter().map(|t| format!("<{}>", t.kind)).collect();
+        error(
+            span,
+            format!(
+                "Cannot apply '{name}' to arguments of type '{name}({})': {m}",
+                shown.join(", ")
+            ),
+        )
+    })?;
+    if signature.args.len() != args.len() {
+        return Err(error(
+            span,
+            format!(
+                "aggregate function {name} typed {} arguments for a call with {}",
+                signature.args.len(),
+                args.len()
+            ),
+        ));
+    }
+    let args = args
+        .into_iter()
+        .zip(&signature.args)
+        .map(|(a, t)| coerce(a, t))
+        .collect();
+    Ok((args, signature.return_type))
+}
 
 /// Wraps an expression in a CAST when its kind differs from `target`'s.
 pub(super) fn coerce(expr: ScalarExpr, target: &DataType) -> ScalarExpr {

@@ -8,6 +8,7 @@
 use sqlparser::ast::{self, FunctionArguments, Spanned, WindowFrameBound, WindowFrameUnits};
 use sqlparser::tokenizer::Span;
 
+use super::aggregate::user_call_types;
 use super::*;
 use crate::plan::aggregate::AggregateFunction;
 
@@ -138,9 +139,12 @@ impl<'a> Binder<'a> {
                     "LEAD Function is not supported in stream mode.",
                 ));
             }
-            _ => {
-                return Err(error(span, format!("{name} … OVER is not supported yet")));
-            }
+            _ => match self.catalog.aggregate_function(name) {
+                Some(user) => AggregateFunction::User(user),
+                None => {
+                    return Err(error(span, format!("{name} … OVER is not supported yet")));
+                }
+            },
         };
         let mut window = self.bind_over_window(f, scope, span)?;
         if matches!(
@@ -184,8 +188,13 @@ impl<'a> Binder<'a> {
         }
         let (args, _) = self.bind_aggregate_arguments(list, None, name, scope, span)?;
         let arg_types: Vec<DataType> = args.iter().map(|a| a.data_type().clone()).collect();
-        let data_type =
-            aggregate_type(function, name, &arg_types, true).map_err(|m| error(span, m))?;
+        let (args, data_type) = match function {
+            AggregateFunction::User(user) => user_call_types(user, args, span)?,
+            _ => (
+                args,
+                aggregate_type(function, name, &arg_types, true).map_err(|m| error(span, m))?,
+            ),
+        };
         let over = self.over_aggregation.as_mut().expect("called with one");
         match &over.window {
             None => over.window = Some((window, span)),
