@@ -31,7 +31,7 @@ impl UserAggregateAccumulator {
     ) -> Result<Self, ExecError> {
         if retracts && !function.0.function.takes_retractions() {
             return Err(ExecError::Eval(EvalError::Invalid(format!(
-                "aggregate function {} takes no retractions, and its input updates or deletes rows",
+                "aggregate function {} takes no retractions, which its updating input or bounded OVER frame needs",
                 function.0.name
             ))));
         }
