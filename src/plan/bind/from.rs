@@ -125,6 +125,22 @@ impl<'a> Binder<'a> {
                     format!("table function {name} is not supported yet"),
                 ))
             }
+            // `(b JOIN c ON …)`: the joined tables keep their names unless the parentheses
+            // are named.
+            TableFactor::NestedJoin {
+                table_with_joins,
+                alias,
+            } => {
+                let (plan, scope) =
+                    self.bind_from(std::slice::from_ref(table_with_joins.as_ref()))?;
+                match alias {
+                    None => Ok((plan, scope)),
+                    Some(alias) => {
+                        let plan = renamed_by_alias(plan, Some(alias))?;
+                        Ok(scoped(plan, Some(alias.name.value.clone())))
+                    }
+                }
+            }
             other => Err(error(
                 other.span(),
                 "this kind of FROM item is not supported yet",
