@@ -372,6 +372,11 @@ impl GroupWindowAggregateOperator {
         slots: &[u32],
         bounds: &[(i64, i64)],
     ) -> Result<RecordBatch, ExecError> {
+        self.window_rows().batch(keys, slots, bounds)
+    }
+
+    /// What fired windows' rows are made from (see [`WindowRows`]).
+    fn window_rows(&self) -> WindowRows<'_> {
         WindowRows {
             encoder: self.encoder.as_ref(),
             accumulators: &self.accumulators,
@@ -380,7 +385,6 @@ impl GroupWindowAggregateOperator {
             window_clock: &self.window_clock,
             clock: self.clock.as_ref(),
         }
-        .batch(keys, slots, bounds)
     }
 
     /// The rows of windows `slots` (by their keys and bounds) with aggregate values `aggregates`.
@@ -389,15 +393,7 @@ impl GroupWindowAggregateOperator {
             .iter()
             .map(|&s| (self.slots[s as usize].start, self.slots[s as usize].end))
             .collect();
-        WindowRows {
-            encoder: self.encoder.as_ref(),
-            accumulators: &self.accumulators,
-            properties: &self.properties,
-            output: &self.output,
-            window_clock: &self.window_clock,
-            clock: self.clock.as_ref(),
-        }
-        .batch_of(
+        self.window_rows().batch_of(
             slots
                 .iter()
                 .map(|&s| self.keys.bytes(self.slots[s as usize].key)),

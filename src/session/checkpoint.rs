@@ -182,8 +182,7 @@ impl Session {
         };
         let sizes = crate::runtime::checkpoint::storage::operator_sizes(&path)?;
         // The job's uids: those of the plan it runs, after scan reuse (`build_sinks`).
-        let mut executed = [plan.clone()];
-        crate::plan::stream::scan_reuse::reuse_scans(&mut executed);
+        let executed = crate::plan::stream::scan_reuse::reuse_scans(&[plan]);
         let uids: std::collections::HashSet<String> =
             crate::plan::stream::uid::operator_uids(&executed[0])
                 .iter()

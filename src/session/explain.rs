@@ -51,8 +51,8 @@ impl Session {
         }
         let asts: Vec<&str> = explained.iter().map(|(ast, _, _)| ast.as_str()).collect();
         // Flink's physical optimization ends with its scan reuse.
-        let mut plans: Vec<StreamPlan> = explained.iter().map(|(_, p, _)| p.clone()).collect();
-        reuse_scans(&mut plans);
+        let planned: Vec<&StreamPlan> = explained.iter().map(|(_, p, _)| p).collect();
+        let plans = reuse_scans(&planned);
         let plans: Vec<&StreamPlan> = plans.iter().collect();
         let mut text = format!(
             "== Abstract Syntax Tree ==\n{}\n== Optimized Physical Plan ==\n{}\n== Optimized Execution Plan ==\n{}\n",

@@ -198,21 +198,7 @@ impl GroupsAccumulator for ArrivalAccumulator {
                 .map(|(_, v)| &v[..])
             })
             .collect();
-        let present: Vec<&[u8]> = picked.iter().flatten().copied().collect();
-        let decoded = converter
-            .convert_rows(present.iter().map(|v| parser.parse(v)))?
-            .remove(0);
-        let mut next = 0u32;
-        let indices: arrow_array::UInt32Array = picked
-            .iter()
-            .map(|p| {
-                p.map(|_| {
-                    next += 1;
-                    next - 1
-                })
-            })
-            .collect();
-        Ok(arrow_select::take::take(decoded.as_ref(), &indices, None)?)
+        self.encoded.decode_each(&picked)
     }
 
     fn free(&mut self, slot: u32) {

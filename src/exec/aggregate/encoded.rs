@@ -46,6 +46,25 @@ impl EncodedArguments {
     pub fn converter(&self) -> &RowConverter {
         &self.converter
     }
+
+    /// One value per slot from the encoded ones `picked` (`None`: NULL), as the argument's
+    /// column: the present ones decoded in one call, then placed.
+    pub fn decode_each(&self, picked: &[Option<&[u8]>]) -> Result<ArrayRef, ExecError> {
+        let parser = self.converter.parser();
+        let present = picked.iter().flatten().map(|v| parser.parse(v));
+        let decoded = self.converter.convert_rows(present)?.remove(0);
+        let mut next = 0u32;
+        let indices: arrow_array::UInt32Array = picked
+            .iter()
+            .map(|p| {
+                p.map(|_| {
+                    next += 1;
+                    next - 1
+                })
+            })
+            .collect();
+        Ok(arrow_select::take::take(decoded.as_ref(), &indices, None)?)
+    }
 }
 
 #[cfg(test)]

@@ -76,13 +76,28 @@ impl JsonArrayAggAccumulator {
         }
     }
 
-    /// The text a row adds, if any.
-    fn text(&self, values: &StringArray, row: usize) -> Option<Box<str>> {
-        if values.is_valid(row) {
-            Some(values.value(row).into())
-        } else {
-            self.null_on_null.then(|| "null".into())
+    /// The (slot, text) each pair the FILTER lets through adds: its value's JSON text, or
+    /// `null` for a NULL with NULL ON NULL.
+    fn texts(
+        &self,
+        batch: &RecordBatch,
+        rows: &[u32],
+        slots: &[u32],
+    ) -> Result<Vec<(usize, Box<str>)>, ExecError> {
+        let values = strings(batch, self.column)?;
+        let mut out = Vec::with_capacity(rows.len());
+        for (&row, &slot) in rows.iter().zip(slots) {
+            let row = row as usize;
+            if !passes(batch, self.filter, row) {
+                continue;
+            }
+            if values.is_valid(row) {
+                out.push((slot as usize, values.value(row).into()));
+            } else if self.null_on_null {
+                out.push((slot as usize, "null".into()));
+            }
         }
+        Ok(out)
     }
 }
 
@@ -97,14 +112,8 @@ impl GroupsAccumulator for JsonArrayAggAccumulator {
         rows: &[u32],
         slots: &[u32],
     ) -> Result<(), ExecError> {
-        let values = strings(batch, self.column)?;
-        for (&row, &slot) in rows.iter().zip(slots) {
-            let row = row as usize;
-            if passes(batch, self.filter, row)
-                && let Some(text) = self.text(values, row)
-            {
-                self.values[slot as usize].push(text);
-            }
+        for (slot, text) in self.texts(batch, rows, slots)? {
+            self.values[slot].push(text);
         }
         Ok(())
     }
@@ -115,16 +124,10 @@ impl GroupsAccumulator for JsonArrayAggAccumulator {
         rows: &[u32],
         slots: &[u32],
     ) -> Result<(), ExecError> {
-        let values = strings(batch, self.column)?;
-        for (&row, &slot) in rows.iter().zip(slots) {
-            let row = row as usize;
-            if passes(batch, self.filter, row)
-                && let Some(text) = self.text(values, row)
-            {
-                let kept = &mut self.values[slot as usize];
-                if let Some(at) = kept.iter().position(|v| *v == text) {
-                    kept.remove(at);
-                }
+        for (slot, text) in self.texts(batch, rows, slots)? {
+            let kept = &mut self.values[slot];
+            if let Some(at) = kept.iter().position(|v| *v == text) {
+                kept.remove(at);
             }
         }
         Ok(())

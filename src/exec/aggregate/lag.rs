@@ -66,8 +66,6 @@ impl GroupsAccumulator for LagAccumulator {
     }
 
     fn evaluate(&self, slots: &[u32]) -> Result<ArrayRef, ExecError> {
-        let converter = self.encoded.converter();
-        let parser = converter.parser();
         // Each slot's lagged value, or `None` (NULL) while it has too few rows.
         let picked: Vec<Option<&[u8]>> = slots
             .iter()
@@ -76,21 +74,7 @@ impl GroupsAccumulator for LagAccumulator {
                 (kept.len() > self.offset).then(|| &kept[kept.len() - 1 - self.offset][..])
             })
             .collect();
-        let present: Vec<&[u8]> = picked.iter().flatten().copied().collect();
-        let decoded = converter
-            .convert_rows(present.iter().map(|v| parser.parse(v)))?
-            .remove(0);
-        let mut next = 0u32;
-        let indices: arrow_array::UInt32Array = picked
-            .iter()
-            .map(|p| {
-                p.map(|_| {
-                    next += 1;
-                    next - 1
-                })
-            })
-            .collect();
-        Ok(arrow_select::take::take(decoded.as_ref(), &indices, None)?)
+        self.encoded.decode_each(&picked)
     }
 
     fn free(&mut self, slot: u32) {

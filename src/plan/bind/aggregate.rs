@@ -865,16 +865,11 @@ pub(super) fn user_call_types(
 ) -> Result<(Vec<ScalarExpr>, DataType), SqlError> {
     let name = user.0.name;
     let arg_types: Vec<DataType> = args.iter().map(|a| a.data_type().clone()).collect();
-    let signature = user.0.function.signature(&arg_types).map_err(|m| {
-        let shown: Vec<String> = arg_types.iter().map(|t| format!("<{}>", t.kind)).collect();
-        error(
-            span,
-            format!(
-                "Cannot apply '{name}' to arguments of type '{name}({})': {m}",
-                shown.join(", ")
-            ),
-        )
-    })?;
+    let signature = user
+        .0
+        .function
+        .signature(&arg_types)
+        .map_err(|m| super::expr::cannot_apply(name, &arg_types, &m, span))?;
     if signature.args.len() != args.len() {
         return Err(error(
             span,

@@ -921,17 +921,9 @@ impl<'a> Binder<'a> {
         } else {
             name
         };
-        let signature = function.signature(&types).map_err(|m| {
-            // Flink's (Calcite's) wording, then what exactly is wrong.
-            let shown: Vec<String> = types.iter().map(|t| format!("<{}>", t.kind)).collect();
-            error(
-                span,
-                format!(
-                    "Cannot apply '{name}' to arguments of type '{name}({})': {m}",
-                    shown.join(", ")
-                ),
-            )
-        })?;
+        let signature = function
+            .signature(&types)
+            .map_err(|m| cannot_apply(name, &types, &m, span))?;
         let mut data_type = signature.return_type;
         // ROUND/TRUNCATE(decimal, d) with a literal d: Flink types the result by d.
         if let (
@@ -1176,4 +1168,17 @@ pub(super) fn resolve_column(
             ))
         }
     }
+}
+
+/// A function's refusal of its arguments: Flink's (Calcite's) wording, then what exactly is
+/// wrong.
+pub(super) fn cannot_apply(name: &str, types: &[DataType], message: &str, span: Span) -> SqlError {
+    let shown: Vec<String> = types.iter().map(|t| format!("<{}>", t.kind)).collect();
+    error(
+        span,
+        format!(
+            "Cannot apply '{name}' to arguments of type '{name}({})': {message}",
+            shown.join(", ")
+        ),
+    )
 }

@@ -17,8 +17,14 @@ use super::table_source_scan::StreamTableSourceScan;
 use crate::plan::expr::ScalarExpr;
 use crate::types::Schema;
 
-/// Merges the scans of `plans` (the sinks of one job, or one query) as described above.
-pub fn reuse_scans(plans: &mut [StreamPlan]) {
+/// `plans` (the sinks of one job, or one query) with their scans merged as described above.
+pub fn reuse_scans(plans: &[&StreamPlan]) -> Vec<StreamPlan> {
+    let mut plans: Vec<StreamPlan> = plans.iter().map(|p| (*p).clone()).collect();
+    merge_scans(&mut plans);
+    plans
+}
+
+fn merge_scans(plans: &mut [StreamPlan]) {
     let mut groups: HashMap<String, Vec<Vec<usize>>> = HashMap::new();
     for plan in plans.iter() {
         collect(plan, &mut groups);

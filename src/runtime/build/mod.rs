@@ -226,10 +226,11 @@ pub fn build_sinks(
     ctx: &EvalContext,
     options: &JobOptions,
 ) -> Result<JobGraph, BuildError> {
-    let mut owned: Vec<StreamPlan> = plans.iter().map(|p| (*p).clone()).collect();
-    if !ctx.batch_mode {
-        reuse_scans(&mut owned);
-    }
+    let owned: Vec<StreamPlan> = if ctx.batch_mode {
+        plans.iter().map(|p| (*p).clone()).collect()
+    } else {
+        reuse_scans(plans)
+    };
     let plans: Vec<&StreamPlan> = owned.iter().collect();
     let plans = plans.as_slice();
     let mut graph = JobGraph {
