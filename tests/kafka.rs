@@ -1192,3 +1192,58 @@ fn a_quiet_topic_with_its_broker_up_keeps_the_job_running() {
     cancel.store(true, Ordering::SeqCst);
     let _ = done.recv_timeout(Duration::from_secs(30));
 }
+
+#[test]
+fn a_broker_restarted_mid_job_is_read_on_from_where_the_job_was() {
+    let Some(_) = bootstrap() else { return };
+    let broker = OwnBroker::start();
+    let server = broker.address();
+    let topic = topic_name("restart");
+    let write = |values: std::ops::Range<i32>| {
+        let values: Vec<String> = values.map(|i| i.to_string()).collect();
+        let batch: Vec<_> = values
+            .iter()
+            .map(|v| (0, None, Some(v.as_str()), -1))
+            .collect();
+        produce(&server, &topic, &batch);
+    };
+    create_topic(&server, &topic, 1);
+    write(0..5);
+    let (out, done, cancel) = start(format!(
+        "{}CREATE TABLE p (v INT) WITH ('connector' = 'print');\nINSERT INTO p SELECT * FROM t;",
+        table(
+            "t",
+            "v INT",
+            &server,
+            &topic,
+            "'format' = 'csv', 'scan.startup.mode' = 'earliest-offset', \
+             'properties.request.timeout.ms' = '60000'"
+        )
+    ));
+    let mut seen = String::new();
+    assert!(
+        printed_within(&out, &mut seen, &["+I[4]"], Duration::from_secs(30)),
+        "{seen}"
+    );
+    broker.script("stop");
+    std::thread::sleep(Duration::from_secs(3));
+    broker.script("start");
+    // The test broker keeps its topics in memory: a restart empties it. What a Kafka broker
+    // keeps on disk is written again, as it was, then five records more.
+    create_topic(&server, &topic, 1);
+    write(0..10);
+    assert!(
+        printed_within(&out, &mut seen, &["+I[9]"], Duration::from_secs(60)),
+        "the job reads on after the restart: {seen}"
+    );
+    assert!(done.try_recv().is_err(), "the job still runs");
+    cancel.store(true, std::sync::atomic::Ordering::SeqCst);
+    let _ = done.recv_timeout(Duration::from_secs(30));
+    // Each record once: the five before the restart, the five after.
+    let printed: Vec<&str> = seen
+        .split_whitespace()
+        .filter(|w| w.starts_with("+I["))
+        .collect();
+    let expected: Vec<String> = (0..10).map(|i| format!("+I[{i}]")).collect();
+    assert_eq!(printed, expected, "{seen}");
+}

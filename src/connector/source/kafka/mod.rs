@@ -12,8 +12,8 @@
 //! `properties.auto.offset.reset` says otherwise. How a record becomes rows (its key and
 //! value formats, metadata columns, `upsert-kafka`'s tombstones) is `record.rs`. A malformed
 //! record fails the job naming its topic, partition and offset, unless the format ignores
-//! parse errors. Brokers that go away are waited for (librdkafka reconnects) as long as
-//! `properties.request.timeout.ms` (30 s). The same splits serve `upsert-kafka`, which
+//! parse errors. Brokers that go away are waited for as long as
+//! `properties.request.timeout.ms` (30 s), by a new consumer once one answers. The same splits serve `upsert-kafka`, which
 //! starts at the earliest offsets.
 //!
 //! With a `properties.group.id`, a split commits its position to the group when a checkpoint
@@ -336,14 +336,20 @@ fn ranges(
     Ok(out)
 }
 
+/// A split's consumer and its queue (dropped before the consumer).
+struct Connection {
+    queue: ConsumerQueue,
+    consumer: BaseConsumer,
+}
+
 /// One partition of one topic.
 pub struct KafkaSplit {
     name: String,
     topic: String,
     partition: i32,
-    /// The consumer's queue, read many records at a time (dropped before the consumer).
-    queue: ConsumerQueue,
-    consumer: BaseConsumer,
+    options: KafkaOptions,
+    /// None while the brokers are away: the consumer is made anew once one answers.
+    connection: Option<Connection>,
     /// The offset of the next record to read.
     next: i64,
     stop: Option<i64>,
@@ -387,14 +393,62 @@ impl KafkaSplit {
         ))
     }
 
-    /// Reads from `self.next` on.
-    fn assign(&mut self) -> Result<(), ExecError> {
+    /// A consumer assigned the partition from `self.next` on.
+    fn assigned(&self, consumer: &BaseConsumer) -> Result<(), ExecError> {
         let mut list = TopicPartitionList::new();
         list.add_partition_offset(&self.topic, self.partition, Offset::Offset(self.next))
             .map_err(|e| self.error(self.next, e))?;
-        self.consumer
-            .assign(&list)
-            .map_err(|e| self.error(self.next, e))
+        consumer.assign(&list).map_err(|e| self.error(self.next, e))
+    }
+
+    /// The connection, made anew (a consumer of a fresh client) when the brokers were away
+    /// and one answers now with the partition; None while none does, and the job's error
+    /// once none has for longer than a request may take.
+    ///
+    /// A consumer is not kept through an outage: a broker that comes back empty (a test
+    /// broker in memory, or a topic deleted and made again) gives the topic a new id, and
+    /// librdkafka 2.12.1 crashes updating a client's metadata cache with the same topic
+    /// under another id (librdkafka issues 4778, 4964). A new client has no cache.
+    fn connection(&mut self) -> Result<Option<&mut Connection>, ExecError> {
+        if self.connection.is_none() {
+            let consumer = self
+                .options
+                .consumer()
+                .map_err(|e| self.error(self.next, e))?;
+            let found = consumer
+                .fetch_metadata(Some(&self.topic), LIVENESS_CHECK)
+                .map_err(|e| e.to_string())
+                .and_then(|metadata| {
+                    let topic = metadata.topics().iter().find(|t| t.name() == self.topic);
+                    match topic {
+                        Some(t) if t.partitions().iter().any(|p| p.id() == self.partition) => {
+                            Ok(())
+                        }
+                        _ => Err(format!(
+                            "the broker answers, but has no topic '{}' partition {}",
+                            self.topic, self.partition
+                        )),
+                    }
+                });
+            if let Err(e) = found {
+                broker_trouble(&mut self.trouble, &self.name, self.timeout, &e)
+                    .map_err(|m| self.error(self.next, m))?;
+                return Ok(None);
+            }
+            self.assigned(&consumer)?;
+            if self.trouble.take().is_some() {
+                eprintln!(
+                    "[INFO] {}: the broker answers again; reading on from offset {}",
+                    self.name, self.next
+                );
+            }
+            self.heard = Instant::now();
+            self.connection = Some(Connection {
+                queue: ConsumerQueue::of(&consumer),
+                consumer,
+            });
+        }
+        Ok(self.connection.as_mut())
     }
 
     fn ended(&self) -> bool {
@@ -425,6 +479,14 @@ fn broker_trouble(
 
 impl SourceSplit for KafkaSplit {
     fn next_batch(&mut self) -> Result<Option<RecordBatch>, ExecError> {
+        if self.connection()?.is_none() {
+            // Nothing to read while no broker answers (each try waits for one a while).
+            return self
+                .records
+                .flush()
+                .map(Some)
+                .map_err(|e| self.error(self.next, e));
+        }
         let (topic, partition) = (&self.topic, self.partition);
         let failed = |offset: i64, e: &dyn std::fmt::Display| {
             ExecError::Source(format!(
@@ -442,26 +504,30 @@ impl SourceSplit for KafkaSplit {
         // it comes); then what is there, as many as the batch has room for.
         let mut wait = QUIET_WAIT;
         let mut room = 1;
-        'read: while self.records.records < BATCH_RECORDS && self.stop.is_none_or(|s| self.next < s)
-        {
-            let taken = self.queue.take(room, wait);
+        // The brokers went away: the connection is dropped after the loop.
+        let mut lost = false;
+        let stop = self.stop;
+        let Some(Connection { queue, consumer }) = &mut self.connection else {
+            return Err(ExecError::Internal(format!("{}: no consumer", self.name)));
+        };
+        'read: while self.records.records < BATCH_RECORDS && stop.is_none_or(|s| self.next < s) {
+            let taken = queue.take(room, wait);
             wait = Duration::ZERO;
             room = (BATCH_RECORDS - self.records.records).min(FETCH_RECORDS);
             if taken.is_empty() {
                 // Nothing came: whether the broker is there is asked of it now and then
-                // (librdkafka tells a batch call nothing of a lost connection), and the job
-                // fails once it has been away longer than a request may take.
-                if self.heard.elapsed() > LIVENESS_CHECK || self.trouble.is_some() {
+                // (librdkafka tells a batch call nothing of a lost connection).
+                if self.heard.elapsed() > LIVENESS_CHECK {
                     // A metadata request, answered on its own queue (a partition's offsets
                     // would wait for a metadata update that only this thread's batch calls
                     // serve, and time out).
-                    match self.consumer.fetch_metadata(Some(topic), LIVENESS_CHECK) {
-                        Ok(_) => {
-                            self.trouble = None;
-                            self.heard = Instant::now();
+                    match consumer.fetch_metadata(Some(topic), LIVENESS_CHECK) {
+                        Ok(_) => self.heard = Instant::now(),
+                        Err(e) => {
+                            broker_trouble(&mut self.trouble, &self.name, self.timeout, &e)
+                                .map_err(|m| failed(self.next, &m))?;
+                            lost = true;
                         }
-                        Err(e) => broker_trouble(&mut self.trouble, &self.name, self.timeout, &e)
-                            .map_err(|m| failed(self.next, &m))?,
                     }
                 }
                 break;
@@ -470,9 +536,9 @@ impl SourceSplit for KafkaSplit {
             for record in taken {
                 if let Some(e) = record.error() {
                     if transient(&e) {
-                        // librdkafka reconnects by itself.
                         broker_trouble(&mut self.trouble, &self.name, self.timeout, &e)
                             .map_err(|m| failed(self.next, &m))?;
+                        lost = true;
                         break 'read;
                     }
                     if matches!(
@@ -483,12 +549,11 @@ impl SourceSplit for KafkaSplit {
                     }
                     return Err(failed(self.next, &e));
                 }
-                self.trouble = None;
                 let offset = record.offset();
                 if offset < self.next {
                     continue;
                 }
-                if self.stop.is_some_and(|stop| offset >= stop) {
+                if stop.is_some_and(|stop| offset >= stop) {
                     self.next = offset;
                     break 'read;
                 }
@@ -503,13 +568,15 @@ impl SourceSplit for KafkaSplit {
                     let mut list = TopicPartitionList::new();
                     list.add_partition_offset(topic, partition, Offset::Offset(offset))
                         .map_err(|e| failed(offset, &e))?;
-                    self.consumer
-                        .assign(&list)
-                        .map_err(|e| failed(offset, &e))?;
+                    consumer.assign(&list).map_err(|e| failed(offset, &e))?;
                     break 'read;
                 }
                 self.next = offset + 1;
             }
+        }
+        if lost {
+            // Read again from `self.next` by a new consumer once a broker answers.
+            self.connection = None;
         }
         if self.records.records == 0 && self.ended() {
             if self.records.rows_skipped() > 0 {
@@ -546,10 +613,14 @@ impl SourceSplit for KafkaSplit {
         };
         // As Flink's source: the next offset to read, committed without joining the group;
         // a failure is only reported (the next checkpoint commits a later one).
+        let Some(connection) = &self.connection else {
+            // The brokers are away: a later checkpoint commits a later offset.
+            return;
+        };
         let mut list = TopicPartitionList::new();
         let committed = list
             .add_partition_offset(&self.topic, self.partition, Offset::Offset(next as i64))
-            .and_then(|()| self.consumer.commit(&list, CommitMode::Async));
+            .and_then(|()| connection.consumer.commit(&list, CommitMode::Async));
         if let Err(e) = committed {
             eprintln!(
                 "[WARNING] {}: cannot commit offset {next} to the group: {e}",
@@ -564,7 +635,10 @@ impl SourceSplit for KafkaSplit {
         })?;
         self.next = next as i64;
         self.records.flush().map_err(|e| self.error(self.next, e))?;
-        self.assign()
+        match &self.connection {
+            Some(connection) => self.assigned(&connection.consumer),
+            None => Ok(()),
+        }
     }
 }
 
@@ -640,12 +714,11 @@ fn splits(scan: &ScanRequest, ctx: &EvalContext) -> Result<Vec<Pipeline>, Connec
             )
             .map_err(failed)?;
             let consumer = options.consumer().map_err(failed)?;
-            let mut split = KafkaSplit {
+            let split = KafkaSplit {
                 name: split_name.clone(),
                 topic,
                 partition,
-                queue: ConsumerQueue::of(&consumer),
-                consumer,
+                connection: None,
                 next: range.start,
                 stop: range.stop,
                 records,
@@ -653,8 +726,14 @@ fn splits(scan: &ScanRequest, ctx: &EvalContext) -> Result<Vec<Pipeline>, Connec
                 trouble: None,
                 timeout: options.timeout(),
                 commits_offsets: options.table.commits_offsets(),
+                options,
             };
-            split.assign()?;
+            split.assigned(&consumer)?;
+            let mut split = split;
+            split.connection = Some(Connection {
+                queue: ConsumerQueue::of(&consumer),
+                consumer,
+            });
             Ok(Box::new(split))
         };
         let split = DeferredSplit::new(name, open).replayable();
