@@ -127,6 +127,8 @@ pub struct GroupWindowAggregateOperator {
     retracting: bool,
     /// Early and late firings, when the plan asks for them.
     emit: Option<Emit>,
+    /// The input's window start and end columns, when rows carry their window.
+    attached: Option<(usize, usize)>,
 }
 
 impl Emit {
@@ -209,7 +211,16 @@ impl GroupWindowAggregateOperator {
             retract_row: false,
             retracting,
             emit: None,
+            attached: None,
         })
+    }
+
+    /// The operator over rows that carry their window (a cascading window aggregate): each
+    /// row goes to the one window its `start` and `end` columns name, wall clock for a
+    /// TIMESTAMP_LTZ time as the aggregate below made them.
+    pub fn with_attached_windows(mut self, start: usize, end: usize) -> Self {
+        self.attached = Some((start, end));
+        self
     }
 
     /// The operator with Flink's emit strategy `strategy` (see the module's documentation);
@@ -527,9 +538,22 @@ impl GroupWindowAggregateOperator {
     /// TUMBLE, HOP and CUMULATE: every window holding `ts` (`window_assigner`). Returns how
     /// many were not late.
     fn assign_fixed(&mut self, key: &mut Option<u32>, bytes: &[u8], row: u32, ts: i64) -> usize {
+        let windows = windows_of(self.window.kind, self.window.offset, ts);
+        self.assign_windows(key, bytes, row, windows)
+    }
+
+    /// Adds row `row` of key `bytes` to each of `windows` (start, end) that is not late.
+    /// Returns how many were not late.
+    fn assign_windows(
+        &mut self,
+        key: &mut Option<u32>,
+        bytes: &[u8],
+        row: u32,
+        windows: impl IntoIterator<Item = (i64, i64)>,
+    ) -> usize {
         let mut assigned = 0;
         let tumble = matches!(self.window.kind, GroupWindowKind::Tumble { .. });
-        for (start, end) in windows_of(self.window.kind, self.window.offset, ts) {
+        for (start, end) in windows {
             let open = key.and_then(|k| {
                 if tumble {
                     // The key's few open windows, without a probe into a big map.
@@ -997,6 +1021,22 @@ impl Operator for GroupWindowAggregateOperator {
         let now = self
             .window_clock
             .to_window_time(self.clock.now_nanos().div_euclid(NANOS_PER_MILLI));
+        // Rows that carry their window: its start and end columns (window clock already).
+        let attached = match self.attached {
+            Some((start, end)) => {
+                let millis = |c: usize| {
+                    batch
+                        .column(c)
+                        .as_primitive_opt::<TimestampNanosecondType>()
+                        .cloned()
+                        .ok_or_else(|| {
+                            ExecError::Internal("a window column is not a timestamp".into())
+                        })
+                };
+                Some((millis(start)?, millis(end)?))
+            }
+            None => None,
+        };
         let kind = self.window.kind;
         let mut previous: Option<(usize, Option<u32>)> = None;
         for row in 0..rows {
@@ -1015,11 +1055,18 @@ impl Operator for GroupWindowAggregateOperator {
                 chunk.kind(row),
                 crate::types::chunk::RowKind::UpdateBefore | crate::types::chunk::RowKind::Delete
             );
-            let assigned = match kind {
-                GroupWindowKind::Session { gap } => {
+            let assigned = match (kind, &attached) {
+                (_, Some((start, end))) => {
+                    let window = (
+                        start.value(row).div_euclid(NANOS_PER_MILLI),
+                        end.value(row).div_euclid(NANOS_PER_MILLI),
+                    );
+                    self.assign_windows(&mut key, bytes, row as u32, [window]) > 0
+                }
+                (GroupWindowKind::Session { gap }, None) => {
                     self.assign_session(batch, &mut key, bytes, row as u32, ts, gap)?
                 }
-                _ => self.assign_fixed(&mut key, bytes, row as u32, ts) > 0,
+                (_, None) => self.assign_fixed(&mut key, bytes, row as u32, ts) > 0,
             };
             if !assigned && rowtime {
                 self.late_rows.add();

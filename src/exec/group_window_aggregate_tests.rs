@@ -47,6 +47,8 @@ struct Spec {
     retracting: bool,
     /// An emit strategy, and whether updates emit `-U`.
     emit: Option<(EmitStrategy, bool)>,
+    /// Rows carry their window in these (start, end) columns.
+    attached: Option<(usize, usize)>,
 }
 
 impl Spec {
@@ -62,6 +64,7 @@ impl Spec {
             zone: "UTC",
             retracting: false,
             emit: None,
+            attached: None,
         }
     }
 
@@ -117,6 +120,9 @@ impl Spec {
         .unwrap();
         if let Some((strategy, update_before)) = self.emit {
             op = op.with_emit(strategy, update_before).unwrap();
+        }
+        if let Some((start, end)) = self.attached {
+            op = op.with_attached_windows(start, end);
         }
         op.open(ctx).unwrap();
         op
@@ -1346,4 +1352,56 @@ fn proctime_windows_fire_early_then_on_time() {
     clock.set(21_000 * NANOS_PER_MILLI);
     assert_eq!(run(&mut op, "+I a | 8"), "+I a | 8");
     assert_eq!(op.next_processing_time(), Some(29_999));
+}
+
+/// A cascading window aggregate: rows of a HOP window aggregate below (key, count, start,
+/// end) summed per window they name, not per window their time falls in; two windows of one
+/// start (CUMULATE's) stay apart; a row for a window the watermark has passed is late.
+#[test]
+fn attached_windows_aggregate_each_row_into_the_window_it_names() {
+    let input = schema(&[
+        ("k", TypeKind::BigInt),
+        ("c", TypeKind::BigInt),
+        ("ws", TypeKind::Timestamp(3)),
+        ("we", TypeKind::Timestamp(3)),
+    ]);
+    let mut spec = Spec::new(
+        input,
+        GroupWindowKind::Hop {
+            slide: 5_000,
+            size: 10_000,
+        },
+        3,
+    );
+    spec.attached = Some((2, 3));
+    spec.aggregates = vec![
+        call(AggregateFunction::Sum, &[1], TypeKind::BigInt),
+        count_star(),
+    ];
+    spec.properties = vec![WindowProperty::Start, WindowProperty::End];
+    let mut op = spec.build();
+    let out = run_script(
+        &mut op,
+        &spec.input,
+        &spec.output(),
+        "+I 1 | 2 | 2024-01-01 00:00:00 | 2024-01-01 00:00:10
+         +I 2 | 3 | 2024-01-01 00:00:00 | 2024-01-01 00:00:10
+         +I 1 | 4 | 2024-01-01 00:00:00 | 2024-01-01 00:00:05
+         +I 1 | 1 | 2024-01-01 00:00:05 | 2024-01-01 00:00:15
+         WM 2024-01-01 00:00:09.999
+         +I 3 | 7 | 2024-01-01 00:00:00 | 2024-01-01 00:00:10
+         +I 3 | 5 | 2024-01-01 00:00:10 | 2024-01-01 00:00:20
+         WM MAX",
+    )
+    .unwrap();
+    assert_eq!(
+        out,
+        "+I 4 | 1 | 2024-01-01 00:00:00.000 | 2024-01-01 00:00:05.000
++I 5 | 2 | 2024-01-01 00:00:00.000 | 2024-01-01 00:00:10.000
+WM 1704067209999
++I 1 | 1 | 2024-01-01 00:00:05.000 | 2024-01-01 00:00:15.000
++I 5 | 1 | 2024-01-01 00:00:10.000 | 2024-01-01 00:00:20.000
+WM 9223372036854775807"
+    );
+    assert_eq!(op.late_rows(), 1);
 }

@@ -30,6 +30,35 @@ pub struct StreamGroupWindowAggregate {
     /// Whether an update emits its old row first (`-U`), as the consumer asks (changelog
     /// inference); only with an emit strategy.
     pub update_before: bool,
+    /// A window aggregate over rows that carry their windows already (Flink's
+    /// `WindowAttachedWindowingStrategy`: a GROUP BY of the `window_start` and `window_end` a
+    /// window aggregate or windowing TVF below made), each row aggregated into the one
+    /// window its columns name. `window` is the windows below.
+    pub attached: Option<AttachedWindow>,
+}
+
+/// The input columns naming each row's window, for a window aggregate over rows that carry
+/// their windows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttachedWindow {
+    pub start: usize,
+    pub end: usize,
+    /// `window_time`, when grouped by too.
+    pub time: Option<usize>,
+}
+
+impl AttachedWindow {
+    pub fn columns(&self) -> impl Iterator<Item = usize> {
+        [self.start, self.end].into_iter().chain(self.time)
+    }
+
+    pub fn map(&self, f: impl Fn(usize) -> usize) -> AttachedWindow {
+        AttachedWindow {
+            start: f(self.start),
+            end: f(self.end),
+            time: self.time.map(f),
+        }
+    }
 }
 
 /// Flink's emit strategy of a legacy group window: early firings before the window's end and

@@ -59,10 +59,40 @@ impl StreamWindowAggregate {
     /// once for all the windows it is part of (Flink's `SlicingWindowOperator`): HOP and
     /// CUMULATE; a TUMBLE window is its own slice and runs as a group window.
     pub fn slices(&self) -> bool {
-        matches!(
-            self.aggregate.window.kind,
-            GroupWindowKind::Hop { .. } | GroupWindowKind::Cumulate { .. }
-        )
+        self.aggregate.attached.is_none()
+            && matches!(
+                self.aggregate.window.kind,
+                GroupWindowKind::Hop { .. } | GroupWindowKind::Cumulate { .. }
+            )
+    }
+
+    /// Whether Flink's two phases carry a `COUNT(*)` the query did not ask for: a HOP
+    /// window's slices are merged by a count of rows (`count1$<n>`, after the query's
+    /// aggregates), unless the query counts rows itself.
+    fn hidden_count(&self) -> bool {
+        let a = &self.aggregate;
+        matches!(a.window.kind, GroupWindowKind::Hop { .. })
+            && !a.aggregates.iter().any(|c| {
+                c.function == AggregateFunction::Count
+                    && c.args.is_empty()
+                    && c.filter.is_none()
+                    && !c.distinct
+            })
+    }
+
+    /// An aggregate's function as Flink's phases name it: over a HOP window's attached
+    /// windows, a SUM of a NOT NULL column is `$SUM0`.
+    fn function_name(&self, call: &AggregateCall) -> &'static str {
+        let a = &self.aggregate;
+        let not_null = |&i: &usize| !a.input.schema().fields[i].data_type.nullable;
+        if call.function == AggregateFunction::Sum
+            && a.attached.is_some()
+            && matches!(a.window.kind, GroupWindowKind::Hop { .. })
+            && call.args.iter().all(not_null)
+        {
+            return "$SUM0";
+        }
+        call.function.name()
     }
 
     fn column(&self, i: usize) -> String {
@@ -86,11 +116,16 @@ impl StreamWindowAggregate {
     pub fn explain_global(&self) -> String {
         let a = &self.aggregate;
         let mut attributes: Vec<String> = self.group_by().into_iter().collect();
-        attributes.push(format!(
-            "window=[{}]",
-            window_text(&a.window, "slice_end=[$slice_end]")
-        ));
+        let slice = match a.attached {
+            Some(_) => "win_end=[$window_end]",
+            None => "slice_end=[$slice_end]",
+        };
+        attributes.push(format!("window=[{}]", window_text(&a.window, slice)));
         let mut select: Vec<String> = a.grouping.iter().map(|&k| self.column(k)).collect();
+        // Each merged accumulator, then the window's properties, named by the output columns
+        // in turn: a hidden count takes the first property's name, and the names run out
+        // before the last property (as Flink prints it).
+        let mut items: Vec<String> = Vec::new();
         for (j, call) in a.aggregates.iter().enumerate() {
             let accumulators = accumulators(call, j);
             let args = if accumulators.len() == 1 {
@@ -98,9 +133,23 @@ impl StreamWindowAggregate {
             } else {
                 format!("({})", accumulators.join(", "))
             };
-            select.push(format!("{}({args}) AS {}", call.function.name(), call.name));
+            items.push(format!("{}({args})", self.function_name(call)));
         }
-        select.extend(self.properties_text());
+        if self.hidden_count() {
+            items.push(format!("COUNT(count1${})", a.aggregates.len()));
+        }
+        items.extend(
+            a.properties
+                .iter()
+                .map(|&p| format!("{}('w$)", property_function(p))),
+        );
+        let names = a.schema.fields[a.grouping.len()..].iter().map(|f| &f.name);
+        select.extend(
+            items
+                .into_iter()
+                .zip(names)
+                .map(|(item, name)| format!("{item} AS {name}")),
+        );
         attributes.push(format!("select=[{}]", select.join(", ")));
         format!("GlobalWindowAggregate({})", attributes.join(", "))
     }
@@ -113,14 +162,8 @@ impl StreamWindowAggregate {
             .iter()
             .enumerate()
             .map(|(i, &p)| {
-                let function = match p {
-                    WindowProperty::Start => "start",
-                    WindowProperty::End => "end",
-                    WindowProperty::Rowtime => "rowtime",
-                    WindowProperty::Proctime => "proctime",
-                };
                 let name = &a.schema.fields[first_property + i].name;
-                format!("{function}('w$) AS {name}")
+                format!("{}('w$) AS {name}", property_function(p))
             })
             .collect()
     }
@@ -165,11 +208,15 @@ impl StreamWindowAggregate {
     pub fn explain_local(&self) -> String {
         let a = &self.aggregate;
         let mut attributes: Vec<String> = self.group_by().into_iter().collect();
-        let time = self.column(a.window.time_column);
-        attributes.push(format!(
-            "window=[{}]",
-            window_text(&a.window, &format!("time_col=[{time}]"))
-        ));
+        let windowed_by = match a.attached {
+            Some(w) => format!(
+                "win_start=[{}], win_end=[{}]",
+                self.column(w.start),
+                self.column(w.end)
+            ),
+            None => format!("time_col=[{}]", self.column(a.window.time_column)),
+        };
+        attributes.push(format!("window=[{}]", window_text(&a.window, &windowed_by)));
         let mut select: Vec<String> = a.grouping.iter().map(|&k| self.column(k)).collect();
         for (j, call) in a.aggregates.iter().enumerate() {
             let accumulators = accumulators(call, j);
@@ -178,12 +225,28 @@ impl StreamWindowAggregate {
             } else {
                 format!("({})", accumulators.join(", "))
             };
-            select.push(call_text(call, call.function.name(), &alias, &|i| {
+            select.push(call_text(call, self.function_name(call), &alias, &|i| {
                 self.column(i)
             }));
         }
-        select.push("slice_end('w$) AS $slice_end".to_string());
+        if self.hidden_count() {
+            select.push(format!("COUNT(*) AS count1${}", a.aggregates.len()));
+        }
+        select.push(match a.attached {
+            Some(_) => "slice_end('w$) AS $window_end".to_string(),
+            None => "slice_end('w$) AS $slice_end".to_string(),
+        });
         attributes.push(format!("select=[{}]", select.join(", ")));
         format!("LocalWindowAggregate({})", attributes.join(", "))
+    }
+}
+
+/// A window property's function in Flink's select lists: `start('w$)`, ….
+fn property_function(p: WindowProperty) -> &'static str {
+    match p {
+        WindowProperty::Start => "start",
+        WindowProperty::End => "end",
+        WindowProperty::Rowtime => "rowtime",
+        WindowProperty::Proctime => "proctime",
     }
 }

@@ -77,9 +77,12 @@ pub(super) fn window_aggregate(
                 &input, grouping, window, aggregates, properties, output, zone, retracting,
             )?)
         } else {
-            let operator = GroupWindowAggregateOperator::new(
+            let mut operator = GroupWindowAggregateOperator::new(
                 &input, grouping, window, aggregates, properties, output, zone, retracting,
             )?;
+            if let Some(w) = g.attached {
+                operator = operator.with_attached_windows(w.start, w.end);
+            }
             if g.emit.is_set() && !ctx.batch_mode {
                 Box::new(operator.with_emit(g.emit, g.update_before)?)
             } else {

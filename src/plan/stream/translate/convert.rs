@@ -4,7 +4,7 @@
 use super::super::calc::StreamCalc;
 use super::super::expand::StreamExpand;
 use super::super::group_aggregate::StreamGroupAggregate;
-use super::super::group_window_aggregate::StreamGroupWindowAggregate;
+use super::super::group_window_aggregate::{AttachedWindow, StreamGroupWindowAggregate};
 use super::super::limit::StreamLimit;
 use super::super::rank::{Deduplication, StreamRank};
 use super::super::table_source_scan::StreamTableSourceScan;
@@ -388,6 +388,7 @@ pub(super) fn window_aggregate(a: &LogicalAggregate) -> Option<Result<StreamPlan
         schema: Schema::new(fields),
         emit: Default::default(),
         update_before: true,
+        attached: None,
     };
     // The logical aggregate's columns: grouping items in order, then the aggregates.
     let first_property = keys.len() + a.aggregates.len();
@@ -498,6 +499,7 @@ pub(super) fn group_window_aggregate(a: &LogicalAggregate) -> Result<StreamPlan,
             schema,
             emit: Default::default(),
             update_before: true,
+            attached: None,
         },
     ))
 }
@@ -706,6 +708,10 @@ pub(super) fn grouping_sets_aggregate(a: &LogicalAggregate) -> Result<StreamPlan
 /// aggregates, as the logical aggregate's. The exchange below comes with pruning.
 pub(super) fn group_aggregate(a: &LogicalAggregate) -> Result<StreamPlan, PlanError> {
     let input = convert(&a.input)?;
+    let input = match attached_window_aggregate(a, input) {
+        Ok(plan) => return Ok(plan),
+        Err(input) => *input,
+    };
     let mut schema = a.schema.clone();
     for (k, &g) in a.grouping.iter().enumerate() {
         schema.fields[k].name = input.schema().fields[g].name.clone();
@@ -719,6 +725,123 @@ pub(super) fn group_aggregate(a: &LogicalAggregate) -> Result<StreamPlan, PlanEr
         update_before: true,
         schema,
         state_ttl: a.state_ttl.clone(),
+    }))
+}
+
+/// `GROUP BY window_start, window_end [, window_time] [, keys]` over rows whose window
+/// columns a rowtime window aggregate or windowing TVF below made (a cascading window): a
+/// window aggregate of those windows, each row aggregated into the one its columns name
+/// (Flink's window-attached windowing strategy), insert-only where a group aggregate would
+/// update; under a Calc putting its columns in the logical aggregate's order. The input back
+/// when the aggregate is not of that shape.
+fn attached_window_aggregate(
+    a: &LogicalAggregate,
+    input: StreamPlan,
+) -> Result<StreamPlan, Box<StreamPlan>> {
+    if !input.changelog_mode().is_insert_only() {
+        return Err(Box::new(input));
+    }
+    // Each grouping item: a key, or a window column (0 start, 1 end, 2 time) of one window.
+    let mut keys = Vec::new();
+    let mut properties: Vec<(usize, usize, usize)> = Vec::new();
+    let mut windows: Option<WindowColumn> = None;
+    for (k, &g) in a.grouping.iter().enumerate() {
+        let property = window_property_of(&input, g).filter(|w| {
+            w.window.time_attribute == TimeAttribute::Rowtime
+                && windows.as_ref().is_none_or(|first| {
+                    first.window.kind == w.window.kind && first.window.offset == w.window.offset
+                })
+        });
+        let slot = property.as_ref().and_then(|w| match w.property {
+            WindowProperty::Start => Some(0),
+            WindowProperty::End => Some(1),
+            WindowProperty::Rowtime => Some(2),
+            WindowProperty::Proctime => None,
+        });
+        match (property, slot) {
+            (Some(w), Some(slot)) if !properties.iter().any(|&(_, p, _)| p == slot) => {
+                properties.push((k, slot, g));
+                windows.get_or_insert(w);
+            }
+            _ => keys.push((k, g)),
+        }
+    }
+    let column = |slot: usize| properties.iter().find(|&&(_, p, _)| p == slot).map(|p| p.2);
+    let (Some(window), Some(start), Some(end)) = (windows, column(0), column(1)) else {
+        return Err(Box::new(input));
+    };
+    if matches!(window.window.kind, GroupWindowKind::Session { .. }) {
+        return Err(Box::new(input));
+    }
+    let mut group_window = window.window.clone();
+    group_window.time_column = end;
+    let mut window_properties = vec![WindowProperty::Start, WindowProperty::End];
+    if column(2).is_some() {
+        window_properties.push(WindowProperty::Rowtime);
+    }
+    let mut fields: Vec<Field> = keys
+        .iter()
+        .map(|&(_, g)| input.schema().fields[g].clone())
+        .collect();
+    for call in &a.aggregates {
+        fields.push(Field::new(&call.name, call.data_type.clone()));
+    }
+    for (slot, name) in ["window_start", "window_end", "window_time"]
+        .iter()
+        .enumerate()
+        .take(window_properties.len())
+    {
+        let mut field = input.schema().fields[column(slot).unwrap_or(end)].clone();
+        field.name = name.to_string();
+        field.time_attribute = (slot == 2).then_some(TimeAttribute::Rowtime);
+        fields.push(field);
+    }
+    let aggregate = StreamGroupWindowAggregate {
+        input: Box::new(input),
+        grouping: keys.iter().map(|&(_, g)| g).collect(),
+        window: group_window,
+        aggregates: a.aggregates.clone(),
+        properties: window_properties,
+        schema: Schema::new(fields),
+        emit: Default::default(),
+        update_before: true,
+        attached: Some(AttachedWindow {
+            start,
+            end,
+            time: column(2),
+        }),
+    };
+    // The logical aggregate's columns: grouping items in order, then the aggregates.
+    let first_property = keys.len() + a.aggregates.len();
+    let exprs: Vec<ScalarExpr> = (0..a.schema.len())
+        .map(|i| {
+            let index = if i < a.grouping.len() {
+                match properties.iter().find(|&&(k, _, _)| k == i) {
+                    Some(&(_, slot, _)) => first_property + slot,
+                    None => keys.iter().position(|&(k, _)| k == i).unwrap_or(0),
+                }
+            } else {
+                keys.len() + (i - a.grouping.len())
+            };
+            ScalarExpr::Column {
+                index,
+                data_type: aggregate.schema.fields[index].data_type.clone(),
+            }
+        })
+        .collect();
+    let mut schema = a.schema.clone();
+    for (f, e) in schema.fields.iter_mut().zip(&exprs) {
+        if let ScalarExpr::Column { index, .. } = e {
+            f.time_attribute = aggregate.schema.fields[*index].time_attribute;
+        }
+    }
+    Ok(StreamPlan::Calc(StreamCalc {
+        input: Box::new(StreamPlan::WindowAggregate(StreamWindowAggregate {
+            aggregate,
+        })),
+        filter: None,
+        exprs,
+        schema,
     }))
 }
 

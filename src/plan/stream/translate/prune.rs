@@ -318,16 +318,41 @@ pub(super) fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Optio
         StreamPlan::GroupWindowAggregate(agg) => {
             let n = agg.schema.len();
             (
-                StreamPlan::GroupWindowAggregate(prune_group_window_aggregate(agg, true)),
+                StreamPlan::GroupWindowAggregate(prune_group_window_aggregate(agg, true, &[])),
                 identity(n),
             )
         }
-        StreamPlan::WindowAggregate(w) => {
-            let n = w.aggregate.schema.len();
-            let aggregate = prune_group_window_aggregate(w.aggregate, false);
+        // Calls nobody reads go, as from a group aggregate (what they read is still read).
+        StreamPlan::WindowAggregate(mut w) => {
+            let agg = &mut w.aggregate;
+            let n = agg.schema.len();
+            let keys = agg.grouping.len();
+            let calls = keys..keys + agg.aggregates.len();
+            let keep: Vec<usize> = (0..n)
+                .filter(|i| !calls.contains(i) || needed[*i])
+                .collect();
+            let dropped: Vec<usize> = calls
+                .clone()
+                .filter(|&i| !needed[i])
+                .flat_map(|i| {
+                    let call = &agg.aggregates[i - keys];
+                    call.args
+                        .iter()
+                        .chain(&call.filter)
+                        .copied()
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            agg.aggregates = keep
+                .iter()
+                .filter(|i| calls.contains(i))
+                .map(|&i| agg.aggregates[i - keys].clone())
+                .collect();
+            agg.schema = select(&agg.schema, &keep);
+            let aggregate = prune_group_window_aggregate(w.aggregate, false, &dropped);
             (
                 StreamPlan::WindowAggregate(StreamWindowAggregate { aggregate }),
-                identity(n),
+                positions(&keep, n),
             )
         }
         StreamPlan::WindowTableFunction(mut w) => {
@@ -857,6 +882,7 @@ pub(super) fn prune_temporal_join(
 pub(super) fn prune_group_window_aggregate(
     mut agg: StreamGroupWindowAggregate,
     settle: bool,
+    also_read: &[usize],
 ) -> StreamGroupWindowAggregate {
     let mut used = vec![false; agg.input.schema().len()];
     for &k in &agg.grouping {
@@ -872,6 +898,12 @@ pub(super) fn prune_group_window_aggregate(
     let rowtime = agg.window.time_attribute == TimeAttribute::Rowtime || !settle;
     if rowtime {
         used[agg.window.time_column] = true;
+    }
+    for c in agg.attached.iter().flat_map(|w| w.columns()) {
+        used[c] = true;
+    }
+    for &c in also_read {
+        used[c] = true;
     }
     let nothing_read = !used.contains(&true);
     let (mut input, remap) = prune(*agg.input, &used);
@@ -902,6 +934,7 @@ pub(super) fn prune_group_window_aggregate(
             *arg = at(*arg);
         }
     }
+    agg.attached = agg.attached.map(|w| w.map(at));
     agg.window.time_column = if rowtime {
         at(agg.window.time_column)
     } else {
