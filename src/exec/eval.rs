@@ -456,6 +456,9 @@ pub fn literal_array(value: &Value, data_type: &DataType, n: usize) -> Result<Ar
         (Value::Int(v), TypeKind::SmallInt) => fill!(Int16Builder, *v as i16),
         (Value::Int(v), TypeKind::Int) => fill!(Int32Builder, *v as i32),
         (Value::Int(v), TypeKind::BigInt) => fill!(Int64Builder, *v),
+        // An integer literal typed as its FLOAT or DOUBLE operand's (a CASE branch).
+        (Value::Int(v), TypeKind::Float) => fill!(Float32Builder, *v as f32),
+        (Value::Int(v), TypeKind::Double) => fill!(Float64Builder, *v as f64),
         (Value::Float(v), TypeKind::Float) => fill!(Float32Builder, *v as f32),
         (Value::Float(v), TypeKind::Double) => fill!(Float64Builder, *v),
         (Value::Decimal(v), TypeKind::Decimal { precision, scale }) => {

@@ -80,6 +80,27 @@ fn write_expr(out: &mut String, expr: &ScalarExpr, names: &[String], spelling: S
             } else {
                 args
             };
+            // The optimizer's simplification types an integer literal compared for equality
+            // as the other operand (`=(price, 3:BIGINT)`); the syntax tree keeps `3`, and
+            // the execution plan writes literals without types.
+            if spelling == Spelling::Physical
+                && matches!(name, "=" | "<>")
+                && let [a, b] = &args[..]
+                && (widened_literal(a).is_some() || widened_literal(b).is_some())
+            {
+                let _ = write!(out, "{name}(");
+                for (i, arg) in [a, b].into_iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    match widened_literal(arg) {
+                        Some((value, data_type)) => write_literal(out, value, data_type, spelling),
+                        None => write_expr(out, arg, names, spelling),
+                    }
+                }
+                out.push(')');
+                return;
+            }
             if spelling == Spelling::Execution && infix(name) && args.len() >= 2 {
                 out.push('(');
                 write_list(out, args, &format!(" {name} "), names, spelling);
@@ -227,7 +248,7 @@ fn write_expr(out: &mut String, expr: &ScalarExpr, names: &[String], spelling: S
         ScalarExpr::Case {
             branches,
             otherwise,
-            ..
+            data_type,
         } => {
             out.push_str("CASE(");
             for (c, r) in branches {
@@ -238,10 +259,37 @@ fn write_expr(out: &mut String, expr: &ScalarExpr, names: &[String], spelling: S
             }
             match otherwise {
                 Some(e) => write_expr(out, e, names, spelling),
-                None => out.push_str("null"),
+                // No ELSE: Calcite's NULL of the CASE's type.
+                None => write_literal(out, &Value::Null, data_type, spelling),
             }
             out.push(')');
         }
+    }
+}
+
+/// An integer literal the binder cast to a numeric operand's type, and that type.
+fn widened_literal(e: &ScalarExpr) -> Option<(&Value, &DataType)> {
+    let ScalarExpr::Cast {
+        expr,
+        data_type,
+        implicit: false,
+        ..
+    } = e
+    else {
+        return None;
+    };
+    match expr.as_ref() {
+        ScalarExpr::Literal {
+            value: value @ Value::Int(_),
+            data_type: from,
+        } if from.kind.is_integer()
+            && from.kind != data_type.kind
+            && (data_type.kind.is_integer()
+                || matches!(data_type.kind, TypeKind::Float | TypeKind::Double)) =>
+        {
+            Some((value, data_type))
+        }
+        _ => None,
     }
 }
 
@@ -284,10 +332,9 @@ fn write_literal(out: &mut String, value: &Value, data_type: &DataType, spelling
         }
         Value::Boolean(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Int(i) => match kind {
-            // The execution plan writes an integer literal without its type.
-            TypeKind::Int | TypeKind::BigInt | TypeKind::SmallInt | TypeKind::TinyInt
-                if *kind == TypeKind::Int || spelling == Spelling::Execution =>
-            {
+            // The execution plan writes an integer literal without its type (also one typed
+            // as a FLOAT or DOUBLE operand's).
+            _ if *kind == TypeKind::Int || spelling == Spelling::Execution => {
                 let _ = write!(out, "{i}");
             }
             other => {

@@ -489,7 +489,27 @@ impl<'a> Binder<'a> {
                 value: Value::Int(1),
                 data_type: DataType::not_null(TypeKind::Int),
             };
-            let single = self.call("=", vec![count.clone(), one.clone()], span)?;
+            // Built after the optimizer's simplification: its literal keeps its own type
+            // in every plan (an implicit widening).
+            let single = match self.call("=", vec![count.clone(), one.clone()], span)? {
+                ScalarExpr::Call {
+                    function,
+                    mut args,
+                    data_type,
+                } => {
+                    for arg in &mut args {
+                        if let ScalarExpr::Cast { implicit, .. } = arg {
+                            *implicit = true;
+                        }
+                    }
+                    ScalarExpr::Call {
+                        function,
+                        args,
+                        data_type,
+                    }
+                }
+                other => other,
+            };
             let less = self.call("-", vec![count, one], span)?;
             let bigint = DataType::nullable(TypeKind::BigInt);
             ScalarExpr::Case {

@@ -268,7 +268,7 @@ impl<'a> Binder<'a> {
                     .as_ref()
                     .map(|e| self.bind_expr(e, scope))
                     .transpose()?;
-                case(branches, otherwise, span)
+                case(branches, otherwise, span, true)
             }
             Expr::Cast {
                 kind,
@@ -781,7 +781,8 @@ impl<'a> Binder<'a> {
                     .map_err(|_| error(span, "IF expects 3 arguments"))?;
                 // Unlike CASE, Flink's IF is nullable when its condition is.
                 let nullable_condition = cond.data_type().nullable;
-                let mut result = case(vec![(cond, then)], Some(otherwise), span)?;
+                // Flink keeps IF a call of its own, its operands as written.
+                let mut result = case(vec![(cond, then)], Some(otherwise), span, false)?;
                 if let ScalarExpr::Case { data_type, .. } = &mut result {
                     data_type.nullable |= nullable_condition;
                 }
@@ -832,7 +833,7 @@ impl<'a> Binder<'a> {
                     value: Value::Null,
                     data_type: a.data_type().with_nullable(true),
                 };
-                case(vec![(eq, null)], Some(a), span)
+                case(vec![(eq, null)], Some(a), span, true)
             }
             "YEAR" | "QUARTER" | "MONTH" | "WEEK" | "DAYOFYEAR" | "DAYOFMONTH" | "DAYOFWEEK"
             | "HOUR" | "MINUTE" | "SECOND" => {
@@ -946,6 +947,11 @@ impl<'a> Binder<'a> {
             .into_iter()
             .zip(&signature.args)
             .map(|(a, t)| {
+                // COALESCE and IFNULL type an integer literal as their result, as Calcite
+                // coerces its operands (`COALESCE($2, 0:BIGINT)`).
+                if matches!(name, "COALESCE" | "IFNULL") {
+                    return retyped_literal(a, t);
+                }
                 // (Only a cast `coerce` adds: an operand already of the type keeps its own.)
                 let widening = a.data_type().kind != t.kind
                     && implicit_widening(name, &a.data_type().kind, &t.kind);
@@ -1017,10 +1023,14 @@ pub(super) fn binary_operator_name(op: &BinaryOperator) -> Option<&'static str> 
     })
 }
 
+/// A CASE of `branches` (condition, result) and `otherwise`, its results of their common
+/// type; `retype`: an integer literal result is typed as that (Calcite's coercion of CASE
+/// operands), else cast like any other.
 pub(super) fn case(
     branches: Vec<(ScalarExpr, ScalarExpr)>,
     otherwise: Option<ScalarExpr>,
     span: Span,
+    retype: bool,
 ) -> Result<ScalarExpr, SqlError> {
     let mut types: Vec<DataType> = branches
         .iter()
@@ -1058,6 +1068,13 @@ pub(super) fn case(
     }
     // A bare NULL condition is a BOOLEAN one, never true.
     let boolean = DataType::nullable(TypeKind::Boolean);
+    let operand = |e: ScalarExpr| {
+        if retype {
+            retyped_literal(e, &result)
+        } else {
+            coerce(e, &result)
+        }
+    };
     let branches = branches
         .into_iter()
         .map(|(c, r)| {
@@ -1066,15 +1083,37 @@ pub(super) fn case(
             } else {
                 c
             };
-            (c, coerce(r, &result))
+            (c, operand(r))
         })
         .collect();
-    let otherwise = otherwise.map(|e| Box::new(coerce(e, &result)));
+    let otherwise = otherwise.map(|e| Box::new(operand(e)));
     Ok(ScalarExpr::Case {
         branches,
         otherwise,
         data_type: result,
     })
+}
+
+/// `expr` as an operand of type `target` where Calcite coerces operands to a common type
+/// (CASE branches, COALESCE): an integer literal becomes a literal of the numeric target
+/// (`0:BIGINT`, `1:DOUBLE`), anything else is cast (`coerce`).
+fn retyped_literal(expr: ScalarExpr, target: &DataType) -> ScalarExpr {
+    match expr {
+        ScalarExpr::Literal {
+            value: Value::Int(i),
+            data_type,
+        } if data_type.kind.is_integer()
+            && data_type.kind != target.kind
+            && (target.kind.is_integer()
+                || matches!(target.kind, TypeKind::Float | TypeKind::Double)) =>
+        {
+            ScalarExpr::Literal {
+                value: Value::Int(i),
+                data_type: target.with_nullable(data_type.nullable),
+            }
+        }
+        other => coerce(other, target),
+    }
 }
 
 pub(super) fn check_constant_zero(divisor: &ScalarExpr, span: Span) -> Result<(), SqlError> {
