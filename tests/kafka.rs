@@ -996,6 +996,42 @@ impl Drop for OwnBroker {
     }
 }
 
+/// Writes `values` as CSV records to partition 0.
+fn produce_numbers(server: &str, topic: &str, values: std::ops::Range<i32>) {
+    let values: Vec<String> = values.map(|i| i.to_string()).collect();
+    let batch: Vec<_> = values
+        .iter()
+        .map(|v| (0, None, Some(v.as_str()), -1))
+        .collect();
+    produce(server, topic, &batch);
+}
+
+/// Starts a job printing the numbers of `topic` from its start, brokers waited for
+/// `request_timeout_ms`.
+fn print_numbers(
+    server: &str,
+    topic: &str,
+    request_timeout_ms: u64,
+) -> (
+    Receiver<String>,
+    Receiver<Result<(), String>>,
+    Arc<AtomicBool>,
+) {
+    start(format!(
+        "{}CREATE TABLE p (v INT) WITH ('connector' = 'print');\nINSERT INTO p SELECT * FROM t;",
+        table(
+            "t",
+            "v INT",
+            server,
+            topic,
+            &format!(
+                "'format' = 'csv', 'scan.startup.mode' = 'earliest-offset', \
+                 'properties.request.timeout.ms' = '{request_timeout_ms}'"
+            )
+        )
+    ))
+}
+
 #[test]
 fn a_broker_gone_longer_than_the_request_timeout_fails_the_job_clearly() {
     // The shared broker is there: the script has installed the broker this test starts.
@@ -1004,23 +1040,8 @@ fn a_broker_gone_longer_than_the_request_timeout_fails_the_job_clearly() {
     let server = broker.address();
     let topic = topic_name("gone");
     create_topic(&server, &topic, 1);
-    let records: Vec<String> = (0..5).map(|i| i.to_string()).collect();
-    let batch: Vec<_> = records
-        .iter()
-        .map(|v| (0, None, Some(v.as_str()), -1))
-        .collect();
-    produce(&server, &topic, &batch);
-    let (out, done, _cancel) = start(format!(
-        "{}CREATE TABLE p (v INT) WITH ('connector' = 'print');\nINSERT INTO p SELECT * FROM t;",
-        table(
-            "t",
-            "v INT",
-            &server,
-            &topic,
-            "'format' = 'csv', 'scan.startup.mode' = 'earliest-offset', \
-             'properties.request.timeout.ms' = '3000'"
-        )
-    ));
+    produce_numbers(&server, &topic, 0..5);
+    let (out, done, _cancel) = print_numbers(&server, &topic, 3000);
     let mut seen = String::new();
     assert!(
         printed_within(&out, &mut seen, &["+I[4]"], Duration::from_secs(30)),
@@ -1199,27 +1220,9 @@ fn a_broker_restarted_mid_job_is_read_on_from_where_the_job_was() {
     let broker = OwnBroker::start();
     let server = broker.address();
     let topic = topic_name("restart");
-    let write = |values: std::ops::Range<i32>| {
-        let values: Vec<String> = values.map(|i| i.to_string()).collect();
-        let batch: Vec<_> = values
-            .iter()
-            .map(|v| (0, None, Some(v.as_str()), -1))
-            .collect();
-        produce(&server, &topic, &batch);
-    };
     create_topic(&server, &topic, 1);
-    write(0..5);
-    let (out, done, cancel) = start(format!(
-        "{}CREATE TABLE p (v INT) WITH ('connector' = 'print');\nINSERT INTO p SELECT * FROM t;",
-        table(
-            "t",
-            "v INT",
-            &server,
-            &topic,
-            "'format' = 'csv', 'scan.startup.mode' = 'earliest-offset', \
-             'properties.request.timeout.ms' = '60000'"
-        )
-    ));
+    produce_numbers(&server, &topic, 0..5);
+    let (out, done, cancel) = print_numbers(&server, &topic, 60_000);
     let mut seen = String::new();
     assert!(
         printed_within(&out, &mut seen, &["+I[4]"], Duration::from_secs(30)),
@@ -1231,7 +1234,7 @@ fn a_broker_restarted_mid_job_is_read_on_from_where_the_job_was() {
     // The test broker keeps its topics in memory: a restart empties it. What a Kafka broker
     // keeps on disk is written again, as it was, then five records more.
     create_topic(&server, &topic, 1);
-    write(0..10);
+    produce_numbers(&server, &topic, 0..10);
     assert!(
         printed_within(&out, &mut seen, &["+I[9]"], Duration::from_secs(60)),
         "the job reads on after the restart: {seen}"

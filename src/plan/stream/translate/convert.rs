@@ -390,38 +390,7 @@ pub(super) fn window_aggregate(a: &LogicalAggregate) -> Option<Result<StreamPlan
         update_before: true,
         attached: None,
     };
-    // The logical aggregate's columns: grouping items in order, then the aggregates.
-    let first_property = keys.len() + a.aggregates.len();
-    let exprs: Vec<ScalarExpr> = (0..a.schema.len())
-        .map(|i| {
-            let index = if i < a.grouping.len() {
-                match properties.iter().find(|&&(k, _)| k == i) {
-                    Some(&(_, w)) => first_property + w,
-                    None => keys.iter().position(|&(k, _)| k == i).unwrap_or(0),
-                }
-            } else {
-                keys.len() + (i - a.grouping.len())
-            };
-            ScalarExpr::Column {
-                index,
-                data_type: aggregate.schema.fields[index].data_type.clone(),
-            }
-        })
-        .collect();
-    let mut schema = a.schema.clone();
-    for (f, e) in schema.fields.iter_mut().zip(&exprs) {
-        if let ScalarExpr::Column { index, .. } = e {
-            f.time_attribute = aggregate.schema.fields[*index].time_attribute;
-        }
-    }
-    Some(Ok(StreamPlan::Calc(StreamCalc {
-        input: Box::new(StreamPlan::WindowAggregate(StreamWindowAggregate {
-            aggregate,
-        })),
-        filter: None,
-        exprs,
-        schema,
-    })))
+    Some(Ok(in_logical_order(a, &keys, &properties, aggregate)))
 }
 
 /// A HAVING over a group window aggregate with conditions on keys alone: those conditions
@@ -811,13 +780,25 @@ fn attached_window_aggregate(
             time: column(2),
         }),
     };
-    // The logical aggregate's columns: grouping items in order, then the aggregates.
+    let slots: Vec<(usize, usize)> = properties.iter().map(|&(k, slot, _)| (k, slot)).collect();
+    Ok(in_logical_order(a, &keys, &slots, aggregate))
+}
+
+/// A window aggregate under a Calc putting its columns in the logical aggregate's order:
+/// the grouping items (each a key of `keys`, (item, input column), or a window property of
+/// `properties`, (item, slot: 0 start, 1 end, 2 time)), then the aggregates.
+fn in_logical_order(
+    a: &LogicalAggregate,
+    keys: &[(usize, usize)],
+    properties: &[(usize, usize)],
+    aggregate: StreamGroupWindowAggregate,
+) -> StreamPlan {
     let first_property = keys.len() + a.aggregates.len();
     let exprs: Vec<ScalarExpr> = (0..a.schema.len())
         .map(|i| {
             let index = if i < a.grouping.len() {
-                match properties.iter().find(|&&(k, _, _)| k == i) {
-                    Some(&(_, slot, _)) => first_property + slot,
+                match properties.iter().find(|&&(k, _)| k == i) {
+                    Some(&(_, slot)) => first_property + slot,
                     None => keys.iter().position(|&(k, _)| k == i).unwrap_or(0),
                 }
             } else {
@@ -835,14 +816,14 @@ fn attached_window_aggregate(
             f.time_attribute = aggregate.schema.fields[*index].time_attribute;
         }
     }
-    Ok(StreamPlan::Calc(StreamCalc {
+    StreamPlan::Calc(StreamCalc {
         input: Box::new(StreamPlan::WindowAggregate(StreamWindowAggregate {
             aggregate,
         })),
         filter: None,
         exprs,
         schema,
-    }))
+    })
 }
 
 /// The names of the Calc below an aggregate after Flink's window rewrite, which builds it

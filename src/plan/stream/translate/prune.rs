@@ -294,21 +294,7 @@ pub(super) fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Optio
             }
             // Flink prunes the calls after the columns below: what a dropped call read is
             // still read.
-            let dropped: Vec<usize> = (keys..n)
-                .filter(|&i| !needed[i])
-                .flat_map(|i| {
-                    let call = &agg.aggregates[i - keys];
-                    call.args
-                        .iter()
-                        .chain(&call.filter)
-                        .copied()
-                        .collect::<Vec<_>>()
-                })
-                .collect();
-            agg.aggregates = keep[keys..]
-                .iter()
-                .map(|&i| agg.aggregates[i - keys].clone())
-                .collect();
+            let dropped = drop_unread_calls(&mut agg.aggregates, keys, needed);
             agg.schema = select(&agg.schema, &keep);
             (
                 StreamPlan::GroupAggregate(prune_group_aggregate(agg, &dropped)),
@@ -331,23 +317,7 @@ pub(super) fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Optio
             let keep: Vec<usize> = (0..n)
                 .filter(|i| !calls.contains(i) || needed[*i])
                 .collect();
-            let dropped: Vec<usize> = calls
-                .clone()
-                .filter(|&i| !needed[i])
-                .flat_map(|i| {
-                    let call = &agg.aggregates[i - keys];
-                    call.args
-                        .iter()
-                        .chain(&call.filter)
-                        .copied()
-                        .collect::<Vec<_>>()
-                })
-                .collect();
-            agg.aggregates = keep
-                .iter()
-                .filter(|i| calls.contains(i))
-                .map(|&i| agg.aggregates[i - keys].clone())
-                .collect();
+            let dropped = drop_unread_calls(&mut agg.aggregates, keys, needed);
             agg.schema = select(&agg.schema, &keep);
             let aggregate = prune_group_window_aggregate(w.aggregate, false, &dropped);
             (
@@ -870,6 +840,26 @@ pub(super) fn prune_temporal_join(
         join_type: j.join_type,
     };
     (StreamPlan::TemporalJoin(join), remap)
+}
+
+/// Drops the calls of an aggregate whose output columns (after `keys` key columns) nobody
+/// reads; returns the input columns the dropped calls read.
+fn drop_unread_calls(
+    calls: &mut Vec<crate::plan::aggregate::AggregateCall>,
+    keys: usize,
+    needed: &[bool],
+) -> Vec<usize> {
+    let mut read = Vec::new();
+    let mut i = keys;
+    calls.retain(|call| {
+        let keep = needed[i];
+        i += 1;
+        if !keep {
+            read.extend(call.args.iter().chain(&call.filter).copied());
+        }
+        keep
+    });
+    read
 }
 
 /// A group window aggregate over the input columns it reads (all of its own columns stay,
