@@ -359,33 +359,17 @@ pub(super) fn window_aggregate(a: &LogicalAggregate) -> Option<Result<StreamPlan
     };
     let mut window = tvf.window.clone();
     window.time_column = time_below;
-    let mut window_properties = vec![WindowProperty::Start, WindowProperty::End];
-    if has(2) {
-        window_properties.push(WindowProperty::Rowtime);
-    }
-    let mut fields: Vec<Field> = keys
-        .iter()
-        .map(|&(_, g)| input.schema().fields[g].clone())
-        .collect();
-    for call in &a.aggregates {
-        fields.push(Field::new(&call.name, call.data_type.clone()));
-    }
-    for (w, name) in ["window_start", "window_end", "window_time"]
-        .iter()
-        .enumerate()
-        .take(window_properties.len())
-    {
-        let mut field = tvf.schema.fields[columns.start + w].clone();
-        field.name = name.to_string();
-        fields.push(field);
-    }
+    let (window_properties, schema) =
+        window_aggregate_schema(a, input.schema(), &keys, has(2), |w| {
+            tvf.schema.fields[columns.start + w].clone()
+        });
     let aggregate = StreamGroupWindowAggregate {
         input: Box::new(input),
         grouping: keys.iter().map(|&(_, g)| g).collect(),
         window,
         aggregates: a.aggregates.clone(),
         properties: window_properties,
-        schema: Schema::new(fields),
+        schema,
         emit: Default::default(),
         update_before: true,
         attached: None,
@@ -744,34 +728,19 @@ fn attached_window_aggregate(
     }
     let mut group_window = window.window.clone();
     group_window.time_column = end;
-    let mut window_properties = vec![WindowProperty::Start, WindowProperty::End];
-    if column(2).is_some() {
-        window_properties.push(WindowProperty::Rowtime);
-    }
-    let mut fields: Vec<Field> = keys
-        .iter()
-        .map(|&(_, g)| input.schema().fields[g].clone())
-        .collect();
-    for call in &a.aggregates {
-        fields.push(Field::new(&call.name, call.data_type.clone()));
-    }
-    for (slot, name) in ["window_start", "window_end", "window_time"]
-        .iter()
-        .enumerate()
-        .take(window_properties.len())
-    {
-        let mut field = input.schema().fields[column(slot).unwrap_or(end)].clone();
-        field.name = name.to_string();
-        field.time_attribute = (slot == 2).then_some(TimeAttribute::Rowtime);
-        fields.push(field);
-    }
+    let (window_properties, schema) =
+        window_aggregate_schema(a, input.schema(), &keys, column(2).is_some(), |slot| {
+            let mut field = input.schema().fields[column(slot).unwrap_or(end)].clone();
+            field.time_attribute = (slot == 2).then_some(TimeAttribute::Rowtime);
+            field
+        });
     let aggregate = StreamGroupWindowAggregate {
         input: Box::new(input),
         grouping: keys.iter().map(|&(_, g)| g).collect(),
         window: group_window,
         aggregates: a.aggregates.clone(),
         properties: window_properties,
-        schema: Schema::new(fields),
+        schema,
         emit: Default::default(),
         update_before: true,
         attached: Some(AttachedWindow {
@@ -782,6 +751,36 @@ fn attached_window_aggregate(
     };
     let slots: Vec<(usize, usize)> = properties.iter().map(|&(k, slot, _)| (k, slot)).collect();
     Ok(in_logical_order(a, &keys, &slots, aggregate))
+}
+
+/// A window aggregate's properties (start, end, and the time when `with_time`) and output
+/// schema: the keys of `keys` ((item, input column)), the aggregates, then each property's
+/// field (`property`: of slot 0 start, 1 end, 2 time) named `window_start`, ….
+fn window_aggregate_schema(
+    a: &LogicalAggregate,
+    input: &Schema,
+    keys: &[(usize, usize)],
+    with_time: bool,
+    property: impl Fn(usize) -> Field,
+) -> (Vec<WindowProperty>, Schema) {
+    let mut properties = vec![WindowProperty::Start, WindowProperty::End];
+    if with_time {
+        properties.push(WindowProperty::Rowtime);
+    }
+    let mut fields: Vec<Field> = keys.iter().map(|&(_, g)| input.fields[g].clone()).collect();
+    for call in &a.aggregates {
+        fields.push(Field::new(&call.name, call.data_type.clone()));
+    }
+    for (slot, name) in ["window_start", "window_end", "window_time"]
+        .iter()
+        .enumerate()
+        .take(properties.len())
+    {
+        let mut field = property(slot);
+        field.name = name.to_string();
+        fields.push(field);
+    }
+    (properties, Schema::new(fields))
 }
 
 /// A window aggregate under a Calc putting its columns in the logical aggregate's order:
