@@ -115,6 +115,7 @@ fn evaluate_nested(
             branches,
             otherwise,
             data_type,
+            ..
         } => {
             let safe = branches
                 .iter()
@@ -594,6 +595,7 @@ mod tests {
                 int(true),
             ))),
             data_type: int(true),
+            written_as_if: false,
         };
         let out = evaluate(&expr, &batch(values.clone()), &EvalContext::for_tests(0)).unwrap();
         let expected: Vec<Option<i32>> = values
@@ -648,6 +650,7 @@ mod tests {
             )],
             otherwise: None,
             data_type: int(true),
+            written_as_if: false,
         };
         let out = evaluate(&expr, &batch(vec![]), &EvalContext::for_tests(0)).unwrap();
         assert_eq!(out.len(), 0);

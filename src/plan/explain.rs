@@ -245,10 +245,32 @@ fn write_expr(out: &mut String, expr: &ScalarExpr, names: &[String], spelling: S
             write_list(out, list, ", ", names, spelling);
             out.push_str("])");
         }
+        // IF(c, r, e) as the query wrote it.
+        ScalarExpr::Case {
+            branches,
+            otherwise: Some(otherwise),
+            written_as_if: true,
+            ..
+        } if branches.len() == 1 => {
+            out.push_str("IF(");
+            write_list(
+                out,
+                &[
+                    branches[0].0.clone(),
+                    branches[0].1.clone(),
+                    (**otherwise).clone(),
+                ],
+                ", ",
+                names,
+                spelling,
+            );
+            out.push(')');
+        }
         ScalarExpr::Case {
             branches,
             otherwise,
             data_type,
+            ..
         } => {
             out.push_str("CASE(");
             for (c, r) in branches {

@@ -43,11 +43,13 @@ pub enum ScalarExpr {
         list: Vec<ScalarExpr>,
         data_type: DataType,
     },
-    /// `CASE WHEN c1 THEN r1 … ELSE e END`; a missing ELSE is NULL.
+    /// `CASE WHEN c1 THEN r1 … ELSE e END`; a missing ELSE is NULL. `written_as_if`: the
+    /// query's `IF(c, r, e)`, which Flink's plans print as IF.
     Case {
         branches: Vec<(ScalarExpr, ScalarExpr)>,
         otherwise: Option<Box<ScalarExpr>>,
         data_type: DataType,
+        written_as_if: bool,
     },
 }
 
@@ -190,6 +192,7 @@ impl ScalarExpr {
                 branches,
                 otherwise,
                 data_type,
+                written_as_if,
             } => ScalarExpr::Case {
                 branches: branches
                     .iter()
@@ -197,6 +200,7 @@ impl ScalarExpr {
                     .collect(),
                 otherwise: otherwise.as_ref().map(|e| boxed(e, f)),
                 data_type: data_type.clone(),
+                written_as_if: *written_as_if,
             },
         }
     }
@@ -258,6 +262,7 @@ impl ScalarExpr {
                 branches,
                 otherwise,
                 data_type,
+                written_as_if,
             } => ScalarExpr::Case {
                 branches: branches
                     .iter()
@@ -265,6 +270,7 @@ impl ScalarExpr {
                     .collect(),
                 otherwise: otherwise.as_ref().map(|e| boxed(e)),
                 data_type: data_type.clone(),
+                written_as_if: *written_as_if,
             },
         }
     }

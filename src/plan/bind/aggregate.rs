@@ -522,6 +522,7 @@ impl<'a> Binder<'a> {
                 )],
                 otherwise: Some(Box::new(less)),
                 data_type: bigint,
+                written_as_if: false,
             }
         } else {
             count

@@ -783,8 +783,14 @@ impl<'a> Binder<'a> {
                 let nullable_condition = cond.data_type().nullable;
                 // Flink keeps IF a call of its own, its operands as written.
                 let mut result = case(vec![(cond, then)], Some(otherwise), span, false)?;
-                if let ScalarExpr::Case { data_type, .. } = &mut result {
+                if let ScalarExpr::Case {
+                    data_type,
+                    written_as_if,
+                    ..
+                } = &mut result
+                {
                     data_type.nullable |= nullable_condition;
+                    *written_as_if = true;
                 }
                 Ok(result)
             }
@@ -1091,6 +1097,7 @@ pub(super) fn case(
         branches,
         otherwise,
         data_type: result,
+        written_as_if: false,
     })
 }
 

@@ -246,6 +246,7 @@ impl<'a> Binder<'a> {
                 data_type: nullable_sum.clone(),
             })),
             data_type: nullable_sum,
+            written_as_if: false,
         };
         if function == AggregateFunction::Sum {
             return Ok(sum);

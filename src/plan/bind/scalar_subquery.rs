@@ -159,6 +159,7 @@ impl<'a> Binder<'a> {
                 branches: vec![(missing, zero)],
                 otherwise: Some(Box::new(value)),
                 data_type,
+                written_as_if: false,
             });
         }
         Ok(value)

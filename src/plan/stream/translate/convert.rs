@@ -631,6 +631,7 @@ pub(super) fn grouping_sets_aggregate(a: &LogicalAggregate) -> Result<StreamPlan
             branches,
             otherwise,
             data_type: bigint.clone(),
+            written_as_if: false,
         });
     }
     let first_property = n + 1 + others.len();

@@ -182,6 +182,7 @@ pub(super) fn prune(plan: StreamPlan, needed: &[bool]) -> (StreamPlan, Vec<Optio
                 input: Box::new(input),
             };
             let remap = positions(&keep, needed.len());
+            let pruned = read_in_first_reference_order(pruned, true);
             if pruned.is_identity() {
                 return (*pruned.input, remap);
             }
@@ -1001,6 +1002,48 @@ pub(super) fn prune_group_aggregate(
     agg
 }
 
+/// A Calc without a filter right over a scan that can project (under its watermark
+/// assigner, if any): the scan emits the columns in the order the Calc's expressions first
+/// read them, as Flink's projection push-down lists them (`project=[price, auction]` for
+/// `COALESCE(price, 0), auction`). Any other Calc comes back unchanged.
+/// `projected_only`: only when the scan drops columns (Flink pushes no projection that
+/// keeps every column, so the order stays the table's).
+pub(super) fn read_in_first_reference_order(
+    mut calc: StreamCalc,
+    projected_only: bool,
+) -> StreamCalc {
+    if calc.filter.is_some() || (projected_only && !projects(&calc.input)) {
+        return calc;
+    }
+    let width = calc.input.schema().len();
+    let mut order = Vec::new();
+    for e in &calc.exprs {
+        e.for_each_column(&mut |i| {
+            if !order.contains(&i) {
+                order.push(i);
+            }
+        });
+    }
+    if order.iter().enumerate().all(|(new, &old)| new == old) {
+        return calc;
+    }
+    let rest: Vec<usize> = (0..width).filter(|i| !order.contains(i)).collect();
+    order.extend(rest);
+    match reorder_source(*calc.input, &order) {
+        Ok(source) => {
+            let mut position = vec![0; width];
+            for (new, &old) in order.iter().enumerate() {
+                position[old] = new;
+            }
+            let remap: Vec<Option<usize>> = position.into_iter().map(Some).collect();
+            calc.exprs = calc.exprs.iter().map(|e| remapped(e, &remap)).collect();
+            calc.input = Box::new(source);
+        }
+        Err(source) => calc.input = source,
+    }
+    calc
+}
+
 /// The input of an aggregate as Flink's rules leave it, and where each of its columns went.
 pub(super) fn settle_below_aggregate(input: StreamPlan) -> (StreamPlan, Vec<usize>) {
     let StreamPlan::Calc(mut calc) = input else {
@@ -1008,33 +1051,9 @@ pub(super) fn settle_below_aggregate(input: StreamPlan) -> (StreamPlan, Vec<usiz
         return (input, (0..n).collect());
     };
     let n = calc.exprs.len();
-    if calc.filter.is_none() {
-        let width = calc.input.schema().len();
-        let mut order = Vec::new();
-        for e in &calc.exprs {
-            e.for_each_column(&mut |i| {
-                if !order.contains(&i) {
-                    order.push(i);
-                }
-            });
-        }
-        let rest: Vec<usize> = (0..width).filter(|i| !order.contains(i)).collect();
-        order.extend(rest);
-        match reorder_source(*calc.input, &order) {
-            Ok(source) => {
-                let mut position = vec![0; width];
-                for (new, &old) in order.iter().enumerate() {
-                    position[old] = new;
-                }
-                let remap: Vec<Option<usize>> = position.into_iter().map(Some).collect();
-                calc.exprs = calc.exprs.iter().map(|e| remapped(e, &remap)).collect();
-                calc.input = Box::new(source);
-                if calc.is_identity() {
-                    return (*calc.input, (0..n).collect());
-                }
-            }
-            Err(source) => calc.input = source,
-        }
+    calc = read_in_first_reference_order(calc, false);
+    if calc.is_identity() {
+        return (*calc.input, (0..n).collect());
     }
     // A Calc that reads every input column once, as it is: the aggregate reads them where
     // they are, and only the filter stays.
@@ -1064,6 +1083,18 @@ pub(super) fn settle_below_aggregate(input: StreamPlan) -> (StreamPlan, Vec<usiz
         return (input, columns);
     }
     (StreamPlan::Calc(calc), (0..n).collect())
+}
+
+/// Whether `plan` is a scan (under its watermark assigner, if any) that drops columns.
+fn projects(plan: &StreamPlan) -> bool {
+    match plan {
+        StreamPlan::TableSourceScan(scan) => scan
+            .projection
+            .as_ref()
+            .is_some_and(|p| p.len() < scan.source_schema.len()),
+        StreamPlan::WatermarkAssigner(w) => projects(&w.input),
+        _ => false,
+    }
 }
 
 /// A scan that can project (under its watermark assigner, if any) emitting its columns in
