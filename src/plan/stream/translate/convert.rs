@@ -171,8 +171,8 @@ pub(super) fn convert(plan: &LogicalPlan) -> Result<StreamPlan, PlanError> {
             });
             let calc = StreamCalc {
                 input: Box::new(correlate(&u, inside)?),
-                filter: above.into_iter().reduce(and),
-                exprs: c.exprs.clone(),
+                filter: above.into_iter().reduce(and).as_ref().map(simplified),
+                exprs: c.exprs.iter().map(simplified).collect(),
                 schema: c.schema.clone(),
             };
             StreamPlan::Calc(merge(calc))
@@ -182,8 +182,8 @@ pub(super) fn convert(plan: &LogicalPlan) -> Result<StreamPlan, PlanError> {
         LogicalPlan::Calc(c) => {
             let calc = StreamCalc {
                 input: Box::new(convert(&c.input)?),
-                filter: c.filter.clone(),
-                exprs: c.exprs.clone(),
+                filter: c.filter.as_ref().map(simplified),
+                exprs: c.exprs.iter().map(simplified).collect(),
                 schema: c.schema.clone(),
             };
             StreamPlan::Calc(merge(calc))
@@ -216,6 +216,35 @@ pub(super) fn convert(plan: &LogicalPlan) -> Result<StreamPlan, PlanError> {
                 schema: w.schema.clone(),
             })
         }
+    })
+}
+
+/// An expression as the optimizer's simplification leaves it (Calcite's `RexSimplify`, what
+/// Flink's optimized plans show): a COALESCE ends at its first NOT NULL operand, and one
+/// left with a single operand is that operand.
+fn simplified(e: &ScalarExpr) -> ScalarExpr {
+    e.rewrite(&mut |sub| {
+        let ScalarExpr::Call {
+            function,
+            args,
+            data_type,
+        } = sub
+        else {
+            return None;
+        };
+        if function.name != "COALESCE" {
+            return None;
+        }
+        let end = args.iter().position(|a| !a.data_type().nullable)? + 1;
+        let args: Vec<ScalarExpr> = args[..end].iter().map(simplified).collect();
+        Some(match <[ScalarExpr; 1]>::try_from(args) {
+            Ok([only]) => only,
+            Err(args) => ScalarExpr::Call {
+                function,
+                args,
+                data_type: data_type.clone(),
+            },
+        })
     })
 }
 
