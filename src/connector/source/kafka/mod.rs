@@ -32,7 +32,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use arrow_array::RecordBatch;
-use rdkafka::config::ClientConfig;
+use rdkafka::config::{ClientConfig, RDKafkaLogLevel};
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::error::KafkaError;
 use rdkafka::{Offset, TopicPartitionList};
@@ -181,6 +181,12 @@ impl KafkaOptions {
             // An offset gone from the partition (retention) restarts at its earliest record,
             // as Flink's source resets for its startup modes, rather than skip to the end.
             config.set("auto.offset.reset", "earliest");
+        }
+        if self.table.property("log_level").is_none() {
+            // librdkafka writes a line to stderr for each failed connection attempt (its
+            // logger serves the batch reads' queue); the split says once what is wrong and
+            // fails the job with the reason, so only its critical lines are let through.
+            config.set_log_level(RDKafkaLogLevel::Critical);
         }
         config
             .set("enable.auto.commit", "false")
