@@ -203,6 +203,19 @@ fn write_expr(out: &mut String, expr: &ScalarExpr, names: &[String], spelling: S
             };
             write_literal(out, &Value::Decimal(rescaled), data_type, spelling);
         }
+        // A cast NULL is Calcite's NULL of the cast's type (`null:INTEGER`).
+        ScalarExpr::Cast {
+            expr, data_type, ..
+        } if matches!(
+            expr.as_ref(),
+            ScalarExpr::Literal {
+                value: Value::Null,
+                ..
+            }
+        ) =>
+        {
+            write_literal(out, &Value::Null, data_type, spelling)
+        }
         // A widening the binder inserted where Calcite needs none: the operand alone.
         ScalarExpr::Cast {
             expr,

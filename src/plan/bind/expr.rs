@@ -268,6 +268,15 @@ impl<'a> Binder<'a> {
                     .as_ref()
                     .map(|e| self.bind_expr(e, scope))
                     .transpose()?;
+                let untyped = |e: &ScalarExpr| e.data_type().kind == TypeKind::Null;
+                if branches.iter().all(|(_, r)| untyped(r))
+                    && otherwise.as_ref().is_none_or(untyped)
+                {
+                    return Err(error(
+                        span,
+                        "ELSE clause or at least one THEN clause must be non-NULL",
+                    ));
+                }
                 case(branches, otherwise, span, true)
             }
             Expr::Cast {
@@ -383,6 +392,14 @@ impl<'a> Binder<'a> {
                     .iter()
                     .map(|e| self.bind_expr(e, scope))
                     .collect::<Result<Vec<_>, _>>()?;
+                // Elements all NULL: no type to give them (Calcite's refusal).
+                if !elements.is_empty()
+                    && elements
+                        .iter()
+                        .all(|e| e.data_type().kind == TypeKind::Null)
+                {
+                    return Err(error(span, "Parameters must be of the same type"));
+                }
                 self.call("ARRAY", elements, span)
             }
             Expr::Extract { field, expr: e, .. } => {
@@ -776,6 +793,18 @@ impl<'a> Binder<'a> {
         }
         match name.as_str() {
             "IF" => {
+                // A bare NULL result has no type for Flink's IF, whatever the other one's.
+                if let FunctionArguments::List(list) = &f.args
+                    && let Some(null) = list.args.iter().skip(1).find(|a| {
+                        matches!(
+                            a,
+                            FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Value(v)))
+                                if matches!(v.value, ast::Value::Null)
+                        )
+                    })
+                {
+                    return Err(error(null.span(), "Illegal use of 'NULL'"));
+                }
                 let [cond, then, otherwise]: [ScalarExpr; 3] = args
                     .try_into()
                     .map_err(|_| error(span, "IF expects 3 arguments"))?;

@@ -729,6 +729,7 @@ impl<'a> Binder<'a> {
                 }
                 SelectItem::UnnamedExpr(e) => {
                     let bound = self.bind_expr(e, &scope)?;
+                    refuse_untyped_null(e, &bound)?;
                     let name = derived_name(e, fields.len());
                     self.name_aggregate(&bound, &name);
                     let time_attribute = bound.time_attribute(input_attrs);
@@ -741,6 +742,7 @@ impl<'a> Binder<'a> {
                 }
                 SelectItem::ExprWithAlias { expr, alias } => {
                     let bound = self.bind_expr(expr, &scope)?;
+                    refuse_untyped_null(expr, &bound)?;
                     self.name_aggregate(&bound, &alias.value);
                     let time_attribute = bound.time_attribute(input_attrs);
                     fields.push(Field {
@@ -764,6 +766,52 @@ impl<'a> Binder<'a> {
         {
             agg.calls[index - AGGREGATE_MARK].name = name.to_string();
         }
+    }
+}
+
+/// A SELECT item whose type is (or holds) an untyped NULL, as a bare `NULL`, `IF(c, NULL,
+/// NULL)`, `COALESCE(NULL, NULL)` or `ROW(NULL, a)`: Calcite's refusal, at the first bare
+/// NULL written in it.
+fn refuse_untyped_null(expr: &Expr, bound: &ScalarExpr) -> Result<(), SqlError> {
+    fn untyped(t: &TypeKind) -> bool {
+        match t {
+            TypeKind::Null => true,
+            TypeKind::Row(fields) => fields.iter().any(|(_, f)| untyped(&f.kind)),
+            _ => false,
+        }
+    }
+    if !untyped(&bound.data_type().kind) {
+        return Ok(());
+    }
+    Err(error(
+        first_null(expr).unwrap_or(expr.span()),
+        "Illegal use of 'NULL'",
+    ))
+}
+
+/// Where the first bare `NULL` is written in `expr` (through parentheses, function
+/// arguments, CASE and ROW), if anywhere.
+fn first_null(expr: &Expr) -> Option<Span> {
+    match expr {
+        Expr::Value(v) if matches!(v.value, ast::Value::Null) => Some(expr.span()),
+        Expr::Nested(inner) => first_null(inner),
+        Expr::Tuple(items) => items.iter().find_map(first_null),
+        Expr::Function(f) => match &f.args {
+            FunctionArguments::List(list) => list.args.iter().find_map(|a| match a {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => first_null(e),
+                _ => None,
+            }),
+            _ => None,
+        },
+        Expr::Case {
+            conditions,
+            else_result,
+            ..
+        } => conditions
+            .iter()
+            .find_map(|w| first_null(&w.result))
+            .or_else(|| else_result.as_deref().and_then(first_null)),
+        _ => None,
     }
 }
 
