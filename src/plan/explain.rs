@@ -266,17 +266,8 @@ fn write_expr(out: &mut String, expr: &ScalarExpr, names: &[String], spelling: S
             ..
         } if branches.len() == 1 => {
             out.push_str("IF(");
-            write_list(
-                out,
-                &[
-                    branches[0].0.clone(),
-                    branches[0].1.clone(),
-                    (**otherwise).clone(),
-                ],
-                ", ",
-                names,
-                spelling,
-            );
+            let (condition, then) = &branches[0];
+            write_list(out, [condition, then, &**otherwise], ", ", names, spelling);
             out.push(')');
         }
         ScalarExpr::Case {
@@ -329,14 +320,14 @@ fn widened_literal(e: &ScalarExpr) -> Option<(&Value, &DataType)> {
 }
 
 /// Expressions one after another, `separator` between them.
-fn write_list(
+fn write_list<'e>(
     out: &mut String,
-    exprs: &[ScalarExpr],
+    exprs: impl IntoIterator<Item = &'e ScalarExpr>,
     separator: &str,
     names: &[String],
     spelling: Spelling,
 ) {
-    for (i, e) in exprs.iter().enumerate() {
+    for (i, e) in exprs.into_iter().enumerate() {
         if i > 0 {
             out.push_str(separator);
         }
@@ -494,13 +485,7 @@ pub fn calcite_signature_type(data_type: &DataType) -> String {
         }
     }
     match &data_type.kind {
-        TypeKind::TinyInt
-        | TypeKind::SmallInt
-        | TypeKind::Int
-        | TypeKind::BigInt
-        | TypeKind::Float
-        | TypeKind::Double
-        | TypeKind::Decimal { .. } => "NUMERIC".into(),
+        k if k.is_numeric() => "NUMERIC".into(),
         TypeKind::Char(_) | TypeKind::VarChar(_) => "CHARACTER".into(),
         TypeKind::Binary(_) | TypeKind::VarBinary(_) => "BINARY".into(),
         TypeKind::Boolean => "BOOLEAN".into(),

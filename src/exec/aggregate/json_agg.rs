@@ -16,7 +16,7 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
 
-use super::{GroupsAccumulator, StateReader, grow, put_bytes, put_u32};
+use super::{GroupsAccumulator, StateReader, filter_column, grow, passes, put_bytes, put_u32};
 use crate::exec::error::ExecError;
 use crate::types::json_text::write_json_string;
 
@@ -26,14 +26,6 @@ fn strings(batch: &RecordBatch, column: usize) -> Result<&arrow_array::StringArr
         .column(column)
         .as_string_opt::<i32>()
         .ok_or_else(|| ExecError::Internal("a JSON aggregate's argument is not a string".into()))
-}
-
-/// Whether the FILTER column (if any) lets `row` through.
-fn passes(batch: &RecordBatch, filter: Option<usize>, row: usize) -> bool {
-    filter.is_none_or(|f| {
-        let f = batch.column(f).as_boolean();
-        f.is_valid(row) && f.value(row)
-    })
 }
 
 fn put_optional(out: &mut Vec<u8>, text: Option<&str>) {
@@ -85,10 +77,11 @@ impl JsonArrayAggAccumulator {
         slots: &[u32],
     ) -> Result<Vec<(usize, Box<str>)>, ExecError> {
         let values = strings(batch, self.column)?;
+        let filter = filter_column(batch, self.filter)?;
         let mut out = Vec::with_capacity(rows.len());
         for (&row, &slot) in rows.iter().zip(slots) {
             let row = row as usize;
-            if !passes(batch, self.filter, row) {
+            if !passes(filter, row) {
                 continue;
             }
             if values.is_valid(row) {
@@ -214,9 +207,10 @@ impl GroupsAccumulator for JsonObjectAggAccumulator {
         slots: &[u32],
     ) -> Result<(), ExecError> {
         let (keys, values) = (strings(batch, self.key)?, strings(batch, self.value)?);
+        let filter = filter_column(batch, self.filter)?;
         for (&row, &slot) in rows.iter().zip(slots) {
             let row = row as usize;
-            if !passes(batch, self.filter, row) {
+            if !passes(filter, row) {
                 continue;
             }
             if keys.is_null(row) {
@@ -245,9 +239,10 @@ impl GroupsAccumulator for JsonObjectAggAccumulator {
         slots: &[u32],
     ) -> Result<(), ExecError> {
         let keys = strings(batch, self.key)?;
+        let filter = filter_column(batch, self.filter)?;
         for (&row, &slot) in rows.iter().zip(slots) {
             let row = row as usize;
-            if passes(batch, self.filter, row) && keys.is_valid(row) {
+            if passes(filter, row) && keys.is_valid(row) {
                 self.entries[slot as usize].remove(keys.value(row));
             }
         }

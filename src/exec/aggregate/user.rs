@@ -3,11 +3,10 @@
 //! the FILTER are resolved here, the program sees only its arguments' rows; what it returns
 //! is checked (length, type), and its errors fail the job naming the function.
 
-use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::DataType as ArrowType;
 
-use super::{GroupsAccumulator, StateReader, put_bytes};
+use super::{GroupsAccumulator, StateReader, filter_column, passes, put_bytes};
 use crate::exec::error::ExecError;
 use crate::function::EvalError;
 use crate::function::user::{UserAccumulator, UserAggregateRef};
@@ -57,21 +56,23 @@ impl UserAggregateAccumulator {
         batch: &RecordBatch,
         rows: &[u32],
         slots: &[u32],
-    ) -> (Vec<ArrayRef>, Vec<u32>, Vec<u32>) {
+    ) -> Result<Picked, ExecError> {
         let args = self.args.iter().map(|&c| batch.column(c).clone()).collect();
-        let Some(filter) = self.filter else {
-            return (args, rows.to_vec(), slots.to_vec());
+        let Some(filter) = filter_column(batch, self.filter)? else {
+            return Ok((args, rows.to_vec(), slots.to_vec()));
         };
-        let keep = batch.column(filter).as_boolean();
         let (rows, slots) = rows
             .iter()
             .zip(slots)
-            .filter(|(r, _)| keep.is_valid(**r as usize) && keep.value(**r as usize))
+            .filter(|(r, _)| passes(Some(filter), **r as usize))
             .map(|(r, s)| (*r, *s))
             .unzip();
-        (args, rows, slots)
+        Ok((args, rows, slots))
     }
 }
+
+/// The argument columns, and the rows and groups of the pairs a FILTER lets through.
+type Picked = (Vec<ArrayRef>, Vec<u32>, Vec<u32>);
 
 impl GroupsAccumulator for UserAggregateAccumulator {
     fn resize(&mut self, slots: usize) {
@@ -84,7 +85,7 @@ impl GroupsAccumulator for UserAggregateAccumulator {
         rows: &[u32],
         slots: &[u32],
     ) -> Result<(), ExecError> {
-        let (args, rows, slots) = self.picked(batch, rows, slots);
+        let (args, rows, slots) = self.picked(batch, rows, slots)?;
         self.inner
             .update(&args, &rows, &slots)
             .map_err(|m| self.failed(m))
@@ -96,7 +97,7 @@ impl GroupsAccumulator for UserAggregateAccumulator {
         rows: &[u32],
         slots: &[u32],
     ) -> Result<(), ExecError> {
-        let (args, rows, slots) = self.picked(batch, rows, slots);
+        let (args, rows, slots) = self.picked(batch, rows, slots)?;
         self.inner
             .retract(&args, &rows, &slots)
             .map_err(|m| self.failed(m))
